@@ -1,0 +1,231 @@
+"""Fixed-step explicit integrators running entirely inside one compiled (numba) loop.
+
+A whole run ``x(t0) -> x(t0 + nsteps h)`` is one call of :func:`rk_fixed`; Python is not entered between
+steps. The system is given by two numba ``@njit`` functions and a parameter tuple:
+
+``rhs(t, x, params, out)``
+    writes dx/dt at ``(t, x)`` into ``out`` (float64 1-D arrays of the same length);
+``project(x, params)``
+    modifies ``x`` in place after every completed step (normalise quaternions, project onto a
+    constraint manifold, ...); use :func:`no_project` for a plain ODE;
+``params``
+    any tuple (arrays, scalars) that numba can type; it is passed through unchanged to both.
+
+Methods (``method`` argument, see :data:`METHODS`):
+
+=========  ====  ==========================================================================================
+name       code  scheme
+=========  ====  ==========================================================================================
+``RK2``     0    explicit midpoint rule, the 2nd-order Runge–Kutta method:
+                 ``k1 = f(t, x)``, ``k2 = f(t + h/2, x + h/2 k1)``, ``x+ = x + h k2``
+``HEUN``    1    Heun's 2nd-order Runge–Kutta method (explicit trapezoid):
+                 ``k1 = f(t, x)``, ``k2 = f(t + h, x + h k1)``, ``x+ = x + h/2 (k1 + k2)``
+``RK4``     2    the classical 4th-order Runge–Kutta method
+``VERLET``  3    Störmer / velocity-Verlet splitting for ``x = [positions (nsplit); velocities]``:
+                 kick ``v½ = v + h/2 a(q, v)``, drift ``q+ = q + h qdot(q, v½)``,
+                 kick ``v+ = v½ + h/2 a(q+, v½)``. Symplectic and of order 2 when ``qdot = v`` and the
+                 accelerations depend on positions only; otherwise a 2nd-order-consistent splitting
+                 that is not symplectic (order 1 in general for velocity-dependent forces).
+=========  ====  ==========================================================================================
+
+Seed 000 (§4) integrates its stabilized hoop equations with "an explicit second-order Runge–Kutta
+method with constant step h = 1e-5" without naming the variant; both 2nd-order forms are provided, and
+``"RK2"`` is the explicit midpoint rule.
+
+Caching note (numba 0.68). The loop takes ``rhs`` and ``project`` as *function arguments*. numba types a
+dispatcher argument by the identity of the dispatcher object, so an on-disk cache entry of such a
+function can never be reused by another process: with ``cache=True`` every new process misses the cache
+and appends one more entry to the ``__pycache__`` index (measured). The generic loops are therefore
+compiled with ``cache=False`` (once per process and per ``(rhs, project, params types)``; the compiled
+``rhs`` and ``project`` themselves are loaded from their own caches, so this costs a fraction of a
+second), while every ``rhs``/``project`` should be ``@njit(cache=True)``.
+"""
+import numpy as np
+from numba import njit
+
+#: Method name -> integer code understood by :func:`rk_fixed`.
+METHODS = {"RK2": 0, "MIDPOINT": 0, "HEUN": 1, "RK4": 2, "VERLET": 3, "STORMER": 3}
+
+#: Number of right-hand-side evaluations per step, by method code.
+STAGES = {0: 2, 1: 2, 2: 4, 3: 3}
+
+#: Status codes returned by :func:`rk_fixed`.
+STATUS_OK = 0
+STATUS_NONFINITE = 1
+STATUS_MESSAGES = {
+    STATUS_OK: "completed",
+    STATUS_NONFINITE: "the state became non-finite (NaN or inf)",
+}
+
+
+@njit(cache=True)
+def no_project(x, params):
+    """The identity projection (plain ODEs)."""
+    return
+
+
+@njit(cache=True)
+def n_saved(nsteps, save_every):
+    """Number of states :func:`rk_fixed` stores: the initial state, every ``save_every``-th step, and the
+    last step if ``nsteps`` is not a multiple of ``save_every``."""
+    n = nsteps // save_every + 1
+    if nsteps % save_every != 0:
+        n += 1
+    return n
+
+
+@njit(cache=False)
+def rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, method, nsplit=0):
+    """Integrate ``dx/dt = rhs(t, x)`` with ``nsteps`` constant steps ``h`` from ``(t0, x0)``.
+
+    ``project(x, params)`` is applied after each step. States are saved at step 0 (the initial state,
+    which is *not* projected), every ``save_every`` steps, and at the last step. ``method`` is an integer
+    code of :data:`METHODS`; ``nsplit`` is the number of position coordinates (method ``VERLET`` only).
+    The step is the classical Butcher tableau of each method (Hairer, Nørsett & Wanner, *Solving ODEs I*,
+    §II.1); see the module docstring.
+
+    Returns ``(t_saved, x_saved, status, nsteps_done)``: ``status`` is ``STATUS_OK`` or
+    ``STATUS_NONFINITE`` (the run stops at the first step producing a non-finite state; the saved arrays
+    then end with the last finite state, and ``nsteps_done`` counts the finite steps).
+    """
+    n = x0.shape[0]
+    nsave = n_saved(nsteps, save_every)
+    ts = np.empty(nsave)
+    xs = np.empty((nsave, n))
+    x = x0.copy()
+    xt = np.empty(n)
+    k1 = np.empty(n)
+    k2 = np.empty(n)
+    k3 = np.empty(n)
+    k4 = np.empty(n)
+    ts[0] = t0
+    for j in range(n):
+        xs[0, j] = x[j]
+    isave = 1
+    status = 0
+    done = 0
+    half = 0.5 * h
+    for step in range(nsteps):
+        t = t0 + step * h
+        if method == 0:  # explicit midpoint
+            rhs(t, x, params, k1)
+            for j in range(n):
+                xt[j] = x[j] + half * k1[j]
+            rhs(t + half, xt, params, k2)
+            for j in range(n):
+                xt[j] = x[j] + h * k2[j]
+        elif method == 1:  # Heun
+            rhs(t, x, params, k1)
+            for j in range(n):
+                xt[j] = x[j] + h * k1[j]
+            rhs(t + h, xt, params, k2)
+            for j in range(n):
+                xt[j] = x[j] + half * (k1[j] + k2[j])
+        elif method == 2:  # classical RK4
+            rhs(t, x, params, k1)
+            for j in range(n):
+                xt[j] = x[j] + half * k1[j]
+            rhs(t + half, xt, params, k2)
+            for j in range(n):
+                xt[j] = x[j] + half * k2[j]
+            rhs(t + half, xt, params, k3)
+            for j in range(n):
+                xt[j] = x[j] + h * k3[j]
+            rhs(t + h, xt, params, k4)
+            c = h / 6.0
+            for j in range(n):
+                xt[j] = x[j] + c * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
+        else:  # Störmer / velocity Verlet on x = [q (nsplit), v]
+            rhs(t, x, params, k1)
+            for j in range(n):
+                xt[j] = x[j]
+            for j in range(nsplit, n):
+                xt[j] = x[j] + half * k1[j]  # kick
+            rhs(t + half, xt, params, k2)
+            for j in range(nsplit):
+                xt[j] = x[j] + h * k2[j]  # drift with qdot(q, v_half)
+            rhs(t + h, xt, params, k3)
+            for j in range(nsplit, n):
+                xt[j] = xt[j] + half * k3[j]  # kick
+        project(xt, params)
+        finite = True
+        for j in range(n):
+            if not np.isfinite(xt[j]):
+                finite = False
+                break
+        if not finite:
+            status = 1
+            break
+        for j in range(n):
+            x[j] = xt[j]
+        done = step + 1
+        if done % save_every == 0 or done == nsteps:
+            ts[isave] = t0 + done * h
+            for j in range(n):
+                xs[isave, j] = x[j]
+            isave += 1
+    if status != 0 and (done % save_every != 0 or done == 0):
+        # keep the last finite state, unless it was just saved (or is the initial state)
+        if done != 0:
+            ts[isave] = t0 + done * h
+            for j in range(n):
+                xs[isave, j] = x[j]
+            isave += 1
+    return ts[:isave].copy(), xs[:isave].copy(), status, done
+
+
+def method_code(method):
+    """Integer code of a fixed-step method name (case-insensitive), see :data:`METHODS`."""
+    key = str(method).upper()
+    if key not in METHODS:
+        raise ValueError(f"fixed-step method {method!r} is unknown; expected one of {sorted(METHODS)}")
+    return METHODS[key]
+
+
+def integrate_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_project, save_every=1,
+                    nsplit=0, progress=False, chunk=None):
+    """Python front end of :func:`rk_fixed`.
+
+    Validates the arguments and, when ``progress`` is true, runs the compiled loop in chunks of
+    ``chunk`` steps (default: about 100 chunks) with a tqdm progress bar between chunks. The saved
+    states are those of a single call (the step times agree up to rounding). Returns ``(t, x, status, nsteps_done)`` like :func:`rk_fixed`.
+    """
+    code = method_code(method)
+    x0 = np.ascontiguousarray(x0, dtype=np.float64)
+    if x0.ndim != 1:
+        raise ValueError(f"initial state x0 must be 1-D, got shape {x0.shape}")
+    nsteps = int(nsteps)
+    save_every = int(save_every)
+    if nsteps < 0:
+        raise ValueError(f"nsteps must be >= 0, got {nsteps}")
+    if save_every < 1:
+        raise ValueError(f"save_every must be >= 1, got {save_every}")
+    if not (h > 0 and np.isfinite(h)):
+        raise ValueError(f"step h must be positive and finite, got {h}")
+    if code == 3 and not (0 < nsplit < x0.shape[0]):
+        raise ValueError(f"method VERLET needs 0 < nsplit < len(x0) = {x0.shape[0]}, got nsplit={nsplit}")
+    if not progress or nsteps == 0:
+        return rk_fixed(rhs, project, x0, float(t0), float(h), nsteps, save_every, params, code, int(nsplit))
+
+    from tqdm.auto import tqdm
+
+    if chunk is None:
+        chunk = max(save_every, (nsteps // 100) // save_every * save_every)
+    chunk = max(save_every, int(chunk) // save_every * save_every)
+    ts_all, xs_all = [np.array([float(t0)])], [x0[None, :].copy()]
+    x, done = x0, 0
+    status = STATUS_OK
+    with tqdm(total=nsteps, unit="step", desc=f"{method} h={h:g}") as bar:
+        while done < nsteps:
+            m = min(chunk, nsteps - done)
+            # t0 + done*h recomputed each chunk, so the times equal those of a single call
+            ts, xs, status, d = rk_fixed(rhs, project, x, float(t0) + done * h, float(h), m, save_every,
+                                         params, code, int(nsplit))
+            ts_all.append(ts[1:])
+            xs_all.append(xs[1:])
+            done += d
+            bar.update(d)
+            x = xs[-1].copy()
+            if status != STATUS_OK:
+                break
+    return np.concatenate(ts_all), np.concatenate(xs_all), status, done

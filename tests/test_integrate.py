@@ -1,0 +1,127 @@
+"""Fixed-step and adaptive integrators on ODEs with known solutions.
+
+Reference solutions: the harmonic oscillator x'' = -w^2 x has x = cos(w t), x' = -w sin(w t) for
+x(0) = 1, x'(0) = 0; the global error of a method of order p scales like h^p (Hairer, Nørsett & Wanner,
+*Solving ODEs I*, Thm. II.3.6), so halving h divides it by 2^p.
+"""
+import numpy as np
+import pytest
+from numba import njit
+
+from multibody.integrate.fixed_step import (METHODS, STATUS_NONFINITE, STATUS_OK, integrate_fixed, n_saved,
+                                            no_project, rk_fixed)
+
+
+@njit(cache=True)
+def oscillator(t, x, params, out):
+    w = params[0]
+    out[0] = x[1]
+    out[1] = -w * w * x[0]
+
+
+@njit(cache=True)
+def unit_circle(x, params):
+    r = np.sqrt(x[0] * x[0] + x[1] * x[1])
+    x[0] /= r
+    x[1] /= r
+
+
+@njit(cache=True)
+def rotation(t, x, params, out):
+    # x' = A x with A the rotation generator: |x| is conserved exactly
+    out[0] = -x[1]
+    out[1] = x[0]
+
+
+@njit(cache=True)
+def blow_up(t, x, params, out):
+    # x' = x^2, x(0) = 1: x = 1/(1 - t) is infinite at t = 1
+    out[0] = x[0] * x[0]
+
+
+@njit(cache=True)
+def time_dependent(t, x, params, out):
+    # x' = cos(t), x(0) = 0: x = sin(t) (checks the stage times)
+    out[0] = np.cos(t)
+
+
+def oscillator_error(method, h, t_end=2.0, w=3.0):
+    nsteps = int(round(t_end / h))
+    x0 = np.array([1.0, 0.0])
+    nsplit = 1 if METHODS[method] == 3 else 0
+    t, x, status, done = integrate_fixed(oscillator, x0, 0.0, h, nsteps, (w,), method=method, nsplit=nsplit)
+    assert status == STATUS_OK and done == nsteps
+    exact = np.array([np.cos(w * t[-1]), -w * np.sin(w * t[-1])])
+    return np.max(np.abs(x[-1] - exact))
+
+
+@pytest.mark.parametrize("method,order", [("RK2", 2), ("HEUN", 2), ("RK4", 4), ("VERLET", 2)])
+def test_global_error_order(method, order):
+    h = 2.0 / 400
+    e1 = oscillator_error(method, h)
+    e2 = oscillator_error(method, h / 2)
+    e3 = oscillator_error(method, h / 4)
+    p1 = np.log2(e1 / e2)
+    p2 = np.log2(e2 / e3)
+    assert abs(p1 - order) < 0.05, (e1, e2, p1)
+    assert abs(p2 - order) < 0.05, (e2, e3, p2)
+
+
+@pytest.mark.parametrize("method", ["RK2", "HEUN", "RK4"])
+def test_stage_times(method):
+    t, x, status, _ = integrate_fixed(time_dependent, np.zeros(1), 0.3, 1e-3, 1000, method=method)
+    order = 4 if method == "RK4" else 2
+    assert abs(x[-1, 0] - (np.sin(t[-1]) - np.sin(0.3))) < 10 * 1e-3 ** order
+
+
+def test_rk4_accuracy_absolute():
+    # RK4 with h = 1e-3 on w = 3 over 2 s: error ~ C h^4 << 1e-9
+    assert oscillator_error("RK4", 1e-3) < 1e-10
+
+
+def test_saving_layout():
+    x0 = np.array([1.0, 0.0])
+    for nsteps, every in [(10, 1), (10, 3), (9, 3), (0, 2)]:
+        t, x, status, done = rk_fixed(oscillator, no_project, x0, 1.0, 0.1, nsteps, every, (1.0,), 2, 0)
+        assert len(t) == n_saved(nsteps, every) == x.shape[0]
+        assert t[0] == 1.0 and np.all(x[0] == x0)
+        assert abs(t[-1] - (1.0 + 0.1 * nsteps)) < 1e-12
+        assert np.all(np.diff(t) > 0)
+
+
+def test_projection_keeps_norm():
+    x0 = np.array([1.0, 0.0])
+    # RK2 alone drifts in |x| on x' = Ax (|x| grows like (1 + h^4/4)^(n/2)); the projection removes it
+    t, x, status, _ = rk_fixed(rotation, no_project, x0, 0.0, 0.1, 1000, 10, (), 0, 0)
+    drift_free = abs(np.hypot(x[-1, 0], x[-1, 1]) - 1)
+    t, x, status, _ = rk_fixed(rotation, unit_circle, x0, 0.0, 0.1, 1000, 10, (), 0, 0)
+    assert drift_free > 1e-4
+    assert np.max(np.abs(np.hypot(x[:, 0], x[:, 1]) - 1)) < 1e-15
+
+
+def test_nonfinite_stops_with_partial_result():
+    t, x, status, done = rk_fixed(blow_up, no_project, np.ones(1), 0.0, 0.01, 1000, 7, (), 2, 0)
+    assert status == STATUS_NONFINITE
+    assert 0 < done < 1000
+    assert np.all(np.isfinite(x))
+    assert abs(t[-1] - 0.01 * done) < 1e-12  # the last finite state is kept
+    assert t[-1] > 0.98  # blows up near t = 1
+
+
+def test_progress_chunks_equal_single_call():
+    x0 = np.array([1.0, 0.0])
+    t1, x1, s1, d1 = integrate_fixed(oscillator, x0, 0.0, 1e-3, 1003, (2.0,), method="RK4", save_every=5)
+    t2, x2, s2, d2 = integrate_fixed(oscillator, x0, 0.0, 1e-3, 1003, (2.0,), method="RK4", save_every=5,
+                                     progress=True, chunk=100)
+    assert d1 == d2 == 1003 and s1 == s2 == STATUS_OK
+    np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(x1, x2, rtol=0, atol=1e-13)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="unknown"):
+        integrate_fixed(oscillator, np.zeros(2), 0.0, 0.1, 10, (1.0,), method="RK7")
+    with pytest.raises(ValueError, match="nsplit"):
+        integrate_fixed(oscillator, np.zeros(2), 0.0, 0.1, 10, (1.0,), method="VERLET")
+    with pytest.raises(ValueError, match="step h"):
+        integrate_fixed(oscillator, np.zeros(2), 0.0, -0.1, 10, (1.0,))
