@@ -1,0 +1,17 @@
+"""multibody: dynamics of systems of rigid bodies.
+
+Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics (``rnea``, ``crba``,
+``aba``), simulations (``simulate`` -> ``Result``), constrained and stabilized formulations, and the
+reference systems of the texts in ``multibody.systems``.
+"""
+from multibody.errors import ConstraintError, IntegrationError, ModelError
+from multibody.model import (Body, Cylindrical, Fixed, Free, Model, ModelBuilder, Placement, Planar, Prismatic,
+                             Revolute, Spherical, Universal, rotation_about)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ModelBuilder", "Model", "Body", "Placement", "rotation_about",
+    "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed",
+    "ModelError", "ConstraintError", "IntegrationError",
+]

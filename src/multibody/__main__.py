@@ -1,0 +1,5 @@
+import sys
+
+from multibody.cli import main
+
+sys.exit(main())

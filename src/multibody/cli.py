@@ -1,0 +1,49 @@
+"""The ``multibody`` command.
+
+Each sub-command lives next to the code it exercises: a module listed in ``COMMANDS`` exposes
+``cli_register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed args,
+returns an exit code). Modules are imported lazily so ``multibody --help`` stays fast and a broken
+optional part cannot take the whole command down.
+"""
+import argparse
+import importlib
+import sys
+
+# (command name, module that registers it)
+COMMANDS = [
+    ("demo", "multibody.demo"),
+    ("bench", "multibody.bench"),
+    ("bicycle", "multibody.systems.bicycle_cli"),
+    ("iftomm", "multibody.systems.iftomm_cli"),
+    ("hoop", "multibody.systems.hoop_cli"),
+]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="multibody",
+        description="Dynamics of systems of rigid bodies: models, O(N) dynamics, simulation, reference problems.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, modname in COMMANDS:
+        try:
+            mod = importlib.import_module(modname)
+        except ModuleNotFoundError as exc:
+            if exc.name == modname:  # the command is not part of this build yet
+                continue
+            raise
+        mod.cli_register(sub)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""Exceptions of multibody.
+
+Every message names the offending element (body, joint, parameter, constraint) and says what was expected.
+"""
+
+
+class MultibodyError(Exception):
+    """Base class of every error raised by multibody."""
+
+
+class ModelError(MultibodyError, ValueError):
+    """An invalid model description: a body, joint, force, parameter or file.
+
+    ``element`` names the offending element (e.g. ``"body 'link1'"``), when known.
+    """
+
+    def __init__(self, message, element=None):
+        super().__init__(message)
+        self.element = element
+
+
+class ConstraintError(MultibodyError):
+    """A constraint that cannot be satisfied, is singular, or whose initial values are inconsistent.
+
+    ``time`` and ``joints`` locate the failure when known.
+    """
+
+    def __init__(self, message, time=None, joints=()):
+        super().__init__(message)
+        self.time = time
+        self.joints = tuple(joints)
+
+
+class IntegrationError(MultibodyError, RuntimeError):
+    """A failed integration. ``result`` carries what was computed up to the failure, ``reason`` says why."""
+
+    def __init__(self, message, result=None, reason=None):
+        super().__init__(message)
+        self.result = result
+        self.reason = reason if reason is not None else message

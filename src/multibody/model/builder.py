@@ -1,0 +1,281 @@
+"""ModelBuilder: describe bodies, joints and forces by name, then ``build()`` an immutable Model.
+
+Example
+-------
+>>> import numpy as np
+>>> import multibody as mb
+>>> b = mb.ModelBuilder(gravity=(0, 0, -9.81))
+>>> b.add_body("link1", mass=1.0, com=(0, 0, -0.5), inertia=[[0.1, 0, 0], [0, 0.1, 0], [0, 0, 0.01]])
+'link1'
+>>> b.add_joint("j1", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="link1",
+...             placement=mb.Placement(rotation=np.eye(3), translation=(0, 0, 0)))
+'j1'
+>>> model = b.build()
+>>> model.nq, model.nv, model.neutral().tolist()
+(1, 1, [0.0])
+
+Which joints form the tree (seed 001 §1.1, §3.6): going through the joints in the order they were added,
+a joint becomes the tree joint of its child when its parent is already connected to the ground and its
+child is not; the remaining joints close loops and become *cut joints* (``model.cut_joints``), handled by
+the constrained formulations. Pass ``cut=True`` to choose a cut joint yourself. Bodies are then numbered
+regularly (every parent before its children), keeping the order they were added where possible.
+"""
+import heapq
+
+import numpy as np
+
+from multibody.errors import ModelError
+from multibody.model.bodies import Body
+from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
+from multibody.model.joints import Joint
+from multibody.model.model import JointInfo, Model
+from multibody.model.placement import Placement
+
+GROUND = "ground"
+
+
+def _as_placement(value, element):
+    if value is None:
+        return Placement()
+    if isinstance(value, Placement):
+        return value
+    try:
+        rotation, translation = value
+    except (TypeError, ValueError):
+        raise ModelError(f"{element}: placement must be a Placement or a (rotation, translation) pair",
+                         element=element) from None
+    return Placement(rotation, translation, element=element)
+
+
+class ModelBuilder:
+    """Collects bodies, joints and forces; ``build()`` validates them and returns a ``Model``."""
+
+    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model"):
+        g = np.asarray(gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"model '{name}': gravity must be 3 finite numbers, got {gravity!r}", element="gravity")
+        self.name = name
+        self.gravity = g
+        self._bodies = {}
+        self._joints = []
+        self._springs = []
+        self._constraints = []
+        self._torque = None
+
+    # ---- description ------------------------------------------------------------------------------------
+    def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
+        """Add a rigid body (see ``Body``); returns its name."""
+        if name == GROUND:
+            raise ModelError(f"body name '{GROUND}' is reserved for the fixed base", element=f"body '{name}'")
+        if name in self._bodies:
+            raise ModelError(f"body '{name}' is defined twice", element=f"body '{name}'")
+        self._bodies[name] = Body(name, mass, com, inertia)
+        return name
+
+    def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
+                  stiffness=None, damping=None, rest=None, effort=None, cut=False):
+        """Connect ``child`` to ``parent`` by ``joint``.
+
+        ``placement``: the joint frame in the parent body's frame (``Placement`` or ``(R, p)``).
+        ``child_placement``: the joint frame in the child body's frame; only for loop-closing (cut) joints,
+        since a tree joint's child frame *is* its joint frame moved by the joint coordinates.
+        ``stiffness``, ``damping``, ``rest``, ``effort``: a spring-damper and constant effort on each of the
+        joint's velocity coordinates (scalars or one value per coordinate).
+        Returns the joint's name.
+        """
+        element = f"joint '{name}'"
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"joint name must be a non-empty string, got {name!r}", element=repr(name))
+        if any(j["name"] == name for j in self._joints):
+            raise ModelError(f"{element} is defined twice", element=element)
+        if not isinstance(joint, Joint):
+            raise ModelError(f"{element}: expected a joint type (Revolute, Spherical, ...), got {joint!r}",
+                             element=element)
+        for role, body in (("parent", parent), ("child", child)):
+            if body != GROUND and body not in self._bodies:
+                raise ModelError(f"{element}: {role} body '{body}' is not defined (add it with add_body first)",
+                                 element=element)
+        if parent == child:
+            raise ModelError(f"{element}: parent and child are the same body '{parent}'", element=element)
+        nv = joint.nv
+        if stiffness is not None and np.any(np.asarray(stiffness) != 0) and not joint.linear_coordinates:
+            raise ModelError(f"{element}: a {type(joint).__name__} joint has quaternion coordinates; "
+                             "joint stiffness is only defined for joints with plain coordinates", element=element)
+        force = JointSpringDamper(
+            stiffness=per_dof(stiffness, nv, "stiffness", element),
+            damping=per_dof(damping, nv, "damping", element),
+            rest=per_dof(rest, nv, "rest", element),
+            effort=per_dof(effort, nv, "effort", element),
+        )
+        self._joints.append(dict(
+            name=name, joint=joint, parent=parent, child=child,
+            placement=_as_placement(placement, element),
+            child_placement=None if child_placement is None else _as_placement(child_placement, element),
+            force=force, cut=bool(cut),
+        ))
+        return name
+
+    def add_spring(self, name, body_a, point_a, body_b, point_b, stiffness, damping=0.0, rest_length=0.0):
+        """A spring-damper between ``point_a`` of ``body_a`` and ``point_b`` of ``body_b`` (body frames;
+        ``"ground"`` allowed). Force magnitude ``stiffness (l − rest_length) + damping l̇``."""
+        element = f"spring '{name}'"
+        for body in (body_a, body_b):
+            if body != GROUND and body not in self._bodies:
+                raise ModelError(f"{element}: body '{body}' is not defined", element=element)
+        if any(s.name == name for s in self._springs):
+            raise ModelError(f"{element} is defined twice", element=element)
+        self._springs.append(PointSpring(
+            name, body_a, np.asarray(point_a, float).reshape(3), body_b, np.asarray(point_b, float).reshape(3),
+            float(stiffness), float(damping), float(rest_length)))
+        return name
+
+    def add_constraint(self, constraint):
+        """A holonomic or nonholonomic constraint object (``multibody.model.constraints``)."""
+        self._constraints.append(constraint)
+        return constraint
+
+    def set_torque(self, callback):
+        """Generalized forces ``tau(t, q, v) -> array (nv,)`` added to the other applied forces."""
+        if callback is not None and not callable(callback):
+            raise ModelError("torque callback must be callable tau(t, q, v)", element="torque callback")
+        self._torque = callback
+
+    # ---- build ------------------------------------------------------------------------------------------
+    def _spanning_tree(self):
+        """Choose the tree joint of each body (see module docstring); return (tree, cut) joint lists."""
+        reached = {GROUND}
+        tree_of = {}
+        changed = True
+        while changed:
+            changed = False
+            for k, j in enumerate(self._joints):
+                if j["cut"] or j["child"] in reached or j["parent"] not in reached:
+                    continue
+                tree_of[j["child"]] = k
+                reached.add(j["child"])
+                changed = True
+        for name in self._bodies:
+            if name not in reached:
+                incoming = [j["name"] for j in self._joints if j["child"] == name]
+                why = ("it is the child of no joint" if not incoming else
+                       f"no chain of joints directed parent -> child leads to it from the ground (joints into it: "
+                       f"{', '.join(incoming)})")
+                raise ModelError(f"body '{name}' has no path to the ground: {why}", element=f"body '{name}'")
+        tree = set(tree_of.values())
+        return tree_of, [k for k in range(len(self._joints)) if k not in tree]
+
+    def _regular_order(self, tree_of):
+        """Bodies in a regular numbering (parents first), keeping insertion order where possible."""
+        names = list(self._bodies)
+        order_key = {n: i for i, n in enumerate(names)}
+        children = {GROUND: []}
+        for n in names:
+            children.setdefault(n, [])
+        for n in names:
+            children[self._joints[tree_of[n]]["parent"]].append(n)
+        heap = [(order_key[c], c) for c in children[GROUND]]
+        heapq.heapify(heap)
+        order = []
+        while heap:
+            _, n = heapq.heappop(heap)
+            order.append(n)
+            for c in children[n]:
+                heapq.heappush(heap, (order_key[c], c))
+        return order
+
+    def build(self):
+        """Validate the description and return the immutable ``Model``."""
+        if not self._bodies:
+            raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
+        tree_of, cut = self._spanning_tree()
+        order = self._regular_order(tree_of)
+        index = {GROUND: 0}
+        index.update({n: i + 1 for i, n in enumerate(order)})
+        n = len(order)
+
+        parent = np.full(n + 1, -1, dtype=np.int64)
+        jtype = np.zeros(n + 1, dtype=np.int64)
+        idx_q = np.zeros(n + 1, dtype=np.int64)
+        nq_j = np.zeros(n + 1, dtype=np.int64)
+        idx_v = np.zeros(n + 1, dtype=np.int64)
+        nv_j = np.zeros(n + 1, dtype=np.int64)
+        jaxis = np.zeros((n + 1, 2, 3))
+        jplace_R = np.zeros((n + 1, 3, 3))
+        jplace_R[0] = np.eye(3)
+        jplace_p = np.zeros((n + 1, 3))
+        mass = np.zeros(n + 1)
+        com = np.zeros((n + 1, 3))
+        inertia_com = np.zeros((n + 1, 3, 3))
+        joints = [None]
+        stiff, damp, rest, effort = [], [], [], []
+        iq = iv = 0
+        for i, bname in enumerate(order, start=1):
+            spec = self._joints[tree_of[bname]]
+            jt = spec["joint"]
+            if spec["child_placement"] is not None and not spec["child_placement"].is_identity():
+                raise ModelError(
+                    f"joint '{spec['name']}' carries body '{bname}' in the tree, so its joint frame is the body's "
+                    "frame; child_placement is only for loop-closing joints (mark one joint of the loop cut=True, "
+                    "or place body frames at their inboard joints)", element=f"joint '{spec['name']}'")
+            parent[i] = index[spec["parent"]]
+            jtype[i] = jt.code
+            idx_q[i], nq_j[i], idx_v[i], nv_j[i] = iq, jt.nq, iv, jt.nv
+            jaxis[i] = jt.axes()
+            jplace_R[i] = spec["placement"].rotation
+            jplace_p[i] = spec["placement"].translation
+            body = self._bodies[bname]
+            mass[i], com[i], inertia_com[i] = body.mass, body.com, body.inertia
+            f = spec["force"]
+            stiff.append(f.stiffness)
+            damp.append(f.damping)
+            rest.append(f.rest)
+            effort.append(f.effort)
+            joints.append(JointInfo(spec["name"], jt, int(parent[i]), i, spec["placement"], Placement(),
+                                    slice(iq, iq + jt.nq), slice(iv, iv + jt.nv)))
+            iq += jt.nq
+            iv += jt.nv
+        for k in cut:
+            spec = self._joints[k]
+            joints_cut_child = spec["child_placement"] or Placement()
+            cut_info = JointInfo(spec["name"], spec["joint"], index[spec["parent"]], index[spec["child"]],
+                                 spec["placement"], joints_cut_child)
+            joints.append(cut_info)
+        cut_joints = joints[n + 1:]
+        joints = joints[: n + 1]
+        h = mass[:, None] * com
+        inertia_o = inertia_com.copy()
+        for i in range(1, n + 1):
+            c = com[i]
+            inertia_o[i] += mass[i] * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+
+        ns = len(self._springs)
+        spring_body = np.zeros((ns, 2), dtype=np.int64)
+        spring_point = np.zeros((ns, 2, 3))
+        for s, sp in enumerate(self._springs):
+            spring_body[s] = index[sp.body_a], index[sp.body_b]
+            spring_point[s] = sp.point_a, sp.point_b
+        cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0))
+        arrays = dict(
+            parent=parent, jtype=jtype, idx_q=idx_q, nq_j=nq_j, idx_v=idx_v, nv_j=nv_j, jaxis=jaxis,
+            jplace_R=jplace_R, jplace_p=jplace_p, mass=mass, com=com, inertia_com=inertia_com, h=h,
+            inertia_o=inertia_o, gravity=self.gravity.copy(),
+            dof_stiffness=cat(stiff), dof_damping=cat(damp), dof_rest=cat(rest), dof_effort=cat(effort),
+            spring_body=spring_body, spring_point=spring_point,
+            spring_k=np.array([s.stiffness for s in self._springs], dtype=float),
+            spring_c=np.array([s.damping for s in self._springs], dtype=float),
+            spring_l0=np.array([s.rest_length for s in self._springs], dtype=float),
+        )
+        graph = _make_graph(n, [(j.parent, j.child) for j in joints[1:]] +
+                            [(j.parent, j.child) for j in cut_joints])
+        return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
+                     cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(self._constraints),
+                     torque_callback=self._torque, graph=graph)
+
+
+def _make_graph(n, edges):
+    """The topology graph of all joints (tree joints first), when the graph module is available."""
+    try:
+        from multibody.model.graph import Graph
+    except ImportError:
+        return None
+    return Graph(n, edges)

@@ -1,0 +1,56 @@
+"""Descriptions of applied forces (evaluated numerically by ``multibody.kernels.forces``).
+
+- gravity: a uniform field, set on the builder (default (0, 0, −9.81));
+- ``JointSpringDamper``: τ_k = −K_k (q_k − rest_k) − C_k v_k on each velocity coordinate of a joint,
+  plus a constant effort (an actuator); stiffness only for joints whose coordinates are plain numbers;
+- ``PointSpring``: a spring-damper between a point of one body and a point of another (or the ground),
+  force magnitude K (l − l0) + C l̇ along the line of the points;
+- a joint-torque callback ``tau(t, q, v) -> (nv,)`` for anything else (control laws, drives).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from multibody.errors import ModelError
+
+
+def per_dof(value, n, what, element, default=0.0):
+    """Broadcast a scalar or sequence to ``n`` finite floats (one per velocity coordinate of a joint)."""
+    if value is None:
+        return np.full(n, float(default))
+    try:
+        arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
+    except (TypeError, ValueError):
+        raise ModelError(f"{element}: {what} must be a number or {n} numbers, got {value!r}", element=element) from None
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)
+    return arr
+
+
+@dataclass(frozen=True)
+class JointSpringDamper:
+    stiffness: np.ndarray
+    damping: np.ndarray
+    rest: np.ndarray
+    effort: np.ndarray
+
+
+@dataclass(frozen=True)
+class PointSpring:
+    """Spring-damper between ``point_a`` on ``body_a`` and ``point_b`` on ``body_b`` (body frames)."""
+
+    name: str
+    body_a: str
+    point_a: np.ndarray
+    body_b: str
+    point_b: np.ndarray
+    stiffness: float
+    damping: float
+    rest_length: float
+
+    def __post_init__(self):
+        element = f"spring '{self.name}'"
+        for what in ("stiffness", "damping", "rest_length"):
+            val = getattr(self, what)
+            if not np.isfinite(val) or val < 0:
+                raise ModelError(f"{element}: {what} must be finite and non-negative, got {val}", element=element)

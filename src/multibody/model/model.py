@@ -1,0 +1,153 @@
+"""The immutable Model: flat arrays (structure of arrays) that the kernels read.
+
+The layout is documented in ``docs/model-arrays.md``. Bodies are numbered regularly (seed 001 §1.1.2):
+body 0 is the ground and every body's parent has a smaller number, so kernels sweep
+``for i in range(1, N + 1)`` from the root to the leaves and back. A Model is never changed by an
+algorithm; make a new one with the builder instead.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from multibody.errors import ModelError
+from multibody.model.placement import Placement
+
+#: names of the arrays a Model carries (in the order kernels receive them from ``model.arrays()``)
+ARRAY_NAMES = (
+    "parent", "jtype", "idx_q", "nq_j", "idx_v", "nv_j", "jaxis", "jplace_R", "jplace_p",
+    "mass", "com", "inertia_com", "h", "inertia_o", "gravity",
+    "dof_stiffness", "dof_damping", "dof_rest", "dof_effort",
+    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0",
+)
+
+
+@dataclass(frozen=True)
+class JointInfo:
+    """A joint as built: tree joints carry a body (``child``); cut joints close loops.
+
+    ``parent`` and ``child`` are body indices (0 = ground). ``placement`` locates the joint frame in the
+    parent body; ``child_placement`` locates it in the child body (the identity for tree joints, whose
+    child frame is the joint frame moved by the joint coordinates). ``q_slice``/``v_slice`` index the
+    model's q and v (tree joints only; ``None`` for cut joints).
+    """
+
+    name: str
+    joint: object
+    parent: int
+    child: int
+    placement: Placement
+    child_placement: Placement
+    q_slice: slice = None
+    v_slice: slice = None
+
+    @property
+    def is_cut(self):
+        return self.q_slice is None
+
+
+class Model:
+    """A built multibody model (see ``ModelBuilder``). Attributes: ``nq``, ``nv``, ``nbodies`` (N, without
+    the ground), the arrays of ``docs/model-arrays.md``, ``body_names``, ``joints`` (tree joints,
+    ``joints[i]`` carries body i; ``joints[0]`` is None), ``cut_joints``, ``springs``, ``constraints``,
+    ``torque_callback``, ``graph`` (``multibody.model.graph.Graph`` of all joints)."""
+
+    def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
+                 torque_callback=None, graph=None):
+        for key in ARRAY_NAMES:
+            if key not in arrays:
+                raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
+        self.name = name
+        for key, arr in arrays.items():
+            arr = np.ascontiguousarray(arr)
+            arr.flags.writeable = False
+            object.__setattr__(self, key, arr)
+        self.body_names = tuple(body_names)
+        self.joints = tuple(joints)
+        self.joint_names = tuple("" if j is None else j.name for j in self.joints)
+        self.cut_joints = tuple(cut_joints)
+        self.springs = tuple(springs)
+        self.constraints = tuple(constraints)
+        self.torque_callback = torque_callback
+        self.graph = graph
+        self.nbodies = len(self.body_names) - 1
+        self.nq = int(self.nq_j.sum())
+        self.nv = int(self.nv_j.sum())
+        self._arrays = tuple(getattr(self, k) for k in ARRAY_NAMES)
+        self._frozen = True
+
+    def __setattr__(self, key, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"Model is immutable (tried to set '{key}'); build a new one with ModelBuilder")
+        object.__setattr__(self, key, value)
+
+    def arrays(self):
+        """The tuple of flat arrays in ``ARRAY_NAMES`` order (what njit kernels take)."""
+        return self._arrays
+
+    # ---- names -> indices -------------------------------------------------------------------------------
+    def body_index(self, name):
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise ModelError(f"model '{self.name}' has no body '{name}' (bodies: {', '.join(self.body_names)})",
+                             element=f"body '{name}'") from None
+
+    def joint(self, name):
+        """The ``JointInfo`` of a tree or cut joint by name."""
+        for j in self.joints[1:] + self.cut_joints:
+            if j.name == name:
+                return j
+        names = [j.name for j in self.joints[1:] + self.cut_joints]
+        raise ModelError(f"model '{self.name}' has no joint '{name}' (joints: {', '.join(names)})",
+                         element=f"joint '{name}'")
+
+    def coordinate_names(self):
+        """Names of the entries of q, ``"<joint>.<coordinate>"``."""
+        out = []
+        for j in self.joints[1:]:
+            out += [f"{j.name}.{c}" for c in j.joint.coordinate_names]
+        return out
+
+    def velocity_names(self):
+        out = []
+        for j in self.joints[1:]:
+            names = j.joint.coordinate_names
+            if not j.joint.linear_coordinates:
+                names = ("wx", "wy", "wz") if j.joint.nv == 3 else ("wx", "wy", "wz", "vx", "vy", "vz")
+            out += [f"{j.name}.{c}" for c in names]
+        return out
+
+    # ---- configuration space ----------------------------------------------------------------------------
+    def neutral(self):
+        """The neutral configuration: zeros, unit quaternions (1, 0, 0, 0)."""
+        q = np.zeros(self.nq)
+        for j in self.joints[1:]:
+            q[j.q_slice] = j.joint.neutral()
+        return q
+
+    def integrate(self, q, v, dt=1.0):
+        """q ⊕ v·dt on the configuration manifold (exponential map for quaternions)."""
+        from multibody.kernels import configuration
+
+        return configuration.integrate(self, q, v, dt)
+
+    def qdot(self, q, v):
+        """Time derivative of q for velocity v (quaternion kinematics for quaternion joints)."""
+        from multibody.kernels import configuration
+
+        return configuration.qdot(self, q, v)
+
+    def random_configuration(self, rng=None, scale=np.pi):
+        """A random configuration: coordinates uniform in [−scale, scale], random unit quaternions."""
+        rng = np.random.default_rng(rng)
+        q = rng.uniform(-scale, scale, self.nq)
+        for j in self.joints[1:]:
+            if not j.joint.linear_coordinates:
+                s = j.q_slice
+                quat = rng.normal(size=4)
+                q[s.stop - 4:s.stop] = quat / np.linalg.norm(quat)
+        return q
+
+    def __repr__(self):
+        return (f"Model('{self.name}', bodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
+                f"cut_joints={len(self.cut_joints)})")

@@ -1,0 +1,92 @@
+"""Model description: bodies, joints, builder, the Model's arrays (docs/model-arrays.md)."""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import ModelError
+
+
+def rod_builder():
+    b = mb.ModelBuilder()
+    b.add_body("a", 1.0, (0, 0, -0.5), (0.1, 0.1, 0.01))
+    return b
+
+
+def test_body_rejects_bad_mass_and_inertia():
+    with pytest.raises(ModelError, match="body 'x'.*mass must be positive"):
+        mb.Body("x", 0.0)
+    with pytest.raises(ModelError, match="body 'x'.*symmetric"):
+        mb.Body("x", 1.0, inertia=[[1, 0.5, 0], [0, 1, 0], [0, 0, 1]])
+    with pytest.raises(ModelError, match="body 'x'.*positive definite"):
+        mb.Body("x", 1.0, inertia=(1.0, -1.0, 1.0))
+    with pytest.raises(ModelError, match="body 'x'.*triangle inequality"):
+        mb.Body("x", 1.0, inertia=(1.0, 1.0, 3.0))
+    # a thin disc sits exactly on the triangle inequality's boundary: accepted
+    mb.Body("disc", 1.0, inertia=(0.25, 0.25, 0.5))
+    # six components and a point mass
+    body = mb.Body("x", 2.0, com=(1, 0, 0), inertia=(2, 2, 2, 0.1, 0, 0))
+    assert body.inertia[0, 1] == 0.1
+    assert np.allclose(body.inertia_origin(), body.inertia + 2.0 * np.diag([0, 1, 1]))
+    assert not np.any(mb.Body("p", 1.0).inertia)
+
+
+def test_builder_errors_name_the_element():
+    b = rod_builder()
+    with pytest.raises(ModelError, match="joint 'j'.*child body 'nope'"):
+        b.add_joint("j", mb.Revolute(), "ground", "nope")
+    with pytest.raises(ModelError, match="axis must be a non-zero"):
+        mb.Revolute(axis=(0, 0, 0))
+    with pytest.raises(ModelError, match="joint 'j'.*stiffness is only defined"):
+        b.add_joint("j", mb.Spherical(), "ground", "a", stiffness=1.0)
+    b.add_body("b", 1.0, inertia=(1, 1, 1))
+    b.add_joint("j1", mb.Revolute(), "ground", "a")
+    with pytest.raises(ModelError, match="body 'b' has no path to the ground"):
+        b.build()
+    with pytest.raises(ModelError, match="placement.*orthonormal"):
+        mb.Placement(rotation=np.ones((3, 3)))
+
+
+def test_regular_numbering_and_arrays():
+    b = mb.ModelBuilder()
+    for name in ("c", "b", "a"):
+        b.add_body(name, 1.0, inertia=(1, 1, 1))
+    # added leaf-first: the builder renumbers so that every parent precedes its children
+    b.add_joint("jc", mb.Spherical(), "b", "c", placement=(np.eye(3), (0, 0, -1)))
+    b.add_joint("jb", mb.Universal(), "a", "b", stiffness=(1.0, 2.0), damping=0.5)
+    b.add_joint("ja", mb.Free(), "ground", "a")
+    m = b.build()
+    assert m.body_names == ("ground", "a", "b", "c")
+    assert m.parent.tolist() == [-1, 0, 1, 2]
+    assert (m.nq, m.nv) == (7 + 2 + 4, 6 + 2 + 3)
+    assert m.idx_q.tolist() == [0, 0, 7, 9] and m.idx_v.tolist() == [0, 0, 6, 8]
+    assert m.dof_stiffness.tolist() == [0] * 6 + [1.0, 2.0] + [0] * 3
+    assert m.dof_damping.tolist() == [0] * 6 + [0.5, 0.5] + [0] * 3
+    assert m.jplace_p[3].tolist() == [0, 0, -1]
+    q = m.neutral()
+    assert q.tolist() == [0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+    with pytest.raises(ValueError):
+        m.mass[1] = 3.0  # arrays are read-only
+    with pytest.raises(AttributeError):
+        m.nq = 3
+    assert m.coordinate_names()[7:9] == ["jb.angle1", "jb.angle2"]
+
+
+def test_loops_become_cut_joints():
+    b = mb.ModelBuilder()
+    for name in ("l1", "l2", "l3"):
+        b.add_body(name, 1.0, com=(0.5, 0, 0), inertia=(0.01, 0.1, 0.1))
+    b.add_joint("A", mb.Revolute(), "ground", "l1")
+    b.add_joint("B", mb.Revolute(), "l1", "l2", placement=(None, (1, 0, 0)))
+    b.add_joint("C", mb.Revolute(), "l2", "l3", placement=(None, (1, 0, 0)))
+    b.add_joint("D", mb.Revolute(), "l3", "ground", placement=(None, (1, 0, 0)), child_placement=(None, (2, 0, 0)))
+    m = b.build()
+    assert m.nv == 3
+    assert [j.name for j in m.cut_joints] == ["D"]
+    cut = m.cut_joints[0]
+    assert (cut.parent, cut.child) == (3, 0) and cut.child_placement.translation.tolist() == [2, 0, 0]
+    assert m.joint("D").is_cut and not m.joint("A").is_cut
+    # a tree joint may not carry a child placement
+    b2 = rod_builder()
+    b2.add_joint("j", mb.Revolute(), "ground", "a", child_placement=(None, (1, 0, 0)))
+    with pytest.raises(ModelError, match="joint 'j'.*child_placement"):
+        b2.build()
