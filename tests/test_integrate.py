@@ -125,3 +125,90 @@ def test_bad_arguments():
         integrate_fixed(oscillator, np.zeros(2), 0.0, 0.1, 10, (1.0,), method="VERLET")
     with pytest.raises(ValueError, match="step h"):
         integrate_fixed(oscillator, np.zeros(2), 0.0, -0.1, 10, (1.0,))
+
+
+# ----------------------------------------------------------------------------------------------------------
+# adaptive (scipy solvers stepped from Python)
+
+from multibody.integrate.adaptive import solve_adaptive  # noqa: E402
+
+
+def osc_py(t, y, w=3.0):
+    return np.array([y[1], -w * w * y[0]])
+
+
+@pytest.mark.parametrize("method", ["DOP853", "RK45", "Radau", "LSODA", "BDF"])
+def test_adaptive_oscillator(method):
+    te = np.linspace(0, 2, 21)
+    run = solve_adaptive(osc_py, (0, 2), [1.0, 0.0], method=method, rtol=1e-10, atol=1e-12, t_eval=te)
+    assert run.status == "success" and run.reason is None
+    np.testing.assert_array_equal(run.t, te)
+    assert run.y.shape == (21, 2)
+    tol = {"DOP853": 1e-9, "RK45": 1e-8, "Radau": 1e-8, "LSODA": 1e-7, "BDF": 1e-7}[method]
+    np.testing.assert_allclose(run.y[:, 0], np.cos(3 * te), atol=tol)
+
+
+def test_adaptive_matches_solve_ivp_steps():
+    from scipy.integrate import solve_ivp
+
+    ref = solve_ivp(osc_py, (0, 2), [1.0, 0.0], method="DOP853", rtol=1e-9, atol=1e-12)
+    run = solve_adaptive(osc_py, (0, 2), [1.0, 0.0], method="DOP853", rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(run.t, ref.t)
+    np.testing.assert_array_equal(run.y, ref.y.T)
+    assert run.nfev == ref.nfev
+
+
+def test_adaptive_event_and_dense():
+    # x = cos(3 t) crosses zero downward at t = pi/6 and 5 pi/6 (period 2 pi / 3)
+    def zero(t, y):
+        return y[0]
+
+    zero.direction = -1
+    run = solve_adaptive(osc_py, (0, 3), [1.0, 0.0], rtol=1e-12, atol=1e-14, events=zero, dense_output=True)
+    np.testing.assert_allclose(run.t_events[0], [np.pi / 6, 5 * np.pi / 6], rtol=0, atol=1e-12)
+    assert abs(run.sol(1.234)[0] - np.cos(3 * 1.234)) < 1e-11
+
+    zero.terminal = True
+    run = solve_adaptive(osc_py, (0, 3), [1.0, 0.0], rtol=1e-12, atol=1e-14, events=zero)
+    assert run.status == "event" and run.success
+    assert abs(run.t[-1] - np.pi / 6) < 1e-12 and abs(run.y[-1, 0]) < 1e-12
+
+
+def test_adaptive_failures_return_partial():
+    run = solve_adaptive(osc_py, (0, 100), [1.0, 0.0], max_steps=10)
+    assert run.status == "failed" and "max_steps" in run.reason
+    assert len(run.t) == 11 and run.t[-1] < 100
+
+    def nan_after_1(t, y):
+        return np.array([y[1], np.nan if t > 1 else -y[0]])
+
+    run = solve_adaptive(nan_after_1, (0, 5), [1.0, 0.0])
+    assert run.status == "failed" and "non-finite" in run.reason
+    assert 0.9 < run.t[-1] <= 1.0 + 1e-12 and np.all(np.isfinite(run.y))
+
+    def raises(t, y):
+        if t > 0.5:
+            raise RuntimeError("torque table exhausted")
+        return np.array([y[1], -y[0]])
+
+    run = solve_adaptive(raises, (0, 5), [1.0, 0.0])
+    assert run.status == "failed" and "torque table exhausted" in run.reason and run.t[-1] <= 0.5
+
+
+def test_adaptive_projection():
+    def rot(t, y):
+        return np.array([-y[1], y[0]])
+
+    def proj(t, y):
+        return y / np.hypot(y[0], y[1])
+
+    run = solve_adaptive(rot, (0, 50), [1.0, 0.0], method="RK45", rtol=1e-4, atol=1e-6, project=proj,
+                         t_eval=np.linspace(0, 50, 101))
+    assert np.max(np.abs(np.hypot(run.y[:, 0], run.y[:, 1]) - 1)) < 1e-15
+    with pytest.raises(ValueError, match="projection"):
+        solve_adaptive(rot, (0, 1), [1.0, 0.0], method="LSODA", project=proj)
+
+
+def test_adaptive_progress_runs():
+    run = solve_adaptive(osc_py, (0, 1), [1.0, 0.0], progress=True)
+    assert run.status == "success"
