@@ -1,0 +1,282 @@
+"""The outcome of a simulation: time histories of q, v, energies, constraint residuals and reactions.
+
+A :class:`Result` is a plain container of numpy arrays with **time as the first axis**:
+
+``t`` (n,), ``q`` (n, nq), ``v`` (n, nv);
+``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
+``residuals``: dict constraint name -> array (n,) or (n, k);
+``reactions``: dict joint name -> array (n, k);
+``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
+``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
+
+Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
+``.csv`` (one row per time; a first comment line carries the layout and ``info`` as JSON; values are
+written with 17 significant digits, so a round trip is exact).
+"""
+import json
+from pathlib import Path
+
+import numpy as np
+
+ENERGY_KEYS = ("kinetic", "potential", "total")
+
+
+def _as_2d(a, n, name):
+    a = np.asarray(a, dtype=float)
+    if a.ndim == 1 and a.shape[0] == n:
+        a = a.reshape(n, 1)
+    if a.ndim != 2 or a.shape[0] != n:
+        raise ValueError(f"Result: '{name}' must have shape (n_times={n}, k), got {a.shape}")
+    return a
+
+
+def _json_default(obj):
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
+class Result:
+    """Time histories of a simulation (see the module docstring for the fields)."""
+
+    def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
+                 v_names=None, model=None):
+        self.t = np.asarray(t, dtype=float).reshape(-1)
+        n = self.t.shape[0]
+        self.q = _as_2d(q, n, "q")
+        self.v = _as_2d(v, n, "v")
+        self.energy = {}
+        for key, val in (energy or {}).items():
+            if key not in ENERGY_KEYS:
+                raise ValueError(f"Result: energy key '{key}' is unknown; expected {ENERGY_KEYS}")
+            val = np.asarray(val, dtype=float).reshape(-1)
+            if val.shape[0] != n:
+                raise ValueError(f"Result: energy '{key}' has {val.shape[0]} values for {n} times")
+            self.energy[key] = val
+        if "kinetic" in self.energy and "potential" in self.energy and "total" not in self.energy:
+            self.energy["total"] = self.energy["kinetic"] + self.energy["potential"]
+        self.residuals = {str(k): self._series(k, val, "residual") for k, val in (residuals or {}).items()}
+        self.reactions = {str(k): self._series(k, val, "reaction") for k, val in (reactions or {}).items()}
+        self.info = dict(info or {})
+        nq, nv = self.q.shape[1], self.v.shape[1]
+        self.q_names = list(q_names) if q_names is not None else [f"q[{i}]" for i in range(nq)]
+        self.v_names = list(v_names) if v_names is not None else [f"v[{i}]" for i in range(nv)]
+        if len(self.q_names) != nq or len(self.v_names) != nv:
+            raise ValueError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
+                             f"nq={nq}, nv={nv}")
+        self.model = model  # not saved to files
+
+    def _series(self, name, val, what):
+        val = np.asarray(val, dtype=float)
+        if val.ndim == 0 or val.shape[0] != self.t.shape[0]:
+            raise ValueError(f"Result: {what} '{name}' must have the time axis first ({self.t.shape[0]} "
+                             f"values), got shape {val.shape}")
+        return val
+
+    # ------------------------------------------------------------------------------------------------
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __repr__(self):
+        status = self.info.get("status", "")
+        return (f"Result({len(self)} times on [{self.t[0] if len(self) else 0:g}, "
+                f"{self.t[-1] if len(self) else 0:g}], nq={self.q.shape[1]}, nv={self.v.shape[1]}"
+                f"{', ' + status if status else ''})")
+
+    @property
+    def x(self):
+        """The state ``[q, v]`` as one (n, nq + nv) array."""
+        return np.hstack([self.q, self.v])
+
+    def energy_drift(self, relative=True):
+        """Largest deviation of the total energy from its initial value, ``max_t |E(t) - E(0)|``.
+
+        With ``relative=True`` it is divided by ``max(|E(0)|, max_t T(t))``: the total energy depends on the
+        datum of the potential (it is 0 for the seed 001 triple pendulum released from rest), while the
+        kinetic energy measures how much energy the motion exchanges. Raises ``ValueError`` when the
+        energies were not computed.
+        """
+        if "total" not in self.energy:
+            raise ValueError("Result: energies were not computed for this run")
+        e = self.energy["total"]
+        drift = float(np.max(np.abs(e - e[0]))) if e.size else 0.0
+        if not relative:
+            return drift
+        scale = abs(float(e[0]))
+        if "kinetic" in self.energy and self.energy["kinetic"].size:
+            scale = max(scale, float(np.max(np.abs(self.energy["kinetic"]))))
+        return drift / scale if scale > 0 else drift
+
+    # ------------------------------------------------------------------------------------------------
+    # files
+    def _meta(self):
+        return {
+            "format": "multibody.Result", "version": 1,
+            "q_names": self.q_names, "v_names": self.v_names,
+            "energy": [k for k in ENERGY_KEYS if k in self.energy],
+            "residuals": {k: list(v.shape[1:]) for k, v in self.residuals.items()},
+            "reactions": {k: list(v.shape[1:]) for k, v in self.reactions.items()},
+            "info": self.info,
+        }
+
+    def save(self, path):
+        """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        meta = json.dumps(self._meta(), default=_json_default)
+        if suffix == ".npz":
+            arrays = {"t": self.t, "q": self.q, "v": self.v, "meta": np.array(meta)}
+            for k, val in self.energy.items():
+                arrays[f"energy/{k}"] = val
+            for i, (k, val) in enumerate(self.residuals.items()):
+                arrays[f"residual/{i}"] = val
+            for i, (k, val) in enumerate(self.reactions.items()):
+                arrays[f"reaction/{i}"] = val
+            with open(path, "wb") as fh:
+                np.savez(fh, **arrays)
+        elif suffix == ".csv":
+            cols, header = [self.t[:, None], self.q, self.v], ["t"] + self.q_names + self.v_names
+            for k in ENERGY_KEYS:
+                if k in self.energy:
+                    cols.append(self.energy[k][:, None])
+                    header.append(f"energy.{k}")
+            for group, d in (("residual", self.residuals), ("reaction", self.reactions)):
+                for k, val in d.items():
+                    flat = val.reshape(len(self), -1)
+                    cols.append(flat)
+                    header += [f"{group}.{k}" if flat.shape[1] == 1 and val.ndim == 1 else f"{group}.{k}[{j}]"
+                               for j in range(flat.shape[1])]
+            data = np.hstack(cols) if len(self) else np.zeros((0, len(header)))
+            for name in header:
+                if "," in name or "\n" in name:
+                    raise ValueError(f"Result.save: column name {name!r} contains a comma or newline (CSV)")
+            with open(path, "w") as fh:
+                fh.write("# " + meta + "\n")
+                fh.write(",".join(header) + "\n")
+                np.savetxt(fh, data, delimiter=",", fmt="%.17g")
+        else:
+            raise ValueError(f"Result.save: suffix of '{path}' must be .npz or .csv")
+        return path
+
+    @classmethod
+    def load(cls, path):
+        """Read a file written by :meth:`save` (``.npz`` or ``.csv``)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z["meta"]))
+                t, q, v = z["t"], z["q"], z["v"]
+                energy = {k: z[f"energy/{k}"] for k in meta["energy"]}
+                residuals = {k: z[f"residual/{i}"] for i, k in enumerate(meta["residuals"])}
+                reactions = {k: z[f"reaction/{i}"] for i, k in enumerate(meta["reactions"])}
+        elif suffix == ".csv":
+            with open(path) as fh:
+                first = fh.readline()
+                if not first.startswith("# "):
+                    raise ValueError(f"Result.load: '{path}' is not a multibody Result CSV (no metadata line)")
+                meta = json.loads(first[2:])
+                header = fh.readline().strip().split(",")
+                data = np.loadtxt(fh, delimiter=",", ndmin=2)
+            if data.size == 0:
+                data = np.zeros((0, len(header)))
+            if data.shape[1] != len(header):
+                raise ValueError(f"Result.load: '{path}' has {data.shape[1]} columns, header names {len(header)}")
+            nq, nv = len(meta["q_names"]), len(meta["v_names"])
+            t = data[:, 0]
+            q = data[:, 1:1 + nq]
+            v = data[:, 1 + nq:1 + nq + nv]
+            c = 1 + nq + nv
+            energy = {}
+            for k in meta["energy"]:
+                energy[k] = data[:, c]
+                c += 1
+            residuals, reactions = {}, {}
+            for d, key in ((residuals, "residuals"), (reactions, "reactions")):
+                for k, shape in meta[key].items():
+                    size = int(np.prod(shape)) if shape else 1
+                    d[k] = data[:, c:c + size].reshape((len(t),) + tuple(shape))
+                    c += size
+        else:
+            raise ValueError(f"Result.load: suffix of '{path}' must be .npz or .csv")
+        if meta.get("format") != "multibody.Result":
+            raise ValueError(f"Result.load: '{path}' is not a multibody Result file")
+        return cls(t, q, v, energy=energy, residuals=residuals, reactions=reactions, info=meta["info"],
+                   q_names=meta["q_names"], v_names=meta["v_names"])
+
+    # ------------------------------------------------------------------------------------------------
+    def _resolve(self, c):
+        """A coordinate selector -> (label, series). ints and 'q[i]' index q, 'v[i]' v, or a name."""
+        if isinstance(c, (int, np.integer)):
+            return self.q_names[int(c)], self.q[:, int(c)]
+        c = str(c)
+        if c in self.q_names:
+            i = self.q_names.index(c)
+            return c, self.q[:, i]
+        if c in self.v_names:
+            i = self.v_names.index(c)
+            return c, self.v[:, i]
+        for prefix, arr in (("q[", self.q), ("v[", self.v)):
+            if c.startswith(prefix) and c.endswith("]"):
+                return c, arr[:, int(c[2:-1])]
+        raise ValueError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
+                         f"or one of {self.q_names + self.v_names}")
+
+    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
+        """Plot chosen coordinates against time, and the energies (and residuals if any) below.
+
+        ``coords``: list of q indices, names or ``"q[i]"``/``"v[i]"`` (default: every q, at most 12).
+        Uses matplotlib's Agg canvas (no display, no pyplot state). Writes a PNG if ``path`` is given.
+        Returns the ``matplotlib.figure.Figure``.
+        """
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        if coords is None:
+            coords = list(range(min(self.q.shape[1], 12)))
+        series = [self._resolve(c) for c in coords]
+        panels = 1 if series else 0
+        show_energy = bool(energy) and bool(self.energy)
+        show_res = bool(residuals) and bool(self.residuals)
+        panels += show_energy + show_res
+        panels = max(panels, 1)
+        fig = Figure(figsize=(8, 2.8 * panels), constrained_layout=True)
+        FigureCanvasAgg(fig)
+        axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
+        k = 0
+        if series:
+            ax = axes[k]
+            for label, s in series:
+                ax.plot(self.t, s, label=label)
+            ax.set_ylabel("coordinates")
+            ax.legend(loc="best", fontsize="small", ncol=min(4, len(series)))
+            ax.grid(True, alpha=0.3)
+            k += 1
+        if show_energy:
+            ax = axes[k]
+            labels = {"kinetic": "T", "potential": "V", "total": "T + V"}
+            for key in ENERGY_KEYS:
+                if key in self.energy:
+                    ax.plot(self.t, self.energy[key], label=labels[key])
+            ax.set_ylabel("energy")
+            ax.legend(loc="best", fontsize="small")
+            ax.grid(True, alpha=0.3)
+            k += 1
+        if show_res:
+            ax = axes[k]
+            for name, r in self.residuals.items():
+                rr = np.abs(r.reshape(len(self), -1))
+                ax.semilogy(self.t, np.maximum(rr.max(axis=1), 1e-300), label=name)
+            ax.set_ylabel("|residual|")
+            ax.legend(loc="best", fontsize="small")
+            ax.grid(True, alpha=0.3)
+        axes[-1].set_xlabel("t, s")
+        if title is None:
+            title = self.info.get("title") or self.info.get("model")
+        if title:
+            fig.suptitle(str(title))
+        if path is not None:
+            fig.savefig(path, dpi=100)
+        return fig
