@@ -212,3 +212,42 @@ def test_adaptive_projection():
 def test_adaptive_progress_runs():
     run = solve_adaptive(osc_py, (0, 1), [1.0, 0.0], progress=True)
     assert run.status == "success"
+
+
+@pytest.mark.parametrize("method", ["RK2", "HEUN", "RK4", "VERLET"])
+def test_python_loop_equals_compiled(method):
+    from multibody.integrate.fixed_step import rk_fixed_python
+
+    x0 = np.array([1.0, 0.0])
+    code = METHODS[method]
+
+    def f(t, x):
+        out = np.empty(2)
+        oscillator(t, x, (3.0,), out)
+        return out
+
+    t1, x1, s1, d1 = rk_fixed(oscillator, no_project, x0, 0.5, 0.01, 57, 4, (3.0,), code, 1)
+    t2, x2, s2, d2 = rk_fixed_python(f, None, x0, 0.5, 0.01, 57, 4, method, nsplit=1)
+    assert s1 == s2 == STATUS_OK and d1 == d2 == 57
+    np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(x1, x2, rtol=0, atol=1e-14)
+
+
+def test_python_loop_nonfinite_and_exception():
+    from multibody.integrate.fixed_step import rk_fixed_python
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        t, x, status, done = rk_fixed_python(lambda t, x: x * x, None, np.ones(1), 0.0, 0.01, 1000, 7, "RK4")
+    t_c, x_c, status_c, done_c = rk_fixed(blow_up, no_project, np.ones(1), 0.0, 0.01, 1000, 7, (), 2, 0)
+    assert status == status_c == STATUS_NONFINITE and done == done_c
+    np.testing.assert_allclose(x, x_c, rtol=1e-14)
+
+    def bad(t, x):
+        if t > 0.05:
+            raise RuntimeError("boom")
+        return -x
+
+    with pytest.raises(RuntimeError, match="boom") as info:
+        rk_fixed_python(bad, None, np.ones(1), 0.0, 0.01, 100, 3, "RK2")
+    ts, xs, done = info.value.partial
+    assert done == 5 and ts[-1] == pytest.approx(0.05) and len(ts) == len(xs)

@@ -229,3 +229,73 @@ def integrate_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_
             if status != STATUS_OK:
                 break
     return np.concatenate(ts_all), np.concatenate(xs_all), status, done
+
+
+def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save_every, method, nsplit=0, progress=False):
+    """The same schemes as :func:`rk_fixed` as a Python loop, for right-hand sides that call Python
+    (e.g. a joint-torque callback ``tau(t, q, v)``): ``rhs(t, x) -> dx/dt`` and ``project(x) -> x`` (or
+    ``None`` for no projection) are plain Python callables. Same saving rules and return values; an
+    exception raised by ``rhs`` propagates after ``(t, x)`` so far are attached to it as ``exc.partial``.
+    """
+    code = method_code(method) if isinstance(method, str) else int(method)
+    x = np.array(x0, dtype=np.float64)
+    n = x.shape[0]
+    ts, xs = [float(t0)], [x.copy()]
+    status, done = STATUS_OK, 0
+    half = 0.5 * h
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=nsteps, unit="step", desc=f"{method} h={h:g}", miniters=max(1, nsteps // 100))
+    try:
+        for step in range(nsteps):
+            t = t0 + step * h
+            if code == 0:
+                k1 = rhs(t, x)
+                k2 = rhs(t + half, x + half * k1)
+                xt = x + h * k2
+            elif code == 1:
+                k1 = rhs(t, x)
+                k2 = rhs(t + h, x + h * k1)
+                xt = x + half * (k1 + k2)
+            elif code == 2:
+                k1 = rhs(t, x)
+                k2 = rhs(t + half, x + half * k1)
+                k3 = rhs(t + half, x + half * k2)
+                k4 = rhs(t + h, x + h * k3)
+                xt = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+            else:
+                k1 = rhs(t, x)
+                xt = x.copy()
+                xt[nsplit:] += half * k1[nsplit:]
+                k2 = rhs(t + half, xt)
+                xt[:nsplit] = x[:nsplit] + h * k2[:nsplit]
+                k3 = rhs(t + h, xt)
+                xt[nsplit:] += half * k3[nsplit:]
+            xt = np.asarray(xt, dtype=np.float64)
+            if project is not None:
+                xt = np.asarray(project(xt), dtype=np.float64)
+            if not np.all(np.isfinite(xt)):
+                status = STATUS_NONFINITE
+                break
+            x = xt
+            done = step + 1
+            if bar is not None:
+                bar.update(1)
+            if done % save_every == 0 or done == nsteps:
+                ts.append(t0 + done * h)
+                xs.append(x.copy())
+    except Exception as exc:
+        if done % save_every != 0 and done != 0:
+            ts.append(t0 + done * h)
+            xs.append(x.copy())
+        exc.partial = (np.array(ts), np.array(xs).reshape(len(ts), n), done)
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+    if status != STATUS_OK and done % save_every != 0 and done != 0:
+        ts.append(t0 + done * h)
+        xs.append(x.copy())
+    return np.array(ts), np.array(xs).reshape(len(ts), n), status, done
