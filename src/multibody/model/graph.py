@@ -218,6 +218,7 @@ class Graph:
                     pjoint[w] = k
                     children[v].append(w)
                     queue.append(w)
+        self._bfs = queue
         self.parent = _readonly(parent)
         self.parent_joint = _readonly(pjoint)
         self._children = [tuple(sorted(c, key=lambda w: pjoint[w])) for c in children]
@@ -263,13 +264,13 @@ class Graph:
         """
         n = self.n
         T = np.zeros((n, n), dtype=np.int64)
-        for i in range(1, n + 1):
-            v = i
-            while v != 0:
-                k = int(self.parent_joint[v])
-                # the arc points toward the ground when it enters the parent, i.e. i−(a) = parent(v)
-                T[self._tree_pos[k], i - 1] = 1 if int(self.i_minus[k]) == int(self.parent[v]) else -1
-                v = int(self.parent[v])
+        for v in self._bfs[1:]:  # parents before children: column v = column parent(v) + the inboard joint of v
+            p = int(self.parent[v])
+            if p:
+                T[:, v - 1] = T[:, p - 1]
+            k = int(self.parent_joint[v])
+            # the arc points toward the ground when it enters the parent, i.e. i−(a) = parent(v)
+            T[self._tree_pos[k], v - 1] = 1 if int(self.i_minus[k]) == p else -1
         return T
 
     def incidence_blocks(self):
