@@ -300,3 +300,31 @@ def test_errors():
         barycenter_vectors(S, S, np.zeros((2, 2, 3)), np.ones(3))
     with pytest.raises(ModelError, match="body 2: expected exactly one joint"):
         inboard_joints(np.array([[1, 1], [0, 0]]), np.array([[1, 1], [0, 0]]))
+
+
+def test_from_built_model():
+    """Two hinged leaves built with ModelBuilder (joint frames at the hinges): the vectors read from the Model
+    equal the hand-made c_ia of §3.1 and give the same barycentres (seed001-part2.md §3.1–§3.3)."""
+    import multibody as mb
+    from multibody.analysis.barycentric import model_joint_vectors
+
+    vals = dict(s10=0.9, h10=0.05, s12=0.8, h12=0.04, s21=0.7, h21=0.03, m1=12.0, m2=10.0)
+    b = mb.ModelBuilder(gravity=(0, 0, 0))
+    # body frames at the inboard hinges; the centre of mass is −c_ii from the hinge
+    b.add_body("leaf1", vals["m1"], com=(vals["s10"], -vals["h10"], 0), inertia=(1.0, 1.0, 1.5))
+    b.add_body("leaf2", vals["m2"], com=(vals["s21"], vals["h21"], 0), inertia=(1.0, 1.0, 1.5))
+    b.add_joint("hinge1", mb.Revolute(axis=(0, 0, 1)), "ground", "leaf1")
+    # joint 2 in leaf 1: C1 + c12 = (s10 + s12, −h10 − h12) from the hinge-1 origin
+    b.add_joint("hinge2", mb.Revolute(axis=(0, 0, 1)), "leaf1", "leaf2",
+                placement=mb.Placement(translation=(vals["s10"] + vals["s12"], -vals["h10"] - vals["h12"], 0)))
+    model = b.build()
+    S, T, c, m = model_joint_vectors(model)
+    np.testing.assert_allclose(c[0, 0, :2], [-vals["s10"], vals["h10"]], atol=1e-15)
+    np.testing.assert_allclose(c[0, 1, :2], [vals["s12"], -vals["h12"]], atol=1e-15)
+    np.testing.assert_allclose(c[1, 1, :2], [-vals["s21"], -vals["h21"]], atol=1e-15)
+    assert not c[1, 0].any() and not c[:, :, 2].any()
+    B = barycenter_vectors(S, T, c, m)
+    b_ = b_vectors(S, T, B, c)
+    Mt = vals["m1"] + vals["m2"]
+    np.testing.assert_allclose(b_[0, 0, :2], -vals["m2"] / Mt * np.array([vals["s12"], -vals["h12"]]), atol=1e-15)
+    np.testing.assert_allclose(b_[1, 1, :2], -vals["m1"] / Mt * np.array([-vals["s21"], -vals["h21"]]), atol=1e-15)

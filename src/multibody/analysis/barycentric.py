@@ -20,6 +20,7 @@ Functions
 ``barycenter_vectors(S, T, c, m)`` (n, k) B_i − C_i = −b_ii (``GetBaricenterVectors``)
 ``b_vectors(S, T, B, c)``          (n, n, k) b_ij (``Get_b``); ``b[i-1, j-1]`` = b_ij
 ``b0_vectors(S, T, B, c)``         (n, k) b_i0, from the barycentre B_i to the inboard joint point
+``model_joint_vectors(model)``     ``(S, T, c, m)`` of a built Model's tree (joint points at q = neutral)
 ``augmented_inertia(v, m, J)``     (n, 3, 3) J_i + Σ_k m_k (|v_ik|² E − v_ik v_ikᵀ): K_i for v = d (eq. 3.24),
                                    the inertia about the barycentre for v = b
 
@@ -43,6 +44,7 @@ __all__ = [
     "b_vectors",
     "b0_vectors",
     "augmented_inertia",
+    "model_joint_vectors",
 ]
 
 
@@ -183,3 +185,31 @@ def augmented_inertia(v, m, J):
     for i in range(n):
         K[i] += (m * sq[i]).sum() * np.eye(3) - (m[:, None, None] * v[i][:, :, None] * v[i][:, None, :]).sum(axis=0)
     return K
+
+
+def model_joint_vectors(model):
+    """``(S, T, c, m)`` of the tree of a built Model, ready for the functions above (seed 001, §3.2, eq. 3.5).
+
+    Joint k (1..N) is column k-1 of S and joins ``parent[k]`` (arc leaves it, i+) to body k (i−). Its joint
+    point is the origin of the joint frame: ``jplace_p[k]`` in the parent's frame and, since the child frame
+    coincides with the joint frame at the neutral configuration, the child frame's origin. So
+    c_{k,k} = −com_k and c_{parent,k} = jplace_p[k] − com_parent, each in its own body's frame (c_0a = 0 for
+    the ground). The joint point is fixed in both bodies for revolute, universal and spherical joints, as in
+    the book's §3.2; for sliding joints these are the vectors at q = neutral. Cut joints are left out.
+    """
+    from multibody.model.graph import Graph
+
+    n = int(model.nbodies)
+    parent = np.asarray(model.parent)
+    g = Graph(n, [(int(parent[k]), k) for k in range(1, n + 1)])
+    S0, S = g.incidence()
+    T = g.path_matrix()
+    com = np.asarray(model.com, dtype=float)
+    jp = np.asarray(model.jplace_p, dtype=float)
+    c = np.zeros((n, n, 3))
+    for k in range(1, n + 1):
+        c[k - 1, k - 1] = -com[k]
+        p = int(parent[k])
+        if p:
+            c[p - 1, k - 1] = jp[k] - com[p]
+    return S, T, c, np.array(model.mass[1:], dtype=float)
