@@ -358,7 +358,7 @@ def _check_tree_structure(g):
             assert nb.body_order[r.i_minus[p]] == g.i_minus[k]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(trees())
 def test_random_trees(data):
     n, edges = data
@@ -370,7 +370,7 @@ def test_random_trees(data):
     assert np.all((full == 1).sum(axis=0) == 1) and np.all((full == -1).sum(axis=0) == 1)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(looped_graphs())
 def test_random_graphs_with_loops(data):
     n, edges = data
@@ -386,3 +386,11 @@ def test_random_graphs_with_loops(data):
     bl = g.incidence_blocks()
     assert np.array_equal(bl.S0_star + bl.S_star.sum(axis=0), np.zeros(m - n))
     _check_tree_structure(g)
+
+
+def test_module_docstring_example():
+    import doctest
+
+    import multibody.model.graph as graph
+
+    assert doctest.testmod(graph).failed == 0
