@@ -5,13 +5,14 @@ Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics
 reference systems of the texts in ``multibody.systems``.
 """
 from multibody.errors import ConstraintError, IntegrationError, ModelError
+from multibody.model.graph import Graph
 from multibody.model import (Body, Cylindrical, Fixed, Free, Model, ModelBuilder, Placement, Planar, Prismatic,
                              Revolute, Spherical, Universal, rotation_about)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "ModelBuilder", "Model", "Body", "Placement", "rotation_about",
+    "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about",
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "ModelError", "ConstraintError", "IntegrationError",
 ]
