@@ -53,8 +53,8 @@ def solve_dls(A, phi, x, sparams, N):
         for j in range(m):
             fro += A[i, j] * A[i, j]
     eps = eps_rel * math.sqrt(fro)
-    if eps < 1e-300:
-        eps = 1e-300
+    if eps < 1e-150:  # A = 0: the limit ε → 0+ of the damped solution is N = 0
+        eps = 1e-150
     rows = 2 * m
     W = np.zeros((rows, m + 1))
     for i in range(m):
@@ -92,7 +92,7 @@ def solve_dls(A, phi, x, sparams, N):
         s = W[k, m]
         for j in range(k + 1, m):
             s -= W[k, j] * N[j]
-        N[k] = s / W[k, k]
+        N[k] = s / W[k, k] if W[k, k] != 0.0 else 0.0
 
 
 class StabilizedSystem:
