@@ -86,6 +86,19 @@ class Result:
                 f"{', ' + status if status else ''})")
 
     @property
+    def energy_total(self):
+        """T + V along the run (``energy["total"]``)."""
+        return self.energy["total"]
+
+    @property
+    def energy_kinetic(self):
+        return self.energy["kinetic"]
+
+    @property
+    def energy_potential(self):
+        return self.energy["potential"]
+
+    @property
     def x(self):
         """The state ``[q, v]`` as one (n, nq + nv) array."""
         return np.hstack([self.q, self.v])
