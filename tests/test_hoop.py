@@ -259,3 +259,26 @@ def test_admissibility_and_user_profile():
     xa, za = hoop.contact_point(res.q)
     assert np.max(np.abs(za - 0.5 * xa**2)) < 1e-8
     assert np.max(np.abs(xa)) == pytest.approx(0.6, abs=0.02)  # rolls back and forth between ±0.6
+
+
+def test_cli_json_and_plot(tmp_path, capsys):
+    """``multibody hoop --json --plot FILE`` prints the summary of the run and writes the figure."""
+    import json
+
+    from multibody.cli import main
+
+    png = tmp_path / "hoop.png"
+    assert main(["hoop", "--lam", "1e3", "--h", "1e-5", "--t-end", "0.2", "--method", "rk2", "--json",
+                 "--plot", str(png)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"max_residual", "max_residual_by_constraint", "steps", "cpu_seconds"}
+    assert out["steps"] == 20000
+    assert out["max_residual"] == max(out["max_residual_by_constraint"].values()) < 7e-9
+    import matplotlib.image as mpimg
+
+    assert mpimg.imread(str(png)).shape[0] > 200
+    assert main(["hoop", "--method", "dop853", "--lam", "10", "--t-end", "0.5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["max_residual"] < 7e-9
+    assert main(["hoop", "--r", "0.5", "--t-end", "0.1"]) == 2  # inadmissible profile for r = 0.5: clear error
+    assert "not admissible" in capsys.readouterr().out

@@ -492,7 +492,15 @@ def generate_module(dae, solver="dls", cache_dir=None):
     src = source(dae, solver=solver)
     key = hashlib.sha1((str(CODEGEN_VERSION) + src).encode()).hexdigest()[:16]
     cache_dir = cache_dir or default_cache_dir()
-    os.makedirs(cache_dir, exist_ok=True)
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+        if not os.access(cache_dir, os.W_OK):
+            raise OSError(cache_dir)
+    except OSError:  # read-only home: fall back to the temporary folder
+        import tempfile
+
+        cache_dir = os.path.join(tempfile.gettempdir(), "multibody-dae")
+        os.makedirs(cache_dir, exist_ok=True)
     modname = f"_mb_dae_{key}"
     path = os.path.join(cache_dir, modname + ".py")
     if modname in sys.modules:
