@@ -1,0 +1,313 @@
+"""The numeric algorithms on a Model: ``algo(model, q, v, ..., data=None)`` returning numpy arrays.
+
+Conventions (``docs/model-arrays.md``): q has ``model.nq`` entries, v and τ have ``model.nv``; velocities of
+quaternion joints are angular velocities in the child frame. Optional external forces ``fext`` are an
+(N+1, 6) array of spatial forces ``[moment; force]`` on each body (row 0, the ground, is ignored), in ground
+coordinates with the moment taken about the ground origin (a force F through the ground point r has moment
+r × F).
+
+| function | result | method |
+|---|---|---|
+| ``rnea(model, q, v, a)`` | τ = M q̈ + C q̇ + g − Jᵀf_ext | recursive Newton–Euler, O(N) (RBDA Table 5.1) |
+| ``crba(model, q)`` | M(q), symmetric positive definite | composite rigid bodies (RBDA Table 6.2) |
+| ``aba(model, q, v, tau)`` | q̈ | articulated bodies, O(N): seed 001 §3.5 (separate bodies), RBDA Table 7.1 |
+| ``energy(model, q, v)`` | (T, V) kinetic and gravitational energy | |
+| ``forward_kinematics`` | placements, velocities, accelerations of all bodies | |
+| ``point_position / point_velocity / point_jacobian`` | a point fixed in a body | |
+| ``aba_batch``, ``rnea_batch`` | the same on a leading batch axis, in parallel | numba prange |
+
+Example
+-------
+>>> import numpy as np
+>>> import multibody as mb
+>>> from multibody.algorithms import aba, rnea, crba, energy
+>>> b = mb.ModelBuilder(gravity=(0, 0, -9.81))
+>>> b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+'rod'
+>>> b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="rod")
+'hinge'
+>>> model = b.build()
+>>> q, v = np.array([np.pi / 2]), np.zeros(1)
+>>> qdd = aba(model, q, v, np.zeros(1))       # −m g l / (I + m l²) = −9.81·0.5/0.35
+>>> round(float(qdd[0]), 6)
+-14.014286
+>>> bool(np.allclose(rnea(model, q, v, qdd), 0.0))
+True
+>>> float(crba(model, q)[0, 0])
+0.35
+"""
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from multibody.data import _CACHE_ATTR, Data, default_data
+from multibody.errors import ModelError
+from multibody.kernels.aba import aba_batch_kernel, aba_kernel
+from multibody.kernels.crba import crba_kernel
+from multibody.kernels.energy import energy_kernel
+from multibody.kernels.kinematics import body_frames_kernel, com_kernel, point_kernel
+from multibody.kernels.rnea import rnea_batch_kernel, rnea_kernel
+
+__all__ = ["Data", "forward_kinematics", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces",
+           "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
+           "Kinematics"]
+
+_F64 = np.dtype(np.float64)
+_EMPTY = np.zeros(0)
+
+#: result of ``forward_kinematics``: R (N+1, 3, 3) body-to-ground rotations, p (N+1, 3) body origins,
+#: velocity (N+1, 6) [ω; ṗ] and acceleration (N+1, 6) [ω̇; p̈] of the body origins, all in ground coordinates
+#: (velocity / acceleration are None when not requested)
+Kinematics = namedtuple("Kinematics", "R p velocity acceleration")
+
+
+def _data(model, data):
+    if data is None:
+        return default_data(model)
+    if data.model is not model:
+        raise ModelError(f"Data was made for model '{data.model.name}', not for model '{model.name}'",
+                         element="data")
+    return data
+
+
+def _vector(x, n, what, model):
+    """x as a C-contiguous float64 vector of length n, or a ModelError naming what was expected."""
+    try:
+        arr = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be an array of {n} numbers for model '{model.name}', got {x!r}",
+                         element=what) from None
+    if arr.shape != (n,):
+        raise ModelError(f"{what} must have shape ({n},) for model '{model.name}' "
+                         f"(nq={model.nq}, nv={model.nv}), got shape {arr.shape}", element=what)
+    return arr
+
+
+def _batch(x, n, what, model, nb=None):
+    try:
+        arr = np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be a (batch, {n}) array for model '{model.name}'", element=what) from None
+    if arr.ndim != 2 or arr.shape[1] != n or (nb is not None and arr.shape[0] != nb):
+        want = f"({'batch' if nb is None else nb}, {n})"
+        raise ModelError(f"{what} must have shape {want} for model '{model.name}' (nq={model.nq}, nv={model.nv}), "
+                         f"got shape {arr.shape}", element=what)
+    return arr
+
+
+def _fext(fext, d, model):
+    if fext is None:
+        return d.no_fext
+    n = d.nbodies + 1
+    try:
+        arr = np.ascontiguousarray(fext, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"fext must be an ({n}, 6) array of spatial forces for model '{model.name}'",
+                         element="fext") from None
+    if arr.shape != (n, 6):
+        raise ModelError(f"fext must have shape ({n}, 6) (one [moment; force] per body, ground first) for model "
+                         f"'{model.name}', got shape {arr.shape}", element="fext")
+    return arr
+
+
+def _body(model, body):
+    if isinstance(body, str):
+        return model.body_index(body)
+    b = int(body)
+    if not 0 <= b <= model.nbodies:
+        raise ModelError(f"body index {b} out of range 0..{model.nbodies} for model '{model.name}'",
+                         element=f"body {b}")
+    return b
+
+
+def _point(point):
+    try:
+        r = np.asarray(point, dtype=np.float64).reshape(3)
+    except (TypeError, ValueError):
+        raise ModelError(f"point must be 3 numbers (body coordinates), got {point!r}", element="point") from None
+    return float(r[0]), float(r[1]), float(r[2])
+
+
+# ---- single-state algorithms ------------------------------------------------------------------------------
+# The fast path of aba / rnea / crba is one dictionary look-up, three class checks, one allocation and the
+# kernel call: the kernels check the sizes themselves (``kinematics.check_sizes``) and return an error code;
+# anything that is not a float64 ndarray goes through the slow path, which converts it or names what was
+# expected.
+_ndarray = np.ndarray
+_empty = np.empty
+_ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
+
+
+def _size_error(model, d, code, third):
+    what = third if code == 3 else _ARG_NAMES.get(code, "argument")
+    want = {1: f"({d.nq},)", 2: f"({d.nv},)", 3: f"({d.nv},)", 4: f"({d.nbodies + 1}, 6)"}.get(code, "")
+    return ModelError(f"{what} does not fit model '{model.name}' (nq={d.nq}, nv={d.nv}): expected shape {want}",
+                      element=what)
+
+
+def _call3(kernel, model, q, v, x, data, fext, third):
+    """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
+    v = _vector(v, d.nv, "v", model)
+    x = _vector(x, d.nv, third, model)
+    out = np.empty(d.nv)
+    err = kernel(d.mi, d.mf, q, v, x, _fext(fext, d, model), d.work, out)
+    if err:
+        raise _size_error(model, d, err, third)
+    return out
+
+
+def aba(model, q, v, tau, data=None, fext=None):
+    """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
+    (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1)."""
+    if (data is None and fext is None and q.__class__ is _ndarray and v.__class__ is _ndarray
+            and tau.__class__ is _ndarray):
+        d = model.__dict__.get(_CACHE_ATTR) or default_data(model)
+        out = _empty(d.nv)
+        if aba_kernel(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
+            return out
+    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
+
+
+def rnea(model, q, v, a, data=None, fext=None):
+    """Inverse dynamics τ = M q̈ + C q̇ + g − Jᵀ f_ext by the recursive Newton–Euler algorithm, O(N)
+    (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175)."""
+    if (data is None and fext is None and q.__class__ is _ndarray and v.__class__ is _ndarray
+            and a.__class__ is _ndarray):
+        d = model.__dict__.get(_CACHE_ATTR) or default_data(model)
+        out = _empty(d.nv)
+        if rnea_kernel(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
+            return out
+    return _call3(rnea_kernel, model, q, v, a, data, fext, "a")
+
+
+def bias_forces(model, q, v, data=None, fext=None):
+    """C(q, q̇) q̇ + g(q) − Jᵀ f_ext = rnea(q, v, 0)."""
+    d = _data(model, data)
+    return rnea(model, q, v, np.zeros(d.nv), data=d, fext=fext)
+
+
+def gravity_forces(model, q, data=None):
+    """g(q) = rnea(q, 0, 0): the generalized forces of gravity (with the sign of the left-hand side)."""
+    d = _data(model, data)
+    z = np.zeros(d.nv)
+    return rnea(model, q, z, z, data=d)
+
+
+def crba(model, q, data=None):
+    """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
+    T = ½ q̇ᵀ M q̇ (seed 001 §3.4)."""
+    if data is None and q.__class__ is _ndarray:
+        d = model.__dict__.get(_CACHE_ATTR) or default_data(model)
+    else:
+        d = _data(model, data)
+        q = _vector(q, d.nq, "q", model)
+    M = _empty((d.nv, d.nv))
+    err = crba_kernel(d.mi, d.mf, q, d.work, M)
+    if err:
+        if err == 1:
+            q = _vector(q, d.nq, "q", model)  # raises, naming the expected shape
+        raise _size_error(model, d, err, "q")
+    return M
+
+
+def energy(model, q, v, data=None):
+    """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin)."""
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
+    v = _vector(v, d.nv, "v", model)
+    T, V = energy_kernel(d.mi, d.mf, q, v, d.work)
+    return float(T), float(V)
+
+
+def forward_kinematics(model, q, v=None, a=None, data=None):
+    """Placements, velocities and accelerations of every body in ground coordinates: a ``Kinematics`` tuple
+    (R, p, velocity, acceleration); body 0 is the ground. R[i] rotates body-i coordinates into ground
+    coordinates and p[i] is the body origin (the convention of ``Placement``); velocity[i] = [ω; ṗ] and
+    acceleration[i] = [ω̇; p̈] of the origin (true time derivatives, without gravity). Velocities need v,
+    accelerations need v and a = q̈."""
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
+    level = 0
+    if v is not None:
+        v = _vector(v, d.nv, "v", model)
+        level = 1
+        if a is not None:
+            a = _vector(a, d.nv, "a", model)
+            level = 2
+    elif a is not None:
+        raise ModelError("forward_kinematics: accelerations a need the velocities v as well", element="v")
+    n = d.nbodies + 1
+    R = np.empty((n, 3, 3))
+    p = np.empty((n, 3))
+    vel = np.zeros((n, 6)) if level >= 1 else np.zeros((0, 6))
+    acc = np.zeros((n, 6)) if level >= 2 else np.zeros((0, 6))
+    body_frames_kernel(d.mi, d.mf, q, np.zeros(d.nv) if v is None else v, _EMPTY if a is None else a, d.work,
+                       level, R, p, vel if level >= 1 else np.zeros((n, 6)), acc if level >= 2 else np.zeros((n, 6)))
+    return Kinematics(R, p, vel if level >= 1 else None, acc if level >= 2 else None)
+
+
+def _point_call(model, q, v, body, point, data, jac):
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
+    v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
+    b = _body(model, body)
+    r = _point(point)
+    pos = np.empty(3)
+    vel = np.empty(3)
+    J = np.empty((3, d.nv if jac else 0))
+    point_kernel(d.mi, d.mf, q, v, d.work, b, r[0], r[1], r[2], True, pos, vel, J)
+    return pos, vel, J
+
+
+def point_position(model, q, body, point=(0.0, 0.0, 0.0), data=None):
+    """Ground coordinates of the point fixed in ``body`` (name or index) at body coordinates ``point``."""
+    return _point_call(model, q, None, body, point, data, False)[0]
+
+
+def point_velocity(model, q, v, body, point=(0.0, 0.0, 0.0), data=None):
+    """Velocity (ground coordinates) of the point fixed in ``body`` at body coordinates ``point``."""
+    return _point_call(model, q, v, body, point, data, False)[1]
+
+
+def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), data=None):
+    """The 3 x nv Jacobian J(q) of the point fixed in ``body`` (body coordinates ``point``): its velocity
+    in ground coordinates is J v (seed 001 §3.4, the linear partial velocities)."""
+    return _point_call(model, q, None, body, point, data, True)[2]
+
+
+def center_of_mass(model, q, v=None, data=None):
+    """(total mass, centre of mass (3,), linear momentum (3,)) in ground coordinates."""
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
+    v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
+    out = np.empty(7)
+    com_kernel(d.mi, d.mf, q, v, d.work, out)
+    return float(out[0]), out[1:4].copy(), out[4:7].copy()
+
+
+# ---- batched twins ---------------------------------------------------------------------------------------
+def aba_batch(model, Q, V, TAU, data=None):
+    """``aba`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (numba prange); returns
+    QDD (B, nv)."""
+    d = _data(model, data)
+    Q = _batch(Q, d.nq, "Q", model)
+    V = _batch(V, d.nv, "V", model, Q.shape[0])
+    TAU = _batch(TAU, d.nv, "TAU", model, Q.shape[0])
+    out = np.empty((Q.shape[0], d.nv))
+    aba_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, 4 * numba.get_num_threads(), out)
+    return out
+
+
+def rnea_batch(model, Q, V, A, data=None):
+    """``rnea`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (numba prange); returns
+    TAU (B, nv)."""
+    d = _data(model, data)
+    Q = _batch(Q, d.nq, "Q", model)
+    V = _batch(V, d.nv, "V", model, Q.shape[0])
+    A = _batch(A, d.nv, "A", model, Q.shape[0])
+    out = np.empty((Q.shape[0], d.nv))
+    rnea_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), out)
+    return out

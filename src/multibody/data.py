@@ -1,0 +1,99 @@
+"""Data: the preallocated workspace of one Model (one per thread or process), and the packed model arrays.
+
+The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, so a call
+from Python passes few arguments:
+
+``mi`` (n, 7) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag;
+``mf`` (n, 31) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), jplace_R·axis 1 (3),
+mass, com (3), inertia about the com (xx, xy, xz, yy, yz, zz); row 0 (the ground) holds the gravity in
+columns 0..2.
+
+``Data(model)`` holds these (read-only) and a flat float workspace that the kernels overwrite; results are
+returned in fresh arrays. The algorithms in ``multibody.algorithms`` use a Data cached on the model when
+none is given; the kernels hold the GIL, so sharing it between Python threads is safe. Compiled code that
+calls the kernels directly (e.g. a fixed-step integrator loop) passes ``data.mi, data.mf, ..., data.work``.
+
+Example
+-------
+>>> import numpy as np
+>>> import multibody as mb
+>>> b = mb.ModelBuilder()
+>>> b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+'rod'
+>>> b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="rod")
+'hinge'
+>>> data = Data(b.build())
+>>> data.mi.shape, data.mf.shape
+((2, 7), (2, 31))
+"""
+import numpy as np
+
+from multibody.kernels.kinematics import (F_A1, F_A2, F_COM, F_IC, F_JP, F_JR, F_JRA1, F_MASS, MF_WIDTH, MI_WIDTH,
+                                          workspace_size)
+
+_CACHE_ATTR = "_multibody_data"
+
+
+def pack_model(model):
+    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring)."""
+    n = model.nbodies + 1
+    mi = np.zeros((n, MI_WIDTH), dtype=np.int64)
+    mf = np.zeros((n, MF_WIDTH), dtype=np.float64)
+    mi[:, 0] = model.parent
+    mi[:, 1] = model.jtype
+    mi[:, 2] = model.idx_q
+    mi[:, 3] = model.nq_j
+    mi[:, 4] = model.idx_v
+    mi[:, 5] = model.nv_j
+    R = np.asarray(model.jplace_R, dtype=np.float64).reshape(n, 3, 3)
+    mi[:, 6] = [1 if np.array_equal(R[i], np.eye(3)) else 0 for i in range(n)]
+    mf[:, F_JR:F_JR + 9] = R.reshape(n, 9)
+    mf[:, F_JP:F_JP + 3] = model.jplace_p
+    mf[:, F_A1:F_A1 + 3] = model.jaxis[:, 0, :]
+    mf[:, F_A2:F_A2 + 3] = model.jaxis[:, 1, :]
+    mf[:, F_JRA1:F_JRA1 + 3] = np.einsum("nij,nj->ni", R, model.jaxis[:, 0, :])
+    mf[:, F_MASS] = model.mass
+    mf[:, F_COM:F_COM + 3] = model.com
+    Ic = np.asarray(model.inertia_com, dtype=np.float64)
+    mf[:, F_IC:F_IC + 6] = np.stack([Ic[:, 0, 0], Ic[:, 0, 1], Ic[:, 0, 2], Ic[:, 1, 1], Ic[:, 1, 2], Ic[:, 2, 2]],
+                                    axis=1)
+    mf[0, :] = 0.0
+    mf[0, 0:3] = model.gravity
+    mi.flags.writeable = False
+    mf.flags.writeable = False
+    return mi, mf
+
+
+class Data:
+    """Preallocated workspace for one Model: ``Data(model)``.
+
+    Attributes: ``model``, ``nq``, ``nv``, ``nbodies``, the packed arrays ``mi`` and ``mf``, the flat
+    workspace ``work``, and ``no_fext`` (an empty (0, 6) array meaning "no external forces"). The kernels
+    write only into ``work``; make one Data per thread when calling kernels that release the GIL.
+    """
+
+    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext")
+
+    def __init__(self, model):
+        self.model = model
+        self.nq = int(model.nq)
+        self.nv = int(model.nv)
+        self.nbodies = int(model.nbodies)
+        self.mi, self.mf = pack_model(model)
+        self.work = np.zeros(workspace_size(self.nbodies + 1, self.nv))
+        self.no_fext = np.zeros((0, 6))
+
+    def __repr__(self):
+        return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"
+
+
+def default_data(model):
+    """The Data cached on ``model`` (created on first use). A cache only: the Model's arrays are unchanged."""
+    try:
+        return model.__dict__[_CACHE_ATTR]
+    except KeyError:
+        d = Data(model)
+        model.__dict__[_CACHE_ATTR] = d
+        return d
+    except AttributeError:  # an object without __dict__: no caching
+        return Data(model)

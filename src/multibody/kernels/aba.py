@@ -1,0 +1,207 @@
+"""Articulated-body algorithm (forward dynamics): q̈ = M(q)⁻¹ (τ − C(q, q̇) q̇ − g(q) + Jᵀ f_ext), in O(N).
+
+This is the separate-bodies method of seed 001 §3.5 (Vereshchagin's O(n) recursion, eqs. 3.172–3.179)
+generalized from chains to trees and to every joint type, written as the three passes of Featherstone's
+*Rigid Body Dynamics Algorithms* (RBDA), Table 7.1, with the book's names, in the ground-frame form of
+RBDA §7.2 (all spatial quantities in ground Plücker coordinates, so the hand-over of articulated inertias
+from a body to its parent needs no transform):
+
+Pass 1 (root -> leaves):  v_i = v_λ + S_i q̇_i,   c_i = Ṡ_i q̇_i,
+                          IA_i = I_i,   pA_i = v_i ×* I_i v_i − f_ext,i
+Pass 2 (leaves -> root):  U_i = IA_i S_i,   D_i = S_iᵀ U_i,   u_i = τ_i − S_iᵀ pA_i,
+                          Ia = IA_i − U_i D_i⁻¹ U_iᵀ,   pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i,
+                          IA_λ += Ia,   pA_λ += pa
+Pass 3 (root -> leaves):  a' = a_λ + c_i,   q̈_i = D_i⁻¹ (u_i − U_iᵀ a'),   a_i = a' + S_i q̈_i
+                          (gravity: a_0 = [0; −g])
+
+In seed 001's notation IA_i is M*_i (eq. 3.178), pA_i is −Q*_i (eq. 3.179), U_i D_i⁻¹ is M*_i S_i U_i⁻¹ and
+pass 3 is eq. 3.176 followed by eq. 3.174. One-degree-of-freedom joints take a scalar branch; joints with
+several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the small D_i in place.
+"""
+import numpy as np
+from numba import njit, prange
+
+from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
+                                          body_inertia_world, check_sizes, joint_placement_world, joint_velocity_world,
+                                          set_ground, workspace_views)
+from multibody.kernels.rnea import workspace_len
+from multibody.kernels.spatial import (force_cross_motion, load6, motion_cross_motion, rigid_inertia_times_motion,
+                                       store6, store_rigid_inertia_sym6, sym6_add_rank1_update, sym6_times)
+
+
+@njit(inline="always", cache=True)
+def invert_spd_inplace(A, r0, c0, n):
+    """Invert the small symmetric positive-definite block A[r0:r0+n, c0:c0+n] in place (Gauss–Jordan; the
+    pivots of an SPD matrix are positive, so no pivoting is needed)."""
+    for k in range(n):
+        piv = 1.0 / A[r0 + k, c0 + k]
+        A[r0 + k, c0 + k] = 1.0
+        for j in range(n):
+            A[r0 + k, c0 + j] *= piv
+        for i in range(n):
+            if i != k:
+                f = A[r0 + i, c0 + k]
+                A[r0 + i, c0 + k] = 0.0
+                for j in range(n):
+                    A[r0 + i, c0 + j] -= f * A[r0 + k, c0 + j]
+
+
+@njit(cache=True)
+def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
+    """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
+    origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
+    ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.data.Data``). Returns 0, or the position of
+    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed)."""
+    err = check_sizes(mi, q, v, tau, fext, work, qdd)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    IA = wb[:, B_IA:B_IA + 21]
+    set_ground(wb)
+    has_fext = fext.shape[0] == n
+    # ---- pass 1: velocities v, biases c, rigid-body IA and pA
+    for i in range(1, n):
+        par = mi[i, PARENT]
+        joint_placement_world(i, mi, mf, q, wb, wd)
+        vJ, cJ = joint_velocity_world(i, mi, v, wd)
+        vp = load6(wb, par, B_V)
+        vi = (vp[0] + vJ[0], vp[1] + vJ[1], vp[2] + vJ[2], vp[3] + vJ[3], vp[4] + vJ[4], vp[5] + vJ[5])
+        store6(wb, i, B_V, vi)
+        c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5], vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
+        store6(wb, i, B_C, (c[0] + cJ[0], c[1] + cJ[1], c[2] + cJ[2], c[3] + cJ[3], c[4] + cJ[4], c[5] + cJ[5]))
+        m, h, I = body_inertia_world(i, mf, wb)
+        store_rigid_inertia_sym6(IA, i, m, h, I)
+        Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
+        pA = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
+        if has_fext:
+            store6(wb, i, B_F, (pA[0] - fext[i, 0], pA[1] - fext[i, 1], pA[2] - fext[i, 2],
+                                pA[3] - fext[i, 3], pA[4] - fext[i, 4], pA[5] - fext[i, 5]))
+        else:
+            store6(wb, i, B_F, pA)
+    # ---- pass 2: articulated-body inertias IA and bias forces pA
+    for i in range(n - 1, 0, -1):
+        par = mi[i, PARENT]
+        iv = mi[i, IV]
+        nvi = mi[i, NV]
+        c = load6(wb, i, B_C)
+        pA = load6(wb, i, B_F)
+        if nvi == 1:
+            S = load6(wd, iv, 0)
+            U = sym6_times(IA, i, S[0], S[1], S[2], S[3], S[4], S[5])
+            D = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
+            Dinv = 1.0 / D
+            u = tau[iv] - (S[0] * pA[0] + S[1] * pA[1] + S[2] * pA[2] + S[3] * pA[3] + S[4] * pA[4]
+                           + S[5] * pA[5])
+            store6(wd, iv, D_U, U)
+            wd[iv, D_u] = u
+            wd[iv, D_DINV] = Dinv
+            if par > 0:
+                # pa = pA + Ia c + U D⁻¹ u  with  Ia c = IA c − U D⁻¹ Uᵀ c
+                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+                s = (u - (U[0] * c[0] + U[1] * c[1] + U[2] * c[2] + U[3] * c[3] + U[4] * c[4]
+                          + U[5] * c[5])) * Dinv
+                for k in range(6):
+                    wb[par, B_F + k] += pA[k] + IAc[k] + U[k] * s
+                sym6_add_rank1_update(IA, par, IA, i, Dinv, U[0], U[1], U[2], U[3], U[4], U[5])
+        elif nvi == 0:
+            if par > 0:
+                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+                for k in range(6):
+                    wb[par, B_F + k] += pA[k] + IAc[k]
+                for k in range(21):
+                    IA[par, k] += IA[i, k]
+        else:
+            for k in range(iv, iv + nvi):
+                U = sym6_times(IA, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+                store6(wd, k, D_U, U)
+                wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
+                                       + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
+            for k in range(nvi):
+                for l in range(nvi):
+                    s = 0.0
+                    for r in range(6):
+                        s += wd[iv + k, r] * wd[iv + l, D_U + r]
+                    wd[iv + k, D_DINV + l] = s
+            invert_spd_inplace(wd, iv, D_DINV, nvi)
+            # UD = U D⁻¹ (column k of UD in row iv + k)
+            for k in range(nvi):
+                for r in range(6):
+                    s = 0.0
+                    for l in range(nvi):
+                        s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
+                    wd[iv + k, D_UD + r] = s
+            if par > 0:
+                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+                for k in range(6):
+                    wb[par, B_F + k] += pA[k] + IAc[k]
+                for k in range(iv, iv + nvi):
+                    s = wd[k, D_u] - (wd[k, D_U] * c[0] + wd[k, D_U + 1] * c[1] + wd[k, D_U + 2] * c[2]
+                                      + wd[k, D_U + 3] * c[3] + wd[k, D_U + 4] * c[4] + wd[k, D_U + 5] * c[5])
+                    for r in range(6):
+                        wb[par, B_F + r] += wd[k, D_UD + r] * s
+                e = 0
+                for r in range(6):
+                    for cc in range(r, 6):
+                        s = IA[i, e]
+                        for k in range(iv, iv + nvi):
+                            s -= wd[k, D_UD + r] * wd[k, D_U + cc]
+                        IA[par, e] += s
+                        e += 1
+    # ---- pass 3: accelerations
+    wb[0, B_A + 3] = -mf[0, 0]
+    wb[0, B_A + 4] = -mf[0, 1]
+    wb[0, B_A + 5] = -mf[0, 2]
+    for i in range(1, n):
+        par = mi[i, PARENT]
+        iv = mi[i, IV]
+        nvi = mi[i, NV]
+        a0 = wb[par, B_A] + wb[i, B_C]
+        a1 = wb[par, B_A + 1] + wb[i, B_C + 1]
+        a2 = wb[par, B_A + 2] + wb[i, B_C + 2]
+        a3 = wb[par, B_A + 3] + wb[i, B_C + 3]
+        a4 = wb[par, B_A + 4] + wb[i, B_C + 4]
+        a5 = wb[par, B_A + 5] + wb[i, B_C + 5]
+        if nvi == 1:
+            x = wd[iv, D_DINV] * (wd[iv, D_u] - (wd[iv, D_U] * a0 + wd[iv, D_U + 1] * a1 + wd[iv, D_U + 2] * a2
+                                                  + wd[iv, D_U + 3] * a3 + wd[iv, D_U + 4] * a4
+                                                  + wd[iv, D_U + 5] * a5))
+            qdd[iv] = x
+            a0 += wd[iv, 0] * x
+            a1 += wd[iv, 1] * x
+            a2 += wd[iv, 2] * x
+            a3 += wd[iv, 3] * x
+            a4 += wd[iv, 4] * x
+            a5 += wd[iv, 5] * x
+        elif nvi > 1:
+            # q̈ = D⁻¹ u − (U D⁻¹)ᵀ a'
+            for k in range(iv, iv + nvi):
+                x = -(wd[k, D_UD] * a0 + wd[k, D_UD + 1] * a1 + wd[k, D_UD + 2] * a2 + wd[k, D_UD + 3] * a3
+                      + wd[k, D_UD + 4] * a4 + wd[k, D_UD + 5] * a5)
+                for l in range(nvi):
+                    x += wd[k, D_DINV + l] * wd[iv + l, D_u]
+                qdd[k] = x
+            for k in range(iv, iv + nvi):
+                x = qdd[k]
+                a0 += wd[k, 0] * x
+                a1 += wd[k, 1] * x
+                a2 += wd[k, 2] * x
+                a3 += wd[k, 3] * x
+                a4 += wd[k, 4] * x
+                a5 += wd[k, 5] * x
+        store6(wb, i, B_A, (a0, a1, a2, a3, a4, a5))
+    return 0
+
+
+@njit(parallel=True, cache=True)
+def aba_batch_kernel(mi, mf, Q, V, TAU, fext, nchunk, QDD):
+    """``aba_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD, in parallel (numba prange);
+    ``nchunk`` chunks of rows (a few per thread), each with its own workspace."""
+    nb = Q.shape[0]
+    nchunk = min(nb, nchunk)
+    if nchunk <= 0:
+        return
+    work = np.empty((nchunk, workspace_len(mi.shape[0], V.shape[1])))
+    for ch in prange(nchunk):
+        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
+            aba_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], QDD[b])

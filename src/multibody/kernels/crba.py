@@ -1,0 +1,54 @@
+"""Composite-rigid-body algorithm: the joint-space mass matrix M(q).
+
+Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), §6.2 and Table 6.2, in the ground-frame form: the
+composite inertia of the subtree of body i is I^c_i = I_i + Σ_children I^c_j (a plain sum, since all
+inertias are about the ground origin in ground coordinates), F = I^c_i S_i, and M_ji = S_jᵀ F for j = i and
+every ancestor of i. M is the kinetic-energy matrix T = ½ q̇ᵀ M q̇ of seed 001 §3.4 (eq. 3.118's A(q)).
+"""
+from numba import njit
+
+from multibody.kernels.kinematics import (B_IA, IQ, IV, NQ, NV, PARENT, body_inertia_world, joint_placement_world,
+                                          set_ground, workspace_views)
+from multibody.kernels.rnea import workspace_len
+from multibody.kernels.spatial import store_rigid_inertia_sym6, sym6_add, sym6_times
+
+
+@njit(cache=True)
+def crba_kernel(mi, mf, q, work, M):
+    """M(q) into the (nv, nv) array ``M``. Returns 0, or 1 when q, 5 when ``work``, 6 when M does not fit
+    the model (``kinematics.check_sizes``; nothing is computed)."""
+    n = mi.shape[0]
+    nv = M.shape[0]
+    if q.shape[0] != mi[n - 1, IQ] + mi[n - 1, NQ]:
+        return 1
+    if work.shape[0] < workspace_len(n, nv):
+        return 5
+    if nv != mi[n - 1, IV] + mi[n - 1, NV] or M.shape[1] != nv:
+        return 6
+    wb, wd = workspace_views(work, n, nv)
+    Ic = wb[:, B_IA:B_IA + 21]
+    set_ground(wb)
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
+    # ---- pass 1: placements, motion subspaces, body inertias
+    for i in range(1, n):
+        joint_placement_world(i, mi, mf, q, wb, wd)
+        m, h, I = body_inertia_world(i, mf, wb)
+        store_rigid_inertia_sym6(Ic, i, m, h, I)
+    # ---- pass 2: composite inertias and the columns of M
+    for i in range(n - 1, 0, -1):
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            F = sym6_times(Ic, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+            j = i
+            while j > 0:
+                for l in range(mi[j, IV], mi[j, IV] + mi[j, NV]):
+                    x = (wd[l, 0] * F[0] + wd[l, 1] * F[1] + wd[l, 2] * F[2] + wd[l, 3] * F[3]
+                         + wd[l, 4] * F[4] + wd[l, 5] * F[5])
+                    M[l, k] = x
+                    M[k, l] = x
+                j = mi[j, PARENT]
+        par = mi[i, PARENT]
+        if par > 0:
+            sym6_add(Ic, par, Ic, i)
+    return 0

@@ -1,0 +1,425 @@
+"""Forward kinematics of a tree: placements, velocities, accelerations of every body, and points fixed in bodies.
+
+The kernels read the packed model arrays of ``multibody.data`` (``mi`` integers, ``mf`` floats, one row per
+body, see ``multibody.data.pack_model``) and write into a preallocated workspace. Bodies are numbered
+regularly (seed 001 §1.1.2), so one loop ``for i in range(1, n)`` sweeps from the root to the leaves.
+
+World convention. Spatial vectors are ``[angular; linear]`` Plücker coordinates of the *ground* frame: a body
+velocity is ``[ω; v_O]`` with v_O the velocity of the body point at the ground origin, so the velocity of
+a child is its parent's plus the joint's, ``v_i = v_λ(i) + S_i q̇_i`` with the columns of ``S_i`` (the joint's
+motion subspace, seed 001 §3.4: the angular and linear "partial velocities") expressed in ground coordinates.
+This is the formulation of Featherstone's RBDA §7.2 (and of Pinocchio's world-frame algorithms); it needs no
+6x6 transforms between bodies, only the joint placements.
+
+Acceleration: ``a_i = a_λ(i) + S_i q̈_i + c_i`` with the bias ``c_i = Ṡ_i q̇_i`` (RBDA eq. 7.35). A column of
+S fixed in the parent moves with the parent, d/dt s = v_λ × s; a column fixed in the child moves with the
+child, d/dt s = v_i × s. Hence ``c_i = v_λ × (S_i q̇_i) + c_J`` where the intra-joint term ``c_J`` is zero
+except for the Universal joint (θ̇₁θ̇₂ s₁ × s₂: s₁ is fixed in the parent, s₂ in the child) and the Planar
+joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from multibody.kernels.spatial import (cross3, load3, load9, mat3_mul, mat3_vec, motion_cross_motion,
+                                       quat_to_rotation, rigid_inertia_times_motion, rigid_inertia_world,
+                                       rotation_axis_angle, rotation_z)
+
+# joint type codes (multibody.model.joints)
+FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = range(8)
+
+# columns of the packed integer model array ``mi``
+PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID = range(7)
+MI_WIDTH = 7
+# columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2)
+F_JR, F_JP, F_A1, F_A2, F_JRA1, F_MASS, F_COM, F_IC = 0, 9, 12, 15, 18, 21, 22, 25
+MF_WIDTH = 31
+
+# per-body workspace columns (array ``wb`` of shape (n, WB_WIDTH))
+B_R, B_P, B_V, B_C, B_A, B_F, B_IA = 0, 9, 12, 18, 24, 30, 36
+WB_WIDTH = 57
+# per-velocity-coordinate workspace columns (array ``wd`` of shape (nv, WD_WIDTH))
+D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
+WD_WIDTH = 25
+
+
+@njit(inline="always", cache=True)
+def workspace_views(work, n, nv):
+    """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd``."""
+    wb = work[: n * WB_WIDTH].reshape((n, WB_WIDTH))
+    wd = work[n * WB_WIDTH: n * WB_WIDTH + nv * WD_WIDTH].reshape((nv, WD_WIDTH))
+    return wb, wd
+
+
+@njit(inline="always", cache=True)
+def check_sizes(mi, q, v, x, fext, work, out):
+    """0 when the argument sizes fit the model, else the position of the first bad one: 1 q (nq), 2 v (nv),
+    3 x (nv: τ or q̈), 4 fext ((0, 6) or (n, 6)), 5 work (``workspace_size``), 6 out (nv). Numba does not
+    check bounds, so every kernel called from Python checks its arguments with this first."""
+    n = mi.shape[0]
+    nq = mi[n - 1, IQ] + mi[n - 1, NQ]
+    nv = mi[n - 1, IV] + mi[n - 1, NV]
+    if q.shape[0] != nq:
+        return 1
+    if v.shape[0] != nv:
+        return 2
+    if x.shape[0] != nv:
+        return 3
+    if fext.shape[1] != 6 or (fext.shape[0] != 0 and fext.shape[0] != n):
+        return 4
+    if work.shape[0] < n * WB_WIDTH + nv * WD_WIDTH:
+        return 5
+    if out.shape[0] != nv:
+        return 6
+    return 0
+
+
+def workspace_size(n, nv):
+    """Length of the flat workspace for n bodies (ground included) and nv velocity coordinates."""
+    return n * WB_WIDTH + nv * WD_WIDTH
+
+
+@njit(inline="always", cache=True)
+def _store_R_p(wb, i, R, p0, p1, p2):
+    for k in range(9):
+        wb[i, B_R + k] = R[k]
+    wb[i, B_P] = p0
+    wb[i, B_P + 1] = p1
+    wb[i, B_P + 2] = p2
+
+
+@njit(inline="always", cache=True)
+def _store_col(wd, k, w0, w1, w2, v0, v1, v2):
+    wd[k, 0] = w0
+    wd[k, 1] = w1
+    wd[k, 2] = w2
+    wd[k, 3] = v0
+    wd[k, 4] = v1
+    wd[k, 5] = v2
+
+
+@njit(inline="always", cache=True)
+def _store_rotation_col(wd, k, p0, p1, p2, a0, a1, a2):
+    """Column of a rotation about the unit axis a through the point p: [a; p × a]."""
+    m0, m1, m2 = cross3(p0, p1, p2, a0, a1, a2)
+    _store_col(wd, k, a0, a1, a2, m0, m1, m2)
+
+
+@njit(inline="always", cache=True)
+def joint_placement_world(i, mi, mf, q, wb, wd):
+    """Placement (R_i, p_i) of body i in ground coordinates and the ground-frame columns of its motion subspace.
+
+    Reads the parent's placement from ``wb``; writes R_i (row-major) and p_i into ``wb[i]`` and the joint's
+    columns S_k = [s_ω; s_v] into ``wd[idx_v + k, 0:6]``. The joint frame is the placement (jR, jp) in the
+    parent; the child frame is the joint frame moved by the joint coordinates (docs/model-arrays.md).
+    """
+    par = mi[i, PARENT]
+    jt = mi[i, JTYPE]
+    iq = mi[i, IQ]
+    iv = mi[i, IV]
+    Rp = (wb[par, 0], wb[par, 1], wb[par, 2], wb[par, 3], wb[par, 4], wb[par, 5], wb[par, 6], wb[par, 7],
+          wb[par, 8])
+    pp0 = wb[par, B_P]
+    pp1 = wb[par, B_P + 1]
+    pp2 = wb[par, B_P + 2]
+    # joint frame in ground coordinates: Rj = Rp jR, oj = pp + Rp jp
+    d0, d1, d2 = mat3_vec(Rp, mf[i, F_JP], mf[i, F_JP + 1], mf[i, F_JP + 2])
+    o0 = pp0 + d0
+    o1 = pp1 + d1
+    o2 = pp2 + d2
+    if mi[i, ROT_ID] == 1:
+        Rj = Rp
+    else:
+        Rj = mat3_mul(Rp, (mf[i, 0], mf[i, 1], mf[i, 2], mf[i, 3], mf[i, 4], mf[i, 5], mf[i, 6], mf[i, 7],
+                           mf[i, 8]))
+    a0 = mf[i, F_A1]
+    a1 = mf[i, F_A1 + 1]
+    a2 = mf[i, F_A1 + 2]
+    if jt == REVOLUTE:
+        th = q[iq]
+        Ri = mat3_mul(Rj, rotation_axis_angle(a0, a1, a2, math.cos(th), math.sin(th)))
+        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
+        _store_R_p(wb, i, Ri, o0, o1, o2)
+        _store_rotation_col(wd, iv, o0, o1, o2, w0, w1, w2)
+    elif jt == PRISMATIC:
+        d = q[iq]
+        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
+        _store_R_p(wb, i, Rj, o0 + d * w0, o1 + d * w1, o2 + d * w2)
+        _store_col(wd, iv, 0.0, 0.0, 0.0, w0, w1, w2)
+    elif jt == CYLINDRICAL:
+        th = q[iq]
+        d = q[iq + 1]
+        Ri = mat3_mul(Rj, rotation_axis_angle(a0, a1, a2, math.cos(th), math.sin(th)))
+        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
+        _store_R_p(wb, i, Ri, o0 + d * w0, o1 + d * w1, o2 + d * w2)
+        _store_rotation_col(wd, iv, o0, o1, o2, w0, w1, w2)
+        _store_col(wd, iv + 1, 0.0, 0.0, 0.0, w0, w1, w2)
+    elif jt == UNIVERSAL:
+        t1 = q[iq]
+        t2 = q[iq + 1]
+        b0 = mf[i, F_A2]
+        b1 = mf[i, F_A2 + 1]
+        b2 = mf[i, F_A2 + 2]
+        R1 = mat3_mul(Rj, rotation_axis_angle(a0, a1, a2, math.cos(t1), math.sin(t1)))
+        Ri = mat3_mul(R1, rotation_axis_angle(b0, b1, b2, math.cos(t2), math.sin(t2)))
+        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
+        u0, u1, u2 = mat3_vec(R1, b0, b1, b2)
+        _store_R_p(wb, i, Ri, o0, o1, o2)
+        _store_rotation_col(wd, iv, o0, o1, o2, w0, w1, w2)
+        _store_rotation_col(wd, iv + 1, o0, o1, o2, u0, u1, u2)
+    elif jt == SPHERICAL:
+        qw = q[iq]
+        qx = q[iq + 1]
+        qy = q[iq + 2]
+        qz = q[iq + 3]
+        s = 1.0 / math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+        Ri = mat3_mul(Rj, quat_to_rotation(qw * s, qx * s, qy * s, qz * s))
+        _store_R_p(wb, i, Ri, o0, o1, o2)
+        # ω in child coordinates: columns are the child axes R_i e_k through the child origin
+        _store_rotation_col(wd, iv, o0, o1, o2, Ri[0], Ri[3], Ri[6])
+        _store_rotation_col(wd, iv + 1, o0, o1, o2, Ri[1], Ri[4], Ri[7])
+        _store_rotation_col(wd, iv + 2, o0, o1, o2, Ri[2], Ri[5], Ri[8])
+    elif jt == PLANAR:
+        x = q[iq]
+        y = q[iq + 1]
+        th = q[iq + 2]
+        Ri = mat3_mul(Rj, rotation_z(math.cos(th), math.sin(th)))
+        p0 = o0 + Rj[0] * x + Rj[1] * y
+        p1 = o1 + Rj[3] * x + Rj[4] * y
+        p2 = o2 + Rj[6] * x + Rj[7] * y
+        _store_R_p(wb, i, Ri, p0, p1, p2)
+        _store_col(wd, iv, 0.0, 0.0, 0.0, Rj[0], Rj[3], Rj[6])
+        _store_col(wd, iv + 1, 0.0, 0.0, 0.0, Rj[1], Rj[4], Rj[7])
+        _store_rotation_col(wd, iv + 2, p0, p1, p2, Rj[2], Rj[5], Rj[8])
+    elif jt == FREE:
+        x = q[iq]
+        y = q[iq + 1]
+        z = q[iq + 2]
+        qw = q[iq + 3]
+        qx = q[iq + 4]
+        qy = q[iq + 5]
+        qz = q[iq + 6]
+        s = 1.0 / math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+        Ri = mat3_mul(Rj, quat_to_rotation(qw * s, qx * s, qy * s, qz * s))
+        e0, e1, e2 = mat3_vec(Rj, x, y, z)
+        p0 = o0 + e0
+        p1 = o1 + e1
+        p2 = o2 + e2
+        _store_R_p(wb, i, Ri, p0, p1, p2)
+        # v = [ω; v] of the child origin in child coordinates
+        _store_rotation_col(wd, iv, p0, p1, p2, Ri[0], Ri[3], Ri[6])
+        _store_rotation_col(wd, iv + 1, p0, p1, p2, Ri[1], Ri[4], Ri[7])
+        _store_rotation_col(wd, iv + 2, p0, p1, p2, Ri[2], Ri[5], Ri[8])
+        _store_col(wd, iv + 3, 0.0, 0.0, 0.0, Ri[0], Ri[3], Ri[6])
+        _store_col(wd, iv + 4, 0.0, 0.0, 0.0, Ri[1], Ri[4], Ri[7])
+        _store_col(wd, iv + 5, 0.0, 0.0, 0.0, Ri[2], Ri[5], Ri[8])
+    else:  # FIXED
+        _store_R_p(wb, i, Rj, o0, o1, o2)
+
+
+@njit(inline="always", cache=True)
+def joint_velocity_world(i, mi, v, wd):
+    """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
+
+    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring and RBDA eq. 7.35)."""
+    jt = mi[i, JTYPE]
+    iv = mi[i, IV]
+    nv = mi[i, NV]
+    j0 = 0.0
+    j1 = 0.0
+    j2 = 0.0
+    j3 = 0.0
+    j4 = 0.0
+    j5 = 0.0
+    for k in range(iv, iv + nv):
+        vk = v[k]
+        j0 += wd[k, 0] * vk
+        j1 += wd[k, 1] * vk
+        j2 += wd[k, 2] * vk
+        j3 += wd[k, 3] * vk
+        j4 += wd[k, 4] * vk
+        j5 += wd[k, 5] * vk
+    c0 = 0.0
+    c1 = 0.0
+    c2 = 0.0
+    c3 = 0.0
+    c4 = 0.0
+    c5 = 0.0
+    if jt == UNIVERSAL:
+        # θ̇1 θ̇2 (s1 × s2): s1 is fixed in the parent, s2 in the child
+        k = v[iv] * v[iv + 1]
+        c0, c1, c2, c3, c4, c5 = motion_cross_motion(
+            k * wd[iv, 0], k * wd[iv, 1], k * wd[iv, 2], k * wd[iv, 3], k * wd[iv, 4], k * wd[iv, 5],
+            wd[iv + 1, 0], wd[iv + 1, 1], wd[iv + 1, 2], wd[iv + 1, 3], wd[iv + 1, 4], wd[iv + 1, 5])
+    elif jt == PLANAR:
+        # (s_x ẋ + s_y ẏ) × s_θ θ̇: the sliding directions are fixed in the parent, the hinge in the child
+        vx = v[iv]
+        vy = v[iv + 1]
+        vt = v[iv + 2]
+        c0, c1, c2, c3, c4, c5 = motion_cross_motion(
+            0.0, 0.0, 0.0, wd[iv, 3] * vx + wd[iv + 1, 3] * vy, wd[iv, 4] * vx + wd[iv + 1, 4] * vy,
+            wd[iv, 5] * vx + wd[iv + 1, 5] * vy,
+            vt * wd[iv + 2, 0], vt * wd[iv + 2, 1], vt * wd[iv + 2, 2], vt * wd[iv + 2, 3], vt * wd[iv + 2, 4],
+            vt * wd[iv + 2, 5])
+    return (j0, j1, j2, j3, j4, j5), (c0, c1, c2, c3, c4, c5)
+
+
+@njit(inline="always", cache=True)
+def set_ground(wb):
+    """Body 0 (the ground) at the origin with identity rotation, at rest."""
+    for k in range(WB_WIDTH):
+        wb[0, k] = 0.0
+    wb[0, 0] = 1.0
+    wb[0, 4] = 1.0
+    wb[0, 8] = 1.0
+
+
+@njit(inline="always", cache=True)
+def body_inertia_world(i, mf, wb):
+    """(m, h, I_O) of body i about the ground origin in ground coordinates (see ``rigid_inertia_world``)."""
+    R = load9(wb, i)
+    p = (wb[i, B_P], wb[i, B_P + 1], wb[i, B_P + 2])
+    c = (mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2])
+    Ic = (mf[i, F_IC], mf[i, F_IC + 1], mf[i, F_IC + 2], mf[i, F_IC + 3], mf[i, F_IC + 4], mf[i, F_IC + 5])
+    m = mf[i, F_MASS]
+    h, I = rigid_inertia_world(R, p, m, c, Ic)
+    return m, h, I
+
+
+@njit(cache=True)
+def kinematics_kernel(mi, mf, q, v, qdd, work, level):
+    """Forward kinematics (RBDA §3.3 / Table 5.1 first pass; seed 001 §3.4): placements (level 0), body
+    velocities (level ≥ 1) and spatial accelerations without gravity (level 2) of every body, ground frame,
+    into the workspace (``wb`` columns B_R, B_P, B_V, B_A; the motion subspaces into ``wd``)."""
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    set_ground(wb)
+    for i in range(1, n):
+        par = mi[i, PARENT]
+        joint_placement_world(i, mi, mf, q, wb, wd)
+        if level >= 1:
+            vJ, cJ = joint_velocity_world(i, mi, v, wd)
+            vp = (wb[par, B_V], wb[par, B_V + 1], wb[par, B_V + 2], wb[par, B_V + 3], wb[par, B_V + 4],
+                  wb[par, B_V + 5])
+            for k in range(6):
+                wb[i, B_V + k] = vp[k] + vJ[k]
+            if level >= 2:
+                c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5],
+                                        vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
+                for k in range(6):
+                    wb[i, B_A + k] = wb[par, B_A + k] + c[k] + cJ[k]
+                for kk in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+                    for k in range(6):
+                        wb[i, B_A + k] += wd[kk, k] * qdd[kk]
+
+
+@njit(cache=True)
+def body_frames_kernel(mi, mf, q, v, qdd, work, level, R_out, p_out, vel_out, acc_out):
+    """Placements (R, p), classical velocities [ω; ṗ] and accelerations [ω̇; p̈] of every body origin in
+    ground coordinates (``level`` 0: placements, 1: + velocities, 2: + accelerations)."""
+    kinematics_kernel(mi, mf, q, v, qdd, work, level)
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    for i in range(n):
+        for r in range(3):
+            for c in range(3):
+                R_out[i, r, c] = wb[i, B_R + 3 * r + c]
+            p_out[i, r] = wb[i, B_P + r]
+        if level >= 1:
+            w0, w1, w2 = wb[i, B_V], wb[i, B_V + 1], wb[i, B_V + 2]
+            # velocity of the body origin p: v_O + ω × p
+            x0, x1, x2 = cross3(w0, w1, w2, p_out[i, 0], p_out[i, 1], p_out[i, 2])
+            vel_out[i, 0] = w0
+            vel_out[i, 1] = w1
+            vel_out[i, 2] = w2
+            vel_out[i, 3] = wb[i, B_V + 3] + x0
+            vel_out[i, 4] = wb[i, B_V + 4] + x1
+            vel_out[i, 5] = wb[i, B_V + 5] + x2
+            if level >= 2:
+                # p̈ = a_O + ω̇ × p + ω × ṗ
+                al0, al1, al2 = wb[i, B_A], wb[i, B_A + 1], wb[i, B_A + 2]
+                y0, y1, y2 = cross3(al0, al1, al2, p_out[i, 0], p_out[i, 1], p_out[i, 2])
+                z0, z1, z2 = cross3(w0, w1, w2, vel_out[i, 3], vel_out[i, 4], vel_out[i, 5])
+                acc_out[i, 0] = al0
+                acc_out[i, 1] = al1
+                acc_out[i, 2] = al2
+                acc_out[i, 3] = wb[i, B_A + 3] + y0 + z0
+                acc_out[i, 4] = wb[i, B_A + 4] + y1 + z1
+                acc_out[i, 5] = wb[i, B_A + 5] + y2 + z2
+
+
+@njit(cache=True)
+def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, vel_out, jac_out):
+    """Position (ground coordinates) of the point r fixed in ``body`` (body coordinates), its velocity, and
+    the Jacobian ∂ṙ/∂v (3 x nv): column k is s_v + s_ω × x for the coordinates on the path from the body to
+    the ground (seed 001 §3.4: the linear partial velocities of a point), zero elsewhere."""
+    n = mi.shape[0]
+    nv = v.shape[0]
+    wb, wd = workspace_views(work, n, nv)
+    set_ground(wb)
+    # placements of the bodies on the path only would suffice; the bodies are few and the pass is O(N)
+    for i in range(1, body + 1):
+        joint_placement_world(i, mi, mf, q, wb, wd)
+    R = load9(wb, body)
+    d0, d1, d2 = mat3_vec(R, r0, r1, r2)
+    x0 = wb[body, B_P] + d0
+    x1 = wb[body, B_P + 1] + d1
+    x2 = wb[body, B_P + 2] + d2
+    pos_out[0] = x0
+    pos_out[1] = x1
+    pos_out[2] = x2
+    for k in range(jac_out.shape[1]):
+        jac_out[0, k] = 0.0
+        jac_out[1, k] = 0.0
+        jac_out[2, k] = 0.0
+    vel_out[0] = 0.0
+    vel_out[1] = 0.0
+    vel_out[2] = 0.0
+    i = body
+    while i > 0:
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            e0, e1, e2 = cross3(wd[k, 0], wd[k, 1], wd[k, 2], x0, x1, x2)
+            j0 = wd[k, 3] + e0
+            j1 = wd[k, 4] + e1
+            j2 = wd[k, 5] + e2
+            if jac_out.shape[1] > 0:
+                jac_out[0, k] = j0
+                jac_out[1, k] = j1
+                jac_out[2, k] = j2
+            if with_velocity:
+                vel_out[0] += j0 * v[k]
+                vel_out[1] += j1 * v[k]
+                vel_out[2] += j2 * v[k]
+        i = mi[i, PARENT]
+
+
+@njit(cache=True)
+def com_kernel(mi, mf, q, v, work, out):
+    """Total mass, centre of mass and linear momentum of the system in ground coordinates:
+    out = (M, c (3), p (3))."""
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    set_ground(wb)
+    for k in range(7):
+        out[k] = 0.0
+    for i in range(1, n):
+        par = mi[i, PARENT]
+        joint_placement_world(i, mi, mf, q, wb, wd)
+        vJ, cJ = joint_velocity_world(i, mi, v, wd)
+        for k in range(6):
+            wb[i, B_V + k] = wb[par, B_V + k] + vJ[k]
+        m, h, I = body_inertia_world(i, mf, wb)
+        f = rigid_inertia_times_motion(m, h, I, wb[i, B_V], wb[i, B_V + 1], wb[i, B_V + 2],
+                                       wb[i, B_V + 3], wb[i, B_V + 4], wb[i, B_V + 5])
+        out[0] += m
+        out[1] += h[0]
+        out[2] += h[1]
+        out[3] += h[2]
+        out[4] += f[3]
+        out[5] += f[4]
+        out[6] += f[5]
+    if out[0] > 0.0:
+        out[1] /= out[0]
+        out[2] /= out[0]
+        out[3] /= out[0]

@@ -1,0 +1,100 @@
+"""Recursive Newton–Euler algorithm (inverse dynamics): τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Jᵀ f_ext.
+
+Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), §5.3 and Table 5.1, in the ground-frame ("world")
+form of RBDA §7.2; it is the inverse of the separate-bodies recursion of seed 001 §3.5: each body's
+Newton–Euler equation (seed 001 eq. 3.172, M_n w_n = Q_n + R_n) is solved for the joint reaction, and the
+joint torque is its projection on the motion subspace (seed 001 eq. 3.175, S_nᵀ R_n).
+
+Pass 1 (root -> leaves): v_i = v_λ + S_i q̇_i,  a_i = a_λ + S_i q̈_i + c_i,
+                         f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i           (gravity: a_0 = [0; −g])
+Pass 2 (leaves -> root): τ_i = S_iᵀ f_i,  f_λ += f_i
+"""
+import numpy as np
+from numba import njit, prange
+
+from multibody.kernels.kinematics import (B_A, B_F, B_V, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, body_inertia_world,
+                                          check_sizes, joint_placement_world, joint_velocity_world, set_ground,
+                                          workspace_views)
+from multibody.kernels.spatial import (force_cross_motion, load6, motion_cross_motion, rigid_inertia_times_motion,
+                                       store6)
+
+
+@njit(cache=True)
+def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
+    """τ for (q, q̇ = v, q̈ = a) into ``tau``. ``fext`` is (n, 6) — spatial forces [moment about the ground
+    origin; force] on each body in ground coordinates — or (0, 6) for none. Returns 0, or the position of the
+    first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed)."""
+    err = check_sizes(mi, q, v, a, fext, work, tau)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    set_ground(wb)
+    wb[0, B_A + 3] = -mf[0, 0]
+    wb[0, B_A + 4] = -mf[0, 1]
+    wb[0, B_A + 5] = -mf[0, 2]
+    has_fext = fext.shape[0] == n
+    # ---- pass 1: velocities, accelerations, body forces
+    for i in range(1, n):
+        par = mi[i, PARENT]
+        iv = mi[i, IV]
+        joint_placement_world(i, mi, mf, q, wb, wd)
+        vJ, cJ = joint_velocity_world(i, mi, v, wd)
+        vp = load6(wb, par, B_V)
+        c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5], vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
+        a0 = wb[par, B_A] + c[0] + cJ[0]
+        a1 = wb[par, B_A + 1] + c[1] + cJ[1]
+        a2 = wb[par, B_A + 2] + c[2] + cJ[2]
+        a3 = wb[par, B_A + 3] + c[3] + cJ[3]
+        a4 = wb[par, B_A + 4] + c[4] + cJ[4]
+        a5 = wb[par, B_A + 5] + c[5] + cJ[5]
+        for k in range(iv, iv + mi[i, NV]):
+            ak = a[k]
+            a0 += wd[k, 0] * ak
+            a1 += wd[k, 1] * ak
+            a2 += wd[k, 2] * ak
+            a3 += wd[k, 3] * ak
+            a4 += wd[k, 4] * ak
+            a5 += wd[k, 5] * ak
+        vi = (vp[0] + vJ[0], vp[1] + vJ[1], vp[2] + vJ[2], vp[3] + vJ[3], vp[4] + vJ[4], vp[5] + vJ[5])
+        store6(wb, i, B_V, vi)
+        store6(wb, i, B_A, (a0, a1, a2, a3, a4, a5))
+        m, h, I = body_inertia_world(i, mf, wb)
+        Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
+        Ia = rigid_inertia_times_motion(m, h, I, a0, a1, a2, a3, a4, a5)
+        g = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
+        if has_fext:
+            store6(wb, i, B_F, (Ia[0] + g[0] - fext[i, 0], Ia[1] + g[1] - fext[i, 1], Ia[2] + g[2] - fext[i, 2],
+                                Ia[3] + g[3] - fext[i, 3], Ia[4] + g[4] - fext[i, 4], Ia[5] + g[5] - fext[i, 5]))
+        else:
+            store6(wb, i, B_F, (Ia[0] + g[0], Ia[1] + g[1], Ia[2] + g[2], Ia[3] + g[3], Ia[4] + g[4], Ia[5] + g[5]))
+    # ---- pass 2: joint forces
+    for i in range(n - 1, 0, -1):
+        par = mi[i, PARENT]
+        f = load6(wb, i, B_F)
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            tau[k] = (wd[k, 0] * f[0] + wd[k, 1] * f[1] + wd[k, 2] * f[2] + wd[k, 3] * f[3] + wd[k, 4] * f[4]
+                      + wd[k, 5] * f[5])
+        if par > 0:
+            for k in range(6):
+                wb[par, B_F + k] += f[k]
+    return 0
+
+
+@njit(cache=True)
+def workspace_len(n, nv):
+    return n * WB_WIDTH + nv * WD_WIDTH
+
+
+@njit(parallel=True, cache=True)
+def rnea_batch_kernel(mi, mf, Q, V, A, fext, nchunk, TAU):
+    """``rnea_kernel`` for every row of Q, V, A (leading batch axis) into TAU, in parallel (numba prange);
+    ``nchunk`` chunks of rows (a few per thread), each with its own workspace."""
+    nb = Q.shape[0]
+    nchunk = min(nb, nchunk)
+    if nchunk <= 0:
+        return
+    work = np.empty((nchunk, workspace_len(mi.shape[0], V.shape[1])))
+    for ch in prange(nchunk):
+        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
+            rnea_kernel(mi, mf, Q[b], V[b], A[b], fext, work[ch], TAU[b])

@@ -1,0 +1,390 @@
+"""6-D spatial algebra, scalar-unrolled, for the O(N) kernels.
+
+Conventions (``docs/model-arrays.md``): spatial vectors are ``[angular; linear]``. A motion vector
+``m = [ω; v]`` and a force vector ``f = [n; f]`` are in Plücker coordinates of some frame; the kernels use the
+ground frame ("world convention"), so spatial quantities of different bodies add without transforms and
+the only transforms are those of the joints (R. Featherstone, *Rigid Body Dynamics Algorithms* (RBDA),
+Springer 2008, ch. 2; seed 001 §3.4: angular and linear partial velocities of the bodies).
+
+Every helper is ``@njit(inline="always")`` and works on tuples of floats (3-tuples, 9-tuples of a 3x3 matrix
+in row-major order, 6-tuples of spatial vectors) or on one row of a 2-D workspace array, so kernel loops
+contain no numpy temporaries. Symmetric 6x6 matrices (spatial and articulated inertias) are stored as the 21
+entries of their upper triangle, row by row (``SYM6_INDEX`` gives the packing).
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+#: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
+SYM6_INDEX = np.zeros((6, 6), dtype=np.int64)
+_k = 0
+for _r in range(6):
+    for _c in range(_r, 6):
+        SYM6_INDEX[_r, _c] = SYM6_INDEX[_c, _r] = _k
+        _k += 1
+del _k, _r, _c
+
+_inline = dict(inline="always", cache=True)
+
+
+# ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------
+@njit(**_inline)
+def cross3(a0, a1, a2, b0, b1, b2):
+    """a × b."""
+    return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
+
+
+@njit(**_inline)
+def load3(arr, i):
+    """Row i of an (n, 3) array as a 3-tuple."""
+    return arr[i, 0], arr[i, 1], arr[i, 2]
+
+
+@njit(**_inline)
+def load6(arr, i, o):
+    """Entries o..o+5 of row i of a 2-D array as a 6-tuple (a spatial vector)."""
+    return arr[i, o], arr[i, o + 1], arr[i, o + 2], arr[i, o + 3], arr[i, o + 4], arr[i, o + 5]
+
+
+@njit(**_inline)
+def store6(arr, i, o, x):
+    """arr[i, o:o+6] = the 6-tuple x."""
+    arr[i, o] = x[0]
+    arr[i, o + 1] = x[1]
+    arr[i, o + 2] = x[2]
+    arr[i, o + 3] = x[3]
+    arr[i, o + 4] = x[4]
+    arr[i, o + 5] = x[5]
+
+
+@njit(**_inline)
+def load9(arr, i):
+    """Row i of an (n, 9) array (a row-major 3x3 matrix) as a 9-tuple."""
+    return (arr[i, 0], arr[i, 1], arr[i, 2], arr[i, 3], arr[i, 4], arr[i, 5], arr[i, 6], arr[i, 7],
+            arr[i, 8])
+
+
+@njit(**_inline)
+def mat3_mul(A, B):
+    """A B for row-major 9-tuples."""
+    return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
+            A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
+            A[0] * B[2] + A[1] * B[5] + A[2] * B[8],
+            A[3] * B[0] + A[4] * B[3] + A[5] * B[6],
+            A[3] * B[1] + A[4] * B[4] + A[5] * B[7],
+            A[3] * B[2] + A[4] * B[5] + A[5] * B[8],
+            A[6] * B[0] + A[7] * B[3] + A[8] * B[6],
+            A[6] * B[1] + A[7] * B[4] + A[8] * B[7],
+            A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
+
+
+@njit(**_inline)
+def mat3_vec(A, x0, x1, x2):
+    """A x."""
+    return (A[0] * x0 + A[1] * x1 + A[2] * x2,
+            A[3] * x0 + A[4] * x1 + A[5] * x2,
+            A[6] * x0 + A[7] * x1 + A[8] * x2)
+
+
+@njit(**_inline)
+def mat3T_vec(A, x0, x1, x2):
+    """Aᵀ x."""
+    return (A[0] * x0 + A[3] * x1 + A[6] * x2,
+            A[1] * x0 + A[4] * x1 + A[7] * x2,
+            A[2] * x0 + A[5] * x1 + A[8] * x2)
+
+
+@njit(**_inline)
+def rotation_axis_angle(a0, a1, a2, c, s):
+    """rot(a, θ) from the unit axis a, c = cos θ, s = sin θ (Rodrigues: E cos θ + (1 − cos θ) a aᵀ + sin θ ã)."""
+    t = 1.0 - c
+    ta0 = t * a0
+    ta1 = t * a1
+    return (ta0 * a0 + c, ta0 * a1 - s * a2, ta0 * a2 + s * a1,
+            ta0 * a1 + s * a2, ta1 * a1 + c, ta1 * a2 - s * a0,
+            ta0 * a2 - s * a1, ta1 * a2 + s * a0, t * a2 * a2 + c)
+
+
+@njit(**_inline)
+def rotation_z(c, s):
+    """rot(z, θ) from c = cos θ, s = sin θ."""
+    return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
+
+
+@njit(**_inline)
+def rotate_sym3(R, I):
+    """R I Rᵀ for a symmetric I given as (xx, xy, xz, yy, yz, zz); returns the same packing."""
+    # B = R I (full 3x3)
+    b0 = R[0] * I[0] + R[1] * I[1] + R[2] * I[2]
+    b1 = R[0] * I[1] + R[1] * I[3] + R[2] * I[4]
+    b2 = R[0] * I[2] + R[1] * I[4] + R[2] * I[5]
+    b3 = R[3] * I[0] + R[4] * I[1] + R[5] * I[2]
+    b4 = R[3] * I[1] + R[4] * I[3] + R[5] * I[4]
+    b5 = R[3] * I[2] + R[4] * I[4] + R[5] * I[5]
+    b6 = R[6] * I[0] + R[7] * I[1] + R[8] * I[2]
+    b7 = R[6] * I[1] + R[7] * I[3] + R[8] * I[4]
+    b8 = R[6] * I[2] + R[7] * I[4] + R[8] * I[5]
+    return (b0 * R[0] + b1 * R[1] + b2 * R[2],
+            b0 * R[3] + b1 * R[4] + b2 * R[5],
+            b0 * R[6] + b1 * R[7] + b2 * R[8],
+            b3 * R[3] + b4 * R[4] + b5 * R[5],
+            b3 * R[6] + b4 * R[7] + b5 * R[8],
+            b6 * R[6] + b7 * R[7] + b8 * R[8])
+
+
+# ---- quaternions (scalar first: w, x, y, z) ---------------------------------------------------------------
+@njit(**_inline)
+def quat_to_rotation(w, x, y, z):
+    """Rotation matrix of the unit quaternion (w, x, y, z) (Euler parameters; seed 001 §3.1), row-major."""
+    xx = x * x
+    yy = y * y
+    zz = z * z
+    xy = x * y
+    xz = x * z
+    yz = y * z
+    wx = w * x
+    wy = w * y
+    wz = w * z
+    return (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy),
+            2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
+            2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy))
+
+
+@njit(**_inline)
+def quat_mul(a0, a1, a2, a3, b0, b1, b2, b3):
+    """Hamilton product a ⊗ b (scalar first)."""
+    return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
+            a0 * b1 + a1 * b0 + a2 * b3 - a3 * b2,
+            a0 * b2 - a1 * b3 + a2 * b0 + a3 * b1,
+            a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
+
+
+@njit(**_inline)
+def quat_exp(w0, w1, w2):
+    """exp of the rotation vector w (angle |w| about w/|w|) as a unit quaternion."""
+    th = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    half = 0.5 * th
+    if th < 1e-8:
+        # sin(θ/2)/θ = 1/2 − θ²/48 + …
+        k = 0.5 - th * th / 48.0
+    else:
+        k = math.sin(half) / th
+    return math.cos(half), k * w0, k * w1, k * w2
+
+
+@njit(**_inline)
+def quat_log(w, x, y, z):
+    """Rotation vector of a unit quaternion (the inverse of ``quat_exp``, angle in [0, π])."""
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    s = math.sqrt(x * x + y * y + z * z)
+    th = 2.0 * math.atan2(s, w)
+    if s < 1e-8:
+        k = 2.0 / w if w > 0.0 else 2.0
+    else:
+        k = th / s
+    return k * x, k * y, k * z
+
+
+# ---- spatial vectors --------------------------------------------------------------------------------------
+@njit(**_inline)
+def motion_cross_motion(w0, w1, w2, v0, v1, v2, m0, m1, m2, n0, n1, n2):
+    """[ω; v] × [m; n] (RBDA eq. 2.31): [ω × m; ω × n + v × m]."""
+    a0, a1, a2 = cross3(w0, w1, w2, m0, m1, m2)
+    b0, b1, b2 = cross3(w0, w1, w2, n0, n1, n2)
+    c0, c1, c2 = cross3(v0, v1, v2, m0, m1, m2)
+    return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
+
+
+@njit(**_inline)
+def force_cross_motion(w0, w1, w2, v0, v1, v2, n0, n1, n2, f0, f1, f2):
+    """[ω; v] ×* [n; f] (RBDA eq. 2.32): [ω × n + v × f; ω × f]."""
+    a0, a1, a2 = cross3(w0, w1, w2, n0, n1, n2)
+    b0, b1, b2 = cross3(v0, v1, v2, f0, f1, f2)
+    c0, c1, c2 = cross3(w0, w1, w2, f0, f1, f2)
+    return a0 + b0, a1 + b1, a2 + b2, c0, c1, c2
+
+
+@njit(**_inline)
+def transform_motion_to_child(R, p, w0, w1, w2, v0, v1, v2):
+    """Motion [ω; v] in parent coordinates -> child coordinates, child at (R, p) in the parent:
+    [Rᵀ ω; Rᵀ (v − p × ω)] (RBDA eq. 2.24, X = child_X_parent)."""
+    c0, c1, c2 = cross3(p[0], p[1], p[2], w0, w1, w2)
+    a0, a1, a2 = mat3T_vec(R, w0, w1, w2)
+    b0, b1, b2 = mat3T_vec(R, v0 - c0, v1 - c1, v2 - c2)
+    return a0, a1, a2, b0, b1, b2
+
+
+@njit(**_inline)
+def transform_motion_to_parent(R, p, w0, w1, w2, v0, v1, v2):
+    """Motion [ω; v] in child coordinates -> parent coordinates: [R ω; R v + p × R ω]."""
+    a0, a1, a2 = mat3_vec(R, w0, w1, w2)
+    b0, b1, b2 = mat3_vec(R, v0, v1, v2)
+    c0, c1, c2 = cross3(p[0], p[1], p[2], a0, a1, a2)
+    return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
+
+
+@njit(**_inline)
+def transform_force_to_parent(R, p, n0, n1, n2, f0, f1, f2):
+    """Force [n; f] in child coordinates -> parent coordinates: [R n + p × R f; R f] (RBDA eq. 2.25)."""
+    a0, a1, a2 = mat3_vec(R, n0, n1, n2)
+    b0, b1, b2 = mat3_vec(R, f0, f1, f2)
+    c0, c1, c2 = cross3(p[0], p[1], p[2], b0, b1, b2)
+    return a0 + c0, a1 + c1, a2 + c2, b0, b1, b2
+
+
+@njit(**_inline)
+def transform_force_to_child(R, p, n0, n1, n2, f0, f1, f2):
+    """Force [n; f] in parent coordinates -> child coordinates: [Rᵀ (n − p × f); Rᵀ f]."""
+    c0, c1, c2 = cross3(p[0], p[1], p[2], f0, f1, f2)
+    a0, a1, a2 = mat3T_vec(R, n0 - c0, n1 - c1, n2 - c2)
+    b0, b1, b2 = mat3T_vec(R, f0, f1, f2)
+    return a0, a1, a2, b0, b1, b2
+
+
+@njit(**_inline)
+def dot6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
+    return a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5
+
+
+# ---- rigid-body inertia (m, h, I_O) -----------------------------------------------------------------------
+@njit(**_inline)
+def rigid_inertia_world(R, p, m, c, Ic):
+    """Inertia of a body at placement (R, p) in ground coordinates about the ground origin.
+
+    ``c`` is the centre of mass and ``Ic`` = (xx, xy, xz, yy, yz, zz) the inertia about it, both in the body
+    frame. Returns (h, I_O) with h = m c_w the first moment (c_w = p + R c) and
+    I_O = R I_c Rᵀ + m (|c_w|² E − c_w c_wᵀ) (Huygens–Steiner; seed 001 §3.1). The spatial inertia is
+    [[I_O, h̃], [h̃ᵀ, m E]] (RBDA eq. 2.63).
+    """
+    r0, r1, r2 = mat3_vec(R, c[0], c[1], c[2])
+    c0 = p[0] + r0
+    c1 = p[1] + r1
+    c2 = p[2] + r2
+    J = rotate_sym3(R, Ic)
+    cc = c0 * c0 + c1 * c1 + c2 * c2
+    h = (m * c0, m * c1, m * c2)
+    I = (J[0] + m * (cc - c0 * c0), J[1] - h[0] * c1, J[2] - h[0] * c2,
+         J[3] + m * (cc - c1 * c1), J[4] - h[1] * c2, J[5] + m * (cc - c2 * c2))
+    return h, I
+
+
+@njit(**_inline)
+def rigid_inertia_times_motion(m, h, I, w0, w1, w2, v0, v1, v2):
+    """[[I, h̃], [h̃ᵀ, m E]] [ω; v] = [I ω + h × v; m v − h × ω] (RBDA eq. 2.63)."""
+    a0, a1, a2 = cross3(h[0], h[1], h[2], v0, v1, v2)
+    b0, b1, b2 = cross3(h[0], h[1], h[2], w0, w1, w2)
+    return (I[0] * w0 + I[1] * w1 + I[2] * w2 + a0,
+            I[1] * w0 + I[3] * w1 + I[4] * w2 + a1,
+            I[2] * w0 + I[4] * w1 + I[5] * w2 + a2,
+            m * v0 - b0, m * v1 - b1, m * v2 - b2)
+
+
+@njit(**_inline)
+def store_rigid_inertia_sym6(out, i, m, h, I):
+    """Write the spatial inertia [[I, h̃], [h̃ᵀ, m E]] into the packed symmetric row out[i, 0:21]."""
+    # row 0: (0,0) (0,1) (0,2) (0,3) (0,4) (0,5)
+    out[i, 0] = I[0]
+    out[i, 1] = I[1]
+    out[i, 2] = I[2]
+    out[i, 3] = 0.0
+    out[i, 4] = -h[2]
+    out[i, 5] = h[1]
+    # row 1: (1,1) (1,2) (1,3) (1,4) (1,5)
+    out[i, 6] = I[3]
+    out[i, 7] = I[4]
+    out[i, 8] = h[2]
+    out[i, 9] = 0.0
+    out[i, 10] = -h[0]
+    # row 2: (2,2) (2,3) (2,4) (2,5)
+    out[i, 11] = I[5]
+    out[i, 12] = -h[1]
+    out[i, 13] = h[0]
+    out[i, 14] = 0.0
+    # rows 3..5: m E
+    out[i, 15] = m
+    out[i, 16] = 0.0
+    out[i, 17] = 0.0
+    out[i, 18] = m
+    out[i, 19] = 0.0
+    out[i, 20] = m
+
+
+@njit(**_inline)
+def add_rigid_inertia_sym6(out, i, m, h, I):
+    """out[i] += [[I, h̃], [h̃ᵀ, m E]] (packed symmetric rows)."""
+    out[i, 0] += I[0]
+    out[i, 1] += I[1]
+    out[i, 2] += I[2]
+    out[i, 4] -= h[2]
+    out[i, 5] += h[1]
+    out[i, 6] += I[3]
+    out[i, 7] += I[4]
+    out[i, 8] += h[2]
+    out[i, 10] -= h[0]
+    out[i, 11] += I[5]
+    out[i, 12] -= h[1]
+    out[i, 13] += h[0]
+    out[i, 15] += m
+    out[i, 18] += m
+    out[i, 20] += m
+
+
+# ---- symmetric 6x6 (packed upper triangle, 21 entries) ----------------------------------------------------
+@njit(**_inline)
+def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
+    """A[i] x for the packed symmetric 6x6 in row i of A."""
+    return (A[i, 0] * x0 + A[i, 1] * x1 + A[i, 2] * x2 + A[i, 3] * x3 + A[i, 4] * x4 + A[i, 5] * x5,
+            A[i, 1] * x0 + A[i, 6] * x1 + A[i, 7] * x2 + A[i, 8] * x3 + A[i, 9] * x4 + A[i, 10] * x5,
+            A[i, 2] * x0 + A[i, 7] * x1 + A[i, 11] * x2 + A[i, 12] * x3 + A[i, 13] * x4 + A[i, 14] * x5,
+            A[i, 3] * x0 + A[i, 8] * x1 + A[i, 12] * x2 + A[i, 15] * x3 + A[i, 16] * x4 + A[i, 17] * x5,
+            A[i, 4] * x0 + A[i, 9] * x1 + A[i, 13] * x2 + A[i, 16] * x3 + A[i, 18] * x4 + A[i, 19] * x5,
+            A[i, 5] * x0 + A[i, 10] * x1 + A[i, 14] * x2 + A[i, 17] * x3 + A[i, 19] * x4 + A[i, 20] * x5)
+
+
+@njit(**_inline)
+def sym6_add_rank1_update(A, j, B, i, s, u0, u1, u2, u3, u4, u5):
+    """A[j] += B[i] − s u uᵀ (packed symmetric rows): the articulated-inertia hand-over of a
+    one-degree-of-freedom joint, IA_parent += IA − U Uᵀ / D (RBDA Table 7.1)."""
+    w0 = s * u0
+    w1 = s * u1
+    w2 = s * u2
+    w3 = s * u3
+    w4 = s * u4
+    w5 = s * u5
+    A[j, 0] += B[i, 0] - w0 * u0
+    A[j, 1] += B[i, 1] - w0 * u1
+    A[j, 2] += B[i, 2] - w0 * u2
+    A[j, 3] += B[i, 3] - w0 * u3
+    A[j, 4] += B[i, 4] - w0 * u4
+    A[j, 5] += B[i, 5] - w0 * u5
+    A[j, 6] += B[i, 6] - w1 * u1
+    A[j, 7] += B[i, 7] - w1 * u2
+    A[j, 8] += B[i, 8] - w1 * u3
+    A[j, 9] += B[i, 9] - w1 * u4
+    A[j, 10] += B[i, 10] - w1 * u5
+    A[j, 11] += B[i, 11] - w2 * u2
+    A[j, 12] += B[i, 12] - w2 * u3
+    A[j, 13] += B[i, 13] - w2 * u4
+    A[j, 14] += B[i, 14] - w2 * u5
+    A[j, 15] += B[i, 15] - w3 * u3
+    A[j, 16] += B[i, 16] - w3 * u4
+    A[j, 17] += B[i, 17] - w3 * u5
+    A[j, 18] += B[i, 18] - w4 * u4
+    A[j, 19] += B[i, 19] - w4 * u5
+    A[j, 20] += B[i, 20] - w5 * u5
+
+
+@njit(**_inline)
+def sym6_add(A, j, B, i):
+    """A[j] += B[i] (packed symmetric rows)."""
+    for k in range(21):
+        A[j, k] += B[i, k]
+
+
+@njit(**_inline)
+def sym6_copy(A, j, B, i):
+    """A[j] = B[i] (packed symmetric rows)."""
+    for k in range(21):
+        A[j, k] = B[i, k]
