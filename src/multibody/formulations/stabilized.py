@@ -156,14 +156,15 @@ class StabilizedSystem:
     # integration
     def simulate(self, x0, t_end, lam, method="rk2", h=1e-5, t0=0.0, save_every=None, param_values=None,
                  second_order=None, solver_params=None, rtol=1e-10, atol=1e-12, max_step=np.inf,
-                 progress=False, t_eval=None, max_steps=None):
+                 progress=False, t_eval=None, max_steps=None, record_reactions=True):
         """Integrate from ``x0`` over ``[t0, t_end]``; returns a :class:`multibody.result.Result`.
 
         ``method``: ``"rk2"`` (explicit midpoint, seed 000 Sec. 4), ``"heun"``, ``"rk4"`` — fixed step ``h``
         inside one compiled loop, states saved every ``save_every`` steps (default: about 2000 saves) —
         or ``"dop853"`` (also ``"rk45"``, ``"radau"``) adaptive with ``rtol``/``atol``.
         ``Result.q`` holds the whole state ``X``; ``residuals`` the constraints ``f_i(t)`` by name;
-        ``info``: method, steps, rhs evaluations, cpu_seconds, lambda, status.
+        ``info``: method, steps, rhs evaluations, cpu_seconds, lambda, status; ``reactions["N"]`` (n, m) the
+        reactions of eq. (2.9) at the saved states (``record_reactions``).
         """
         from multibody.result import Result
 
@@ -216,8 +217,13 @@ class StabilizedSystem:
         info["cpu_seconds"] = time.process_time() - cpu0
         res = self.constraints(xs, params)
         names = [str(s) for s in self.dae.states]
+        reactions = {}
+        if record_reactions:
+            Ns = np.empty((len(t), self.dae.m))
+            _batch(self.module.reactions, np.ascontiguousarray(xs), params, Ns)
+            reactions["N"] = Ns
         result = Result(t, xs, np.zeros((len(t), 0)), residuals={nm: res[:, i] for i, nm in enumerate(self.names)},
-                        info=info, q_names=names, v_names=[])
+                        reactions=reactions, info=info, q_names=names, v_names=[])
         if not ok:
             raise IntegrationError(f"stabilized integration ({method}) failed at t = {t[-1]:.17g}",
                                    result=result, reason=info.get("message", "non-finite state"))

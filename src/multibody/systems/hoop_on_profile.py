@@ -27,7 +27,9 @@ where the hoop stops (θ̇ = 0). :func:`solve_hoop` eliminates ``U`` and ``Q`` a
 ``R*_x, R*_z, Q*, U* = 0``) and a part proportional to the residuals divided by ``s ≈ 2 r θ̇``, which is
 regularized as ``s/(s² + ε²)`` (``ε`` = ``eps_turn``, a speed, default :data:`EPS_TURN`). The reactions
 are therefore continuous and bounded through the turning points and exactly the seed's solution for
-``|s| ≫ ε``.
+``|s| ≫ ε``. The price: inside the window ``|s| < ε`` the residual-driven part of the energy row is damped, so
+with λ = 0 the energy residual f2 is no longer an exact constant but changes by about ``π ε |E|/|ṡ|`` per
+turning point (|E| ~ the residuals); ``eps_turn = 0`` gives the plain closed form of eq. (2.9).
 """
 import math
 
