@@ -200,9 +200,10 @@ def test_appendix_b_derivation_with_sympy():
 
 # ---------------------------------------------------------------------------------------- eigenvalues
 
-def test_table2_eigenvalues_to_1e12():
-    """Seed 003, Table 2(b) and 2(c): weave, capsize and castor for v = 0..10 m/s."""
-    sw = bicycle.eigenvalues(P, np.arange(11.0))
+@pytest.mark.parametrize("method", ["quartic", "eig"])
+def test_table2_eigenvalues_to_1e12(method):
+    """Seed 003, Table 2(b) and 2(c): weave, capsize and castor for v = 0..10 m/s (both root finders)."""
+    sw = bicycle.eigenvalues(P, np.arange(11.0), method=method)
     for v, (cap, cas) in REAL_REF.items():
         assert abs(sw.capsize[v].real - cap) <= 1e-12 and sw.capsize[v].imag == 0.0, v
         assert abs(sw.castor[v].real - cas) <= 1e-12 and sw.castor[v].imag == 0.0, v
@@ -214,9 +215,10 @@ def test_table2_eigenvalues_to_1e12():
     assert sw.stable[5] and not sw.stable[4] and not sw.stable[7]
 
 
-def test_v0_pairs():
+@pytest.mark.parametrize("method", ["quartic", "eig"])
+def test_v0_pairs(method):
     """Table 2(a): at v = 0 the spectrum is +-3.13164324790656, +-5.53094371765393 (all real)."""
-    ev = bicycle.eigenvalues(P, 0.0).values[0]
+    ev = bicycle.eigenvalues(P, 0.0, method=method).values[0]
     assert np.all(ev.imag == 0.0)
     np.testing.assert_allclose(np.sort(ev.real), [-V0_PAIRS[1], -V0_PAIRS[0], V0_PAIRS[0], V0_PAIRS[1]],
                                rtol=0, atol=1e-12)
@@ -345,9 +347,27 @@ def test_fore_aft_symmetric_bicycle_is_never_asymptotically_stable():
     assert np.all(sw.max_real > -1e-9)
 
 
-def test_eigen_sweep_labelling_and_ordering():
+def test_root_finders_agree_on_the_benchmark_sweep():
+    """The compiled quartic solver and LAPACK on the state matrix agree along 0-10 m/s (incl. near v_d),
+    in any order of the speeds (the quartic solver continues from speed to speed)."""
+    v = np.linspace(0.0, 10.0, 10_000)
+    a = bicycle.eigenvalues(P, v).values
+    b = bicycle.eigenvalues(P, v, method="eig").values
+    cs = bicycle.critical_speeds(P)
+    far = np.abs(v - cs.oscillation) > 1e-3          # a double root is ill-conditioned for both
+    assert np.abs(a - b)[far].max() < 1e-12
+    assert np.abs(a - b).max() < 1e-6
+    perm = np.random.default_rng(1).permutation(v.size)
+    shuffled = bicycle.eigenvalues(P, v[perm]).values
+    np.testing.assert_allclose(shuffled[far[perm]], a[perm][far[perm]], rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="method"):
+        bicycle.eigenvalues(P, v, method="qr")
+
+
+@pytest.mark.parametrize("method", ["quartic", "eig"])
+def test_eigen_sweep_labelling_and_ordering(method):
     v = np.linspace(0.0, 10.0, 1001)
-    sw = bicycle.eigenvalues(P, v)
+    sw = bicycle.eigenvalues(P, v, method=method)
     assert sw.values.shape == (1001, 4) and sw.speeds.shape == (1001,)
     osc = sw.oscillatory
     cs = bicycle.critical_speeds(P)
@@ -428,6 +448,11 @@ def test_random_bicycles_eigenvalues_are_roots_and_mass_scaling(p, v, k):
         size = (np.abs(M) * abs(s) ** 2 + np.abs(v * C1) * abs(s) + np.abs(p["g"] * K0 + v * v * K2)).max() ** 2
         assert abs(np.linalg.det(D)) <= 1e-9 * size
         assert np.min(np.abs(roots - s)) <= 1e-6 * scale
+    # the compiled quartic solver and LAPACK on the state matrix give the same labelled spectrum
+    lapack = bicycle.eigenvalues(p, v, method="eig").values[0]
+    gap = min(abs(x - y) for i, x in enumerate(ev) for y in ev[i + 1:])
+    if gap > 1e-4 * scale:                    # away from multiple roots (ill-conditioned for both)
+        np.testing.assert_allclose(ev, lapack, rtol=0, atol=1e-9 * scale)
     heavy = {n: (x * k if n[0] in "mI" else x) for n, x in p.items()}
     for X, Y in zip(bicycle.linear_matrices(heavy), (M, C1, K0, K2)):
         np.testing.assert_allclose(X, k * Y, rtol=1e-12, atol=1e-12 * k * np.abs(Y).max())
