@@ -630,3 +630,12 @@ def test_time_history_plot_png(tmp_path):
     img = mpimg.imread(path)
     assert img.shape[:2] == (390, 420)
     assert img.std() > 0.05
+
+
+def test_bench_function_smoke():
+    """The benchmark entry point runs and reports consistent numbers (timings are printed by `multibody bench`)."""
+    from multibody.bench.bicycle import bench_bicycle
+
+    r = bench_bicycle(n_speeds=200, repeats=1, peer=False, verbose=False)
+    assert r["n_speeds"] == 200 and r["quartic_best_s"] > 0 and r["max_abs_difference"] < 1e-6
+    assert abs(r["weave_speed"] - V_W) < 1e-12

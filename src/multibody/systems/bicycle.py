@@ -1020,7 +1020,7 @@ def plot_eigenvalues(params, path, speeds=None, dpi=120, validate=True):
     ax.set_xlabel("speed $v$ (m/s)")
     ax.set_ylabel(r"eigenvalue $\lambda$ (1/s)")
     ax.set_title("Whipple bicycle: eigenvalues vs speed (Meijaard et al. 2007, Fig. 3)")
-    ax.legend(loc="lower left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8)
     ax.grid(True, lw=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
