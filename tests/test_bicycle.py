@@ -639,3 +639,21 @@ def test_bench_function_smoke():
     r = bench_bicycle(n_speeds=200, repeats=1, peer=False, verbose=False)
     assert r["n_speeds"] == 200 and r["quartic_best_s"] > 0 and r["max_abs_difference"] < 1e-6
     assert abs(r["weave_speed"] - V_W) < 1e-12
+
+
+def test_weave_mode_shape():
+    """Notes §8.2 ([derived] linear eigenvectors): at 4.6 m/s delta/phi = 1.2012 - 0.3196 i (|.| = 1.243,
+    steer lagging lean by 14.9 deg); at 5 m/s |delta/phi| = 1.298 with a 10.0 deg lag."""
+    sw, r = bicycle.mode_shapes(P, [4.6, 5.0])
+    w = r[:, 0]
+    assert w[0] == pytest.approx(1.2012 - 0.3196j, abs=6e-5)
+    assert abs(w[0]) == pytest.approx(1.243, abs=5e-4) and -np.degrees(np.angle(w[0])) == pytest.approx(14.9, abs=0.05)
+    assert abs(w[1]) == pytest.approx(1.298, abs=5e-4) and -np.degrees(np.angle(w[1])) == pytest.approx(10.0, abs=0.05)
+    # every column is a null vector of (M s^2 + v C1 s + g K0 + v^2 K2)
+    M, C1, K0, K2 = bicycle.linear_matrices(P)
+    for i, v in enumerate(sw.speeds):
+        for k in range(4):
+            s = sw.values[i, k]
+            D = M * s * s + v * C1 * s + P.g * K0 + v * v * K2
+            res = D @ np.array([1.0, r[i, k]])
+            assert np.abs(res).max() < 1e-10 * np.abs(D).max()

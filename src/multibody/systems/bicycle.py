@@ -59,6 +59,7 @@ __all__ = [
     "state_matrices",
     "EigenSweep",
     "eigenvalues",
+    "mode_shapes",
     "CriticalSpeeds",
     "critical_speeds",
     "forward_inertia",
@@ -737,6 +738,28 @@ def eigenvalues(params, speeds, validate=True, method="quartic"):
         A, _ = state_matrices(params, v[bad], validate=False)
         out[bad] = _label_modes(np.linalg.eigvals(A))
     return EigenSweep(speeds=v, values=out)
+
+
+def mode_shapes(params, speeds, validate=True):
+    """Steer-to-lean amplitude ratios ``delta / phi`` of the four labelled modes (seed 003, §6b).
+
+    For each eigenvalue ``s`` of :func:`eigenvalues` the eigenvector ``q = [phi, delta]`` solves
+    ``(M s^2 + v C1 s + g K0 + v^2 K2) q = 0`` (eq. 5.3 with q = q0 exp(s t)); its ratio is taken from the
+    row of larger magnitude. Returns ``(sweep, ratios)`` with ``ratios`` of shape (N, 4) complex, columns as
+    in :class:`EigenSweep`. ``abs(ratio)`` is the steer amplitude per unit lean; ``-angle(ratio)`` the steer's
+    phase lag behind the lean (weave: the steer lags slightly, §8 of the paper).
+    """
+    p = _coerce(params, validate)
+    M, C1, K0, K2 = linear_matrices(p, validate=False)
+    sw = eigenvalues(p, speeds, validate=False)
+    s = sw.values
+    v = sw.speeds[:, None]
+    D = [[M[i, j] * s * s + v * C1[i, j] * s + p.g * K0[i, j] + v * v * K2[i, j] for j in range(2)]
+         for i in range(2)]
+    row0 = np.abs(D[0][0]) + np.abs(D[0][1]) >= np.abs(D[1][0]) + np.abs(D[1][1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(row0, -D[0][0] / D[0][1], -D[1][0] / D[1][1])
+    return sw, ratios
 
 
 # ----------------------------------------------------------------------------------------------------
