@@ -187,7 +187,6 @@ def test_appendix_b_derivation_with_sympy():
     M, C1, K0, K2 = bicycle.linear_matrices(P)
     for row, eq, T in ((0, lean, Tphi), (1, steer, Tdel)):
         assert float(eq.coeff(T)) == pytest.approx(-1.0, abs=1e-14)
-        coeffs = {(0, "M"): phidd, (1, "M"): dldd}
         for col, acc in ((0, phidd), (1, dldd)):
             assert float(eq.coeff(acc)) == pytest.approx(M[row, col], abs=1e-12)
         for col, rate in ((0, phid), (1, dld)):
@@ -195,7 +194,6 @@ def test_appendix_b_derivation_with_sympy():
         for col, ang in ((0, phi), (1, dl)):
             assert float(eq.coeff(ang).coeff(g)) == pytest.approx(K0[row, col], abs=1e-12)
             assert float(eq.coeff(ang).coeff(v, 2)) == pytest.approx(K2[row, col], abs=1e-12)
-        del coeffs
 
 
 # ---------------------------------------------------------------------------------------- eigenvalues
@@ -345,6 +343,14 @@ def test_fore_aft_symmetric_bicycle_is_never_asymptotically_stable():
                     mH=10.0, xH=w - 0.3, zH=-0.6, IHxx=0.5, IHyy=0.6, IHzz=0.2, IHxz=-0.05)
     sw = bicycle.eigenvalues(sym, np.linspace(0.0, 20.0, 401))
     assert np.all(sw.max_real > -1e-9)
+
+
+def test_eigenvalues_input_shapes_and_bad_speeds():
+    assert bicycle.eigenvalues(P, []).values.shape == (0, 4)
+    assert bicycle.eigenvalues(P, 3.0).values.shape == (1, 4)
+    assert bicycle.eigenvalues(P, np.ones((2, 3))).values.shape == (6, 4)
+    with pytest.raises(ValueError, match="finite"):
+        bicycle.eigenvalues(P, [1.0, float("nan")])
 
 
 def test_root_finders_agree_on_the_benchmark_sweep():

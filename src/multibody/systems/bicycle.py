@@ -537,7 +537,6 @@ def _label_modes(ev):
     return np.take_along_axis(ev, order, axis=-1)
 
 
-_EPS = np.finfo(float).eps
 
 
 @njit(cache=True, inline="always")
@@ -723,6 +722,8 @@ def eigenvalues(params, speeds, validate=True, method="quartic"):
     :class:`EigenSweep` (``speeds`` as a 1-D array, ``values`` of shape (N, 4)).
     """
     v = np.ascontiguousarray(np.atleast_1d(np.asarray(speeds, dtype=float)).reshape(-1))
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"eigenvalues: speeds must be finite, got {v[~np.isfinite(v)][:3]}")
     if method == "eig":
         A, _ = state_matrices(params, v, validate)
         return EigenSweep(speeds=v, values=_label_modes(np.linalg.eigvals(A)))
