@@ -81,7 +81,8 @@ def _crossings(g_old, g_new, direction):
 
 
 class _CountingFun:
-    """Wrap ``fun`` to remember the first time it returned a non-finite value (for failure reasons)."""
+    """Wrap ``fun``: pass contiguous float64 states, remember the first time it returned a non-finite value
+    (for failure reasons)."""
 
     def __init__(self, fun, args):
         self.fun = fun
@@ -89,7 +90,9 @@ class _CountingFun:
         self.first_nonfinite = None
 
     def __call__(self, t, y):
-        f = np.asarray(self.fun(t, y, *self.args), dtype=float)
+        # scipy's finite-difference Jacobians (Radau, BDF) pass columns of a 2-D array: make them contiguous,
+        # or a compiled right-hand side would be compiled again for non-contiguous arrays
+        f = np.asarray(self.fun(float(t), np.ascontiguousarray(y), *self.args), dtype=float)
         if self.first_nonfinite is None and not np.all(np.isfinite(f)):
             self.first_nonfinite = t
         return f

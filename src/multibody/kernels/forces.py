@@ -1,0 +1,149 @@
+"""Applied generalized forces of the Model's force arrays, and their potential energy and dissipated power.
+
+Gravity is *not* here: it is inside ``rnea``/``aba``/``energy``. This kernel evaluates
+
+* joint spring-dampers and efforts, per velocity coordinate k (docs/model-arrays.md):
+  ``τ_k = −K_k (q_k − rest_k) − C_k v_k + effort_k``, the stiffness acting only on joints whose
+  coordinates are plain numbers (nq == nv, q̇ = v);
+* point-to-point spring-dampers s between point ``r_a`` of body a and ``r_b`` of body b (body frames):
+  with ``d = x_b − x_a`` in ground coordinates, ``l = |d|``, ``e = d/l``, ``l̇ = e·(ẋ_b − ẋ_a)``, the
+  tension ``S = K (l − l0) + C l̇`` pulls the points together: force ``+S e`` on a at x_a, ``−S e`` on b at x_b.
+
+Generalized forces of the point forces follow the principle of virtual power (seed 001 §3.4, the
+generalized force of a force F at point x is ``Σ_k (∂ẋ/∂v_k)·F``): each force is a spatial force
+``[x × F; F]`` about the ground origin (the world convention of ``kernels/kinematics.py``), accumulated per
+body, summed from the leaves to the root, and projected on the ground-frame motion-subspace columns
+``S_k``: ``τ_k = S_kᵀ f_i`` for the coordinates k of joint i (RBDA §5.3, the backward pass of RNEA with
+external forces only). O(N) per call, no allocation.
+
+Potential energy: ``½ K_k (q_k − rest_k)²`` and ``½ K (l − l0)²``. Dissipated power:
+``Σ C_k v_k² + Σ C l̇²`` (so that ``d(T + V)/dt = v·effort + v·τ_callback − dissipated power``).
+A spring whose points coincide (l < 1e-300) has no direction and exerts no force.
+"""
+import math
+
+from numba import njit
+
+from multibody.kernels.kinematics import (B_P, B_V, IQ, IV, NQ, NV, PARENT, kinematics_kernel, workspace_views)
+from multibody.kernels.spatial import cross3, load9, mat3_vec
+
+# columns of the per-body force accumulator ``fb`` (n, 6): [n (about the ground origin); F], ground frame
+FORCE_WIDTH = 6
+
+
+@njit(cache=True)
+def joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau):
+    """Add the joint spring-damper and effort generalized forces to ``tau`` (nv,); return
+    ``(potential, dissipated_power)`` of the joint springs and dampers."""
+    n = mi.shape[0]
+    V = 0.0
+    P = 0.0
+    for i in range(1, n):
+        iq = mi[i, IQ]
+        iv = mi[i, IV]
+        nv = mi[i, NV]
+        linear = mi[i, NQ] == nv
+        for j in range(nv):
+            k = iv + j
+            f = dof_effort[k] - dof_c[k] * v[k]
+            P += dof_c[k] * v[k] * v[k]
+            if linear and dof_k[k] != 0.0:
+                d = q[iq + j] - dof_rest[k]
+                f -= dof_k[k] * d
+                V += 0.5 * dof_k[k] * d * d
+            tau[k] += f
+    return V, P
+
+
+@njit(inline="always", cache=True)
+def _world_point(wb, body, r0, r1, r2):
+    """Position and velocity (ground coordinates) of the point r (body coordinates) of ``body``; the body
+    velocity in ``wb`` is [ω; v_O] (Plücker, ground origin), so ẋ = v_O + ω × x."""
+    R = load9(wb, body)
+    d0, d1, d2 = mat3_vec(R, r0, r1, r2)
+    x0 = wb[body, B_P] + d0
+    x1 = wb[body, B_P + 1] + d1
+    x2 = wb[body, B_P + 2] + d2
+    e0, e1, e2 = cross3(wb[body, B_V], wb[body, B_V + 1], wb[body, B_V + 2], x0, x1, x2)
+    return x0, x1, x2, wb[body, B_V + 3] + e0, wb[body, B_V + 4] + e1, wb[body, B_V + 5] + e2
+
+
+@njit(inline="always", cache=True)
+def _add_point_force(fb, body, x0, x1, x2, F0, F1, F2):
+    n0, n1, n2 = cross3(x0, x1, x2, F0, F1, F2)
+    fb[body, 0] += n0
+    fb[body, 1] += n1
+    fb[body, 2] += n2
+    fb[body, 3] += F0
+    fb[body, 4] += F1
+    fb[body, 5] += F2
+
+
+@njit(cache=True)
+def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spring_c, spring_l0, work, fb, tau,
+                         kinematics_done):
+    """Add the generalized forces of the point-to-point spring-dampers to ``tau``; return
+    ``(potential, dissipated_power)``. ``work`` is the kinematics workspace (``kernels/kinematics.py``),
+    ``fb`` a (n, 6) scratch array. Pass ``kinematics_done=True`` when ``work`` already holds the placements,
+    velocities and motion subspaces at (q, v)."""
+    ns = spring_k.shape[0]
+    if ns == 0:
+        return 0.0, 0.0
+    n = mi.shape[0]
+    nv = v.shape[0]
+    if not kinematics_done:
+        kinematics_kernel(mi, mf, q, v, v, work, 1)
+    wb, wd = workspace_views(work, n, nv)
+    for i in range(n):
+        for c in range(FORCE_WIDTH):
+            fb[i, c] = 0.0
+    V = 0.0
+    P = 0.0
+    for s in range(ns):
+        a = spring_body[s, 0]
+        b = spring_body[s, 1]
+        xa0, xa1, xa2, va0, va1, va2 = _world_point(wb, a, spring_point[s, 0, 0], spring_point[s, 0, 1],
+                                                    spring_point[s, 0, 2])
+        xb0, xb1, xb2, vb0, vb1, vb2 = _world_point(wb, b, spring_point[s, 1, 0], spring_point[s, 1, 1],
+                                                    spring_point[s, 1, 2])
+        d0 = xb0 - xa0
+        d1 = xb1 - xa1
+        d2 = xb2 - xa2
+        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        stretch = length - spring_l0[s]
+        V += 0.5 * spring_k[s] * stretch * stretch
+        if length < 1e-300:
+            continue
+        e0 = d0 / length
+        e1 = d1 / length
+        e2 = d2 / length
+        ldot = e0 * (vb0 - va0) + e1 * (vb1 - va1) + e2 * (vb2 - va2)
+        P += spring_c[s] * ldot * ldot
+        S = spring_k[s] * stretch + spring_c[s] * ldot
+        if a > 0:
+            _add_point_force(fb, a, xa0, xa1, xa2, S * e0, S * e1, S * e2)
+        if b > 0:
+            _add_point_force(fb, b, xb0, xb1, xb2, -S * e0, -S * e1, -S * e2)
+    # leaves -> root: τ_k = S_kᵀ f_i, then f_parent += f_i (ground frame: no transform)
+    for i in range(n - 1, 0, -1):
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            tau[k] += (wd[k, 0] * fb[i, 0] + wd[k, 1] * fb[i, 1] + wd[k, 2] * fb[i, 2]
+                       + wd[k, 3] * fb[i, 3] + wd[k, 4] * fb[i, 4] + wd[k, 5] * fb[i, 5])
+        par = mi[i, PARENT]
+        if par > 0:
+            for c in range(FORCE_WIDTH):
+                fb[par, c] += fb[i, c]
+    return V, P
+
+
+@njit(cache=True)
+def applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
+                          spring_c, spring_l0, work, fb, tau):
+    """``tau`` (nv,) := generalized applied forces of the joint spring-dampers, efforts and point
+    spring-dampers at (q, v) (gravity excluded). Returns ``(potential, dissipated_power)`` of these forces."""
+    for k in range(tau.shape[0]):
+        tau[k] = 0.0
+    V1, P1 = joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau)
+    V2, P2 = spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spring_c, spring_l0, work, fb,
+                                  tau, False)
+    return V1 + V2, P1 + P2

@@ -1,0 +1,272 @@
+"""simulate(): compiled and Python paths, manifold, applied forces, energy balance, failures, registry.
+
+Energy balance (issue 2 "Must show"): with joint and point spring-dampers, d(T + V)/dt = v·effort − P where
+P = Σ C_k v_k² + Σ c l̇² is the power dissipated by the dampers (V includes the spring potentials).
+"""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import IntegrationError, ModelError
+from multibody.kernels.forces import applied_forces_kernel
+from multibody.result import Result
+from multibody.simulate import (FORMULATIONS, OdeSystem, register_formulation, simulate, tree_energy, tree_params,
+                                tree_rhs)
+from multibody.systems.pendulums import spatial_chain, triple_pendulum_seed001
+
+
+def sprung_model(effort=0.0):
+    """Revolute, universal, spherical, prismatic and free joints with joint and point spring-dampers."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81), name="sprung")
+    rng = np.random.default_rng(7)
+
+    def inertia():
+        a = rng.uniform(0.05, 0.2, 3)
+        return np.diag([a[0] + a[1], a[1] + a[2], a[0] + a[2]])
+
+    for name in ("a", "b", "c", "d", "e"):
+        b.add_body(name, mass=rng.uniform(0.5, 2.0), com=rng.uniform(-0.3, 0.3, 3), inertia=inertia())
+    R = mb.rotation_about((1.0, 2.0, 0.5), 0.4)
+    b.add_joint("ja", mb.Revolute(axis=(0, 1, 0)), "ground", "a", placement=mb.Placement(R, (0.1, 0, 0)),
+                stiffness=3.0, damping=0.4, rest=0.2, effort=effort)
+    b.add_joint("jb", mb.Universal((1, 0, 0), (0, 0, 1)), "a", "b", placement=mb.Placement(translation=(0, 0, -0.6)),
+                stiffness=(2.0, 1.0), damping=(0.3, 0.1), rest=(0.1, -0.2))
+    b.add_joint("jc", mb.Spherical(), "b", "c", placement=mb.Placement(translation=(0.2, 0, -0.5)), damping=0.2)
+    b.add_joint("jd", mb.Prismatic(axis=(0, 0, 1)), "c", "d", placement=mb.Placement(R.T, (0, 0.1, -0.3)),
+                stiffness=20.0, damping=1.0, rest=-0.1)
+    b.add_joint("je", mb.Free(), "ground", "e", placement=mb.Placement(translation=(1.0, 0, 0)))
+    b.add_spring("s1", "ground", (0.5, 0.5, 0.5), "c", (0.1, 0.0, 0.0), stiffness=15.0, damping=0.7, rest_length=0.3)
+    b.add_spring("s2", "a", (0.0, 0.2, 0.0), "d", (0.0, 0.0, 0.1), stiffness=8.0, damping=0.5, rest_length=0.5)
+    b.add_spring("s3", "e", (0.1, 0.1, 0.0), "ground", (1.0, 0.0, 1.0), stiffness=30.0, damping=0.2, rest_length=1.0)
+    b.add_spring("s4", "b", (0.0, 0.1, 0.0), "e", (0.0, 0.0, 0.0), stiffness=5.0, damping=0.0, rest_length=0.2)
+    return b.build()
+
+
+def random_state(model, rng):
+    q = model.random_configuration(rng, scale=1.0)
+    v = rng.normal(size=model.nv)
+    return q, v
+
+
+def applied(model, q, v, params=None):
+    p = tree_params(model) if params is None else params
+    tau = np.zeros(model.nv)
+    V, P = applied_forces_kernel(p[0], p[1], np.ascontiguousarray(q), np.ascontiguousarray(v), *p[3:12], p[13],
+                                 p[14], tau)
+    return tau, V, P
+
+
+def test_spring_forces_are_minus_potential_gradient():
+    """Without damping, τ·w = −dV/dε along q(ε) with q̇ = qdot(q, w) (virtual work, seed 001 §3.4)."""
+    m = sprung_model()
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, _ = random_state(m, rng)
+        zero_v = np.zeros(m.nv)
+        tau, V, P = applied(m, q, zero_v)
+        assert P == 0.0
+        for _ in range(4):
+            w = rng.normal(size=m.nv)
+            dq = m.qdot(q, w)
+            eps = 1e-6
+            Vp = applied(m, q + eps * dq, zero_v)[1]
+            Vm = applied(m, q - eps * dq, zero_v)[1]
+            dV = (Vp - Vm) / (2 * eps)
+            assert abs(tau @ w + dV) < 1e-7 * max(1.0, abs(dV))
+
+
+def test_damper_power():
+    """The dampers' generalized forces do work −P: τ(q, v) − τ(q, 0) dotted with v equals −P."""
+    m = sprung_model()
+    rng = np.random.default_rng(4)
+    for _ in range(5):
+        q, v = random_state(m, rng)
+        tau, V, P = applied(m, q, v)
+        tau0, V0, _ = applied(m, q, np.zeros(m.nv))
+        assert V == V0 and P > 0
+        assert abs((tau - tau0) @ v + P) < 1e-12 * max(1.0, P)
+
+
+@pytest.mark.parametrize("effort", [0.0, 0.7])
+def test_energy_rate_instantaneous(effort):
+    """d(T + V)/dt = v·effort − P at random states (central difference along ẋ)."""
+    m = sprung_model(effort)
+    params = tree_params(m)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        q, v = random_state(m, rng)
+        x = np.concatenate([q, v])
+        f = np.empty_like(x)
+        tree_rhs(0.0, x, params, f)
+        eps = 1e-6
+        xs = np.array([x + eps * f, x - eps * f])
+        T, V, _ = tree_energy(m, xs[:, :m.nq], xs[:, m.nq:])
+        dE = ((T[0] + V[0]) - (T[1] + V[1])) / (2 * eps)
+        _, _, P = tree_energy(m, q[None], v[None])
+        expected = effort * v[m.joint("ja").v_slice][0] - P[0]
+        assert abs(dE - expected) < 1e-6 * max(1.0, abs(expected))
+
+
+def test_energy_balance_along_trajectory():
+    """E(t) − E(0) = −∫ P dt along a damped run (Simpson's rule on 4001 samples)."""
+    m = sprung_model()
+    rng = np.random.default_rng(6)
+    q0, v0 = random_state(m, rng)
+    res = simulate(m, q0, v0, 2.0, rtol=1e-12, atol=1e-12, n_out=4001)
+    _, _, P = tree_energy(m, res.q, res.v)
+    dt = res.t[1] - res.t[0]
+    work = np.concatenate([[0.0], np.cumsum((P[:-1] + P[1:]) * dt / 2)])  # trapezoid, for the curve
+    simpson = dt / 3 * (P[0] + P[-1] + 4 * P[1:-1:2].sum() + 2 * P[2:-1:2].sum())
+    e = res.energy["total"]
+    assert e[-1] < e[0]  # dissipative
+    assert abs((e[-1] - e[0]) + simpson) < 1e-8 * (abs(e[0] - e[-1]) + 1.0)
+    assert np.max(np.abs((e - e[0]) + work)) < 1e-4 * work[-1]
+
+
+def test_fixed_step_compiled_equals_python_path():
+    """The compiled loop and the Python loop (forced by a torque callback) give the same run."""
+    m = sprung_model()
+    rng = np.random.default_rng(8)
+    q0, v0 = random_state(m, rng)
+    tau_c = rng.normal(size=m.nv)
+    r1 = simulate(m, q0, v0, 0.2, method="RK4", h=1e-3, tau=tau_c, n_out=11)
+    r2 = simulate(m, q0, v0, 0.2, method="RK4", h=1e-3, tau=lambda t, q, v: tau_c, n_out=11)
+    assert r1.info["path"] == "compiled" and r2.info["path"] == "python" and r2.info["torque_callback"]
+    np.testing.assert_allclose(r1.q, r2.q, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(r1.v, r2.v, rtol=0, atol=1e-12)
+    # the same through the adaptive path
+    r3 = simulate(m, q0, v0, 0.2, tau=tau_c, rtol=1e-12, atol=1e-12, n_out=11)
+    r4 = simulate(m, q0, v0, 0.2, tau=lambda t, q, v: tau_c, rtol=1e-12, atol=1e-12, n_out=11)
+    np.testing.assert_array_equal(r3.q, r4.q)
+    np.testing.assert_allclose(r1.q, r3.q, atol=1e-9)
+
+
+def test_time_dependent_torque():
+    """A pendulum driven by τ = A cos(ωt) from the callback: RK4 and DOP853 agree."""
+    m = spatial_chain(2, joint="revolute")
+
+    def drive(t, q, v):
+        return np.array([2.0 * np.cos(3.0 * t), 0.0])
+
+    r1 = simulate(m, None, None, 1.0, method="RK4", h=1e-3, tau=drive, n_out=11)
+    r2 = simulate(m, None, None, 1.0, tau=drive, rtol=1e-12, atol=1e-12, n_out=11)
+    np.testing.assert_allclose(r1.q, r2.q, atol=1e-10)
+    assert np.max(np.abs(r1.q)) > 0.05
+
+
+@pytest.mark.parametrize("method", ["RK4", "RK2", "DOP853", "RK45", "Radau"])
+def test_quaternions_stay_unit(method):
+    m = spatial_chain(3, joint="spherical")
+    rng = np.random.default_rng(9)
+    q0 = m.random_configuration(rng)
+    v0 = 3 * rng.normal(size=m.nv)
+    kw = dict(h=2e-3) if method in ("RK4", "RK2") else dict(rtol=1e-6, atol=1e-8)
+    res = simulate(m, q0, v0, 1.0, method=method, **kw)
+    norms = np.linalg.norm(res.q.reshape(len(res), 3, 4), axis=2)
+    assert np.max(np.abs(norms - 1)) < 1e-15
+
+
+def test_fixed_step_grid():
+    m = triple_pendulum_seed001()
+    res = simulate(m, None, None, 1.0, method="RK4", h=0.3)  # 4 steps of 0.25 end exactly at t_end
+    np.testing.assert_allclose(res.t, [0, 0.25, 0.5, 0.75, 1.0], atol=1e-15)
+    assert res.info["h"] == 0.25 and res.info["steps"] == 4 and res.info["nfev"] == 16
+    with pytest.raises(ValueError, match="n_out"):
+        simulate(m, None, None, 1.0, method="RK4", h=0.1, n_out=4)
+    with pytest.raises(ValueError, match="needs the step h"):
+        simulate(m, None, None, 1.0, method="RK4")
+    with pytest.raises(ValueError, match="unknown"):
+        simulate(m, None, None, 1.0, method="Euler")
+    with pytest.raises(ModelError, match="q0 must have 3"):
+        simulate(m, np.zeros(2), None, 1.0)
+
+
+def test_result_info_and_energy():
+    m = triple_pendulum_seed001()
+    res = simulate(m, None, None, 1.0, rtol=1e-10, n_out=5)
+    assert isinstance(res, Result) and res.info["status"] == "success" and res.info["steps"] > 0
+    assert res.info["cpu_seconds"] >= 0 and res.info["formulation"] == "tree"
+    assert res.q_names == m.coordinate_names() == ["joint1.angle", "joint2.angle", "joint3.angle"]
+    assert set(res.energy) == {"kinetic", "potential", "total"}
+
+
+# ---- failures -------------------------------------------------------------------------------------------
+def test_max_steps_gives_partial_result():
+    m = triple_pendulum_seed001()
+    with pytest.raises(IntegrationError) as info:
+        simulate(m, None, None, 10.0, rtol=1e-12, max_steps=5)
+    err = info.value
+    assert "max_steps" in err.reason and "max_steps" in str(err)
+    assert isinstance(err.result, Result) and len(err.result) == 6 and err.result.t[-1] < 10
+    assert err.result.info["status"] == "failed"
+    assert np.all(np.isfinite(err.result.energy["total"]))
+
+
+def nan_after(t_fail, nv):
+    def tau(t, q, v):
+        return np.full(nv, np.nan) if t > t_fail else np.zeros(nv)
+
+    return tau
+
+
+@pytest.mark.parametrize("method", ["DOP853", "RK4"])
+def test_nan_torque_gives_integration_error(method):
+    m = triple_pendulum_seed001()
+    kw = dict(h=1e-2) if method == "RK4" else {}
+    with pytest.raises(IntegrationError) as info:
+        simulate(m, None, None, 2.0, method=method, tau=nan_after(0.5, 3), **kw)
+    err = info.value
+    assert "non-finite" in err.reason
+    r = err.result
+    assert 0.4 < r.t[-1] <= 0.5 + 1e-12 and np.all(np.isfinite(r.q)) and r.info["status"] == "failed"
+
+
+def test_exception_in_callback_gives_integration_error():
+    m = triple_pendulum_seed001()
+
+    def tau(t, q, v):
+        if t > 0.3:
+            raise RuntimeError("sensor offline")
+        return np.zeros(3)
+
+    for method, kw in (("RK2", dict(h=1e-2)), ("DOP853", {})):
+        with pytest.raises(IntegrationError, match="sensor offline") as info:
+            simulate(m, None, None, 1.0, method=method, tau=tau, **kw)
+        assert info.value.result.t[-1] <= 0.3 + 1e-12 and len(info.value.result) > 1
+
+
+def test_wrong_torque_length():
+    m = triple_pendulum_seed001()
+    with pytest.raises(ModelError, match="tau"):
+        simulate(m, None, None, 1.0, tau=np.zeros(2))
+    with pytest.raises(ModelError, match="returned 2 values"):
+        simulate(m, None, None, 1.0, method="RK4", h=0.1, tau=lambda t, q, v: np.zeros(2))
+
+
+# ---- registry -------------------------------------------------------------------------------------------
+def test_register_formulation():
+    """A formulation plugs in without editing simulate.py: here x'' = −x as a one-'body' system."""
+
+    def factory(model, q0, v0, tau=None, energy=True, omega=1.0):
+        x0 = np.array([q0[0], v0[0]])
+
+        def fun(t, x):
+            return np.array([x[1], -omega ** 2 * x[0]])
+
+        def make_result(t, X, info):
+            return Result(t, X[:, :1], X[:, 1:], info=info)
+
+        return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:1], x[1:]),
+                         info={"formulation": "oscillator"})
+
+    register_formulation("oscillator-test", factory)
+    try:
+        res = simulate(None, [1.0], [0.0], 1.0, formulation="oscillator-test", omega=2.0, rtol=1e-12, atol=1e-12,
+                       t_eval=[0.0, 0.5, 1.0])
+        np.testing.assert_allclose(res.q[:, 0], np.cos(2 * res.t), atol=1e-11)
+        res = simulate(None, [1.0], [0.0], 1.0, formulation="oscillator-test", method="RK4", h=1e-3, omega=2.0)
+        assert res.info["path"] == "python" and abs(res.q[-1, 0] - np.cos(2)) < 1e-11
+    finally:
+        del FORMULATIONS["oscillator-test"]
+    with pytest.raises(ValueError, match="registered"):
+        simulate(None, [1.0], [0.0], 1.0, formulation="oscillator-test")
