@@ -537,8 +537,6 @@ def _label_modes(ev):
     return np.take_along_axis(ev, order, axis=-1)
 
 
-
-
 @njit(cache=True, inline="always")
 def _horner4(c3, c2, c1, c0, z):
     """p(z) = z^4 + c3 z^3 + c2 z^2 + c1 z + c0 and p'(z) (monic quartic), by Horner's rule."""
