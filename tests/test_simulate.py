@@ -270,3 +270,19 @@ def test_register_formulation():
         del FORMULATIONS["oscillator-test"]
     with pytest.raises(ValueError, match="registered"):
         simulate(None, [1.0], [0.0], 1.0, formulation="oscillator-test")
+
+
+def test_tree_refuses_loops():
+    """A four-bar loop has a cut joint: the tree formulation refuses it instead of ignoring the closure."""
+    b = mb.ModelBuilder(name="four-bar")
+    for name in ("crank", "coupler", "rocker"):
+        b.add_body(name, mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0.01, 0.1, 0.1]))
+    b.add_joint("A", mb.Revolute(axis=(0, 0, 1)), "ground", "crank")
+    b.add_joint("B", mb.Revolute(axis=(0, 0, 1)), "crank", "coupler", placement=mb.Placement(translation=(1, 0, 0)))
+    b.add_joint("D", mb.Revolute(axis=(0, 0, 1)), "ground", "rocker", placement=mb.Placement(translation=(2, 0, 0)))
+    b.add_joint("C", mb.Revolute(axis=(0, 0, 1)), "coupler", "rocker", placement=mb.Placement(translation=(1, 0, 0)),
+                child_placement=mb.Placement(translation=(1, 0, 0)))
+    m = b.build()
+    assert len(m.cut_joints) == 1
+    with pytest.raises(ModelError, match="cut joint 'C'"):
+        simulate(m, None, None, 1.0)
