@@ -16,7 +16,10 @@ efforts and the point spring-dampers of the model (``kernels/forces.py``), gravi
 Methods
 -------
 * fixed step ``"RK4"``, ``"RK2"`` (explicit midpoint), ``"HEUN"``, ``"VERLET"`` with step ``h``: the whole run
-  is one compiled loop (``integrate/fixed_step.py``) — unless a Python torque callback is present, see below;
+  is one compiled loop (``integrate/fixed_step.py``) — unless a Python torque callback is present, see below.
+  ``"VERLET"`` (kick-drift-kick on [q, v]) is of order 2 only when the accelerations do not depend on the
+  velocities; in tree coordinates the centripetal/Coriolis terms make it first order (measured on the
+  seed 001 triple pendulum: the error halves with h). Prefer RK4 there;
 * adaptive ``"DOP853"``, ``"RK45"``, ``"RK23"``, ``"Radau"``, ``"BDF"``, ``"LSODA"`` (``rtol``, ``atol``) via
   ``integrate/adaptive.py``, each step calling the compiled right-hand side.
 
