@@ -82,7 +82,7 @@ def test_rk4_accuracy_absolute():
 def test_saving_layout():
     x0 = np.array([1.0, 0.0])
     for nsteps, every in [(10, 1), (10, 3), (9, 3), (0, 2)]:
-        t, x, status, done = rk_fixed(oscillator, no_project, x0, 1.0, 0.1, nsteps, every, (1.0,), 2, 0)
+        t, x, status, done = integrate_fixed(oscillator, x0, 1.0, 0.1, nsteps, (1.0,), "RK4", save_every=every)
         assert len(t) == n_saved(nsteps, every) == x.shape[0]
         assert t[0] == 1.0 and np.all(x[0] == x0)
         assert abs(t[-1] - (1.0 + 0.1 * nsteps)) < 1e-12
@@ -92,15 +92,15 @@ def test_saving_layout():
 def test_projection_keeps_norm():
     x0 = np.array([1.0, 0.0])
     # RK2 alone drifts in |x| on x' = Ax (|x| grows like (1 + h^4/4)^(n/2)); the projection removes it
-    t, x, status, _ = rk_fixed(rotation, no_project, x0, 0.0, 0.1, 1000, 10, (), 0, 0)
+    t, x, status, _ = integrate_fixed(rotation, x0, 0.0, 0.1, 1000, (), "RK2", save_every=10)
     drift_free = abs(np.hypot(x[-1, 0], x[-1, 1]) - 1)
-    t, x, status, _ = rk_fixed(rotation, unit_circle, x0, 0.0, 0.1, 1000, 10, (), 0, 0)
+    t, x, status, _ = integrate_fixed(rotation, x0, 0.0, 0.1, 1000, (), "RK2", project=unit_circle, save_every=10)
     assert drift_free > 1e-4
     assert np.max(np.abs(np.hypot(x[:, 0], x[:, 1]) - 1)) < 1e-15
 
 
 def test_nonfinite_stops_with_partial_result():
-    t, x, status, done = rk_fixed(blow_up, no_project, np.ones(1), 0.0, 0.01, 1000, 7, (), 2, 0)
+    t, x, status, done = integrate_fixed(blow_up, np.ones(1), 0.0, 0.01, 1000, (), "RK4", save_every=7)
     assert status == STATUS_NONFINITE
     assert 0 < done < 1000
     assert np.all(np.isfinite(x))
@@ -219,14 +219,12 @@ def test_python_loop_equals_compiled(method):
     from multibody.integrate.fixed_step import rk_fixed_python
 
     x0 = np.array([1.0, 0.0])
-    code = METHODS[method]
-
     def f(t, x):
         out = np.empty(2)
         oscillator(t, x, (3.0,), out)
         return out
 
-    t1, x1, s1, d1 = rk_fixed(oscillator, no_project, x0, 0.5, 0.01, 57, 4, (3.0,), code, 1)
+    t1, x1, s1, d1 = integrate_fixed(oscillator, x0, 0.5, 0.01, 57, (3.0,), method, save_every=4, nsplit=1)
     t2, x2, s2, d2 = rk_fixed_python(f, None, x0, 0.5, 0.01, 57, 4, method, nsplit=1)
     assert s1 == s2 == STATUS_OK and d1 == d2 == 57
     np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-14)
@@ -238,7 +236,7 @@ def test_python_loop_nonfinite_and_exception():
 
     with np.errstate(over="ignore", invalid="ignore"):
         t, x, status, done = rk_fixed_python(lambda t, x: x * x, None, np.ones(1), 0.0, 0.01, 1000, 7, "RK4")
-    t_c, x_c, status_c, done_c = rk_fixed(blow_up, no_project, np.ones(1), 0.0, 0.01, 1000, 7, (), 2, 0)
+    t_c, x_c, status_c, done_c = integrate_fixed(blow_up, np.ones(1), 0.0, 0.01, 1000, (), "RK4", save_every=7)
     assert status == status_c == STATUS_NONFINITE and done == done_c
     np.testing.assert_allclose(x, x_c, rtol=1e-14)
 
@@ -253,15 +251,17 @@ def test_python_loop_nonfinite_and_exception():
     assert done == 5 and ts[-1] == pytest.approx(0.05) and len(ts) == len(xs)
 
 
-def test_specialized_loop_is_cached_module(tmp_path):
+def test_specialized_loop_is_cached_module():
     """specialize() writes a module with rhs/project as globals (cacheable by numba) and gives the same
     numbers as the generic loop; non-importable functions fall back to the generic loop."""
+    import sys
+
     from multibody.integrate.fixed_step import specialize
 
-    loop = specialize(rotation, no_project, cache_dir=str(tmp_path))
-    assert loop is not None
-    files = list(tmp_path.glob("_mb_rk_*.py"))
-    assert len(files) == 1 and "import rotation as rhs" in files[0].read_text()
+    loop = specialize(rotation, no_project)
+    assert loop is not None and type(loop._cache).__name__ == "FunctionCache"  # cache=True
+    with open(sys.modules[loop.py_func.__module__].__file__) as fh:
+        assert "import rotation as rhs" in fh.read()
     x0 = np.array([1.0, 0.0])
     a = loop(x0, 0.0, 0.01, 100, 10, (), 2, 0)
     b = rk_fixed(rotation, no_project, x0, 0.0, 0.01, 100, 10, (), 2, 0)
