@@ -664,6 +664,8 @@ class CartesianSystem:
             Mblocks[:, 3:, 3:] = self.J
         self.Mblocks = Mblocks
         self.M = sp.block_diag(list(Mblocks), format="csc")
+        self._Minv_diag = 1.0 / np.maximum(self.M.diagonal(), 1e-300 + 0 * self.M.diagonal().max())
+        self._Minv_diag[self.M.diagonal() <= 0] = 1.0 / max(self.M.diagonal().max(), 1e-300)
         self.Mdense_ok = nb * nd <= 400
         # constraint primitives
         groups = {}
@@ -728,12 +730,7 @@ class CartesianSystem:
         self._final = True
         self._setup_tree()
         if self.solver == "auto":
-            if self.tree is not None:
-                self._solver = "tree"
-            elif self.nv + self.nc <= 120:
-                self._solver = "dense"
-            else:
-                self._solver = "sparse"
+            self._solver = "tree" if self.tree is not None else "al"
         else:
             self._solver = self.solver
         # redundancy check at the initial configuration (rank of Q)
@@ -747,7 +744,7 @@ class CartesianSystem:
                 self.redundant = rank < self.nc
                 self.rank0 = rank
         if self.redundant and self.solver == "auto":
-            self._solver = "robust"
+            self._solver = "al"
 
     def _setup_tree(self):
         """Tree ordering of the KKT graph (seed 001 §2.7).
@@ -1042,6 +1039,8 @@ class CartesianSystem:
                 a0 = Minv @ rhs_f
                 mu = np.linalg.solve(S, Qd @ a0 - rhs_b)
                 sol = np.concatenate([a0 - Minv @ (Qd.T @ mu), mu])
+            elif solver == "al":
+                return self._al_solve(Q, rhs_f, rhs_b)
             elif solver != "robust":
                 raise ModelError(f"unknown solver {solver!r}", element="solver")
         except (np.linalg.LinAlgError, RuntimeError) as exc:
@@ -1054,7 +1053,43 @@ class CartesianSystem:
             if res <= 1e-11 * scale:
                 return sol[:nv], sol[nv:]
         self.stats["fallbacks"] += 1
-        return self._robust_solve(Q, rhs_f, rhs_b, t)
+        if solver == "robust":
+            return self._robust_solve(Q, rhs_f, rhs_b, t)
+        return self._al_solve(Q, rhs_f, rhs_b)
+
+    al_eps = 1e-10
+    al_iterations = 3
+
+    def _al_solve(self, Q, F, b):
+        """Augmented-Lagrangian solve of the KKT system (quasi-definite, never singular).
+
+        ``[[M, Qᵀ], [Q, −εI]] [Ẍ; μ_{k+1}] = [F; b − ε μ_k]``, μ_0 = 0, a fixed number of iterations
+        (Bayo, García de Jalón & Serna 1988).  Each iteration divides the error of a constraint
+        direction with singular value σ (of Q M^-1/2) by ``1 + σ²/ε``: well-conditioned directions are
+        exact after two iterations, while directions that vanish — redundant constraints (A04) and
+        singular positions (A02) — stay bounded instead of blowing up.  ε is relative to the mean
+        diagonal of ``Q M⁻¹ Qᵀ``; the fixed iteration count keeps the right-hand side smooth.
+        """
+        nv, nc = self.nv, self.nc
+        if self.dense:
+            Qd = Q
+            scale = float(np.mean((Qd * Qd) @ self._Minv_diag)) if nc else 1.0
+        else:
+            scale = float(np.mean(Q.multiply(Q) @ self._Minv_diag)) if nc else 1.0
+        eps = self.al_eps * max(scale, 1e-300)
+        if self.dense:
+            K = self._kkt(Q).copy()
+            K[nv:, nv:] = -eps * np.eye(nc)
+            lu = sla.lu_factor(K, check_finite=False)
+            solve = lambda r: sla.lu_solve(lu, r, check_finite=False)
+        else:
+            K = sp.bmat([[self.M, Q.T], [Q, -eps * sp.identity(nc)]], format="csc")
+            solve = spla.splu(K).solve
+        mu = np.zeros(nc)
+        for _ in range(self.al_iterations):
+            sol = solve(np.concatenate([F, b - eps * mu]))
+            mu = sol[nv:]
+        return sol[:nv], mu
 
     def _robust_solve(self, Q, F, b, t=None):
         """Least squares for dependent constraints: minimum-norm multipliers, unique accelerations."""

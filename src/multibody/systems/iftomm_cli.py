@@ -1,0 +1,31 @@
+"""``multibody iftomm A01|A02|A03|A04|A05 [--t-end T] [--json]``: run an IFToMM benchmark problem.
+
+For A03 (Andrews' squeezing mechanism) it prints the seven angles β, Θ, γ, Φ, δ, Ω, ε at the end time
+(JSON keys ``beta, Theta, gamma, Phi, delta, Omega, epsilon``), the CPU time, the energy balance and
+the constraint residuals; for the others the energy variation, residuals and the problem's points.
+"""
+import json
+
+
+def cli_register(subparsers):
+    p = subparsers.add_parser("iftomm", help="run an IFToMM multibody benchmark problem (A01..A05)")
+    p.add_argument("problem", choices=["A01", "A02", "A03", "A04", "A05"], type=str.upper)
+    p.add_argument("--t-end", type=float, default=None, help="end time (default: the problem's own)")
+    p.add_argument("--N", type=int, default=2, help="A02: number of four-bar windows (default 2)")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args):
+    from .iftomm import run_problem
+    try:
+        out = run_problem(args.problem, t_end=args.t_end, N=args.N)
+    except NotImplementedError as exc:
+        print(f"multibody iftomm {args.problem}: {exc}")
+        return 2
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for k, v in out.items():
+            print(f"{k:>32s}  {v:.16g}" if isinstance(v, float) else f"{k:>32s}  {v}")
+    return 0

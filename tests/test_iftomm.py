@@ -1,0 +1,85 @@
+"""IFToMM benchmark problems (González, Dopico, Lugrís, Cuadrado, Multibody Syst. Dyn. 16 (2006) 179–190).
+
+A03 reference numbers: Hairer & Wanner, *Solving ODEs II*, §VII.7 (consistent initial values, initial
+accelerations and multipliers) and the IVP test set of Mazzia & Magherini (Univ. of Bari), problem
+``andrews`` (andrews.f, SOLN: PSIDE with rtol = atol = 1e-14) for the solution at t = 0.03 s.
+"""
+import json
+import math
+
+import numpy as np
+import pytest
+
+from multibody.systems import iftomm as I
+
+
+def test_andrews_initial_accelerations_and_multipliers():
+    """HW II §VII.7 / andrews.f INITIAL: q̈(0) = (14222.44…, −10666.83…, 0, …), λ(0) = (98.566…, −6.1226…, 0, …)."""
+    a = I.AndrewsDAE()
+    g, G, _ = a.constraints(I.ANDREWS_Q0)
+    assert np.abs(g).max() < 1e-15
+    qdd, lam = a.accelerations(I.ANDREWS_Q0, np.zeros(7))
+    assert np.allclose(qdd, I.ANDREWS_QDD0, rtol=1e-12, atol=1e-9)
+    assert np.allclose(lam, I.ANDREWS_LAMBDA0, rtol=1e-12, atol=1e-11)
+
+
+def test_andrews_seven_angles_at_003_match_the_test_set():
+    """The seven angles at t = 0.03 s agree with the IVP test set reference to 2e-9 (abs)."""
+    r = I.AndrewsDAE().solve(t_end=0.03, rtol=1e-12, atol=1e-12)
+    err = np.abs(r["q"][-1] - I.ANDREWS_REF_003)
+    assert err.max() < 2e-9, err
+    assert r["position_residual"].max() < 1e-13 and r["velocity_residual"].max() < 1e-10
+    # the energy balance T + spring − mom·(β − β0) is an invariant of the exact solution
+    assert np.ptp(r["energy_balance"]) < 1e-10
+    assert list(r["angles"]) == ["beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon"]
+
+
+def test_andrews_from_bodies_and_joints_matches():
+    """A03 built from 7 bodies, 10 pins, a spring and a torque in Cartesian coordinates gives the same
+    initial accelerations and the same angles at t = 0.03 s (IVP test set reference)."""
+    s = I.andrews_cartesian()
+    a, lam = s.accelerations(0.0, s.x0, s.v0)
+    assert np.allclose(I.andrews_angles_from_cartesian(a), I.ANDREWS_QDD0, rtol=1e-12, atol=1e-9)
+    r = s.simulate(0.03, rtol=1e-12, atol=1e-12, n_out=4)
+    ang = I.andrews_angles_from_cartesian(r.x[-1])
+    assert np.abs(ang - I.ANDREWS_REF_003).max() < 2e-9
+    assert r.residuals["position"].max() < 1e-12
+
+
+def test_a01_pendulum_energy():
+    """A01: energy conserved to 1e-8 relative (to m g L) over 10 s; the rod length stays 1 m."""
+    out = I.run_problem("A01")
+    assert out["energy_variation_relative_to_mgL"] < 1e-8
+    assert math.hypot(out["x_P1"], out["y_P1"]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a04_bricard_redundant_one_dof():
+    """A04: 6 hinges = 30 equations on 30 coordinates, Jacobian rank 29 (1 DoF); runs 10 s with the
+    redundant equations, energy conserved to 1e-8 relative, residuals at round-off."""
+    s = I.bricard_cartesian()
+    s.finalize()
+    assert s.nc == 30 and s.nv == 30 and s.rank0 == 29 and s.redundant
+    r = s.simulate(10.0, rtol=1e-12, atol=1e-12, n_out=101)
+    assert np.ptp(r.energy) / abs(r.energy[0]) < 1e-8
+    assert r.residuals["position"].max() < 1e-10 and r.residuals["velocity"].max() < 1e-10
+    assert np.ptp(r.x[:, 0]) > 0.5        # it really moves (rod 1 swings about its hinge)
+
+
+def test_a02_passes_singular_positions():
+    """A02 (N = 2): the cranks turn through the horizontal (singular) position several times in 10 s,
+    stay parallel (the parallelogram branch) and the energy is conserved to 1e-8 relative."""
+    out = I.run_problem("A02", N=2)
+    assert out["singular_crossings"] >= 4
+    assert out["crank_angle_spread"] < 1e-8
+    assert out["energy_variation_relative"] < 1e-8
+    assert out["max_position_residual"] < 1e-10
+
+
+def test_cli_a03_json(capsys):
+    from multibody.cli import main
+    assert main(["iftomm", "A03", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon", "cpu_seconds",
+                "energy_balance_variation", "max_position_residual"):
+        assert key in out
+    assert out["beta"] == pytest.approx(15.81077119629904, abs=2e-9)
