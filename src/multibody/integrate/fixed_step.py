@@ -195,11 +195,11 @@ _SPECIALIZED = {}
 
 
 def default_cache_dir():
-    """Folder of the generated loop modules: ``$MULTIBODY_CACHE/fixed_step`` or ``~/.cache/multibody/fixed_step``."""
-    base = os.environ.get("MULTIBODY_CACHE")
-    if not base:
-        base = os.path.join(os.path.expanduser("~"), ".cache", "multibody")
-    return os.path.join(base, "fixed_step")
+    """Folder of the generated modules: ``multibody.cache.cache_dir("fixed_step")``, keyed on the package's
+    fingerprint so that a changed kernel never meets stale compiled code."""
+    from multibody.cache import cache_dir
+
+    return cache_dir("fixed_step")
 
 
 def _importable(func):

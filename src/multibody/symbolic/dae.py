@@ -48,11 +48,11 @@ CODEGEN_VERSION = 4
 
 
 def default_cache_dir():
-    """Folder of generated modules: ``$MULTIBODY_CACHE`` or ``~/.cache/multibody/dae``."""
-    base = os.environ.get("MULTIBODY_CACHE")
-    if not base:
-        base = os.path.join(os.path.expanduser("~"), ".cache", "multibody")
-    return os.path.join(base, "dae")
+    """Folder of the generated modules: ``multibody.cache.cache_dir("dae")``, keyed on the package's
+    fingerprint so that a changed kernel never meets stale compiled code."""
+    from multibody.cache import cache_dir
+
+    return cache_dir("dae")
 
 
 @dataclass
