@@ -3,10 +3,12 @@
 The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, so a call
 from Python passes few arguments:
 
-``mi`` (n, 7) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag;
-``mf`` (n, 31) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), jplace_R·axis 1 (3),
-mass, com (3), inertia about the com (xx, xy, xz, yy, yz, zz); row 0 (the ground) holds the gravity in
-columns 0..2.
+``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
+and the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
+fixed in the joint or in the child frame);
+``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
+about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
+holds the gravity in columns 0..2.
 
 ``Data(model)`` holds these (read-only) and a flat float workspace that the kernels overwrite; results are
 returned in fresh arrays. The algorithms in ``multibody.algorithms`` use a Data cached on the model when
@@ -24,14 +26,34 @@ Example
 'hinge'
 >>> data = Data(b.build())
 >>> data.mi.shape, data.mf.shape
-((2, 7), (2, 31))
+((2, 14), (2, 46))
 """
 import numpy as np
 
-from multibody.kernels.kinematics import (F_A1, F_A2, F_COM, F_IC, F_JP, F_JR, F_JRA1, F_MASS, MF_WIDTH, MI_WIDTH,
-                                          workspace_size)
+from multibody.kernels import kinematics as K
+from multibody.kernels.kinematics import (F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, M_DOF, MF_WIDTH,
+                                          MI_WIDTH, workspace_size)
 
 _CACHE_ATTR = "_multibody_data"
+
+
+_E = np.eye(3)
+
+
+def _dof_table(jtype, axes):
+    """(kind, axis) of each velocity coordinate of a joint (see ``kinematics.M_DOF``): what its column of the
+    motion subspace is, per docs/model-arrays.md."""
+    a1, a2 = axes[0], axes[1]
+    TJ, RJ, TC, RC = K.DOF_TRANS_JOINT, K.DOF_ROT_JOINT, K.DOF_TRANS_CHILD, K.DOF_ROT_CHILD
+    return {K.FIXED: [],
+            K.REVOLUTE: [(RJ, a1)],
+            K.PRISMATIC: [(TJ, a1)],
+            K.CYLINDRICAL: [(RJ, a1), (TJ, a1)],
+            K.UNIVERSAL: [(RJ, a1), (RC, a2)],  # a2 is fixed in the child
+            K.SPHERICAL: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2])],  # ω in the child frame
+            K.PLANAR: [(TJ, _E[0]), (TJ, _E[1]), (RJ, _E[2])],  # ẋ, ẏ in the joint frame; θ̇ about its z
+            K.FREE: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2]), (TC, _E[0]), (TC, _E[1]), (TC, _E[2])],
+            }[jtype]
 
 
 def pack_model(model):
@@ -51,12 +73,15 @@ def pack_model(model):
     mf[:, F_JP:F_JP + 3] = model.jplace_p
     mf[:, F_A1:F_A1 + 3] = model.jaxis[:, 0, :]
     mf[:, F_A2:F_A2 + 3] = model.jaxis[:, 1, :]
-    mf[:, F_JRA1:F_JRA1 + 3] = np.einsum("nij,nj->ni", R, model.jaxis[:, 0, :])
     mf[:, F_MASS] = model.mass
     mf[:, F_COM:F_COM + 3] = model.com
     Ic = np.asarray(model.inertia_com, dtype=np.float64)
     mf[:, F_IC:F_IC + 6] = np.stack([Ic[:, 0, 0], Ic[:, 0, 1], Ic[:, 0, 2], Ic[:, 1, 1], Ic[:, 1, 2], Ic[:, 2, 2]],
                                     axis=1)
+    for i in range(1, n):
+        for k, (kind, axis) in enumerate(_dof_table(int(model.jtype[i]), model.jaxis[i])):
+            mi[i, M_DOF + k] = kind
+            mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis
     mf[0, :] = 0.0
     mf[0, 0:3] = model.gravity
     mi.flags.writeable = False

@@ -22,19 +22,28 @@ import math
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import (cross3, load3, load9, mat3_mul, mat3_vec, motion_cross_motion,
+from multibody.kernels.spatial import (INLINE, cross3, load9, mat3_mul, mat3_vec, motion_cross_motion,
                                        quat_to_rotation, rigid_inertia_times_motion, rigid_inertia_world,
                                        rotation_axis_angle, rotation_z)
+
+#: ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
+#: are inlined into the hot kernels (ABA, RNEA, CRBA: inlined, RNEA runs about twice as fast as with a call
+#: per body); the other kernels call the compiled-once ``*_call`` twins, which keeps compile times short
+JOINT_INLINE = "always"
 
 # joint type codes (multibody.model.joints)
 FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = range(8)
 
-# columns of the packed integer model array ``mi``
-PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID = range(7)
-MI_WIDTH = 7
-# columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2)
-F_JR, F_JP, F_A1, F_A2, F_JRA1, F_MASS, F_COM, F_IC = 0, 9, 12, 15, 18, 21, 22, 25
-MF_WIDTH = 31
+# columns of the packed integer model array ``mi``: per body, then the kind of each of its (≤ 6) velocity
+# coordinates (columns M_DOF..M_DOF+5): its column of S is a rotation about, or a translation along, an axis
+# fixed in the joint frame or in the child frame; rotation axes pass through the child origin
+PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID, M_DOF = range(8)
+MI_WIDTH = M_DOF + 6
+DOF_TRANS_JOINT, DOF_ROT_JOINT, DOF_TRANS_CHILD, DOF_ROT_CHILD = range(4)
+# columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2); F_DAX + 3 k is
+# the axis of velocity coordinate k (in the frame its kind names)
+F_JR, F_JP, F_A1, F_A2, F_MASS, F_COM, F_IC, F_DAX = 0, 9, 12, 15, 18, 19, 22, 28
+MF_WIDTH = F_DAX + 18
 
 # per-body workspace columns (array ``wb`` of shape (n, WB_WIDTH))
 B_R, B_P, B_V, B_C, B_A, B_F, B_IA = 0, 9, 12, 18, 24, 30, 36
@@ -44,7 +53,7 @@ D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
 WD_WIDTH = 25
 
 
-@njit(inline="always", cache=True)
+@njit(inline=INLINE, cache=True)
 def workspace_views(work, n, nv):
     """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd``."""
     wb = work[: n * WB_WIDTH].reshape((n, WB_WIDTH))
@@ -52,7 +61,7 @@ def workspace_views(work, n, nv):
     return wb, wd
 
 
-@njit(inline="always", cache=True)
+@njit(inline=INLINE, cache=True)
 def check_sizes(mi, q, v, x, fext, work, out):
     """0 when the argument sizes fit the model, else the position of the first bad one: 1 q (nq), 2 v (nv),
     3 x (nv: τ or q̈), 4 fext ((0, 6) or (n, 6)), 5 work (``workspace_size``), 6 out (nv). Numba does not
@@ -80,7 +89,7 @@ def workspace_size(n, nv):
     return n * WB_WIDTH + nv * WD_WIDTH
 
 
-@njit(inline="always", cache=True)
+@njit(inline=INLINE, cache=True)
 def _store_R_p(wb, i, R, p0, p1, p2):
     for k in range(9):
         wb[i, B_R + k] = R[k]
@@ -89,7 +98,7 @@ def _store_R_p(wb, i, R, p0, p1, p2):
     wb[i, B_P + 2] = p2
 
 
-@njit(inline="always", cache=True)
+@njit(inline=INLINE, cache=True)
 def _store_col(wd, k, w0, w1, w2, v0, v1, v2):
     wd[k, 0] = w0
     wd[k, 1] = w1
@@ -99,126 +108,101 @@ def _store_col(wd, k, w0, w1, w2, v0, v1, v2):
     wd[k, 5] = v2
 
 
-@njit(inline="always", cache=True)
+@njit(inline=INLINE, cache=True)
 def _store_rotation_col(wd, k, p0, p1, p2, a0, a1, a2):
     """Column of a rotation about the unit axis a through the point p: [a; p × a]."""
     m0, m1, m2 = cross3(p0, p1, p2, a0, a1, a2)
     _store_col(wd, k, a0, a1, a2, m0, m1, m2)
 
 
-@njit(inline="always", cache=True)
+@njit(inline=JOINT_INLINE, cache=True)
 def joint_placement_world(i, mi, mf, q, wb, wd):
     """Placement (R_i, p_i) of body i in ground coordinates and the ground-frame columns of its motion subspace.
 
     Reads the parent's placement from ``wb``; writes R_i (row-major) and p_i into ``wb[i]`` and the joint's
     columns S_k = [s_ω; s_v] into ``wd[idx_v + k, 0:6]``. The joint frame is the placement (jR, jp) in the
-    parent; the child frame is the joint frame moved by the joint coordinates (docs/model-arrays.md).
+    parent; the child frame is the joint frame moved by the joint transform (R_J, p_J) of the coordinates
+    (docs/model-arrays.md). Column k is [e; p_i × e] for a rotation about the ground-frame axis e through the
+    child origin, [0; e] for a translation along e (seed 001 §3.4, the angular and linear partial velocities).
     """
     par = mi[i, PARENT]
     jt = mi[i, JTYPE]
     iq = mi[i, IQ]
-    iv = mi[i, IV]
-    Rp = (wb[par, 0], wb[par, 1], wb[par, 2], wb[par, 3], wb[par, 4], wb[par, 5], wb[par, 6], wb[par, 7],
-          wb[par, 8])
-    pp0 = wb[par, B_P]
-    pp1 = wb[par, B_P + 1]
-    pp2 = wb[par, B_P + 2]
+    Rp = load9(wb, par)
     # joint frame in ground coordinates: Rj = Rp jR, oj = pp + Rp jp
     d0, d1, d2 = mat3_vec(Rp, mf[i, F_JP], mf[i, F_JP + 1], mf[i, F_JP + 2])
-    o0 = pp0 + d0
-    o1 = pp1 + d1
-    o2 = pp2 + d2
+    o0 = wb[par, B_P] + d0
+    o1 = wb[par, B_P + 1] + d1
+    o2 = wb[par, B_P + 2] + d2
     if mi[i, ROT_ID] == 1:
         Rj = Rp
     else:
-        Rj = mat3_mul(Rp, (mf[i, 0], mf[i, 1], mf[i, 2], mf[i, 3], mf[i, 4], mf[i, 5], mf[i, 6], mf[i, 7],
-                           mf[i, 8]))
+        Rj = mat3_mul(Rp, load9(mf, i))
+    # joint transform: the child frame in the joint frame
     a0 = mf[i, F_A1]
     a1 = mf[i, F_A1 + 1]
     a2 = mf[i, F_A1 + 2]
-    if jt == REVOLUTE:
-        th = q[iq]
-        Ri = mat3_mul(Rj, rotation_axis_angle(a0, a1, a2, math.cos(th), math.sin(th)))
-        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
-        _store_R_p(wb, i, Ri, o0, o1, o2)
-        _store_rotation_col(wd, iv, o0, o1, o2, w0, w1, w2)
+    RJ = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    rotates = True
+    translates = False
+    x = 0.0
+    y = 0.0
+    z = 0.0
+    if jt == REVOLUTE or jt == CYLINDRICAL:
+        RJ = rotation_axis_angle(a0, a1, a2, math.cos(q[iq]), math.sin(q[iq]))
+        if jt == CYLINDRICAL:
+            translates = True
+            x, y, z = q[iq + 1] * a0, q[iq + 1] * a1, q[iq + 1] * a2
     elif jt == PRISMATIC:
-        d = q[iq]
-        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
-        _store_R_p(wb, i, Rj, o0 + d * w0, o1 + d * w1, o2 + d * w2)
-        _store_col(wd, iv, 0.0, 0.0, 0.0, w0, w1, w2)
-    elif jt == CYLINDRICAL:
-        th = q[iq]
-        d = q[iq + 1]
-        Ri = mat3_mul(Rj, rotation_axis_angle(a0, a1, a2, math.cos(th), math.sin(th)))
-        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
-        _store_R_p(wb, i, Ri, o0 + d * w0, o1 + d * w1, o2 + d * w2)
-        _store_rotation_col(wd, iv, o0, o1, o2, w0, w1, w2)
-        _store_col(wd, iv + 1, 0.0, 0.0, 0.0, w0, w1, w2)
+        rotates = False
+        translates = True
+        x, y, z = q[iq] * a0, q[iq] * a1, q[iq] * a2
     elif jt == UNIVERSAL:
-        t1 = q[iq]
-        t2 = q[iq + 1]
-        b0 = mf[i, F_A2]
-        b1 = mf[i, F_A2 + 1]
-        b2 = mf[i, F_A2 + 2]
-        R1 = mat3_mul(Rj, rotation_axis_angle(a0, a1, a2, math.cos(t1), math.sin(t1)))
-        Ri = mat3_mul(R1, rotation_axis_angle(b0, b1, b2, math.cos(t2), math.sin(t2)))
-        w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
-        u0, u1, u2 = mat3_vec(R1, b0, b1, b2)
-        _store_R_p(wb, i, Ri, o0, o1, o2)
-        _store_rotation_col(wd, iv, o0, o1, o2, w0, w1, w2)
-        _store_rotation_col(wd, iv + 1, o0, o1, o2, u0, u1, u2)
-    elif jt == SPHERICAL:
-        qw = q[iq]
-        qx = q[iq + 1]
-        qy = q[iq + 2]
-        qz = q[iq + 3]
-        s = 1.0 / math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-        Ri = mat3_mul(Rj, quat_to_rotation(qw * s, qx * s, qy * s, qz * s))
-        _store_R_p(wb, i, Ri, o0, o1, o2)
-        # ω in child coordinates: columns are the child axes R_i e_k through the child origin
-        _store_rotation_col(wd, iv, o0, o1, o2, Ri[0], Ri[3], Ri[6])
-        _store_rotation_col(wd, iv + 1, o0, o1, o2, Ri[1], Ri[4], Ri[7])
-        _store_rotation_col(wd, iv + 2, o0, o1, o2, Ri[2], Ri[5], Ri[8])
+        RJ = mat3_mul(rotation_axis_angle(a0, a1, a2, math.cos(q[iq]), math.sin(q[iq])),
+                      rotation_axis_angle(mf[i, F_A2], mf[i, F_A2 + 1], mf[i, F_A2 + 2], math.cos(q[iq + 1]),
+                                          math.sin(q[iq + 1])))
+    elif jt == SPHERICAL or jt == FREE:
+        k = iq if jt == SPHERICAL else iq + 3
+        s = 1.0 / math.sqrt(q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
+        RJ = quat_to_rotation(q[k] * s, q[k + 1] * s, q[k + 2] * s, q[k + 3] * s)
+        if jt == FREE:
+            translates = True
+            x, y, z = q[iq], q[iq + 1], q[iq + 2]
     elif jt == PLANAR:
-        x = q[iq]
-        y = q[iq + 1]
-        th = q[iq + 2]
-        Ri = mat3_mul(Rj, rotation_z(math.cos(th), math.sin(th)))
-        p0 = o0 + Rj[0] * x + Rj[1] * y
-        p1 = o1 + Rj[3] * x + Rj[4] * y
-        p2 = o2 + Rj[6] * x + Rj[7] * y
-        _store_R_p(wb, i, Ri, p0, p1, p2)
-        _store_col(wd, iv, 0.0, 0.0, 0.0, Rj[0], Rj[3], Rj[6])
-        _store_col(wd, iv + 1, 0.0, 0.0, 0.0, Rj[1], Rj[4], Rj[7])
-        _store_rotation_col(wd, iv + 2, p0, p1, p2, Rj[2], Rj[5], Rj[8])
-    elif jt == FREE:
-        x = q[iq]
-        y = q[iq + 1]
-        z = q[iq + 2]
-        qw = q[iq + 3]
-        qx = q[iq + 4]
-        qy = q[iq + 5]
-        qz = q[iq + 6]
-        s = 1.0 / math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-        Ri = mat3_mul(Rj, quat_to_rotation(qw * s, qx * s, qy * s, qz * s))
-        e0, e1, e2 = mat3_vec(Rj, x, y, z)
-        p0 = o0 + e0
-        p1 = o1 + e1
-        p2 = o2 + e2
-        _store_R_p(wb, i, Ri, p0, p1, p2)
-        # v = [ω; v] of the child origin in child coordinates
-        _store_rotation_col(wd, iv, p0, p1, p2, Ri[0], Ri[3], Ri[6])
-        _store_rotation_col(wd, iv + 1, p0, p1, p2, Ri[1], Ri[4], Ri[7])
-        _store_rotation_col(wd, iv + 2, p0, p1, p2, Ri[2], Ri[5], Ri[8])
-        _store_col(wd, iv + 3, 0.0, 0.0, 0.0, Ri[0], Ri[3], Ri[6])
-        _store_col(wd, iv + 4, 0.0, 0.0, 0.0, Ri[1], Ri[4], Ri[7])
-        _store_col(wd, iv + 5, 0.0, 0.0, 0.0, Ri[2], Ri[5], Ri[8])
+        RJ = rotation_z(math.cos(q[iq + 2]), math.sin(q[iq + 2]))
+        translates = True
+        x, y = q[iq], q[iq + 1]
     else:  # FIXED
-        _store_R_p(wb, i, Rj, o0, o1, o2)
+        rotates = False
+    if rotates:
+        Ri = mat3_mul(Rj, RJ)
+    else:
+        Ri = Rj
+    p0 = o0
+    p1 = o1
+    p2 = o2
+    if translates:
+        e0, e1, e2 = mat3_vec(Rj, x, y, z)
+        p0 += e0
+        p1 += e1
+        p2 += e2
+    _store_R_p(wb, i, Ri, p0, p1, p2)
+    # motion subspace, ground frame
+    iv = mi[i, IV]
+    for k in range(mi[i, NV]):
+        kind = mi[i, M_DOF + k]
+        c = F_DAX + 3 * k
+        if kind >= DOF_TRANS_CHILD:
+            w0, w1, w2 = mat3_vec(Ri, mf[i, c], mf[i, c + 1], mf[i, c + 2])
+        else:
+            w0, w1, w2 = mat3_vec(Rj, mf[i, c], mf[i, c + 1], mf[i, c + 2])
+        if kind == DOF_ROT_JOINT or kind == DOF_ROT_CHILD:
+            _store_rotation_col(wd, iv + k, p0, p1, p2, w0, w1, w2)
+        else:
+            _store_col(wd, iv + k, 0.0, 0.0, 0.0, w0, w1, w2)
 
 
-@njit(inline="always", cache=True)
+@njit(inline=JOINT_INLINE, cache=True)
 def joint_velocity_world(i, mi, v, wd):
     """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
 
@@ -265,7 +249,7 @@ def joint_velocity_world(i, mi, v, wd):
     return (j0, j1, j2, j3, j4, j5), (c0, c1, c2, c3, c4, c5)
 
 
-@njit(inline="always", cache=True)
+@njit(inline=INLINE, cache=True)
 def set_ground(wb):
     """Body 0 (the ground) at the origin with identity rotation, at rest."""
     for k in range(WB_WIDTH):
@@ -275,7 +259,7 @@ def set_ground(wb):
     wb[0, 8] = 1.0
 
 
-@njit(inline="always", cache=True)
+@njit(inline=JOINT_INLINE, cache=True)
 def body_inertia_world(i, mf, wb):
     """(m, h, I_O) of body i about the ground origin in ground coordinates (see ``rigid_inertia_world``)."""
     R = load9(wb, i)
@@ -288,6 +272,24 @@ def body_inertia_world(i, mf, wb):
 
 
 @njit(cache=True)
+def joint_placement_world_call(i, mi, mf, q, wb, wd):
+    """``joint_placement_world`` compiled once, for the kernels off the hot path."""
+    joint_placement_world(i, mi, mf, q, wb, wd)
+
+
+@njit(cache=True)
+def joint_velocity_world_call(i, mi, v, wd):
+    """``joint_velocity_world`` compiled once, for the kernels off the hot path."""
+    return joint_velocity_world(i, mi, v, wd)
+
+
+@njit(cache=True)
+def body_inertia_world_call(i, mf, wb):
+    """``body_inertia_world`` compiled once, for the kernels off the hot path."""
+    return body_inertia_world(i, mf, wb)
+
+
+@njit(cache=True)
 def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     """Forward kinematics (RBDA §3.3 / Table 5.1 first pass; seed 001 §3.4): placements (level 0), body
     velocities (level ≥ 1) and spatial accelerations without gravity (level 2) of every body, ground frame,
@@ -297,9 +299,9 @@ def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     set_ground(wb)
     for i in range(1, n):
         par = mi[i, PARENT]
-        joint_placement_world(i, mi, mf, q, wb, wd)
+        joint_placement_world_call(i, mi, mf, q, wb, wd)
         if level >= 1:
-            vJ, cJ = joint_velocity_world(i, mi, v, wd)
+            vJ, cJ = joint_velocity_world_call(i, mi, v, wd)
             vp = (wb[par, B_V], wb[par, B_V + 1], wb[par, B_V + 2], wb[par, B_V + 3], wb[par, B_V + 4],
                   wb[par, B_V + 5])
             for k in range(6):
@@ -360,7 +362,7 @@ def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, v
     set_ground(wb)
     # placements of the bodies on the path only would suffice; the bodies are few and the pass is O(N)
     for i in range(1, body + 1):
-        joint_placement_world(i, mi, mf, q, wb, wd)
+        joint_placement_world_call(i, mi, mf, q, wb, wd)
     R = load9(wb, body)
     d0, d1, d2 = mat3_vec(R, r0, r1, r2)
     x0 = wb[body, B_P] + d0
@@ -405,11 +407,11 @@ def com_kernel(mi, mf, q, v, work, out):
         out[k] = 0.0
     for i in range(1, n):
         par = mi[i, PARENT]
-        joint_placement_world(i, mi, mf, q, wb, wd)
-        vJ, cJ = joint_velocity_world(i, mi, v, wd)
+        joint_placement_world_call(i, mi, mf, q, wb, wd)
+        vJ, cJ = joint_velocity_world_call(i, mi, v, wd)
         for k in range(6):
             wb[i, B_V + k] = wb[par, B_V + k] + vJ[k]
-        m, h, I = body_inertia_world(i, mf, wb)
+        m, h, I = body_inertia_world_call(i, mf, wb)
         f = rigid_inertia_times_motion(m, h, I, wb[i, B_V], wb[i, B_V + 1], wb[i, B_V + 2],
                                        wb[i, B_V + 3], wb[i, B_V + 4], wb[i, B_V + 5])
         out[0] += m

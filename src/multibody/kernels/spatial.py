@@ -25,7 +25,10 @@ for _r in range(6):
         _k += 1
 del _k, _r, _c
 
-_inline = dict(inline="always", cache=True)
+#: the helpers are inlined at the numba-IR level ("always"); LLVM alone does not inline them across numba
+#: functions. The large per-joint switch of ``kinematics.joint_placement_world`` is *not* inlined (see there).
+INLINE = "always"
+_inline = dict(inline=INLINE, cache=True)
 
 
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------
