@@ -28,3 +28,33 @@ def cache_dir(kind):
     """``$MULTIBODY_CACHE/<fingerprint>/<kind>`` (default base ``~/.cache/multibody``)."""
     base = os.environ.get("MULTIBODY_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "multibody")
     return os.path.join(base, package_fingerprint(), kind)
+
+
+def import_generated(prefix, source, kind, cache_dir=None):
+    """Write ``source`` (once) as module ``<prefix><hash of source>`` under ``cache_dir`` (default
+    ``cache_dir(kind)``) and import it; returns the module. The write is atomic, so concurrent processes
+    share one file and numba's on-disk cache of its ``@njit(cache=True)`` functions. Raises ``OSError``
+    when the folder cannot be written."""
+    import importlib.util
+    import sys
+
+    modname = prefix + hashlib.sha1(source.encode()).hexdigest()[:16]
+    if modname in sys.modules:
+        return sys.modules[modname]
+    folder = cache_dir or globals()["cache_dir"](kind)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, modname + ".py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(source)
+        os.replace(tmp, path)
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        sys.modules.pop(modname, None)
+        raise
+    return mod

@@ -49,10 +49,7 @@ with a global ``rhs`` are refused too ("dynamic globals"). Two entry points ther
   called *indirectly* (a kernel called by ``rhs``) is not detected: clear the cache folders after editing
   kernels.
 """
-import hashlib
-import importlib.util
 import inspect
-import os
 import sys
 
 import numpy as np
@@ -247,26 +244,16 @@ def specialize(rhs, project=None, cache_dir=None):
         f"from {names[0][0]} import {names[0][1]} as rhs\n"
         f"from {names[1][0]} import {names[1][1]} as project\n\n\n" + body
     )
-    digest = hashlib.sha1("\n".join([str(TEMPLATE_VERSION), src] + sources).encode()).hexdigest()[:16]
-    modname = f"_mb_rk_{digest}"
-    if modname not in sys.modules:
-        cache_dir = cache_dir or default_cache_dir()
-        path = os.path.join(cache_dir, modname + ".py")
-        try:
-            os.makedirs(cache_dir, exist_ok=True)
-            if not os.path.exists(path):
-                tmp = f"{path}.{os.getpid()}.tmp"
-                with open(tmp, "w") as fh:
-                    fh.write(src)
-                os.replace(tmp, path)
-            spec = importlib.util.spec_from_file_location(modname, path)
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[modname] = mod
-            spec.loader.exec_module(mod)
-        except OSError:  # read-only home, ...: the generic loop still works
-            sys.modules.pop(modname, None)
-            return None
-    loop = sys.modules[modname].rk_loop
+    # the sources of rhs and project go into the hash as a comment: a changed rhs gets a new module
+    src = f"# template {TEMPLATE_VERSION}\n" + "".join(f"# {line}\n" for f in sources for line in
+                                                      f.splitlines()) + src
+    try:
+        from multibody.cache import import_generated
+
+        mod = import_generated("_mb_rk_", src, "fixed_step", cache_dir)
+    except OSError:  # read-only home, ...: the generic loop still works
+        return None
+    loop = mod.rk_loop
     _SPECIALIZED[key] = loop
     return loop
 

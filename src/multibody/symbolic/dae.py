@@ -28,10 +28,7 @@ Example (a pendulum in Cartesian coordinates, the textbook index-3 DAE)::
     >>> dae.relative_degrees
     (2,)
 """
-import hashlib
-import importlib.util
 import os
-import sys
 import textwrap
 from dataclasses import dataclass, field
 from math import comb
@@ -489,30 +486,14 @@ def generate_module(dae, solver="dls", cache_dir=None):
     ``@njit(cache=True)`` functions. ``solver`` is a key of :data:`SOLVERS` or a ``(module, function)`` pair
     naming an njit function ``solve(A, phi, x, sparams, N)`` that writes ``N`` with ``A N = -phi``.
     """
-    src = source(dae, solver=solver)
-    key = hashlib.sha1((str(CODEGEN_VERSION) + src).encode()).hexdigest()[:16]
-    cache_dir = cache_dir or default_cache_dir()
+    from multibody.cache import import_generated
+
+    src = f"# codegen version {CODEGEN_VERSION}\n" + source(dae, solver=solver)
     try:
-        os.makedirs(cache_dir, exist_ok=True)
-        if not os.access(cache_dir, os.W_OK):
-            raise OSError(cache_dir)
+        mod = import_generated("_mb_dae_", src, "dae", cache_dir)
     except OSError:  # read-only home: fall back to the temporary folder
         import tempfile
 
-        cache_dir = os.path.join(tempfile.gettempdir(), "multibody-dae")
-        os.makedirs(cache_dir, exist_ok=True)
-    modname = f"_mb_dae_{key}"
-    path = os.path.join(cache_dir, modname + ".py")
-    if modname in sys.modules:
-        return sys.modules[modname]
-    if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w") as fh:
-            fh.write(src)
-        os.replace(tmp, path)
-    spec = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[modname] = mod
-    spec.loader.exec_module(mod)
+        mod = import_generated("_mb_dae_", src, "dae", os.path.join(tempfile.gettempdir(), "multibody-dae"))
     mod.dae = dae
     return mod
