@@ -1,5 +1,8 @@
 """The numeric algorithms on a Model: ``algo(model, q, v, ..., data=None)`` returning numpy arrays.
 
+Arguments are float64 arrays (anything else is converted). Contiguous, writable arrays take the fastest
+path; read-only or strided ones work too but make numba compile a specialization on their first use.
+
 Conventions (``docs/model-arrays.md``): q has ``model.nq`` entries, v and τ have ``model.nv``; velocities of
 quaternion joints are angular velocities in the child frame. Optional external forces ``fext`` are an
 (N+1, 6) array of spatial forces ``[moment; force]`` on each body (row 0, the ground, is ignored), in ground
@@ -81,6 +84,8 @@ def _vector(x, n, what, model):
     if arr.shape != (n,):
         raise ModelError(f"{what} must have shape ({n},) for model '{model.name}' "
                          f"(nq={model.nq}, nv={model.nv}), got shape {arr.shape}", element=what)
+    if not arr.flags.writeable:  # numba types read-only arrays apart: copy rather than compile again
+        arr = arr.copy()
     return arr
 
 
@@ -130,10 +135,10 @@ def _point(point):
 
 
 # ---- single-state algorithms ------------------------------------------------------------------------------
-# The fast path of aba / rnea / crba is one dictionary look-up, three class checks, one allocation and the
+# The fast path of aba / rnea / crba is one dictionary look-up, class and dtype checks, one allocation and the
 # kernel call: the kernels check the sizes themselves (``kinematics.check_sizes``) and return an error code;
-# anything that is not a float64 ndarray goes through the slow path, which converts it or names what was
-# expected.
+# anything that is not a float64 ndarray goes through the slow path, which converts it (rather than letting
+# numba compile a specialization for it) or names what was expected.
 _ndarray = np.ndarray
 _empty = np.empty
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
@@ -159,14 +164,24 @@ def _call3(kernel, model, q, v, x, data, fext, third):
     return out
 
 
+def _fast_data(model, data):
+    """The Data for a fast-path call (cached on the model when ``data`` is None)."""
+    if data is None:
+        return model.__dict__.get(_CACHE_ATTR) or default_data(model)
+    if data.model is model:
+        return data
+    return _data(model, data)  # raises, naming both models
+
+
 def aba(model, q, v, tau, data=None, fext=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1)."""
-    if (data is None and fext is None and q.__class__ is _ndarray and v.__class__ is _ndarray
-            and tau.__class__ is _ndarray):
-        d = model.__dict__.get(_CACHE_ATTR) or default_data(model)
+    if (q.__class__ is _ndarray and v.__class__ is _ndarray and tau.__class__ is _ndarray and q.dtype is _F64
+            and v.dtype is _F64 and tau.dtype is _F64):
+        d = _fast_data(model, data)
         out = _empty(d.nv)
-        if aba_kernel(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
+        if aba_kernel(d.mi, d.mf, q, v, tau, d.no_fext if fext is None else _fext(fext, d, model), d.work,
+                      out) == 0:
             return out
     return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
 
@@ -174,11 +189,12 @@ def aba(model, q, v, tau, data=None, fext=None):
 def rnea(model, q, v, a, data=None, fext=None):
     """Inverse dynamics τ = M q̈ + C q̇ + g − Jᵀ f_ext by the recursive Newton–Euler algorithm, O(N)
     (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175)."""
-    if (data is None and fext is None and q.__class__ is _ndarray and v.__class__ is _ndarray
-            and a.__class__ is _ndarray):
-        d = model.__dict__.get(_CACHE_ATTR) or default_data(model)
+    if (q.__class__ is _ndarray and v.__class__ is _ndarray and a.__class__ is _ndarray and q.dtype is _F64
+            and v.dtype is _F64 and a.dtype is _F64):
+        d = _fast_data(model, data)
         out = _empty(d.nv)
-        if rnea_kernel(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
+        if rnea_kernel(d.mi, d.mf, q, v, a, d.no_fext if fext is None else _fext(fext, d, model), d.work,
+                       out) == 0:
             return out
     return _call3(rnea_kernel, model, q, v, a, data, fext, "a")
 
@@ -199,8 +215,8 @@ def gravity_forces(model, q, data=None):
 def crba(model, q, data=None):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
     T = ½ q̇ᵀ M q̇ (seed 001 §3.4)."""
-    if data is None and q.__class__ is _ndarray:
-        d = model.__dict__.get(_CACHE_ATTR) or default_data(model)
+    if q.__class__ is _ndarray and q.dtype is _F64:
+        d = _fast_data(model, data)
     else:
         d = _data(model, data)
         q = _vector(q, d.nq, "q", model)

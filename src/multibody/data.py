@@ -3,7 +3,7 @@
 The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, so a call
 from Python passes few arguments:
 
-``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
+``mi`` (n, 13) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
 and the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
 fixed in the joint or in the child frame);
 ``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
@@ -26,7 +26,7 @@ Example
 'hinge'
 >>> data = Data(b.build())
 >>> data.mi.shape, data.mf.shape
-((2, 14), (2, 46))
+((2, 13), (2, 46))
 """
 import numpy as np
 
