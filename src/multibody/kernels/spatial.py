@@ -99,6 +99,18 @@ def mat3T_vec(A, x0, x1, x2):
 
 
 @njit(**_inline)
+def mat3_T(A):
+    """Aᵀ."""
+    return A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]
+
+
+@njit(**_inline)
+def skew(p0, p1, p2):
+    """p̃, the matrix of p × (row-major)."""
+    return 0.0, -p2, p1, p2, 0.0, -p0, -p1, p0, 0.0
+
+
+@njit(**_inline)
 def rotation_axis_angle(a0, a1, a2, c, s):
     """rot(a, θ) from the unit axis a, c = cos θ, s = sin θ (Rodrigues: E cos θ + (1 − cos θ) a aᵀ + sin θ ã)."""
     t = 1.0 - c
@@ -335,6 +347,33 @@ def add_rigid_inertia_sym6(out, i, m, h, I):
 
 
 # ---- symmetric 6x6 (packed upper triangle, 21 entries) ----------------------------------------------------
+@njit(**_inline)
+def transform_inertia_to_parent(R, p, I):
+    """A spatial (or articulated) inertia, packed 21-tuple in child coordinates, in parent coordinates; the child
+    is at (R, p) in the parent: I_p = Xᵀ I X with X = child_X_parent (RBDA eq. 2.66). With the blocks
+    I = [[A, B], [Bᵀ, C]] rotated to A' = R A Rᵀ etc.: I_p = [[A' + p̃B'ᵀ − B'p̃ − p̃C'p̃, B' + p̃C'],
+    [(B' + p̃C')ᵀ, C']]."""
+    A = (I[0], I[1], I[2], I[1], I[6], I[7], I[2], I[7], I[11])
+    B = (I[3], I[4], I[5], I[8], I[9], I[10], I[12], I[13], I[14])
+    C = (I[15], I[16], I[17], I[16], I[18], I[19], I[17], I[19], I[20])
+    RT = mat3_T(R)
+    A1 = mat3_mul(mat3_mul(R, A), RT)
+    B1 = mat3_mul(mat3_mul(R, B), RT)
+    C1 = mat3_mul(mat3_mul(R, C), RT)
+    P = skew(p[0], p[1], p[2])
+    PB = mat3_mul(P, mat3_T(B1))
+    BP = mat3_mul(B1, P)
+    PC = mat3_mul(P, C1)
+    PCP = mat3_mul(PC, P)
+    return (A1[0] + PB[0] - BP[0] - PCP[0], A1[1] + PB[1] - BP[1] - PCP[1], A1[2] + PB[2] - BP[2] - PCP[2],
+            B1[0] + PC[0], B1[1] + PC[1], B1[2] + PC[2],
+            A1[4] + PB[4] - BP[4] - PCP[4], A1[5] + PB[5] - BP[5] - PCP[5],
+            B1[3] + PC[3], B1[4] + PC[4], B1[5] + PC[5],
+            A1[8] + PB[8] - BP[8] - PCP[8],
+            B1[6] + PC[6], B1[7] + PC[7], B1[8] + PC[8],
+            C1[0], C1[1], C1[2], C1[4], C1[5], C1[8])
+
+
 @njit(**_inline)
 def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
     """A[i] x for the packed symmetric 6x6 in row i of A."""
