@@ -306,8 +306,15 @@ def center_of_mass(model, q, v=None, data=None):
 
 # ---- batched twins ---------------------------------------------------------------------------------------
 def aba_batch(model, Q, V, TAU, data=None):
-    """``aba`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (numba prange); returns
-    QDD (B, nv)."""
+    """``aba`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (numba prange over chunks of
+    rows, each with its own workspace; ``numba.set_num_threads`` chooses the threads); returns QDD (B, nv).
+
+    >>> from multibody.bench.dynamics import revolute_chain
+    >>> model = revolute_chain(30)
+    >>> Q = np.zeros((1000, 30)); V = np.zeros((1000, 30)); TAU = np.ones((1000, 30))
+    >>> bool(np.allclose(aba_batch(model, Q, V, TAU)[17], aba(model, Q[17], V[17], TAU[17])))
+    True
+    """
     d = _data(model, data)
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])

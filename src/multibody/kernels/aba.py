@@ -8,15 +8,17 @@ from a body to its parent needs no transform):
 
 Pass 1 (root -> leaves):  v_i = v_λ + S_i q̇_i,   c_i = Ṡ_i q̇_i,
                           IA_i = I_i,   pA_i = v_i ×* I_i v_i − f_ext,i
-Pass 2 (leaves -> root):  U_i = IA_i S_i,   D_i = S_iᵀ U_i,   u_i = τ_i − S_iᵀ pA_i,
-                          Ia = IA_i − U_i D_i⁻¹ U_iᵀ,   pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i,
+Pass 2 (leaves -> root):  U_i = IA_i S_i,   d_i = S_iᵀ U_i,   u_i = τ_i − S_iᵀ pA_i,
+                          Ia = IA_i − U_i d_i⁻¹ U_iᵀ,   pa = pA_i + Ia c_i + U_i d_i⁻¹ u_i,
                           IA_λ += Ia,   pA_λ += pa
-Pass 3 (root -> leaves):  a' = a_λ + c_i,   q̈_i = D_i⁻¹ (u_i − U_iᵀ a'),   a_i = a' + S_i q̈_i
+Pass 3 (root -> leaves):  a' = a_λ + c_i,   q̈_i = d_i⁻¹ (u_i − U_iᵀ a'),   a_i = a' + S_i q̈_i
                           (gravity: a_0 = [0; −g])
 
-In seed 001's notation IA_i is M*_i (eq. 3.178), pA_i is −Q*_i (eq. 3.179), U_i D_i⁻¹ is M*_i S_i U_i⁻¹ and
+The book's Xup (parent -> child transform) is the identity in the ground frame, so it does not appear; the
+joint placements enter through S_i and c_i (``kinematics.joint_placement_world``). In seed 001's notation
+IA_i is M*_i (eq. 3.178), pA_i is −Q*_i (eq. 3.179), d_i is U_n of eq. 3.176, U_i d_i⁻¹ is M*_i S_i U_n⁻¹, and
 pass 3 is eq. 3.176 followed by eq. 3.174. One-degree-of-freedom joints take a scalar branch; joints with
-several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the small D_i in place.
+several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the small d_i in place.
 """
 import numpy as np
 from numba import njit, prange
@@ -89,21 +91,21 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         if nvi == 1:
             S = load6(wd, iv, 0)
             U = sym6_times(IA, i, S[0], S[1], S[2], S[3], S[4], S[5])
-            D = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
-            Dinv = 1.0 / D
+            d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
+            dinv = 1.0 / d
             u = tau[iv] - (S[0] * pA[0] + S[1] * pA[1] + S[2] * pA[2] + S[3] * pA[3] + S[4] * pA[4]
                            + S[5] * pA[5])
             store6(wd, iv, D_U, U)
             wd[iv, D_u] = u
-            wd[iv, D_DINV] = Dinv
+            wd[iv, D_DINV] = dinv
             if par > 0:
-                # pa = pA + Ia c + U D⁻¹ u  with  Ia c = IA c − U D⁻¹ Uᵀ c
+                # pa = pA + Ia c + U d⁻¹ u  with  Ia c = IA c − U d⁻¹ Uᵀ c
                 IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
                 s = (u - (U[0] * c[0] + U[1] * c[1] + U[2] * c[2] + U[3] * c[3] + U[4] * c[4]
-                          + U[5] * c[5])) * Dinv
+                          + U[5] * c[5])) * dinv
                 for k in range(6):
                     wb[par, B_F + k] += pA[k] + IAc[k] + U[k] * s
-                sym6_add_rank1_update(IA, par, IA, i, Dinv, U[0], U[1], U[2], U[3], U[4], U[5])
+                sym6_add_rank1_update(IA, par, IA, i, dinv, U[0], U[1], U[2], U[3], U[4], U[5])
         elif nvi == 0:
             if par > 0:
                 IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
@@ -124,7 +126,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
                         s += wd[iv + k, r] * wd[iv + l, D_U + r]
                     wd[iv + k, D_DINV + l] = s
             invert_spd_inplace(wd, iv, D_DINV, nvi)
-            # UD = U D⁻¹ (column k of UD in row iv + k)
+            # UD = U d⁻¹ (column k of UD in row iv + k)
             for k in range(nvi):
                 for r in range(6):
                     s = 0.0
@@ -174,7 +176,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
             a4 += wd[iv, 4] * x
             a5 += wd[iv, 5] * x
         elif nvi > 1:
-            # q̈ = D⁻¹ u − (U D⁻¹)ᵀ a'
+            # q̈ = d⁻¹ u − (U d⁻¹)ᵀ a'
             for k in range(iv, iv + nvi):
                 x = -(wd[k, D_UD] * a0 + wd[k, D_UD + 1] * a1 + wd[k, D_UD + 2] * a2 + wd[k, D_UD + 3] * a3
                       + wd[k, D_UD + 4] * a4 + wd[k, D_UD + 5] * a5)
