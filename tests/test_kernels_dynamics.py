@@ -219,3 +219,15 @@ def test_explicit_data_and_errors():
         aba_batch(model, np.zeros((5, 2)), np.zeros((5, 3)), np.zeros((5, 3)))
     with pytest.raises(ModelError, match="TAU"):
         aba_batch(model, np.zeros((5, 3)), np.zeros((5, 3)), np.zeros((4, 3)))
+
+
+def test_benchmark_runs_on_small_models(capsys):
+    """benchmarks/bench_dynamics.py (not a speed test): rows for every algorithm, and — when Pinocchio is
+    installed — its check that both libraries give the same accelerations passes."""
+    from multibody.bench.dynamics import bench_dynamics
+    rows = bench_dynamics(sizes=(3,), batch=40, rounds=1, tree=3, batch_size=4)
+    assert [(r["model"], r["algorithm"]) for r in rows] == [
+        ("chain", "aba"), ("chain", "rnea"), ("chain", "crba"), ("binary tree", "aba"), ("binary tree", "rnea"),
+        ("binary tree", "crba"), ("batch of 40", "aba_batch")]
+    assert all(r["ours_us"] > 0 for r in rows)
+    assert "| chain | 3 | aba |" in capsys.readouterr().out
