@@ -23,6 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
+from multibody.data import _CACHE_ATTR, default_data
 from multibody.errors import ModelError
 from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYPE, NQ, NV, PLANAR, PRISMATIC,
                                           REVOLUTE, SPHERICAL, UNIVERSAL)
@@ -338,13 +339,22 @@ def joint_bias(joint, qj, vj):
     return out
 
 
-def _mi(model):
-    from multibody.data import default_data
+_ndarray = np.ndarray
+_F64 = np.dtype(np.float64)
 
-    return default_data(model).mi
+
+def _data(model):
+    return model.__dict__.get(_CACHE_ATTR) or default_data(model)
+
+
+def _mi(model):
+    return _data(model).mi
 
 
 def _vec(model, x, n, what):
+    """x as a float64 vector of length n (no copy when it already is one), or a ModelError."""
+    if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,):
+        return x
     arr = np.ascontiguousarray(x, dtype=np.float64)
     if arr.shape != (n,):
         raise ModelError(f"{what} must have shape ({n},) for model '{model.name}' (nq={model.nq}, nv={model.nv}), "
@@ -361,10 +371,11 @@ def neutral(model):
 
 def integrate(model, q, v, dt=1.0):
     """q ⊕ v·dt on the configuration manifold (see ``integrate_kernel``)."""
-    q = _vec(model, q, model.nq, "q")
-    v = _vec(model, v, model.nv, "v")
-    out = np.empty(model.nq)
-    integrate_kernel(_mi(model), q, v, float(dt), out)
+    d = _data(model)
+    q = _vec(model, q, d.nq, "q")
+    v = _vec(model, v, d.nv, "v")
+    out = np.empty(d.nq)
+    integrate_kernel(d.mi, q, v, float(dt), out)
     return out
 
 
@@ -379,10 +390,11 @@ def difference(model, q0, q1):
 
 def qdot(model, q, v):
     """q̇ for the velocity v (see ``qdot_kernel``)."""
-    q = _vec(model, q, model.nq, "q")
-    v = _vec(model, v, model.nv, "v")
-    out = np.empty(model.nq)
-    qdot_kernel(_mi(model), q, v, out)
+    d = _data(model)
+    q = _vec(model, q, d.nq, "q")
+    v = _vec(model, v, d.nv, "v")
+    out = np.empty(d.nq)
+    qdot_kernel(d.mi, q, v, out)
     return out
 
 
