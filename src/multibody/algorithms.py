@@ -58,6 +58,7 @@ __all__ = ["Data", "forward_kinematics", "rnea", "crba", "aba", "energy", "bias_
 
 _F64 = np.dtype(np.float64)
 _EMPTY = np.zeros(0)
+_ndarray = np.ndarray
 
 #: result of ``forward_kinematics``: R (N+1, 3, 3) body-to-ground rotations, p (N+1, 3) body origins,
 #: velocity (N+1, 6) [ω; ṗ] and acceleration (N+1, 6) [ω̇; p̈] of the body origins, all in ground coordinates
@@ -75,7 +76,10 @@ def _data(model, data):
 
 
 def _vector(x, n, what, model):
-    """x as a C-contiguous float64 vector of length n, or a ModelError naming what was expected."""
+    """x as a float64 vector of length n (x itself when it already is one), or a ModelError naming what was
+    expected."""
+    if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,):
+        return x
     try:
         arr = np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError):
@@ -139,7 +143,6 @@ def _point(point):
 # kernel call: the kernels check the sizes themselves (``kinematics.check_sizes``) and return an error code;
 # anything that is not a float64 ndarray goes through the slow path, which converts it (rather than letting
 # numba compile a specialization for it) or names what was expected.
-_ndarray = np.ndarray
 _empty = np.empty
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
 
