@@ -39,7 +39,7 @@ def test_velocities_and_accelerations_are_derivatives(args):
     v = rng.uniform(-1, 1, model.nv)
     a = rng.uniform(-1, 1, model.nv)
     kin = forward_kinematics(model, q, v, a)
-    R, p = kin.R, kin.p
+    R = kin.R
     for i in range(model.nbodies + 1):
         np.testing.assert_allclose(R[i].T @ R[i], np.eye(3), atol=1e-13)
         assert np.linalg.det(R[i]) == pytest.approx(1.0, abs=1e-13)

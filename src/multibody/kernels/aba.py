@@ -27,8 +27,9 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           body_inertia_world, check_sizes, joint_placement_world, joint_velocity_world,
                                           set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import (INLINE, force_cross_motion, load6, motion_cross_motion, rigid_inertia_times_motion,
-                                       store6, store_rigid_inertia_sym6, sym6_add_rank1_update, sym6_times)
+from multibody.kernels.spatial import (INLINE, force_cross_motion, load6, motion_cross_motion,
+                                       rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
+                                       sym6_add_rank1_update, sym6_times)
 
 
 @njit(inline=INLINE, cache=True)

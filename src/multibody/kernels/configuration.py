@@ -25,8 +25,8 @@ from numba import njit
 
 from multibody.data import _CACHE_ATTR, default_data
 from multibody.errors import ModelError
-from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYPE, NQ, NV, PLANAR, PRISMATIC,
-                                          REVOLUTE, SPHERICAL, UNIVERSAL)
+from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYPE, NQ, PLANAR, PRISMATIC, REVOLUTE,
+                                          SPHERICAL, UNIVERSAL)
 from multibody.kernels.spatial import (INLINE, cross3, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log, quat_mul,
                                        quat_to_rotation, rotation_axis_angle, rotation_z)
 

@@ -19,7 +19,6 @@ joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
 """
 import math
 
-import numpy as np
 from numba import njit
 
 from multibody.kernels.spatial import (INLINE, cross3, load9, mat3_mul, mat3_vec, motion_cross_motion,
