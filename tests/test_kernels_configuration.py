@@ -2,7 +2,7 @@
 
 Conventions of docs/model-arrays.md: the child frame is the joint frame moved by the joint coordinates;
 v_J = S v_j is the child's velocity [ω; v] relative to the joint frame in child coordinates; quaternions are
-(w, x, y, z) and their velocities are angular velocities in the child frame (seed 001 §3.1).
+(w, x, y, z) and their velocities are angular velocities in the child frame.
 """
 import numpy as np
 import pytest

@@ -16,7 +16,7 @@ def skew(p):
 
 
 def crm(m):
-    """The 6x6 matrix of m× on motion vectors (RBDA eq. 2.31)."""
+    """The 6x6 matrix of m× on motion vectors (RBDA ch. 2)."""
     out = np.zeros((6, 6))
     out[:3, :3] = skew(m[:3])
     out[3:, :3] = skew(m[3:])
@@ -25,7 +25,7 @@ def crm(m):
 
 
 def X_child_parent(R, p):
-    """Motion transform parent -> child coordinates (RBDA eq. 2.24)."""
+    """Motion transform parent -> child coordinates (RBDA ch. 2)."""
     X = np.zeros((6, 6))
     X[:3, :3] = R.T
     X[3:, 3:] = R.T

@@ -217,7 +217,7 @@ def gravity_forces(model, q, data=None):
 
 def crba(model, q, data=None):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
-    T = ½ q̇ᵀ M q̇ (seed 001 §3.4)."""
+    T = ½ q̇ᵀ M q̇; it is A of seed 001 eq. 3.167."""
     if q.__class__ is _ndarray and q.dtype is _F64:
         d = _fast_data(model, data)
     else:
@@ -293,7 +293,7 @@ def point_velocity(model, q, v, body, point=(0.0, 0.0, 0.0), data=None):
 
 def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), data=None):
     """The 3 x nv Jacobian J(q) of the point fixed in ``body`` (body coordinates ``point``): its velocity
-    in ground coordinates is J v (seed 001 §3.4, the linear partial velocities)."""
+    in ground coordinates is J v (seed 001 §3.4.4: the partial velocities Φ of eq. 3.167, for any point)."""
     return _point_call(model, q, None, body, point, data, True)[2]
 
 

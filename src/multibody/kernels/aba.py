@@ -2,8 +2,8 @@
 
 This is the separate-bodies method of seed 001 §3.5 (Vereshchagin's O(n) recursion, eqs. 3.172–3.179)
 generalized from chains to trees and to every joint type, written as the three passes of Featherstone's
-*Rigid Body Dynamics Algorithms* (RBDA), Table 7.1, with the book's names, in the ground-frame form of
-RBDA §7.2 (all spatial quantities in ground Plücker coordinates, so the hand-over of articulated inertias
+*Rigid Body Dynamics Algorithms* (RBDA), Table 7.1, with the book's names, in the ground-frame form
+(all spatial quantities in ground Plücker coordinates, so the hand-over of articulated inertias
 from a body to its parent needs no transform):
 
 Pass 1 (root -> leaves):  v_i = v_λ + S_i q̇_i,   c_i = Ṡ_i q̇_i,

@@ -4,12 +4,13 @@ For every joint type of ``docs/model-arrays.md`` (codes in ``multibody.model.joi
 
 * ``joint_transform``: the child body frame in the joint frame, (R, p) with R child -> joint rotation;
 * ``motion_subspace``: S (6 x nv_j) in child coordinates, v_J = S v_j is the child's spatial velocity
-  [ω; v] relative to the joint frame (seed 001 §3.4: the joint's angular and linear partial velocities);
-  S depends on q for the Universal and Planar joints;
-* ``joint_bias``: c_J = Ṡ v_j in child coordinates (RBDA eq. 4.13, zero unless S depends on q);
-* ``neutral``, ``integrate`` (q ⊕ v dt: the exponential map for quaternions, seed 001 §3.1 Euler
-  parameters; SE(3) for the Free joint with its body-frame twist), ``difference`` (its inverse, q1 ⊖ q0),
-  ``qdot`` (q̇ for v: q̇ = ½ q ⊗ (0, ω) for quaternions) and ``normalize``.
+  [ω; v] relative to the joint frame (seed 001 §3.4.2, eqs. 3.101 and 3.104: the joint's linear and angular
+  partial velocities k_ak, p_ak); S depends on q for the Universal and Planar joints;
+* ``joint_bias``: c_J = Ṡ v_j in child coordinates (RBDA ch. 4, zero unless S depends on q);
+* ``neutral``, ``integrate`` (q ⊕ v dt: the exponential map for quaternions; SE(3) for the Free joint with its
+  body-frame twist), ``difference`` (its inverse, q1 ⊖ q0), ``qdot`` (q̇ for v: q̇ = ½ q ⊗ (0, ω) for
+  quaternions) and ``normalize``. The texts leave the attitude parameterization open (seed 001 ch. 2); the
+  design fixes Euler parameters (w, x, y, z).
 
 Model-level entry points: ``neutral(model)``, ``integrate(model, q, v, dt)``, ``difference(model, q0, q1)``,
 ``qdot(model, q, v)``, ``normalize(model, q)`` (thin wrappers over the njit kernels ``*_kernel(mi, ...)``,
@@ -79,8 +80,8 @@ def neutral_kernel(mi, out):
 
 @njit(cache=True)
 def integrate_kernel(mi, q, v, dt, out):
-    """out = q ⊕ v dt: q + v dt for plain coordinates; for a quaternion Q ⊗ exp(ω dt) (ω in the child frame,
-    seed 001 §3.1); for the Free joint the SE(3) exponential of the body twist [ω; v] dt, which moves the
+    """out = q ⊕ v dt: q + v dt for plain coordinates; for a quaternion Q ⊗ exp(ω dt) (ω in the child
+    frame); for the Free joint the SE(3) exponential of the body twist [ω; v] dt, which moves the
     position by R V(ω dt) v dt. Quaternions of the result are normalized."""
     for i in range(1, mi.shape[0]):
         jt = mi[i, JTYPE]
@@ -153,7 +154,7 @@ def difference_kernel(mi, q0, q1, out):
 @njit(cache=True)
 def qdot_kernel(mi, q, v, out):
     """out = q̇ for the velocity v: q̇ = v for plain coordinates; Q̇ = ½ Q ⊗ (0, ω) for a quaternion
-    (seed 001 §3.1, kinematic equations of the Euler parameters); ṗ = R(Q) v for the Free joint."""
+    (the kinematic equations of the Euler parameters); ṗ = R(Q) v for the Free joint."""
     for i in range(1, mi.shape[0]):
         jt = mi[i, JTYPE]
         iq = mi[i, IQ]

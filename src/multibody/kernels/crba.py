@@ -1,9 +1,10 @@
 """Composite-rigid-body algorithm: the joint-space mass matrix M(q).
 
-Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), §6.2 and Table 6.2, in the ground-frame form: the
+Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), ch. 6 and Table 6.2, in the ground-frame form: the
 composite inertia of the subtree of body i is I^c_i = I_i + Σ_children I^c_j (a plain sum, since all
 inertias are about the ground origin in ground coordinates), F = I^c_i S_i, and M_ji = S_jᵀ F for j = i and
-every ancestor of i. M is the kinetic-energy matrix T = ½ q̇ᵀ M q̇ of seed 001 §3.4 (eq. 3.118's A(q)).
+every ancestor of i. M is the matrix A of seed 001 eq. 3.167 (A q̈ = B for trees with general joints,
+§3.4.4), and T = ½ q̇ᵀ M q̇.
 """
 from numba import njit
 

@@ -1,6 +1,6 @@
 """Kinetic and potential energy of a tree (the quantities checked by the energy balance d(T+V)/dt = q̇ᵀτ).
 
-T = Σ ½ v_iᵀ I_i v_i with spatial velocities and inertias in ground coordinates (RBDA §2.13), equal to
+T = Σ ½ v_iᵀ I_i v_i with spatial velocities and inertias in ground coordinates (RBDA ch. 2), equal to
 ½ q̇ᵀ M(q) q̇ (seed 001 §3.4); V = −Σ m_i g · c_i, the potential of gravity, zero at the ground origin.
 """
 from numba import njit
@@ -14,7 +14,7 @@ from multibody.kernels.spatial import rigid_inertia_times_motion
 def energy_kernel(mi, mf, q, v, work):
     """Kinetic energy T = Σ ½ v_iᵀ I_i v_i and potential energy of gravity V = −Σ m_i g · c_i (zero at the
     ground origin), with c_i the centre of mass of body i in ground coordinates (seed 001 §3.5, the energies
-    T and П of the triple pendulum; RBDA §2.13)."""
+    T and П of the triple pendulum; RBDA ch. 2)."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     set_ground(wb)

@@ -7,11 +7,11 @@ regularly (seed 001 §1.1.2), so one loop ``for i in range(1, n)`` sweeps from t
 World convention. Spatial vectors are ``[angular; linear]`` Plücker coordinates of the *ground* frame: a body
 velocity is ``[ω; v_O]`` with v_O the velocity of the body point at the ground origin, so the velocity of
 a child is its parent's plus the joint's, ``v_i = v_λ(i) + S_i q̇_i`` with the columns of ``S_i`` (the joint's
-motion subspace, seed 001 §3.4: the angular and linear "partial velocities") expressed in ground coordinates.
-This is the formulation of Featherstone's RBDA §7.2 (and of Pinocchio's world-frame algorithms); it needs no
+motion subspace, seed 001 §3.4.2, eqs. 3.101, 3.104: the partial velocities k_ak, p_ak) expressed in ground coordinates.
+Featherstone's RBDA algorithms written in these coordinates (as Pinocchio's world-frame algorithms are) need no
 6x6 transforms between bodies, only the joint placements.
 
-Acceleration: ``a_i = a_λ(i) + S_i q̈_i + c_i`` with the bias ``c_i = Ṡ_i q̇_i`` (RBDA eq. 7.35). A column of
+Acceleration: ``a_i = a_λ(i) + S_i q̈_i + c_i`` with the bias ``c_i = Ṡ_i q̇_i`` (RBDA ch. 7). A column of
 S fixed in the parent moves with the parent, d/dt s = v_λ × s; a column fixed in the child moves with the
 child, d/dt s = v_i × s. Hence ``c_i = v_λ × (S_i q̇_i) + c_J`` where the intra-joint term ``c_J`` is zero
 except for the Universal joint (θ̇₁θ̇₂ s₁ × s₂: s₁ is fixed in the parent, s₂ in the child) and the Planar
@@ -122,7 +122,7 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     columns S_k = [s_ω; s_v] into ``wd[idx_v + k, 0:6]``. The joint frame is the placement (jR, jp) in the
     parent; the child frame is the joint frame moved by the joint transform (R_J, p_J) of the coordinates
     (docs/model-arrays.md). Column k is [e; p_i × e] for a rotation about the ground-frame axis e through the
-    child origin, [0; e] for a translation along e (seed 001 §3.4, the angular and linear partial velocities).
+    child origin, [0; e] for a translation along e (seed 001 eqs. 3.101, 3.104: the partial velocities).
     """
     par = mi[i, PARENT]
     jt = mi[i, JTYPE]
@@ -205,7 +205,7 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
 def joint_velocity_world(i, mi, v, wd):
     """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
 
-    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring and RBDA eq. 7.35)."""
+    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring)."""
     jt = mi[i, JTYPE]
     iv = mi[i, IV]
     nv = mi[i, NV]
@@ -290,7 +290,7 @@ def body_inertia_world_call(i, mf, wb):
 
 @njit(cache=True)
 def kinematics_kernel(mi, mf, q, v, qdd, work, level):
-    """Forward kinematics (RBDA §3.3 / Table 5.1 first pass; seed 001 §3.4): placements (level 0), body
+    """Forward kinematics (the first pass of RBDA Table 5.1; seed 001 §3.4): placements (level 0), body
     velocities (level ≥ 1) and spatial accelerations without gravity (level 2) of every body, ground frame,
     into the workspace (``wb`` columns B_R, B_P, B_V, B_A; the motion subspaces into ``wd``)."""
     n = mi.shape[0]

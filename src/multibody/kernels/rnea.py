@@ -1,7 +1,7 @@
 """Recursive Newton–Euler algorithm (inverse dynamics): τ = M(q) q̈ + C(q, q̇) q̇ + g(q) − Jᵀ f_ext.
 
-Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), §5.3 and Table 5.1, in the ground-frame ("world")
-form of RBDA §7.2; it is the inverse of the separate-bodies recursion of seed 001 §3.5: each body's
+Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), ch. 5 and Table 5.1, in the ground-frame ("world")
+form; it is the inverse of the separate-bodies recursion of seed 001 §3.5: each body's
 Newton–Euler equation (seed 001 eq. 3.172, M_n w_n = Q_n + R_n) is solved for the joint reaction, and the
 joint torque is its projection on the motion subspace (seed 001 eq. 3.175, S_nᵀ R_n).
 

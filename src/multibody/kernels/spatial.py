@@ -151,7 +151,7 @@ def rotate_sym3(R, I):
 # ---- quaternions (scalar first: w, x, y, z) ---------------------------------------------------------------
 @njit(**_inline)
 def quat_to_rotation(w, x, y, z):
-    """Rotation matrix of the unit quaternion (w, x, y, z) (Euler parameters; seed 001 §3.1), row-major."""
+    """Rotation matrix of the unit quaternion (w, x, y, z) (Euler parameters), row-major."""
     xx = x * x
     yy = y * y
     zz = z * z
@@ -205,7 +205,7 @@ def quat_log(w, x, y, z):
 # ---- spatial vectors --------------------------------------------------------------------------------------
 @njit(**_inline)
 def motion_cross_motion(w0, w1, w2, v0, v1, v2, m0, m1, m2, n0, n1, n2):
-    """[ω; v] × [m; n] (RBDA eq. 2.31): [ω × m; ω × n + v × m]."""
+    """[ω; v] × [m; n] (RBDA ch. 2): [ω × m; ω × n + v × m]."""
     a0, a1, a2 = cross3(w0, w1, w2, m0, m1, m2)
     b0, b1, b2 = cross3(w0, w1, w2, n0, n1, n2)
     c0, c1, c2 = cross3(v0, v1, v2, m0, m1, m2)
@@ -214,7 +214,7 @@ def motion_cross_motion(w0, w1, w2, v0, v1, v2, m0, m1, m2, n0, n1, n2):
 
 @njit(**_inline)
 def force_cross_motion(w0, w1, w2, v0, v1, v2, n0, n1, n2, f0, f1, f2):
-    """[ω; v] ×* [n; f] (RBDA eq. 2.32): [ω × n + v × f; ω × f]."""
+    """[ω; v] ×* [n; f] (RBDA ch. 2): [ω × n + v × f; ω × f]."""
     a0, a1, a2 = cross3(w0, w1, w2, n0, n1, n2)
     b0, b1, b2 = cross3(v0, v1, v2, f0, f1, f2)
     c0, c1, c2 = cross3(w0, w1, w2, f0, f1, f2)
@@ -224,7 +224,7 @@ def force_cross_motion(w0, w1, w2, v0, v1, v2, n0, n1, n2, f0, f1, f2):
 @njit(**_inline)
 def transform_motion_to_child(R, p, w0, w1, w2, v0, v1, v2):
     """Motion [ω; v] in parent coordinates -> child coordinates, child at (R, p) in the parent:
-    [Rᵀ ω; Rᵀ (v − p × ω)] (RBDA eq. 2.24, X = child_X_parent)."""
+    [Rᵀ ω; Rᵀ (v − p × ω)] (RBDA ch. 2, X = child_X_parent)."""
     c0, c1, c2 = cross3(p[0], p[1], p[2], w0, w1, w2)
     a0, a1, a2 = mat3T_vec(R, w0, w1, w2)
     b0, b1, b2 = mat3T_vec(R, v0 - c0, v1 - c1, v2 - c2)
@@ -242,7 +242,7 @@ def transform_motion_to_parent(R, p, w0, w1, w2, v0, v1, v2):
 
 @njit(**_inline)
 def transform_force_to_parent(R, p, n0, n1, n2, f0, f1, f2):
-    """Force [n; f] in child coordinates -> parent coordinates: [R n + p × R f; R f] (RBDA eq. 2.25)."""
+    """Force [n; f] in child coordinates -> parent coordinates: [R n + p × R f; R f] (RBDA ch. 2)."""
     a0, a1, a2 = mat3_vec(R, n0, n1, n2)
     b0, b1, b2 = mat3_vec(R, f0, f1, f2)
     c0, c1, c2 = cross3(p[0], p[1], p[2], b0, b1, b2)
@@ -270,8 +270,8 @@ def rigid_inertia_world(R, p, m, c, Ic):
 
     ``c`` is the centre of mass and ``Ic`` = (xx, xy, xz, yy, yz, zz) the inertia about it, both in the body
     frame. Returns (h, I_O) with h = m c_w the first moment (c_w = p + R c) and
-    I_O = R I_c Rᵀ + m (|c_w|² E − c_w c_wᵀ) (Huygens–Steiner; seed 001 §3.1). The spatial inertia is
-    [[I_O, h̃], [h̃ᵀ, m E]] (RBDA eq. 2.63).
+    I_O = R I_c Rᵀ + m (|c_w|² E − c_w c_wᵀ) (Huygens–Steiner, as in seed 001 eq. 3.24). The spatial inertia is
+    [[I_O, h̃], [h̃ᵀ, m E]] (RBDA ch. 2).
     """
     r0, r1, r2 = mat3_vec(R, c[0], c[1], c[2])
     c0 = p[0] + r0
@@ -287,7 +287,7 @@ def rigid_inertia_world(R, p, m, c, Ic):
 
 @njit(**_inline)
 def rigid_inertia_times_motion(m, h, I, w0, w1, w2, v0, v1, v2):
-    """[[I, h̃], [h̃ᵀ, m E]] [ω; v] = [I ω + h × v; m v − h × ω] (RBDA eq. 2.63)."""
+    """[[I, h̃], [h̃ᵀ, m E]] [ω; v] = [I ω + h × v; m v − h × ω] (RBDA ch. 2)."""
     a0, a1, a2 = cross3(h[0], h[1], h[2], v0, v1, v2)
     b0, b1, b2 = cross3(h[0], h[1], h[2], w0, w1, w2)
     return (I[0] * w0 + I[1] * w1 + I[2] * w2 + a0,
@@ -350,7 +350,7 @@ def add_rigid_inertia_sym6(out, i, m, h, I):
 @njit(**_inline)
 def transform_inertia_to_parent(R, p, I):
     """A spatial (or articulated) inertia, packed 21-tuple in child coordinates, in parent coordinates; the child
-    is at (R, p) in the parent: I_p = Xᵀ I X with X = child_X_parent (RBDA eq. 2.66). With the blocks
+    is at (R, p) in the parent: I_p = Xᵀ I X with X = child_X_parent (RBDA ch. 2). With the blocks
     I = [[A, B], [Bᵀ, C]] rotated to A' = R A Rᵀ etc.: I_p = [[A' + p̃B'ᵀ − B'p̃ − p̃C'p̃, B' + p̃C'],
     [(B' + p̃C')ᵀ, C']]."""
     A = (I[0], I[1], I[2], I[1], I[6], I[7], I[2], I[7], I[11])
