@@ -102,7 +102,7 @@ def _batch(x, n, what, model, nb=None):
         want = f"({'batch' if nb is None else nb}, {n})"
         raise ModelError(f"{what} must have shape {want} for model '{model.name}' (nq={model.nq}, nv={model.nv}), "
                          f"got shape {arr.shape}", element=what)
-    return arr
+    return arr if arr.flags.writeable else arr.copy()
 
 
 def _fext(fext, d, model):
@@ -117,7 +117,7 @@ def _fext(fext, d, model):
     if arr.shape != (n, 6):
         raise ModelError(f"fext must have shape ({n}, 6) (one [moment; force] per body, ground first) for model "
                          f"'{model.name}', got shape {arr.shape}", element="fext")
-    return arr
+    return arr if arr.flags.writeable else arr.copy()
 
 
 def _body(model, body):
