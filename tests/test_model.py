@@ -90,3 +90,23 @@ def test_loops_become_cut_joints():
     b2.add_joint("j", mb.Revolute(), "ground", "a", child_placement=(None, (1, 0, 0)))
     with pytest.raises(ModelError, match="joint 'j'.*child_placement"):
         b2.build()
+
+
+def test_configuration_methods_on_the_manifold():
+    b = mb.ModelBuilder()
+    b.add_body("a", 1.0, inertia=(1, 1, 1))
+    b.add_body("b", 1.0, inertia=(1, 1, 1))
+    b.add_joint("ja", mb.Free(), "ground", "a")
+    b.add_joint("jb", mb.Spherical(), "a", "b")
+    m = b.build()
+    rng = np.random.default_rng(3)
+    q0 = m.random_configuration(rng)
+    v = rng.normal(size=m.nv)
+    q1 = m.integrate(q0, v, 0.7)
+    assert abs(np.linalg.norm(q1[3:7]) - 1) < 1e-15 and abs(np.linalg.norm(q1[7:11]) - 1) < 1e-15
+    assert np.allclose(m.difference(q0, q1), 0.7 * v, atol=1e-13)
+    assert np.allclose(m.normalize(3.0 * q0)[7:11], q0[7:11], atol=1e-15)
+    # q̇ is the derivative of integrate at dt = 0
+    eps = 1e-7
+    fd = (m.integrate(q0, v, eps) - m.integrate(q0, v, -eps)) / (2 * eps)
+    assert np.allclose(m.qdot(q0, v), fd, atol=1e-8)

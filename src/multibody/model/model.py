@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.kernels import configuration
 from multibody.model.placement import Placement
 
 #: names of the arrays a Model carries (in the order kernels receive them from ``model.arrays()``)
@@ -127,14 +128,18 @@ class Model:
 
     def integrate(self, q, v, dt=1.0):
         """q ⊕ v·dt on the configuration manifold (exponential map for quaternions)."""
-        from multibody.kernels import configuration
-
         return configuration.integrate(self, q, v, dt)
+
+    def difference(self, q0, q1):
+        """The velocity v with ``integrate(q0, v, 1) = q1`` (logarithm map for quaternions)."""
+        return configuration.difference(self, q0, q1)
+
+    def normalize(self, q):
+        """q with every quaternion scaled to unit length."""
+        return configuration.normalize(self, q)
 
     def qdot(self, q, v):
         """Time derivative of q for velocity v (quaternion kinematics for quaternion joints)."""
-        from multibody.kernels import configuration
-
         return configuration.qdot(self, q, v)
 
     def random_configuration(self, rng=None, scale=np.pi):
