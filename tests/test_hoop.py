@@ -9,7 +9,7 @@ from scipy.optimize import curve_fit
 
 from multibody.errors import ModelError
 from multibody.formulations.stabilized import max_residual
-from multibody.systems.hoop_on_profile import HoopOnProfile, PAPER
+from multibody.systems.hoop_on_profile import PAPER, HoopOnProfile
 
 M, R, G = PAPER["M"], PAPER["r"], PAPER["g"]
 
@@ -159,36 +159,58 @@ def test_fig2_decay_rate(hoop):
     assert at[100.0] < 1e-3 * at[10.0]
 
 
-def test_fig4_lambda0(hoop, tmp_path):
-    """Seed 000, Fig. 4 and eq. (2.2): with λ_i = 0 and initial residuals ~1e-6 the residuals are not removed
-    — the contact point's offset from the profile grows linearly, f1(t) = f1(0) + ḟ1(0) t − r f4(0)(α(t) − α(0))
-    (the N-free part of ḟ1 and f4 are constants of the λ = 0 equations) — while λ = 1e3 removes them.
-    Writes the figure (profile with the contact path; deviation vs time) and reads it back.
+def test_fig4_lambda0_leaves_profile(hoop, tmp_path):
+    """Seed 000, Sec. 4, Fig. 4: with λ_i = 0 (the plain eq. 2.3, solved exactly: ``solver="exact"``) and
+    initial residuals < 1e-6 the contact point leaves the profile visibly within two passes; λ_i = 1e3 with the
+    same exact solve keeps it on the profile.
 
-    Not reproduced: the seed's Fig. 4 shows the path leaving the profile *visibly* within two passes. With the
-    exact derivatives of eq. (2.1) the λ = 0 drift is the linear law above, ~1e-5 after two passes.
+    The initial error is a normal velocity n = 1e-3 of the centre (``fig4_runs``): f1 = f3 = f4 = 0 and
+    f2 = M n²/2 = 5e-7, i.e. the seed's ``max_i |δ_i(0)| < 1e-6``, but ``ḟ1(0) = ‖∇h‖ n = 2.1e-3``, and with λ = 0
+    eq. (2.2) gives ``f1 = ḟ1(0) t``: 1.4e-2 (more than the radius r = 0.01) after two passes. The plain
+    solve also fails at the first turning point: its residual part ~ n/θ̇ holds the hoop at the top of its swing
+    (R = (0, M g), horizontal drift at 0.85 n) — the same with DOP853, so it is the plain equations, not the
+    step. Numbers measured with RK2, h = 1e-5 (seed 000, Sec. 4); turning points of the consistent run at
+    t = 1.568, 3.205, 4.842, 6.479.
     """
-    from multibody.systems.hoop_cli import plot_fig4
+    from multibody.systems.hoop_cli import fig4_runs, fig4_summary, plot_fig4
 
-    X1 = hoop.initial_state(-0.9, 0.3)
-    E0 = hoop.energy(X1)
-    Xp = X1 + np.array([0, 5e-8, 0, 5e-7, 0, 0, 5e-7])
-    f0 = hoop.residuals(Xp, E0)
-    assert 1e-7 < np.max(np.abs(f0)) < 2e-6
-    runs = {}
-    for lam in (0.0, 1e3):
-        # λ = 0 is the seed's plain eq. (2.3): the closed-form solve without the turning-point regularization
-        runs[lam] = hoop.simulate(Xp, 6.6, lam=lam, method="rk2", h=1e-5, save_every=50, E0=E0,
-                                  eps_turn=0.0 if lam == 0 else None)
-    r0 = runs[0.0]
-    assert np.sum(np.diff(np.sign(r0.q[1:, 5])) != 0) >= 3  # two passes back and forth
-    g1 = dp(hoop.contact_point(Xp)[0]) * Xp[3] - Xp[4]  # N-free ḟ1 = (v, η) at t = 0
-    pred = f0[0] + g1 * r0.t - R * f0[3] * (r0.q[:, 6] - Xp[6])
-    assert np.max(np.abs(r0.residuals["f1"] - pred)) < 1e-9
-    assert abs(r0.residuals["f1"][-1]) > 3 * abs(f0[0])
-    for k in ("f2", "f3", "f4"):  # constants of motion at λ = 0 (eq. 2.2 with r = 1)
-        assert np.max(np.abs(r0.residuals[k] - r0.residuals[k][0])) < 2e-8
-    assert np.max(np.abs([v[-1] for v in runs[1e3].residuals.values()])) < 1e-8
+    runs, E0 = fig4_runs(hoop)
+    plain0, reg0, plain3 = runs.values()
+    X0 = plain0.q[0]
+    f0 = hoop.residuals(X0, E0)
+    assert np.max(np.abs(f0)) < 1e-6 and f0[1] == pytest.approx(M * 1e-6 / 2, rel=1e-6)
+    xa0 = hoop.contact_point(X0)[0]
+    g1 = math.hypot(dp(xa0), 1.0) * 1e-3  # ḟ1(0) = ‖∇h‖ n
+    # λ = 0, plain solve: f1 = ḟ1(0) t (eq. 2.2), f2..f4 constant
+    r = plain0.residuals
+    assert np.max(np.abs(r["f1"] - g1 * plain0.t)) < 1e-7 * g1 * plain0.t[-1]
+    assert r["f1"][-1] > 1e-2
+    for k in ("f2", "f3", "f4"):
+        assert np.max(np.abs(r[k] - r[k][0])) < 1e-8
+    # ... and the hoop never rolls back: stuck near x_a = 0.925, hovering, the contact point 5e-3 off the profile
+    assert np.all(plain0.q[1:, 5] < 0)
+    xa = hoop.contact_point(plain0.q)[0]
+    assert np.all(xa[plain0.t > 1.7] > 0.92)
+    assert hoop.contact_offset(plain0.q[-1]) > 5e-3
+    N_end = hoop.reactions(plain0.q[-1], lam=0.0, E0=E0, solver="exact")
+    assert np.allclose(N_end[:2], [0.0, M * G], atol=1e-4)
+    # λ = 0 with the turning-point solve: it passes the turning points, but f1 drifts the same way
+    s = fig4_summary(hoop, runs)
+    labels = list(s)
+    assert s[labels[1]]["turning_points"] == pytest.approx([1.568, 3.204, 4.839, 6.4735], abs=2e-3)
+    assert np.max(np.abs(reg0.residuals["f1"] - g1 * reg0.t)) < 1e-7 * g1 * reg0.t[-1]
+    assert s[labels[1]]["max_contact_distance"] > 1e-2
+    # λ = 1e3, plain solve: the error decays like exp(−λt), the run follows the consistent one
+    assert s[labels[2]]["turning_points"] == pytest.approx([1.568, 3.205, 4.8425, 6.4795], abs=1e-3)
+    late = plain3.t >= 0.05
+    assert max(np.max(np.abs(v[late])) for v in plain3.residuals.values()) < 1e-8
+    assert s[labels[2]]["max_contact_distance"] < 4e-7  # peak of the decaying transient ḟ1(0)/(λ e) / ‖∇h‖
+    assert s[labels[2]]["final_contact_distance"] < 1e-10
+    # the hold at the turning point is a property of the plain equations, not of the RK2 step
+    ref = hoop.simulate(X0, 3.4, lam=0.0, method="dop853", rtol=1e-10, atol=1e-12, E0=E0, solver="exact",
+                        record_reactions=False)
+    assert np.all(ref.q[1:, 5] < 0)
+    assert hoop.contact_point(ref.q[-1])[0] == pytest.approx(xa[np.searchsorted(plain0.t, 3.4)], abs=1e-4)
     png = tmp_path / "fig4.png"
     plot_fig4(hoop, runs, str(png))
     import matplotlib.image as mpimg
@@ -196,6 +218,54 @@ def test_fig4_lambda0(hoop, tmp_path):
     img = mpimg.imread(str(png))
     assert img.ndim == 3 and img.shape[0] > 200 and img.shape[1] > 200
     assert np.std(img[..., :3]) > 0.01  # not blank
+
+
+def test_lambda0_drift_law_small_errors(hoop):
+    """Seed 000, eq. (2.2): with λ_i = 0 and errors ~1e-6 in every f_i *and* in ḟ1 the residuals are not removed
+    but stay small — f1(t) = f1(0) + ḟ1(0) t − r f4(0)(α(t) − α(0)) (the N-free part of ḟ1 and f4 are constants
+    of the λ = 0 equations), f2, f3, f4 constant — with the exact plain solve and with the closed form of
+    :func:`solve_hoop` (ε = 0) alike: |f1| ≈ 6e-6 after two passes, no visible departure (RK2, h = 1e-5, steps
+    over the turning-point barrier |2 r θ̇| ~ residual); λ = 1e3 removes them."""
+    X1 = hoop.initial_state(-0.9, 0.3)
+    E0 = hoop.energy(X1)
+    Xp = X1 + np.array([0, 5e-8, 0, 5e-7, 0, 0, 5e-7])
+    f0 = hoop.residuals(Xp, E0)
+    assert 1e-7 < np.max(np.abs(f0)) < 2e-6
+    runs = {}
+    for key, lam, kw in (("exact", 0.0, {"solver": "exact"}), ("closed", 0.0, {"eps_turn": 0.0}), ("stab", 1e3, {})):
+        runs[key] = hoop.simulate(Xp, 6.6, lam=lam, method="rk2", h=1e-5, save_every=50, E0=E0,
+                                  record_reactions=False, **kw)
+    g1 = dp(hoop.contact_point(Xp)[0]) * Xp[3] - Xp[4]  # N-free ḟ1 = (v, η) at t = 0
+    for key in ("exact", "closed"):
+        r0 = runs[key]
+        assert np.sum(np.diff(np.sign(r0.q[1:, 5])) != 0) >= 3  # two passes back and forth
+        pred = f0[0] + g1 * r0.t - R * f0[3] * (r0.q[:, 6] - Xp[6])
+        assert np.max(np.abs(r0.residuals["f1"] - pred)) < 1e-9
+        assert 3 * abs(f0[0]) < abs(r0.residuals["f1"][-1]) < 1e-5
+        for k in ("f2", "f3", "f4"):  # constants of motion at λ = 0 (eq. 2.2 with r = 1)
+            assert np.max(np.abs(r0.residuals[k] - r0.residuals[k][0])) < 2e-8
+        assert np.max(np.abs(hoop.contact_offset(r0.q))) < 1e-5
+    assert np.allclose(runs["exact"].q, runs["closed"].q, rtol=0, atol=1e-9)
+    assert np.max(np.abs([v[-1] for v in runs["stab"].residuals.values()])) < 1e-8
+
+
+def test_solve_exact_is_the_plain_solution():
+    """``solve_exact`` is ``N = −A⁻¹φ`` (seed 000, eq. 2.9) without regularization: equal to numpy's solve on
+    regular systems (also where pivoting is needed), NaN on an exactly singular A."""
+    from multibody.formulations.stabilized import solve_exact
+
+    rng = np.random.default_rng(3)
+    N = np.empty(4)
+    for _ in range(20):
+        A = rng.normal(size=(4, 4))
+        A[0, 0] = 0.0  # needs a row exchange
+        phi = rng.normal(size=4)
+        solve_exact(A, phi, np.zeros(7), np.zeros(0), N)
+        assert np.allclose(N, np.linalg.solve(A, -phi), rtol=1e-10, atol=1e-12)
+    A = np.eye(4)
+    A[1, 1] = 0.0
+    solve_exact(A, np.ones(4), np.zeros(7), np.zeros(0), N)
+    assert np.all(np.isnan(N))
 
 
 def lagrangian_reference():
@@ -283,3 +353,12 @@ def test_cli_json_and_plot(tmp_path, capsys):
     assert out["max_residual"] < 7e-9
     assert main(["hoop", "--r", "0.5", "--t-end", "0.1"]) == 2  # inadmissible profile for r = 0.5: clear error
     assert "not admissible" in capsys.readouterr().out
+    # seed 000, Fig. 4 (numbers: test_fig4_lambda0_leaves_profile)
+    png4 = tmp_path / "fig4.png"
+    assert main(["hoop", "--fig4", str(png4), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    plain0, reg0, stab = [out[k] for k in out if k != "plot"]
+    assert plain0["max_contact_distance"] > 5e-3 and plain0["turning_points"] == []
+    assert len(reg0["turning_points"]) == 4 and reg0["max_contact_distance"] > 1e-2
+    assert len(stab["turning_points"]) == 4 and stab["final_contact_distance"] < 1e-10
+    assert mpimg.imread(str(png4)).shape[0] > 200

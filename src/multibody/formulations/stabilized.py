@@ -19,7 +19,9 @@ the condition number). It is continuous in ``X``, equals ``A⁻¹(−φ)`` up to
 the smallest singular value ``σ_min ≫ ε``, and is bounded by ``‖φ‖ / (2ε)`` always: never a blow-up or a
 NaN. Where the analytic limit of ``N`` at the singular points is known (the hoop's turning points, seed
 000 Sec. 3), a system supplies its own solver with the same signature (see
-:func:`multibody.systems.hoop_on_profile.solve_hoop`).
+:func:`multibody.systems.hoop_on_profile.solve_hoop`). :func:`solve_exact` (``solver="exact"``) is the plain,
+unregularized ``N = −A⁻¹φ`` of the seed's closed-form substitution, for reproducing the seed's experiments
+(NaN where ``A`` is exactly singular).
 
 Integration: :meth:`StabilizedSystem.simulate` runs the compiled fixed-step loop of
 :mod:`multibody.integrate.fixed_step` (``rk2`` — the seed's explicit 2nd-order Runge–Kutta —, ``heun``,
@@ -95,12 +97,59 @@ def solve_dls(A, phi, x, sparams, N):
         N[k] = s / W[k, k] if W[k, k] != 0.0 else 0.0
 
 
+@njit(cache=True)
+def solve_exact(A, phi, x, sparams, N):
+    """The plain solution ``N = −A⁻¹ φ`` of ``A N = −φ`` (seed 000, eqs. 2.3, 2.9), no regularization.
+
+    Gaussian elimination with partial pivoting (scalar loops on a copy of ``A``). This is the seed's
+    closed-form substitution of ``N`` into the right-hand side, kept to reproduce the seed's experiments
+    (Sec. 4, Fig. 4): where ``A`` is singular it divides by a vanishing pivot, so the reactions are unbounded
+    near a singular point and NaN on it (a fixed-step run then stops with a non-finite state).
+    Never the default; use :func:`solve_dls` or a system's own solver for production runs. ``x`` and
+    ``sparams`` are unused (common solver signature).
+    """
+    m = phi.shape[0]
+    W = np.empty((m, m + 1))
+    for i in range(m):
+        for j in range(m):
+            W[i, j] = A[i, j]
+        W[i, m] = -phi[i]
+    for k in range(m):
+        piv = k
+        big = abs(W[k, k])
+        for i in range(k + 1, m):
+            if abs(W[i, k]) > big:
+                big = abs(W[i, k])
+                piv = i
+        if big == 0.0:  # exactly singular: no solution of the plain equations
+            for j in range(m):
+                N[j] = math.nan
+            return
+        if piv != k:
+            for j in range(k, m + 1):
+                tmp = W[k, j]
+                W[k, j] = W[piv, j]
+                W[piv, j] = tmp
+        for i in range(k + 1, m):
+            f = W[i, k] / W[k, k]
+            if f != 0.0:
+                for j in range(k + 1, m + 1):
+                    W[i, j] -= f * W[k, j]
+    for k in range(m - 1, -1, -1):
+        s = W[k, m]
+        for j in range(k + 1, m):
+            s -= W[k, j] * N[j]
+        N[k] = s / W[k, k]
+
+
 class StabilizedSystem:
     """A compiled stabilized system: ``Ẋ = B N + F`` with ``N`` from ``A N = −φ(X, λ)`` (seed 000, eq. 2.9).
 
     Built from a :class:`multibody.symbolic.dae.DAE` (see :func:`multibody.symbolic.dae.derive`).
-    ``solver`` is ``"dls"`` (:func:`solve_dls`) or a ``(module, function)`` pair naming a numba solver
-    ``solve(A, phi, x, sparams, N)``; ``solver_params`` fills ``sparams``.
+    ``solver`` is ``"dls"`` (:func:`solve_dls`, the default), ``"exact"`` (:func:`solve_exact`, the seed's
+    plain eq. (2.3) without regularization: reproduction of the seed's experiments only) or a
+    ``(module, function)`` pair naming a numba solver ``solve(A, phi, x, sparams, N)``; ``solver_params``
+    fills ``sparams``.
     """
 
     def __init__(self, dae, solver="dls", solver_params=None, cache_dir=None):

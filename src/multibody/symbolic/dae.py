@@ -369,6 +369,7 @@ def _unpack(states, params, xname="x", pname="params"):
 
 SOLVERS = {
     "dls": ("multibody.formulations.stabilized", "solve_dls"),
+    "exact": ("multibody.formulations.stabilized", "solve_exact"),
 }
 
 

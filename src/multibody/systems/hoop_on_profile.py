@@ -30,6 +30,29 @@ are therefore continuous and bounded through the turning points and exactly the 
 ``|s| ≫ ε``. The price: inside the window ``|s| < ε`` the residual-driven part of the energy row is damped, so
 with λ = 0 the energy residual f2 is no longer an exact constant but changes by about ``π ε |E|/|ṡ|`` per
 turning point (|E| ~ the residuals); ``eps_turn = 0`` gives the plain closed form of eq. (2.9).
+
+Solvers. ``solver="hoop"`` (default) is :func:`solve_hoop`; ``solver="exact"`` is
+:func:`multibody.formulations.stabilized.solve_exact`, the seed's plain ``N = −A⁻¹φ`` of eq. (2.3)/(2.9)
+without any regularization (what the seed's closed-form substitution computes), kept to reproduce Sec. 4;
+``solver="dls"`` the generic damped least squares.
+
+Why λ = 0 fails (seed 000, Sec. 2 and Sec. 4, Fig. 4). With λ = 0 the residuals obey eq. (2.2):
+``f̈1 = 0``, ``ḟ2 = ḟ3 = ḟ4 = 0`` (A and φ are exact), so ``f1(t) = f1(0) + ḟ1(0) t`` up to the term
+``−r f4 (α − α(0))`` dropped from ``ḟ1`` (see :func:`multibody.symbolic.dae.derive`). The seed's bound on the
+initial errors, ``max_i |δ_i(0)| < 1e-6``, concerns ``f1..f4`` only, not ``ḟ1 = (η, v)`` (≈ ‖∇h‖ times the
+centre's velocity along the normal): a normal velocity ``n`` changes the energy f2 by only ``M n²/2``, so
+``n = 1e-3`` keeps every ``|f_i(0)| ≤ 5e-7`` while ``f1`` grows by ``‖∇h‖ n`` per time unit, 1.4e-2 (more than the
+radius r) after two passes back and forth. With such an error the exact solve also fails at the first turning
+point: the residual part ``E/s`` of the tangential reaction does not vanish there (E ∝ n) and, for a normal
+velocity into the profile, repels ``s ≈ 2 r θ̇`` from 0 — the hoop never rolls back but hovers (``R = (0, M g)``)
+at the top of its swing, drifting horizontally at ≈ 0.85 n (measured with RK2 h = 1e-5 and with DOP853
+rtol 1e-10, n = 1e-3); for a normal velocity away from the profile it attracts, and N blows up in finite time at
+θ̇ = 0 (DOP853 stops there). An accurate integration of the plain equations does not pass the first turning
+point for n down to 1e-6 either, but RK2 with h = 1e-5 jumps across it when n ≲ 1e-5 or n < 0 (with a kick:
+f2 jumps by 1.4e-5 for n = −1e-3): errors of 1e-6 in ``ḟ1`` as well as in the f_i give only ``|f1| ≈ 6e-6`` after
+two passes, with the exact solve and with :func:`solve_hoop` alike — the turning-point regularization does not
+hide the seed's failure. λ > 0 removes every error like ``exp(−λ t)``; with the exact
+solve and λ = 1e3 the residual part has decayed long before the first turning point.
 """
 import math
 
@@ -68,7 +91,8 @@ def solve_hoop(A, phi, x, sparams, N):
     where ``P = b3 − 2 a χ·η̂`` stays finite and ``E = b2 − a e·η̂``, ``e_t = e·t̂`` (``e = w − w0``) vanish
     on the manifold. The limit at θ̇ = 0 on the manifold is ``c = P/(2k)``, which gives the seed's
     ``R*_x, R*_z, Q*`` (Sec. 3). The residual part is regularized, ``1/s → s/(s² + ε²)`` with
-    ``ε = sparams[0]``; ``ε = 0`` gives the plain closed-form solution of eq. (2.9).
+    ``ε = sparams[0]``; ``ε = 0`` gives the plain closed-form solution of eq. (2.9) (NaN where it has none,
+    ``s = 0`` with a nonzero residual part).
     """
     eps = sparams[0]
     # row 4: d U = -phi4
@@ -104,8 +128,12 @@ def solve_hoop(A, phi, x, sparams, N):
     num = E - et * c0
     if eps > 0.0:
         c = c0 + num * s / (s * s + eps * eps)
-    else:
+    elif s != 0.0:
         c = c0 + num / s
+    elif num == 0.0:
+        c = c0
+    else:  # the plain equations have no solution here
+        c = math.nan
     Rx = a * ehx + c * thx
     Rz = a * ehz + c * thz
     N[0] = Rx
@@ -156,6 +184,10 @@ class HoopOnProfile:
     x_range : abscissas of the contact point over which admissibility is checked (``h'_z ≠ 0`` and the
         radius of curvature ``ρ > r`` where the profile curves towards the hoop; seed 000, Sec. 3).
     eps_turn : regularization speed of :func:`solve_hoop` (default :data:`EPS_TURN`).
+
+    ``simulate``, ``reactions`` and ``params`` take ``solver``: ``"hoop"`` (default, :func:`solve_hoop`),
+    ``"exact"`` (the seed's plain eq. 2.3, no regularization — reproduction of Sec. 4, Fig. 4 only) or
+    ``"dls"``; the compiled system of each is built on first use.
 
     >>> hoop = HoopOnProfile()
     >>> X0 = hoop.initial_state(x_contact=-0.9, speed=0.0)
@@ -282,6 +314,22 @@ class HoopOnProfile:
             raise ModelError("unexpected structure of A(X) for the hoop (seed 000, eq. 3.11)", element="A")
         self.system = StabilizedSystem(self.dae, solver=("multibody.systems.hoop_on_profile", "solve_hoop"),
                                        solver_params=[self.eps_turn], cache_dir=cache_dir)
+        self._cache_dir = cache_dir
+        self._systems = {"hoop": self.system}
+
+    def stabilized(self, solver="hoop"):
+        """The compiled :class:`multibody.formulations.stabilized.StabilizedSystem` of ``solver``: ``"hoop"``
+        (:func:`solve_hoop`), ``"exact"`` (the seed's plain ``N = −A⁻¹φ``, eqs. 2.3/2.9, no regularization) or
+        ``"dls"`` (damped least squares)."""
+        from multibody.formulations.stabilized import StabilizedSystem
+
+        solver = "hoop" if solver is None else solver
+        if solver not in self._systems:
+            if solver not in ("exact", "dls"):
+                raise ModelError(f"hoop reaction solver {solver!r} is unknown; expected 'hoop', 'exact' or 'dls'",
+                                 element="solver")
+            self._systems[solver] = StabilizedSystem(self.dae, solver=solver, cache_dir=self._cache_dir)
+        return self._systems[solver]
 
     # ------------------------------------------------------------------------------------------------
     # states
@@ -318,15 +366,39 @@ class HoopOnProfile:
         X = np.asarray(X, dtype=float)
         return X[..., 0] + self.r * np.cos(X[..., 6]), X[..., 1] + self.r * np.sin(X[..., 6])
 
-    def params(self, lam, E0, eps_turn=None):
+    def params(self, lam, E0, eps_turn=None, solver="hoop"):
         """Parameter array of the compiled right-hand side for gains ``lam`` and energy ``E0``."""
-        return self.system.params(lam, param_values=[self.M, self.r, self.g, E0],
-                                  solver_params=None if eps_turn is None else [eps_turn])
+        if eps_turn is not None and solver not in (None, "hoop"):
+            raise ModelError(f"eps_turn is a parameter of the 'hoop' solver, not of {solver!r}", element="eps_turn")
+        return self.stabilized(solver).params(lam, param_values=[self.M, self.r, self.g, E0],
+                                              solver_params=None if eps_turn is None else [eps_turn])
 
-    def reactions(self, X, lam=1e3, E0=None, eps_turn=None):
-        """``N = [R_x, R_z, Q, U]`` at state ``X`` (eq. 2.9 through :func:`solve_hoop`)."""
+    def reactions(self, X, lam=1e3, E0=None, eps_turn=None, solver="hoop"):
+        """``N = [R_x, R_z, Q, U]`` at state ``X`` (eq. 2.9 through :func:`solve_hoop` or ``solver``)."""
         E0 = self.energy(X) if E0 is None else E0
-        return self.system.reactions(X, self.params(lam, E0, eps_turn))
+        return self.stabilized(solver).reactions(X, self.params(lam, E0, eps_turn, solver=solver))
+
+    def contact_offset(self, X):
+        """Signed distance of the contact point ``(x_a, z_a)`` from the profile, ``h(x_a, z_a)/‖∇h(x_a, z_a)‖``
+        (first order in the offset; > 0: below the profile, ∇h pointing downwards), for one state or rows."""
+        X = np.asarray(X, dtype=float)
+        xa, za = self.contact_point(X)
+        xa, za = np.atleast_1d(xa), np.atleast_1d(za)
+        out = np.empty(xa.shape)
+        for k in range(xa.size):
+            hv, hx, hz = self._h_num(float(xa[k]), float(za[k]))
+            out[k] = hv / math.hypot(hx, hz)
+        return out if X.ndim > 1 else float(out[0])
+
+    def with_normal_velocity(self, X, n):
+        """The state ``X`` with the centre's velocity changed by ``n`` along ``μ`` (the profile's normal at the
+        contact, towards the profile): an error in the hidden constraint ``ḟ1 = (η, v)`` (``ḟ1`` changes by
+        ``‖∇h‖ n``) that leaves f1, f3, f4 unchanged and changes the energy f2 by ``M (μ·v) n + M n²/2``
+        (seed 000, Sec. 4, Fig. 4: ``max_i |f_i(0)| < 1e-6`` does not bound ``ḟ1(0)``)."""
+        X = np.array(X, dtype=float)
+        X[3] += n * math.cos(X[6])
+        X[4] += n * math.sin(X[6])
+        return X
 
     def turning_point_reactions(self, X):
         """The seed's limit at a turning point (θ̇ = 0 on the manifold, Sec. 3):
@@ -345,14 +417,19 @@ class HoopOnProfile:
         """``[f1, f2, f3, f4]`` at the state(s) ``X``."""
         return self.system.constraints(X, self.params(0.0, E0))
 
-    def simulate(self, X0, t_end, lam=1e3, method="rk2", h=1e-5, E0=None, eps_turn=None, **kw):
+    def simulate(self, X0, t_end, lam=1e3, method="rk2", h=1e-5, E0=None, eps_turn=None, solver="hoop", **kw):
         """Integrate the stabilized hoop from ``X0`` (``E0`` defaults to the energy of ``X0``); returns a
-        :class:`multibody.result.Result` with residuals ``f1..f4`` and ``info['E0']``."""
+        :class:`multibody.result.Result` with residuals ``f1..f4``, ``info['E0']`` and ``info['solver']``.
+        ``solver="exact"`` integrates the seed's plain closed form ``N = −A⁻¹φ`` (eq. 2.9) without the
+        turning-point regularization (see the module notes on Fig. 4)."""
+        if eps_turn is not None and solver not in (None, "hoop"):
+            raise ModelError(f"eps_turn is a parameter of the 'hoop' solver, not of {solver!r}", element="eps_turn")
         E0 = float(self.energy(X0)) if E0 is None else float(E0)
-        res = self.system.simulate(X0, t_end, lam, method=method, h=h,
-                                   param_values=[self.M, self.r, self.g, E0],
-                                   solver_params=None if eps_turn is None else [eps_turn], **kw)
+        res = self.stabilized(solver).simulate(X0, t_end, lam, method=method, h=h,
+                                               param_values=[self.M, self.r, self.g, E0],
+                                               solver_params=None if eps_turn is None else [eps_turn], **kw)
         res.info["E0"] = E0
+        res.info["solver"] = solver or "hoop"
         return res
 
 
