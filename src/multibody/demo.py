@@ -94,7 +94,7 @@ def section_solar_panel(tour):
 
 def section_hoop(tour):
     from multibody.formulations.stabilized import max_residual
-    from multibody.systems.hoop_cli import plot_run
+    from multibody.systems.hoop_cli import fig4_runs, fig4_summary, plot_fig4, plot_run
     from multibody.systems.hoop_on_profile import HoopOnProfile
 
     hoop = HoopOnProfile()
@@ -106,6 +106,13 @@ def section_hoop(tour):
     tour.row("hoop on a profile", "steps / CPU seconds", f"{res.info.get('steps')} / {res.info.get('cpu_seconds'):.2f}",
              "1e6 RK2 steps", src)
     plot_run(hoop, res, tour.path("hoop_residuals.png"), title="hoop on the seed 000 profile, DOP853, λ = 10")
+
+    # Fig. 4: without stabilization (λ = 0) an initial error within the seed's bound drives the hoop off the profile
+    runs, _ = fig4_runs(hoop)
+    for label, s in fig4_summary(hoop, runs).items():
+        tour.row("hoop on a profile", f"Fig. 4, {label}: max contact distance from profile", s["max_contact_distance"],
+                 "visible (λ = 0) / ~0 (λ = 1e3)", "seed 000 §4, Fig. 4")
+    plot_fig4(hoop, runs, tour.path("hoop_fig4.png"))
 
 
 SECTIONS = [
