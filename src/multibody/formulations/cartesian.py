@@ -435,6 +435,18 @@ class FixedJoint(_Joint):
                 ("rl", 3, dict(n=np.eye(3), R0=self.R0))]
 
 
+class _Composite(_Joint):
+    """A joint given directly by its primitive rows (used by :func:`cartesian_from_model`)."""
+
+    def __init__(self, name, body_i, body_j, dim, prims):
+        super().__init__(name, body_i, body_j)
+        self.dim = dim
+        self._prims = prims
+
+    def primitives(self, system):
+        return list(self._prims)
+
+
 class UserConstraint:
     """Constraints given as functions of the whole state (seed 001 §2.1: any holonomic f(X) = 0).
 
@@ -666,6 +678,7 @@ class CartesianSystem:
         self.M = sp.block_diag(list(Mblocks), format="csc")
         self._Minv_diag = 1.0 / np.maximum(self.M.diagonal(), 1e-300 + 0 * self.M.diagonal().max())
         self._Minv_diag[self.M.diagonal() <= 0] = 1.0 / max(self.M.diagonal().max(), 1e-300)
+        self._Minv_clip = 1.0 / np.maximum(self.M.diagonal(), 1e-3 * self.M.diagonal().max())
         self.Mdense_ok = nb * nd <= 400
         # constraint primitives
         groups = {}
@@ -1071,16 +1084,15 @@ class CartesianSystem:
         diagonal of ``Q M⁻¹ Qᵀ``; the fixed iteration count keeps the right-hand side smooth.
         """
         nv, nc = self.nv, self.nc
-        if self.dense:
-            Qd = Q
-            scale = float(np.mean((Qd * Qd) @ self._Minv_diag)) if nc else 1.0
-        else:
-            scale = float(np.mean(Q.multiply(Q) @ self._Minv_diag)) if nc else 1.0
+        # scale of Q M⁻¹ Qᵀ (mean diagonal), with M's diagonal clipped at 1e-3 of its largest entry so
+        # that a tiny inertia about a thin bar's axis does not dominate
+        w = self._Minv_clip
+        scale = float(np.mean((Q * Q) @ w)) if self.dense else float(np.mean(Q.multiply(Q) @ w))
         eps = self.al_eps * max(scale, 1e-300)
         if self.dense:
             K = self._kkt(Q).copy()
             K[nv:, nv:] = -eps * np.eye(nc)
-            lu = sla.lu_factor(K, check_finite=False)
+            lu = sla.lu_factor(K, check_finite=False)   # LU, not an explicit inverse: K is ill-conditioned
             solve = lambda r: sla.lu_solve(lu, r, check_finite=False)
         else:
             K = sp.bmat([[self.M, Q.T], [Q, -eps * sp.identity(nc)]], format="csc")
@@ -1100,7 +1112,7 @@ class CartesianSystem:
             sol, *_ = sla.lstsq(K, np.concatenate([F, b]), cond=1e-12, lapack_driver="gelsd")
             return sol[:nv], sol[nv:]
         # augmented Lagrangian on M + α QᵀQ (sparse, SPD)
-        alpha = 1e7 * float(self.M.diagonal().mean()) / max(float((Q.multiply(Q)).sum(axis=1).mean()), 1e-300)
+        alpha = 1e7 * float(self.M.diagonal().mean()) / max(float(Q.multiply(Q).sum()) / max(self.nc, 1), 1e-300)
         A = (self.M + alpha * (Q.T @ Q)).tocsc()
         lu = spla.splu(A)
         mu = np.zeros(self.nc)

@@ -286,7 +286,7 @@ def pendulum_cartesian(solver="auto"):
     return s
 
 
-def four_bar_cartesian(N=2, solver="auto", al_eps=1e-6):
+def four_bar_cartesian(N=2, solver="auto", al_eps=1e-7):
     """A02: N four-bar windows; cranks k = 0..N pinned at (k, 0), couplers on top; B0 at 1 m/s along +x.
 
     The mechanism passes its singular position (all cranks horizontal, DoF 1 → N + 1) twice per

@@ -74,7 +74,7 @@ def crank_angle(result):
     return result.x[:, 2]
 
 
-def simulate(t_end=None, turns=10, params=None, rtol=1e-11, atol=1e-11, n_out=401, project=True, solver="auto"):
+def simulate(t_end=None, turns=10, params=None, rtol=1e-12, atol=1e-12, n_out=401, project=True, solver="auto"):
     """Run the mechanism for ``turns`` crank revolutions (estimated from the initial rate) or ``t_end``."""
     s = build(params, solver=solver)
     if t_end is None:
@@ -122,3 +122,37 @@ def plot_reactions(result, path=None, one_cycle=True):
     if path is not None:
         fig.savefig(path, dpi=100)
     return fig
+
+
+def tree_model(params=None):
+    """The same mechanism built with the builder: crank and rod on revolute joints (axis z), the slider on
+    a prismatic joint (axis x) from the ground, and the pin B as a cut joint closing the loop (seed 001
+    §3.6).  Inertias: the planar J about z; a thin-bar axial inertia of 1e-9 kg·m² keeps the tensors
+    positive definite and does not enter the planar motion.  Returns ``(model, q0, v0)`` with the same
+    initial state as :func:`build`."""
+    import multibody as mb
+    p = dict(PARAMS)
+    p.update(params or {})
+    r, l = p["r"], p["l"]
+    b = mb.ModelBuilder(gravity=(0.0, -p["g"], 0.0), name="slider-crank")
+    J1, J2 = p["m1"] * r * r / 12, p["m2"] * l * l / 12
+    b.add_body("crank", p["m1"], com=(r / 2, 0, 0), inertia=[1e-9, J1, J1])
+    b.add_body("rod", p["m2"], com=(l / 2, 0, 0), inertia=[1e-9, J2, J2])
+    b.add_body("slider", p["m3"], com=(0, 0, 0), inertia=[p["J3"], p["J3"], p["J3"]])
+    z = (0.0, 0.0, 1.0)
+    b.add_joint("O", mb.Revolute(axis=z), "ground", "crank")
+    b.add_joint("A", mb.Revolute(axis=z), "crank", "rod", placement=(np.eye(3), (r, 0, 0)))
+    b.add_joint("guide", mb.Prismatic(axis=(1.0, 0, 0)), "ground", "slider")
+    b.add_joint("B", mb.Revolute(axis=z), "rod", "slider", placement=(np.eye(3), (l, 0, 0)), cut=True)
+    model = b.build()
+    s = build(params)
+    A, B, phi2 = _positions(p, p["phi0"])
+    V = s.v0
+    q0 = np.zeros(model.nq)
+    v0 = np.zeros(model.nv)
+    for name, qv, vv in (("O", p["phi0"], p["omega0"]), ("A", phi2 - p["phi0"], V[5] - p["omega0"]),
+                         ("guide", B[0], V[6])):
+        j = model.joint(name)
+        q0[j.q_slice] = qv
+        v0[j.v_slice] = vv
+    return model, q0, v0

@@ -1,0 +1,167 @@
+"""Tree + cut-joint constraints (seed 001 §3.6), drift control, consistent initial values, redundancy,
+singular configurations, and the Cartesian twin of a builder Model (seed 001 ch. 2)."""
+import sys
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import ConstraintError
+from multibody.formulations.constrained import (
+    ConstrainedTree, CutJointConstraints, cartesian_from_model, model_state_from_cartesian,
+)
+from multibody.systems import slider_crank as sc
+
+
+def _loop_model(cut_joint, gravity=(0, -9.81, 0)):
+    """A ground–a–b–c chain whose tip c is closed to the ground by ``cut_joint`` (spatial geometry)."""
+    b = mb.ModelBuilder(gravity=gravity, name="loop")
+    for k, name in enumerate("abc"):
+        b.add_body(name, 1.0 + 0.3 * k, com=(0.4, 0.05, 0.0), inertia=[0.02, 0.1, 0.11])
+    b.add_joint("ja", mb.Revolute(axis=(0, 0, 1)), "ground", "a")
+    b.add_joint("jb", mb.Spherical(), "a", "b", placement=(np.eye(3), (0.8, 0, 0)))
+    b.add_joint("jc", mb.Spherical(), "b", "c", placement=(np.eye(3), (0.8, 0.1, 0)))
+    R = mb.rotation_about((1, 1, 0), 0.4)
+    b.add_joint("cut", cut_joint, "c", "ground", placement=(R, (0.7, 0.0, 0.2)),
+                child_placement=(np.eye(3), (1.9, 0.3, 0.1)), cut=True)
+    return b.build()
+
+
+CUTS = {
+    "revolute": mb.Revolute(axis=(0, 0, 1)), "spherical": mb.Spherical(), "prismatic": mb.Prismatic(axis=(1, 0, 0)),
+    "cylindrical": mb.Cylindrical(axis=(0, 1, 0)), "universal": mb.Universal((1, 0, 0), (0, 1, 0)),
+    "planar": mb.Planar(), "fixed": mb.Fixed(),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CUTS))
+def test_cut_joint_rows_are_derivatives_of_the_residuals(kind):
+    """ḟ = G v and f̈ = G a − γ along q(t) = q ⊕ (v t + a t²/2), on the constraint manifold
+    (seed 001 §3.6.1: H q̈ = −Ḣ q̇; §3.6.2: the cut-joint Jacobians H_z, H_Ω)."""
+    model = _loop_model(CUTS[kind])
+    ct = ConstrainedTree(model)
+    for seed in range(20):   # a random start near the neutral pose that the loop can be closed from
+        rng = np.random.default_rng(seed)
+        try:
+            q = ct.project_position(model.integrate(model.neutral(), rng.normal(scale=0.3, size=model.nv), 1.0))
+            break
+        except ConstraintError:
+            continue
+    else:
+        raise AssertionError("no assembled configuration found")
+    v = ct.project_velocity(q, rng.normal(size=model.nv))
+    v /= np.linalg.norm(v)
+    a = rng.normal(size=model.nv)
+    a /= np.linalg.norm(a)
+    cons = CutJointConstraints(model)
+    f0, G, gam = cons.evaluate(q, v)
+
+    def f(t):
+        return cons.evaluate(model.integrate(q, v * t + 0.5 * a * t * t, 1.0), None)[0]
+
+    h = 1e-4
+    d1 = (f(h) - f(-h)) / (2 * h)
+    d2 = (f(h) - 2 * f(0.0) + f(-h)) / h ** 2
+    assert np.abs(f0).max() < 1e-11
+    assert np.allclose(d1, G @ v, atol=1e-7 * (1 + np.abs(d1).max()))
+    assert np.allclose(d2, G @ a - gam, atol=2e-5 * (1 + np.abs(d2).max()))
+
+
+def test_slider_crank_rows_and_multipliers_match_the_cartesian_form():
+    """Tree + cut pin B vs the book's Cartesian slider-crank (eqs. 2.47–2.49): same crank acceleration;
+    the cut pin's planar reaction equals the Cartesian pin-B force."""
+    model, q0, v0 = sc.tree_model()
+    ct = ConstrainedTree(model)
+    vd, lam = ct.accelerations(0.0, q0, v0)
+    s = sc.build()
+    a, lamc = s.accelerations(0.0, s.x0, s.v0)
+    assert vd[0] == pytest.approx(a[2], rel=1e-12)
+    # cut-joint multipliers: force on the slider (child) at B in ground axes = λ_point
+    R = s.reactions(0.0, s.x0, s.v0)
+    fB = dict(R["B"])["slider"][:2]
+    assert np.allclose(lam[:2], fB, rtol=1e-9, atol=1e-9)
+    assert np.allclose(lam[2:], 0.0, atol=1e-9)   # out-of-plane rows: identically zero, dropped
+
+
+def test_consistent_initial_values_and_impossible_assembly():
+    model, q0, v0 = sc.tree_model()
+    ct = ConstrainedTree(model)
+    qp = ct.project_position(q0 + np.array([0.0, 0.05, 0.01]))
+    assert np.abs(ct.cons.evaluate(qp)[0]).max() < 1e-12
+    vp = ct.project_velocity(qp, v0 + 0.3)
+    assert np.abs(ct.cons.evaluate(qp)[1] @ vp).max() < 1e-12
+    # a loop that cannot close: the cut pin placed 10 m away from the rod tip
+    b = mb.ModelBuilder(gravity=(0, -9.81, 0))
+    b.add_body("crank", 1.0, com=(0.1, 0, 0), inertia=[1e-6, 1e-3, 1e-3])
+    b.add_body("slider", 1.0, inertia=[1e-3, 1e-3, 1e-3])
+    b.add_joint("O", mb.Revolute(axis=(0, 0, 1)), "ground", "crank")
+    b.add_joint("guide", mb.Prismatic(axis=(1, 0, 0)), "ground", "slider")
+    b.add_joint("far", mb.Revolute(axis=(0, 0, 1)), "crank", "slider", placement=(np.eye(3), (0.2, 0, 0)),
+                child_placement=(np.eye(3), (0, 10.0, 0)), cut=True)
+    bad = b.build()
+    with pytest.raises(ConstraintError) as exc:
+        mb.simulate(bad, None, None, 0.1, formulation="constrained")
+    assert "far" in str(exc.value) and exc.value.joints == ("far",)
+
+
+def test_simulate_constrained_projection_baumgarte_and_hook():
+    """Projection keeps residuals at round-off; Baumgarte (α = β = 20) keeps them small without it; a
+    stabilizer hook (seed 000's method plugs in here) receives f, G, γ."""
+    model, q0, v0 = sc.tree_model()
+    r = mb.simulate(model, q0, v0, 0.5, formulation="constrained", rtol=1e-10, atol=1e-10, n_out=11)
+    assert r.residuals["B"].max() < 1e-11 and r.residuals["velocity"].max() < 1e-11
+    assert r.reactions["B"].shape == (11, 5)
+    rb = mb.simulate(model, q0, v0, 0.5, formulation="constrained", stabilization="baumgarte",
+                     baumgarte=(20.0, 20.0), rtol=1e-8, atol=1e-8, n_out=11)
+    rn = mb.simulate(model, q0, v0, 0.5, formulation="constrained", stabilization="none",
+                     rtol=1e-8, atol=1e-8, n_out=11)
+    assert rb.residuals["B"].max() < rn.residuals["B"].max() and rb.residuals["B"].max() < 1e-6
+    calls = []
+
+    def hook(t, q, v, f, G, gam):
+        calls.append(t)
+        return gam - 40.0 * (G @ v) - 400.0 * f
+
+    rh = mb.simulate(model, q0, v0, 0.2, formulation="constrained", stabilizer=hook, rtol=1e-8, atol=1e-8, n_out=3)
+    assert calls and rh.info["stabilization"] == "hook"
+
+
+def test_singular_configuration_is_reported():
+    """A parallelogram four-bar through its horizontal position: the cut joint's Jacobian loses rank;
+    the time and the joint are recorded (or raised with on_singular='raise')."""
+    b = mb.ModelBuilder(gravity=(0, -9.81, 0), name="parallelogram")
+    up = mb.rotation_about((0, 0, 1), np.pi / 2)
+    for k in range(2):
+        b.add_body(f"crank{k}", 1.0, com=(0.5, 0, 0), inertia=[1e-6, 1 / 12, 1 / 12])
+        b.add_joint(f"A{k}", mb.Revolute(axis=(0, 0, 1)), "ground", f"crank{k}", placement=(up, (k, 0, 0)))
+    b.add_body("coupler", 1.0, com=(0.5, 0, 0), inertia=[1e-6, 1 / 12, 1 / 12])
+    b.add_joint("B0", mb.Revolute(axis=(0, 0, 1)), "crank0", "coupler", placement=(up.T, (1, 0, 0)))
+    b.add_joint("B1", mb.Revolute(axis=(0, 0, 1)), "coupler", "crank1", placement=(np.eye(3), (1, 0, 0)),
+                child_placement=(np.eye(3), (1, 0, 0)), cut=True)
+    model = b.build()
+    v0 = np.zeros(model.nv)
+    v0[model.joint("A0").v_slice] = -1.0
+    v0[model.joint("A1").v_slice] = -1.0
+    v0[model.joint("B0").v_slice] = 1.0
+    r = mb.simulate(model, None, v0, 1.0, formulation="constrained", rtol=1e-10, atol=1e-10, n_out=11)
+    ev = r.info["singular_configurations"]
+    assert ev and ev[0]["joints"] == ["B1"] and 0.5 < ev[0]["time"] < 1.0
+    with pytest.raises((ConstraintError, mb.IntegrationError)) as exc:
+        mb.simulate(model, None, v0, 1.0, formulation="constrained", on_singular="raise", rtol=1e-10, atol=1e-10)
+    assert "singular configuration" in str(exc.value) and "B1" in str(exc.value)
+
+
+def test_cartesian_formulation_of_a_builder_model_agrees():
+    """simulate(model, formulation="cartesian") on the builder's slider-crank (spatial bodies, hinges,
+    a prismatic joint): the same joint-coordinate history as the tree + cut-joint formulation."""
+    model, q0, v0 = sc.tree_model()
+    t_eval = np.linspace(0.0, 0.25, 6)
+    r1 = mb.simulate(model, q0, v0, 0.25, formulation="constrained", rtol=1e-11, atol=1e-11, t_eval=t_eval)
+    r2 = mb.simulate(model, q0, v0, 0.25, formulation="cartesian", rtol=1e-11, atol=1e-11, t_eval=t_eval)
+    assert np.allclose(r1.q, r2.q, atol=1e-8)
+    assert np.allclose(r1.v, r2.v, atol=1e-6)
+    assert np.allclose(r1.energy["total"], r2.energy["total"], rtol=1e-8)
+    assert r2.residuals["position"].max() < 1e-10
+    s = cartesian_from_model(model, q0, v0)
+    q, v = model_state_from_cartesian(model, s, s.x0, s.v0)
+    assert np.allclose(q, q0) and np.allclose(v, v0)
