@@ -398,3 +398,78 @@ def run_problem(name, t_end=None, rtol=None, N=2):
 
 def run_flyball(t_end=10.0):
     raise NotImplementedError("A05 (stiff flyball governor) is not built yet")
+
+
+# ----------------------------------------------------------------------------------------------
+# the same problems built with the ModelBuilder (tree + cut joints, seed 001 §3.6)
+# ----------------------------------------------------------------------------------------------
+def pendulum_model():
+    """A01 with the builder: a point mass (zero inertia) 1 m from a revolute joint (axis z) at the origin;
+    q = 0 puts the mass at (−1, 0, 0), gravity −y.  Returns (model, q0, v0)."""
+    import multibody as mb
+    b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name="A01 pendulum")
+    b.add_body("P1", 1.0, com=(-1.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0))
+    b.add_joint("pin", mb.Revolute(axis=(0, 0, 1)), "ground", "P1")
+    model = b.build()
+    return model, np.zeros(1), np.zeros(1)
+
+
+def four_bar_model(N=2):
+    """See below; simulate it with ``al_eps=A02_AL_EPS`` (singular positions)."""
+    return _four_bar_model(N)
+
+
+#: relative ε of the augmented-Lagrangian solve for A02 in tree + cut-joint coordinates
+A02_AL_EPS = 1e-6
+
+
+def _four_bar_model(N=2):
+    """A02 with the builder: cranks on revolute joints at (k, 0, 0) (their x axes up at q = 0), couplers on
+    revolute joints at the crank tips, and the right end of every coupler closed on the next crank's tip by
+    a cut revolute joint.  Initial velocity: B0 at 1 m/s along +x.  Returns (model, q0, v0)."""
+    import multibody as mb
+    b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name=f"A02 {N}-four-bar")
+    up = mb.rotation_about((0, 0, 1), math.pi / 2)
+    I = [1e-9, 1.0 / 12.0, 1.0 / 12.0]       # thin uniform bar, 1 kg, 1 m (axial inertia negligible)
+    z = (0.0, 0.0, 1.0)
+    for k in range(N + 1):
+        b.add_body(f"crank{k}", 1.0, com=(0.5, 0, 0), inertia=I)
+        b.add_joint(f"A{k}", mb.Revolute(axis=z), "ground", f"crank{k}", placement=(up, (float(k), 0, 0)))
+    for k in range(N):
+        b.add_body(f"coupler{k}", 1.0, com=(0.5, 0, 0), inertia=I)
+        b.add_joint(f"B{k}", mb.Revolute(axis=z), f"crank{k}", f"coupler{k}", placement=(up.T, (1.0, 0, 0)))
+        b.add_joint(f"C{k + 1}", mb.Revolute(axis=z), f"coupler{k}", f"crank{k + 1}",
+                    placement=(np.eye(3), (1.0, 0, 0)), child_placement=(np.eye(3), (1.0, 0, 0)), cut=True)
+    model = b.build()
+    q0 = np.zeros(model.nq)
+    v0 = np.zeros(model.nv)
+    for k in range(N + 1):
+        v0[model.joint(f"A{k}").v_slice] = -1.0
+    for k in range(N):
+        v0[model.joint(f"B{k}").v_slice] = 1.0
+    return model, q0, v0
+
+
+def bricard_model():
+    """A04 with the builder: rods 1..5 in a chain of revolute joints from the ground, the sixth hinge (rod 5
+    to the ground at (0, 0, 1)) cut.  Body frames parallel to the ground axes at q = 0, at each rod's first
+    joint.  The cut hinge's 5 equations are redundant with the chain (rank 4).  Returns (model, q0, v0)."""
+    import multibody as mb
+    b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name="A04 Bricard")
+    a = 0.1
+    Iloc = np.diag([2 * a * a / 12, (1 + a * a) / 12, (1 + a * a) / 12])
+    prev, origin = "ground", np.zeros(3)
+    for k in range(5):
+        P, Q = BRICARD_POINTS[k], BRICARD_POINTS[k + 1]
+        xb = Q - P
+        yb = np.array([1.0, 0, 0]) if abs(xb[0]) < 0.5 else np.array([0, 1.0, 0])
+        Rk = np.column_stack([xb, yb, np.cross(xb, yb)])
+        b.add_body(f"rod{k + 1}", 1.0, com=xb / 2, inertia=Rk @ Iloc @ Rk.T)
+        b.add_joint(f"J{k + 1}", mb.Revolute(axis=BRICARD_AXES[k]), prev, f"rod{k + 1}",
+                    placement=(np.eye(3), P - origin))
+        prev, origin = f"rod{k + 1}", P
+    b.add_joint("J6", mb.Revolute(axis=BRICARD_AXES[5]), "ground", "rod5",
+                placement=(np.eye(3), BRICARD_POINTS[5]), child_placement=(np.eye(3), BRICARD_POINTS[5] - origin),
+                cut=True)
+    model = b.build()
+    return model, model.neutral(), np.zeros(model.nv)
