@@ -113,3 +113,17 @@ def test_builder_models_tree_plus_cut_joints():
     assert np.ptp(r.energy["total"]) / r.energy["total"][0] < 1e-8
     ev = r.info["singular_configurations"]
     assert len(ev) >= 4 and all(set(e["joints"]) <= {"C1", "C2"} and e["joints"] for e in ev)
+
+
+def test_andrews_built_with_the_builder_tree_plus_cut_joints():
+    """A03 from the ModelBuilder (7 revolute tree joints, 3 cut pins, spring, effort on O): the initial
+    accelerations of HW II §VII.7 and the IVP test-set angles at t = 0.03 s (to 2e-9)."""
+    import multibody as mb
+    import multibody.formulations.constrained  # noqa: F401
+    from multibody.formulations.constrained import ConstrainedTree
+    m, q0, v0 = I.andrews_model()
+    vd, _ = ConstrainedTree(m).accelerations(0.0, q0, v0)
+    acc = I.andrews_angles_from_model(m, vd) - I.andrews_angles_from_model(m, np.zeros(m.nq))
+    assert np.allclose(acc, I.ANDREWS_QDD0, rtol=1e-12, atol=1e-8)
+    r = mb.simulate(m, q0, v0, 0.03, formulation="constrained", rtol=1e-12, atol=1e-12, n_out=4)
+    assert np.abs(I.andrews_angles_from_model(m, r.q[-1]) - I.ANDREWS_REF_003).max() < 2e-9

@@ -355,9 +355,15 @@ def _summary(system, r, extra):
     return out
 
 
-def run_problem(name, t_end=None, rtol=None, N=2):
-    """Run benchmark ``name`` (A01..A04) and return a dict of its reported quantities."""
+def run_problem(name, t_end=None, rtol=None, N=2, formulation="default"):
+    """Run benchmark ``name`` (A01..A04) and return a dict of its reported quantities.
+
+    ``formulation``: ``"default"`` (A03: the seven angles; others: Cartesian), ``"cartesian"`` or
+    ``"constrained"`` (the ModelBuilder model as tree + cut joints).
+    """
     name = name.upper()
+    if formulation == "constrained" or (formulation == "cartesian" and name == "A03"):
+        return _run_builder_or_cartesian(name, t_end, rtol, N, formulation)
     if name == "A03":
         a = AndrewsDAE()
         r = a.solve(t_end=0.03 if t_end is None else t_end, rtol=rtol or 1e-12, atol=rtol or 1e-12)
@@ -394,6 +400,40 @@ def run_problem(name, t_end=None, rtol=None, N=2):
     if name == "A05":
         return run_flyball(t_end=t_end)
     raise ValueError(f"unknown IFToMM problem {name!r}; expected A01, A02, A03, A04 or A05")
+
+
+def _run_builder_or_cartesian(name, t_end, rtol, N, formulation):
+    import multibody as mb
+    import multibody.formulations.constrained  # noqa: F401  (registers the formulations)
+    tol = rtol or 1e-12
+    if name == "A03" and formulation == "cartesian":
+        s = andrews_cartesian()
+        r = s.simulate(0.03 if t_end is None else t_end, rtol=tol, atol=tol, n_out=31)
+        out = dict(zip(ANDREWS_NAMES, andrews_angles_from_cartesian(r.x[-1]).tolist()))
+        out.update(t_end=float(r.t[-1]), cpu_seconds=float(r.stats["cpu_seconds"]), steps=int(r.stats["nsteps"]),
+                   max_position_residual=float(r.residuals["position"].max()),
+                   max_velocity_residual=float(r.residuals["velocity"].max()))
+        return out
+    build = {"A01": pendulum_model, "A02": lambda: four_bar_model(N), "A03": andrews_model, "A04": bricard_model}
+    if name not in build:
+        raise NotImplementedError(f"{name} has no builder model yet")
+    m, q0, v0 = build[name]()
+    t_end = (0.03 if name == "A03" else 10.0) if t_end is None else t_end
+    opts = dict(al_eps=A02_AL_EPS) if name == "A02" else {}
+    r = mb.simulate(m, q0, v0, t_end, formulation="constrained" if m.cut_joints else "tree", rtol=tol, atol=tol,
+                    n_out=201, **opts)
+    E = r.energy["total"]
+    out = dict(t_end=float(r.t[-1]), cpu_seconds=float(r.info["cpu_seconds"]), steps=int(r.info["steps"]),
+               energy_initial=float(E[0]), energy_variation=float(np.ptp(E)),
+               max_position_residual=float(max([v.max() for k, v in r.residuals.items() if k != "velocity"],
+                                               default=0.0)),
+               max_velocity_residual=float(r.residuals["velocity"].max()) if "velocity" in r.residuals else 0.0,
+               singular_configurations=len(r.info.get("singular_configurations", [])))
+    if name == "A03":
+        out = dict(zip(ANDREWS_NAMES, andrews_angles_from_model(m, r.q[-1]).tolist()), **out)
+        out.pop("energy_initial")
+        out.pop("energy_variation")
+    return out
 
 
 def run_flyball(t_end=10.0):
@@ -473,3 +513,66 @@ def bricard_model():
                 cut=True)
     model = b.build()
     return model, model.neutral(), np.zeros(model.nv)
+
+
+def andrews_model(params=None):
+    """A03 built with the ModelBuilder: 7 bodies on revolute joints (axis z) — O: ground→1, F: 1→2,
+    E: 2→3, 2→4, 2→6, G: 4→5, H: 6→7 — and the pins B (ground–3), A (ground–5), A (ground–7) as cut
+    joints; the spring D–C and the driving torque (a constant effort on joint O); no gravity.
+
+    The reference configuration q = 0 is Hairer & Wanner's consistent initial position: every body frame
+    sits at its tree joint there, with axes parallel to the ground axes.  Returns (model, q0, v0).
+    """
+    import multibody as mb
+    p = dict(ANDREWS)
+    p.update(params or {})
+    cs = andrews_cartesian(params)        # the same geometry, positions at the initial angles
+    x = cs.x0.reshape(7, 3)
+    com = [x[k, :2] for k in range(7)]
+    pt = lambda body, local: cs.point_position(cs.x0, body, local)   # noqa: E731
+    jdef = {j.name: j for j in cs.joints}
+
+    def where(name):   # the joint's point in ground coordinates (initial configuration)
+        j = jdef[name]
+        return pt(j.body_j, j.rho)
+
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, 0.0), name="A03 Andrews")
+    tree = [("O", "ground", "body1"), ("F", "body1", "body2"), ("E23", "body2", "body3"),
+            ("E24", "body2", "body4"), ("G", "body4", "body5"), ("E26", "body2", "body6"), ("H", "body6", "body7")]
+    origin = {"ground": np.zeros(2)}
+    for name, _, child in tree:
+        origin[child] = where(name)
+    for k in range(7):
+        bn = f"body{k + 1}"
+        i = p[f"i{k + 1}"]
+        b.add_body(bn, p[f"m{k + 1}"], com=(*(com[k] - origin[bn]), 0.0), inertia=[i, i, i])
+    z = (0.0, 0.0, 1.0)
+    for name, par, child in tree:
+        pos = where(name) - origin[par]
+        b.add_joint(name, mb.Revolute(axis=z), par, child, placement=(np.eye(3), (*pos, 0.0)),
+                    effort=p["mom"] if name == "O" else None)
+    for name, child in (("B", "body3"), ("A5", "body5"), ("A7", "body7")):
+        P = where(name)
+        b.add_joint(name, mb.Revolute(axis=z), "ground", child, placement=(np.eye(3), (*P, 0.0)),
+                    child_placement=(np.eye(3), (*(P - origin[child]), 0.0)), cut=True)
+    D = pt("body3", cs.springs[0].pa)
+    C = np.array([p["xc"], p["yc"]])
+    b.add_spring("DC", "body3", (*(D - origin["body3"]), 0.0), "ground", (*C, 0.0), p["c0"], 0.0, p["l0"])
+    model = b.build()
+    return model, np.zeros(model.nq), np.zeros(model.nv)
+
+
+def andrews_angles_from_model(model, q):
+    """β, Θ, γ, Φ, δ, Ω, ε from the joint angles of :func:`andrews_model` (q = 0 is the initial state)."""
+    Q = np.atleast_2d(q)
+    g = {n: Q[:, model.joint(n).q_slice.start] for n in ("O", "F", "E23", "E24", "G", "E26", "H")}
+    be0, th0, ga0, ph0, de0, om0, ep0 = ANDREWS_Q0
+    be = be0 + g["O"]
+    th = th0 + g["F"]
+    ga = ga0 + g["O"] + g["F"] + g["E23"]
+    de = de0 + g["O"] + g["F"] + g["E24"] + g["G"]
+    ph = ph0 + de0 + g["O"] + g["F"] + g["E24"] - de
+    ep = ep0 + g["O"] + g["F"] + g["E26"] + g["H"]
+    om = om0 + ep0 + g["O"] + g["F"] + g["E26"] - ep
+    out = np.stack([be, th, ga, ph, de, om, ep], axis=-1)
+    return out[0] if np.ndim(q) == 1 else out

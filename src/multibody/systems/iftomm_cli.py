@@ -12,6 +12,9 @@ def cli_register(subparsers):
     p.add_argument("problem", choices=["A01", "A02", "A03", "A04", "A05"], type=str.upper)
     p.add_argument("--t-end", type=float, default=None, help="end time (default: the problem's own)")
     p.add_argument("--N", type=int, default=2, help="A02: number of four-bar windows (default 2)")
+    p.add_argument("--formulation", choices=["default", "cartesian", "constrained"], default="default",
+                   help="default: A03 in its seven angles, the others in Cartesian coordinates; "
+                        "constrained: the builder model as tree + cut joints")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(func=run)
 
@@ -19,7 +22,7 @@ def cli_register(subparsers):
 def run(args):
     from .iftomm import run_problem
     try:
-        out = run_problem(args.problem, t_end=args.t_end, N=args.N)
+        out = run_problem(args.problem, t_end=args.t_end, N=args.N, formulation=args.formulation)
     except NotImplementedError as exc:
         print(f"multibody iftomm {args.problem}: {exc}")
         return 2
