@@ -31,10 +31,14 @@ Linear solvers (``solver=``)
 ``"sparse"`` scipy.sparse LU of the KKT matrix (general fallback, any topology);
 ``"dense"``  dense LU of the KKT matrix;
 ``"schur"``  range-space form ``λ = (Q M⁻¹ Qᵀ)⁻¹ (Q M⁻¹ F − b)`` (seed 001, eqs. 2.52–2.54);
+``"al"``     augmented Lagrangian on the quasi-definite ``[[M, Qᵀ], [Q, −εI]]`` (Bayo, García de Jalón
+             & Serna 1988), three iterations: exact for independent constraints, bounded for redundant
+             constraints (A04 Bricard) and at singular positions (A02);
 ``"robust"`` rank-revealing least squares (small systems) or an augmented-Lagrangian iteration on
-             ``M + α QᵀQ`` (large systems): redundant constraints and singular positions;
-``"auto"``   tree when possible, else sparse or dense by size; every solve is checked and falls back to
-             ``"robust"`` when the matrix is singular (redundant or singular configuration).
+             ``M + α QᵀQ`` (large systems);
+``"auto"``   ``"tree"`` when the constraint graph allows it, else ``"al"`` (dense LU up to 300 unknowns,
+             sparse LU above).  The tree, dense, sparse and Schur solves are checked by their residual
+             and fall back to ``"al"`` when the matrix is singular.
 """
 from __future__ import annotations
 
