@@ -116,6 +116,12 @@ def test_simulate_constrained_projection_baumgarte_and_hook():
     rn = mb.simulate(model, q0, v0, 0.5, formulation="constrained", stabilization="none",
                      rtol=1e-8, atol=1e-8, n_out=11)
     assert rb.residuals["B"].max() < rn.residuals["B"].max() and rb.residuals["B"].max() < 1e-6
+    # seed 000 (eqs. 2.4, 2.7): an initial residual decays like exp(−λ t)
+    q_bad = q0 + np.array([0.0, 1e-4, 0.0])
+    rs = mb.simulate(model, q_bad, v0, 0.1, formulation="constrained", stabilization="seed000", seed000_lambda=200.0,
+                     consistent=False, rtol=1e-10, atol=1e-10, n_out=11)
+    # critically damped: |f(t)| ≤ |f0| (1 + λt) e^{−λt} = 21 e^{−20} |f0| ≈ 4e-8 |f0| at t = 0.1
+    assert rs.residuals["B"][0] > 1e-6 and rs.residuals["B"][-1] < 1e-7 * rs.residuals["B"][0]
     calls = []
 
     def hook(t, q, v, f, G, gam):

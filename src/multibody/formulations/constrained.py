@@ -345,12 +345,13 @@ class ConstrainedTree:
     the tree's forward dynamics (gravity, joint and point springs, efforts, the torque callback);
     solved by :func:`_al_kkt` (redundant rows allowed).  Drift control: ``stabilization =
     "projection"`` (default: Newton projection of q and mass-orthogonal projection of v after every
-    step), ``"baumgarte"`` (``γ − 2α G v − β² f``, gains ``baumgarte=(α, β)``), ``"none"``, or a
-    callable hook ``stabilizer(t, q, v, f, G, γ) -> γ'`` (e.g. seed 000's method).
+    step), ``"baumgarte"`` (``γ − 2α G v − β² f``, gains ``baumgarte=(α, β)``), ``"seed000"`` (seed 000
+    eqs. 2.4/2.7 for relative degree 2: ``f̈ + 2λḟ + λ²f = 0``, ``seed000_lambda=λ``), ``"none"``, or a
+    callable hook ``stabilizer(t, q, v, f, G, γ) -> γ'`` (a different stabilization law).
     """
 
     def __init__(self, model, stabilization="projection", baumgarte=(10.0, 10.0), stabilizer=None,
-                 al_eps=1e-10, tau=None):
+                 al_eps=1e-10, tau=None, seed000_lambda=100.0):
         from ..simulate import tree_params
         self.model = model
         self.cons = CutJointConstraints(model)
@@ -358,6 +359,7 @@ class ConstrainedTree:
         self.nq, self.nv = model.nq, model.nv
         self.stabilization = stabilization if stabilizer is None else "hook"
         self.baumgarte = baumgarte
+        self.seed000_lambda = float(seed000_lambda)
         self.stabilizer = stabilizer
         self.al_eps = al_eps
         self.tau = model.torque_callback if tau is None else tau
@@ -384,6 +386,11 @@ class ConstrainedTree:
         if self.stabilization == "baumgarte":
             al, be = self.baumgarte
             gam = gam - 2 * al * (G @ v) - be * be * f
+        elif self.stabilization == "seed000":
+            # seed 000, eqs. 2.4 and 2.7: the holonomic cut-joint equations have relative degree 2, the
+            # reactions make the residuals obey f̈ + 2λ ḟ + λ² f = 0 (decay like exp(−λ t))
+            lam_ = self.seed000_lambda
+            gam = gam - 2 * lam_ * (G @ v) - lam_ * lam_ * f
         elif self.stabilization == "hook":
             gam = self.stabilizer(t, q, v, f, G, gam)
         vd, mu = _al_kkt(M, G, M @ a_free, gam, self.al_eps)
@@ -462,7 +469,7 @@ class ConstrainedTree:
 
 def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabilization="projection",
                        baumgarte=(10.0, 10.0), stabilizer=None, consistent=True, detect_singular=None,
-                       on_singular="record", al_eps=1e-10):
+                       on_singular="record", al_eps=1e-10, seed000_lambda=100.0):
     """``simulate(model, ..., formulation="constrained")``: tree + cut joints (seed 001 §3.6).
 
     Initial values are made consistent by a Newton projection of ``q0`` and a mass-orthogonal
@@ -476,7 +483,9 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
     if not model.cut_joints:
         raise ConstraintError(f"model '{model.name}' has no cut joints; use formulation='tree'")
     q0, v0 = _check_state(model, q0, v0)
-    ct = ConstrainedTree(model, stabilization, baumgarte, stabilizer, al_eps, tau)
+    if stabilization not in ("projection", "baumgarte", "seed000", "none"):
+        raise ValueError(f"stabilization must be 'projection', 'baumgarte', 'seed000' or 'none', got {stabilization!r}")
+    ct = ConstrainedTree(model, stabilization, baumgarte, stabilizer, al_eps, tau, seed000_lambda)
     if consistent:
         q0 = ct.project_position(q0, t=0.0)
         v0 = ct.project_velocity(q0, v0)
