@@ -308,6 +308,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     ('compiled', 2000)
     """
     if formulation not in FORMULATIONS:
+        import multibody.formulations.constrained  # noqa: F401  registers "constrained" and "cartesian"
+    if formulation not in FORMULATIONS:
         raise ValueError(f"formulation {formulation!r} is unknown; registered: {sorted(FORMULATIONS)}")
     t0 = float(t0)
     t_end = float(t_end)
