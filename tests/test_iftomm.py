@@ -127,3 +127,88 @@ def test_andrews_built_with_the_builder_tree_plus_cut_joints():
     assert np.allclose(acc, I.ANDREWS_QDD0, rtol=1e-12, atol=1e-8)
     r = mb.simulate(m, q0, v0, 0.03, formulation="constrained", rtol=1e-12, atol=1e-12, n_out=4)
     assert np.abs(I.andrews_angles_from_model(m, r.q[-1]) - I.ANDREWS_REF_003).max() < 2e-9
+
+
+# ----------------------------------------------------------------------------------------------
+# A05 stiff flyball governor.  Data: the library's specification as quoted by MBS-BOS
+# (rehabenggroup.github.io/MBSbenchmarksInOpenSim, "MBS Benchmark A05: Stiff Flyball Governor") and the
+# point coordinates of its figure (see the iftomm module docstring).  No numerical reference values of
+# s(t) are published (plots only), so the checks below are independent hand computations and the
+# invariants of the exact solution.
+# ----------------------------------------------------------------------------------------------
+def _flyball_hand_values():
+    """Initial hinge acceleration of rod 1 and the axial angular momentum, by hand from the spec data:
+    rod 1 + its point mass about its hinge A = (a, 0, 1) (a = 0.05 m), 30° below the horizontal, the
+    shaft spinning at ω = 2π with ω̇ = 0 (each rod's J_yz = 0), all hinge rates zero:
+    J_yy θ̈ = m g r_cx − ω² J_xz + m ω² a r_cz  (moments about A, which moves on a circle of radius a)."""
+    rho, g, a, om = 3000.0, 9.81, 0.05, 2 * math.pi
+    lr, wr, hr = 1.0, 0.01, 0.01
+    mr, mp = rho * lr * wr * hr, 5.0
+    m = mr + mp
+    be = math.radians(30.0)
+    # about the hinge, rod axes (x along the rod, y = hinge axis, z' ⟂): box about its end + point mass
+    JA = np.diag([mr * (wr ** 2 + hr ** 2) / 12,
+                  mr * (lr ** 2 / 3 + hr ** 2 / 12) + mp * lr ** 2,
+                  mr * (lr ** 2 / 3 + wr ** 2 / 12) + mp * lr ** 2])
+    c, s = math.cos(be), math.sin(be)
+    R = np.array([[c, 0, s], [0, 1, 0], [-s, 0, c]])          # rod x → (cos β, 0, −sin β)
+    J = R @ JA @ R.T
+    dc = (mr * lr / 2 + mp * lr) / m
+    rc = dc * np.array([c, 0.0, -s])
+    thdd = (m * g * rc[0] - om ** 2 * J[0, 2] + m * om ** 2 * a * rc[2]) / J[1, 1]
+    # axial moment of inertia of the whole governor about the shaft axis at t = 0
+    ms, msl = rho * 1.0 * 0.01 * 0.01, rho * 0.1 ** 3
+    Izz = ms * (0.01 ** 2 + 0.01 ** 2) / 12 + msl * 0.1 ** 2 / 6
+    Izz += 2 * (mp * (a + lr * c) ** 2
+                + mr * ((a + lr / 2 * c) ** 2 + lr ** 2 * c ** 2 / 12 + hr ** 2 * s ** 2 / 12 + wr ** 2 / 12))
+    return thdd, Izz * om
+
+
+def test_a05_initial_state_and_accelerations_by_hand():
+    """A05 at t = 0: both springs at their 0.5 m rest length (the equilateral hinge–slider–rod-midpoint
+    triangle of the spec's figure), so the slider falls freely (s̈ = −g), the shaft keeps its speed
+    (ω̇ = 0) and the hinges accelerate as the hand formula of _flyball_hand_values says (to 1e-12)."""
+    from multibody.simulate import tree_params, tree_rhs
+    m, q0, v0 = I.flyball_model()
+    masses = dict(zip(m.body_names, m.mass))          # ρ = 3000 kg/m³ boxes; rods carry the 5 kg point masses
+    assert [masses[n] for n in ("shaft", "slider", "rod1", "rod2")] == pytest.approx([0.3, 3.0, 5.3, 5.3], rel=1e-14)
+    assert np.allclose(I.flyball_spring_lengths(m, q0), 0.5, atol=1e-15)
+    out = np.empty(2 * m.nv)
+    tree_rhs(0.0, np.concatenate([q0, v0]), tree_params(m), out)
+    acc = out[m.nq:]
+    thdd, _ = _flyball_hand_values()
+    assert acc[m.joint("shaft").v_slice.start] == pytest.approx(0.0, abs=1e-12)
+    assert acc[m.joint("slider").v_slice.start] == pytest.approx(-9.81, rel=1e-13)
+    assert acc[m.joint("hinge1").v_slice.start] == pytest.approx(thdd, rel=1e-12)
+    assert acc[m.joint("hinge2").v_slice.start] == pytest.approx(-thdd, rel=1e-12)
+    assert thdd < 0          # the centrifugal moment wins over gravity: the balls start to rise
+
+
+def test_a05_one_second_invariants():
+    """A05 over 1 s (DOP853, rtol 1e-9): the axial angular momentum equals the hand value I_zz·2π and is
+    conserved to 1e-12; T + V + damper work is conserved to 5e-9 relative (measured 5.3e-10, mostly
+    Simpson error of the damper work); the mechanism stays mirror-symmetric; s rises from 0.5 to its
+    first maximum ≈ 0.74 m near t = 0.5 s and comes back near 0.5 at t = 1 s (one oscillation ≈ 1 s)."""
+    out = I.run_problem("A05", t_end=1.0)
+    _, L0 = _flyball_hand_values()
+    assert out["angular_momentum_z"] == pytest.approx(L0, rel=1e-13)
+    assert out["angular_momentum_drift_relative"] < 1e-12
+    assert out["energy_balance_variation_relative"] < 5e-9
+    assert 0 < out["damper_work"] < 1e-2
+    assert 0.70 < out["s_max"] < 0.78 and 0.49 < out["s_min"] <= 0.5
+    import multibody as mb
+    m, q0, v0 = I.flyball_model()
+    r = mb.simulate(m, q0, v0, 1.0, rtol=1e-9, atol=1e-9, n_out=101)
+    h1, h2 = m.joint("hinge1").q_slice.start, m.joint("hinge2").q_slice.start
+    assert np.abs(r.q[:, h1] + r.q[:, h2]).max() < 1e-10
+    assert np.abs(I.flyball_spring_lengths(m, r.q) - 0.5).max() < 1e-3      # stiff: the rods barely stretch
+
+
+def test_cli_a05_json(capsys):
+    from multibody.cli import main
+    assert main(["iftomm", "A05", "--t-end", "0.5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("s", "s_min", "s_max", "shaft_speed", "cpu_seconds", "angular_momentum_drift_relative",
+                "energy_balance_variation_relative", "t", "s_t"):
+        assert key in out
+    assert out["t"] == [0.0, 0.5] and out["s_t"][0] == 0.5

@@ -2,7 +2,10 @@
 
 For A03 (Andrews' squeezing mechanism) it prints the seven angles β, Θ, γ, Φ, δ, Ω, ε at the end time
 (JSON keys ``beta, Theta, gamma, Phi, delta, Omega, epsilon``), the CPU time, the energy balance and
-the constraint residuals; for the others the energy variation, residuals and the problem's points.
+the constraint residuals; for A05 (stiff flyball governor) the slider coordinate s at the end, its
+extremes and its values every 0.5 s (keys ``t``, ``s_t``), the shaft speed and the drifts of the axial
+angular momentum and of the energy balance with the damper work; for the others the energy variation,
+residuals and the problem's points.
 """
 import json
 
@@ -30,5 +33,7 @@ def run(args):
         print(json.dumps(out, indent=2))
     else:
         for k, v in out.items():
+            if isinstance(v, list):
+                v = " ".join(f"{x:.10g}" for x in v)
             print(f"{k:>32s}  {v:.16g}" if isinstance(v, float) else f"{k:>32s}  {v}")
     return 0
