@@ -212,3 +212,54 @@ def test_cli_a05_json(capsys):
                 "energy_balance_variation_relative", "t", "s_t"):
         assert key in out
     assert out["t"] == [0.0, 0.5] and out["s_t"][0] == 0.5
+
+
+def _flyball_relative_equilibrium(om=2 * math.pi):
+    """Steady rotation of the governor at ω (hand statics in the rotating frame, spec data): unknowns the
+    rods' angle β below the horizontal and the slider height s; equations: moment about hinge A of
+    gravity, centrifugal forces (−ω² J_xz + m ω² a r_cz, as in _flyball_hand_values) and the spring
+    K(l − 0.5) acting at the rod midpoint = 0, and the slider's vertical balance 2 F Δz/l = m_slider g."""
+    from scipy.optimize import fsolve
+    rho, g, a, K, l0 = 3000.0, 9.81, 0.05, 8e5, 0.5
+    lr, wr, hr = 1.0, 0.01, 0.01
+    mr, mp, msl = rho * lr * wr * hr, 5.0, rho * 0.1 ** 3
+    m = mr + mp
+    JA = np.diag([mr * (wr ** 2 + hr ** 2) / 12, mr * (lr ** 2 / 3 + hr ** 2 / 12) + mp * lr ** 2,
+                  mr * (lr ** 2 / 3 + wr ** 2 / 12) + mp * lr ** 2])
+    dc = (mr * lr / 2 + mp * lr) / m
+
+    def residual(x):
+        be, s = x
+        c, sn = math.cos(be), math.sin(be)
+        R = np.array([[c, 0, sn], [0, 1, 0], [-sn, 0, c]])
+        J = R @ JA @ R.T
+        u = np.array([c, 0.0, -sn])
+        d = np.array([a, 0.0, 1.0]) + 0.5 * u - np.array([a, 0.0, s])     # slider point E → rod midpoint C
+        ln = np.linalg.norm(d)
+        F = K * (ln - l0)
+        Fc = -F * d / ln
+        r = 0.5 * u
+        rc = dc * u
+        My = m * g * rc[0] - om ** 2 * J[0, 2] + m * om ** 2 * a * rc[2] + (r[2] * Fc[0] - r[0] * Fc[2])
+        return [My, -msl * g + 2 * F * d[2] / ln]
+
+    x = fsolve(residual, [math.radians(10.0), 0.6], xtol=1e-12)
+    assert np.abs(residual(x)).max() < 1e-9
+    return x
+
+
+def test_a05_steady_rotation_matches_hand_statics():
+    """A05 turning steadily at 2π rad/s: the hand statics give β* ≈ 17.92° below the horizontal and
+    s* ≈ 0.6922 m; at that state (hinge rates 0) the model's accelerations vanish (measured 3e-12) — a
+    relative equilibrium of the free-shaft governor, about which s(t) oscillates."""
+    from multibody.simulate import tree_params, tree_rhs
+    be, s = _flyball_relative_equilibrium()
+    assert math.degrees(be) == pytest.approx(17.917, abs=1e-3) and s == pytest.approx(0.69216, abs=1e-5)
+    m, q0, v0 = I.flyball_model()
+    q = q0.copy()
+    q[m.joint("slider").q_slice] = s
+    q[m.joint("hinge1").q_slice] = be - math.radians(30.0)
+    q[m.joint("hinge2").q_slice] = -(be - math.radians(30.0))
+    out = np.empty(2 * m.nv)
+    tree_rhs(0.0, np.concatenate([q, v0]), tree_params(m), out)
+    assert np.abs(out[m.nq:]).max() < 1e-9
