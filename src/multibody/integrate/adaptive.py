@@ -98,6 +98,33 @@ class _CountingFun:
         return f
 
 
+class ForwardDifferenceJacobian:
+    """∂f/∂y by forward differences with the fixed steps ``√ε · max(|y_j|, 1)``, for the implicit methods.
+
+    scipy's own estimate (``num_jac``) enlarges its step tenfold at every call for a column that is exactly
+    zero — the column of a cyclic coordinate, such as a freely spinning shaft's angle — until the step
+    overflows to inf and the solve fails with NaNs; a fixed step has no such memory.
+    """
+
+    def __init__(self, fun):
+        self.fun = fun
+
+    def __call__(self, t, y):
+        f0 = self.fun(t, y)
+        J = np.empty((f0.size, y.size))
+        yh = np.array(y, dtype=float)
+        for j in range(y.size):
+            h = _SQRT_EPS * max(abs(y[j]), 1.0)
+            yh[j] = y[j] + h
+            h = yh[j] - y[j]  # the step actually taken in floating point
+            J[:, j] = (self.fun(t, yh) - f0) / h
+            yh[j] = y[j]
+        return J
+
+
+_SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
+
+
 def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_eval=None, events=None,
                    dense_output=False, max_steps=None, project=None, progress=False, args=(), first_step=None,
                    max_step=np.inf, jac=None):
@@ -152,8 +179,11 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     opts = {"rtol": rtol, "atol": atol, "max_step": max_step}
     if first_step is not None:
         opts["first_step"] = first_step
-    if jac is not None and key in ("RADAU", "BDF", "LSODA"):
-        opts["jac"] = jac
+    if key in ("RADAU", "BDF", "LSODA"):
+        if jac is None and key != "LSODA":
+            jac = ForwardDifferenceJacobian(f)
+        if jac is not None:
+            opts["jac"] = jac
     evs = _prepare_events(events)
     ev_dir = [d for _, _, d in evs]
     t_events = [[] for _ in evs]
