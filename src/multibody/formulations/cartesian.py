@@ -56,7 +56,8 @@ from ..errors import ConstraintError, ModelError
 __all__ = [
     "CartesianSystem", "CartesianResult",
     "PlanarPointLine", "PlanarRevolute", "PlanarAngle", "PlanarPrismatic",
-    "PointPlane", "RelativeRotation", "SphericalJoint", "HingeJoint", "PrismaticJoint", "FixedJoint",
+    "PointPlane", "RelativeRotation", "SphericalJoint", "HingeJoint", "UniversalJoint", "PlanarJoint",
+    "PrismaticJoint", "FixedJoint",
     "UserConstraint", "PointSpring", "BodyTorque", "RelativeTorque",
     "quat_to_matrix", "matrix_to_quat", "tree_ldlt_solve", "cartesian_from_model",
 ]
@@ -264,9 +265,31 @@ def _eval_rotation_align(P, K):
     return Qi, Qj, b, phi
 
 
+def _eval_rotation_perp(P, K):
+    """Axis ``u`` of body i and axis ``w`` of body j keep a constant angle: ``uᵀ A_iᵀ A_j w = c`` (1 row).
+
+    The book's relative-rotation row (seed 001 §2.4, eqs. 2.27–2.29) about the common normal
+    ``n = (A_iᵀA_j w) × u``, which is not fixed in body i: its time derivative is
+    ``ḟ = nᵀ(A_iᵀA_jω_j − ω_i)`` exactly, and the second derivative adds ``ṅᵀ ω_rel`` to eq. 2.29,
+    ``b = nᵀ ω̃_i A_iᵀA_j ω_j − ṅᵀ ω_rel`` with ``ω_rel = A_iᵀA_jω_j − ω_i`` (body i axes) and
+    ``ṅ = (ω_rel × A_iᵀA_j w) × u``.  Used for the cross of a universal joint.
+    """
+    u, w = P["u"], P["w"]
+    Rrel = np.einsum("kba,kbc->kac", K["Ai"], K["Aj"])        # A_iᵀ A_j
+    w_i = np.einsum("kab,kb->ka", Rrel, w)                     # w in body i axes
+    n = np.cross(w_i, u)
+    Qi, Qj, b, Rrel = _rotation_rows(n[:, None, :], K)
+    w_rel = np.einsum("kab,kb->ka", Rrel, K["wj"]) - K["wi"]
+    ndot = np.cross(np.cross(w_rel, w_i), u)
+    b = b - np.einsum("ka,ka->k", ndot, w_rel)[:, None]
+    phi = (np.einsum("ka,ka->k", u, w_i) - P["c"])[:, None]
+    return Qi, Qj, b, phi
+
+
 _EVALUATORS = {
     "pl": _eval_planar_pointline, "pa": _eval_planar_angle,
     "pp": _eval_point_plane, "rl": _eval_rotation_lock, "ra": _eval_rotation_align,
+    "rp": _eval_rotation_perp,
 }
 
 
@@ -405,6 +428,51 @@ class HingeJoint(_Joint):
         n2, n3 = _perp_frame(self.ai)
         return [("pp", 3, dict(n=np.eye(3), p=self.p, rho=self.rho)),
                 ("ra", 2, dict(n=np.array([n2, n3]), ai=self.ai, aj=self.aj))]
+
+
+class UniversalJoint(_Joint):
+    """Universal (Hooke) joint = spherical joint (3 point–plane rows, seed 001 eq. 2.44) + 1 relative-rotation
+    row (seed 001 §2.4) about the common normal of the two axes: 4 equations, 2 relative DoF.
+
+    ``axis_i`` (body i axes) and ``axis_j`` (body j axes) are the two hinge axes of the cross; they keep the
+    angle they have in the reference configuration, ``cos_angle = axis_iᵀ A_iᵀ A_j axis_j`` (0 for the
+    usual perpendicular cross).
+    """
+    dim = 3
+
+    def __init__(self, name, body_i, body_j, point_i, point_j, axis_i, axis_j, cos_angle=0.0):
+        super().__init__(name, body_i, body_j)
+        self.ball = SphericalJoint(name, body_i, body_j, point_i, point_j)
+        self.ai = _unit(axis_i)
+        self.aj = _unit(axis_j)
+        self.cos_angle = float(cos_angle)
+        if abs(self.cos_angle) > 1.0 - 1e-9:
+            raise ModelError(f"universal joint {name!r}: the two axes must not be parallel "
+                             f"(cos_angle = {self.cos_angle})", element=f"joint {name!r}")
+
+    def primitives(self, system):
+        return self.ball.primitives(system) + [
+            ("rp", 1, dict(u=self.ai, w=self.aj, c=np.array(self.cos_angle)))]
+
+
+class PlanarJoint(_Joint):
+    """Spatial plane joint: a point of body j slides in a plane of body i and body j turns only about the
+    plane's normal.  1 point–plane row (seed 001 eq. 2.22) with the normal ``normal_i`` + 2 relative-rotation
+    rows (seed 001 §2.4, as the hinge's k = 4, 5 of eq. 2.46) keeping ``normal_j`` (body j) along
+    ``normal_i``: 3 equations, 3 relative DoF.  (Not to be confused with the ``dim=2`` planar systems.)
+    """
+    dim = 3
+
+    def __init__(self, name, body_i, body_j, point_i, point_j, normal_i, normal_j):
+        super().__init__(name, body_i, body_j)
+        self.plane = PointPlane(name, body_i, body_j, point_i, normal_i, point_j)
+        self.ni = self.plane.n
+        self.nj = _unit(normal_j)
+
+    def primitives(self, system):
+        n2, n3 = _perp_frame(self.ni)
+        return self.plane.primitives(system) + [
+            ("ra", 2, dict(n=np.array([n2, n3]), ai=self.ni, aj=self.nj))]
 
 
 class PrismaticJoint(_Joint):

@@ -546,11 +546,13 @@ def cartesian_from_model(model, q=None, v=None, solver="auto"):
     Every body becomes a spatial body with its frame at the centre of mass (axes of the body frame);
     every joint, tree or cut, becomes the book's constraint rows between its two bodies: Revolute →
     hinge (5), Spherical → 3 point–plane, Prismatic → 2 point–plane + 3 rotation, Cylindrical →
-    2 point–plane + 2 rotation, Fixed → 6, Free → none.  Point springs, gravity and constant joint
+    2 point–plane + 2 rotation, Fixed → 6, Universal → spherical + 1 rotation about the cross's common normal
+    (4), Planar → 1 point–plane (joint z normal) + 2 rotation (3), Free → none.  Point springs, gravity and constant joint
     efforts of revolute joints carry over.  The state is placed at the model's (q, v).
     """
     from ..algorithms import forward_kinematics
-    from .cartesian import CartesianSystem, PointSpring, RelativeTorque, _Composite, _perp_frame
+    from .cartesian import (CartesianSystem, PlanarJoint, PointSpring, RelativeTorque, UniversalJoint, _Composite,
+                            _perp_frame)
     from ..errors import ModelError
     q = model.neutral() if q is None else np.asarray(q, float)
     v = np.zeros(model.nv) if v is None else np.asarray(v, float)
@@ -602,11 +604,18 @@ def cartesian_from_model(model, q=None, v=None, solver="auto"):
             prims.append(("pp", 2, dict(n=np.array([n2, n3]), p=pi, rho=pj)))
         if code in (_PRISMATIC, _FIXED):
             prims.append(("rl", 3, dict(n=eye.copy(), R0=Ra @ Rb.T)))
-        if code in (_UNIVERSAL, _PLANAR):
-            raise ModelError(f"joint '{jinfo.name}': {type(jt).__name__} joints have no constraint form in the "
-                             "Cartesian library yet", element=f"joint '{jinfo.name}'")
-        if prims:
-            s.add_joint(_Composite(jinfo.name, model.body_names[a], model.body_names[b], 3, prims))
+        if code == _UNIVERSAL:
+            joint = UniversalJoint(jinfo.name, model.body_names[a], model.body_names[b], pi, pj,
+                                   Ra @ ax[0], Rb @ ax[1], cos_angle=float(ax[0] @ ax[1]))
+        elif code == _PLANAR:
+            ez = np.array([0.0, 0.0, 1.0])
+            joint = PlanarJoint(jinfo.name, model.body_names[a], model.body_names[b], pi, pj, Ra @ ez, Rb @ ez)
+        elif prims:
+            joint = _Composite(jinfo.name, model.body_names[a], model.body_names[b], 3, prims)
+        else:
+            joint = None
+        if joint is not None:
+            s.add_joint(joint)
         eff = np.asarray(model.dof_effort)[jinfo.v_slice] if jinfo.v_slice is not None else np.zeros(0)
         if code == _REVOLUTE and eff.size and eff[0] != 0:
             s.add_force(RelativeTorque(model.body_names[a], model.body_names[b], eff[0] * (Ra @ ax[0])))
@@ -655,6 +664,23 @@ def model_state_from_cartesian(model, system, x, V=None, previous=None):
                 q[sl.start + 1] = ax[0] @ prel
         elif code == _PRISMATIC:
             q[sl.start] = ax[0] @ prel
+        elif code == _UNIVERSAL:
+            # R = rot(a1, θ1) rot(a2, θ2): R a2 = rot(a1, θ1) a2 gives θ1, then rot(a1, θ1)ᵀ R = rot(a2, θ2)
+            a1, a2 = ax[0], ax[1]
+            c12 = a1 @ a2
+            u0, u1 = a2 - c12 * a1, Rrel @ a2 - c12 * a1
+            th1 = math_atan2(a1 @ np.cross(u0, u1), u0 @ u1)
+            R2 = _rot_axis(a1, th1).T @ Rrel
+            th2 = math_atan2(a2 @ _vee(R2), 0.5 * (np.trace(R2) - 1.0))
+            for k, th in enumerate((th1, th2)):
+                if previous is not None:
+                    th += 2 * np.pi * np.round((previous[sl.start + k] - th) / (2 * np.pi))
+                q[sl.start + k] = th
+        elif code == _PLANAR:
+            th = math_atan2(Rrel[1, 0] - Rrel[0, 1], Rrel[0, 0] + Rrel[1, 1])
+            if previous is not None:
+                th += 2 * np.pi * np.round((previous[sl.start + 2] - th) / (2 * np.pi))
+            q[sl] = (prel[0], prel[1], th)
         elif code == _SPHERICAL:
             q[sl] = matrix_to_quat(Rrel)
         elif code == _FREE:
@@ -677,6 +703,12 @@ def model_state_from_cartesian(model, system, x, V=None, previous=None):
         A[6 * (i - 1) + 3: 6 * i] = K.R[i].T @ Jw
     v = np.linalg.lstsq(A, V, rcond=None)[0]
     return q, v
+
+
+def _rot_axis(a, th):
+    """Rotation matrix about the unit axis ``a`` by ``th`` (Rodrigues)."""
+    K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    return np.eye(3) + np.sin(th) * K + (1.0 - np.cos(th)) * (K @ K)
 
 
 def math_atan2(y, x):
