@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from multibody.errors import ModelError
+
 ENERGY_KEYS = ("kinetic", "potential", "total")
 
 
@@ -26,7 +28,7 @@ def _as_2d(a, n, name):
     if a.ndim == 1 and a.shape[0] == n:
         a = a.reshape(n, 1)
     if a.ndim != 2 or a.shape[0] != n:
-        raise ValueError(f"Result: '{name}' must have shape (n_times={n}, k), got {a.shape}")
+        raise ModelError(f"Result: '{name}' must have shape (n_times={n}, k), got {a.shape}")
     return a
 
 
@@ -50,10 +52,10 @@ class Result:
         self.energy = {}
         for key, val in (energy or {}).items():
             if key not in ENERGY_KEYS:
-                raise ValueError(f"Result: energy key '{key}' is unknown; expected {ENERGY_KEYS}")
+                raise ModelError(f"Result: energy key '{key}' is unknown; expected {ENERGY_KEYS}")
             val = np.asarray(val, dtype=float).reshape(-1)
             if val.shape[0] != n:
-                raise ValueError(f"Result: energy '{key}' has {val.shape[0]} values for {n} times")
+                raise ModelError(f"Result: energy '{key}' has {val.shape[0]} values for {n} times")
             self.energy[key] = val
         if "kinetic" in self.energy and "potential" in self.energy and "total" not in self.energy:
             self.energy["total"] = self.energy["kinetic"] + self.energy["potential"]
@@ -64,14 +66,14 @@ class Result:
         self.q_names = list(q_names) if q_names is not None else [f"q[{i}]" for i in range(nq)]
         self.v_names = list(v_names) if v_names is not None else [f"v[{i}]" for i in range(nv)]
         if len(self.q_names) != nq or len(self.v_names) != nv:
-            raise ValueError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
+            raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
 
     def _series(self, name, val, what):
         val = np.asarray(val, dtype=float)
         if val.ndim == 0 or val.shape[0] != self.t.shape[0]:
-            raise ValueError(f"Result: {what} '{name}' must have the time axis first ({self.t.shape[0]} "
+            raise ModelError(f"Result: {what} '{name}' must have the time axis first ({self.t.shape[0]} "
                              f"values), got shape {val.shape}")
         return val
 
@@ -112,7 +114,7 @@ class Result:
         energies were not computed.
         """
         if "total" not in self.energy:
-            raise ValueError("Result: energies were not computed for this run")
+            raise ModelError("Result: energies were not computed for this run")
         e = self.energy["total"]
         drift = float(np.max(np.abs(e - e[0]))) if e.size else 0.0
         if not relative:
@@ -164,13 +166,13 @@ class Result:
             data = np.hstack(cols) if len(self) else np.zeros((0, len(header)))
             for name in header:
                 if "," in name or "\n" in name:
-                    raise ValueError(f"Result.save: column name {name!r} contains a comma or newline (CSV)")
+                    raise ModelError(f"Result.save: column name {name!r} contains a comma or newline (CSV)")
             with open(path, "w") as fh:
                 fh.write("# " + meta + "\n")
                 fh.write(",".join(header) + "\n")
                 np.savetxt(fh, data, delimiter=",", fmt="%.17g")
         else:
-            raise ValueError(f"Result.save: suffix of '{path}' must be .npz or .csv")
+            raise ModelError(f"Result.save: suffix of '{path}' must be .npz or .csv")
         return path
 
     @classmethod
@@ -189,14 +191,14 @@ class Result:
             with open(path) as fh:
                 first = fh.readline()
                 if not first.startswith("# "):
-                    raise ValueError(f"Result.load: '{path}' is not a multibody Result CSV (no metadata line)")
+                    raise ModelError(f"Result.load: '{path}' is not a multibody Result CSV (no metadata line)")
                 meta = json.loads(first[2:])
                 header = fh.readline().strip().split(",")
                 data = np.loadtxt(fh, delimiter=",", ndmin=2)
             if data.size == 0:
                 data = np.zeros((0, len(header)))
             if data.shape[1] != len(header):
-                raise ValueError(f"Result.load: '{path}' has {data.shape[1]} columns, header names {len(header)}")
+                raise ModelError(f"Result.load: '{path}' has {data.shape[1]} columns, header names {len(header)}")
             nq, nv = len(meta["q_names"]), len(meta["v_names"])
             t = data[:, 0]
             q = data[:, 1:1 + nq]
@@ -213,9 +215,9 @@ class Result:
                     d[k] = data[:, c:c + size].reshape((len(t),) + tuple(shape))
                     c += size
         else:
-            raise ValueError(f"Result.load: suffix of '{path}' must be .npz or .csv")
+            raise ModelError(f"Result.load: suffix of '{path}' must be .npz or .csv")
         if meta.get("format") != "multibody.Result":
-            raise ValueError(f"Result.load: '{path}' is not a multibody Result file")
+            raise ModelError(f"Result.load: '{path}' is not a multibody Result file")
         return cls(t, q, v, energy=energy, residuals=residuals, reactions=reactions, info=meta["info"],
                    q_names=meta["q_names"], v_names=meta["v_names"])
 
@@ -234,7 +236,7 @@ class Result:
         for prefix, arr in (("q[", self.q), ("v[", self.v)):
             if c.startswith(prefix) and c.endswith("]"):
                 return c, arr[:, int(c[2:-1])]
-        raise ValueError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
+        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
                          f"or one of {self.q_names + self.v_names}")
 
     def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):

@@ -310,11 +310,11 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     if formulation not in FORMULATIONS:
         import multibody.formulations.constrained  # noqa: F401  registers "constrained" and "cartesian"
     if formulation not in FORMULATIONS:
-        raise ValueError(f"formulation {formulation!r} is unknown; registered: {sorted(FORMULATIONS)}")
+        raise ModelError(f"formulation {formulation!r} is unknown; registered: {sorted(FORMULATIONS)}")
     t0 = float(t0)
     t_end = float(t_end)
     if not (np.isfinite(t_end) and t_end > t0):
-        raise ValueError(f"t_end must be a finite time after t0 = {t0}, got {t_end}")
+        raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}")
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     mkey = str(method).upper()
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
@@ -331,19 +331,19 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
 
     if mkey in FIXED_METHODS:
         if h is None:
-            raise ValueError(f"fixed-step method {method!r} needs the step h")
+            raise ModelError(f"fixed-step method {method!r} needs the step h")
         if events is not None:
-            raise ValueError("events need an adaptive method (DOP853, RK45, Radau, ...)")
+            raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)")
         span = t_end - t0
         nsteps = max(1, int(np.ceil(span / float(h) - 1e-9)))
         h_used = span / nsteps
         save_every = 1
         if t_eval is not None:
-            raise ValueError("fixed-step methods take n_out (equally spaced outputs), not t_eval")
+            raise ModelError("fixed-step methods take n_out (equally spaced outputs), not t_eval")
         if n_out is not None:
             n_out = int(n_out)
             if n_out < 2 or nsteps % (n_out - 1) != 0:
-                raise ValueError(f"n_out = {n_out} must be >= 2 with nsteps = {nsteps} divisible by n_out - 1")
+                raise ModelError(f"n_out = {n_out} must be >= 2 with nsteps = {nsteps} divisible by n_out - 1")
             save_every = nsteps // (n_out - 1)
         if progress is None:
             progress = nsteps >= 1_000_000
@@ -380,10 +380,10 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
 
     key = _adaptive_key(method)
     if key is None:
-        raise ValueError(f"method {method!r} is unknown; adaptive: DOP853, RK45, RK23, Radau, BDF, LSODA; "
+        raise ModelError(f"method {method!r} is unknown; adaptive: DOP853, RK45, RK23, Radau, BDF, LSODA; "
                          f"fixed step: {sorted(set(FIXED_METHODS))}")
     if t_eval is not None and n_out is not None:
-        raise ValueError("give t_eval or n_out, not both")
+        raise ModelError("give t_eval or n_out, not both")
     if n_out is not None:
         t_eval = np.linspace(t0, t_end, int(n_out))
     ev_wrapped = None
