@@ -26,3 +26,11 @@ def test_demo_writes_plots_and_results(tmp_path, capsys):
     # seed 001 §3.5: T + П = 0 for the triple pendulum released from rest
     assert float(by[("triple pendulum", "max |T + П| over 10 s")]["computed"]) < 1e-9
     assert (tmp_path / "results.md").read_text().count("\n") == len(rows) + 2
+
+
+def test_cli_reports_model_errors_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("w: 1.02\nmR: -2.0\n")
+    assert main(["bicycle", "--params", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "error" in err and "Traceback" not in err

@@ -37,12 +37,22 @@ def build_parser():
 
 
 def main(argv=None):
+    """Run the command; a ``multibody.errors`` exception is printed as one line and exits with status 2."""
+    from multibody.errors import MultibodyError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except MultibodyError as exc:
+        print(f"multibody {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # output piped into a reader that stopped (`| head`)
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":
