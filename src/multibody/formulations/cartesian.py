@@ -294,13 +294,18 @@ _EVALUATORS = {
 
 
 class _Joint:
-    """Base of the user-facing joints: a name, two bodies (``"ground"`` allowed) and primitives."""
+    """Base of the user-facing joints: a name, two bodies (``"ground"`` allowed) and primitives; joints
+    acting at a point keep it as ``p`` (in body i) and ``rho`` (in body j)."""
     dim = None
 
-    def __init__(self, name, body_i, body_j):
+    def __init__(self, name, body_i, body_j, point_i=None, point_j=None):
         self.name = str(name)
         self.body_i = body_i
         self.body_j = body_j
+        if point_i is not None:
+            self.p = np.asarray(point_i, float)
+        if point_j is not None:
+            self.rho = np.asarray(point_j, float)
 
     def primitives(self, system):  # list of (kind, nrows, params dict)
         raise NotImplementedError
@@ -319,10 +324,8 @@ class PlanarPointLine(_Joint):
     dim = 2
 
     def __init__(self, name, body_i, body_j, point_i, normal_i, point_j):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
         self.n = _unit(normal_i)
-        self.rho = np.asarray(point_j, float)
 
     def primitives(self, system):
         return [("pl", 1, dict(n=self.n[None, :], p=self.p, rho=self.rho))]
@@ -333,9 +336,7 @@ class PlanarRevolute(_Joint):
     dim = 2
 
     def __init__(self, name, body_i, body_j, point_i, point_j):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
-        self.rho = np.asarray(point_j, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
 
     def primitives(self, system):
         return [("pl", 2, dict(n=np.eye(2), p=self.p, rho=self.rho))]
@@ -372,10 +373,8 @@ class PointPlane(_Joint):
     dim = 3
 
     def __init__(self, name, body_i, body_j, point_i, normal_i, point_j):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
         self.n = _unit(normal_i)
-        self.rho = np.asarray(point_j, float)
 
     def primitives(self, system):
         return [("pp", 1, dict(n=self.n[None, :], p=self.p, rho=self.rho))]
@@ -402,9 +401,7 @@ class SphericalJoint(_Joint):
     dim = 3
 
     def __init__(self, name, body_i, body_j, point_i, point_j):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
-        self.rho = np.asarray(point_j, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
 
     def primitives(self, system):
         return [("pp", 3, dict(n=np.eye(3), p=self.p, rho=self.rho))]
@@ -418,9 +415,7 @@ class HingeJoint(_Joint):
     dim = 3
 
     def __init__(self, name, body_i, body_j, point_i, point_j, axis_i, axis_j):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
-        self.rho = np.asarray(point_j, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
         self.ai = _unit(axis_i)
         self.aj = _unit(axis_j)
 
@@ -480,9 +475,7 @@ class PrismaticJoint(_Joint):
     dim = 3
 
     def __init__(self, name, body_i, body_j, point_i, point_j, axis_i, R0=None):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
-        self.rho = np.asarray(point_j, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
         self.ai = _unit(axis_i)
         self.R0 = np.eye(3) if R0 is None else np.asarray(R0, float)
 
@@ -497,9 +490,7 @@ class FixedJoint(_Joint):
     dim = 3
 
     def __init__(self, name, body_i, body_j, point_i, point_j, R0=None):
-        super().__init__(name, body_i, body_j)
-        self.p = np.asarray(point_i, float)
-        self.rho = np.asarray(point_j, float)
+        super().__init__(name, body_i, body_j, point_i, point_j)
         self.R0 = np.eye(3) if R0 is None else np.asarray(R0, float)
 
     def primitives(self, system):
@@ -1128,7 +1119,7 @@ class CartesianSystem:
                 return self._al_solve(Q, rhs_f, rhs_b)
             elif solver != "robust":
                 raise ModelError(f"unknown solver {solver!r}", element="solver")
-        except (np.linalg.LinAlgError, RuntimeError) as exc:
+        except (np.linalg.LinAlgError, RuntimeError):
             sol = None
         if sol is not None and np.all(np.isfinite(sol)):
             if K is None:
