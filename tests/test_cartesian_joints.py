@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.formulations.cartesian import PlanarJoint, UniversalJoint, quat_to_matrix
+from multibody.formulations.cartesian import UniversalJoint
 from multibody.formulations.constrained import cartesian_from_model, model_state_from_cartesian
+
+from models import loop_model
 
 
 def _random_rotation(rng):
@@ -146,16 +148,7 @@ def test_cut_universal_and_planar_joints_in_the_cartesian_formulation():
     """A loop closed by a cut Universal / Planar joint: the Cartesian twin and the tree + cut-joint
     formulation give the same q(t)."""
     for cut in (mb.Universal((1, 0, 0), (0, 1, 0)), mb.Planar()):
-        b = mb.ModelBuilder(gravity=(0, -9.81, 0), name="loop")
-        for k, name in enumerate("abc"):
-            b.add_body(name, 1.0 + 0.3 * k, com=(0.4, 0.05, 0.0), inertia=[0.02, 0.1, 0.11])
-        b.add_joint("ja", mb.Revolute(axis=(0, 0, 1)), "ground", "a")
-        b.add_joint("jb", mb.Spherical(), "a", "b", placement=(np.eye(3), (0.8, 0, 0)))
-        b.add_joint("jc", mb.Spherical(), "b", "c", placement=(np.eye(3), (0.8, 0.1, 0)))
-        R = mb.rotation_about((1, 1, 0), 0.4)
-        b.add_joint("cut", cut, "c", "ground", placement=(R, (0.7, 0.0, 0.2)),
-                    child_placement=(np.eye(3), (1.9, 0.3, 0.1)), cut=True)
-        model = b.build()
+        model = loop_model(cut)
         from multibody.formulations.constrained import ConstrainedTree
         ct = ConstrainedTree(model)
         rng = np.random.default_rng(3)

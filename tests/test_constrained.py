@@ -1,6 +1,5 @@
 """Tree + cut-joint constraints (seed 001 §3.6), drift control, consistent initial values, redundancy,
 singular configurations, and the Cartesian twin of a builder Model (seed 001 ch. 2)."""
-import sys
 
 import numpy as np
 import pytest
@@ -12,19 +11,7 @@ from multibody.formulations.constrained import (
 )
 from multibody.systems import slider_crank as sc
 
-
-def _loop_model(cut_joint, gravity=(0, -9.81, 0)):
-    """A ground–a–b–c chain whose tip c is closed to the ground by ``cut_joint`` (spatial geometry)."""
-    b = mb.ModelBuilder(gravity=gravity, name="loop")
-    for k, name in enumerate("abc"):
-        b.add_body(name, 1.0 + 0.3 * k, com=(0.4, 0.05, 0.0), inertia=[0.02, 0.1, 0.11])
-    b.add_joint("ja", mb.Revolute(axis=(0, 0, 1)), "ground", "a")
-    b.add_joint("jb", mb.Spherical(), "a", "b", placement=(np.eye(3), (0.8, 0, 0)))
-    b.add_joint("jc", mb.Spherical(), "b", "c", placement=(np.eye(3), (0.8, 0.1, 0)))
-    R = mb.rotation_about((1, 1, 0), 0.4)
-    b.add_joint("cut", cut_joint, "c", "ground", placement=(R, (0.7, 0.0, 0.2)),
-                child_placement=(np.eye(3), (1.9, 0.3, 0.1)), cut=True)
-    return b.build()
+from models import loop_model
 
 
 CUTS = {
@@ -38,7 +25,7 @@ CUTS = {
 def test_cut_joint_rows_are_derivatives_of_the_residuals(kind):
     """ḟ = G v and f̈ = G a − γ along q(t) = q ⊕ (v t + a t²/2), on the constraint manifold
     (seed 001 §3.6.1: H q̈ = −Ḣ q̇; §3.6.2: the cut-joint Jacobians H_z, H_Ω)."""
-    model = _loop_model(CUTS[kind])
+    model = loop_model(CUTS[kind])
     ct = ConstrainedTree(model)
     for seed in range(20):   # a random start near the neutral pose that the loop can be closed from
         rng = np.random.default_rng(seed)
