@@ -13,7 +13,8 @@ import sys
 import numpy as np
 
 from multibody.formulations.stabilized import max_residual
-from multibody.systems.hoop_cli import fig4_runs, fig4_summary, plot_fig4, plot_run
+from multibody.systems.hoop_on_profile import fig4_runs, fig4_summary
+from multibody.viz.hoop import plot_fig4, plot_run
 from multibody.systems.hoop_on_profile import HoopOnProfile
 
 

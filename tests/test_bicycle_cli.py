@@ -9,7 +9,7 @@ import pytest
 
 from multibody.cli import main
 from multibody.systems import bicycle
-from multibody.systems.bicycle_cli import parse_speeds
+from multibody.cli.bicycle import parse_speeds
 
 
 def test_text_report(capsys):

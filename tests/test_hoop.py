@@ -172,7 +172,8 @@ def test_fig4_lambda0_leaves_profile(hoop, tmp_path):
     step. Numbers measured with RK2, h = 1e-5 (seed 000, Sec. 4); turning points of the consistent run at
     t = 1.568, 3.205, 4.842, 6.479.
     """
-    from multibody.systems.hoop_cli import fig4_runs, fig4_summary, plot_fig4
+    from multibody.systems.hoop_on_profile import fig4_runs, fig4_summary
+    from multibody.viz.hoop import plot_fig4
 
     runs, E0 = fig4_runs(hoop)
     plain0, reg0, plain3 = runs.values()

@@ -10,8 +10,9 @@ import multibody as mb
 from multibody.errors import IntegrationError, ModelError
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.result import Result
-from multibody.simulate import (FORMULATIONS, OdeSystem, register_formulation, simulate, tree_energy, tree_params,
-                                tree_rhs)
+from multibody.formulations.base import FORMULATIONS, OdeSystem, register_formulation
+from multibody.formulations.tree import tree_energy, tree_params, tree_rhs
+from multibody.simulation import simulate
 from multibody.systems.pendulums import spatial_chain, triple_pendulum_seed001
 
 
@@ -301,3 +302,40 @@ def test_fixed_step_orders_on_triple_pendulum():
     assert abs(rates["RK2"] - 2) < 0.05 and abs(rates["HEUN"] - 2) < 0.05
     assert abs(rates["VERLET"] - 1) < 0.05
     assert np.max(np.abs(simulate(m, None, None, 2.0, method="RK4", h=2e-3, n_out=2).q[-1] - ref)) < 1e-10
+
+
+def test_every_formulation_registered_on_import_and_listed_in_help():
+    """The registry is complete as soon as the package is imported, and help(simulate) lists each formulation
+    with its options; the module ``multibody.simulation`` is not shadowed by the function."""
+    import importlib
+
+    import multibody as mb
+
+    for name in ("tree", "constrained", "cartesian"):
+        assert name in FORMULATIONS
+        assert f"``{name}``" in mb.simulate.__doc__
+    assert "stabilization='projection'" in mb.simulate.__doc__
+    mod = importlib.import_module("multibody.simulation")
+    assert mod.simulate is mb.simulate and callable(mb.simulate)
+
+
+def test_misspelt_option_and_bad_step_are_model_errors():
+    m = triple_pendulum_seed001()
+    with pytest.raises(ModelError, match="no option 'stabilisation'.*accepts: stabilization"):
+        simulate(m, None, None, 1.0, formulation="constrained", stabilisation="baumgarte")
+    with pytest.raises(ModelError, match="no option 'omega'"):
+        simulate(m, None, None, 1.0, omega=1.0)
+    for h in (-1e-3, 0.0, float("nan"), float("inf"), "x"):
+        with pytest.raises(ModelError, match="step h"):
+            simulate(m, None, None, 1.0, method="RK4", h=h)
+    with pytest.raises(ModelError, match="needs the step h"):
+        simulate(m, None, None, 1.0, method="RK4")
+    with pytest.raises(ModelError, match="method 'RK5' is unknown"):
+        simulate(m, None, None, 1.0, method="RK5")
+
+
+def test_bench_refuses_an_unknown_benchmark(capsys):
+    from multibody.cli import main
+
+    assert main(["bench", "--only", "bogus"]) == 2
+    assert "no benchmark named bogus" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, c
                                   gravity_forces, point_jacobian, point_position, point_velocity, rnea, rnea_batch)
 from multibody.data import Data
 from multibody.result import Result
-from multibody.simulate import simulate
+from multibody.simulation import simulate
 
 __version__ = "0.1.0"
 

@@ -22,6 +22,7 @@ import scipy.linalg as sla
 from scipy.integrate import DOP853, RK45, Radau
 
 from ..errors import ConstraintError, IntegrationError
+from .base import register_formulation
 
 __all__ = ["integrate_projected", "CutJointConstraints", "ConstrainedTree", "constrained_system"]
 
@@ -352,7 +353,7 @@ class ConstrainedTree:
 
     def __init__(self, model, stabilization="projection", baumgarte=(10.0, 10.0), stabilizer=None,
                  al_eps=1e-10, tau=None, seed000_lambda=100.0):
-        from ..simulate import tree_params
+        from .tree import tree_params
         self.model = model
         self.cons = CutJointConstraints(model)
         self.params = tree_params(model)
@@ -366,7 +367,7 @@ class ConstrainedTree:
         self.singular_events = []
 
     def free_acceleration(self, t, q, v):
-        from ..simulate import tree_rhs, tree_rhs_extra
+        from .tree import tree_rhs, tree_rhs_extra
         x = np.ascontiguousarray(np.concatenate([q, v]), dtype=np.float64)
         out = np.empty(self.nq + self.nv)
         if self.tau is None:
@@ -479,7 +480,8 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
     the cut joints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
     """
     from ..result import Result
-    from ..simulate import OdeSystem, _check_state, tree_energy
+    from .base import OdeSystem, check_state as _check_state
+    from .tree import tree_energy
     if not model.cut_joints:
         raise ConstraintError(f"model '{model.name}' has no cut joints; use formulation='tree'")
     q0, v0 = _check_state(model, q0, v0)
@@ -723,7 +725,7 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
     Reactions: the multipliers of every joint (tree and cut), ``Result.reactions``.
     """
     from ..result import Result
-    from ..simulate import OdeSystem, _check_state
+    from .base import OdeSystem, check_state as _check_state
     from ..errors import ModelError
     if tau is not None:
         raise ModelError("the Cartesian formulation takes no generalized torques tau", element="tau")
@@ -772,13 +774,5 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
                      python_only=True, info={"formulation": "cartesian"})
 
 
-def _register():
-    try:
-        from ..simulate import register_formulation
-    except ImportError:  # pragma: no cover - the simulate module is part of the package
-        return
-    register_formulation("constrained", constrained_system)
-    register_formulation("cartesian", cartesian_system)
-
-
-_register()
+register_formulation("constrained", constrained_system)
+register_formulation("cartesian", cartesian_system)

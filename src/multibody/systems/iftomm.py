@@ -561,7 +561,7 @@ def run_flyball(t_end=10.0, rtol=None, method="DOP853", samples_per_second=10000
     """
     import multibody as mb
 
-    from ..simulate import tree_energy
+    from ..formulations.tree import tree_energy
     t_end = FLYBALL["t_end"] if t_end is None else float(t_end)
     tol = rtol or 1e-9
     m, q0, v0 = flyball_model()

@@ -148,7 +148,7 @@ def simulate_triple_pendulum_seed001(t_end=10.0, n_out=1001, method="DOP853", rt
     §9.2) and integrate to ``t_end``; returns the ``Result`` (joint angles are relative: convert with
     :func:`absolute_angles`). The book integrates with ``ode113``; DOP853 at rtol = 1e-12 reproduces the
     reference values of §9.2 to their 6 printed digits."""
-    from multibody.simulate import simulate
+    from multibody.simulation import simulate
 
     model = triple_pendulum_seed001()
     q0 = seed001_absolute_to_relative(SEED001_TRIPLE["q0_absolute"])

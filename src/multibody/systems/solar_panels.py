@@ -574,7 +574,7 @@ def deploy(params=None, t_end=12.0, method="DOP853", rtol=1e-10, atol=1e-12, n_o
     latch callback). Returns the ``Result``; ``result.info["solar_panel"]`` holds the parameters (as a dict)
     for :func:`plot_deployment` and :func:`deployment_summary`. ``options`` go to ``simulate`` (``t_eval``
     replaces ``n_out``)."""
-    from multibody.simulate import simulate
+    from multibody.simulation import simulate
 
     p = _params(params)
     model = solar_panel(p)

@@ -23,7 +23,7 @@ def cli_register(subparsers):
 
 
 def run(args):
-    from .iftomm import run_problem
+    from multibody.systems.iftomm import run_problem
     try:
         out = run_problem(args.problem, t_end=args.t_end, N=args.N, formulation=args.formulation)
     except NotImplementedError as exc:

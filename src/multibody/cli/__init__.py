@@ -1,9 +1,8 @@
 """The ``multibody`` command.
 
-Each sub-command lives next to the code it exercises: a module listed in ``COMMANDS`` exposes
-``cli_register(subparsers)``, which adds its parser and sets ``func`` (called with the parsed args,
-returns an exit code). Modules are imported lazily so ``multibody --help`` stays fast and a broken
-optional part cannot take the whole command down.
+One module of this package per sub-command: each exposes ``cli_register(subparsers)``, which adds its
+parser and sets ``func`` (called with the parsed args, returns an exit code). Arguments are validated by the
+sub-command; a ``multibody.errors`` exception is printed as one line and exits with status 2.
 """
 import argparse
 import importlib
@@ -11,11 +10,11 @@ import sys
 
 # (command name, module that registers it)
 COMMANDS = [
-    ("demo", "multibody.demo"),
-    ("bench", "multibody.bench"),
-    ("bicycle", "multibody.systems.bicycle_cli"),
-    ("iftomm", "multibody.systems.iftomm_cli"),
-    ("hoop", "multibody.systems.hoop_cli"),
+    ("demo", "multibody.cli.demo"),
+    ("bench", "multibody.cli.bench"),
+    ("bicycle", "multibody.cli.bicycle"),
+    ("iftomm", "multibody.cli.iftomm"),
+    ("hoop", "multibody.cli.hoop"),
 ]
 
 
