@@ -8,6 +8,8 @@ from multibody.errors import ConstraintError, IntegrationError, ModelError
 from multibody.model.graph import Graph
 from multibody.model import (Body, Cylindrical, Fixed, Free, Model, ModelBuilder, Placement, Planar, Prismatic,
                              Revolute, Spherical, Universal, rotation_about)
+from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
+                             UserConstraint, VelocityConstraint)
 
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, point_jacobian, point_position, point_velocity, rnea, rnea_batch)
@@ -20,6 +22,8 @@ __version__ = "0.1.0"
 __all__ = [
     "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about",
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed",
+    "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
+    "VelocityConstraint",
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",

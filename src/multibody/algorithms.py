@@ -241,12 +241,14 @@ def energy(model, q, v, data=None):
     return float(T), float(V)
 
 
-def forward_kinematics(model, q, v=None, a=None, data=None):
+def forward_kinematics(model, q, v=None, a=None, data=None, frames="user"):
     """Placements, velocities and accelerations of every body in ground coordinates: a ``Kinematics`` tuple
     (R, p, velocity, acceleration); body 0 is the ground. R[i] rotates body-i coordinates into ground
     coordinates and p[i] is the body origin (the convention of ``Placement``); velocity[i] = [ω; ṗ] and
     acceleration[i] = [ω̇; p̈] of the origin (true time derivatives, without gravity). Velocities need v,
-    accelerations need v and a = q̈."""
+    accelerations need v and a = q̈. ``frames="user"`` (default) reports the bodies' own frames,
+    ``"kernel"`` the frames the kernels use (they differ where a tree joint was given a child placement; see
+    ``Model``)."""
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     level = 0
@@ -265,7 +267,27 @@ def forward_kinematics(model, q, v=None, a=None, data=None):
     acc = np.zeros((n, 6)) if level >= 2 else np.zeros((0, 6))
     body_frames_kernel(d.mi, d.mf, q, np.zeros(d.nv) if v is None else v, _EMPTY if a is None else a, d.work,
                        level, R, p, vel if level >= 1 else np.zeros((n, 6)), acc if level >= 2 else np.zeros((n, 6)))
+    if frames == "user":
+        _to_user_frames(model, R, p, vel, acc, level)
+    elif frames != "kernel":
+        raise ModelError(f"frames must be 'user' or 'kernel', got {frames!r}", element="frames")
     return Kinematics(R, p, vel if level >= 1 else None, acc if level >= 2 else None)
+
+
+def _to_user_frames(model, R, p, vel, acc, level):
+    """Move the kernel frames of ``forward_kinematics`` to the bodies' own frames (``model.body_frames``), in
+    place: origin p + R t, axes R R_F, and the origin's velocity and acceleration at the moved point."""
+    for i, F in enumerate(getattr(model, "body_frames", ())):
+        if i == 0 or F.is_identity():
+            continue
+        d = R[i] @ F.translation
+        if level >= 2:
+            w, al = vel[i, :3], acc[i, :3]
+            acc[i, 3:] += np.cross(al, d) + np.cross(w, np.cross(w, d))
+        if level >= 1:
+            vel[i, 3:] += np.cross(vel[i, :3], d)
+        p[i] += d
+        R[i] = R[i] @ F.rotation
 
 
 def _point_call(model, q, v, body, point, data, jac):
@@ -274,6 +296,9 @@ def _point_call(model, q, v, body, point, data, jac):
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
     b = _body(model, body)
     r = _point(point)
+    frames = getattr(model, "body_frames", ())
+    if b < len(frames) and not frames[b].is_identity():
+        r = frames[b].act(r)          # the point in the body's kernel frame
     pos = np.empty(3)
     vel = np.empty(3)
     J = np.empty((3, d.nv if jac else 0))

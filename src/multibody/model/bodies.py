@@ -15,7 +15,8 @@ from multibody.errors import ModelError
 INERTIA_RTOL = 1e-10
 
 
-def _vector3(value, what, element):
+def vector3(value, what, element):
+    """``value`` as 3 finite floats, or a ``ModelError`` naming ``element``."""
     try:
         arr = np.asarray(value, dtype=float).reshape(3)
     except (TypeError, ValueError):
@@ -107,7 +108,7 @@ class Body:
             raise ModelError(f"{element}: mass must be positive and finite, got {mass}", element=element)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "mass", mass)
-        object.__setattr__(self, "com", _vector3(com, "com", element))
+        object.__setattr__(self, "com", vector3(com, "com", element))
         object.__setattr__(self, "inertia", check_inertia(inertia, element))
         self.com.flags.writeable = False
         self.inertia.flags.writeable = False

@@ -26,6 +26,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.model.bodies import Body
+from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.joints import Joint
 from multibody.model.model import JointInfo, Model
@@ -77,8 +78,10 @@ class ModelBuilder:
         """Connect ``child`` to ``parent`` by ``joint``.
 
         ``placement``: the joint frame in the parent body's frame (``Placement`` or ``(R, p)``).
-        ``child_placement``: the joint frame in the child body's frame; only for loop-closing (cut) joints,
-        since a tree joint's child frame *is* its joint frame moved by the joint coordinates.
+        ``child_placement``: the joint frame in the child body's frame (seed 001 §3.3: a joint is located on
+        both bodies by its hinge vectors). Default: the child's frame is the joint frame (moved by the joint
+        coordinates). A joint that closes a loop must be given it (``ModelError`` otherwise): without it the
+        loop would silently be closed at the child's origin.
         ``stiffness``, ``damping``, ``rest``, ``effort``: a spring-damper and constant effort on each of the
         joint's velocity coordinates (scalars or one value per coordinate).
         Returns the joint's name.
@@ -130,9 +133,22 @@ class ModelBuilder:
         return name
 
     def add_constraint(self, constraint):
-        """A holonomic or nonholonomic constraint object (``multibody.model.constraints``)."""
+        """Add a constraint that is not a tree joint (``multibody.model.constraints``: ``PointOnPlane``,
+        ``PointOnProfile``, ``RollingDisc``, ``RollingOnProfile``, ``UserConstraint``, ``VelocityConstraint``);
+        returns its name."""
+        if not isinstance(constraint, Constraint) or isinstance(constraint, LoopJoint):
+            raise ModelError(f"add_constraint expects a constraint of multibody.model.constraints (PointOnPlane, "
+                             f"RollingDisc, UserConstraint, ...), got {constraint!r}", element=repr(constraint))
+        name = constraint.name
+        if any(c.name == name for c in self._constraints) or any(j["name"] == name for j in self._joints):
+            raise ModelError(f"{constraint.element}: the name is already used by a joint or constraint",
+                             element=constraint.element)
+        for body in constraint.bodies:
+            if body != GROUND and body not in self._bodies:
+                raise ModelError(f"{constraint.element}: body '{body}' is not defined (add it with add_body first)",
+                                 element=constraint.element)
         self._constraints.append(constraint)
-        return constraint
+        return name
 
     def set_torque(self, callback):
         """Generalized forces ``tau(t, q, v) -> array (nv,)`` added to the other applied forces."""
@@ -209,37 +225,49 @@ class ModelBuilder:
         joints = [None]
         stiff, damp, rest, effort = [], [], [], []
         iq = iv = 0
+        for k in cut:
+            spec = self._joints[k]
+            if spec["child_placement"] is None:
+                raise ModelError(
+                    f"joint '{spec['name']}' closes a loop (the bodies '{spec['parent']}' and '{spec['child']}' are "
+                    "already connected through other joints), so it is a cut joint located on both bodies: give its "
+                    "child_placement, the joint frame in the frame of body "
+                    f"'{spec['child']}' (child_placement=mb.Placement() if it is the body's own frame)",
+                    element=f"joint '{spec['name']}'")
+        # frame of each body used internally: its tree joint's frame moved by the joint coordinates; the user's
+        # body frame sits at body_frames[i] in it (the inverse of the joint's child_placement)
+        body_frames = [Placement()]
+        for bname in order:
+            cp = self._joints[tree_of[bname]]["child_placement"]
+            body_frames.append(Placement() if cp is None or cp.is_identity() else cp.inverse())
+        frame_of = dict(zip([GROUND] + order, body_frames))
         for i, bname in enumerate(order, start=1):
             spec = self._joints[tree_of[bname]]
             jt = spec["joint"]
-            if spec["child_placement"] is not None and not spec["child_placement"].is_identity():
-                raise ModelError(
-                    f"joint '{spec['name']}' carries body '{bname}' in the tree, so its joint frame is the body's "
-                    "frame; child_placement is only for loop-closing joints (mark one joint of the loop cut=True, "
-                    "or place body frames at their inboard joints)", element=f"joint '{spec['name']}'")
             parent[i] = index[spec["parent"]]
             jtype[i] = jt.code
             idx_q[i], nq_j[i], idx_v[i], nv_j[i] = iq, jt.nq, iv, jt.nv
             jaxis[i] = jt.axes()
-            jplace_R[i] = spec["placement"].rotation
-            jplace_p[i] = spec["placement"].translation
+            place = frame_of[spec["parent"]] * spec["placement"]   # joint frame in the parent's internal frame
+            jplace_R[i] = place.rotation
+            jplace_p[i] = place.translation
             body = self._bodies[bname]
-            mass[i], com[i], inertia_com[i] = body.mass, body.com, body.inertia
+            F = frame_of[bname]
+            mass[i], com[i], inertia_com[i] = body.mass, F.act(body.com), F.rotation @ body.inertia @ F.rotation.T
             f = spec["force"]
             stiff.append(f.stiffness)
             damp.append(f.damping)
             rest.append(f.rest)
             effort.append(f.effort)
-            joints.append(JointInfo(spec["name"], jt, int(parent[i]), i, spec["placement"], Placement(),
-                                    slice(iq, iq + jt.nq), slice(iv, iv + jt.nv)))
+            joints.append(JointInfo(spec["name"], jt, int(parent[i]), i, spec["placement"],
+                                    spec["child_placement"] or Placement(), slice(iq, iq + jt.nq),
+                                    slice(iv, iv + jt.nv)))
             iq += jt.nq
             iv += jt.nv
         for k in cut:
             spec = self._joints[k]
-            joints_cut_child = spec["child_placement"] or Placement()
-            cut_info = JointInfo(spec["name"], spec["joint"], index[spec["parent"]], index[spec["child"]],
-                                 spec["placement"], joints_cut_child)
-            joints.append(cut_info)
+            joints.append(JointInfo(spec["name"], spec["joint"], index[spec["parent"]], index[spec["child"]],
+                                    spec["placement"], spec["child_placement"]))
         cut_joints = joints[n + 1:]
         joints = joints[: n + 1]
         h = mass[:, None] * com
@@ -253,7 +281,7 @@ class ModelBuilder:
         spring_point = np.zeros((ns, 2, 3))
         for s, sp in enumerate(self._springs):
             spring_body[s] = index[sp.body_a], index[sp.body_b]
-            spring_point[s] = sp.point_a, sp.point_b
+            spring_point[s] = frame_of[sp.body_a].act(sp.point_a), frame_of[sp.body_b].act(sp.point_b)
         cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0))
         arrays = dict(
             parent=parent, jtype=jtype, idx_q=idx_q, nq_j=nq_j, idx_v=idx_v, nv_j=nv_j, jaxis=jaxis,
@@ -267,9 +295,20 @@ class ModelBuilder:
         )
         graph = _make_graph(n, [(j.parent, j.child) for j in joints[1:]] +
                             [(j.parent, j.child) for j in cut_joints])
+        constraints = [LoopJoint(j) for j in cut_joints] + list(self._constraints)
+        nq = int(nq_j.sum())
+        q_neutral = np.zeros(nq)
+        for j in joints[1:]:
+            q_neutral[j.q_slice] = j.joint.neutral()
+        for c in constraints:
+            if c.python and c._nrows is None:   # size the Python constraints by one evaluation
+                c._bind(nq if hasattr(c, "f") else int(nv_j.sum()), q_neutral)
+        table = ConstraintTable.build(constraints, lambda name, c: index[name] if isinstance(name, str) else name,
+                                      lambda i: body_frames[i])
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
-                     cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(self._constraints),
-                     torque_callback=self._torque, graph=graph)
+                     cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(constraints),
+                     constraint_table=table, body_frames=tuple(body_frames),
+                     bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph)
 
 
 def _make_graph(n, edges):

@@ -27,7 +27,8 @@ FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = ra
 JOINT_CODES = {}
 
 
-def _unit(axis, what, element):
+def unit_vector(axis, what, element):
+    """``axis`` normalized to a read-only unit 3-vector, or a ``ModelError`` naming ``element``."""
     try:
         a = np.asarray(axis, dtype=float).reshape(3)
     except (TypeError, ValueError):
@@ -75,7 +76,7 @@ class Joint:
 
 class _AxisJoint(Joint):
     def __init__(self, axis=(0.0, 0.0, 1.0)):
-        self.axis = _unit(axis, "axis", f"{type(self).__name__} joint")
+        self.axis = unit_vector(axis, "axis", f"{type(self).__name__} joint")
 
     def axes(self):
         out = np.zeros((2, 3))
@@ -126,8 +127,8 @@ class Universal(Joint):
 
     def __init__(self, axis1=(1.0, 0.0, 0.0), axis2=(0.0, 1.0, 0.0)):
         element = "Universal joint"
-        self.axis1 = _unit(axis1, "axis1", element)
-        self.axis2 = _unit(axis2, "axis2", element)
+        self.axis1 = unit_vector(axis1, "axis1", element)
+        self.axis2 = unit_vector(axis2, "axis2", element)
         if abs(float(np.dot(self.axis1, self.axis2))) > 1.0 - 1e-9:
             raise ModelError(f"{element}: axis1 and axis2 must not be parallel", element=element)
 

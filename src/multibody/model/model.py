@@ -27,9 +27,9 @@ class JointInfo:
     """A joint as built: tree joints carry a body (``child``); cut joints close loops.
 
     ``parent`` and ``child`` are body indices (0 = ground). ``placement`` locates the joint frame in the
-    parent body; ``child_placement`` locates it in the child body (the identity for tree joints, whose
-    child frame is the joint frame moved by the joint coordinates). ``q_slice``/``v_slice`` index the
-    model's q and v (tree joints only; ``None`` for cut joints).
+    parent body's frame; ``child_placement`` locates it in the child body's frame (as the user gave them, in
+    the user's body frames). ``q_slice``/``v_slice`` index the model's q and v (tree joints only; ``None``
+    for cut joints).
     """
 
     name: str
@@ -48,12 +48,21 @@ class JointInfo:
 
 class Model:
     """A built multibody model (see ``ModelBuilder``). Attributes: ``nq``, ``nv``, ``nbodies`` (N, without
-    the ground), the arrays of ``docs/model-arrays.md``, ``body_names``, ``joints`` (tree joints,
-    ``joints[i]`` carries body i; ``joints[0]`` is None), ``cut_joints``, ``springs``, ``constraints``,
-    ``torque_callback``, ``graph`` (``multibody.model.graph.Graph`` of all joints)."""
+    the ground), the arrays of ``docs/model-arrays.md``, ``body_names``, ``bodies`` (the ``Body``
+    descriptions, body 1..N), ``joints`` (tree joints, ``joints[i]`` carries body i; ``joints[0]`` is None),
+    ``cut_joints``, ``springs``, ``constraints`` (every constraint: a ``LoopJoint`` per cut joint, then the
+    constraints added with ``add_constraint``), ``constraint_table`` (their packed form), ``torque_callback``,
+    ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``.
+
+    Body frames. The kernels use, for body i, the frame of its tree joint moved by the joint coordinates.
+    When the joint was given a ``child_placement``, the user's body frame differs from it:
+    ``body_frames[i]`` is the ``Placement`` of the user's frame in the kernel frame, and the arrays (com,
+    inertia, placements of the joints on the body, spring points, constraint data) are expressed in the
+    kernel frame. ``forward_kinematics`` and the point functions of ``multibody.algorithms`` take and return
+    the user's frames."""
 
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
-                 torque_callback=None, graph=None):
+                 constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -68,6 +77,13 @@ class Model:
         self.cut_joints = tuple(cut_joints)
         self.springs = tuple(springs)
         self.constraints = tuple(constraints)
+        if constraint_table is None:
+            from multibody.model.constraints import ConstraintTable, identity_frames
+            constraint_table = ConstraintTable.build(self.constraints, lambda name, c: self.body_index(name),
+                                                     identity_frames)
+        self.constraint_table = constraint_table
+        self.bodies = tuple(bodies)
+        self.body_frames = tuple(body_frames) if body_frames is not None else (Placement(),) * len(self.body_names)
         self.torque_callback = torque_callback
         self.graph = graph
         self.nbodies = len(self.body_names) - 1
@@ -92,6 +108,22 @@ class Model:
         except ValueError:
             raise ModelError(f"model '{self.name}' has no body '{name}' (bodies: {', '.join(self.body_names)})",
                              element=f"body '{name}'") from None
+
+    def constraint(self, name):
+        """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""
+        for c in self.constraints:
+            if c.name == name:
+                return c
+        raise ModelError(f"model '{self.name}' has no constraint '{name}' (constraints: "
+                         f"{', '.join(c.name for c in self.constraints) or 'none'})", element=f"constraint '{name}'")
+
+    def joint_frames(self, joint):
+        """The joint frame of a tree or cut joint in the kernel frames of its parent and child bodies (see the
+        class docstring on body frames): two ``Placement`` objects."""
+        Pa = self.body_frames[joint.parent] * joint.placement
+        if not joint.is_cut:
+            return Pa, Placement()
+        return Pa, self.body_frames[joint.child] * joint.child_placement
 
     def joint(self, name):
         """The ``JointInfo`` of a tree or cut joint by name."""
