@@ -43,7 +43,6 @@ Linear solvers (``solver=``)
 from __future__ import annotations
 
 import math
-import time as _time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,13 +51,14 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import ConstraintError, ModelError
+from .base import register_formulation
 
 __all__ = [
-    "CartesianSystem", "CartesianResult",
+    "CartesianSystem", "RowBlock",
     "PlanarPointLine", "PlanarRevolute", "PlanarAngle", "PlanarPrismatic",
     "PointPlane", "RelativeRotation", "SphericalJoint", "HingeJoint", "UniversalJoint", "PlanarJoint",
     "PrismaticJoint", "FixedJoint",
-    "UserConstraint", "PointSpring", "BodyTorque", "RelativeTorque",
+    "PointSpring", "BodyTorque", "RelativeTorque",
     "quat_to_matrix", "matrix_to_quat", "tree_ldlt_solve", "cartesian_from_model",
 ]
 
@@ -510,21 +510,16 @@ class _Composite(_Joint):
         return list(self._prims)
 
 
-class UserConstraint:
-    """Constraints given as functions of the whole state (seed 001 §2.1: any holonomic f(X) = 0).
+class RowBlock:
+    """Rows given by a provider object rather than by the joint library (the Model's constraints that are not
+    joints, :class:`ModelConstraintRows`). ``rows(x, V, need_b) -> (Q (m × nv) dense, b (m), φ (m))`` with
+    ``Q Ẍ = b`` the acceleration-level rows and φ their residuals; ``names``/``slices`` within the block."""
 
-    ``phi(x) -> (m,)`` position residuals; ``jacobian(x) -> (m, nv)`` with ``d phi/dt = J V``
-    (V in this module's velocity coordinates); ``bias(x, V) -> (m,)`` with ``J Ẍ = bias`` the second
-    derivative.  When ``jacobian``/``bias`` are omitted they are formed by central differences
-    (accuracy ~1e-7 relative; give them explicitly for tight work).
-    """
+    name = "rows"
+    m = 0
 
-    def __init__(self, name, nrows, phi, jacobian=None, bias=None):
-        self.name = str(name)
-        self.m = int(nrows)
-        self.phi = phi
-        self.jacobian = jacobian
-        self.bias = bias
+    def rows(self, x, V, need_b=True):
+        raise NotImplementedError
 
 
 # ----------------------------------------------------------------------------------------------
@@ -570,22 +565,6 @@ class _Body:
     inertia: np.ndarray
     x0: np.ndarray
     v0: np.ndarray
-
-
-@dataclass
-class CartesianResult:
-    """Output of :meth:`CartesianSystem.simulate`: times, coordinates, velocities and monitors."""
-    t: np.ndarray
-    x: np.ndarray
-    v: np.ndarray
-    energy: np.ndarray
-    residuals: dict
-    stats: dict = field(default_factory=dict)
-    system: object = None
-
-    def reactions(self, k):
-        """Per-joint reactions at output sample k (see :meth:`CartesianSystem.reactions`)."""
-        return self.system.reactions(self.t[k], self.x[k], self.v[k])
 
 
 class CartesianSystem:
@@ -655,11 +634,11 @@ class CartesianSystem:
         return len(self.bodies)
 
     def add_joint(self, joint):
-        """Add a joint of the library (a :class:`UserConstraint` is accepted too)."""
+        """Add a joint of the library (a :class:`RowBlock` is accepted too)."""
         if self._final:
             raise ModelError("the system is finalized; add joints before the first computation",
                              element=getattr(joint, "name", "?"))
-        if isinstance(joint, UserConstraint):
+        if isinstance(joint, RowBlock):
             self.user_constraints.append(joint)
             return
         if joint.dim != self.dim:
@@ -776,10 +755,14 @@ class CartesianSystem:
             gi = np.where(bi == 0, nb, bi - 1)
             gj = np.where(bj == 0, nb, bj - 1)
             self.groups.append(dict(kind=kind, m=m, params=params, gi=gi, gj=gj, bi=bi, bj=bj, rows=rows))
+        vel_rows = []
         for uc in self.user_constraints:
-            self.joint_rows[uc.name] = np.arange(row, row + uc.m)
-            self.joint_bodies[uc.name] = None
+            for name, sl in uc.slices.items():
+                self.joint_rows[name] = np.arange(row + sl.start, row + sl.stop)
+                self.joint_bodies[name] = None
+            vel_rows += [row + k for k in np.flatnonzero(np.asarray(getattr(uc, "level", np.full(uc.m, 2))) == 1)]
             row += uc.m
+        self.velocity_rows = np.array(vel_rows, dtype=int)
         self.nc = row
         # COO pattern of Q for the library rows
         r_list, c_list = [], []
@@ -950,27 +933,7 @@ class CartesianSystem:
         return Q, b, phi
 
     def _user_rows(self, uc, x, V, need_b):
-        ph = np.atleast_1d(uc.phi(x))
-        if uc.jacobian is not None:
-            J = np.atleast_2d(uc.jacobian(x))
-        else:
-            h = 1e-7
-            J = np.zeros((uc.m, self.nv))
-            for k in range(self.nv):
-                e = np.zeros(self.nv)
-                e[k] = h
-                J[:, k] = (np.atleast_1d(uc.phi(self.retract(x, e))) - np.atleast_1d(uc.phi(self.retract(x, -e)))) / (2 * h)
-        if not need_b or V is None:
-            return J, np.zeros(uc.m), ph
-        if uc.bias is not None:
-            bb = np.atleast_1d(uc.bias(x, V))
-        else:   # b = −d²/dt² φ(x ⊕ tV) at t = 0 (the path with Ẍ = 0)
-            h = 1e-4 / max(1.0, float(np.abs(V).max()))
-            f0 = np.atleast_1d(uc.phi(x))
-            fp = np.atleast_1d(uc.phi(self.retract(x, h * V)))
-            fm = np.atleast_1d(uc.phi(self.retract(x, -h * V)))
-            bb = -(fp - 2 * f0 + fm) / (h * h)
-        return J, bb, ph
+        return uc.rows(x, V if V is not None else np.zeros(self.nv), need_b)
 
     def constraint_jacobian(self, x):
         self.finalize()
@@ -1276,12 +1239,12 @@ class CartesianSystem:
             X = x.reshape(self.nb, 7)
             X[:, 3:] /= np.linalg.norm(X[:, 3:], axis=1)[:, None]
         for it in range(maxiter):
-            Q, _, phi = self._assemble(x, None, need_b=False)
+            Q, phi = self._position_rows(x)
             err = np.abs(phi).max(initial=0.0)
             if err <= tol:
                 return x
             x = self.retract(x, self._min_norm_correction(Q, -phi))
-        Q, _, phi = self._assemble(x, None, need_b=False)
+        Q, phi = self._position_rows(x)
         err = np.abs(phi).max(initial=0.0)
         if err > max(tol, 1e-8):
             bad = self._worst_joints(phi)
@@ -1289,6 +1252,19 @@ class CartesianSystem:
                                   f"joints {', '.join(bad)}: the positions cannot be assembled",
                                   time=t, joints=bad)
         return x
+
+    def _position_rows(self, x):
+        """Q and φ with the velocity-level rows (rolling without slip: not derivatives of positions) zeroed, so
+        that a position projection leaves them alone."""
+        Q, _, phi = self._assemble(x, None, need_b=False)
+        vel = self.velocity_rows
+        if len(vel):
+            Q = Q.copy() if self.dense else Q.tolil()
+            Q[vel] = 0.0
+            Q = Q if self.dense else Q.tocsr()
+            phi = phi.copy()
+            phi[vel] = 0.0
+        return Q, phi
 
     def project_velocity(self, x, V):
         """Mass-orthogonal projection of the velocities onto Q V = 0."""
@@ -1309,44 +1285,6 @@ class CartesianSystem:
         v0 = self.v0 if v0 is None else np.asarray(v0, float)
         x = self.project_position(x0, t=0.0)
         return x, self.project_velocity(x, v0)
-
-    # -------------------------------------------------------------------- simulation
-    def simulate(self, t_end, x0=None, v0=None, rtol=1e-10, atol=1e-10, method="DOP853",
-                 project=True, baumgarte=None, n_out=201, t_eval=None, max_step=np.inf,
-                 consistent=True):
-        """Integrate from t = 0 to ``t_end``; project positions and velocities after every step.
-
-        Returns a :class:`CartesianResult` with energy and the max position / velocity /
-        acceleration residuals over the output samples.
-        """
-        from .constrained import integrate_projected
-        self.finalize()
-        x0 = self.x0 if x0 is None else np.asarray(x0, float)
-        v0 = self.v0 if v0 is None else np.asarray(v0, float)
-        if consistent:
-            x0, v0 = self.consistent_initial(x0, v0)
-        nq = self.nq
-        y0 = np.concatenate([x0, v0])
-
-        def fun(t, y):
-            return self.rhs(t, y, baumgarte)
-
-        def proj(t, y):
-            x = self.project_position(y[:nq], t=t)
-            return np.concatenate([x, self.project_velocity(x, y[nq:])])
-
-        if t_eval is None:
-            t_eval = np.linspace(0.0, t_end, n_out)
-        c0 = _time.process_time()
-        T, Y, st = integrate_projected(fun, y0, (0.0, t_end), t_eval=t_eval, project=proj if project else None,
-                                       rtol=rtol, atol=atol, method=method, max_step=max_step)
-        cpu = _time.process_time() - c0
-        X, V = Y[:, :nq], Y[:, nq:]
-        E = np.array([self.energy(X[k], V[k]) for k in range(len(T))])
-        res = np.array([self.residuals(T[k], X[k], V[k]) for k in range(len(T))])
-        st["cpu_seconds"] = cpu
-        return CartesianResult(T, X, V, E, dict(position=res[:, 0], velocity=res[:, 1], acceleration=res[:, 2]),
-                               st, self)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1421,12 +1359,572 @@ def tree_ldlt_solve(system, Q, rhs):
 
 
 # ----------------------------------------------------------------------------------------------
-# Cartesian system from a Model made by the builder
+# the Cartesian system of a Model: simulate(model, ..., formulation="cartesian")
 # ----------------------------------------------------------------------------------------------
-def cartesian_from_model(model, q=None, v=None):
-    """Build the Cartesian system of a :class:`multibody.Model` (spatial bodies, joints as constraints).
+_FIXED, _REVOLUTE, _PRISMATIC, _CYLINDRICAL, _UNIVERSAL, _SPHERICAL, _PLANAR, _FREE = range(8)
 
-    Implemented in :mod:`multibody.formulations.constrained`, which knows the Model's joint types.
+
+@dataclass
+class Embedding:
+    """How the Model's bodies sit in the Cartesian system. Spatial (``dim = 3``): every body at its centre of
+    mass with its own axes. Planar (``dim = 2``): every body moves parallel to the plane through ``origin``
+    spanned by ``e1``, ``e2`` (normal ``n = e1 × e2``); body k's planar coordinates are its centre's
+    ``(x, y)`` along e1, e2 and its rotation angle φ about n from its orientation ``R0[k]`` at the initial
+    configuration (φ = 0 there); ``depth[k]`` is its constant offset along n."""
+
+    dim: int
+    e1: np.ndarray = None
+    e2: np.ndarray = None
+    n: np.ndarray = None
+    origin: np.ndarray = None
+    R0: np.ndarray = None
+    depth: np.ndarray = None
+
+    def placements(self, model, x):
+        """(R, p) of every body's kernel frame (ground first) for the Cartesian coordinates x."""
+        nb = model.nbodies
+        com = np.asarray(model.com)
+        R = np.zeros((nb + 1, 3, 3))
+        P = np.zeros((nb + 1, 3))
+        R[0] = np.eye(3)
+        if self.dim == 3:
+            X = x.reshape(nb, 7)
+            R[1:] = quat_to_matrix(X[:, 3:])
+            C = X[:, :3]
+        else:
+            X = x.reshape(nb, 3)
+            R[1:] = np.einsum("kab,kbc->kac", _rotations_about(self.n, X[:, 2]), self.R0[1:])
+            C = self.origin + X[:, :1] * self.e1 + X[:, 1:2] * self.e2 + self.depth[1:, None] * self.n
+        P[1:] = C - np.einsum("kab,kb->ka", R[1:], com[1:])
+        return R, P
+
+    def velocities(self, model, x, V):
+        """(ω, v_C) of every body (ground first), ground axes: angular velocity and centre-of-mass velocity."""
+        nb = model.nbodies
+        w = np.zeros((nb + 1, 3))
+        vc = np.zeros((nb + 1, 3))
+        if self.dim == 3:
+            W = V.reshape(nb, 6)
+            R = quat_to_matrix(x.reshape(nb, 7)[:, 3:])
+            w[1:] = np.einsum("kab,kb->ka", R, W[:, 3:])
+            vc[1:] = W[:, :3]
+        else:
+            W = V.reshape(nb, 3)
+            w[1:] = W[:, 2:3] * self.n
+            vc[1:] = W[:, :1] * self.e1 + W[:, 1:2] * self.e2
+        return w, vc
+
+
+def _rotations_about(n, angles):
+    """Rotation matrices about the unit axis n by each of ``angles`` (Rodrigues), shape (k, 3, 3)."""
+    K = np.array([[0.0, -n[2], n[1]], [n[2], 0.0, -n[0]], [-n[1], n[0], 0.0]])
+    s = np.sin(angles)[:, None, None]
+    c = np.cos(angles)[:, None, None]
+    return np.eye(3)[None] + s * K[None] + (1.0 - c) * (K @ K)[None]
+
+
+def planar_embedding(model, K, tol=1e-10):
+    """The planar :class:`Embedding` of ``model`` when every body moves parallel to one plane (joints:
+    revolute about parallel axes, prismatic along and planar joints in the plane, fixed; gravity in the plane;
+    spring ends at equal depth; no constraints other than cut joints), else None. ``K``: forward kinematics at
+    the initial configuration (placements in kernel frames)."""
+    if any(type(c).__name__ != "LoopJoint" for c in model.constraints):
+        return None
+    joints = list(model.joints[1:]) + list(model.cut_joints)
+    normal = None
+    axes = []
+    for j in joints:
+        code = j.joint.code
+        if code not in (_REVOLUTE, _PRISMATIC, _PLANAR, _FIXED):
+            return None
+        Pa, _ = model.joint_frames(j)
+        RJ = K.R[j.parent] @ Pa.rotation
+        if code == _REVOLUTE:
+            axes.append(("rot", RJ @ j.joint.axis))
+        elif code == _PRISMATIC:
+            axes.append(("slide", RJ @ j.joint.axis))
+        elif code == _PLANAR:
+            axes.append(("rot", RJ[:, 2]))
+    rots = [a for kind, a in axes if kind == "rot"]
+    if rots:
+        normal = rots[0]
+    else:
+        slides = [a for kind, a in axes if kind == "slide"]
+        for a in slides[1:]:
+            c = np.cross(slides[0], a)
+            if np.linalg.norm(c) > 1e-6:
+                normal = c / np.linalg.norm(c)
+                break
+    if normal is None:
+        return None
+    for kind, a in axes:
+        if kind == "rot" and np.linalg.norm(np.cross(a, normal)) > tol:
+            return None
+        if kind == "slide" and abs(a @ normal) > tol:
+            return None
+    if abs(np.asarray(model.gravity) @ normal) > tol * max(1.0, np.linalg.norm(model.gravity)):
+        return None
+    nb = model.nbodies
+    depth = np.zeros(nb + 1)
+    com_w = K.p + np.einsum("kab,kb->ka", K.R, np.asarray(model.com))
+    depth[1:] = com_w[1:] @ normal
+    for (ia, ib), (pa, pb) in zip(model.spring_body, model.spring_point):
+        if abs((K.R[ia] @ pa + K.p[ia] - K.R[ib] @ pb - K.p[ib]) @ normal) > tol:
+            return None
+    e1 = np.array([1.0, 0, 0]) - normal[0] * normal
+    if np.linalg.norm(e1) < 0.5:
+        e1 = np.array([0, 1.0, 0]) - normal[1] * normal
+    e1 /= np.linalg.norm(e1)
+    e2 = np.cross(normal, e1)
+    return Embedding(dim=2, e1=e1, e2=e2, n=normal, origin=np.zeros(3), R0=K.R.copy(), depth=depth)
+
+
+class ModelConstraintRows(RowBlock):
+    """The Model's constraints that are not joints, as rows of the Cartesian system (seed 001 ch. 2: any
+    constraint in the bodies' absolute coordinates). Compiled elements are evaluated by
+    ``kernels/constraints.py`` on a workspace filled from the Cartesian state (placements, velocities, and the
+    bias accelerations at Ẍ = 0), and each covector c = [c_ω; c_v] of a body becomes its block of Q:
+    ``[c_v; Aᵀ(c_ω + c_v × r_C)]`` (spatial) or ``[c_v·e1, c_v·e2, (c_ω + c_v × r_C)·n]`` (planar). Python
+    constraints (functions of q) are evaluated at the model coordinates of the state and carried over by
+    ``Q = G L``, ``b = γ + G L J̇ v`` with V = J v the Cartesian velocities of the tree and L = J⁺."""
+
+    name = "constraints"
+
+    def __init__(self, model, emb, system):
+        from multibody.formulations.constrained import ConstraintRows, make_work
+
+        self.model, self.emb, self.system = model, emb, system
+        tab = model.constraint_table
+        keep = [k for k, c in enumerate(model.constraints) if type(c).__name__ != "LoopJoint"]
+        self.rows_src = ConstraintRows(model, work=make_work(model))
+        self.m_c = tab.m_compiled
+        self.loop_rows = sum(c.nrows for c in model.constraints if type(c).__name__ == "LoopJoint")
+        # rows of the non-joint constraints: compiled ones after the loop joints' rows, then the Python ones
+        self.idx = np.array([r for r in range(tab.m) if tab.owner[r] in keep], dtype=int)
+        self.m = len(self.idx)
+        where = {r: j for j, r in enumerate(self.idx)}
+        self.slices = {}
+        for k in keep:
+            sl = tab.slices[model.constraints[k].name]
+            self.slices[model.constraints[k].name] = slice(where[sl.start], where[sl.start] + sl.stop - sl.start)
+        self.level = tab.level[self.idx]
+        self.python = bool(tab.python)
+        self._q_prev = None
+
+    def _fill_workspace(self, x, V):
+        from multibody.kernels.kinematics import B_A, B_P, B_R, B_V, WB_WIDTH
+
+        model, emb = self.model, self.emb
+        w = self.rows_src.w
+        wb = w.tree[13][: (model.nbodies + 1) * WB_WIDTH].reshape(model.nbodies + 1, WB_WIDTH)
+        R, P = emb.placements(model, x)
+        om, vc = emb.velocities(model, x, V)
+        C = P + np.einsum("kab,kb->ka", R, np.asarray(model.com))
+        C[0] = 0.0
+        wb[:, B_R:B_R + 9] = R.reshape(-1, 9)
+        wb[:, B_P:B_P + 3] = P
+        wb[:, B_V:B_V + 3] = om
+        wb[:, B_V + 3:B_V + 6] = vc + np.cross(C, om)              # v_O = v_C + r_C × ω
+        wb[:, B_A:B_A + 3] = 0.0
+        wb[:, B_A + 3:B_A + 6] = np.cross(vc, om)                   # at Ẍ = 0: ȧ_O = v_C × ω
+        return R, C, om
+
+    def rows(self, x, V, need_b=True):
+        from multibody.kernels.constraints import constraint_rows_kernel
+
+        model, emb, sysm = self.model, self.emb, self.system
+        w = self.rows_src.w
+        nvc = sysm.nv
+        Q = np.zeros((self.m, nvc))
+        b = np.zeros(self.m)
+        phi = np.zeros(self.m)
+        if self.m_c > self.loop_rows:
+            R, C, om = self._fill_workspace(x, V)
+            if not self.rows_src._aux_ready:
+                from multibody.kernels.constraints import initial_contact_angles
+                initial_contact_angles(w.tree[13], model.nbodies + 1, 0, w.ci, w.cf, w.pi, w.pt, w.s)
+                self.rows_src._aux_ready = True
+            constraint_rows_kernel(w.tree[13], model.nbodies + 1, 0, w.ci, w.cf, w.pi, w.pt, w.s, 0, w.f, w.cb, w.cv,
+                                   w.gam, w.ucoef, w.auxd)
+            nd = sysm.nd
+            for j, r in enumerate(self.idx):
+                if r >= self.m_c:
+                    break
+                phi[j] = w.f[r]
+                b[j] = w.gam[r]
+                for slot in range(2):
+                    k = w.cb[r, slot]
+                    if k <= 0:
+                        continue
+                    cw, cvv = w.cv[r, slot, :3], w.cv[r, slot, 3:]
+                    rot = cw + np.cross(cvv, C[k])
+                    blk = slice((k - 1) * nd, k * nd)
+                    if emb.dim == 3:
+                        Q[j, blk] += np.concatenate([cvv, R[k].T @ rot])
+                    else:
+                        Q[j, blk] += [cvv @ emb.e1, cvv @ emb.e2, rot @ emb.n]
+        if self.python:
+            self._python_rows(x, V, Q, b, phi)
+        return Q, b, phi
+
+    def _python_rows(self, x, V, Q, b, phi):
+        """Rows of the Python constraints through the model coordinates (class docstring)."""
+        model = self.model
+        q, v = model_state_from_cartesian(model, self.emb, x, V, previous=self._q_prev)
+        self._q_prev = q
+        J, Jdv = cartesian_velocity_map(model, self.emb, q, v)
+        L = np.linalg.pinv(J)
+        for c, r0 in model.constraint_table.python:
+            val, G, gam, _ = c.rows(model, q, v, 0.0)
+            rows = [j for j, r in enumerate(self.idx) if r0 <= r < r0 + c.nrows]
+            GL = G @ L
+            Q[rows] = GL
+            b[rows] = gam + GL @ Jdv
+            phi[rows] = val
+
+
+def cartesian_velocity_map(model, emb, q, v):
+    """(J, J̇v): the Cartesian velocities V = J v of the tree velocities v at q, and their rate at v̇ = 0."""
+    from multibody.algorithms import forward_kinematics
+
+    nb, nv = model.nbodies, model.nv
+    nd = 6 if emb.dim == 3 else 3
+    com = np.asarray(model.com)
+
+    def cart(K, level):
+        R, P = K.R, K.p
+        out = np.zeros(nb * nd)
+        for i in range(1, nb + 1):
+            rc = R[i] @ com[i]
+            vec = K.velocity if level == 1 else K.acceleration
+            w = vec[i, :3]
+            lin = vec[i, 3:] + np.cross(w, rc)
+            if level == 2:   # classical acceleration of the centre: p̈ + ω̇ × rc + ω × (ω × rc)
+                om = K.velocity[i, :3]
+                lin = lin + np.cross(om, np.cross(om, rc))
+            blk = out[(i - 1) * nd: i * nd]
+            if emb.dim == 3:
+                blk[:3] = lin
+                blk[3:] = R[i].T @ w
+            else:
+                blk[:] = [lin @ emb.e1, lin @ emb.e2, w @ emb.n]
+        return out
+
+    J = np.column_stack([cart(forward_kinematics(model, q, np.eye(nv)[k], frames="kernel"), 1) for k in range(nv)])
+    Jdv = cart(forward_kinematics(model, q, v, np.zeros(nv), frames="kernel"), 2)
+    return J, Jdv
+
+
+def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
+    """The :class:`CartesianSystem` of a Model at the state (q, v), and its :class:`Embedding`.
+
+    Every body becomes a body of the system with its frame at the centre of mass; every joint, tree or cut,
+    becomes the book's constraint rows between its two bodies (seed 001 ch. 2): in space Revolute → hinge
+    (5 rows), Spherical → 3 point–plane, Prismatic → 2 point–plane + 3 rotation, Cylindrical → 2 point–plane +
+    2 rotation, Fixed → 6, Universal → spherical + 1 rotation about the cross's common normal (4), Planar →
+    1 point–plane + 2 rotation (3), Free → none; in the plane (``planar``: None detects it, see
+    :func:`planar_embedding`) Revolute → 2 point–line rows (seed 001 §2.5), Prismatic → point–line + locked
+    angle, Fixed → 3. The Model's other constraints follow as a :class:`ModelConstraintRows` block. Gravity,
+    point springs and the constant efforts of revolute joints carry over; joint spring-dampers and torque
+    callbacks (generalized forces) have no Cartesian form (``ModelError``).
     """
-    from .constrained import cartesian_from_model as _impl
-    return _impl(model, q, v)
+    from multibody.algorithms import forward_kinematics
+
+    q = model.neutral() if q is None else np.asarray(q, float)
+    v = np.zeros(model.nv) if v is None else np.asarray(v, float)
+    K = forward_kinematics(model, q, v, frames="kernel")
+    emb = planar_embedding(model, K) if planar in (None, True) else None
+    if planar and emb is None:
+        raise ModelError(f"model '{model.name}' is not planar", element="planar")
+    if emb is None:
+        emb = Embedding(dim=3)
+    if np.any(np.asarray(model.dof_stiffness)) or np.any(np.asarray(model.dof_damping)):
+        raise ModelError(f"model '{model.name}': joint spring-dampers are not available in the Cartesian "
+                         "formulation", element="joint spring-damper")
+    if model.torque_callback is not None:
+        raise ModelError(f"model '{model.name}': a torque callback (generalized forces) has no Cartesian form",
+                         element="torque callback")
+    dim = emb.dim
+    g = np.asarray(model.gravity, float)
+    s = CartesianSystem(dim=dim, gravity=g if dim == 3 else np.array([g @ emb.e1, g @ emb.e2]), solver=solver)
+    nb = model.nbodies
+    com = np.asarray(model.com)
+    for i in range(1, nb + 1):
+        if not model.mass[i] > 0:
+            raise ModelError(f"body '{model.body_names[i]}' has no mass; the Cartesian formulation needs a mass "
+                             "on every body", element=f"body '{model.body_names[i]}'")
+        R, p = K.R[i], K.p[i]
+        w = K.velocity[i, :3]
+        c = p + R @ com[i]
+        vc = K.velocity[i, 3:] + np.cross(w, R @ com[i])
+        if dim == 3:
+            s.add_body(model.body_names[i], float(model.mass[i]), np.asarray(model.inertia_com[i]), position=(c, R),
+                       velocity=(vc, R.T @ w))
+        else:
+            J = float(emb.n @ (R @ model.inertia_com[i] @ R.T) @ emb.n)
+            s.add_body(model.body_names[i], float(model.mass[i]), J, position=(c @ emb.e1, c @ emb.e2, 0.0),
+                       velocity=(vc @ emb.e1, vc @ emb.e2, w @ emb.n))
+    for jinfo in list(model.joints[1:]) + list(model.cut_joints):
+        joint = (_planar_joint if dim == 2 else _spatial_joint)(model, jinfo, K, emb)
+        if joint is not None:
+            s.add_joint(joint)
+        _joint_effort(model, jinfo, K, emb, s)
+    for (ia, ib), (pa, pb), sp_ in zip(model.spring_body, model.spring_point, model.springs):
+        ends = []
+        for i, pt in ((ia, pa), (ib, pb)):
+            rel = pt - (com[i] if i else 0.0)
+            if dim == 2:
+                rel = K.R[i] @ rel if i else rel
+                rel = np.array([rel @ emb.e1, rel @ emb.e2])
+            ends.append(rel)
+        s.add_force(PointSpring(model.body_names[ia], ends[0], model.body_names[ib], ends[1], sp_.stiffness,
+                                sp_.damping, sp_.rest_length))
+    block = ModelConstraintRows(model, emb, s)
+    if block.m:
+        s.add_joint(block)
+    s.finalize()
+    return s, emb
+
+
+def _joint_points(model, jinfo, K):
+    """The joint frame of ``jinfo`` on its two bodies: (R_a, point_a, R_b, point_b), points from each body's
+    centre of mass in that body's kernel axes (ground: ground coordinates)."""
+    a, b = jinfo.parent, jinfo.child
+    Pa, Pb = model.joint_frames(jinfo)
+    com = np.asarray(model.com)
+    pa = Pa.translation - (com[a] if a > 0 else 0.0)
+    pb = Pb.translation - com[b]
+    return Pa.rotation, pa, Pb.rotation, pb
+
+
+def _spatial_joint(model, jinfo, K, emb):
+    a, b = jinfo.parent, jinfo.child
+    Ra, pi, Rb, pj = _joint_points(model, jinfo, K)
+    jt = jinfo.joint
+    code = jt.code
+    ax = np.asarray(jt.axes())
+    na, nb_ = model.body_names[a], model.body_names[b]
+    prims = []
+    if code in (_REVOLUTE, _SPHERICAL, _FIXED):
+        prims.append(("pp", 3, dict(n=Ra.copy(), p=pi, rho=pj)))
+    if code in (_REVOLUTE, _CYLINDRICAL):
+        ua = Ra @ ax[0]
+        n2, n3 = _perp_frame(ua)
+        if code == _CYLINDRICAL:
+            prims.append(("pp", 2, dict(n=np.array([n2, n3]), p=pi, rho=pj)))
+        prims.append(("ra", 2, dict(n=np.array([n2, n3]), ai=ua, aj=Rb @ ax[0])))
+    if code == _PRISMATIC:
+        ua = Ra @ ax[0]
+        n2, n3 = _perp_frame(ua)
+        prims.append(("pp", 2, dict(n=np.array([n2, n3]), p=pi, rho=pj)))
+    if code in (_PRISMATIC, _FIXED):
+        prims.append(("rl", 3, dict(n=np.eye(3), R0=Ra @ Rb.T)))
+    if code == _UNIVERSAL:
+        return UniversalJoint(jinfo.name, na, nb_, pi, pj, Ra @ ax[0], Rb @ ax[1], cos_angle=float(ax[0] @ ax[1]))
+    if code == _PLANAR:
+        ez = np.array([0.0, 0.0, 1.0])
+        return PlanarJoint(jinfo.name, na, nb_, pi, pj, Ra @ ez, Rb @ ez)
+    return _Composite(jinfo.name, na, nb_, 3, prims) if prims else None
+
+
+def _in_plane(emb, K, body, vec):
+    """A vector of ``body``'s kernel axes as planar body coordinates at φ = 0 (ground: ground axes)."""
+    w = K.R[body] @ vec if body > 0 else vec
+    return np.array([w @ emb.e1, w @ emb.e2])
+
+
+def _planar_joint(model, jinfo, K, emb):
+    a, b = jinfo.parent, jinfo.child
+    Ra, pi, Rb, pj = _joint_points(model, jinfo, K)
+    code = jinfo.joint.code
+    na, nb_ = model.body_names[a], model.body_names[b]
+    if a == 0:   # a point of the ground in plane coordinates (from the plane origin)
+        pi2 = _in_plane(emb, K, 0, pi - emb.origin)
+    else:
+        pi2 = _in_plane(emb, K, a, pi)
+    pj2 = _in_plane(emb, K, b, pj)
+    if code == _REVOLUTE:
+        return PlanarRevolute(jinfo.name, na, nb_, pi2, pj2)
+    if code == _PRISMATIC:
+        axis = _in_plane(emb, K, a, Ra @ jinfo.joint.axis) if a > 0 else _in_plane(emb, K, 0, Ra @ jinfo.joint.axis)
+        return PlanarPrismatic(jinfo.name, na, nb_, pi2, axis, pj2, theta0=0.0)
+    if code == _FIXED:
+        return _Composite(jinfo.name, na, nb_, 2, PlanarRevolute(jinfo.name, na, nb_, pi2, pj2).primitives(None)
+                          + PlanarAngle(jinfo.name, na, nb_, 0.0).primitives(None))
+    return None   # a Planar joint leaves the plane's three coordinates free
+
+
+def _joint_effort(model, jinfo, K, emb, s):
+    """A constant effort of a revolute joint as a pair of opposite moments about its axis."""
+    if jinfo.v_slice is None:
+        return
+    eff = np.asarray(model.dof_effort)[jinfo.v_slice]
+    if not eff.size or not np.any(eff):
+        return
+    if jinfo.joint.code != _REVOLUTE:
+        raise ModelError(f"joint '{jinfo.name}': constant efforts are carried over to the Cartesian formulation for "
+                         "revolute joints only", element=f"joint '{jinfo.name}'")
+    Ra, _, _, _ = _joint_points(model, jinfo, K)
+    axis = Ra @ jinfo.joint.axis               # in the parent's kernel axes
+    na, nb_ = model.body_names[jinfo.parent], model.body_names[jinfo.child]
+    if emb.dim == 3:
+        s.add_force(RelativeTorque(na, nb_, eff[0] * axis))
+    else:
+        w = K.R[jinfo.parent] @ axis if jinfo.parent > 0 else axis
+        s.add_force(RelativeTorque(na, nb_, eff[0] * float(w @ emb.n)))
+
+
+def model_state_from_cartesian(model, emb, x, V=None, previous=None):
+    """Model coordinates (q, v) of a Cartesian state: joint coordinates from the relative placements of the
+    tree joints' frames; v by least squares from the Cartesian velocities. ``previous`` (a q) unwraps angles."""
+    R, P = emb.placements(model, x)
+    q = model.neutral()
+    for i in range(1, model.nbodies + 1):
+        j = model.joints[i]
+        a = j.parent
+        RJ = R[a] @ model.jplace_R[i]
+        pJ = P[a] + R[a] @ model.jplace_p[i]
+        Rrel = RJ.T @ R[i]
+        prel = RJ.T @ (P[i] - pJ)
+        code = j.joint.code
+        ax = np.asarray(j.joint.axes())
+        sl = j.q_slice
+        prev = None if previous is None else previous[sl]
+        if code in (_REVOLUTE, _CYLINDRICAL):
+            q[sl.start] = _unwrap(_axis_angle(ax[0], Rrel), prev, 0)
+            if code == _CYLINDRICAL:
+                q[sl.start + 1] = ax[0] @ prel
+        elif code == _PRISMATIC:
+            q[sl.start] = ax[0] @ prel
+        elif code == _UNIVERSAL:
+            # R = rot(a1, θ1) rot(a2, θ2): R a2 = rot(a1, θ1) a2 gives θ1, then rot(a1, θ1)ᵀ R = rot(a2, θ2)
+            a1, a2 = ax[0], ax[1]
+            c12 = a1 @ a2
+            u0, u1 = a2 - c12 * a1, Rrel @ a2 - c12 * a1
+            th1 = _unwrap(float(np.arctan2(a1 @ np.cross(u0, u1), u0 @ u1)), prev, 0)
+            th2 = _unwrap(_axis_angle(a2, _rotations_about(a1, np.array([th1]))[0].T @ Rrel), prev, 1)
+            q[sl] = (th1, th2)
+        elif code == _PLANAR:
+            th = _unwrap(float(np.arctan2(Rrel[1, 0] - Rrel[0, 1], Rrel[0, 0] + Rrel[1, 1])), prev, 2)
+            q[sl] = (prel[0], prel[1], th)
+        elif code in (_SPHERICAL, _FREE):
+            quat = matrix_to_quat(Rrel)
+            if prev is not None and quat @ prev[-4:] < 0:    # the sign of the previous sample (q and −q agree)
+                quat = -quat
+            q[sl] = quat if code == _SPHERICAL else np.concatenate([prel, quat])
+    if V is None:
+        return q, None
+    J, _ = cartesian_velocity_map(model, emb, q, np.zeros(model.nv))
+    return q, np.linalg.lstsq(J, V, rcond=None)[0]
+
+
+def _axis_angle(a, R):
+    """The angle θ of the rotation R = rot(a, θ) about the unit axis a."""
+    vee = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+    return float(np.arctan2(a @ vee, 0.5 * (np.trace(R) - 1.0)))
+
+
+def _unwrap(th, prev, k):
+    return th if prev is None else th + 2 * np.pi * np.round((prev[k] - th) / (2 * np.pi))
+
+
+def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="auto", consistent=True, planar=None,
+                     stabilization="projection", baumgarte=(10.0, 10.0), al_eps=None):
+    """Absolute coordinates of every body + multipliers (seed 001 ch. 2), built from the Model.
+
+    The outputs are converted back to the model's q and v. ``planar``: None detects a planar model and uses
+    the three planar coordinates per body (seed 001 §2.5); False forces the spatial form. ``stabilization``:
+    ``"projection"`` (positions and velocities projected onto the constraints after every step), ``"baumgarte"``
+    (``b − 2α Q V − β² φ``, gains ``baumgarte``) or ``"none"`` (the acceleration-level rows alone). ``al_eps``:
+    the relative regularization of the augmented-Lagrangian solve (default 1e-10). ``solver``: the KKT
+    solver of :class:`CartesianSystem` (``"auto"``: the tree-ordered block LDLᵀ when the joint graph allows
+    it, else the augmented Lagrangian). Residuals: ``position``, ``velocity``, ``acceleration`` (max over the
+    rows) and per non-joint constraint; reactions: per joint and constraint, the generalized reactions
+    ``Q_iᵀλ`` on its two bodies (seed 001, eq. 2.26), shape (samples, 2, 3 or 6): force along the ground
+    (planar: plane) axes and moment about the centre of mass (spatial: body axes).
+    """
+    from multibody.formulations.base import OdeSystem, check_state
+    from multibody.result import Result
+
+    if tau is not None:
+        raise ModelError("the Cartesian formulation takes no generalized torques tau", element="tau")
+    q0, v0 = check_state(model, q0, v0)
+    if stabilization not in ("projection", "baumgarte", "none"):
+        raise ModelError(f"stabilization must be 'projection', 'baumgarte' or 'none', got {stabilization!r}",
+                         element="stabilization")
+    s, emb = cartesian_from_model(model, q0, v0, solver=solver, planar=planar)
+    if al_eps is not None:
+        s.al_eps = float(al_eps)
+    gains = tuple(map(float, baumgarte)) if stabilization == "baumgarte" else None
+    x0, V0 = s.x0, s.v0
+    if consistent:
+        x0, V0 = s.consistent_initial(x0, V0)
+    nq = s.nq
+
+    def project_py(t, y):
+        x = s.project_position(y[:nq], t=t)
+        return np.concatenate([x, s.project_velocity(x, y[nq:])])
+
+    def make_result(t, Y, info):
+        Y = np.asarray(Y, float).reshape(len(t), -1)
+        Q = np.zeros((len(t), model.nq))
+        Vm = np.zeros((len(t), model.nv))
+        prev = q0
+        E_T, E_V, reac = [], [], {}
+        res = {"position": [], "velocity": [], "acceleration": []}
+        for k in range(len(t)):
+            x, V = Y[k, :nq], Y[k, nq:]
+            Q[k], Vm[k] = model_state_from_cartesian(model, emb, x, V, prev)
+            prev = Q[k]
+            if energy:
+                Etot = s.energy(x, V)
+                T = _kinetic(s, V)
+                E_T.append(T)
+                E_V.append(Etot - T)
+            Qc, b, phi = s._assemble(x, V)
+            xdd, lam = s.accelerations(t[k], x, V)
+            res["position"].append(np.abs(phi).max(initial=0))
+            res["velocity"].append(np.abs(Qc @ V).max(initial=0))
+            res["acceleration"].append(np.abs(Qc @ xdd - b).max(initial=0))
+            Qd = Qc if isinstance(Qc, np.ndarray) else Qc.tocsr()
+            for name, rows in s.joint_rows.items():
+                gen = np.asarray(Qd[rows].T @ lam[rows]).ravel().reshape(s.nb, s.nd)
+                pair = np.zeros((2, s.nd))
+                bodies = s.joint_bodies[name]
+                if bodies is not None:
+                    for slot, kb in enumerate(bodies):
+                        if kb > 0:
+                            pair[slot] = gen[kb - 1]
+                else:
+                    idx = [model.body_index(bn) for bn in model.constraint(name).bodies]
+                    idx = ([0] + idx)[-2:]
+                    for slot, kb in enumerate(idx):
+                        if kb > 0:
+                            pair[slot] = gen[kb - 1]
+                reac.setdefault(name, []).append(pair)
+                if bodies is None:
+                    res.setdefault(name, []).append(np.abs(phi[rows]).max(initial=0))
+        info = dict(info)
+        info["cartesian"] = dict(bodies=s.nb, coordinates=s.nq, constraint_rows=s.nc, solver=s._solver,
+                                 planar=emb.dim == 2, redundant=bool(s.redundant), rank=int(getattr(s, "rank0", s.nc)))
+        en = {"kinetic": np.array(E_T), "potential": np.array(E_V)} if energy and len(t) else {}
+        return Result(t, Q, Vm, energy=en, residuals={k: np.array(v) for k, v in res.items()},
+                      reactions={k: np.array(v) for k, v in reac.items()}, info=info,
+                      q_names=model.coordinate_names(), v_names=model.velocity_names(), model=model)
+
+    return OdeSystem(x0=np.concatenate([x0, V0]), fun=lambda t, y: s.rhs(t, y, gains), make_result=make_result,
+                     split=lambda y: (y[:nq], y[nq:]), rhs=None,
+                     project_py=project_py if stabilization == "projection" else None, nsplit=nq,
+                     python_only=True, info={"formulation": "cartesian", "planar": emb.dim == 2,
+                                             "stabilization": stabilization})
+
+
+def _kinetic(s, V):
+    W = V.reshape(s.nb, s.nd)
+    if s.dim == 2:
+        return 0.5 * float(np.sum(s.mass * (W[:, 0] ** 2 + W[:, 1] ** 2) + s.J * W[:, 2] ** 2))
+    return 0.5 * float(np.sum(s.mass * np.sum(W[:, :3] ** 2, axis=1)) + np.einsum("ka,kab,kb->", W[:, 3:], s.J,
+                                                                                    W[:, 3:]))
+
+
+register_formulation("cartesian", cartesian_system)

@@ -1,444 +1,422 @@
-"""Tree dynamics + constraint equations with Lagrange multipliers; drift control (seed 001 §3.6).
+"""The ``"constrained"`` formulation: tree coordinates + the Model's constraints with multipliers (seed 001 §3.6).
 
-A model whose joint graph has loops is split into a spanning tree and cut joints; the cut joints
-become constraint equations ``f(q) = 0`` on top of the tree's equations ``A q̈ = B`` (seed 001,
-eqs. 3.189–3.192: ``−A q̈ + B + B* + Hᵀλ = 0``).  The holonomic constraints are used at the
-acceleration level ``H q̈ = −Ḣ q̇`` and solved together with the dynamics:
+A model's constraints (``model.constraints``: the cut joints that close loops, points on planes and curves,
+rolling discs, user functions; ``multibody.model.constraints``) add rows to the tree's equations
+``A q̈ = B`` (seed 001, eqs. 3.189–3.192: ``−A q̈ + B + B* + Hᵀλ = 0``). Position rows are used at the
+acceleration level ``G v̇ = γ`` (ḟ = G v), velocity rows (rolling without slip) differentiated once, and the
+KKT system is solved for v̇ and the multipliers λ (``kernels/kkt.py``: range space, augmented Lagrangian,
+redundant rows allowed):
 
-    [[M, Hᵀ], [H, 0]] [v̇; μ] = [τ − C; γ],   λ = −μ        (seed 001 §3.6.1; KKT as in eq. 2.49)
+    [[M, Gᵀ], [G, 0]] [v̇; −λ] = [τ − C; γ]        (seed 001 §3.6.1; the KKT form of eq. 2.49)
 
-Drift control: Baumgarte (``γ − 2α H v − β² f``), projection of positions and velocities after
-every integration step (Newton, mass-weighted), or a user hook (``stabilizer=`` e.g. seed 000's
-method from :mod:`multibody.formulations.stabilized`).  Redundant constraints (rank-deficient H,
-e.g. planar loops closed by spatial hinges, Bricard) are solved by a rank-revealing least squares;
-an ill-conditioned configuration is reported with the time and the joints involved.
+Drift control (``stabilization``): ``"projection"`` (default: after every step a Newton projection of q onto
+the position rows and a mass-orthogonal projection of v onto all rows), ``"baumgarte"`` (``γ − 2α ḟ − β² f``
+for position rows, ``γ − 2α g`` for velocity rows), ``"seed000"`` (seed 000 eqs. 2.4/2.5: residuals obey
+``f̈ + 2λḟ + λ²f = 0`` and ``ġ + λ g = 0``), ``"none"``, or a Python hook ``stabilizer(t, q, v, f, G, γ) -> γ'``.
 
-This module also holds the generic projected integrator used by the Cartesian formulation.
+Everything is compiled (``kernels/constraints.py``, ``kernels/kkt.py``; fixed-step runs are one compiled loop)
+unless the model has Python constraints (``UserConstraint``, ``VelocityConstraint``), a torque callback or a
+hook: then the right-hand side runs in Python around the same compiled pieces.
+
+Sign of the multipliers: ``M v̇ = τ − C + Gᵀλ``; for a cut joint λ is the reaction on its child body (a force
+at the joint point along the ground axes for the point rows, a moment for the rotation rows); for a
+``RollingDisc`` the contact force on the disc (normal, then along the plane's two tangents).
 """
-from __future__ import annotations
+from collections import namedtuple
 
 import numpy as np
-import scipy.linalg as sla
-from scipy.integrate import DOP853, RK45, Radau
+from numba import njit
 
-from ..errors import ConstraintError, IntegrationError
-from .base import register_formulation
+from multibody.data import Data
+from multibody.errors import ConstraintError, ModelError
+from multibody.formulations.base import OdeSystem, check_state, register_formulation
+from multibody.formulations.tree import tree_energy, tree_params, tree_rhs_extra
+from multibody.integrate.manifold import has_quaternions
+from multibody.kernels.configuration import integrate_kernel, normalize_kernel
+from multibody.kernels.constraints import constraint_rows_kernel, initial_contact_angles, rows_jacobian
+from multibody.kernels.crba import crba_kernel
+from multibody.kernels.kinematics import kinematics_kernel
+from multibody.kernels.kkt import kkt_solve
+from multibody.result import Result
 
-__all__ = ["integrate_projected", "CutJointConstraints", "ConstrainedTree", "constrained_system"]
+__all__ = ["ConstraintRows", "ConstrainedTree", "constrained_system", "STABILIZATIONS"]
 
+#: drift-control choices and their codes in the compiled right-hand side
+STABILIZATIONS = {"projection": 0, "none": 0, "baumgarte": 1, "seed000": 2}
 
-def integrate_projected(fun, y0, t_span, t_eval=None, project=None, rtol=1e-10, atol=1e-10,
-                        method="DOP853", max_step=np.inf, dt=None):
-    """Integrate ``ẏ = fun(t, y)``; after every accepted step apply ``y ← project(t, y)``.
+# entries of the settings array ``cfg``
+CFG_STAB, CFG_ALPHA, CFG_BETA, CFG_LAMBDA, CFG_EPS, CFG_ITER, CFG_M, CFG_TOL, CFG_MAXIT, CFG_PROJECT = range(10)
 
-    ``method``: ``"DOP853"`` / ``"RK45"`` (adaptive; the FSAL derivative is recomputed after each
-    projection) or ``"RK4"`` (fixed step ``dt``).  Outputs at ``t_eval`` come from the step's dense
-    output and are projected too.  Returns ``(t, Y, stats)``.
-    """
-    t0, t1 = float(t_span[0]), float(t_span[1])
-    y0 = np.asarray(y0, float)
-    if t_eval is None:
-        t_eval = np.array([t0, t1])
-    t_eval = np.asarray(t_eval, float)
-    out = np.empty((len(t_eval), y0.size))
-    k = 0
-    nfev = [0]
-
-    def f(t, y):
-        nfev[0] += 1
-        return fun(t, y)
-
-    while k < len(t_eval) and t_eval[k] <= t0:
-        out[k] = y0
-        k += 1
-    nsteps = 0
-    if method == "RK4":
-        if dt is None:
-            raise IntegrationError("method 'RK4' needs a step dt", reason="missing dt")
-        t, y = t0, y0.copy()
-        while t < t1 - 1e-14 * max(1.0, abs(t1)):
-            h = min(dt, t1 - t)
-            k1 = f(t, y)
-            k2 = f(t + h / 2, y + h / 2 * k1)
-            k3 = f(t + h / 2, y + h / 2 * k2)
-            k4 = f(t + h, y + h * k3)
-            yn = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-            if project is not None:
-                yn = project(t + h, yn)
-            while k < len(t_eval) and t_eval[k] <= t + h + 1e-12 * h:
-                s = (t_eval[k] - t) / h   # cubic Hermite between the step's ends
-                fn = f(t + h, yn)
-                h00, h10, h01, h11 = 2 * s**3 - 3 * s**2 + 1, s**3 - 2 * s**2 + s, -2 * s**3 + 3 * s**2, s**3 - s**2
-                yk = h00 * y + h10 * h * k1 + h01 * yn + h11 * h * fn
-                out[k] = project(t_eval[k], yk) if project is not None else yk
-                k += 1
-            t, y = t + h, yn
-            nsteps += 1
-        return t_eval, out, dict(nfev=nfev[0], nsteps=nsteps)
-    cls = {"DOP853": DOP853, "RK45": RK45, "Radau": Radau}[method]
-    solver = cls(f, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
-    while k < len(t_eval):
-        msg = solver.step()
-        if solver.status == "failed":
-            raise IntegrationError(f"integration failed at t = {solver.t:.6g}: {msg}", reason=msg)
-        nsteps += 1
-        dense = solver.dense_output() if k < len(t_eval) and t_eval[k] <= solver.t else None
-        while k < len(t_eval) and t_eval[k] <= solver.t:
-            yk = dense(t_eval[k])
-            out[k] = project(t_eval[k], yk) if project is not None else yk
-            k += 1
-        if project is not None and solver.status == "running":
-            yp = project(solver.t, solver.y)
-            solver.y = yp
-            if hasattr(solver, "f"):
-                solver.f = f(solver.t, yp)
-        if solver.status == "finished":
-            while k < len(t_eval):
-                out[k] = solver.y
-                k += 1
-    return t_eval, out, dict(nfev=nfev[0], nsteps=nsteps)
+#: everything the compiled right-hand side of a constrained model reads and writes (one per run)
+Work = namedtuple("Work", [
+    "tree",                      # tree_params(model): packed model, force arrays, workspace
+    "ci", "cf", "pi", "pt",      # the compiled constraint table
+    "level", "sel_pos", "sel_all",
+    "s", "mode",                 # auxiliary variables (contact angles) and how they are treated
+    "f", "fd", "cb", "cv", "gam", "ucoef", "auxd", "G",
+    "M", "L", "Y", "S", "LS", "keep", "tmp", "w", "lam", "b",
+    "xdot", "tau0", "qdd0", "dv", "qbuf", "cfg",
+])
 
 
-# ----------------------------------------------------------------------------------------------
-# cut-joint constraint equations on a tree (seed 001 §3.6.1–3.6.2)
-# ----------------------------------------------------------------------------------------------
-_FIXED, _REVOLUTE, _PRISMATIC, _CYLINDRICAL, _UNIVERSAL, _SPHERICAL, _PLANAR, _FREE = range(8)
+def make_work(model, mode=0, tau_const=None, extra_rows=0):
+    """A fresh :data:`Work` for ``model`` (``extra_rows``: room for rows added after the model's own, e.g. an
+    energy row)."""
+    tab = model.constraint_table
+    m = tab.m + extra_rows
+    nv, nq, naux = model.nv, model.nq, tab.naux
+    rows = m + naux
+    z = np.zeros
+    cfg = z(10)
+    cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 1e-12, 25
+    cfg[CFG_PROJECT] = 1.0
+    # rows: compiled, [auxiliary (mode 1)], Python, extra; the auxiliary rows are velocity-level (degree 1)
+    mc = tab.m_compiled
+    aux_rows = np.ones(naux, dtype=np.int64)
+    parts = [tab.level[:mc], aux_rows, tab.level[mc:]] if mode == 1 else [tab.level, aux_rows]
+    level = np.concatenate(parts + [np.ones(extra_rows, dtype=np.int64)]).astype(np.int64)
+    return Work(tree=tree_params(model, tau_const), ci=tab.ci, cf=tab.cf, pi=tab.pi, pt=tab.pt, level=level,
+                sel_pos=(level == 2).astype(np.int64), sel_all=np.ones(rows, dtype=np.int64),
+                s=z(naux), mode=np.array([mode], dtype=np.int64),
+                f=z(rows), fd=z(rows), cb=z((rows, 2), dtype=np.int64), cv=z((rows, 2, 6)), gam=z(rows),
+                ucoef=z((max(tab.m_compiled, 1), max(naux, 1))), auxd=z(max(naux, 1)), G=z((rows, nv)),
+                M=z((nv, nv)), L=z((nv, nv)), Y=z((nv, rows)), S=z((rows, rows)), LS=z((rows, rows)),
+                keep=z(rows, dtype=np.int64), tmp=z(rows), w=z(rows), lam=z(rows), b=z(rows),
+                xdot=z(nq + nv), tau0=z(nv), qdd0=z(nv), dv=z(nv), qbuf=z(nq), cfg=cfg)
 
 
-def _perp(u):
-    u = np.asarray(u, float) / np.linalg.norm(u)
-    t = np.array([1.0, 0, 0]) if abs(u[0]) < 0.9 else np.array([0, 1.0, 0])
-    n2 = np.cross(u, t)
-    n2 /= np.linalg.norm(n2)
-    return n2, np.cross(u, n2)
+# ----------------------------------------------------------------------------------------------------------
+# compiled pieces
+@njit(cache=True)
+def eval_rows(q, v, w):
+    """Kinematics at v̇ = 0, then the compiled rows: residuals ``f``, rates ``fd = G v`` (position rows: ḟ;
+    velocity rows: g), Jacobian ``G`` and ``γ`` (``kernels/constraints.py``). Returns the number of rows
+    written (compiled rows, then the auxiliary rows when ``mode = 1``)."""
+    mi = w.tree[0]
+    mf = w.tree[1]
+    work = w.tree[13]
+    n = mi.shape[0]
+    nv = v.shape[0]
+    kinematics_kernel(mi, mf, q, v, w.qdd0, work, 2)
+    mc = int(w.cfg[CFG_M])
+    constraint_rows_kernel(work, n, nv, w.ci, w.cf, w.pi, w.pt, w.s, w.mode[0], w.f, w.cb, w.cv, w.gam,
+                           w.ucoef, w.auxd)
+    rows = mc + (w.s.shape[0] if w.mode[0] == 1 else 0)
+    rows_jacobian(mi, work, nv, 0, rows, w.cb, w.cv, w.G)
+    for r in range(rows):
+        s = 0.0
+        for k in range(nv):
+            s += w.G[r, k] * v[k]
+        w.fd[r] = s
+    return rows
 
 
-def _cx(a, b):
-    """a × b for 3-vectors (no numpy.cross overhead)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+@njit(cache=True)
+def stabilized_gamma(w, m):
+    """γ' of the drift control ``cfg[CFG_STAB]`` for rows < m, in place in ``w.gam``: Baumgarte (1) or seed 000
+    (2) (see the module docstring)."""
+    code = int(w.cfg[CFG_STAB])
+    if code == 1:
+        al = w.cfg[CFG_ALPHA]
+        be = w.cfg[CFG_BETA]
+        for r in range(m):
+            if w.level[r] == 2:
+                w.gam[r] -= 2.0 * al * w.fd[r] + be * be * w.f[r]
+            else:
+                w.gam[r] -= 2.0 * al * w.f[r]
+    elif code == 2:
+        lam = w.cfg[CFG_LAMBDA]
+        for r in range(m):
+            if w.level[r] == 2:
+                w.gam[r] -= 2.0 * lam * w.fd[r] + lam * lam * w.f[r]   # seed 000, eq. 2.4
+            else:
+                w.gam[r] -= lam * w.f[r]                               # seed 000, eq. 2.5
 
 
-def _cross_cols(C, r):
-    """Each column c of C (3×k) replaced by c × r."""
-    return np.stack([C[1] * r[2] - C[2] * r[1], C[2] * r[0] - C[0] * r[2], C[0] * r[1] - C[1] * r[0]])
+@njit(cache=True)
+def free_dynamics(t, x, w, tau_extra):
+    """``w.xdot`` = [q̇, a_free] (the tree's forward dynamics with the applied forces + ``tau_extra``) and
+    ``w.M`` = M(q) (CRBA)."""
+    nq = w.qbuf.shape[0]
+    tree_rhs_extra(t, x, w.tree, tau_extra, w.xdot)
+    crba_kernel(w.tree[0], w.tree[1], x[:nq], w.tree[13], w.M)
 
 
-def _vee(R):
-    return 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
+@njit(cache=True)
+def constrained_accelerations(t, x, w, tau_extra, m, out):
+    """v̇ into ``out`` and the multipliers into ``w.lam`` for rows < m already in ``w`` (``eval_rows`` and any
+    Python rows): drift control, free dynamics, KKT solve. Returns False when the solve failed."""
+    nq = w.qbuf.shape[0]
+    stabilized_gamma(w, m)
+    free_dynamics(t, x, w, tau_extra)
+    return kkt_solve(w.M, w.G, m, w.sel_all, w.xdot[nq:], w.gam, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y,
+                     w.S, w.LS, w.keep, w.tmp, w.w, w.lam, out)
 
 
-class CutJointConstraints:
-    """The constraint equations of a model's cut joints in its tree coordinates (seed 001 §3.6).
+@njit(cache=True)
+def constrained_rhs(t, x, w, out):
+    """The compiled right-hand side ``rhs(t, x, params, out)`` of the constrained formulation (x = [q, v])."""
+    nq = w.qbuf.shape[0]
+    m = eval_rows(x[:nq], x[nq:], w)
+    ok = constrained_accelerations(t, x, w, w.tree[16], m, out[nq:])
+    for k in range(nq):
+        out[k] = w.xdot[k]
+    if not ok:
+        out[nq] = np.nan
 
-    For a cut joint between body a (joint frame ``placement`` in a) and body b (``child_placement``
-    in b), with ``A``, ``B`` the joint frames in ground axes and ``o_a``, ``o_b`` their origins, the rows
-    are (``n2``, ``n3`` ⟂ the joint axis ``u``):
 
-    ============  =======================================================================
-    Revolute      o_b − o_a = 0 (3);  (A n_k)·(B u) = 0, k = 2, 3 (2)          → 5 rows
-    Spherical     o_b − o_a = 0 (3)
-    Prismatic     vee(AᵀB) = 0 (3);  (o_b − o_a)·(A n_k) = 0 (2)
-    Cylindrical   (A n_k)·(B u) = 0 (2);  (o_b − o_a)·(A n_k) = 0 (2)
-    Universal     o_b − o_a = 0 (3);  (A a1)·(B a2) = a1·a2 (1)
-    Planar        (A n_k)·(B e_z) = 0 (2);  (o_b − o_a)·(A e_z) = 0 (1)
-    Fixed         o_b − o_a = 0 (3);  vee(AᵀB) = 0 (3)
-    ============  =======================================================================
+@njit(cache=True)
+def project_positions(q, w, m):
+    """Newton projection of q onto the compiled position rows (mass-weighted least change,
+    ``q ← q ⊕ M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹(−f)``), in place. Returns the final residual."""
+    mi = w.tree[0]
+    nv = w.dv.shape[0]
+    maxit = int(w.cfg[CFG_MAXIT])
+    err = 0.0
+    for it in range(maxit + 1):
+        eval_rows(q, w.qdd0, w)
+        err = 0.0
+        for r in range(m):
+            if w.sel_pos[r] != 0 and not abs(w.f[r]) <= err:   # NaN propagates
+                err = abs(w.f[r])
+        if err <= w.cfg[CFG_TOL] or it == maxit:
+            break
+        crba_kernel(mi, w.tree[1], q, w.tree[13], w.M)
+        for r in range(m):
+            w.b[r] = -w.f[r]
+        kkt_solve(w.M, w.G, m, w.sel_pos, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
+                  w.keep, w.tmp, w.w, w.lam, w.dv)
+        integrate_kernel(mi, q, w.dv, 1.0, w.qbuf)
+        for k in range(q.shape[0]):
+            q[k] = w.qbuf[k]
+    return err
 
-    ``evaluate(q, v)`` returns the residuals f(q), the Jacobian G (``ḟ = G v``; seed 001 eq. 3.191:
-    the rows ``f'_i``, the cut joints' ``H_z``/``H_Ω`` of §3.6.2) and ``γ = −Ġ v`` (the acceleration
-    level ``G v̇ = γ``).  For the orientation lock G is the relative angular velocity in A's axes,
-    exact on the constraint manifold.
-    """
 
-    def __init__(self, model):
+@njit(cache=True)
+def project_velocities(q, v, w, m):
+    """Mass-orthogonal projection of v onto all compiled rows (G v = 0), in place."""
+    eval_rows(q, v, w)
+    crba_kernel(w.tree[0], w.tree[1], q, w.tree[13], w.M)
+    for r in range(m):
+        w.b[r] = -(w.fd[r] if w.level[r] == 2 else w.f[r])
+    kkt_solve(w.M, w.G, m, w.sel_all, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
+              w.keep, w.tmp, w.w, w.lam, w.dv)
+    for k in range(v.shape[0]):
+        v[k] += w.dv[k]
+
+
+@njit(cache=True)
+def constrained_project(x, w):
+    """The compiled projection ``project(x, params)`` after every step: positions, then velocities; a
+    failure (positions that cannot be assembled) leaves NaN in x, which stops the run."""
+    nq = w.qbuf.shape[0]
+    m = int(w.cfg[CFG_M])
+    q = x[:nq]
+    v = x[nq:]
+    normalize_kernel(w.tree[0], q, q)
+    if w.cfg[CFG_PROJECT] != 0.0 and m > 0:
+        err = project_positions(q, w, m)
+        if not err <= 1e-8:
+            x[0] = np.nan
+            return
+        project_velocities(q, v, w, m)
+
+
+# ----------------------------------------------------------------------------------------------------------
+class ConstraintRows:
+    """The rows of a Model's constraints in its tree coordinates: ``evaluate(q, v, t) -> (f, G, γ)`` over all
+    rows (compiled rows, then the Python constraints'), with ``f`` the residuals of position rows and the
+    velocity residuals ``g = G v`` of velocity rows, ``ḟ = G v`` (+ ∂f/∂t) and ``G v̇ = γ`` the
+    acceleration-level rows. ``names``: constraint names; ``slices[name]``: its rows; ``level``: 2 for a
+    position row, 1 for a velocity row; ``row_names``."""
+
+    def __init__(self, model, mode=0, work=None):
         self.model = model
-        self.nv = model.nv
-        n = model.nbodies
-        parent = np.asarray(model.parent)
-        self.path = [[] for _ in range(n + 1)]
-        for i in range(1, n + 1):
-            self.path[i] = self.path[parent[i]] + [i]
-        self.rows = []      # (kind, data) per cut joint
-        self.names = []
-        self.row_slices = {}
-        r = 0
-        for cj in model.cut_joints:
-            jt = cj.joint
-            code = jt.code
-            ax = np.asarray(jt.axes())
-            Pa, Pb = cj.placement, cj.child_placement
-            items = []
-            if code in (_REVOLUTE, _SPHERICAL, _UNIVERSAL, _FIXED):
-                items += [("point", k) for k in range(3)]
-            if code == _REVOLUTE:
-                n2, n3 = _perp(ax[0])
-                items += [("align", (n2, ax[0], 0.0)), ("align", (n3, ax[0], 0.0))]
-            if code == _CYLINDRICAL:
-                n2, n3 = _perp(ax[0])
-                items += [("align", (n2, ax[0], 0.0)), ("align", (n3, ax[0], 0.0)), ("offset", n2), ("offset", n3)]
-            if code == _UNIVERSAL:
-                items += [("align", (ax[0], ax[1], float(ax[0] @ ax[1])))]
-            if code == _PLANAR:
-                ez = np.array([0, 0, 1.0])
-                items += [("align", (np.array([1.0, 0, 0]), ez, 0.0)), ("align", (np.array([0, 1.0, 0]), ez, 0.0)),
-                          ("offset", ez)]
-            if code in (_PRISMATIC, _FIXED):
-                items += [("lock", k) for k in range(3)]
-            if code == _PRISMATIC:
-                n2, n3 = _perp(ax[0])
-                items += [("offset", n2), ("offset", n3)]
-            self.rows.append((cj, Pa, Pb, items))
-            self.names.append(cj.name)
-            self.row_slices[cj.name] = slice(r, r + len(items))
-            r += len(items)
-        self.m = r
+        tab = model.constraint_table
+        self.m, self.mc = tab.m, tab.m_compiled
+        self.w = make_work(model, mode) if work is None else work
+        self.level = self.w.level
+        self.slices = dict(tab.slices)
+        if mode == 1:   # the auxiliary rows sit between the compiled and the Python rows
+            for c, r0 in tab.python:
+                self.slices[c.name] = slice(r0 + tab.naux, r0 + tab.naux + c.nrows)
+        self.names = [c.name for c in model.constraints]
+        self.row_names = tab.row_names
+        self.python = tab.python
+        self._aux_ready = False
 
-    # -- kinematics helpers
-    def _columns(self, K):
-        """Per tree joint i: angular and linear velocity columns (ground axes) at the joint's child origin."""
-        m = self.model
-        cols = [None] * (m.nbodies + 1)
-        for i in range(1, m.nbodies + 1):
-            code, iv, nvj = int(m.jtype[i]), int(m.idx_v[i]), int(m.nv_j[i])
-            Ri = K.R[i]
-            RJ = K.R[int(m.parent[i])] @ m.jplace_R[i]
-            ang = np.zeros((3, nvj))
-            lin = np.zeros((3, nvj))
-            a = m.jaxis[i, 0]
-            if code == _REVOLUTE:
-                ang[:, 0] = Ri @ a
-            elif code == _PRISMATIC:
-                lin[:, 0] = Ri @ a
-            elif code == _CYLINDRICAL:
-                ang[:, 0] = Ri @ a
-                lin[:, 1] = Ri @ a
-            elif code == _UNIVERSAL:
-                ang[:, 0] = RJ @ a
-                ang[:, 1] = Ri @ m.jaxis[i, 1]
-            elif code == _SPHERICAL:
-                ang[:] = Ri
-            elif code == _PLANAR:
-                lin[:, 0], lin[:, 1], ang[:, 2] = RJ[:, 0], RJ[:, 1], RJ[:, 2]
-            elif code == _FREE:
-                ang[:, :3] = Ri
-                lin[:, 3:] = Ri
-            cols[i] = (iv, nvj, ang, lin, K.p[i])
-        return cols
+    def init_aux(self, q):
+        """Contact angles for the configuration q (a scan + Newton per disc on a curve)."""
+        if self.w.s.shape[0]:
+            d = self.w.tree
+            kinematics_kernel(d[0], d[1], np.ascontiguousarray(q, float), np.zeros(self.model.nv), self.w.qdd0,
+                              d[13], 0)
+            initial_contact_angles(d[13], d[0].shape[0], self.model.nv, self.w.ci, self.w.cf, self.w.pi, self.w.pt,
+                                   self.w.s)
+            if not np.all(np.isfinite(self.w.s)):
+                bad = [c.name for c in self.model.constraints if type(c).__name__ == "RollingOnProfile"]
+                raise ConstraintError(f"model '{self.model.name}': no contact point of the disc on its profile near "
+                                      f"the initial configuration (constraint(s) {', '.join(bad)})", joints=bad)
+        self._aux_ready = True
 
-    def _jac(self, cols, b, P=None):
-        """Angular (3×nv) and, for a point P (ground), linear (3×nv) Jacobians of body b."""
-        Jw = np.zeros((3, self.nv))
-        Jp = np.zeros((3, self.nv)) if P is not None else None
-        for k in self.path[b]:
-            iv, nvj, ang, lin, o = cols[k]
-            Jw[:, iv:iv + nvj] = ang
-            if P is not None:
-                Jp[:, iv:iv + nvj] = lin + _cross_cols(ang, P - o)
-        return Jw, Jp
+    def fill(self, q, v, t=0.0):
+        """Evaluate every row into the work arrays (``w.f``, ``w.fd``, ``w.G``, ``w.gam``); returns m."""
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        v = np.zeros(self.model.nv) if v is None else np.ascontiguousarray(v, dtype=np.float64)
+        if not self._aux_ready:
+            self.init_aux(q)
+        eval_rows(q, v, self.w)
+        shift = self.w.s.shape[0] if self.w.mode[0] == 1 else 0    # auxiliary rows come first in mode 1
+        for c, r0 in self.python:
+            r0 += shift
+            r1 = r0 + c.nrows
+            val, G, gam, rate = c.rows(self.model, q, v, t)
+            self.w.f[r0:r1], self.w.G[r0:r1], self.w.gam[r0:r1], self.w.fd[r0:r1] = val, G, gam, rate
+        return self.m + shift
 
-    def evaluate(self, q, v=None, need_gamma=True):
-        """(f, G, γ) at (q, v); γ only when v is given."""
-        from ..algorithms import forward_kinematics
-        nv = self.nv
-        level = v is not None and need_gamma
-        K = forward_kinematics(self.model, q, v if level else None, np.zeros(nv) if level else None)
-        cols = self._columns(K)
-        f = np.zeros(self.m)
-        G = np.zeros((self.m, nv))
-        gam = np.zeros(self.m)
-        r = 0
-        for cj, Pa, Pb, items in self.rows:
-            a, b = cj.parent, cj.child
-            A = K.R[a] @ Pa.rotation
-            B = K.R[b] @ Pb.rotation
-            oa = K.p[a] + K.R[a] @ Pa.translation
-            ob = K.p[b] + K.R[b] @ Pb.translation
-            Jwa, Jpa = self._jac(cols, a, oa)
-            Jwb, Jpb = self._jac(cols, b, ob)
-            if level:
-                wa, wb = K.velocity[a, :3], K.velocity[b, :3]
-                dwa, dwb = K.acceleration[a, :3], K.acceleration[b, :3]
-                ra, rb = oa - K.p[a], ob - K.p[b]
-                va = K.velocity[a, 3:] + _cx(wa, ra)
-                vb = K.velocity[b, 3:] + _cx(wb, rb)
-                aa = K.acceleration[a, 3:] + _cx(dwa, ra) + _cx(wa, _cx(wa, ra))
-                ab = K.acceleration[b, 3:] + _cx(dwb, rb) + _cx(wb, _cx(wb, rb))
-            for kind, dat in items:
-                if kind == "point":
-                    k = dat
-                    f[r] = ob[k] - oa[k]
-                    G[r] = Jpb[k] - Jpa[k]
-                    if level:
-                        gam[r] = -(ab[k] - aa[k])
-                elif kind == "align":
-                    n_, u_, c = dat
-                    x, y = A @ n_, B @ u_
-                    f[r] = x @ y - c
-                    G[r] = _cx(y, x) @ (Jwb - Jwa)
-                    if level:
-                        xd, yd = _cx(wa, x), _cx(wb, y)
-                        xdd = _cx(dwa, x) + _cx(wa, xd)
-                        ydd = _cx(dwb, y) + _cx(wb, yd)
-                        gam[r] = -(xdd @ y + 2 * xd @ yd + x @ ydd)
-                elif kind == "lock":
-                    k = dat
-                    f[r] = _vee(A.T @ B)[k]
-                    G[r] = A[:, k] @ (Jwb - Jwa)
-                    if level:
-                        gam[r] = -(A[:, k] @ (dwb - dwa) - A[:, k] @ _cx(wa, wb - wa))
-                elif kind == "offset":
-                    x = A @ dat
-                    d = ob - oa
-                    f[r] = d @ x
-                    G[r] = x @ (Jpb - Jpa) + _cx(x, d) @ Jwa
-                    if level:
-                        xd = _cx(wa, x)
-                        xdd = _cx(dwa, x) + _cx(wa, xd)
-                        gam[r] = -((ab - aa) @ x + 2 * (vb - va) @ xd + d @ xdd)
-                r += 1
-        return f, G, gam
+    def evaluate(self, q, v=None, t=0.0):
+        m = self.fill(q, v, t)
+        return self.w.f[:m].copy(), self.w.G[:m].copy(), self.w.gam[:m].copy()
 
-    def worst_joints(self, f, tol=1e-8):
-        bad = [n for n, s in self.row_slices.items() if np.abs(f[s]).max(initial=0) > tol]
+    def position_rows(self):
+        return np.flatnonzero(self.level == 2)
+
+    def worst(self, f, tol=1e-8):
+        """Names of the constraints whose position residual exceeds ``tol`` (the first one if none does)."""
+        bad = [n for n, s in self.slices.items()
+               if not np.abs(f[s][self.level[s] == 2]).max(initial=0.0) <= tol]
         return bad or self.names[:1]
 
 
-def _al_kkt(M, G, rhs_top, rhs_bot, eps_rel=1e-10, iterations=3):
-    """Augmented-Lagrangian solve of [[M, Gᵀ], [G, 0]] (see ``CartesianSystem._al_solve``).
-
-    Rows of G that vanish identically (e.g. the out-of-plane rows of a cut hinge in a planar loop)
-    are dropped first; the remaining dependent rows are handled by the ε-regularization.
-    Returns (x, μ) with μ over all rows (zero on dropped rows).
-    """
-    nv, m = M.shape[0], G.shape[0]
-    mu_full = np.zeros(m)
-    if m == 0:
-        return np.linalg.solve(M, rhs_top), mu_full
-    rn = np.abs(G).max(axis=1)
-    keep = rn > 1e-12 * max(rn.max(), 1e-300)
-    Gk = G[keep]
-    mk = Gk.shape[0]
-    if mk == 0:
-        return np.linalg.solve(M, rhs_top), mu_full
-    dM = np.diag(M)
-    scale = float(np.mean((Gk * Gk) @ (1.0 / np.maximum(dM, 1e-3 * dM.max()))))   # ~ diag(G M⁻¹ Gᵀ)
-    eps = eps_rel * max(scale, 1e-300)
-    K = np.zeros((nv + mk, nv + mk))
-    K[:nv, :nv] = M
-    K[:nv, nv:] = Gk.T
-    K[nv:, :nv] = Gk
-    K[nv:, nv:] = -eps * np.eye(mk)
-    lu = sla.lu_factor(K, check_finite=False)   # LU, not an explicit inverse: K is ill-conditioned by design
-    solve = lambda r: sla.lu_solve(lu, r, check_finite=False)
-    mu = np.zeros(mk)
-    b = rhs_bot[keep]
-    for _ in range(iterations):
-        sol = solve(np.concatenate([rhs_top, b - eps * mu]))
-        mu = sol[nv:]
-    mu_full[keep] = mu
-    return sol[:nv], mu_full
-
-
 class ConstrainedTree:
-    """Tree dynamics + cut-joint constraints with multipliers (seed 001 §3.6, eqs. 3.189–3.192).
+    """Tree dynamics + the Model's constraints with multipliers (seed 001 §3.6, eqs. 3.189–3.192); see the
+    module docstring for the drift control. ``accelerations(t, q, v) -> (v̇, λ)``, ``rhs(t, x)``,
+    ``project_position``, ``project_velocity``; ``rows``: the :class:`ConstraintRows`."""
 
-    ``M v̇ = τ − C + Gᵀλ``, ``G v̇ = γ`` where ``M = crba(q)`` and ``τ − C = M · a_free`` with ``a_free``
-    the tree's forward dynamics (gravity, joint and point springs, efforts, the torque callback);
-    solved by :func:`_al_kkt` (redundant rows allowed).  Drift control: ``stabilization =
-    "projection"`` (default: Newton projection of q and mass-orthogonal projection of v after every
-    step), ``"baumgarte"`` (``γ − 2α G v − β² f``, gains ``baumgarte=(α, β)``), ``"seed000"`` (seed 000
-    eqs. 2.4/2.7 for relative degree 2: ``f̈ + 2λḟ + λ²f = 0``, ``seed000_lambda=λ``), ``"none"``, or a
-    callable hook ``stabilizer(t, q, v, f, G, γ) -> γ'`` (a different stabilization law).
-    """
-
-    def __init__(self, model, stabilization="projection", baumgarte=(10.0, 10.0), stabilizer=None,
-                 al_eps=1e-10, tau=None, seed000_lambda=100.0):
-        from .tree import tree_params
+    def __init__(self, model, stabilization="projection", baumgarte=(10.0, 10.0), stabilizer=None, al_eps=1e-10,
+                 tau=None, seed000_lambda=100.0):
+        if stabilizer is not None and not callable(stabilizer):
+            raise ModelError("stabilizer must be callable stabilizer(t, q, v, f, G, gam) -> gam", element="stabilizer")
+        if stabilization not in STABILIZATIONS:
+            raise ModelError(f"stabilization must be one of {', '.join(STABILIZATIONS)}, got {stabilization!r}",
+                             element="stabilization")
         self.model = model
-        self.cons = CutJointConstraints(model)
-        self.params = tree_params(model)
         self.nq, self.nv = model.nq, model.nv
-        self.stabilization = stabilization if stabilizer is None else "hook"
-        self.baumgarte = baumgarte
-        self.seed000_lambda = float(seed000_lambda)
-        self.stabilizer = stabilizer
-        self.al_eps = al_eps
         self.tau = model.torque_callback if tau is None else tau
+        tau_const = None
+        if self.tau is not None and not callable(self.tau):
+            tau_const = np.array(self.tau, dtype=float).reshape(-1)
+            if tau_const.shape != (model.nv,) or not np.all(np.isfinite(tau_const)):
+                raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers", element="tau")
+            self.tau = None
+        self.rows = ConstraintRows(model)
+        self.w = self.rows.w
+        if tau_const is not None:
+            self.w.tree[16][:] = tau_const
+        self.stabilization = stabilization if stabilizer is None else "hook"
+        self.stabilizer = stabilizer
+        cfg = self.w.cfg
+        cfg[CFG_STAB] = STABILIZATIONS[stabilization] if stabilizer is None else 0
+        cfg[CFG_PROJECT] = 1.0 if self.stabilization == "projection" else 0.0
+        cfg[CFG_ALPHA], cfg[CFG_BETA] = map(float, baumgarte)
+        cfg[CFG_LAMBDA] = float(seed000_lambda)
+        cfg[CFG_EPS] = float(al_eps)
+        self.compiled = not (self.rows.python or stabilizer is not None or callable(self.tau))
         self.singular_events = []
+        self._zero = np.zeros(self.nv)
 
-    def free_acceleration(self, t, q, v):
-        from .tree import tree_rhs, tree_rhs_extra
-        x = np.ascontiguousarray(np.concatenate([q, v]), dtype=np.float64)
-        out = np.empty(self.nq + self.nv)
-        if self.tau is None:
-            tree_rhs(float(t), x, self.params, out)
-        else:
-            extra = (np.asarray(self.tau(t, q, v), float) if callable(self.tau)
-                     else np.asarray(self.tau, float)).reshape(self.nv)
-            tree_rhs_extra(float(t), x, self.params, np.ascontiguousarray(extra), out)
-        return out[: self.nq], out[self.nq:]
+    @property
+    def cons(self):
+        return self.rows
 
     def accelerations(self, t, q, v):
-        """(v̇, λ) with λ per constraint row (the reaction of the cut joints; sign: M v̇ = … + Gᵀλ)."""
-        from ..algorithms import crba
-        qd, a_free = self.free_acceleration(t, q, v)
-        M = crba(self.model, np.ascontiguousarray(q))
-        f, G, gam = self.cons.evaluate(q, v)
-        if self.stabilization == "baumgarte":
-            al, be = self.baumgarte
-            gam = gam - 2 * al * (G @ v) - be * be * f
-        elif self.stabilization == "seed000":
-            # seed 000, eqs. 2.4 and 2.7: the holonomic cut-joint equations have relative degree 2, the
-            # reactions make the residuals obey f̈ + 2λ ḟ + λ² f = 0 (decay like exp(−λ t))
-            lam_ = self.seed000_lambda
-            gam = gam - 2 * lam_ * (G @ v) - lam_ * lam_ * f
-        elif self.stabilization == "hook":
-            gam = self.stabilizer(t, q, v, f, G, gam)
-        vd, mu = _al_kkt(M, G, M @ a_free, gam, self.al_eps)
-        return vd, -mu
+        """(v̇, λ) with λ per constraint row (sign: M v̇ = τ − C + Gᵀλ)."""
+        q = np.ascontiguousarray(q, dtype=np.float64)
+        v = np.ascontiguousarray(v, dtype=np.float64)
+        m = self.rows.fill(q, v, t)
+        extra = self.w.tree[16] if self.tau is None else self._callback(t, q, v)
+        if self.stabilizer is not None:
+            gam = self.stabilizer(t, q.copy(), v.copy(), self.w.f[:m].copy(), self.w.G[:m].copy(),
+                                  self.w.gam[:m].copy())
+            self.w.gam[:m] = np.asarray(gam, dtype=float).reshape(m)
+        vd = np.empty(self.nv)
+        x = np.concatenate([q, v])
+        ok = constrained_accelerations(float(t), x, self.w, extra, m, vd)
+        if not ok:
+            raise ConstraintError(f"model '{self.model.name}': the mass matrix or the constraint system is singular "
+                                  f"at t = {t:.6g}", time=t, joints=self.rows.names)
+        return vd, self.w.lam[:m].copy()
+
+    def _callback(self, t, q, v):
+        extra = np.asarray(self.tau(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
+        if extra.shape != (self.nv,):
+            raise ModelError(f"torque callback of model '{self.model.name}' returned {extra.shape[0]} values at "
+                             f"t = {t}, expected nv = {self.nv}", element="torque callback")
+        return extra + self.w.tree[16]
 
     def rhs(self, t, x):
-        q, v = x[: self.nq], x[self.nq:]
-        vd, _ = self.accelerations(t, q, v)
-        return np.concatenate([self.model.qdot(q, v), vd])
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out = np.empty(self.nq + self.nv)
+        if self.compiled:
+            constrained_rhs(float(t), x, self.w, out)
+            return out
+        out[self.nq:], _ = self.accelerations(t, x[:self.nq], x[self.nq:])
+        out[:self.nq] = self.model.qdot(x[:self.nq], x[self.nq:])
+        return out
 
     def project_position(self, q, t=None, tol=1e-12, maxiter=25):
-        from ..algorithms import crba
-        q = np.array(q, float)
-        for _ in range(maxiter):
-            f, G, _ = self.cons.evaluate(q, None)
-            if np.abs(f).max(initial=0.0) <= tol:
-                return q
-            M = crba(self.model, np.ascontiguousarray(q))
-            dq, _ = _al_kkt(M, G, np.zeros(self.nv), -f, self.al_eps)
-            q = self.model.integrate(q, dq, 1.0)
-        f, _, _ = self.cons.evaluate(q, None)
-        if np.abs(f).max(initial=0.0) > 1e-8:
-            bad = self.cons.worst_joints(f)
-            raise ConstraintError(
-                f"model '{self.model.name}': the positions cannot be assembled; residual "
-                f"{np.abs(f).max():.3e} in cut joint(s) {', '.join(bad)} after {maxiter} Newton steps",
-                time=t, joints=bad)
+        """Newton projection onto the position rows (mass-weighted least change); ``ConstraintError`` naming
+        the constraints when the positions cannot be assembled."""
+        q = self.model.normalize(np.array(q, dtype=float))
+        if not self.rows.python:
+            self.w.cfg[CFG_TOL], self.w.cfg[CFG_MAXIT] = tol, maxiter
+            if not self.rows._aux_ready:
+                self.rows.init_aux(q)
+            err = project_positions(q, self.w, self.rows.m)
+        else:
+            sel = self.w.sel_pos
+            for it in range(maxiter + 1):
+                m = self.rows.fill(q, None, 0.0 if t is None else t)
+                f = self.w.f[:m]
+                err = np.abs(f[sel[:m] == 1]).max(initial=0.0)
+                if err <= tol or it == maxiter:
+                    break
+                dq = self._min_norm(q, sel, -f)
+                q = self.model.integrate(q, dq, 1.0)
+        if not err <= 1e-8:
+            f = self.rows.evaluate(q, None, 0.0 if t is None else t)[0]
+            bad = self.rows.worst(f)
+            raise ConstraintError(f"model '{self.model.name}': the positions cannot be assembled; residual {err:.3e} "
+                                  f"in {', '.join(bad)} after {maxiter} Newton steps", time=t, joints=bad)
         return q
 
-    def project_velocity(self, q, v):
-        from ..algorithms import crba
-        _, G, _ = self.cons.evaluate(q, None)
-        M = crba(self.model, np.ascontiguousarray(q))
-        dv, _ = _al_kkt(M, G, np.zeros(self.nv), -(G @ v), self.al_eps)
-        return v + dv
+    def _min_norm(self, q, sel, b):
+        """Δ minimizing ΔᵀMΔ with G Δ = b on the selected rows (the rows in ``self.w`` already filled)."""
+        m = self.rows.m
+        crba_kernel(self.w.tree[0], self.w.tree[1], np.ascontiguousarray(q), self.w.tree[13], self.w.M)
+        self.w.b[:m] = b
+        out = np.empty(self.nv)
+        kkt_solve(self.w.M, self.w.G, m, sel, self._zero, self.w.b, self.w.cfg[CFG_EPS], int(self.w.cfg[CFG_ITER]),
+                  self.w.L, self.w.Y, self.w.S, self.w.LS, self.w.keep, self.w.tmp, self.w.w, self.w.lam, out)
+        return out
+
+    def project_velocity(self, q, v, t=0.0):
+        """Mass-orthogonal projection of v onto every row (G v + c = 0)."""
+        m = self.rows.fill(q, v, t)
+        fd = self.w.fd[:m]
+        g = np.where(self.w.level[:m] == 2, fd, self.w.f[:m])
+        return np.asarray(v, dtype=float) + self._min_norm(q, self.w.sel_all, -g)
 
     singular_tol = 1e-3
 
     def check_singular(self, t, q):
-        """Watch the constraint Jacobian's conditioning (seed 001 §2.1: the equations must stay independent).
-
-        The rank at the start (redundant rows excluded) is the reference; when its smallest kept singular
-        value falls below ``singular_tol`` × the largest, a singular-configuration episode starts; the event
-        recorded when it ends carries the time of the minimum, that value and the cut joints whose rows
-        make up the vanishing direction.  Returns the event when an episode starts (else None).
-        """
-        _, G, _ = self.cons.evaluate(q, None)
+        """Watch the conditioning of the position rows' Jacobian (seed 001 §2.1: the equations must stay
+        independent). The rank at the start is the reference; when the smallest kept singular value falls
+        below ``singular_tol`` × the largest, an episode starts; its record carries the time of the minimum,
+        that ratio and the constraints whose rows make up the vanishing direction."""
+        m = self.rows.fill(q, None, t)
+        pos = self.w.level[:m] == 2
+        G = self.w.G[:m][pos]
         if G.size == 0:
             return None
         U, s, _ = np.linalg.svd(G, full_matrices=False)
@@ -447,10 +425,11 @@ class ConstrainedTree:
             self._episode = None
             return None
         k = self.rank0 - 1
-        ratio = float(s[k] / s[0]) if k < len(s) else 0.0
+        ratio = float(s[k] / s[0]) if 0 <= k < len(s) else 0.0
         if ratio < self.singular_tol:
-            w = np.abs(U[:, k])
-            joints = [n for n, sl in self.cons.row_slices.items() if w[sl].max(initial=0) > 0.1]
+            wk = np.zeros(m)
+            wk[pos] = np.abs(U[:, k])
+            joints = [n for n, sl in self.rows.slices.items() if wk[sl].max(initial=0) > 0.1]
             if self._episode is None:
                 self._episode = dict(time=float(t), joints=joints, sigma_ratio=ratio)
                 return self._episode
@@ -468,26 +447,49 @@ class ConstrainedTree:
         return self.singular_events
 
 
+def constraint_outputs(rows, accelerations, t, Q, V):
+    """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
+    constraints) and the multipliers, along the samples; plus ``"velocity"``: the max |ḟ| or |g| of all rows."""
+    res, reac = {}, {}
+    if not len(t):
+        return res, reac
+    F, RATE, L = [], [], []
+    lev = rows.level
+    for k in range(len(t)):
+        m = rows.fill(Q[k], V[k], t[k])
+        F.append(rows.w.f[:m].copy())
+        RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
+        L.append(accelerations(t[k], Q[k], V[k])[1])
+    F, RATE, L = np.array(F), np.array(RATE), np.array(L)
+    for name, sl in rows.slices.items():
+        pos = lev[sl] == 2
+        part = F[:, sl][:, pos] if pos.any() else F[:, sl]
+        res[name] = np.abs(part).max(axis=1, initial=0.0)
+        reac[name] = L[:, sl]
+    res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
+    return res, reac
+
+
 def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabilization="projection",
                        baumgarte=(10.0, 10.0), stabilizer=None, consistent=True, detect_singular=None,
                        on_singular="record", al_eps=1e-10, seed000_lambda=100.0):
-    """``simulate(model, ..., formulation="constrained")``: tree + cut joints (seed 001 §3.6).
+    """Tree coordinates + the model's constraints with multipliers (seed 001 §3.6).
 
-    Initial values are made consistent by a Newton projection of ``q0`` and a mass-orthogonal
-    projection of ``v0`` (``ConstraintError`` naming the cut joints when impossible).
-    ``detect_singular``: check the rank of the constraint Jacobian after every step (default: for
-    nv ≤ 60); a rank drop is recorded in ``result.info["singular_configurations"]`` with the time and
-    the cut joints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
+    Initial values are made consistent by a Newton projection of ``q0`` and a mass-orthogonal projection of
+    ``v0`` (``consistent=True``; ``ConstraintError`` naming the constraints when impossible).
+    ``detect_singular``: check the rank of the position rows' Jacobian after every step (default: for
+    nv ≤ 60; adaptive methods); a rank drop is recorded in ``result.info["singular_configurations"]`` with the
+    time and the constraints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
+    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``).
     """
-    from ..result import Result
-    from .base import OdeSystem, check_state as _check_state
-    from .tree import tree_energy
-    if not model.cut_joints:
-        raise ConstraintError(f"model '{model.name}' has no cut joints; use formulation='tree'")
-    q0, v0 = _check_state(model, q0, v0)
-    if stabilization not in ("projection", "baumgarte", "seed000", "none"):
-        raise ValueError(f"stabilization must be 'projection', 'baumgarte', 'seed000' or 'none', got {stabilization!r}")
+    if not model.constraints:
+        raise ConstraintError(f"model '{model.name}' has no constraints (no cut joints, nothing added with "
+                              "add_constraint); use formulation='tree'")
+    q0, v0 = check_state(model, q0, v0)
+    if on_singular not in ("record", "raise"):
+        raise ModelError(f"on_singular must be 'record' or 'raise', got {on_singular!r}", element="on_singular")
     ct = ConstrainedTree(model, stabilization, baumgarte, stabilizer, al_eps, tau, seed000_lambda)
+    ct.rows.init_aux(q0)
     if consistent:
         q0 = ct.project_position(q0, t=0.0)
         v0 = ct.project_velocity(q0, v0)
@@ -496,21 +498,22 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
         detect_singular = nv <= 60
     if detect_singular:
         ct.check_singular(0.0, q0)
+    project_positions_too = ct.stabilization == "projection"
 
     def project_py(t, x):
         q = x[:nq]
-        if ct.stabilization == "projection":
+        if project_positions_too:
             q = ct.project_position(q, t=t)
-            v = ct.project_velocity(q, x[nq:])
+            v = ct.project_velocity(q, x[nq:], t)
         else:
-            q = model.integrate(q, np.zeros(nv), 0.0)
+            q = model.normalize(q)
             v = x[nq:]
         if detect_singular:
             ev = ct.check_singular(t, q)
             if ev is not None and on_singular == "raise":
                 raise ConstraintError(f"model '{model.name}': singular configuration at t = {t:.6g} (the "
                                       f"constraint Jacobian is losing rank, σ_min/σ_max = {ev['sigma_ratio']:.1e}) "
-                                      f"in cut joint(s) {', '.join(ev['joints'])}", time=t, joints=ev["joints"])
+                                      f"in {', '.join(ev['joints'])}", time=t, joints=ev["joints"])
         return np.concatenate([q, v])
 
     def make_result(t, X, info):
@@ -520,259 +523,30 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
         if energy and len(t):
             T, Vp, _ = tree_energy(model, Q, V)
             en = {"kinetic": T, "potential": Vp}
-        res, reac = {}, {}
-        if len(t):
-            F = [ct.cons.evaluate(Q[k], None) for k in range(len(t))]
-            L = [ct.accelerations(t[k], Q[k], V[k])[1] for k in range(len(t))]
-            for name, sl in ct.cons.row_slices.items():
-                res[name] = np.array([np.abs(fk[0][sl]).max(initial=0) for fk in F])
-                reac[name] = np.array([lk[sl] for lk in L])
-            res["velocity"] = np.array([np.abs(F[k][1] @ V[k]).max(initial=0) for k in range(len(t))])
+        res, reac = constraint_outputs(ct.rows, ct.accelerations, t, Q, V)
         info = dict(info)
         info["singular_configurations"] = list(ct.finish_events())
         return Result(t, Q, V, energy=en, residuals=res, reactions=reac, info=info,
                       q_names=model.coordinate_names(), v_names=model.velocity_names(), model=model)
 
+    w = ct.w
+    quats = has_quaternions(w.tree[0])
     return OdeSystem(x0=np.concatenate([q0, v0]), fun=ct.rhs, make_result=make_result,
-                     split=lambda x: (x[:nq], x[nq:]), rhs=None, project_py=project_py, nsplit=nq,
-                     python_only=True, info={"formulation": "constrained", "stabilization": ct.stabilization,
-                                             "cut_joints": list(ct.cons.names), "constraint_rows": ct.cons.m})
+                     split=lambda x: (x[:nq], x[nq:]), rhs=constrained_rhs if ct.compiled else None,
+                     project=_project_for(ct, quats), params=w, project_py=project_py, nsplit=nq,
+                     python_only=not ct.compiled,
+                     info={"formulation": "constrained", "stabilization": ct.stabilization,
+                           "constraints": list(ct.rows.names), "constraint_rows": ct.rows.m})
 
 
-# ----------------------------------------------------------------------------------------------
-# the same Model in Cartesian coordinates (seed 001 ch. 2)
-# ----------------------------------------------------------------------------------------------
-def cartesian_from_model(model, q=None, v=None, solver="auto"):
-    """Build the :class:`~multibody.formulations.cartesian.CartesianSystem` of a Model.
+def _project_for(ct, quats):
+    """The compiled projection of the fixed-step loop: positions and velocities with ``"projection"``, else
+    the quaternion normalization only (``constrained_project`` checks the code)."""
+    from multibody.integrate.fixed_step import no_project
 
-    Every body becomes a spatial body with its frame at the centre of mass (axes of the body frame);
-    every joint, tree or cut, becomes the book's constraint rows between its two bodies: Revolute →
-    hinge (5), Spherical → 3 point–plane, Prismatic → 2 point–plane + 3 rotation, Cylindrical →
-    2 point–plane + 2 rotation, Fixed → 6, Universal → spherical + 1 rotation about the cross's common normal
-    (4), Planar → 1 point–plane (joint z normal) + 2 rotation (3), Free → none.  Point springs, gravity and constant joint
-    efforts of revolute joints carry over.  The state is placed at the model's (q, v).
-    """
-    from ..algorithms import forward_kinematics
-    from .cartesian import (CartesianSystem, PlanarJoint, PointSpring, RelativeTorque, UniversalJoint, _Composite,
-                            _perp_frame)
-    from ..errors import ModelError
-    q = model.neutral() if q is None else np.asarray(q, float)
-    v = np.zeros(model.nv) if v is None else np.asarray(v, float)
-    K = forward_kinematics(model, q, v)
-    s = CartesianSystem(dim=3, gravity=np.asarray(model.gravity, float), solver=solver)
-    n = model.nbodies
-    com = np.asarray(model.com)
-    for i in range(1, n + 1):
-        if not model.mass[i] > 0:
-            raise ModelError(f"body '{model.body_names[i]}' has no mass; the Cartesian formulation needs a mass "
-                             "on every body", element=f"body '{model.body_names[i]}'")
-        R, p = K.R[i], K.p[i]
-        w = K.velocity[i, :3]
-        s.add_body(model.body_names[i], float(model.mass[i]), np.asarray(model.inertia_com[i]),
-                   position=(p + R @ com[i], R),
-                   velocity=(K.velocity[i, 3:] + np.cross(w, R @ com[i]), R.T @ w))
-    if np.any(np.asarray(model.dof_stiffness)) or np.any(np.asarray(model.dof_damping)):
-        raise ModelError(f"model '{model.name}': joint spring-dampers are not available in the Cartesian "
-                         "formulation", element="joint spring-damper")
-    if model.torque_callback is not None:
-        raise ModelError(f"model '{model.name}': a torque callback (generalized forces) has no Cartesian form",
-                         element="torque callback")
-    eye = np.eye(3)
-    for jinfo in list(model.joints[1:]) + list(model.cut_joints):
-        a, b = jinfo.parent, jinfo.child
-        Pa, Pb = jinfo.placement, jinfo.child_placement
-        ca = com[a] if a > 0 else np.zeros(3)
-        cb = com[b]
-        pi, pj = Pa.translation - ca, Pb.translation - cb
-        Ra, Rb = Pa.rotation, Pb.rotation
-        jt = jinfo.joint
-        code = jt.code
-        ax = np.asarray(jt.axes())
-        prims = []
-        if code in (_REVOLUTE, _SPHERICAL, _FIXED):
-            prims.append(("pp", 3, dict(n=Ra.copy(), p=pi, rho=pj)))
-        if code == _REVOLUTE:
-            ua = Ra @ ax[0]
-            n2, n3 = _perp_frame(ua)
-            prims.append(("ra", 2, dict(n=np.array([n2, n3]), ai=ua, aj=Rb @ ax[0])))
-        if code == _CYLINDRICAL:
-            ua = Ra @ ax[0]
-            n2, n3 = _perp_frame(ua)
-            prims.append(("pp", 2, dict(n=np.array([n2, n3]), p=pi, rho=pj)))
-            prims.append(("ra", 2, dict(n=np.array([n2, n3]), ai=ua, aj=Rb @ ax[0])))
-        if code == _PRISMATIC:
-            ua = Ra @ ax[0]
-            n2, n3 = _perp_frame(ua)
-            prims.append(("pp", 2, dict(n=np.array([n2, n3]), p=pi, rho=pj)))
-        if code in (_PRISMATIC, _FIXED):
-            prims.append(("rl", 3, dict(n=eye.copy(), R0=Ra @ Rb.T)))
-        if code == _UNIVERSAL:
-            joint = UniversalJoint(jinfo.name, model.body_names[a], model.body_names[b], pi, pj,
-                                   Ra @ ax[0], Rb @ ax[1], cos_angle=float(ax[0] @ ax[1]))
-        elif code == _PLANAR:
-            ez = np.array([0.0, 0.0, 1.0])
-            joint = PlanarJoint(jinfo.name, model.body_names[a], model.body_names[b], pi, pj, Ra @ ez, Rb @ ez)
-        elif prims:
-            joint = _Composite(jinfo.name, model.body_names[a], model.body_names[b], 3, prims)
-        else:
-            joint = None
-        if joint is not None:
-            s.add_joint(joint)
-        eff = np.asarray(model.dof_effort)[jinfo.v_slice] if jinfo.v_slice is not None else np.zeros(0)
-        if code == _REVOLUTE and eff.size and eff[0] != 0:
-            s.add_force(RelativeTorque(model.body_names[a], model.body_names[b], eff[0] * (Ra @ ax[0])))
-        elif eff.size and np.any(eff):
-            raise ModelError(f"joint '{jinfo.name}': constant efforts are carried over for revolute joints only",
-                             element=f"joint '{jinfo.name}'")
-    for sp_ in model.springs:
-        ia, ib = model.body_index(sp_.body_a), model.body_index(sp_.body_b)
-        pa = sp_.point_a - (com[ia] if ia else 0.0)
-        pb = sp_.point_b - (com[ib] if ib else 0.0)
-        s.add_force(PointSpring(sp_.body_a, pa, sp_.body_b, pb, sp_.stiffness, sp_.damping, sp_.rest_length))
-    s.finalize()
-    return s
-
-
-def model_state_from_cartesian(model, system, x, V=None, previous=None):
-    """Model coordinates (q, v) of a Cartesian state: joint coordinates from the relative placements of
-    each tree joint; v by least squares from the body velocities.  ``previous`` (a q) unwraps angles."""
-    from .cartesian import quat_to_matrix, matrix_to_quat
-    n = model.nbodies
-    X = x.reshape(n, 7)
-    com = np.asarray(model.com)
-    R = np.zeros((n + 1, 3, 3))
-    P = np.zeros((n + 1, 3))
-    R[0] = np.eye(3)
-    for i in range(1, n + 1):
-        R[i] = quat_to_matrix(X[i - 1, 3:])
-        P[i] = X[i - 1, :3] - R[i] @ com[i]
-    q = model.neutral()
-    for i in range(1, n + 1):
-        j = model.joints[i]
-        a = j.parent
-        RJ = R[a] @ j.placement.rotation
-        pJ = P[a] + R[a] @ j.placement.translation
-        Rrel = RJ.T @ R[i]
-        prel = RJ.T @ (P[i] - pJ)
-        code = j.joint.code
-        ax = np.asarray(j.joint.axes())
-        sl = j.q_slice
-        if code in (_REVOLUTE, _CYLINDRICAL):
-            th = math_atan2(ax[0] @ _vee(Rrel), 0.5 * (np.trace(Rrel) - 1.0))
-            if previous is not None:
-                th += 2 * np.pi * np.round((previous[sl.start] - th) / (2 * np.pi))
-            q[sl.start] = th
-            if code == _CYLINDRICAL:
-                q[sl.start + 1] = ax[0] @ prel
-        elif code == _PRISMATIC:
-            q[sl.start] = ax[0] @ prel
-        elif code == _UNIVERSAL:
-            # R = rot(a1, θ1) rot(a2, θ2): R a2 = rot(a1, θ1) a2 gives θ1, then rot(a1, θ1)ᵀ R = rot(a2, θ2)
-            a1, a2 = ax[0], ax[1]
-            c12 = a1 @ a2
-            u0, u1 = a2 - c12 * a1, Rrel @ a2 - c12 * a1
-            th1 = math_atan2(a1 @ np.cross(u0, u1), u0 @ u1)
-            R2 = _rot_axis(a1, th1).T @ Rrel
-            th2 = math_atan2(a2 @ _vee(R2), 0.5 * (np.trace(R2) - 1.0))
-            for k, th in enumerate((th1, th2)):
-                if previous is not None:
-                    th += 2 * np.pi * np.round((previous[sl.start + k] - th) / (2 * np.pi))
-                q[sl.start + k] = th
-        elif code == _PLANAR:
-            th = math_atan2(Rrel[1, 0] - Rrel[0, 1], Rrel[0, 0] + Rrel[1, 1])
-            if previous is not None:
-                th += 2 * np.pi * np.round((previous[sl.start + 2] - th) / (2 * np.pi))
-            q[sl] = (prel[0], prel[1], th)
-        elif code == _SPHERICAL:
-            q[sl] = matrix_to_quat(Rrel)
-        elif code == _FREE:
-            q[sl] = np.concatenate([prel, matrix_to_quat(Rrel)])
-    if V is None:
-        return q, None
-    from ..algorithms import forward_kinematics
-    ct = CutJointConstraints.__new__(CutJointConstraints)
-    ct.model, ct.nv = model, model.nv
-    parent = np.asarray(model.parent)
-    ct.path = [[] for _ in range(n + 1)]
-    for i in range(1, n + 1):
-        ct.path[i] = ct.path[parent[i]] + [i]
-    K = forward_kinematics(model, q)
-    cols = ct._columns(K)
-    A = np.zeros((6 * n, model.nv))
-    for i in range(1, n + 1):
-        Jw, Jp = ct._jac(cols, i, K.p[i] + K.R[i] @ com[i])
-        A[6 * (i - 1): 6 * (i - 1) + 3] = Jp
-        A[6 * (i - 1) + 3: 6 * i] = K.R[i].T @ Jw
-    v = np.linalg.lstsq(A, V, rcond=None)[0]
-    return q, v
-
-
-def _rot_axis(a, th):
-    """Rotation matrix about the unit axis ``a`` by ``th`` (Rodrigues)."""
-    K = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    return np.eye(3) + np.sin(th) * K + (1.0 - np.cos(th)) * (K @ K)
-
-
-def math_atan2(y, x):
-    return float(np.arctan2(y, x))
-
-
-def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="auto", consistent=True):
-    """``simulate(model, ..., formulation="cartesian")``: the model in absolute coordinates (seed 001 ch. 2).
-
-    The outputs are converted back to the model's q and v (``Result.q``, ``Result.v``); the Cartesian
-    states are in ``result.info["cartesian"]`` only as sizes (the arrays would double the memory).
-    Reactions: the multipliers of every joint (tree and cut), ``Result.reactions``.
-    """
-    from ..result import Result
-    from .base import OdeSystem, check_state as _check_state
-    from ..errors import ModelError
-    if tau is not None:
-        raise ModelError("the Cartesian formulation takes no generalized torques tau", element="tau")
-    q0, v0 = _check_state(model, q0, v0)
-    s = cartesian_from_model(model, q0, v0, solver=solver)
-    x0, V0 = s.x0, s.v0
-    if consistent:
-        x0, V0 = s.consistent_initial(x0, V0)
-    nq = s.nq
-
-    def project_py(t, y):
-        x = s.project_position(y[:nq], t=t)
-        return np.concatenate([x, s.project_velocity(x, y[nq:])])
-
-    def make_result(t, Y, info):
-        Y = np.asarray(Y, float).reshape(len(t), -1)
-        Q = np.zeros((len(t), model.nq))
-        Vm = np.zeros((len(t), model.nv))
-        prev = None
-        E_T, E_V, res, reac = [], [], {"position": [], "velocity": []}, {}
-        for k in range(len(t)):
-            x, V = Y[k, :nq], Y[k, nq:]
-            Q[k], Vm[k] = model_state_from_cartesian(model, s, x, V, prev)
-            prev = Q[k]
-            Etot = s.energy(x, V)
-            T = 0.5 * np.sum(s.mass * np.sum(V.reshape(-1, 6)[:, :3] ** 2, axis=1)) + 0.5 * np.einsum(
-                "ka,kab,kb->", V.reshape(-1, 6)[:, 3:], s.J, V.reshape(-1, 6)[:, 3:])
-            E_T.append(T)
-            E_V.append(Etot - T)
-            Qc, b, phi = s._assemble(x, V)
-            res["position"].append(np.abs(phi).max(initial=0))
-            res["velocity"].append(np.abs(Qc @ V).max(initial=0))
-            xdd, lam = s.accelerations(t[k], x, V)
-            for name, rows in s.joint_rows.items():
-                reac.setdefault(name, []).append(lam[rows])
-        info = dict(info)
-        info["cartesian"] = dict(bodies=s.nb, coordinates=s.nq, constraint_rows=s.nc, solver=s._solver,
-                                 redundant=bool(s.redundant))
-        en = {"kinetic": np.array(E_T), "potential": np.array(E_V)} if energy else {}
-        return Result(t, Q, Vm, energy=en, residuals={k: np.array(v) for k, v in res.items()},
-                      reactions={k: np.array(v) for k, v in reac.items()}, info=info,
-                      q_names=model.coordinate_names(), v_names=model.velocity_names(), model=model)
-
-    return OdeSystem(x0=np.concatenate([x0, V0]), fun=lambda t, y: s.rhs(t, y), make_result=make_result,
-                     split=lambda y: (y[:nq], y[nq:]), rhs=None, project_py=project_py, nsplit=nq,
-                     python_only=True, info={"formulation": "cartesian"})
+    if ct.stabilization == "projection" or quats:
+        return constrained_project
+    return no_project
 
 
 register_formulation("constrained", constrained_system)
-register_formulation("cartesian", cartesian_system)

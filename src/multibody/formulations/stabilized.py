@@ -34,7 +34,7 @@ import time
 import numpy as np
 from numba import njit
 
-from multibody.errors import IntegrationError, ModelError
+from multibody.errors import ConstraintError, IntegrationError, ModelError
 
 #: default relative damping of :func:`solve_dls`
 DLS_EPS_REL = 1e-10
@@ -299,3 +299,400 @@ def max_residual(result, t_from=None):
     sel = t >= t_from
     by = {k: float(np.max(np.abs(v[sel]))) for k, v in result.residuals.items()}
     return max(by.values()), by
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the seed 000 law on a Model's constraints: simulate(model, ..., formulation="stabilized")
+from collections import namedtuple  # noqa: E402
+
+from multibody.formulations.base import OdeSystem, check_state, register_formulation  # noqa: E402
+from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, constraint_outputs,  # noqa: E402
+                                                eval_rows, free_dynamics, make_work)
+from multibody.kernels.energy import energy_kernel  # noqa: E402
+from multibody.kernels.kinematics import B_P, F_COM, F_MASS, workspace_views  # noqa: E402
+from multibody.kernels.spatial import load9, mat3_vec  # noqa: E402
+from multibody.kernels.forces import applied_forces_kernel  # noqa: E402
+from multibody.formulations.tree import tree_energy  # noqa: E402
+from multibody.kernels.configuration import normalize_kernel  # noqa: E402
+from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub  # noqa: E402
+
+#: the compiled state of the stabilized formulation: the constrained Work ``w`` (rows, dynamics, M) and the
+#: seed 000 system A N = −φ with its gains
+SWork = namedtuple("SWork", ["w", "A", "phi", "X0", "X1", "N", "c0", "c1", "sp", "par"])
+# entries of ``par``: rows R, compiled rows, auxiliary variables, energy row (0/1), E0, gain of the energy row,
+# energy window, q size
+P_R, P_MC, P_NAUX, P_ENERGY, P_E0, P_LAME, P_WIN, P_NQ = range(8)
+
+
+@njit(cache=True)
+def _solve_shifted_energy(sw, R, re):
+    """A N = −φ (seed 000, eq. 2.6): the rows without the energy row by :func:`solve_dls`, and the energy row
+    (the last, ``re``) by its Schur complement σ = a22 − a21ᵀA11⁻¹a12 ≈ 2T shifted by the energy window:
+    μ = −(φ_E + a21ᵀX0)/(σ + window), so the energy correction fades where the kinetic energy vanishes (the
+    turning points, where A is singular; seed 000 §3)."""
+    A, phi, N = sw.A, sw.phi, sw.N
+    n1 = R - re
+    A11 = A[:n1, :n1]
+    solve_dls(A11, phi[:n1], phi[:n1], sw.sp, sw.X0[:n1])
+    if re == 0:
+        for j in range(n1):
+            N[j] = sw.X0[j]
+        return
+    solve_dls(A11, A[:n1, n1], phi[:n1], sw.sp, sw.X1[:n1])     # A11 X1 = −a12
+    sig = A[n1, n1]
+    rho = phi[n1]
+    for j in range(n1):
+        sig += A[n1, j] * sw.X1[j]
+        rho += A[n1, j] * sw.X0[j]
+    mu = -rho / (sig + sw.par[P_WIN])
+    for j in range(n1):
+        N[j] = sw.X0[j] + mu * sw.X1[j]
+    N[n1] = mu
+
+
+@njit(cache=True)
+def stabilized_model_rhs(t, x, sw, out):
+    """ẋ for x = [q, v, s] (s: the auxiliary variables, seed 000 eq. 3.6) with the reactions N from
+    ``A N = −φ(X, λ)`` (seed 000, eqs. 2.6–2.9); the compiled right-hand side ``rhs(t, x, params, out)``."""
+    w = sw.w
+    nq = int(sw.par[P_NQ])
+    nv = w.qdd0.shape[0]
+    for k in range(int(sw.par[P_NAUX])):
+        w.s[k] = x[nq + nv + k]
+    eval_rows(x[:nq], x[nq:nq + nv], w)
+    stabilized_solve(t, x, sw, out)
+
+
+@njit(cache=True)
+def stabilized_solve(t, x, sw, out):
+    """With the rows in ``sw.w`` (``eval_rows`` and any Python rows): A and φ (eqs. 2.6–2.8), the reactions,
+    and ẋ: q̇, v̇ = a + M⁻¹Gᵀλ + μ v, ṡ = U."""
+    w = sw.w
+    R = int(sw.par[P_R])
+    mc = int(sw.par[P_MC])
+    naux = int(sw.par[P_NAUX])
+    re = int(sw.par[P_ENERGY])
+    nq = int(sw.par[P_NQ])
+    nv = w.qdd0.shape[0]
+    _assemble(t, x, sw, R, mc, naux, re)
+    _solve_shifted_energy(sw, R, re)
+    N = sw.N
+    nrow = R - re
+    mu = N[nrow] if re else 0.0
+    dv = w.dv
+    for k in range(nv):
+        s = 0.0
+        for j in range(nrow):
+            if not (mc <= j < mc + naux):
+                s += w.G[j, k] * N[j]
+        dv[k] = s
+    forward_sub(w.L, nv, dv)
+    backward_sub_T(w.L, nv, dv)
+    for k in range(nq):
+        out[k] = w.xdot[k]
+    for k in range(nv):
+        out[nq + k] = w.xdot[nq + k] + dv[k] + mu * x[nq + k]
+    for ia in range(naux):
+        out[nq + nv + ia] = N[mc + ia]
+
+
+@njit(cache=True)
+def _assemble(t, x, sw, R, mc, naux, re):
+    """A and φ of seed 000 eqs. 2.6–2.8 from the rows in ``sw.w``, the free accelerations and M; the
+    energy row last."""
+    w = sw.w
+    nq = int(sw.par[P_NQ])
+    nv = w.qdd0.shape[0]
+    free_dynamics(t, x[:nq + nv], w, w.tree[16])
+    cholesky_lower(w.M, nv, w.L)
+    v = x[nq:nq + nv]
+    A, phi = sw.A, sw.phi
+    nrow = R - re
+    for j in range(nrow):                       # Y = L⁻¹ Gᵀ
+        for i in range(nv):
+            s = w.G[j, i]
+            for k in range(i):
+                s -= w.L[i, k] * w.Y[k, j]
+            w.Y[i, j] = s / w.L[i, i]
+    a = w.xdot[nq:]
+    for i in range(R):
+        for j in range(R):
+            A[i, j] = 0.0
+    for i in range(nrow):
+        if mc <= i < mc + naux:                  # auxiliary row: ḟ4 = G v + d U (eq. 3.10)
+            A[i, i] = w.auxd[i - mc]
+            phi[i] = w.fd[i] + sw.c0[i] * w.f[i]
+            continue
+        for j in range(nrow):
+            if mc <= j < mc + naux:
+                if i < mc:
+                    A[i, j] = w.ucoef[i, j - mc]
+                continue
+            s = 0.0
+            for k in range(nv):
+                s += w.Y[k, i] * w.Y[k, j]
+            A[i, j] = s                          # G M⁻¹ Gᵀ
+        Ga = 0.0
+        Gv = 0.0
+        for k in range(nv):
+            Ga += w.G[i, k] * a[k]
+            Gv += w.G[i, k] * v[k]
+        if w.level[i] == 2:
+            phi[i] = Ga - w.gam[i] + sw.c1[i] * w.fd[i] + sw.c0[i] * w.f[i]   # eq. 2.7
+        else:
+            phi[i] = Ga - w.gam[i] + sw.c0[i] * w.f[i]                         # eq. 2.8
+        if re:
+            A[i, nrow] = Gv                      # the momentum force μ M v in row i: μ G v
+            A[nrow, i] = Gv                      # the power of the multipliers: (G v)ᵀ λ
+    if re:
+        T2 = 0.0
+        for i in range(nv):
+            s = 0.0
+            for k in range(nv):
+                s += w.M[i, k] * v[k]
+            T2 += v[i] * s
+        A[nrow, nrow] = T2                       # vᵀ M v = 2T
+        phi[nrow] = sw.par[P_LAME] * (0.5 * T2 + _potential(w, x[:nq], v) - sw.par[P_E0])
+
+
+@njit(cache=True)
+def _total_energy(w, q, v):
+    """T + V: kinetic, gravity and spring energies (``kernels/energy.py``, ``kernels/forces.py``)."""
+    p = w.tree
+    T, Vg = energy_kernel(p[0], p[1], q, v, p[13])
+    return T + Vg + _spring_potential(w, q, v)
+
+
+@njit(cache=True)
+def _spring_potential(w, q, v):
+    p = w.tree
+    if p[3].shape[0] == 0 or (p[9].shape[0] == 0 and not np.any(p[3])):
+        return 0.0
+    Vs, P = applied_forces_kernel(p[0], p[1], q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13],
+                                  p[14], p[12])
+    return Vs
+
+
+@njit(cache=True)
+def _potential(w, q, v):
+    """V of gravity (from the placements the mass-matrix pass left in the workspace: −Σ m g·c) and of the
+    springs."""
+    mi, mf = w.tree[0], w.tree[1]
+    n = mi.shape[0]
+    wb, wd = workspace_views(w.tree[13], n, v.shape[0])
+    g0, g1, g2 = mf[0, 0], mf[0, 1], mf[0, 2]
+    V = 0.0
+    for i in range(1, n):
+        R = load9(wb, i)
+        c = mat3_vec(R, mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2])
+        V -= mf[i, F_MASS] * (g0 * (wb[i, B_P] + c[0]) + g1 * (wb[i, B_P + 1] + c[1]) + g2 * (wb[i, B_P + 2] + c[2]))
+    return V + _spring_potential(w, q, v)
+
+
+class StabilizedModel:
+    """Seed 000's stabilization applied to a Model's constraints (seed 000, Sec. 1–2): the reactions N are the
+    multipliers of the rows (forces ``Gᵀλ``), the rates U of the auxiliary variables (a disc's contact angle,
+    eq. 3.6) and, with ``energy_constraint``, a force ``μ M v`` along the momentum, chosen so that every
+    residual obeys its stable law (eqs. 2.4, 2.5): position rows (relative degree 2) ``f̈ + 2λḟ + λ²f = 0``,
+    velocity rows, auxiliary rows and the energy row ``E − E0`` (relative degree 1) ``ḟ + λ f = 0``. For the
+    hoop the multiplier directions and ``M v`` span the seed's free reactions (R_x, R_z, Q): the same N."""
+
+    def __init__(self, model, lam=100.0, energy_constraint=False, energy_level=None, energy_window=None,
+                 dls_eps=DLS_EPS_REL):
+        self.model = model
+        tab = model.constraint_table
+        self.naux = tab.naux
+        self.energy = bool(energy_constraint)
+        if self.energy:
+            _check_conservative(model)
+        self.rows = ConstraintRows(model, mode=1, work=make_work(model, mode=1, extra_rows=int(self.energy)))
+        w = self.rows.w
+        self.R = tab.m + tab.naux + int(self.energy)
+        self.mc = tab.m_compiled
+        gains = self._gains(lam)
+        c0 = np.where(w.level[:self.R] == 2, gains ** 2, gains)
+        c1 = np.where(w.level[:self.R] == 2, 2.0 * gains, 0.0)
+        mtot = float(np.sum(model.mass))
+        win = mtot * 1e-4 if energy_window is None else float(energy_window)
+        if not (np.isfinite(win) and win >= 0):
+            raise ModelError(f"energy_window must be a finite energy >= 0, got {energy_window}", element="energy_window")
+        par = np.array([self.R, self.mc, self.naux, int(self.energy), 0.0, gains[-1] if self.energy else 0.0, win,
+                        model.nq], dtype=float)
+        self.sw = SWork(w=w, A=np.zeros((self.R, self.R)), phi=np.zeros(self.R), X0=np.zeros(self.R),
+                        X1=np.zeros(self.R), N=np.zeros(self.R), c0=c0, c1=c1, sp=np.array([float(dls_eps)]),
+                        par=par)
+        self.E0 = energy_level
+
+    def _gains(self, lam):
+        """λ_i of every row (position, auxiliary, Python, energy): a number, or a dict of constraint names
+        (``"energy"`` for the energy row) with a default under ``None``."""
+        names = self.rows.names
+        rows_of = self.rows.slices
+        default = 100.0
+        if isinstance(lam, dict):
+            unknown = set(lam) - set(names) - {"energy", None}
+            if unknown:
+                raise ModelError(f"gains given for unknown constraints {sorted(map(str, unknown))}; constraints: "
+                                 f"{', '.join(names)}", element="lam")
+            default = lam.get(None, default)
+        else:
+            default = lam
+        g = np.full(self.R, float(default))
+        if isinstance(lam, dict):
+            for name, val in lam.items():
+                if name in rows_of:
+                    g[rows_of[name]] = float(val)
+            if "energy" in lam and self.energy:
+                g[-1] = float(lam["energy"])
+        if not np.all(np.isfinite(g)) or np.any(g < 0):
+            raise ModelError(f"stabilization gains must be finite and >= 0, got {lam!r}", element="lam")
+        return g
+
+    def relative_degrees(self):
+        return tuple(int(x) for x in self.rows.w.level[:self.R])
+
+
+def _check_conservative(model):
+    dissipative = []
+    if np.any(np.asarray(model.dof_damping)) or np.any(np.asarray(model.spring_c)):
+        dissipative.append("dampers")
+    if np.any(np.asarray(model.dof_effort)):
+        dissipative.append("joint efforts")
+    if model.torque_callback is not None:
+        dissipative.append("a torque callback")
+    if dissipative:
+        raise ModelError(f"model '{model.name}': the energy constraint needs a conservative model; it has "
+                         f"{', '.join(dissipative)}", element="energy_constraint")
+
+
+@njit(cache=True)
+def stabilized_project(x, sw):
+    """After every step: the quaternions of q normalized (the seed's method projects nothing else)."""
+    normalize_kernel(sw.w.tree[0], x, x)
+
+
+def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0, energy_constraint=False,
+                      energy_level=None, energy_window=None, consistent=True, dls_eps=DLS_EPS_REL):
+    """Seed 000's stabilization on the Model's constraints: reactions as controls (seed 000, Sec. 1–2).
+
+    State ``[q, v, s]`` with s the auxiliary variables of the constraints (the contact angle α of a
+    ``RollingOnProfile``, seed 000 eq. 3.6); the reactions N (multipliers, rates U = ṡ and, with
+    ``energy_constraint``, the momentum force μ) make every residual decay like exp(−λt): position rows
+    ``f̈ + 2λḟ + λ²f = 0`` (eq. 2.4), velocity, auxiliary and energy rows ``ḟ + λf = 0`` (eq. 2.5); the
+    relative degree of each row follows from its kind (position rows 2, the others 1) and is reported in
+    ``result.info["relative_degrees"]``. ``A N = −φ`` (eq. 2.6) is solved by damped least squares
+    (:func:`solve_dls`, ``dls_eps`` relative), the energy row by its shifted Schur complement so that the
+    correction fades where the kinetic energy is below ``energy_window`` (default: total mass × (1e-2 m/s)²).
+    ``lam``: one gain, or a dict of gains by constraint name (``"energy"`` for the energy row, ``None`` the
+    default). ``energy_level``: E0 (default: the energy of the initial state). ``consistent``: project the
+    initial state onto the constraints first (set False to watch initial errors decay, seed 000 Fig. 2).
+
+    Residuals of the result: every row by name (e.g. ``"contact.contact"``, ``"contact.no_slip"``,
+    ``"contact.tangency"``, ``"energy"``); reactions: N per constraint; series: the auxiliary variables.
+    """
+    from multibody.result import Result
+
+    if not model.constraints:
+        raise ConstraintError(f"model '{model.name}' has no constraints; use formulation='tree'")
+    q0, v0 = check_state(model, q0, v0)
+    sm = StabilizedModel(model, lam, energy_constraint, energy_level, energy_window, dls_eps)
+    w = sm.rows.w
+    callback = model.torque_callback if tau is None else tau
+    if callback is not None and not callable(callback):
+        tc = np.array(callback, dtype=float).reshape(-1)
+        if tc.shape != (model.nv,) or not np.all(np.isfinite(tc)):
+            raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers", element="tau")
+        w.tree[16][:] = tc
+        callback = None
+    tau_const = w.tree[16].copy()
+    if consistent:
+        ct = ConstrainedTree(model)
+        ct.rows.init_aux(q0)
+        q0 = ct.project_position(q0, t=0.0)
+        v0 = ct.project_velocity(q0, v0)
+    sm.rows.init_aux(q0)
+    s0 = w.s.copy()
+    nq, nv, naux = model.nq, model.nv, sm.naux
+    if sm.energy:
+        E0 = float(energy_level) if energy_level is not None else float(_total_energy(w, q0, v0))
+        sm.sw.par[P_E0] = E0
+    compiled = not (sm.rows.python or callback is not None)
+    x0 = np.concatenate([q0, v0, s0])
+
+    def fun(t, x):
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out = np.empty(x.shape[0])
+        if compiled:
+            stabilized_model_rhs(float(t), x, sm.sw, out)
+            return out
+        w.s[:] = x[nq + nv:]
+        sm.rows.fill(x[:nq], x[nq:nq + nv], t)
+        w.tree[16][:] = tau_const
+        if callback is not None:
+            extra = np.asarray(callback(t, x[:nq].copy(), x[nq:nq + nv].copy()), dtype=float).reshape(-1)
+            if extra.shape != (nv,):
+                raise ModelError(f"torque callback of model '{model.name}' returned {extra.shape[0]} values, "
+                                 f"expected nv = {nv}", element="torque callback")
+            w.tree[16][:] += extra
+        stabilized_solve(float(t), x, sm.sw, out)
+        return out
+
+    def project_py(t, x):
+        x = np.array(x, dtype=float)
+        x[:nq] = model.normalize(x[:nq])
+        return x
+
+    row_names = _row_names(model, sm)
+
+    def make_result(t, X, info):
+        X = np.asarray(X, float).reshape(len(t), nq + nv + naux)
+        Q, V, S = X[:, :nq].copy(), X[:, nq:nq + nv].copy(), X[:, nq + nv:].copy()
+        en = {}
+        if energy and len(t):
+            T, Vp, _ = tree_energy(model, Q, V)
+            en = {"kinetic": T, "potential": Vp}
+        F, NN = [], []
+        for k in range(len(t)):
+            fun(t[k], X[k])
+            f = w.f[:sm.R].copy()
+            if sm.energy:
+                f[-1] = _total_energy(w, Q[k], V[k]) - sm.sw.par[P_E0]
+            F.append(f)
+            NN.append(sm.sw.N[:sm.R].copy())
+        F, NN = np.array(F).reshape(len(t), sm.R), np.array(NN).reshape(len(t), sm.R)
+        res = {name: F[:, j] for j, name in enumerate(row_names)}
+        reac = {}
+        for name, sl in sm.rows.slices.items():
+            reac[name] = NN[:, sl]
+        for ia in range(naux):
+            reac[row_names[sm.mc + ia].replace(".tangency", ".rate")] = NN[:, sm.mc + ia]
+        info = dict(info)
+        info["relative_degrees"] = dict(zip(row_names, sm.relative_degrees()))
+        info["lambda"] = dict(zip(row_names, (float(np.sqrt(c)) if d == 2 else float(c)
+                                              for c, d in zip(sm.sw.c0, sm.relative_degrees()))))
+        if sm.energy:
+            info["E0"] = float(sm.sw.par[P_E0])
+        series = {row_names[sm.mc + ia].replace(".tangency", ".angle"): S[:, ia] for ia in range(naux)}
+        return Result(t, Q, V, energy=en, residuals=res, reactions=reac, info=info, q_names=model.coordinate_names(),
+                      v_names=model.velocity_names(), model=model, series=series)
+
+    return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
+                     rhs=stabilized_model_rhs if compiled else None, project=stabilized_project, params=sm.sw,
+                     project_py=project_py, nsplit=0, python_only=not compiled,
+                     info={"formulation": "stabilized", "energy_constraint": sm.energy})
+
+
+def _row_names(model, sm):
+    """Names of the rows in the stabilized layout: compiled rows, auxiliary rows, Python rows, energy."""
+    tab = model.constraint_table
+    names = list(tab.row_names[:tab.m_compiled])
+    for c in model.constraints:
+        if type(c).__name__ == "RollingOnProfile":
+            names.append(f"{c.name}.tangency")
+    names += list(tab.row_names[tab.m_compiled:])
+    if sm.energy:
+        names.append("energy")
+    return names
+
+
+register_formulation("stabilized", stabilized_system)
