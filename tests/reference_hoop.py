@@ -1,4 +1,6 @@
-"""A heavy hoop rolling without slip on a curved profile, integrated with stabilized constraints (seed 000, Sec. 3–4).
+"""The heavy hoop on a curved profile written by hand in the seed's own variables and equations (seed 000, Sec. 3–4):
+the independent reference for the library's hoop, which is a builder model (a body on a planar joint with a
+``RollingOnProfile`` constraint) run through the generic ``stabilized`` formulation.
 
 State ``X = [x, z, θ, ẋ, ż, θ̇, α]`` (centre, rotation angle counter-clockwise, velocities, and the angle α
 from the x axis to the vector centre → contact point, −π < α < 0); unknown "reactions"
@@ -312,7 +314,7 @@ class HoopOnProfile:
         A = self.dae.A
         if not (A[0, 2] == 0 and A[1, 3] == 0 and A[3, 0] == 0 and A[3, 1] == 0 and A[3, 2] == 0):
             raise ModelError("unexpected structure of A(X) for the hoop (seed 000, eq. 3.11)", element="A")
-        self.system = StabilizedSystem(self.dae, solver=("multibody.systems.hoop_on_profile", "solve_hoop"),
+        self.system = StabilizedSystem(self.dae, solver=("reference_hoop", "solve_hoop"),
                                        solver_params=[self.eps_turn], cache_dir=cache_dir)
         self._cache_dir = cache_dir
         self._systems = {"hoop": self.system}
@@ -439,44 +441,3 @@ def check_state(hoop, X, E0, tol=1e-6):
     if np.max(np.abs(f)) > tol:
         raise ConstraintError(f"hoop state violates the constraints: f = {f} (tolerance {tol})",
                               joints=CONSTRAINT_NAMES)
-
-
-#: the Fig. 4 experiment (seed 000, Sec. 4): start, normal-velocity error, duration (two passes back and forth
-#: of the consistent motion: turning points at t = 1.57, 3.20, 4.84, 6.48), RK2 step
-FIG4 = {"x_contact": -0.9, "speed": 0.3, "normal_speed": 1e-3, "t_end": 6.6, "h": 1e-5}
-
-
-def fig4_runs(hoop, normal_speed=FIG4["normal_speed"], t_end=FIG4["t_end"], h=FIG4["h"], save_every=50):
-    """The runs of seed 000, Fig. 4: RK2 (step ``h``) from the consistent state at ``x_a = −0.9`` moving at 0.3,
-    with the centre's velocity changed by ``normal_speed`` along the normal into the profile (f1 = f3 = f4 = 0,
-    f2 = M n²/2 = 5e-7 < 1e-6 for n = 1e-3 — the seed's ``max_i |δ_i(0)| < 1e-6`` — but ``ḟ1(0) = ‖∇h‖ n``).
-
-    Returns ``(runs, E0)``, ``runs`` a dict label → Result: λ = 0 with the seed's plain solve (``solver="exact"``,
-    eq. 2.3), λ = 0 with the turning-point solve :func:`~multibody.systems.hoop_on_profile.solve_hoop`, and
-    λ = 1e3 with the plain solve. See :mod:`multibody.systems.hoop_on_profile` for what they show.
-    """
-    X1 = hoop.initial_state(FIG4["x_contact"], FIG4["speed"])
-    E0 = float(hoop.energy(X1))
-    X0 = hoop.with_normal_velocity(X1, normal_speed)
-    runs = {}
-    for label, lam, solver in (("λ = 0, plain A N = −φ (eq. 2.3)", 0.0, "exact"),
-                               ("λ = 0, turning-point solve", 0.0, "hoop"),
-                               ("λ = 1e3, plain A N = −φ", 1e3, "exact")):
-        runs[label] = hoop.simulate(X0, t_end, lam=lam, method="rk2", h=h, save_every=save_every, E0=E0,
-                                    solver=solver, record_reactions=False)
-    return runs, E0
-
-
-def fig4_summary(hoop, runs):
-    """Per run of :func:`fig4_runs`: max and final contact distance from the profile, max |f_i|, and the
-    times where θ̇ changes sign (turning points)."""
-    out = {}
-    for label, res in runs.items():
-        off = np.abs(hoop.contact_offset(res.q))
-        th = res.q[:, 5]
-        turns = res.t[1:][np.diff(np.sign(th)) != 0]
-        out[str(label)] = {"max_contact_distance": float(off.max()), "final_contact_distance": float(off[-1]),
-                           "max_residual_by_constraint": {k: float(np.max(np.abs(v)))
-                                                          for k, v in res.residuals.items()},
-                           "turning_points": [round(float(t), 4) for t in turns]}
-    return out

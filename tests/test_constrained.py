@@ -6,9 +6,8 @@ import pytest
 
 import multibody as mb
 from multibody.errors import ConstraintError
-from multibody.formulations.constrained import (
-    ConstrainedTree, CutJointConstraints, cartesian_from_model, model_state_from_cartesian,
-)
+from multibody.formulations.cartesian import cartesian_from_model, model_state_from_cartesian
+from multibody.formulations.constrained import ConstrainedTree, ConstraintRows
 from multibody.systems import slider_crank as sc
 
 from models import loop_model
@@ -40,7 +39,7 @@ def test_cut_joint_rows_are_derivatives_of_the_residuals(kind):
     v /= np.linalg.norm(v)
     a = rng.normal(size=model.nv)
     a /= np.linalg.norm(a)
-    cons = CutJointConstraints(model)
+    cons = ConstraintRows(model)
     f0, G, gam = cons.evaluate(q, v)
 
     def f(t):
@@ -57,10 +56,11 @@ def test_cut_joint_rows_are_derivatives_of_the_residuals(kind):
 def test_slider_crank_rows_and_multipliers_match_the_cartesian_form():
     """Tree + cut pin B vs the book's Cartesian slider-crank (eqs. 2.47–2.49): same crank acceleration;
     the cut pin's planar reaction equals the Cartesian pin-B force."""
-    model, q0, v0 = sc.tree_model()
+    model, q0, v0 = sc.model()
     ct = ConstrainedTree(model)
     vd, lam = ct.accelerations(0.0, q0, v0)
-    s = sc.build()
+    s, emb = cartesian_from_model(model, q0, v0)
+    assert emb.dim == 2 and s.nc == 8          # the book's planar system (eq. 2.48)
     a, lamc = s.accelerations(0.0, s.x0, s.v0)
     assert vd[0] == pytest.approx(a[2], rel=1e-12)
     # cut-joint multipliers: force on the slider (child) at B in ground axes = λ_point
@@ -71,7 +71,7 @@ def test_slider_crank_rows_and_multipliers_match_the_cartesian_form():
 
 
 def test_consistent_initial_values_and_impossible_assembly():
-    model, q0, v0 = sc.tree_model()
+    model, q0, v0 = sc.model()
     ct = ConstrainedTree(model)
     qp = ct.project_position(q0 + np.array([0.0, 0.05, 0.01]))
     assert np.abs(ct.cons.evaluate(qp)[0]).max() < 1e-12
@@ -94,7 +94,7 @@ def test_consistent_initial_values_and_impossible_assembly():
 def test_simulate_constrained_projection_baumgarte_and_hook():
     """Projection keeps residuals at round-off; Baumgarte (α = β = 20) keeps them small without it; a
     stabilizer hook (seed 000's method plugs in here) receives f, G, γ."""
-    model, q0, v0 = sc.tree_model()
+    model, q0, v0 = sc.model()
     r = mb.simulate(model, q0, v0, 0.5, formulation="constrained", rtol=1e-10, atol=1e-10, n_out=11)
     assert r.residuals["B"].max() < 1e-11 and r.residuals["velocity"].max() < 1e-11
     assert r.reactions["B"].shape == (11, 5)
@@ -147,7 +147,7 @@ def test_singular_configuration_is_reported():
 def test_cartesian_formulation_of_a_builder_model_agrees():
     """simulate(model, formulation="cartesian") on the builder's slider-crank (spatial bodies, hinges,
     a prismatic joint): the same joint-coordinate history as the tree + cut-joint formulation."""
-    model, q0, v0 = sc.tree_model()
+    model, q0, v0 = sc.model()
     t_eval = np.linspace(0.0, 0.25, 6)
     r1 = mb.simulate(model, q0, v0, 0.25, formulation="constrained", rtol=1e-11, atol=1e-11, t_eval=t_eval)
     r2 = mb.simulate(model, q0, v0, 0.25, formulation="cartesian", rtol=1e-11, atol=1e-11, t_eval=t_eval)
@@ -155,6 +155,6 @@ def test_cartesian_formulation_of_a_builder_model_agrees():
     assert np.allclose(r1.v, r2.v, atol=1e-6)
     assert np.allclose(r1.energy["total"], r2.energy["total"], rtol=1e-8)
     assert r2.residuals["position"].max() < 1e-10
-    s = cartesian_from_model(model, q0, v0)
-    q, v = model_state_from_cartesian(model, s, s.x0, s.v0)
+    s, emb = cartesian_from_model(model, q0, v0)
+    q, v = model_state_from_cartesian(model, emb, s.x0, s.v0)
     assert np.allclose(q, q0) and np.allclose(v, v0)

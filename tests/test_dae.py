@@ -65,7 +65,7 @@ def test_relative_degree_mixed_and_manifold_drop():
 def test_relative_degree_hoop_automatic():
     """The hoop of seed 000, Sec. 3: r = (2, 1, 1, 1), found from the raw expressions with manifold points
     obtained automatically (Gauss–Newton projection), and ḟ1's U-coefficient dropped on the manifold."""
-    from multibody.systems.hoop_on_profile import hoop_equations
+    from reference_hoop import hoop_equations
 
     states, reactions, params, F, B, fs = hoop_equations()
     dae = derive(states, reactions, F, B, fs, params=params, param_values=[1.0, 0.01, 9.81, -2.0],

@@ -10,12 +10,15 @@ import math
 import numpy as np
 import pytest
 
+import multibody as mb
+from multibody.formulations.cartesian import cartesian_from_model
 from multibody.systems import iftomm as I
+from reference_andrews import AndrewsDAE
 
 
 def test_andrews_initial_accelerations_and_multipliers():
     """HW II §VII.7 / andrews.f INITIAL: q̈(0) = (14222.44…, −10666.83…, 0, …), λ(0) = (98.566…, −6.1226…, 0, …)."""
-    a = I.AndrewsDAE()
+    a = AndrewsDAE()
     g, G, _ = a.constraints(I.ANDREWS_Q0)
     assert np.abs(g).max() < 1e-15
     qdd, lam = a.accelerations(I.ANDREWS_Q0, np.zeros(7))
@@ -25,7 +28,7 @@ def test_andrews_initial_accelerations_and_multipliers():
 
 def test_andrews_seven_angles_at_003_match_the_test_set():
     """The seven angles at t = 0.03 s agree with the IVP test set reference to 2e-9 (abs)."""
-    r = I.AndrewsDAE().solve(t_end=0.03, rtol=1e-12, atol=1e-12)
+    r = AndrewsDAE().solve(t_end=0.03, rtol=1e-12, atol=1e-12)
     err = np.abs(r["q"][-1] - I.ANDREWS_REF_003)
     assert err.max() < 2e-9, err
     assert r["position_residual"].max() < 1e-13 and r["velocity_residual"].max() < 1e-10
@@ -34,16 +37,27 @@ def test_andrews_seven_angles_at_003_match_the_test_set():
     assert list(r["angles"]) == ["beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon"]
 
 
+def _hw_angles(phi):
+    """The seven HW angles from the bodies' rotation angles of the planar Cartesian system (its rates and
+    accelerations likewise): β = φ1, Θ = φ2 − φ1, γ = φ3, Φ = φ4 − φ5, δ = φ5, Ω = φ6 − φ7, ε = φ7."""
+    return np.stack([phi[..., 0], phi[..., 1] - phi[..., 0], phi[..., 2], phi[..., 3] - phi[..., 4], phi[..., 4],
+                     phi[..., 5] - phi[..., 6], phi[..., 6]], axis=-1)
+
+
 def test_andrews_from_bodies_and_joints_matches():
-    """A03 built from 7 bodies, 10 pins, a spring and a torque in Cartesian coordinates gives the same
-    initial accelerations and the same angles at t = 0.03 s (IVP test set reference)."""
-    s = I.andrews_cartesian()
+    """A03 built from 7 bodies, 10 pins, a spring and a torque: in Cartesian coordinates (the planar system
+    of seed 001 §2.5, 21 coordinates) the same initial accelerations as HW, and the same angles at t = 0.03 s
+    as the IVP test set reference."""
+    m, q0, v0 = I.andrews_model()
+    s, emb = cartesian_from_model(m, q0, v0)
+    assert emb.dim == 2 and s.nv == 21 and s.nc == 20
     a, lam = s.accelerations(0.0, s.x0, s.v0)
-    assert np.allclose(I.andrews_angles_from_cartesian(a), I.ANDREWS_QDD0, rtol=1e-12, atol=1e-9)
-    r = s.simulate(0.03, rtol=1e-12, atol=1e-12, n_out=4)
-    ang = I.andrews_angles_from_cartesian(r.x[-1])
+    assert np.allclose(_hw_angles(a[2::3]), I.ANDREWS_QDD0, rtol=1e-12, atol=1e-9)
+    out = I.run_problem("A03")
+    assert out["formulation"] == "cartesian"
+    ang = np.array([out[k] for k in I.ANDREWS_NAMES])
     assert np.abs(ang - I.ANDREWS_REF_003).max() < 2e-9
-    assert r.residuals["position"].max() < 1e-12
+    assert out["max_position_residual"] < 1e-12
 
 
 def test_a01_pendulum_energy():
@@ -56,13 +70,13 @@ def test_a01_pendulum_energy():
 def test_a04_bricard_redundant_one_dof():
     """A04: 6 hinges = 30 equations on 30 coordinates, Jacobian rank 29 (1 DoF); runs 10 s with the
     redundant equations, energy conserved to 1e-8 relative, residuals at round-off."""
-    s = I.bricard_cartesian()
-    s.finalize()
-    assert s.nc == 30 and s.nv == 30 and s.rank0 == 29 and s.redundant
-    r = s.simulate(10.0, rtol=1e-12, atol=1e-12, n_out=101)
-    assert np.ptp(r.energy) / abs(r.energy[0]) < 1e-8
+    m, q0, v0 = I.bricard_model()
+    s, emb = cartesian_from_model(m, q0, v0)
+    assert emb.dim == 3 and s.nc == 30 and s.nv == 30 and s.rank0 == 29 and s.redundant
+    r = mb.simulate(m, q0, v0, 10.0, formulation="cartesian", rtol=1e-12, atol=1e-12, n_out=101)
+    assert np.ptp(r.energy_total) / abs(r.energy_total[0]) < 1e-8
     assert r.residuals["position"].max() < 1e-10 and r.residuals["velocity"].max() < 1e-10
-    assert np.ptp(r.x[:, 0]) > 0.5        # it really moves (rod 1 swings about its hinge)
+    assert np.ptp(r.q[:, m.joint("J1").q_slice.start]) > 1.0     # it really moves (rod 1 swings about its hinge)
 
 
 def test_a02_passes_singular_positions():
@@ -90,8 +104,6 @@ def test_builder_models_tree_plus_cut_joints():
     energy conserved to 1e-8 relative over 10 s; A04's cut hinge is redundant (5 rows, rank 4) and
     agrees with the Cartesian Bricard; A02 passes its singular positions on the parallelogram branch,
     each passage reported with its time and the cut joints involved."""
-    import multibody as mb
-    import multibody.formulations.constrained  # noqa: F401
     m, q0, v0 = I.pendulum_model()
     r = mb.simulate(m, q0, v0, 10.0, rtol=1e-12, atol=1e-12, n_out=101)
     assert np.ptp(r.energy["total"]) / I.G0 < 1e-8
@@ -100,14 +112,13 @@ def test_builder_models_tree_plus_cut_joints():
     r = mb.simulate(m, q0, v0, 10.0, formulation="constrained", rtol=1e-12, atol=1e-12, t_eval=t)
     assert np.ptp(r.energy["total"]) / abs(r.energy["total"][0]) < 1e-8
     assert r.residuals["J6"].max() < 1e-10
-    s = I.bricard_cartesian()
-    rc = s.simulate(1.0, rtol=1e-12, atol=1e-12, t_eval=t[:11])
+    rc = mb.simulate(m, q0, v0, 1.0, formulation="cartesian", rtol=1e-12, atol=1e-12, t_eval=t[:11])
     P_tree = np.array([mb.point_position(m, r.q[k], "rod3", (0, 0, 1.0)) for k in range(11)])
-    P_cart = np.array([s.point_position(rc.x[k], "rod3", (0.5, 0, 0)) for k in range(11)])
+    P_cart = np.array([mb.point_position(m, rc.q[k], "rod3", (0, 0, 1.0)) for k in range(11)])
     assert np.abs(P_tree - P_cart).max() < 1e-7
     m, q0, v0 = I.four_bar_model(2)
     r = mb.simulate(m, q0, v0, 10.0, formulation="constrained", rtol=1e-12, atol=1e-12, n_out=201,
-                    al_eps=I.A02_AL_EPS)
+                    al_eps=I.A02_AL_EPS["constrained"])
     cranks = r.q[:, [m.joint(f"A{k}").q_slice.start for k in range(3)]]
     assert np.abs(cranks - cranks[:, :1]).max() < 1e-8
     assert np.ptp(r.energy["total"]) / r.energy["total"][0] < 1e-8
@@ -118,8 +129,6 @@ def test_builder_models_tree_plus_cut_joints():
 def test_andrews_built_with_the_builder_tree_plus_cut_joints():
     """A03 from the ModelBuilder (7 revolute tree joints, 3 cut pins, spring, effort on O): the initial
     accelerations of HW II §VII.7 and the IVP test-set angles at t = 0.03 s (to 2e-9)."""
-    import multibody as mb
-    import multibody.formulations.constrained  # noqa: F401
     from multibody.formulations.constrained import ConstrainedTree
     m, q0, v0 = I.andrews_model()
     vd, _ = ConstrainedTree(m).accelerations(0.0, q0, v0)
@@ -196,7 +205,6 @@ def test_a05_one_second_invariants():
     assert out["energy_balance_variation_relative"] < 5e-9
     assert 0 < out["damper_work"] < 1e-2
     assert 0.70 < out["s_max"] < 0.78 and 0.49 < out["s_min"] <= 0.5
-    import multibody as mb
     m, q0, v0 = I.flyball_model()
     r = mb.simulate(m, q0, v0, 1.0, rtol=1e-9, atol=1e-9, n_out=101)
     h1, h2 = m.joint("hinge1").q_slice.start, m.joint("hinge2").q_slice.start

@@ -85,11 +85,54 @@ def test_loops_become_cut_joints():
     cut = m.cut_joints[0]
     assert (cut.parent, cut.child) == (3, 0) and cut.child_placement.translation.tolist() == [2, 0, 0]
     assert m.joint("D").is_cut and not m.joint("A").is_cut
-    # a tree joint may not carry a child placement
-    b2 = rod_builder()
-    b2.add_joint("j", mb.Revolute(), "ground", "a", child_placement=(None, (1, 0, 0)))
-    with pytest.raises(ModelError, match="joint 'j'.*child_placement"):
-        b2.build()
+    # a loop closed without saying where the joint sits on its child body is refused, naming the joint
+    b3 = mb.ModelBuilder()
+    for name in ("l1", "l2", "l3"):
+        b3.add_body(name, 1.0, com=(0.5, 0, 0), inertia=(0.01, 0.1, 0.1))
+    b3.add_joint("A", mb.Revolute(), "ground", "l1")
+    b3.add_joint("B", mb.Revolute(), "l1", "l2", placement=(None, (1, 0, 0)))
+    b3.add_joint("C", mb.Revolute(), "l2", "l3", placement=(None, (1, 0, 0)))
+    b3.add_joint("D", mb.Revolute(), "l3", "ground", placement=(None, (1, 0, 0)))
+    with pytest.raises(ModelError, match="joint 'D' closes a loop.*child_placement"):
+        b3.build()
+
+
+def test_tree_joint_child_placement_locates_the_joint_on_the_child():
+    """A tree joint given a child placement (the joint frame in the child's own frame, seed 001 §3.3's hinge
+    vector on the child) is the same mechanism as the joint at the child's origin with the body data moved:
+    equal M(q), q̈, and the user's frame reported by forward_kinematics and the point functions."""
+    X = mb.Placement(mb.rotation_about((1, 2, 3), 0.7), (0.3, -0.2, 0.5))     # joint frame in the rod's frame
+    com_user, I_user = np.array([0.1, 0.4, -0.3]), np.diag([0.2, 0.3, 0.4])
+    b1 = mb.ModelBuilder()
+    b1.add_body("rod", 2.0, com=com_user, inertia=I_user)
+    b1.add_joint("j", mb.Revolute(axis=(0, 1, 0)), "ground", "rod", placement=(None, (0, 0, 1)), child_placement=X)
+    b1.add_body("tip", 0.5, com=(0.1, 0, 0), inertia=(0.01, 0.02, 0.03))
+    b1.add_joint("k", mb.Revolute(axis=(1, 0, 0)), "rod", "tip", placement=(None, (0.0, 1.0, 0.0)))
+    m1 = b1.build()
+    Xi = X.inverse()      # the rod's data in the joint frame
+    b2 = mb.ModelBuilder()
+    b2.add_body("rod", 2.0, com=Xi.act(com_user), inertia=Xi.rotation @ I_user @ Xi.rotation.T)
+    b2.add_joint("j", mb.Revolute(axis=(0, 1, 0)), "ground", "rod", placement=(None, (0, 0, 1)))
+    b2.add_body("tip", 0.5, com=(0.1, 0, 0), inertia=(0.01, 0.02, 0.03))
+    b2.add_joint("k", mb.Revolute(axis=(1, 0, 0)), "rod", "tip", placement=Xi * mb.Placement(translation=(0, 1, 0)))
+    m2 = b2.build()
+    q, v = np.array([0.4, -1.1]), np.array([0.3, 0.9])
+    assert np.allclose(mb.crba(m1, q), mb.crba(m2, q), atol=1e-14)
+    assert np.allclose(mb.aba(m1, q, v, np.zeros(2)), mb.aba(m2, q, v, np.zeros(2)), atol=1e-12)
+    K1 = mb.forward_kinematics(m1, q, v, np.zeros(2))
+    K2 = mb.forward_kinematics(m2, q, v, np.zeros(2))
+    i = m1.body_index("rod")
+    # the rod's own frame = the joint frame moved by q, composed with X⁻¹ (user frame in the joint frame)
+    assert np.allclose(K1.R[i], K2.R[i] @ Xi.rotation) and np.allclose(K1.p[i], K2.p[i] + K2.R[i] @ Xi.translation)
+    P1 = mb.point_position(m1, q, "rod", com_user)
+    assert np.allclose(P1, mb.point_position(m2, q, "rod", Xi.act(com_user)))
+    assert np.allclose(mb.point_velocity(m1, q, v, "rod", com_user),
+                       mb.point_velocity(m2, q, v, "rod", Xi.act(com_user)))
+    # the origin's velocity and acceleration of the user frame are those of the point
+    h = 1e-6
+    P1p = mb.forward_kinematics(m1, q + h * v).p[i]
+    P1m = mb.forward_kinematics(m1, q - h * v).p[i]
+    assert np.allclose(K1.velocity[i, 3:], (P1p - P1m) / (2 * h), atol=1e-8)
 
 
 def test_configuration_methods_on_the_manifold():

@@ -6,54 +6,64 @@ Examples::
     multibody hoop --method dop853 --lam 10 --rtol 1e-9 --t-end 100 --plot hoop.png
     multibody hoop --fig4 fig4.png        # seed 000, Fig. 4: the unstabilized run (λ = 0) leaves the profile
 
-``--json`` prints ``max_residual`` (max over i of |f_i| over the second half of the run),
-``max_residual_by_constraint``, ``steps``, ``cpu_seconds`` (and the run's settings).
+The hoop is the builder model of :mod:`multibody.systems.hoop_on_profile` simulated with
+``formulation="stabilized", energy_constraint=True``. ``--json`` prints ``max_residual`` (max over i of |f_i|
+over the second half of the run), ``max_residual_by_constraint``, ``steps``, ``cpu_seconds`` (and the run's
+settings).
 """
 import json
 
-from multibody.systems.hoop_on_profile import fig4_runs, fig4_summary
+import numpy as np
+
+import multibody as mb
+from multibody.errors import ModelError
+from multibody.simulation import fixed_step_count
+from multibody.systems.hoop_on_profile import fig4_runs, fig4_summary, hoop_model, initial_state
 from multibody.viz.hoop import plot_fig4, plot_run
 
 
-def summary(result):
-    """The ``--json`` summary of a run."""
-    from multibody.formulations.stabilized import max_residual
+#: the seed's names of the hoop's residuals (seed 000, eqs. 3.2–3.5)
+SEED_NAMES = {"contact.contact": "f1 (contact)", "energy": "f2 (energy)", "contact.no_slip": "f3 (no slip)",
+              "contact.tangency": "f4 (tangency)"}
 
-    worst, by = max_residual(result)
-    return {"max_residual": worst, "max_residual_by_constraint": by, "steps": result.info.get("steps"),
+
+def summary(result):
+    """The ``--json`` summary of a run: residuals over its second half, by the seed's names."""
+    half = result.t >= result.t[0] + 0.5 * (result.t[-1] - result.t[0])
+    by = {SEED_NAMES.get(k, k): float(np.max(np.abs(v[half]))) for k, v in result.residuals.items()}
+    return {"max_residual": max(by.values()), "max_residual_by_constraint": by, "steps": result.info.get("steps"),
             "cpu_seconds": result.info.get("cpu_seconds"), "method": result.info.get("method"),
             "lambda": result.info.get("lambda"), "h": result.info.get("h"), "t_end": float(result.t[-1]),
-            "rhs_evaluations": result.info.get("rhs_evaluations")}
+            "rhs_evaluations": result.info.get("nfev")}
+
+
+def outputs(nsteps, at_most=20000):
+    """An output count n_out with (n_out − 1) dividing ``nsteps`` and n_out − 1 <= ``at_most``."""
+    every = max(1, -(-nsteps // at_most))
+    while nsteps % every:
+        every += 1
+    return nsteps // every + 1
 
 
 def run(args):
-    from multibody.errors import MultibodyError
-    from multibody.systems.hoop_on_profile import HoopOnProfile
-
     if args.fig4:
         return run_fig4(args)
-    try:
-        hoop = HoopOnProfile(r=args.r, M=args.M)
-        X0 = hoop.initial_state(args.x0, args.speed)
-        kw = {}
-        if args.method in ("rk2", "rk4", "heun"):
-            nsteps = int(round(args.t_end / args.h))
-            # residuals vary on the time scale 1/λ: keep at least ~10 saved states per 1/λ, at most 2e6 saves
-            lam_max = max(args.lam, 1.0)
-            save_every = max(1, min(int(0.1 / (lam_max * args.h)), nsteps))
-            save_every = max(save_every, nsteps // 2_000_000)
-            kw = {"h": args.h, "save_every": save_every}
-        else:
-            kw = {"rtol": args.rtol, "atol": args.atol}
-        long_run = args.t_end / (args.h if args.method != "dop853" else 1e-3) > 2e6
-        res = hoop.simulate(X0, args.t_end, lam=args.lam, method=args.method,
-                            progress=long_run and not args.json, **kw)
-    except MultibodyError as exc:
-        print(f"error: {exc}")
-        return 2
+    model = hoop_model(r=args.r, M=args.M)
+    q0, v0 = initial_state(model, args.x0, args.speed)
+    kw = {}
+    method = args.method.upper()
+    if method in ("RK2", "RK4", "HEUN"):
+        nsteps, _ = fixed_step_count(0.0, args.t_end, args.h, method)
+        kw = {"h": args.h, "n_out": outputs(nsteps), "progress": nsteps >= 2_000_000 and not args.json}
+    else:
+        if not (args.t_end > 0):
+            raise ModelError(f"--t-end must be positive, got {args.t_end}", element="--t-end")
+        kw = {"rtol": args.rtol, "atol": args.atol, "n_out": 20001}
+    res = mb.simulate(model, q0, v0, args.t_end, formulation="stabilized", energy_constraint=True, lam=args.lam,
+                      method=method, **kw)
     s = summary(res)
     if args.plot:
-        plot_run(hoop, res, args.plot, title=f"{args.method}, λ = {args.lam:g}")
+        plot_run(model, res, args.plot, title=f"{args.method}, λ = {args.lam:g}")
         s["plot"] = args.plot
     if args.json:
         print(json.dumps(s, indent=2))
@@ -70,17 +80,10 @@ def run(args):
 
 def run_fig4(args):
     """``multibody hoop --fig4 FILE``: the λ = 0 failure of seed 000, Fig. 4 (see :func:`fig4_runs`)."""
-    from multibody.errors import MultibodyError
-    from multibody.systems.hoop_on_profile import HoopOnProfile
-
-    try:
-        hoop = HoopOnProfile(r=args.r, M=args.M)
-        runs, _E0 = fig4_runs(hoop)
-    except MultibodyError as exc:
-        print(f"error: {exc}")
-        return 2
-    plot_fig4(hoop, runs, args.fig4)
-    s = fig4_summary(hoop, runs)
+    model = hoop_model(r=args.r, M=args.M)
+    runs, _E0 = fig4_runs(model)
+    plot_fig4(model, runs, args.fig4)
+    s = fig4_summary(model, runs)
     s["plot"] = args.fig4
     if args.json:
         print(json.dumps(s, indent=2))
@@ -100,7 +103,7 @@ def cli_register(subparsers):
     p.add_argument("--lam", type=float, default=1e3, help="stabilization gain λ_i of every constraint (default 1e3)")
     p.add_argument("--h", type=float, default=1e-5, help="fixed step (rk2, rk4; default 1e-5)")
     p.add_argument("--t-end", type=float, default=10.0, help="end time (default 10)")
-    p.add_argument("--method", choices=["rk2", "heun", "rk4", "dop853"], default="rk2")
+    p.add_argument("--method", choices=["rk2", "heun", "rk4", "dop853"], default="rk2", type=str.lower)
     p.add_argument("--rtol", type=float, default=1e-9, help="dop853 relative tolerance")
     p.add_argument("--atol", type=float, default=1e-11, help="dop853 absolute tolerance")
     p.add_argument("--x0", type=float, default=-0.9, help="initial contact abscissa (default -0.9)")
