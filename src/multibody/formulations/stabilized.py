@@ -309,8 +309,6 @@ from multibody.formulations.base import OdeSystem, check_state, register_formula
 from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, constraint_outputs,  # noqa: E402
                                                 eval_rows, free_dynamics, make_work)
 from multibody.kernels.energy import energy_kernel  # noqa: E402
-from multibody.kernels.kinematics import B_P, F_COM, F_MASS, workspace_views  # noqa: E402
-from multibody.kernels.spatial import load9, mat3_vec  # noqa: E402
 from multibody.kernels.forces import applied_forces_kernel  # noqa: E402
 from multibody.formulations.tree import tree_energy  # noqa: E402
 from multibody.kernels.configuration import normalize_kernel  # noqa: E402
@@ -452,7 +450,7 @@ def _assemble(t, x, sw, R, mc, naux, re):
                 s += w.M[i, k] * v[k]
             T2 += v[i] * s
         A[nrow, nrow] = T2                       # vᵀ M v = 2T
-        phi[nrow] = sw.par[P_LAME] * (0.5 * T2 + _potential(w, x[:nq], v) - sw.par[P_E0])
+        phi[nrow] = sw.par[P_LAME] * (_total_energy(w, x[:nq], v) - sw.par[P_E0])
 
 
 @njit(cache=True)
@@ -471,22 +469,6 @@ def _spring_potential(w, q, v):
     Vs, P = applied_forces_kernel(p[0], p[1], q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13],
                                   p[14], p[12])
     return Vs
-
-
-@njit(cache=True)
-def _potential(w, q, v):
-    """V of gravity (from the placements the mass-matrix pass left in the workspace: −Σ m g·c) and of the
-    springs."""
-    mi, mf = w.tree[0], w.tree[1]
-    n = mi.shape[0]
-    wb, wd = workspace_views(w.tree[13], n, v.shape[0])
-    g0, g1, g2 = mf[0, 0], mf[0, 1], mf[0, 2]
-    V = 0.0
-    for i in range(1, n):
-        R = load9(wb, i)
-        c = mat3_vec(R, mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2])
-        V -= mf[i, F_MASS] * (g0 * (wb[i, B_P] + c[0]) + g1 * (wb[i, B_P + 1] + c[1]) + g2 * (wb[i, B_P + 2] + c[2]))
-    return V + _spring_potential(w, q, v)
 
 
 class StabilizedModel:
