@@ -6,6 +6,8 @@ A :class:`Result` is a plain container of numpy arrays with **time as the first 
 ``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
 ``reactions``: dict joint name -> array (n, k);
+``series``: dict name -> array (n, ...) of other time histories a formulation keeps (e.g. the Poisson impulses
+``"p"`` (n, nv) of the seed 002 formulation);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
 ``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
 
@@ -44,7 +46,7 @@ class Result:
     """Time histories of a simulation (see the module docstring for the fields)."""
 
     def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
-                 v_names=None, model=None):
+                 v_names=None, model=None, series=None):
         self.t = np.asarray(t, dtype=float).reshape(-1)
         n = self.t.shape[0]
         self.q = _as_2d(q, n, "q")
@@ -61,6 +63,7 @@ class Result:
             self.energy["total"] = self.energy["kinetic"] + self.energy["potential"]
         self.residuals = {str(k): self._series(k, val, "residual") for k, val in (residuals or {}).items()}
         self.reactions = {str(k): self._series(k, val, "reaction") for k, val in (reactions or {}).items()}
+        self.series = {str(k): self._series(k, val, "series") for k, val in (series or {}).items()}
         self.info = dict(info or {})
         nq, nv = self.q.shape[1], self.v.shape[1]
         self.q_names = list(q_names) if q_names is not None else [f"q[{i}]" for i in range(nq)]
@@ -133,6 +136,7 @@ class Result:
             "energy": [k for k in ENERGY_KEYS if k in self.energy],
             "residuals": {k: list(v.shape[1:]) for k, v in self.residuals.items()},
             "reactions": {k: list(v.shape[1:]) for k, v in self.reactions.items()},
+            "series": {k: list(v.shape[1:]) for k, v in self.series.items()},
             "info": self.info,
         }
 
@@ -149,6 +153,8 @@ class Result:
                 arrays[f"residual/{i}"] = val
             for i, (k, val) in enumerate(self.reactions.items()):
                 arrays[f"reaction/{i}"] = val
+            for i, (k, val) in enumerate(self.series.items()):
+                arrays[f"series/{i}"] = val
             with open(path, "wb") as fh:
                 np.savez(fh, **arrays)
         elif suffix == ".csv":
@@ -157,7 +163,7 @@ class Result:
                 if k in self.energy:
                     cols.append(self.energy[k][:, None])
                     header.append(f"energy.{k}")
-            for group, d in (("residual", self.residuals), ("reaction", self.reactions)):
+            for group, d in (("residual", self.residuals), ("reaction", self.reactions), ("series", self.series)):
                 for k, val in d.items():
                     flat = val.reshape(len(self), -1)
                     cols.append(flat)
@@ -187,6 +193,7 @@ class Result:
                 energy = {k: z[f"energy/{k}"] for k in meta["energy"]}
                 residuals = {k: z[f"residual/{i}"] for i, k in enumerate(meta["residuals"])}
                 reactions = {k: z[f"reaction/{i}"] for i, k in enumerate(meta["reactions"])}
+                series = {k: z[f"series/{i}"] for i, k in enumerate(meta.get("series", {}))}
         elif suffix == ".csv":
             with open(path) as fh:
                 first = fh.readline()
@@ -208,9 +215,9 @@ class Result:
             for k in meta["energy"]:
                 energy[k] = data[:, c]
                 c += 1
-            residuals, reactions = {}, {}
-            for d, key in ((residuals, "residuals"), (reactions, "reactions")):
-                for k, shape in meta[key].items():
+            residuals, reactions, series = {}, {}, {}
+            for d, key in ((residuals, "residuals"), (reactions, "reactions"), (series, "series")):
+                for k, shape in meta.get(key, {}).items():
                     size = int(np.prod(shape)) if shape else 1
                     d[k] = data[:, c:c + size].reshape((len(t),) + tuple(shape))
                     c += size
@@ -219,7 +226,7 @@ class Result:
         if meta.get("format") != "multibody.Result":
             raise ModelError(f"Result.load: '{path}' is not a multibody Result file")
         return cls(t, q, v, energy=energy, residuals=residuals, reactions=reactions, info=meta["info"],
-                   q_names=meta["q_names"], v_names=meta["v_names"])
+                   q_names=meta["q_names"], v_names=meta["v_names"], series=series)
 
     # ------------------------------------------------------------------------------------------------
     def _resolve(self, c):
