@@ -110,19 +110,14 @@ def _body_pass(i, mi, mf, q, wb, wd, IA):
 
 
 @njit(inline=INLINE, cache=True)
-def _impulse_rates(i, mi, wb, wd, v, pdot):
+def _impulse_rates(i, mi, wd, v, vp, vi, h, f, pdot):
     """ṗ_k = s_kᵀ (f*_i − u_k ×* h_i) for the coordinates k of joint i (seed 002, eq. 7 in the ground frame; see
-    the module docstring): u_k = v_i for a column fixed in the child, u_k = v_λ + t_J for a column fixed in the
-    joint frame, t_J = Σ [0; d_l] v_l the joint's translations along joint-frame axes (they carry the hinge of
-    a Planar joint; the hinge of a Universal joint moves with the parent). Reads v_λ, v_i, h_i, f*_i from
-    ``wb``."""
-    par = mi[i, PARENT]
+    the module docstring), from v_λ = ``vp``, v_i = ``vi``, h_i = ``h`` and f*_i = ``f`` (6-tuples): u_k = v_i
+    for a column fixed in the child, u_k = v_λ + t_J for a column fixed in the joint frame, t_J = Σ [0; d_l] v_l
+    the joint's translations along joint-frame axes (they carry the hinge of a Planar joint; the hinge of a
+    Universal joint moves with the parent)."""
     iv = mi[i, IV]
     nvi = mi[i, NV]
-    h = load6(wb, i, B_H)
-    f = load6(wb, i, B_FSTAR)
-    vp = load6(wb, par, B_V)
-    vi = load6(wb, i, B_V)
     t0 = 0.0
     t1 = 0.0
     t2 = 0.0
@@ -131,15 +126,20 @@ def _impulse_rates(i, mi, wb, wd, v, pdot):
             t0 += wd[iv + k, 3] * v[iv + k]
             t1 += wd[iv + k, 4] * v[iv + k]
             t2 += wd[iv + k, 5] * v[iv + k]
-    # (v_λ + [0; t]) ×* h = v_λ ×* h + [t × h_lin; 0]
+    # g_a = f − (v_λ + [0; t]) ×* h,  g_b = f − v_i ×* h;  [0; t] ×* h = [t × h_lin; 0]
     a = force_cross_motion(vp[0], vp[1], vp[2], vp[3] + t0, vp[4] + t1, vp[5] + t2, h[0], h[1], h[2], h[3], h[4],
                            h[5])
     b = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], h[0], h[1], h[2], h[3], h[4], h[5])
+    ga0, ga1, ga2, ga3, ga4, ga5 = f[0] - a[0], f[1] - a[1], f[2] - a[2], f[3] - a[3], f[4] - a[4], f[5] - a[5]
+    gb0, gb1, gb2, gb3, gb4, gb5 = f[0] - b[0], f[1] - b[1], f[2] - b[2], f[3] - b[3], f[4] - b[4], f[5] - b[5]
     for k in range(nvi):
         kk = iv + k
-        u = b if mi[i, M_DOF + k] >= DOF_TRANS_CHILD else a
-        pdot[kk] = dot6(wd[kk, 0], wd[kk, 1], wd[kk, 2], wd[kk, 3], wd[kk, 4], wd[kk, 5],
-                        f[0] - u[0], f[1] - u[1], f[2] - u[2], f[3] - u[3], f[4] - u[4], f[5] - u[5])
+        if mi[i, M_DOF + k] >= DOF_TRANS_CHILD:
+            pdot[kk] = dot6(wd[kk, 0], wd[kk, 1], wd[kk, 2], wd[kk, 3], wd[kk, 4], wd[kk, 5],
+                            gb0, gb1, gb2, gb3, gb4, gb5)
+        else:
+            pdot[kk] = dot6(wd[kk, 0], wd[kk, 1], wd[kk, 2], wd[kk, 3], wd[kk, 4], wd[kk, 5],
+                            ga0, ga1, ga2, ga3, ga4, ga5)
 
 
 @njit(inline=INLINE, cache=True)
@@ -148,12 +148,8 @@ def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
     μ_i = M_i* V_i + φ_i*), and ṗ of its coordinates (eq. 7)."""
     par = mi[i, PARENT]
     iv = mi[i, IV]
-    x0 = wb[par, B_V]
-    x1 = wb[par, B_V + 1]
-    x2 = wb[par, B_V + 2]
-    x3 = wb[par, B_V + 3]
-    x4 = wb[par, B_V + 4]
-    x5 = wb[par, B_V + 5]
+    vp = load6(wb, par, B_V)
+    x0, x1, x2, x3, x4, x5 = vp
     for k in range(iv, iv + mi[i, NV]):
         vk = v[k]
         x0 += wd[k, 0] * vk
@@ -164,10 +160,10 @@ def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
         x5 += wd[k, 5] * vk
     store6(wb, i, B_V, (x0, x1, x2, x3, x4, x5))
     if mi[i, NV] > 0:
-        h = sym6_times(IA, i, x0, x1, x2, x3, x4, x5)
-        store6(wb, i, B_H, (h[0] + wb[i, B_PHI], h[1] + wb[i, B_PHI + 1], h[2] + wb[i, B_PHI + 2],
-                            h[3] + wb[i, B_PHI + 3], h[4] + wb[i, B_PHI + 4], h[5] + wb[i, B_PHI + 5]))
-        _impulse_rates(i, mi, wb, wd, v, pdot)
+        Iv = sym6_times(IA, i, x0, x1, x2, x3, x4, x5)
+        h = (Iv[0] + wb[i, B_PHI], Iv[1] + wb[i, B_PHI + 1], Iv[2] + wb[i, B_PHI + 2], Iv[3] + wb[i, B_PHI + 3],
+             Iv[4] + wb[i, B_PHI + 4], Iv[5] + wb[i, B_PHI + 5])
+        _impulse_rates(i, mi, wd, v, vp, (x0, x1, x2, x3, x4, x5), h, load6(wb, i, B_FSTAR), pdot)
 
 
 @njit(inline=INLINE, cache=True)
@@ -409,7 +405,8 @@ def impulses_kernel(mi, mf, q, v, work, p, pdot):
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
             p[k] = dot6(wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5], wb[i, B_H], wb[i, B_H + 1],
                         wb[i, B_H + 2], wb[i, B_H + 3], wb[i, B_H + 4], wb[i, B_H + 5])
-        _impulse_rates(i, mi, wb, wd, v, pdot)
+        _impulse_rates(i, mi, wd, v, load6(wb, par, B_V), load6(wb, i, B_V), load6(wb, i, B_H),
+                       load6(wb, i, B_FSTAR), pdot)
         if par > 0:
             for r in range(6):
                 wb[par, B_H + r] += wb[i, B_H + r]
