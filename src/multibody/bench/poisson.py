@@ -3,7 +3,8 @@ dense CRBA + Cholesky solve, from the paper's cardan chains (N = 5…50) to chai
 
 ``bench_poisson()`` times one evaluation of each right-hand side, called ``number`` times in a compiled loop
 (no Python in between), in interleaved rounds with process time; it prints the median time per call, the
-spread (min–max) over the rounds, the cost per body, and the ratios per round:
+spread (min–max) over the rounds, the cost per body, and the ratios per round (every model and method is
+timed once per round, all interleaved, so that the load of the machine affects them alike):
 
 * ``sweep``, ``cholesky``: ``formulations.poisson.poisson_rhs`` (q̇ from p by system (6), ṗ by eq. (7),
   applied forces) with the solver of §A.6 or §A.7.3;
@@ -99,17 +100,23 @@ def _cases(model, rng, dense_max):
     return cases
 
 
-def time_rhs(model, rng, rounds=5, budget=0.03, dense_max=1000):
-    """Per method: the list of times per call over ``rounds`` interleaved rounds (process time, ``number`` calls
-    each, ≈ ``budget`` s per measurement). Checks first, up to 100 bodies, that every method gives the same ẋ
-    (to 1e-6; longer chains are too ill-conditioned for a fixed tolerance; the tests check the numbers)."""
-    cases = _cases(model, rng, dense_max)
-    outs = {}
-    for name, rhs, x, params in cases:
+def prepare(model, rng, budget=0.03, dense_max=1000):
+    """The cases of ``model`` ready to time: (name, rhs, x, params, out, number) with ``number`` calls taking
+    ≈ ``budget`` s. Checks first, up to 100 bodies, that every method gives the same ẋ (to 1e-6; longer chains
+    are too ill-conditioned for a fixed tolerance; the tests check the numbers)."""
+    cases = []
+    for name, rhs, x, params in _cases(model, rng, dense_max):
         out = np.empty(x.shape[0])
         _repeat(rhs, x, params, out, 1)  # compiles
-        outs[name] = out
-    if model.nbodies <= 100:  # long chains are too ill-conditioned for a fixed tolerance
+        c0 = time.process_time()
+        n = 1
+        while time.process_time() - c0 < 0.2 * budget:
+            _repeat(rhs, x, params, out, n)
+            n *= 2
+        per_call = max((time.process_time() - c0) / (2 * n - 1), 1e-9)
+        cases.append((name, rhs, x, params, out, max(1, int(budget / per_call))))
+    outs = {c[0]: c[4] for c in cases}
+    if model.nbodies <= 100:
         nq = model.nq
         ref = outs["aba"][:nq]
         scale = max(1.0, np.abs(outs["sweep"]).max())
@@ -118,21 +125,20 @@ def time_rhs(model, rng, rounds=5, budget=0.03, dense_max=1000):
                 raise AssertionError(f"{model.name}: {name} and sweep right-hand sides differ")
         if not np.allclose(outs["sweep"][:nq], ref, rtol=0, atol=1e-6 * max(1.0, np.abs(ref).max())):
             raise AssertionError(f"{model.name}: q̇ of the Poisson and tree right-hand sides differ")
-    numbers = {}
-    for name, rhs, x, params in cases:
-        c0 = time.process_time()
-        n = 1
-        while time.process_time() - c0 < 0.2 * budget:
-            _repeat(rhs, x, params, outs[name], n)
-            n *= 2
-        per_call = max((time.process_time() - c0) / (2 * n - 1), 1e-9)
-        numbers[name] = max(1, int(budget / per_call))
-    times = {name: [] for name, *_ in cases}
+    return cases
+
+
+def time_rounds(prepared, rounds=5):
+    """Time every case of every model once per round, models and methods interleaved (process time), so that a
+    change of the machine's load affects all alike. ``prepared``: list of case lists (:func:`prepare`).
+    Returns, per model, {method: [time per call in each round]}."""
+    times = [{c[0]: [] for c in cases} for cases in prepared]
     for _ in range(rounds):
-        for name, rhs, x, params in cases:
-            c0 = time.process_time()
-            _repeat(rhs, x, params, outs[name], numbers[name])
-            times[name].append((time.process_time() - c0) / numbers[name])
+        for cases, t in zip(prepared, times):
+            for name, rhs, x, params, out, number in cases:
+                c0 = time.process_time()
+                _repeat(rhs, x, params, out, number)
+                t[name].append((time.process_time() - c0) / number)
     return times
 
 
@@ -152,24 +158,27 @@ def _row(label, model, times):
 
 
 def rk4_check(n=1000, steps=200, h=1e-3, rounds=3):
-    """CPU time of a fixed-step RK4 run (``steps`` steps) of an ``n``-body cardan chain under the tree and the
-    two Poisson formulations, interleaved rounds. Returns {formulation: [cpu seconds per round]}."""
+    """CPU time of a fixed-step RK4 run (``steps`` steps of ``h``) of an ``n``-body cardan chain bent evenly
+    (every α = 0.2, β = 0.1, at rest) under the tree and the two Poisson formulations, interleaved rounds.
+    Returns {method: [cpu seconds per round]} and the largest |v_poisson − v_tree| at the end (the (q, p)
+    variables have a much larger RK4 truncation error on long chains; see ``docs/poisson.md``)."""
     import multibody as mb
     from multibody.systems.cardan_chain import cardan_chain
 
     model = cardan_chain(n)
-    rng = np.random.default_rng(0)
-    q0 = rng.uniform(-0.3, 0.3, model.nq)
+    q0 = np.tile([0.2, 0.1], n)
     runs = {"aba": dict(formulation="tree"), "sweep": dict(formulation="poisson", solver="sweep"),
             "cholesky": dict(formulation="poisson", solver="cholesky")}
     for kw in runs.values():  # compile / load the compiled loops
         mb.simulate(model, q0, None, 2 * h, method="RK4", h=h, energy=False, n_out=2, **kw)
     cpu = {k: [] for k in runs}
+    last = {}
     for _ in range(rounds):
         for k, kw in runs.items():
             res = mb.simulate(model, q0, None, steps * h, method="RK4", h=h, energy=False, n_out=2, **kw)
             cpu[k].append(res.info["cpu_seconds"])
-    return cpu
+            last[k] = res.v[-1]
+    return cpu, max(float(np.abs(last[k] - last["aba"]).max()) for k in ("sweep", "cholesky"))
 
 
 def plot_cost(rows, path):
@@ -194,12 +203,13 @@ def plot_cost(rows, path):
             if name != "dense":
                 ax2.semilogx(N, nsb, ls, color=color, marker=marker, ms=4, label=label)
     chains = [r for r in rows if r["model"] == "cardan chain"]
-    if chains:  # slopes 1 and 3 through the first sweep point
-        N0, t0 = chains[0]["N"], chains[0]["sweep_us"]
-        Ns = np.array([N0, max(r["N"] for r in rows)], dtype=float)
-        ax1.loglog(Ns, t0 * Ns / N0, ":", color="0.5", lw=1, label="∝ N")
-        Nd = np.array([N0, max(r["N"] for r in chains if "dense_us" in r)], dtype=float)
-        ax1.loglog(Nd, t0 * (Nd / N0) ** 3, "-.", color="0.5", lw=1, label="∝ N³")
+    if chains:  # slopes 1 and 3 through the largest chains' sweep and dense points
+        last = chains[-1]
+        Ns = np.array([chains[0]["N"], last["N"]], dtype=float)
+        ax1.loglog(Ns, last["sweep_us"] * Ns / last["N"], ":", color="0.5", lw=1, label="∝ N")
+        dense = [r for r in chains if "dense_us" in r][-1]
+        Nd = np.array([dense["N"] / 10, dense["N"]], dtype=float)
+        ax1.loglog(Nd, dense["dense_us"] * (Nd / dense["N"]) ** 3, "-.", color="0.5", lw=1, label="∝ N³")
     ax1.set_xlabel("N (bodies)")
     ax1.set_ylabel("time per right-hand side, µs")
     ax1.set_title("cost of one right-hand side")
@@ -245,17 +255,11 @@ def bench_poisson(cardan_sizes=CARDAN_SIZES, large_sizes=LARGE_SIZES, tree_sizes
     from multibody.systems.cardan_chain import cardan_chain
 
     rng = np.random.default_rng(seed)
-    rows = []
-    for n in tuple(cardan_sizes) + tuple(large_sizes):
-        model = cardan_chain(n)
-        rows.append(_row("cardan chain", model, time_rhs(model, rng, rounds, budget, dense_max)))
-        if verbose:
-            print(format_rows(rows[-1:]).splitlines()[2], flush=True)
-    for n in tree_sizes:
-        model = random_tree(n, np.random.default_rng(seed + n))
-        rows.append(_row("random tree", model, time_rhs(model, rng, rounds, budget, dense_max)))
-        if verbose:
-            print(format_rows(rows[-1:]).splitlines()[2], flush=True)
+    models = [("cardan chain", cardan_chain(n)) for n in tuple(cardan_sizes) + tuple(large_sizes)]
+    models += [("random tree", random_tree(n, np.random.default_rng(seed + n))) for n in tree_sizes]
+    prepared = [prepare(model, rng, budget, dense_max) for _, model in models]
+    times = time_rounds(prepared, rounds)
+    rows = [_row(label, model, t) for (label, model), t in zip(models, times)]
     flat = {}
     for kind in ("cardan chain", "random tree"):
         sel = [r for r in rows if r["model"] == kind and r["N"] >= 100]
@@ -266,10 +270,11 @@ def bench_poisson(cardan_sizes=CARDAN_SIZES, large_sizes=LARGE_SIZES, tree_sizes
     paper = [r["sweep/cholesky"][0] for r in rows if r["model"] == "cardan chain" and r["N"] <= 50]
     out = dict(rows=rows, flatness=flat, sweep_over_cholesky_N5_50=(min(paper), max(paper)) if paper else None)
     if rk4_n:
-        cpu = rk4_check(rk4_n)
+        cpu, dv = rk4_check(rk4_n)
         out["rk4"] = {k: dict(median_s=statistics.median(v), rounds=v,
                               ratio_to_aba=statistics.median([a / b for a, b in zip(v, cpu["aba"])]))
                       for k, v in cpu.items()}
+        out["rk4_max_dv"] = dv
     if plot:
         out["plot"] = str(plot_cost(rows, plot))
     if verbose:
@@ -287,6 +292,7 @@ def bench_poisson(cardan_sizes=CARDAN_SIZES, large_sizes=LARGE_SIZES, tree_sizes
             for k, d in out["rk4"].items():
                 print(f"  {k:9s} {d['median_s']:.3f} s   ×{d['ratio_to_aba']:.2f}   rounds "
                       + ", ".join(f"{x:.3f}" for x in d["rounds"]))
+            print(f"  max |v_poisson − v_tree| at the end: {out['rk4_max_dv']:.1e} (RK4 truncation error of (q, p))")
         if plot:
             print(f"\nplot written to {out['plot']}")
     return out
