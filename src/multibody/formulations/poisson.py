@@ -152,6 +152,9 @@ def velocity(model, q, p, solver="sweep"):
     if err < 0:
         raise ModelError(f"the joint block AᵀM*A of body '{model.body_names[-err]}' is singular (massless subtree?)",
                          element=f"body '{model.body_names[-err]}'")
+    if not np.all(np.isfinite(v)):
+        raise ModelError(f"the mass matrix of model '{model.name}' is singular at this q (massless subtree?)",
+                         element="q")
     return v
 
 

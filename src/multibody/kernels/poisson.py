@@ -57,10 +57,10 @@ import math
 
 from numba import njit
 
-from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, DOF_TRANS_CHILD, DOF_TRANS_JOINT,
-                                          IQ,
-                                          IV, M_DOF, NQ, NV, PARENT, body_inertia_world, joint_placement_world,
-                                          set_ground, workspace_views)
+from multibody.kernels.aba import invert_spd_inplace
+from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, DOF_TRANS_CHILD,
+                                          DOF_TRANS_JOINT, IQ, IV, M_DOF, NQ, NV, PARENT, body_inertia_world,
+                                          joint_placement_world, joint_velocity_world, set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
 from multibody.kernels.spatial import (INLINE, cross3, dot6, force_cross_motion, load6, store6,
                                        store_rigid_inertia_sym6, sym6_add_low_rank_update, sym6_add_rank1_update,
@@ -71,7 +71,7 @@ B_PHI = B_C  # φ_i, bias momentum of the articulated body
 B_FSTAR = B_A  # f*_i, gravity force of the subtree
 B_H = B_F  # h_i, momentum of the subtree (the paper's μ_i)
 
-#: solver codes of ``poisson_kernel``
+#: solver codes of ``poisson_kernel``: the sweep (§A.6) and the block LᵀDL / Cholesky scheme (§A.7.3)
 SWEEP, CHOLESKY = 0, 1
 
 
@@ -143,27 +143,25 @@ def _impulse_rates(i, mi, wd, v, vp, vi, h, f, pdot):
 
 
 @njit(inline=INLINE, cache=True)
+def _body_velocity(i, mi, wb, wd, v):
+    """v_i = v_λ + S_i q̇_i into ``wb`` (the paper's eq. 1 with C_i = E); returns (v_λ, v_i) as 6-tuples."""
+    vp = load6(wb, mi[i, PARENT], B_V)
+    vJ, cJ = joint_velocity_world(i, mi, v, wd)
+    vi = (vp[0] + vJ[0], vp[1] + vJ[1], vp[2] + vJ[2], vp[3] + vJ[3], vp[4] + vJ[4], vp[5] + vJ[5])
+    store6(wb, i, B_V, vi)
+    return vp, vi
+
+
+@njit(inline=INLINE, cache=True)
 def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
     """Pass 3 for body i once its q̇_i (= v) is known: v_i = v_λ + S_i q̇_i, h_i = IA_i v_i + φ_i (the paper's
     μ_i = M_i* V_i + φ_i*), and ṗ of its coordinates (eq. 7)."""
-    par = mi[i, PARENT]
-    iv = mi[i, IV]
-    vp = load6(wb, par, B_V)
-    x0, x1, x2, x3, x4, x5 = vp
-    for k in range(iv, iv + mi[i, NV]):
-        vk = v[k]
-        x0 += wd[k, 0] * vk
-        x1 += wd[k, 1] * vk
-        x2 += wd[k, 2] * vk
-        x3 += wd[k, 3] * vk
-        x4 += wd[k, 4] * vk
-        x5 += wd[k, 5] * vk
-    store6(wb, i, B_V, (x0, x1, x2, x3, x4, x5))
+    vp, vi = _body_velocity(i, mi, wb, wd, v)
     if mi[i, NV] > 0:
-        Iv = sym6_times(IA, i, x0, x1, x2, x3, x4, x5)
+        Iv = sym6_times(IA, i, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
         h = (Iv[0] + wb[i, B_PHI], Iv[1] + wb[i, B_PHI + 1], Iv[2] + wb[i, B_PHI + 2], Iv[3] + wb[i, B_PHI + 3],
              Iv[4] + wb[i, B_PHI + 4], Iv[5] + wb[i, B_PHI + 5])
-        _impulse_rates(i, mi, wd, v, vp, (x0, x1, x2, x3, x4, x5), h, load6(wb, i, B_FSTAR), pdot)
+        _impulse_rates(i, mi, wd, v, vp, vi, h, load6(wb, i, B_FSTAR), pdot)
 
 
 @njit(inline=INLINE, cache=True)
@@ -204,26 +202,6 @@ def _hand_over(i, par, wb, wd, IA, cw, cz, s1, iv, nvi):
 
 
 @njit(inline=INLINE, cache=True)
-def invert_spd_small(A, r0, c0, n):
-    """Invert the n×n symmetric positive-definite block A[r0:r0+n, c0:c0+n] in place (Gauss–Jordan; the
-    pivots of an SPD matrix are positive, so no pivoting). Returns False if a pivot is not positive."""
-    for k in range(n):
-        if not A[r0 + k, c0 + k] > 0.0:
-            return False
-        piv = 1.0 / A[r0 + k, c0 + k]
-        A[r0 + k, c0 + k] = 1.0
-        for j in range(n):
-            A[r0 + k, c0 + j] *= piv
-        for i in range(n):
-            if i != k:
-                f = A[r0 + i, c0 + k]
-                A[r0 + i, c0 + k] = 0.0
-                for j in range(n):
-                    A[r0 + i, c0 + j] -= f * A[r0 + k, c0 + j]
-    return True
-
-
-@njit(inline=INLINE, cache=True)
 def cholesky_small(A, r0, c0, n):
     """The lower Cholesky factor L (L Lᵀ = A) of the n×n SPD block A[r0:r0+n, c0:c0+n], in place in its lower
     triangle (Golub & Van Loan, Alg. 4.2.1; the strict upper triangle is left as it was and never read).
@@ -244,132 +222,129 @@ def cholesky_small(A, r0, c0, n):
     return True
 
 
-@njit(cache=True)
-def poisson_sweep_kernel(mi, mf, q, p, work, v, pdot):
-    """q̇ (= v) and ṗ (gravity only) at (q, p) by the sweep method, block Gaussian elimination of system (6)
-    over the tree (seed 002 §A.6, "метод прогонки"; eqs. 6, 7). Returns 0, a size error of
-    ``check_poisson_sizes``, or −i when the joint block N_i of body i is singular (nothing further computed)."""
-    err = check_poisson_sizes(mi, q, p, work, v, pdot)
-    if err != 0:
-        return err
-    n = mi.shape[0]
-    wb, wd = workspace_views(work, n, v.shape[0])
-    IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
-    # ---- pass 1: placements, S, IA = I, φ = 0, f* = gravity
-    for i in range(1, n):
-        _body_pass(i, mi, mf, q, wb, wd, IA)
-    # ---- pass 2: eliminate μ from the leaves to the root: D = N⁻¹, U D; IA, φ, f* to the parent
-    for i in range(n - 1, 0, -1):
-        par = mi[i, PARENT]
-        iv = mi[i, IV]
-        nvi = mi[i, NV]
-        _project_joint(i, mi, wb, wd, IA, p)
-        dinv = 0.0
-        if nvi == 1:
-            if not wd[iv, D_DINV] > 0.0:
-                return -i
-            dinv = 1.0 / wd[iv, D_DINV]
-            wd[iv, D_DINV] = dinv
-            for r in range(6):
-                wd[iv, D_UD + r] = wd[iv, D_U + r] * dinv
-        elif nvi > 1:
-            if not invert_spd_small(wd, iv, D_DINV, nvi):
-                return -i
-            for k in range(nvi):  # UD = U D, column k in row iv + k
-                for r in range(6):
-                    s = 0.0
-                    for l in range(nvi):
-                        s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
-                    wd[iv + k, D_UD + r] = s
-        if par > 0:
-            _hand_over(i, par, wb, wd, IA, D_UD, D_U, dinv, iv, nvi)
-    # ---- pass 3: q̇ = D (r − Uᵀ v_λ), v_i, h_i = μ_i, ṗ
-    for i in range(1, n):
-        par = mi[i, PARENT]
-        iv = mi[i, IV]
-        nvi = mi[i, NV]
-        vp = load6(wb, par, B_V)
-        for k in range(iv, iv + nvi):
-            x = -dot6(wd[k, D_UD], wd[k, D_UD + 1], wd[k, D_UD + 2], wd[k, D_UD + 3], wd[k, D_UD + 4],
-                      wd[k, D_UD + 5], vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
+@njit(inline=INLINE, cache=True)
+def _sweep_eliminate(wd, iv, nvi):
+    """Sweep, pass 2 for one joint (seed 002 §A.6): D = N⁻¹ = (A_iᵀ M_i* A_i)⁻¹ in place of N, and U D into
+    ``D_UD``. Returns False if N is not positive definite (a non-positive pivot)."""
+    for k in range(iv, iv + nvi):
+        if not wd[k, D_DINV + k - iv] > 0.0:
+            return False
+    if nvi == 1:
+        dinv = 1.0 / wd[iv, D_DINV]
+        wd[iv, D_DINV] = dinv
+        for r in range(6):
+            wd[iv, D_UD + r] = wd[iv, D_U + r] * dinv
+        return True
+    invert_spd_inplace(wd, iv, D_DINV, nvi)
+    for k in range(nvi):  # UD = U D, column k in row iv + k
+        for r in range(6):
+            s = 0.0
             for l in range(nvi):
-                x += wd[k, D_DINV + l] * wd[iv + l, D_u]
-            v[k] = x
-        _momentum_pass(i, mi, wb, wd, IA, v, pdot)
-    return 0
+                s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
+            wd[iv + k, D_UD + r] = s
+    return True
 
 
-@njit(cache=True)
-def poisson_cholesky_kernel(mi, mf, q, p, work, v, pdot):
-    """q̇ (= v) and ṗ (gravity only) at (q, p) by the block LᵀDL (Cholesky) factorization of system (6)
-    (seed 002 §A.7.3, "Алгоритм метода Холецкого"; eqs. 6, 7, 10, 11). Returns 0, a size error of
-    ``check_poisson_sizes``, or −i when the joint block N_i of body i is not positive definite."""
-    err = check_poisson_sizes(mi, q, p, work, v, pdot)
-    if err != 0:
-        return err
-    n = mi.shape[0]
-    wb, wd = workspace_views(work, n, v.shape[0])
-    IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
-    # ---- pass 1: placements, S, IA = I, φ = 0, f* = gravity
-    for i in range(1, n):
-        _body_pass(i, mi, mf, q, wb, wd, IA)
-    # ---- pass 2 (eq. 10, Lᵀ Z = W): L_i, Y_i = L_i⁻¹ U_iᵀ, x_i = L_i⁻¹ r_i; IA, φ, f* to the parent
-    for i in range(n - 1, 0, -1):
-        par = mi[i, PARENT]
-        iv = mi[i, IV]
-        nvi = mi[i, NV]
-        _project_joint(i, mi, wb, wd, IA, p)
-        if nvi == 1:
-            if not wd[iv, D_DINV] > 0.0:
-                return -i
-            d = math.sqrt(wd[iv, D_DINV])
-            wd[iv, D_DINV] = d
-            dinv = 1.0 / d
-            for r in range(6):
-                wd[iv, D_UD + r] = wd[iv, D_U + r] * dinv
-            wd[iv, D_u] *= dinv
-        elif nvi > 1:
-            if not cholesky_small(wd, iv, D_DINV, nvi):
-                return -i
-            for k in range(nvi):  # forward substitution: row k of Y and x_k
-                kk = iv + k
-                dinv = 1.0 / wd[kk, D_DINV + k]
-                for r in range(6):
-                    s = wd[kk, D_U + r]
-                    for l in range(k):
-                        s -= wd[kk, D_DINV + l] * wd[iv + l, D_UD + r]
-                    wd[kk, D_UD + r] = s * dinv
-                s = wd[kk, D_u]
-                for l in range(k):
-                    s -= wd[kk, D_DINV + l] * wd[iv + l, D_u]
-                wd[kk, D_u] = s * dinv
-        if par > 0:
-            _hand_over(i, par, wb, wd, IA, D_UD, D_UD, 1.0, iv, nvi)
-    # ---- pass 3 (eq. 11): q̇_i = L_i⁻ᵀ (x_i − Y_i v_λ), v_i, h_i = μ_i, ṗ
-    for i in range(1, n):
-        par = mi[i, PARENT]
-        iv = mi[i, IV]
-        nvi = mi[i, NV]
-        vp = load6(wb, par, B_V)
-        for k in range(nvi - 1, -1, -1):  # back substitution with Lᵀ
-            kk = iv + k
-            x = wd[kk, D_u] - dot6(wd[kk, D_UD], wd[kk, D_UD + 1], wd[kk, D_UD + 2], wd[kk, D_UD + 3],
-                                   wd[kk, D_UD + 4], wd[kk, D_UD + 5], vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
-            for l in range(k + 1, nvi):
-                x -= wd[iv + l, D_DINV + k] * v[iv + l]
-            v[kk] = x / wd[kk, D_DINV + k]
-        _momentum_pass(i, mi, wb, wd, IA, v, pdot)
-    return 0
+@njit(inline=INLINE, cache=True)
+def _cholesky_eliminate(wd, iv, nvi):
+    """Cholesky, pass 2 for one joint (seed 002 §A.7.3, eq. 10): L L ᵀ = N in place of N, the rows of
+    Y = L⁻¹ Uᵀ into ``D_UD`` and x = L⁻¹ r in place of r. Returns False if N is not positive definite."""
+    if nvi == 1:
+        if not wd[iv, D_DINV] > 0.0:
+            return False
+        d = math.sqrt(wd[iv, D_DINV])
+        wd[iv, D_DINV] = d
+        dinv = 1.0 / d
+        for r in range(6):
+            wd[iv, D_UD + r] = wd[iv, D_U + r] * dinv
+        wd[iv, D_u] *= dinv
+        return True
+    if not cholesky_small(wd, iv, D_DINV, nvi):
+        return False
+    for k in range(nvi):  # forward substitution: row k of Y and x_k
+        kk = iv + k
+        dinv = 1.0 / wd[kk, D_DINV + k]
+        for r in range(6):
+            s = wd[kk, D_U + r]
+            for l in range(k):
+                s -= wd[kk, D_DINV + l] * wd[iv + l, D_UD + r]
+            wd[kk, D_UD + r] = s * dinv
+        s = wd[kk, D_u]
+        for l in range(k):
+            s -= wd[kk, D_DINV + l] * wd[iv + l, D_u]
+        wd[kk, D_u] = s * dinv
+    return True
+
+
+@njit(inline=INLINE, cache=True)
+def _sweep_velocity(wd, iv, nvi, vp, v):
+    """Sweep, pass 3 (§A.6): q̇_i = D_i (r_i − U_iᵀ v_λ) = D_i r_i − (U_i D_i)ᵀ v_λ."""
+    for k in range(iv, iv + nvi):
+        x = -dot6(wd[k, D_UD], wd[k, D_UD + 1], wd[k, D_UD + 2], wd[k, D_UD + 3], wd[k, D_UD + 4],
+                  wd[k, D_UD + 5], vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
+        for l in range(nvi):
+            x += wd[k, D_DINV + l] * wd[iv + l, D_u]
+        v[k] = x
+
+
+@njit(inline=INLINE, cache=True)
+def _cholesky_velocity(wd, iv, nvi, vp, v):
+    """Cholesky, pass 3 (§A.7.3, eq. 11): back substitution L_iᵀ q̇_i = x_i − Y_i v_λ."""
+    for k in range(nvi - 1, -1, -1):
+        kk = iv + k
+        x = wd[kk, D_u] - dot6(wd[kk, D_UD], wd[kk, D_UD + 1], wd[kk, D_UD + 2], wd[kk, D_UD + 3],
+                               wd[kk, D_UD + 4], wd[kk, D_UD + 5], vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
+        for l in range(k + 1, nvi):
+            x -= wd[iv + l, D_DINV + k] * v[iv + l]
+        v[kk] = x / wd[kk, D_DINV + k]
 
 
 @njit(cache=True)
 def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
-    """``poisson_sweep_kernel`` (solver 0, ``SWEEP``) or ``poisson_cholesky_kernel`` (1, ``CHOLESKY``)."""
-    if solver == SWEEP:
-        return poisson_sweep_kernel(mi, mf, q, p, work, v, pdot)
-    return poisson_cholesky_kernel(mi, mf, q, p, work, v, pdot)
+    """q̇ (= v) and ṗ (gravity only) at (q, p): system (6) solved by the sweep method, block Gaussian
+    elimination over the tree (``solver`` = ``SWEEP``; seed 002 §A.6, "метод прогонки"), or by the block LᵀDL
+    (Cholesky) factorization (``CHOLESKY``; §A.7.3, "Алгоритм метода Холецкого", eqs. 10, 11); ṗ by eq. (7).
+    The two share passes 1 and 3 and differ in the elimination of each joint block (see the module
+    docstring). Returns 0, a size error of ``check_poisson_sizes``, or −i when the joint block N_i of body i is
+    not positive definite (nothing further computed)."""
+    err = check_poisson_sizes(mi, q, p, work, v, pdot)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    IA = wb[:, B_IA:B_IA + 21]
+    set_ground(wb)
+    sweep = solver == SWEEP
+    # ---- pass 1: placements, S, IA = I, φ = 0, f* = gravity
+    for i in range(1, n):
+        _body_pass(i, mi, mf, q, wb, wd, IA)
+    # ---- pass 2: eliminate μ from the leaves to the root; IA, φ, f* to the parent
+    for i in range(n - 1, 0, -1):
+        par = mi[i, PARENT]
+        iv = mi[i, IV]
+        nvi = mi[i, NV]
+        _project_joint(i, mi, wb, wd, IA, p)
+        if sweep:
+            if not _sweep_eliminate(wd, iv, nvi):
+                return -i
+            if par > 0:  # IA − U D Uᵀ, φ + U D r
+                _hand_over(i, par, wb, wd, IA, D_UD, D_U, wd[iv, D_DINV], iv, nvi)
+        else:
+            if not _cholesky_eliminate(wd, iv, nvi):
+                return -i
+            if par > 0:  # IA − Yᵀ Y, φ + Yᵀ x
+                _hand_over(i, par, wb, wd, IA, D_UD, D_UD, 1.0, iv, nvi)
+    # ---- pass 3: q̇, v_i, h_i = μ_i, ṗ
+    for i in range(1, n):
+        iv = mi[i, IV]
+        nvi = mi[i, NV]
+        vp = load6(wb, mi[i, PARENT], B_V)
+        if sweep:
+            _sweep_velocity(wd, iv, nvi, vp, v)
+        else:
+            _cholesky_velocity(wd, iv, nvi, vp, v)
+        _momentum_pass(i, mi, wb, wd, IA, v, pdot)
+    return 0
 
 
 @njit(cache=True)
@@ -386,20 +361,9 @@ def impulses_kernel(mi, mf, q, v, work, p, pdot):
     IA = wb[:, B_IA:B_IA + 21]
     set_ground(wb)
     for i in range(1, n):
-        par = mi[i, PARENT]
         _body_pass(i, mi, mf, q, wb, wd, IA)
-        x = load6(wb, par, B_V)
-        x0, x1, x2, x3, x4, x5 = x
-        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
-            vk = v[k]
-            x0 += wd[k, 0] * vk
-            x1 += wd[k, 1] * vk
-            x2 += wd[k, 2] * vk
-            x3 += wd[k, 3] * vk
-            x4 += wd[k, 4] * vk
-            x5 += wd[k, 5] * vk
-        store6(wb, i, B_V, (x0, x1, x2, x3, x4, x5))
-        store6(wb, i, B_H, sym6_times(IA, i, x0, x1, x2, x3, x4, x5))
+        vp, vi = _body_velocity(i, mi, wb, wd, v)
+        store6(wb, i, B_H, sym6_times(IA, i, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5]))
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
