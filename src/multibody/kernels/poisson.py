@@ -95,6 +95,16 @@ def check_poisson_sizes(mi, q, p, work, v, pdot):
 
 
 @njit(inline=INLINE, cache=True)
+def _workspace(mi, work, nv):
+    """(n, wb, wd, IA): the number of bodies and the views of the flat workspace (``kinematics.workspace_views``;
+    IA the packed articulated inertias), with the ground set at rest at the origin."""
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, nv)
+    set_ground(wb)
+    return n, wb, wd, wb[:, B_IA:B_IA + 21]
+
+
+@njit(inline=INLINE, cache=True)
 def _body_pass(i, mi, mf, q, wb, wd, IA):
     """Pass 1 for body i: placement and columns S_i, IA_i = I_i, φ_i = 0, and f*_i = the gravity force
     [c × m g; m g] = [h × g; m g] about the ground origin (h = m c, the first moment)."""
@@ -310,10 +320,7 @@ def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
     err = check_poisson_sizes(mi, q, p, work, v, pdot)
     if err != 0:
         return err
-    n = mi.shape[0]
-    wb, wd = workspace_views(work, n, v.shape[0])
-    IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
+    n, wb, wd, IA = _workspace(mi, work, v.shape[0])
     sweep = solver == SWEEP
     # ---- pass 1: placements, S, IA = I, φ = 0, f* = gravity
     for i in range(1, n):
@@ -356,10 +363,7 @@ def impulses_kernel(mi, mf, q, v, work, p, pdot):
     err = check_poisson_sizes(mi, q, v, work, p, pdot)
     if err != 0:
         return err
-    n = mi.shape[0]
-    wb, wd = workspace_views(work, n, v.shape[0])
-    IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
+    n, wb, wd, IA = _workspace(mi, work, v.shape[0])
     for i in range(1, n):
         _body_pass(i, mi, mf, q, wb, wd, IA)
         vp, vi = _body_velocity(i, mi, wb, wd, v)
