@@ -131,22 +131,23 @@ def _vectors(model, q, x, what):
     return q, x
 
 
-def impulses(model, q, v):
+def impulses(model, q, v, data=None):
     """The Poisson impulses p = ∂T/∂v = M(q) v at (q, v), in O(N): one forward pass for the body velocities, one
-    backward accumulation of the subtree momenta μ (seed 002 §A.4; §A.11, "initial data")."""
+    backward accumulation of the subtree momenta μ (seed 002 §A.4; §A.11, "initial data"). ``data``: a
+    ``multibody.data.Data`` workspace (default: the model's cached one)."""
     q, v = _vectors(model, q, v, "v")
-    d = default_data(model)
+    d = default_data(model) if data is None else data
     p = np.empty(model.nv)
     impulses_kernel(d.mi, d.mf, q, v, d.work, p, np.empty(model.nv))
     return p
 
 
-def velocity(model, q, p, solver="sweep"):
+def velocity(model, q, p, solver="sweep", data=None):
     """The velocities v = M(q)⁻¹ p solving the seed's system (6) at (q, p) with the O(N) ``solver``, "sweep"
-    (§A.6) or "cholesky" (§A.7.3) (seed 002, eq. 6)."""
+    (§A.6) or "cholesky" (§A.7.3) (seed 002, eq. 6). ``data`` as for :func:`impulses`."""
     code = solver_code(solver)
     q, p = _vectors(model, q, p, "p")
-    d = default_data(model)
+    d = default_data(model) if data is None else data
     v = np.empty(model.nv)
     err = poisson_kernel(d.mi, d.mf, q, p, d.work, v, np.empty(model.nv), code)
     if err < 0:
