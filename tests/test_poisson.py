@@ -321,6 +321,20 @@ def test_refuses_loops_and_constraints():
         mb.simulate(cardan_chain(2), None, None, 1.0, formulation="poisson", solver="lu")
 
 
+def test_singular_joint_block_names_the_body():
+    """A point mass spinning about an axis through itself has no inertia for that joint: A_iᵀM_i*A_i = 0, and
+    system (6) has no solution — a ModelError naming the body, from both solvers."""
+    b = mb.ModelBuilder(name="bead")
+    b.add_body("arm", 1.0, com=(0, 0, -1), inertia=np.eye(3) * 0.1)
+    b.add_body("bead", 1.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))
+    b.add_joint("swing", mb.Revolute((1, 0, 0)), "ground", "arm")
+    b.add_joint("spin", mb.Revolute((0, 0, 1)), "arm", "bead")
+    model = b.build()
+    for s in SOLVERS:
+        with pytest.raises(ModelError, match="body 'bead'"):
+            mb.simulate(model, None, None, 1.0, formulation="poisson", solver=s)
+
+
 def test_module_example():
     """The example in the formulation's docstring runs as written."""
     import doctest

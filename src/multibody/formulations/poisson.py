@@ -151,10 +151,11 @@ def velocity(model, q, p, solver="sweep", data=None):
     v = np.empty(model.nv)
     err = poisson_kernel(d.mi, d.mf, q, p, d.work, v, np.empty(model.nv), code)
     if err < 0:
-        raise ModelError(f"the joint block AᵀM*A of body '{model.body_names[-err]}' is singular (massless subtree?)",
+        raise ModelError(f"the joint block AᵀM*A of body '{model.body_names[-err]}' (the articulated inertia of "
+                         "its subtree about the joint's axes) is singular at this q; system (6) has no solution",
                          element=f"body '{model.body_names[-err]}'")
     if not np.all(np.isfinite(v)):
-        raise ModelError(f"the mass matrix of model '{model.name}' is singular at this q (massless subtree?)",
+        raise ModelError(f"the mass matrix of model '{model.name}' is singular at this q; system (6) has no solution",
                          element="q")
     return v
 
@@ -198,6 +199,7 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
     if quats:
         normalize_quaternions_q(mi, q0)
     x0 = np.concatenate([q0, impulses(model, q0, v0)])
+    velocity(model, q0, x0[nq:], solver)  # a singular joint block is a ModelError naming the body
 
     def fun(t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)
