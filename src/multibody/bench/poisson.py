@@ -214,7 +214,7 @@ def plot_cost(rows, path):
     ax1.set_ylabel("time per right-hand side, µs")
     ax1.set_title("cost of one right-hand side")
     ax1.grid(True, which="both", alpha=0.3)
-    ax1.legend(fontsize="x-small", ncol=2, loc="lower right")
+    ax1.legend(fontsize="x-small", ncol=2, loc="upper left")
     ax2.set_xlabel("N (bodies)")
     ax2.set_ylabel("ns per body")
     ax2.set_title("cost per body (O(N) methods)")
