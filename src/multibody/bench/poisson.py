@@ -267,6 +267,10 @@ def bench_poisson(cardan_sizes=CARDAN_SIZES, large_sizes=LARGE_SIZES, tree_sizes
             per_body = [r[f"{name}_ns_per_body"] for r in sel]
             if len(per_body) > 1:
                 flat[f"{kind}, {name}"] = max(per_body) / min(per_body)
+        for name in ("sweep", "cholesky"):  # against ABA timed in the same rounds: the machine's load cancels
+            ratio = [r[f"{name}/aba"][0] for r in sel]
+            if len(ratio) > 1:
+                flat[f"{kind}, {name} / aba"] = max(ratio) / min(ratio)
     paper = [r["sweep/cholesky"][0] for r in rows if r["model"] == "cardan chain" and r["N"] <= 50]
     out = dict(rows=rows, flatness=flat, sweep_over_cholesky_N5_50=(min(paper), max(paper)) if paper else None)
     if rk4_n:
@@ -281,7 +285,8 @@ def bench_poisson(cardan_sizes=CARDAN_SIZES, large_sizes=LARGE_SIZES, tree_sizes
         print()
         print(format_rows(rows))
         print("\nPer-body cost, max/min over N = 100 … " f"{max(r['N'] for r in rows)} (target ≤ 1.10 for sweep "
-              "and Cholesky on chains; the random trees differ in their joint mix):")
+              "and Cholesky on chains; the random trees differ in their joint mix; '/ aba': the per-body cost "
+              "relative to ABA's in the same rounds):")
         for k, f in flat.items():
             print(f"  {k:28s} {f:.3f}")
         if paper:
