@@ -106,8 +106,9 @@ def _workspace(mi, work, nv):
 
 @njit(inline=INLINE, cache=True)
 def _body_pass(i, mi, mf, q, wb, wd, IA):
-    """Pass 1 for body i: placement and columns S_i, IA_i = I_i, φ_i = 0, and f*_i = the gravity force
-    [c × m g; m g] = [h × g; m g] about the ground origin (h = m c, the first moment)."""
+    """Pass 1 for body i (seed 002 §A.6, §A.7.3: the leaf values M_i* = M_i, φ_i* = 0, F_i = the active
+    force): placement and columns S_i, IA_i = I_i, φ_i = 0, and f*_i = the gravity force [c × m g; m g] =
+    [h × g; m g] about the ground origin (h = m c, the first moment)."""
     joint_placement_world(i, mi, mf, q, wb, wd)
     m, h, I = body_inertia_world(i, mf, wb)
     store_rigid_inertia_sym6(IA, i, m, h, I)
@@ -154,7 +155,7 @@ def _impulse_rates(i, mi, wd, v, vp, vi, h, f, pdot):
 
 @njit(inline=INLINE, cache=True)
 def _body_velocity(i, mi, wb, wd, v):
-    """v_i = v_λ + S_i q̇_i into ``wb`` (the paper's eq. 1 with C_i = E); returns (v_λ, v_i) as 6-tuples."""
+    """v_i = v_λ + S_i q̇_i into ``wb`` (seed 002, eq. 1 with C_i = E); returns (v_λ, v_i) as 6-tuples."""
     vp = load6(wb, mi[i, PARENT], B_V)
     vJ, cJ = joint_velocity_world(i, mi, v, wd)
     vi = (vp[0] + vJ[0], vp[1] + vJ[1], vp[2] + vJ[2], vp[3] + vJ[3], vp[4] + vJ[4], vp[5] + vJ[5])
@@ -164,7 +165,8 @@ def _body_velocity(i, mi, wb, wd, v):
 
 @njit(inline=INLINE, cache=True)
 def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
-    """Pass 3 for body i once its q̇_i (= v) is known: v_i = v_λ + S_i q̇_i, h_i = IA_i v_i + φ_i (the paper's
+    """Pass 3 for body i (seed 002 §A.6, §A.7.3) once its q̇_i (= v) is known: v_i = v_λ + S_i q̇_i,
+    h_i = IA_i v_i + φ_i (the paper's
     μ_i = M_i* V_i + φ_i*), and ṗ of its coordinates (eq. 7)."""
     vp, vi = _body_velocity(i, mi, wb, wd, v)
     if mi[i, NV] > 0:
@@ -195,7 +197,8 @@ def _project_joint(i, mi, wb, wd, IA, p):
 
 @njit(inline=INLINE, cache=True)
 def _hand_over(i, par, wb, wd, IA, cw, cz, s1, iv, nvi):
-    """Pass 2, body i to its parent: IA_λ += IA_i − Σ_k w_k z_kᵀ, φ_λ += φ_i + Σ_k w_k ρ_k, f*_λ += f*_i, with
+    """Pass 2, body i to its parent (seed 002 §A.6 and §A.7.3: the recursions of M_i*, φ_i*, F_i* with C_j = E):
+    IA_λ += IA_i − Σ_k w_k z_kᵀ, φ_λ += φ_i + Σ_k w_k ρ_k, f*_λ += f*_i, with
     w_k = wd[iv + k, cw:cw+6], z_k = wd[iv + k, cz:cz+6], ρ_k = wd[iv + k, D_u] (sweep: w = U D, z = U,
     ρ = r; Cholesky: w = z = the rows of Y, ρ = x). One coordinate: w = s1 z (the unrolled rank-1 update)."""
     if nvi == 1:
@@ -257,7 +260,7 @@ def _sweep_eliminate(wd, iv, nvi):
 
 @njit(inline=INLINE, cache=True)
 def _cholesky_eliminate(wd, iv, nvi):
-    """Cholesky, pass 2 for one joint (seed 002 §A.7.3, eq. 10): L L ᵀ = N in place of N, the rows of
+    """Cholesky, pass 2 for one joint (seed 002 §A.7.3, eq. 10): L Lᵀ = N in place of N, the rows of
     Y = L⁻¹ Uᵀ into ``D_UD`` and x = L⁻¹ r in place of r. Returns False if N is not positive definite."""
     if nvi == 1:
         if not wd[iv, D_DINV] > 0.0:
@@ -288,7 +291,7 @@ def _cholesky_eliminate(wd, iv, nvi):
 
 @njit(inline=INLINE, cache=True)
 def _sweep_velocity(wd, iv, nvi, vp, v):
-    """Sweep, pass 3 (§A.6): q̇_i = D_i (r_i − U_iᵀ v_λ) = D_i r_i − (U_i D_i)ᵀ v_λ."""
+    """Sweep, pass 3 (seed 002 §A.6): q̇_i = D_i (r_i − U_iᵀ v_λ) = D_i r_i − (U_i D_i)ᵀ v_λ."""
     for k in range(iv, iv + nvi):
         x = -dot6(wd[k, D_UD], wd[k, D_UD + 1], wd[k, D_UD + 2], wd[k, D_UD + 3], wd[k, D_UD + 4],
                   wd[k, D_UD + 5], vp[0], vp[1], vp[2], vp[3], vp[4], vp[5])
@@ -299,7 +302,7 @@ def _sweep_velocity(wd, iv, nvi, vp, v):
 
 @njit(inline=INLINE, cache=True)
 def _cholesky_velocity(wd, iv, nvi, vp, v):
-    """Cholesky, pass 3 (§A.7.3, eq. 11): back substitution L_iᵀ q̇_i = x_i − Y_i v_λ."""
+    """Cholesky, pass 3 (seed 002 §A.7.3, eq. 11): back substitution L_iᵀ q̇_i = x_i − Y_i v_λ."""
     for k in range(nvi - 1, -1, -1):
         kk = iv + k
         x = wd[kk, D_u] - dot6(wd[kk, D_UD], wd[kk, D_UD + 1], wd[kk, D_UD + 2], wd[kk, D_UD + 3],
