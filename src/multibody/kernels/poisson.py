@@ -166,8 +166,7 @@ def _body_velocity(i, mi, wb, wd, v):
 @njit(inline=INLINE, cache=True)
 def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
     """Pass 3 for body i (seed 002 §A.6, §A.7.3) once its q̇_i (= v) is known: v_i = v_λ + S_i q̇_i,
-    h_i = IA_i v_i + φ_i (the paper's
-    μ_i = M_i* V_i + φ_i*), and ṗ of its coordinates (eq. 7)."""
+    h_i = IA_i v_i + φ_i (the paper's μ_i = M_i* V_i + φ_i*), and ṗ of its coordinates (eq. 7)."""
     vp, vi = _body_velocity(i, mi, wb, wd, v)
     if mi[i, NV] > 0:
         Iv = sym6_times(IA, i, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
