@@ -430,3 +430,19 @@ def sym6_copy(A, j, B, i):
     """A[j] = B[i] (packed symmetric rows)."""
     for k in range(21):
         A[j, k] = B[i, k]
+
+
+@njit(**_inline)
+def sym6_add_low_rank_update(A, j, B, i, W, cw, Z, cz, r0, nk):
+    """A[j] += B[i] − Σ_k w_k z_kᵀ (packed symmetric rows) with w_k = W[r0 + k, cw:cw+6] and
+    z_k = Z[r0 + k, cz:cz+6], k < nk: the articulated-inertia hand-over of a joint with nk degrees of freedom,
+    IA_parent += IA − U D⁻¹ Uᵀ (RBDA Table 7.1; w_k the columns of U D⁻¹, z_k those of U) or IA − Yᵀ Y
+    (a Cholesky factor, w_k = z_k the rows of Y). Σ_k w_k z_kᵀ must be symmetric."""
+    e = 0
+    for r in range(6):
+        for c in range(r, 6):
+            s = B[i, e]
+            for k in range(r0, r0 + nk):
+                s -= W[k, cw + r] * Z[k, cz + c]
+            A[j, e] += s
+            e += 1
