@@ -4,9 +4,11 @@
 ``tree``           minimal coordinates of a tree, O(N) articulated bodies (seed 001 §3.4–3.5)
 ``constrained``    tree + the Model's constraints with multipliers and drift control (seed 001 §3.6)
 ``cartesian``      absolute coordinates of every body + multipliers (seed 001 ch. 2)
+``symbolic``       minimal coordinates of a tree, generated code of the symbolic H, h, g (multibody.symbolic)
 =================  =====================================================================================
 
 ``simulate(model, ..., formulation=name)`` picks one; :mod:`multibody.formulations.base` holds the registry.
 """
 from multibody.formulations import base, tree  # noqa: F401
 from multibody.formulations import constrained  # noqa: F401  (registers "constrained" and "cartesian")
+from multibody.symbolic import formulation  # noqa: F401  (registers "symbolic")
