@@ -14,8 +14,12 @@ polynomial rings (``sympy.polys.rings``) multiply such polynomials ten to thirty
 expression trees, and :meth:`ModelAlgebra.reduce` writes each ``s_k²`` as ``1 − c_k²``: a canonical form,
 so an identity (the zero power of the gyroscopic forces, seed 004 eq. 5) is proved by reducing to 0.
 
-Expressions are made only at the end (:meth:`ModelAlgebra.expr`), collected over the monomials of the
-coordinates and rates with factored coefficients. The helpers :func:`trig_reduce` and :func:`is_zero` do
+Expressions are made only at the end (:meth:`ModelAlgebra.expr`): the shorter of the forms without sin²
+and without cos², collected over the monomials of the coordinates and rates, common factors of each
+coefficient pulled out (``factor_terms``). sympy's ``trigsimp`` and ``fu`` do not pay here: on the
+manipulators of seed 004 they took 1.1–1.4 s per mass-matrix entry (41 s for all of H of the 6-joint
+universal manipulator) for at most a quarter fewer operations (H₁₁ of the angular manipulator: 54 → 41
+with ``fu``), so they are not used. The helpers :func:`trig_reduce` and :func:`is_zero` do
 the same reduction on plain sympy expressions (for comparing with expressions written by hand).
 """
 import numpy as np
@@ -38,11 +42,12 @@ def coordinate_symbols(n):
 
 
 def trig_reduce(expr, eliminate=sp.sin):
-    """``expr`` expanded, with every power ``f(x)**k`` (k ≥ 2) of ``f = eliminate`` (sin or cos) rewritten
-    through sin² + cos² = 1, so that f appears at most linearly: the canonical form of a polynomial in sines
-    and cosines (two such polynomials are equal as functions iff their forms are)."""
+    """``expr`` expanded (sines and cosines of sums and multiples too), with every power ``f(x)**k`` (k ≥ 2)
+    of ``f = eliminate`` (sin or cos) rewritten through sin² + cos² = 1, so that f appears at most linearly:
+    the canonical form of a polynomial in the sines and cosines of independent angles (two such
+    polynomials are equal as functions iff their forms are)."""
     other = sp.cos if eliminate is sp.sin else sp.sin
-    e = sp.expand(expr)
+    e = sp.expand(sp.expand_trig(expr))
 
     def rewrite(p):
         x = p.base.args[0]
@@ -87,13 +92,15 @@ class ModelAlgebra:
                              "and sines/cosines; write the parameters as such polynomials (e.g. a first moment "
                              "instead of a quotient)", element=model.name)
         trig_params = sorted({g.args[0] for g in param_gens if not g.is_Symbol}, key=sp.default_sort_key)
-        self.parameters = tuple(sorted((g for g in param_gens if g.is_Symbol), key=str))
+        symbol_gens = sorted((g for g in param_gens if g.is_Symbol), key=str)
+        #: every symbol of the model's parameters (also those inside sines and cosines), sorted by name
+        self.parameters = tuple(sorted(set().union(*(e.free_symbols for e in exprs)), key=str))
         angles = angle_coordinates(model)
         trig = [(sp.sin(self.q[k]), sp.cos(self.q[k])) for k in angles] + [(sp.sin(x), sp.cos(x))
                                                                             for x in trig_params]
         self._dummies = [(sp.Dummy(f"s{k}"), sp.Dummy(f"c{k}")) for k in range(len(trig))]
         displacements = [self.q[k] for k in range(model.nq) if k not in angles]
-        gens = [d for pair in self._dummies for d in pair] + displacements + list(self.qd) + list(self.parameters)
+        gens = [d for pair in self._dummies for d in pair] + displacements + list(self.qd) + symbol_gens
         self.ring, *G = ring(gens, sp.RR if inexact else sp.QQ)
         npairs = len(trig)
         self._pairs = [(2 * k, 2 * k + 1) for k in range(npairs)]
@@ -136,13 +143,12 @@ class ModelAlgebra:
             key = tuple(monom[k] for k in self._variables)
             rest = tuple(0 if k in self._variable_set else e for k, e in enumerate(monom))
             groups.setdefault(key, {})[rest] = coeff
-        out = sp.Integer(0)
+        terms = []
         for key, coeffs in groups.items():
-            c = self.ring.from_dict(coeffs).as_expr().xreplace(self._from_ring)
-            c = sp.factor_terms(sp.factor(c)) if c.free_symbols else c
-            term = sp.Mul(*[self.ring.symbols[k] ** e for k, e in zip(self._variables, key)])
-            out += c * term.xreplace(self._from_ring)
-        return out
+            c = sp.factor_terms(self.ring.from_dict(coeffs).as_expr().xreplace(self._from_ring))
+            monomial = sp.Mul(*[self.ring.symbols[k] ** e for k, e in zip(self._variables, key)])
+            terms.append(c * monomial.xreplace(self._from_ring))
+        return sp.Add(*terms)
 
     # ---- algebra ----------------------------------------------------------------------------------------
     def reduce(self, p, eliminate=sp.sin):

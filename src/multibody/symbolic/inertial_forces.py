@@ -48,7 +48,8 @@ GROUPS = ("centrifugal", "coriolis", "gyroscopic")
 class InertialForces:
     """The split of :func:`split_inertial_forces`, everything in the coordinate order ``q``.
 
-    ``q``, ``qd``: the coordinate and rate symbols in the order used; ``mass_matrix`` H; ``centrifugal``
+    ``q``, ``qd``: the coordinate and rate symbols in the order used; ``parameters``: the model's symbols
+    (masses, lengths, …); ``mass_matrix`` H; ``centrifugal``
     h_c (eq. 2), ``coriolis`` h_o (eq. 3), ``gyroscopic`` h_g (eq. 5), ``shared`` h^g_o = ½ Ḣ_ii q̇_i (eq. 10,
     the part of both h_o and h_g), ``total`` h = h_c + h_o + h_g (sympy column vectors);
     ``gyroscopic_power`` q̇ᵀ h_g reduced to its canonical form (0, statement 1).
@@ -62,6 +63,7 @@ class InertialForces:
     model: object
     q: tuple
     qd: tuple
+    parameters: tuple
     mass_matrix: sp.Matrix
     centrifugal: sp.Matrix
     coriolis: sp.Matrix
@@ -159,5 +161,5 @@ def split_inertial_forces(model, order=None):
             used = A.coordinates_in(H[k, j])
             if used:
                 dependencies[(k, j)] = tuple(qs[i] for i in range(n) if p[i] in used)
-    return InertialForces(model, qs, tuple(eqs.qd[k] for k in p), sp.Matrix(np.vectorize(A.expr, otypes=[object])(H)),
+    return InertialForces(model, qs, tuple(eqs.qd[k] for k in p), eqs.parameters, sp.Matrix(np.vectorize(A.expr, otypes=[object])(H)),
                           col(c), col(o), col(g), col(shared), col(total), A.expr(power), generating, dependencies)
