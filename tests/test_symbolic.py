@@ -271,3 +271,31 @@ def test_errors():
         split_inertial_forces(manipulators.polar(), order=["q1", "q1"])
     with pytest.raises(ModelError, match="no coordinate 'q7'"):
         split_inertial_forces(manipulators.polar(), order=["q7", "q1"])
+
+
+@pytest.mark.parametrize("name", list(manipulators.SYSTEMS))
+def test_chain_endpoints(name):
+    """Statement 3, eq. (17) as the notes correct it (B.5): h_cN = h_oN = h^g_oN = 0 and h_g1 = h^g_o1; q1
+    is cyclic (no element of H depends on it, so ∂T/∂q1 = 0). (The examples' 'h_o1 = h_g1' holds in
+    Examples 1–5 only: see test_example6_universal.)"""
+    split = split_inertial_forces(manipulators.SYSTEMS[name](symbolic=True))
+    assert split.centrifugal[-1] == split.coriolis[-1] == split.shared[-1] == 0
+    assert is_zero(split.gyroscopic[0] - split.shared[0])
+    assert all(split.q[0] not in used for used in split.dependencies.values())
+    if name != "universal":
+        assert is_zero(split.coriolis[0] - split.gyroscopic[0])
+
+
+def test_cli_forces(capsys):
+    """``multibody forces`` prints the split of a bundled manipulator; a bad order exits with status 2."""
+    from multibody.cli import main
+
+    assert main(["forces", "cartesian", "--order", "q3,q2,q1"]) == 0
+    out = capsys.readouterr().out
+    assert "Cartesian manipulator (seed 004, Example 2); coordinates q3, q2, q1" in out
+    assert "h_g1 = -a3*qd3**2*sin(q3)      (gyroscopic)" in out
+    assert "gyroscopic power qdᵀ h_g = 0" in out
+    assert main(["forces", "polar", "--latex"]) == 0
+    assert r"h_{g2} = - m_{02} q_{2} \dot{q}_{1}^{2}" in capsys.readouterr().out
+    assert main(["forces", "polar", "--order", "q1,q9"]) == 2
+    assert "no coordinate 'q9'" in capsys.readouterr().err

@@ -83,7 +83,7 @@ def permutation(model, order):
                 item = short[item]
             else:
                 raise ModelError(f"order: model '{model.name}' has no coordinate {item!r} (coordinates: "
-                                 f"{', '.join(names)})", element="order")
+                                 f"q1 … q{n}, or {', '.join(names)})", element="order")
         out.append(int(item))
     if sorted(out) != list(range(n)):
         raise ModelError(f"order must be a permutation of the {n} coordinates of model '{model.name}', got "
