@@ -9,4 +9,5 @@ BENCHMARKS = [
     ("bicycle", "multibody.bench.bicycle", "bench_bicycle"),
     ("hoop", "multibody.bench.hoop", "bench_hoop"),
     ("constrained", "multibody.bench.constrained", "bench_constrained"),
+    ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
 ]
