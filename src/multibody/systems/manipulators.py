@@ -83,68 +83,49 @@ def _rigid_body(b, name, m, moments, static_moment=0, axis=(0, 0, 0)):
     b.add_body(name, mass=m, com=c, inertia=[moments[k] - shift[k] for k in range(3)])
 
 
-def _sym_y(p, i):
-    """Moments (x, y, z) about the pole of a body symmetric about its y axis: I_z = I_x."""
-    return p[f"I{i}x"], p[f"I{i}y"], p[f"I{i}x"]
+X, Y, Z, DOWN, BACK = (1, 0, 0), (0, 1, 0), (0, 0, 1), (0, -1, 0), (-1, 0, 0)
 
 
-def _sym_x(p, i):
-    """Moments (x, y, z) about the pole of a body symmetric about its x axis: I_z = I_y."""
-    return p[f"I{i}x"], p[f"I{i}y"], p[f"I{i}y"]
-
-
-def _builder(p, name):
-    return ModelBuilder(gravity=(0, -p["g"], 0), name=name)
-
-
-def _joint(b, i, joint, parent, translation=(0, 0, 0)):
-    """Joint ``qi`` carrying body ``bodyi`` from ``parent``, its frame at ``translation`` in the parent."""
-    b.add_joint(f"q{i}", joint, parent=parent, child=f"body{i}", placement=Placement(translation=translation))
-
-
-X, Y, Z, DOWN = (1, 0, 0), (0, 1, 0), (0, 0, 1), (0, -1, 0)
+def _chain(system, name, symbolic, values, links):
+    """The serial chain ``system`` of the paper: link i is ``(joint, symmetry, com, pole)`` — the joint
+    ``qi`` carrying ``bodyi`` from the previous body, the body's axis of symmetry (``"x"``: I_z = I_y,
+    ``"y"``: I_z = I_x), the direction of its centre of mass from the pole (None: at the pole; else at
+    distance ``ai / m0i``) and the pole in the previous body's frame as a function of the parameters (None:
+    at the previous pole)."""
+    p = parameters(system, symbolic, **values)
+    b = ModelBuilder(gravity=(0, -p["g"], 0), name=name)
+    parent = "ground"
+    for i, (joint, symmetry, com, pole) in enumerate(links, start=1):
+        Ix, Iy = p[f"I{i}x"], p[f"I{i}y"]
+        moments = (Ix, Iy, Ix) if symmetry == "y" else (Ix, Iy, Iy)
+        _rigid_body(b, f"body{i}", p[f"m0{i}"], moments, p[f"a{i}"] if com else 0, com or (0, 0, 0))
+        b.add_joint(f"q{i}", joint, parent=parent, child=f"body{i}",
+                    placement=Placement(translation=pole(p) if pole else (0, 0, 0)))
+        parent = f"body{i}"
+    return b.build()
 
 
 def polar(symbolic=False, **values):
     """Example 1 (Fig. 1): polar manipulator in a vertical plane. Body 1 turns about z (q1), body 2 slides
     along x1 (q2 = |O1O2|). Bodies symmetric about their x axes; C1 on x1 (a1), C2 at O2 ([R]: H11 has no
     term linear in q2). H = diag(I1z + I2z + m02 q2², m02)."""
-    p = parameters("polar", symbolic, **values)
-    b = _builder(p, "polar manipulator")
-    _rigid_body(b, "body1", p["m01"], _sym_x(p, 1), p["a1"], X)
-    _rigid_body(b, "body2", p["m02"], _sym_x(p, 2))
-    _joint(b, 1, Revolute(Z), "ground")
-    _joint(b, 2, Prismatic(X), "body1")
-    return b.build()
+    return _chain("polar", "polar manipulator", symbolic, values,
+                  [(Revolute(Z), "x", X, None), (Prismatic(X), "x", None, None)])
 
 
 def cartesian(symbolic=False, **values):
     """Example 2 (Fig. 2): Cartesian manipulator in a vertical plane. Body 1 slides along y (q1), body 2 along
     x (q2), body 3 turns about z (q3), C3 on x3 (a3). H31 = a3 c3, H32 = −a3 s3."""
-    p = parameters("cartesian", symbolic, **values)
-    b = _builder(p, "Cartesian manipulator")
-    _rigid_body(b, "body1", p["m01"], _sym_x(p, 1))
-    _rigid_body(b, "body2", p["m02"], _sym_x(p, 2))
-    _rigid_body(b, "body3", p["m03"], _sym_x(p, 3), p["a3"], X)
-    _joint(b, 1, Prismatic(Y), "ground")
-    _joint(b, 2, Prismatic(X), "body1")
-    _joint(b, 3, Revolute(Z), "body2")
-    return b.build()
+    return _chain("cartesian", "Cartesian manipulator", symbolic, values,
+                  [(Prismatic(Y), "x", None, None), (Prismatic(X), "x", None, None), (Revolute(Z), "x", X, None)])
 
 
 def cylindrical3(symbolic=False, **values):
     """Example 3 (Fig. 3): cylindrical manipulator, N = 3. Body 1 turns about the vertical y (q1), body 2
     slides radially along x (q2 = |O1O2|) with C2 behind O2 ([R]: the −2 a2 q2 term), body 3 slides down
     (−y, q3 = |O2O3|). H = diag(I1y + I2y + I3y + m2 q2² − 2 a2 q2, m2, m3)."""
-    p = parameters("cylindrical3", symbolic, **values)
-    b = _builder(p, "cylindrical manipulator (N = 3)")
-    _rigid_body(b, "body1", p["m01"], _sym_y(p, 1), p["a1"], Y)
-    _rigid_body(b, "body2", p["m02"], _sym_x(p, 2), p["a2"], (-1, 0, 0))
-    _rigid_body(b, "body3", p["m03"], _sym_y(p, 3), p["a3"], Y)
-    _joint(b, 1, Revolute(Y), "ground")
-    _joint(b, 2, Prismatic(X), "body1")
-    _joint(b, 3, Prismatic(DOWN), "body2")
-    return b.build()
+    return _chain("cylindrical3", "cylindrical manipulator (N = 3)", symbolic, values,
+                  [(Revolute(Y), "y", Y, None), (Prismatic(X), "x", BACK, None), (Prismatic(DOWN), "y", Y, None)])
 
 
 def cylindrical4(symbolic=False, **values):
@@ -152,31 +133,18 @@ def cylindrical4(symbolic=False, **values):
     slides up (q2), body 3 slides radially along x (q3) with C3 behind O3, body 4 turns about z4 (q4) at
     O4 = O3 with C4 on +x4 ([R]). H11 = I1y + I2y + I3y + I4y c4² + I4x s4² + m3 q3² − 2 a3 q3 + 2 a4 q3 c4,
     H42 = a4 c4, H43 = −a4 s4."""
-    p = parameters("cylindrical4", symbolic, **values)
-    b = _builder(p, "cylindrical manipulator (N = 4)")
-    _rigid_body(b, "body1", p["m01"], _sym_y(p, 1), p["a1"], Y)
-    _rigid_body(b, "body2", p["m02"], _sym_y(p, 2), p["a2"], Y)
-    _rigid_body(b, "body3", p["m03"], _sym_x(p, 3), p["a3"], (-1, 0, 0))
-    _rigid_body(b, "body4", p["m04"], _sym_x(p, 4), p["a4"], X)
-    _joint(b, 1, Revolute(Y), "ground")
-    _joint(b, 2, Prismatic(Y), "body1")
-    _joint(b, 3, Prismatic(X), "body2")
-    _joint(b, 4, Revolute(Z), "body3")
-    return b.build()
+    return _chain("cylindrical4", "cylindrical manipulator (N = 4)", symbolic, values,
+                  [(Revolute(Y), "y", Y, None), (Prismatic(Y), "y", Y, None), (Prismatic(X), "x", BACK, None),
+                   (Revolute(Z), "x", X, None)])
 
 
 def angular(symbolic=False, **values):
     """Example 5 (Fig. 5): angular (anthropomorphic) manipulator. Body 1 turns about the vertical y (q1),
     bodies 2 and 3 about horizontal z axes (q2 at O2 = O1 = O, q3 at O3 = O2 + L y2); the links stand
     vertical at q = 0 with C_i on y_i ([R]). H22 = I2z + I3z + m3 L² + 2 L a3 c3, H32 = I3z + L a3 c3."""
-    p = parameters("angular", symbolic, **values)
-    b = _builder(p, "angular manipulator")
-    for i in (1, 2, 3):
-        _rigid_body(b, f"body{i}", p[f"m0{i}"], _sym_y(p, i), p[f"a{i}"], Y)
-    _joint(b, 1, Revolute(Y), "ground")
-    _joint(b, 2, Revolute(Z), "body1")
-    _joint(b, 3, Revolute(Z), "body2", translation=(0, p["L"], 0))
-    return b.build()
+    return _chain("angular", "angular manipulator", symbolic, values,
+                  [(Revolute(Y), "y", Y, None), (Revolute(Z), "y", Y, None),
+                   (Revolute(Z), "y", Y, lambda p: (0, p["L"], 0))])
 
 
 def universal(symbolic=False, **values):
@@ -186,21 +154,9 @@ def universal(symbolic=False, **values):
     vertical axis of body 3, C5 and C6 hang below O5 ([R]). With a = a5 + a6, A = I3y + I4y + I5x + I6x,
     B = I5x − I5y + I6x − I6y: H33 = A − B c5², H31 = −a c3 s5, H32 = −a s3 s5, H51 = −a s3 c5,
     H52 = a c3 c5, H54 = −a s5, H63 = I6y c5."""
-    p = parameters("universal", symbolic, **values)
-    b = _builder(p, "universal manipulator")
-    _rigid_body(b, "body1", p["m01"], _sym_y(p, 1))
-    _rigid_body(b, "body2", p["m02"], _sym_y(p, 2))
-    _rigid_body(b, "body3", p["m03"], _sym_y(p, 3), p["a3"], Y)
-    _rigid_body(b, "body4", p["m04"], _sym_y(p, 4), p["a4"], Y)
-    _rigid_body(b, "body5", p["m05"], _sym_y(p, 5), p["a5"], DOWN)
-    _rigid_body(b, "body6", p["m06"], _sym_y(p, 6), p["a6"], DOWN)
-    _joint(b, 1, Prismatic(Z), "ground")
-    _joint(b, 2, Prismatic(X), "body1")
-    _joint(b, 3, Revolute(Y), "body2")
-    _joint(b, 4, Prismatic(DOWN), "body3")
-    _joint(b, 5, Revolute(Z), "body4")
-    _joint(b, 6, Revolute(Y), "body5")
-    return b.build()
+    return _chain("universal", "universal manipulator", symbolic, values,
+                  [(Prismatic(Z), "y", None, None), (Prismatic(X), "y", None, None), (Revolute(Y), "y", Y, None),
+                   (Prismatic(DOWN), "y", Y, None), (Revolute(Z), "y", DOWN, None), (Revolute(Y), "y", DOWN, None)])
 
 
 #: name -> function, in the order of the paper
