@@ -58,10 +58,47 @@ def check_twin(model, split, values, rng, states=2):
         assert twin.power_residual < RTOL
 
 
+def tree_formulas(model, dH, qd):
+    """Statement 2, eqs. (7)–(10), written with the sets of carried (descendant) and carrier (ancestor)
+    bodies of a tree with one coordinate per body (coordinate i moves body i + 1); H_jik = dH[k][j, i]."""
+    n = model.nv
+    carried = [sorted(subtree(model, i + 1) - {i + 1}) for i in range(n)]
+    carriers = [[j for j in range(n) if i + 1 in subtree(model, j + 1) and j != i] for i in range(n)]
+    Hdot = np.einsum("kij,k->ij", dH, qd)
+    c, o, g = np.zeros(n), np.zeros(n), np.zeros(n)
+    for i in range(n):
+        D = [j - 1 for j in carried[i]]
+        shared = 0.5 * qd[i] * sum(dH[j][i, i] * qd[j] for j in D)  # (10)
+        c[i] = sum(dH[j][j, i] * qd[j] ** 2 for j in D)  # (7)
+        o[i] = shared + sum(qd[j] * sum(dH[k][j, i] * qd[k] for k in D if k != j) for j in D)  # (8)
+        g[i] = shared + sum(Hdot[i, j] * qd[j] for j in carriers[i]) - 0.5 * qd @ dH[i] @ qd  # (9)
+    return c, o, g
+
+
+def chain_formulas(dH, qd):
+    """Statement 3, eqs. (12)–(16) for a chain (the notes' index layout of eq. 14, [R] there):
+    h_ci = Σ_{j>i} H_jij q̇_j², h^g_oi = ½ q̇_i Σ_{j>i} H_iij q̇_j, h_oi = h^g_oi + Σ_{j>i} q̇_j Σ_{k>j} (H_jik +
+    H_kij) q̇_k, ∂T/∂q_i = ½ Σ_{j<i} H_jji q̇_j² + Σ_{j<i} q̇_j Σ_{k>j} H_kji q̇_k, h_gi = h^g_oi + Σ_{j<i} Ḣ_ij q̇_j
+    − ∂T/∂q_i; with H_jik = ∂H_ji/∂q_k = dH[k][j, i]."""
+    n = len(qd)
+    Hdot = np.einsum("kij,k->ij", dH, qd)
+    c, o, g = np.zeros(n), np.zeros(n), np.zeros(n)
+    for i in range(n):
+        shared = 0.5 * qd[i] * sum(dH[j][i, i] * qd[j] for j in range(i + 1, n))
+        c[i] = sum(dH[j][j, i] * qd[j] ** 2 for j in range(i + 1, n))
+        o[i] = shared + sum(qd[j] * sum((dH[k][j, i] + dH[j][k, i]) * qd[k] for k in range(j + 1, n))
+                            for j in range(i + 1, n))
+        dT = 0.5 * sum(dH[i][j, j] * qd[j] ** 2 for j in range(i)) + sum(
+            qd[j] * sum(dH[i][k, j] * qd[k] for k in range(j + 1, n)) for j in range(i))
+        g[i] = shared + sum(Hdot[i, j] * qd[j] for j in range(i)) - dT
+    return c, o, g
+
+
 @pytest.mark.parametrize("name", list(manipulators.SYSTEMS))
 def test_manipulators_against_kernels_and_twin(name):
     """The six manipulators with symbolic parameters, evaluated at the default numbers, against CRBA/RNEA of
-    the numeric model; the numeric twin against the symbolic split, in the paper's order and reversed."""
+    the numeric model; the numeric twin against the symbolic split, in the paper's order and reversed; the
+    chain formulas (12)–(16) and the tree formulas (7)–(10) against the general ones (2)–(5)."""
     rng = np.random.default_rng(4)
     model = manipulators.SYSTEMS[name]()
     symbolic = manipulators.SYSTEMS[name](symbolic=True)
@@ -70,6 +107,10 @@ def test_manipulators_against_kernels_and_twin(name):
     check_against_kernels(model, eqs, values, rng)
     for order in (None, list(range(model.nv))[::-1]):
         check_twin(model, split_inertial_forces(symbolic, order=order), values, rng)
+    q, qd = model.random_configuration(rng), rng.normal(size=model.nv)
+    twin = numeric_split(model, q, qd)
+    for formulas in (chain_formulas(twin.derivatives, qd), tree_formulas(model, twin.derivatives, qd)):
+        assert all(close(a, b) for a, b in zip(formulas, (twin.centrifugal, twin.coriolis, twin.gyroscopic)))
 
 
 def random_tree(n, parents, kinds, axes, turns, seed):
@@ -143,13 +184,18 @@ def check_tree_structure(model, split):
 @given(trees())
 def test_random_trees(model):
     """Random 3–6-body trees of revolute and prismatic joints: the symbolic H, h + g, g equal CRBA/RNEA;
-    the numeric twin equals the symbolic split; the tree structure of statement 2."""
+    the numeric twin equals the symbolic split; the tree structure and the tree formulas (7)–(10) of
+    statement 2 (base-to-tip numbering)."""
     rng = np.random.default_rng(0)
     eqs = equations_of_motion(model)
     check_against_kernels(model, eqs, [], rng, states=2)
     split = split_inertial_forces(model)
     check_twin(model, split, [], rng, states=1)
     check_tree_structure(model, split)
+    q, qd = model.random_configuration(rng), rng.normal(size=model.nv)
+    twin = numeric_split(model, q, qd)
+    formulas = tree_formulas(model, twin.derivatives, qd)
+    assert all(close(a, b) for a, b in zip(formulas, (twin.centrifugal, twin.coriolis, twin.gyroscopic)))
 
 
 def multi_dof_model():
@@ -189,10 +235,12 @@ def test_multi_dof_joints():
 
 def test_generated_code_simulation_matches_kernels():
     """A 6-DoF arm (the universal manipulator) from the generated equations and from the O(N) kernels,
-    fixed-step RK4, h = 1e-3, 1 s: both integrate the same ODE with the same steps, so their difference is
-    the rounding of the right-hand sides (≈ 1e-14 relative) carried by the flow — measured 6e-14 in q and
-    4e-13 in q̇ over 2 s — not the integration error (≈ 1e-9 here), which is the same for both. The bound
-    1e-10 leaves a factor of more than 200. A torque callback (the Python path) agrees as well."""
+    fixed-step RK4, h = 1e-3, 1 s. A fixed step, not an adaptive one: both runs then integrate the same ODE
+    with the same steps, so they differ only by the rounding of the two right-hand sides (≈ 1e-14 relative)
+    carried by the flow — measured 7e-16 in q and 5e-15 in q̇ — while the integration error, the same for
+    both, is not part of the difference (it is 8e-14 here against DOP853 at rtol 1e-13); an adaptive method
+    would choose its steps from error estimates that differ by rounding. The bound 1e-10 leaves a factor of
+    more than 1e4. A torque callback (the Python path) agrees as well."""
     model = manipulators.universal()
     q0 = np.array([0.1, -0.2, 0.3, 0.2, 0.5, 0.1])
     v0 = np.array([0.5, -0.3, 1.0, 0.2, -0.8, 2.0])
