@@ -29,6 +29,13 @@ equation gets a Coriolis force and an equal and opposite gyroscopic force, −a�
 
 Which bodies generate each force (statement 2, the table of notes B.4) is read off the products of
 velocities in each term: :attr:`InertialForces.generating_bodies`.
+
+The general formulas (2)–(5) are implemented; the tree and chain forms of statements 2 and 3 (eqs. 7–10,
+11–16) are the same numbers with the zero terms left out, which the tests check. Misprints of the paper, as
+the notes correct them (B.5, B.9): statement 3's lower limit "i+2" is i+1; eq. (17)'s
+"h_o1 = h_g1 = h^g_o1" holds in Examples 1–5 but not in Example 6 (h_o1 = −2a c₃c₅q̇₃q̇₅ ≠ 0), only
+h_g1 = h^g_o1 is general; Example 6's printed h_g3 carries a term −I₆ʸs₅q̇₅q̇₆ that belongs to h_o3 (with
+it q̇ᵀh_g ≠ 0).
 """
 from dataclasses import dataclass
 
