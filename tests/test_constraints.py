@@ -156,9 +156,9 @@ def test_constraint_elements_validate_their_data():
     x = sp.Symbol("x")
     with pytest.raises(ModelError, match="constraint 'w': radius must be positive"):
         mb.RollingDisc("w", "body", radius=0.0)
-    with pytest.raises(ModelError, match="constraint 'w': axle axis must be a non-zero vector"):
+    with pytest.raises(ModelError, match="constraint 'w': axle axis must be a non-zero finite vector"):
         mb.RollingDisc("w", "body", radius=0.1, axis=(0, 0, 0))
-    with pytest.raises(ModelError, match="constraint 'p': normal must be a non-zero vector"):
+    with pytest.raises(ModelError, match="constraint 'p': normal must be a non-zero finite vector"):
         mb.PointOnPlane("p", "body", normal=(0, 0, 0))
     with pytest.raises(ModelError, match="constraint 'c': profile must be a multibody.Profile"):
         mb.PointOnProfile("c", "body", x ** 2)

@@ -30,6 +30,7 @@ Example
 """
 import numpy as np
 
+from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
 from multibody.kernels.kinematics import (F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, M_DOF, MF_WIDTH,
                                           MI_WIDTH, workspace_size)
@@ -100,6 +101,11 @@ class Data:
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext")
 
     def __init__(self, model):
+        if model.symbolic:
+            element, what, value = model.symbolic_element()
+            raise ModelError(f"{element}: {what} is symbolic ({value!r}) in model '{model.name}'; the numeric "
+                             "algorithms need numbers (build the model with numeric values, or derive its "
+                             "equations with multibody.symbolic)", element=element)
         self.model = model
         self.nq = int(model.nq)
         self.nv = int(model.nv)

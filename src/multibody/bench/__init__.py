@@ -10,4 +10,5 @@ BENCHMARKS = [
     ("hoop", "multibody.bench.hoop", "bench_hoop"),
     ("constrained", "multibody.bench.constrained", "bench_constrained"),
     ("poisson", "multibody.bench.poisson", "bench_poisson"),
+    ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
 ]

@@ -15,6 +15,7 @@ COMMANDS = [
     ("bicycle", "multibody.cli.bicycle"),
     ("iftomm", "multibody.cli.iftomm"),
     ("hoop", "multibody.cli.hoop"),
+    ("forces", "multibody.cli.forces"),
 ]
 
 

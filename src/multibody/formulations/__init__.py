@@ -6,9 +6,11 @@
 ``cartesian``      absolute coordinates of every body + multipliers (seed 001 ch. 2)
 ``stabilized``     tree + constraints with seed 000's reactions-as-controls stabilization
 ``poisson``        (q, p) in Poisson impulses, O(N) sweep or Cholesky solution of the velocities (seed 002)
+``symbolic``       minimal coordinates of a tree, generated code of the symbolic H, h, g (multibody.symbolic)
 =================  =====================================================================================
 
 ``simulate(model, ..., formulation=name)`` picks one; :mod:`multibody.formulations.base` holds the registry.
 """
 from multibody.formulations import base, tree  # noqa: F401
 from multibody.formulations import constrained, cartesian, stabilized, poisson  # noqa: F401  (each registers itself)
+from multibody.symbolic import formulation  # noqa: F401  (registers "symbolic")

@@ -30,7 +30,7 @@ from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.joints import Joint
 from multibody.model.model import JointInfo, Model
-from multibody.model.placement import Placement
+from multibody.model.placement import Placement, numbers_or_symbols
 
 GROUND = "ground"
 
@@ -52,9 +52,7 @@ class ModelBuilder:
     """Collects bodies, joints and forces; ``build()`` validates them and returns a ``Model``."""
 
     def __init__(self, gravity=(0.0, 0.0, -9.81), name="model"):
-        g = np.asarray(gravity, dtype=float)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
-            raise ModelError(f"model '{name}': gravity must be 3 finite numbers, got {gravity!r}", element="gravity")
+        g = numbers_or_symbols(gravity, (3,), "gravity", "gravity")
         self.name = name
         self.gravity = g
         self._bodies = {}
@@ -208,6 +206,10 @@ class ModelBuilder:
         index = {GROUND: 0}
         index.update({n: i + 1 for i, n in enumerate(order)})
         n = len(order)
+        # sympy expressions among the parameters make a symbolic model (object arrays, see Model.symbolic)
+        symbolic = (self.gravity.dtype == object or any(b.symbolic for b in self._bodies.values())
+                    or any(self._joints[k]["placement"].symbolic for k in tree_of.values()))
+        real = object if symbolic else float
 
         parent = np.full(n + 1, -1, dtype=np.int64)
         jtype = np.zeros(n + 1, dtype=np.int64)
@@ -216,12 +218,12 @@ class ModelBuilder:
         idx_v = np.zeros(n + 1, dtype=np.int64)
         nv_j = np.zeros(n + 1, dtype=np.int64)
         jaxis = np.zeros((n + 1, 2, 3))
-        jplace_R = np.zeros((n + 1, 3, 3))
-        jplace_R[0] = np.eye(3)
-        jplace_p = np.zeros((n + 1, 3))
-        mass = np.zeros(n + 1)
-        com = np.zeros((n + 1, 3))
-        inertia_com = np.zeros((n + 1, 3, 3))
+        jplace_R = np.zeros((n + 1, 3, 3), dtype=real)
+        jplace_R[0] = np.eye(3, dtype=int)
+        jplace_p = np.zeros((n + 1, 3), dtype=real)
+        mass = np.zeros(n + 1, dtype=real)
+        com = np.zeros((n + 1, 3), dtype=real)
+        inertia_com = np.zeros((n + 1, 3, 3), dtype=real)
         joints = [None]
         stiff, damp, rest, effort = [], [], [], []
         iq = iv = 0
@@ -253,7 +255,10 @@ class ModelBuilder:
             jplace_p[i] = place.translation
             body = self._bodies[bname]
             F = frame_of[bname]
-            mass[i], com[i], inertia_com[i] = body.mass, F.act(body.com), F.rotation @ body.inertia @ F.rotation.T
+            if F.is_identity():
+                mass[i], com[i], inertia_com[i] = body.mass, body.com, body.inertia
+            else:
+                mass[i], com[i], inertia_com[i] = body.mass, F.act(body.com), F.rotation @ body.inertia @ F.rotation.T
             f = spec["force"]
             stiff.append(f.stiffness)
             damp.append(f.damping)
@@ -274,14 +279,15 @@ class ModelBuilder:
         inertia_o = inertia_com.copy()
         for i in range(1, n + 1):
             c = com[i]
-            inertia_o[i] += mass[i] * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+            inertia_o[i] += mass[i] * (np.dot(c, c) * np.eye(3, dtype=int) - np.outer(c, c))
 
         ns = len(self._springs)
         spring_body = np.zeros((ns, 2), dtype=np.int64)
         spring_point = np.zeros((ns, 2, 3))
         for s, sp in enumerate(self._springs):
             spring_body[s] = index[sp.body_a], index[sp.body_b]
-            spring_point[s] = frame_of[sp.body_a].act(sp.point_a), frame_of[sp.body_b].act(sp.point_b)
+            spring_point[s] = [p if frame_of[b].is_identity() else frame_of[b].act(p)
+                               for b, p in ((sp.body_a, sp.point_a), (sp.body_b, sp.point_b))]
         cat = (lambda parts: np.concatenate(parts) if parts else np.zeros(0))
         arrays = dict(
             parent=parent, jtype=jtype, idx_q=idx_q, nq_j=nq_j, idx_v=idx_v, nv_j=nv_j, jaxis=jaxis,

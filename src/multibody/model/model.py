@@ -4,6 +4,11 @@ The layout is documented in ``docs/model-arrays.md``. Bodies are numbered regula
 body 0 is the ground and every body's parent has a smaller number, so kernels sweep
 ``for i in range(1, N + 1)`` from the root to the leaves and back. A Model is never changed by an
 algorithm; make a new one with the builder instead.
+
+A *symbolic* Model (``model.symbolic``) has sympy expressions among its masses, centres of mass, inertias,
+joint placements or gravity (given to the builder): those arrays are numpy arrays of sympy expressions
+(dtype object). ``multibody.symbolic`` derives its equations; the numeric algorithms refuse it with a
+``ModelError`` naming the first symbolic element (:meth:`Model.symbolic_element`).
 """
 from dataclasses import dataclass
 
@@ -90,6 +95,7 @@ class Model:
         self.nq = int(self.nq_j.sum())
         self.nv = int(self.nv_j.sum())
         self._arrays = tuple(getattr(self, k) for k in ARRAY_NAMES)
+        self.symbolic = self.symbolic_element() is not None
         self._frozen = True
 
     def __setattr__(self, key, value):
@@ -100,6 +106,25 @@ class Model:
     def arrays(self):
         """The tuple of flat arrays in ``ARRAY_NAMES`` order (what njit kernels take)."""
         return self._arrays
+
+    def symbolic_element(self):
+        """``(element, what, value)`` of the first parameter that is a sympy expression with symbols (e.g.
+        ``("body 'link1'", "mass", m1)``), or None for a numeric model."""
+        from multibody.model.placement import has_symbols
+
+        for what in ("mass", "com", "inertia_com"):
+            values = getattr(self, what)
+            for i in range(1, self.nbodies + 1) if values.dtype == object else ():
+                if has_symbols(values[i]):
+                    return f"body '{self.body_names[i]}'", what, values[i]
+        for j in self.joints[1:] + self.cut_joints:
+            for what in ("placement", "child_placement"):
+                place = getattr(j, what)
+                if place.symbolic:
+                    return f"joint '{j.name}'", what, place
+        if has_symbols(self.gravity):
+            return "gravity", "gravity", self.gravity
+        return None
 
     # ---- names -> indices -------------------------------------------------------------------------------
     def body_index(self, name):

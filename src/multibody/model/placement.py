@@ -2,10 +2,56 @@
 
 ``R`` rotates child coordinates into parent coordinates and ``p`` is the child origin in parent
 coordinates, so a point with child coordinates ``x`` has parent coordinates ``R @ x + p``.
+
+Symbolic values. Entries may be sympy expressions with symbols (a length ``L``, an angle ``alpha`` inside
+a rotation): such a placement is *symbolic* (``placement.symbolic``); its arrays are then numpy arrays of
+sympy expressions (dtype object). A model built from symbolic placements or bodies is symbolic: the
+equations of ``multibody.symbolic`` accept it, the numeric algorithms refuse it (``ModelError``).
 """
 import numpy as np
 
 from multibody.errors import ModelError
+
+
+def has_symbols(value):
+    """True when ``value`` (a number, an expression or an array of them) holds a sympy expression with free
+    symbols. sympy is never imported here: plain numbers are checked by their missing ``free_symbols``."""
+    return any(getattr(e, "free_symbols", None) for e in np.asarray(value, dtype=object).flat)
+
+
+def numbers_or_symbols(value, shape, what, element):
+    """``value`` as a float array of ``shape``, or — when it holds a sympy expression with symbols — as an
+    object array of sympy expressions. Raises ``ModelError`` naming ``element`` when the shape is wrong or a
+    number is not finite."""
+    try:
+        arr = np.asarray(value, dtype=object).reshape(shape)
+    except (TypeError, ValueError):
+        raise ModelError(f"{element}: {what} must have shape {shape}, got {value!r}", element=element) from None
+    if has_symbols(arr):
+        import sympy as sp
+
+        out = np.empty(shape, dtype=object)
+        for idx, e in np.ndenumerate(arr):
+            out[idx] = sp.sympify(e)
+        return out
+    try:
+        arr = arr.astype(float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{element}: {what} must be numbers or sympy expressions, got {value!r}",
+                         element=element) from None
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)
+    return arr
+
+
+def _check_symbolic_rotation(R, element):
+    """RᵀR = E and det R = +1, decided by sympy (a symbolic rotation)."""
+    import sympy as sp
+
+    M = sp.Matrix(R)
+    if any(sp.simplify(e) != 0 for e in M.T * M - sp.eye(3)) or sp.simplify(M.det() - 1) != 0:
+        raise ModelError(f"{element}: rotation must be a proper orthonormal matrix (RᵀR = E, det R = +1)",
+                         element=element)
 
 
 def rotation_about(axis, angle):
@@ -30,13 +76,11 @@ class Placement:
     __slots__ = ("rotation", "translation")
 
     def __init__(self, rotation=None, translation=(0.0, 0.0, 0.0), element="placement"):
-        R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
-        p = np.asarray(translation, dtype=float)
-        if R.shape != (3, 3) or not np.all(np.isfinite(R)):
-            raise ModelError(f"{element}: rotation must be a finite 3x3 matrix", element=element)
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
-            raise ModelError(f"{element}: translation must be 3 finite numbers, got {translation!r}", element=element)
-        if np.max(np.abs(R.T @ R - np.eye(3))) > 1e-9 or np.linalg.det(R) < 0:
+        R = np.eye(3) if rotation is None else numbers_or_symbols(rotation, (3, 3), "rotation", element)
+        p = numbers_or_symbols(translation, (3,), "translation", element)
+        if R.dtype == object:
+            _check_symbolic_rotation(R, element)
+        elif np.max(np.abs(R.T @ R - np.eye(3))) > 1e-9 or np.linalg.det(R) < 0:
             raise ModelError(f"{element}: rotation must be a proper orthonormal matrix (RᵀR = E, det R = +1)",
                              element=element)
         R = R.copy()
@@ -50,9 +94,14 @@ class Placement:
     def identity(cls):
         return cls()
 
+    @property
+    def symbolic(self):
+        """True when the rotation or the translation holds sympy expressions (see the module docstring)."""
+        return self.rotation.dtype == object or self.translation.dtype == object
+
     def act(self, x):
         """Parent coordinates of a point given in child coordinates."""
-        return self.rotation @ np.asarray(x, dtype=float) + self.translation
+        return self.rotation @ np.asarray(x, dtype=self.translation.dtype) + self.translation
 
     def inverse(self):
         return Placement(self.rotation.T, -self.rotation.T @ self.translation)
@@ -62,6 +111,9 @@ class Placement:
         return Placement(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
 
     def is_identity(self, tol=1e-14):
+        if self.symbolic:
+            return all(e == 0 for e in (self.rotation - np.eye(3, dtype=int)).flat) and all(
+                e == 0 for e in self.translation)
         return bool(np.max(np.abs(self.rotation - np.eye(3))) <= tol and np.max(np.abs(self.translation)) <= tol)
 
     def __repr__(self):
