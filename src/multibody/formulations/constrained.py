@@ -59,15 +59,18 @@ Work = namedtuple("Work", [
 ])
 
 
-def make_work(model, mode=0, tau_const=None, extra_rows=0):
+def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
     """A fresh :data:`Work` for ``model`` (``extra_rows``: room for rows added after the model's own, e.g. an
-    energy row)."""
+    energy row). ``dtype=complex`` makes every state-dependent array complex, for complex-step derivatives
+    (``multibody.analysis.derivatives``)."""
     tab = model.constraint_table
     m = tab.m + extra_rows
     nv, nq, naux = model.nv, model.nq, tab.naux
     rows = m + naux
-    z = np.zeros
-    cfg = z(10)
+
+    def z(shape, dtype=dtype):
+        return np.zeros(shape, dtype=dtype)
+    cfg = np.zeros(10)
     cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 1e-12, 25
     cfg[CFG_PROJECT] = 1.0
     # rows: compiled, [auxiliary (mode 1)], Python, extra; the auxiliary rows are velocity-level (degree 1)
@@ -75,7 +78,10 @@ def make_work(model, mode=0, tau_const=None, extra_rows=0):
     aux_rows = np.ones(naux, dtype=np.int64)
     parts = [tab.level[:mc], aux_rows, tab.level[mc:]] if mode == 1 else [tab.level, aux_rows]
     level = np.concatenate(parts + [np.ones(extra_rows, dtype=np.int64)]).astype(np.int64)
-    return Work(tree=tree_params(model, tau_const), ci=tab.ci, cf=tab.cf, pi=tab.pi, pt=tab.pt, level=level,
+    tree = tree_params(model, tau_const)
+    if dtype != np.float64:   # the workspaces the kernels write into take the state's type
+        tree = tuple(a.astype(dtype) if k in (2, 12, 13, 14) else a for k, a in enumerate(tree))
+    return Work(tree=tree, ci=tab.ci, cf=tab.cf, pi=tab.pi, pt=tab.pt, level=level,
                 sel_pos=(level == 2).astype(np.int64), sel_all=np.ones(rows, dtype=np.int64),
                 s=z(naux), mode=np.array([mode], dtype=np.int64),
                 f=z(rows), fd=z(rows), cb=z((rows, 2), dtype=np.int64), cv=z((rows, 2, 6)), gam=z(rows),

@@ -19,7 +19,6 @@ which compiled code such as a fixed-step integrator calls with ``multibody.data.
 Velocity conventions: Spherical v = ω in the child frame; Free v = [ω; v] with v the velocity of the child
 origin, both in the child frame, and position p in the joint frame, so ṗ = R v; Planar v = q̇.
 """
-import math
 
 import numpy as np
 from numba import njit
@@ -43,7 +42,7 @@ def _se3_V_coeffs(th):
     if th < 1e-4:
         t2 = th * th
         return 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
-    return (1.0 - math.cos(th)) / (th * th), (th - math.sin(th)) / (th * th * th)
+    return (1.0 - np.cos(th)) / (th * th), (th - np.sin(th)) / (th * th * th)
 
 
 @njit(inline=INLINE, cache=True)
@@ -51,7 +50,7 @@ def _se3_Vinv_coeff(th):
     """C of V(φ)⁻¹ = E − ½ φ̃ + C φ̃², C = (1 − θ sin θ / (2 (1 − cos θ))) / θ²."""
     if th < 1e-4:
         return 1.0 / 12.0 + th * th / 720.0
-    return (1.0 - th * math.sin(th) / (2.0 * (1.0 - math.cos(th)))) / (th * th)
+    return (1.0 - th * np.sin(th) / (2.0 * (1.0 - np.cos(th)))) / (th * th)
 
 
 @njit(inline=INLINE, cache=True)
@@ -60,7 +59,7 @@ def _normalized_quat(q, k):
     x = q[k + 1]
     y = q[k + 2]
     z = q[k + 3]
-    s = 1.0 / math.sqrt(w * w + x * x + y * y + z * z)
+    s = 1.0 / np.sqrt(w * w + x * x + y * y + z * z)
     return w * s, x * s, y * s, z * s
 
 
@@ -96,7 +95,7 @@ def integrate_kernel(mi, q, v, dt, out):
             a0, a1, a2, a3 = _normalized_quat(q, k)
             e0, e1, e2, e3 = quat_exp(w0, w1, w2)
             b0, b1, b2, b3 = quat_mul(a0, a1, a2, a3, e0, e1, e2, e3)
-            s = 1.0 / math.sqrt(b0 * b0 + b1 * b1 + b2 * b2 + b3 * b3)
+            s = 1.0 / np.sqrt(b0 * b0 + b1 * b1 + b2 * b2 + b3 * b3)
             out[k] = b0 * s
             out[k + 1] = b1 * s
             out[k + 2] = b2 * s
@@ -105,7 +104,7 @@ def integrate_kernel(mi, q, v, dt, out):
                 u0 = v[iv + 3] * dt
                 u1 = v[iv + 4] * dt
                 u2 = v[iv + 5] * dt
-                th = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                th = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
                 A, B = _se3_V_coeffs(th)
                 c0, c1, c2 = cross3(w0, w1, w2, u0, u1, u2)
                 d0, d1, d2 = cross3(w0, w1, w2, c0, c1, c2)
@@ -139,7 +138,7 @@ def difference_kernel(mi, q0, q1, out):
             if jt == FREE:
                 R = quat_to_rotation(a0, a1, a2, a3)
                 u0, u1, u2 = mat3T_vec(R, q1[iq] - q0[iq], q1[iq + 1] - q0[iq + 1], q1[iq + 2] - q0[iq + 2])
-                th = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+                th = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
                 C = _se3_Vinv_coeff(th)
                 c0, c1, c2 = cross3(w0, w1, w2, u0, u1, u2)
                 d0, d1, d2 = cross3(w0, w1, w2, c0, c1, c2)
@@ -210,20 +209,20 @@ def joint_transform_kernel(jt, axes, qj, R_out, p_out):
     p1 = 0.0
     p2 = 0.0
     if jt == REVOLUTE:
-        R = rotation_axis_angle(a0, a1, a2, math.cos(qj[0]), math.sin(qj[0]))
+        R = rotation_axis_angle(a0, a1, a2, np.cos(qj[0]), np.sin(qj[0]))
     elif jt == PRISMATIC:
         p0, p1, p2 = qj[0] * a0, qj[0] * a1, qj[0] * a2
     elif jt == CYLINDRICAL:
-        R = rotation_axis_angle(a0, a1, a2, math.cos(qj[0]), math.sin(qj[0]))
+        R = rotation_axis_angle(a0, a1, a2, np.cos(qj[0]), np.sin(qj[0]))
         p0, p1, p2 = qj[1] * a0, qj[1] * a1, qj[1] * a2
     elif jt == UNIVERSAL:
-        R = mat3_mul(rotation_axis_angle(a0, a1, a2, math.cos(qj[0]), math.sin(qj[0])),
-                     rotation_axis_angle(axes[1, 0], axes[1, 1], axes[1, 2], math.cos(qj[1]), math.sin(qj[1])))
+        R = mat3_mul(rotation_axis_angle(a0, a1, a2, np.cos(qj[0]), np.sin(qj[0])),
+                     rotation_axis_angle(axes[1, 0], axes[1, 1], axes[1, 2], np.cos(qj[1]), np.sin(qj[1])))
     elif jt == SPHERICAL:
         w, x, y, z = _normalized_quat(qj, 0)
         R = quat_to_rotation(w, x, y, z)
     elif jt == PLANAR:
-        R = rotation_z(math.cos(qj[2]), math.sin(qj[2]))
+        R = rotation_z(np.cos(qj[2]), np.sin(qj[2]))
         p0, p1 = qj[0], qj[1]
     elif jt == FREE:
         w, x, y, z = _normalized_quat(qj, 3)
@@ -254,14 +253,14 @@ def motion_subspace_kernel(jt, axes, qj, S):
         S[0, 0], S[1, 0], S[2, 0] = a0, a1, a2
         S[3, 1], S[4, 1], S[5, 1] = a0, a1, a2
     elif jt == UNIVERSAL:
-        R2 = rotation_axis_angle(axes[1, 0], axes[1, 1], axes[1, 2], math.cos(qj[1]), math.sin(qj[1]))
+        R2 = rotation_axis_angle(axes[1, 0], axes[1, 1], axes[1, 2], np.cos(qj[1]), np.sin(qj[1]))
         S[0, 0], S[1, 0], S[2, 0] = mat3T_vec(R2, a0, a1, a2)
         S[0, 1], S[1, 1], S[2, 1] = axes[1, 0], axes[1, 1], axes[1, 2]
     elif jt == SPHERICAL:
         S[0, 0] = S[1, 1] = S[2, 2] = 1.0
     elif jt == PLANAR:
-        c = math.cos(qj[2])
-        s = math.sin(qj[2])
+        c = np.cos(qj[2])
+        s = np.sin(qj[2])
         # child coordinates of the joint frame's x and y directions: rot(z, θ)ᵀ e_x, rot(z, θ)ᵀ e_y
         S[3, 0], S[4, 0] = c, -s
         S[3, 1], S[4, 1] = s, c
@@ -278,14 +277,14 @@ def joint_bias_kernel(jt, axes, qj, vj, out):
     for k in range(6):
         out[k] = 0.0
     if jt == UNIVERSAL:
-        R2 = rotation_axis_angle(axes[1, 0], axes[1, 1], axes[1, 2], math.cos(qj[1]), math.sin(qj[1]))
+        R2 = rotation_axis_angle(axes[1, 0], axes[1, 1], axes[1, 2], np.cos(qj[1]), np.sin(qj[1]))
         b0, b1, b2 = mat3T_vec(R2, axes[0, 0], axes[0, 1], axes[0, 2])
         c0, c1, c2 = cross3(b0, b1, b2, axes[1, 0], axes[1, 1], axes[1, 2])
         k = vj[0] * vj[1]
         out[0], out[1], out[2] = k * c0, k * c1, k * c2
     elif jt == PLANAR:
-        c = math.cos(qj[2])
-        s = math.sin(qj[2])
+        c = np.cos(qj[2])
+        s = np.sin(qj[2])
         u0 = c * vj[0] + s * vj[1]
         u1 = -s * vj[0] + c * vj[1]
         # −θ̇ e_z × (u0, u1, 0) = θ̇ (u1, −u0, 0)

@@ -36,6 +36,7 @@ residual f4, covector, and ``auxd`` the coefficient d of U in ḟ4 (eq. 3.10).
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import B_A, B_P, B_V, IV, NV, PARENT, workspace_views
@@ -247,8 +248,8 @@ def _rows_point_profile(wb, cf, o, b, r, pi, pt, f, cb, cv, gam):
 def _disc_contact(pi, pt, k, Xc, Zc, rad, al):
     """Contact geometry of a disc of radius rad centred at (Xc, Zc) with contact angle al: the profile terms at
     x_a = Xc + r cos α, z_a = Zc + r sin α and the tangency f4 = h_x sin α − h_z cos α with df4/dα."""
-    ca = math.cos(al)
-    sa = math.sin(al)
+    ca = np.cos(al)
+    sa = np.sin(al)
     h, hx, hz, hxx, hxz, hzz = profile_eval(pi, pt, k, Xc + rad * ca, Zc + rad * sa)
     f4 = hx * sa - hz * ca
     # χ = (−sin α, cos α): df4/dα = ∇h·μ − r χᵀHχ (seed 000, eq. 3.10: d)
@@ -264,7 +265,7 @@ def solve_contact_angle(pi, pt, k, Xc, Zc, rad, al0):
     al = al0
     for it in range(50):
         h, hx, hz, hxx, hxz, hzz, f4, d = _disc_contact(pi, pt, k, Xc, Zc, rad, al)
-        if hx * math.cos(al) + hz * math.sin(al) < 0.0:  # the other root: ∇h points away from the centre
+        if (hx * np.cos(al) + hz * np.sin(al)).real < 0.0:  # the other root: ∇h points away from the centre
             al += math.pi
             continue
         if d == 0.0:
@@ -274,7 +275,7 @@ def solve_contact_angle(pi, pt, k, Xc, Zc, rad, al0):
         if abs(step) <= 1e-15 * (1.0 + abs(al)):
             return al
     h, hx, hz, hxx, hxz, hzz, f4, d = _disc_contact(pi, pt, k, Xc, Zc, rad, al)
-    return al if abs(f4) <= 1e-12 * (1.0 + math.sqrt(hx * hx + hz * hz)) else math.nan
+    return al if abs(f4) <= 1e-12 * (1.0 + abs(np.sqrt(hx * hx + hz * hz))) else math.nan
 
 
 @njit(cache=True)
@@ -296,8 +297,8 @@ def _rows_disc_profile(wb, cf, o, b, r, ia, pi, pt, s, mode, maux, f, cb, cv, ga
         s[ia] = solve_contact_angle(pi, pt, k, Xc, Zc, rad, s[ia])
     al = s[ia]
     h, hx, hz, hxx, hxz, hzz, f4, d = _disc_contact(pi, pt, k, Xc, Zc, rad, al)
-    ca = math.cos(al)
-    sa = math.sin(al)
+    ca = np.cos(al)
+    sa = np.sin(al)
     Hv0 = hxx * vx + hxz * vz
     Hv1 = hxz * vx + hzz * vz
     chiHv = -sa * Hv0 + ca * Hv1                               # (v, H χ)
@@ -350,8 +351,8 @@ def _rows_disc_plane(wb, cf, o, b, r, f, cb, cv, gam):
     w, al = body_rates(wb, b)
     sn = dot3(a[0], a[1], a[2], N[0], N[1], N[2])
     c2 = 1.0 - sn * sn
-    c = math.sqrt(c2) if c2 > 0.0 else 0.0
-    if c < 1e-12:                      # the disc lies flat on the plane: no contact point
+    c = np.sqrt(c2) if c2.real > 0.0 else 0.0
+    if c.real < 1e-12:                      # the disc lies flat on the plane: no contact point
         c = math.nan
     u = (N[0] - sn * a[0], N[1] - sn * a[1], N[2] - sn * a[2])
     P = (C[0] - rad * u[0] / c, C[1] - rad * u[1] / c, C[2] - rad * u[2] / c)
@@ -452,7 +453,7 @@ def initial_contact_angles(work, n, nv, ci, cf, pi, pt, s):
         for j in range(720):
             al = -math.pi + (j + 1) * (2.0 * math.pi / 720)
             h, hx, hz, hxx, hxz, hzz, f4, d = _disc_contact(pi, pt, k, Xc, Zc, rad, al)
-            if hx * math.cos(al) + hz * math.sin(al) > 0.0 and abs(h) < best:
+            if hx * np.cos(al) + hz * np.sin(al) > 0.0 and abs(h) < best:
                 best = abs(h)
                 al_best = al
         s[ci[e, C_AUX]] = solve_contact_angle(pi, pt, k, Xc, Zc, rad, al_best)

@@ -20,8 +20,8 @@ Potential energy: ``½ K_k (q_k − rest_k)²`` and ``½ K (l − l0)²``. Dissi
 ``Σ C_k v_k² + Σ C l̇²`` (so that ``d(T + V)/dt = v·effort + v·τ_callback − dissipated power``).
 A spring whose points coincide (l < 1e-300) has no direction and exerts no force.
 """
-import math
 
+import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import (B_P, B_V, IQ, IV, NQ, NV, PARENT, kinematics_kernel, workspace_views)
@@ -109,10 +109,10 @@ def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spri
         d0 = xb0 - xa0
         d1 = xb1 - xa1
         d2 = xb2 - xa2
-        length = math.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
         stretch = length - spring_l0[s]
         V += 0.5 * spring_k[s] * stretch * stretch
-        if length < 1e-300:
+        if length.real < 1e-300:
             continue
         e0 = d0 / length
         e1 = d1 / length

@@ -17,8 +17,8 @@ child, d/dt s = v_i × s. Hence ``c_i = v_λ × (S_i q̇_i) + c_J`` where the in
 except for the Universal joint (θ̇₁θ̇₂ s₁ × s₂: s₁ is fixed in the parent, s₂ in the child) and the Planar
 joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
 """
-import math
 
+import numpy as np
 from numba import njit
 
 from multibody.kernels.spatial import (INLINE, cross3, load9, mat3_mul, mat3_vec, motion_cross_motion,
@@ -148,7 +148,7 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     y = 0.0
     z = 0.0
     if jt == REVOLUTE or jt == CYLINDRICAL:
-        RJ = rotation_axis_angle(a0, a1, a2, math.cos(q[iq]), math.sin(q[iq]))
+        RJ = rotation_axis_angle(a0, a1, a2, np.cos(q[iq]), np.sin(q[iq]))
         if jt == CYLINDRICAL:
             translates = True
             x, y, z = q[iq + 1] * a0, q[iq + 1] * a1, q[iq + 1] * a2
@@ -157,18 +157,18 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
         translates = True
         x, y, z = q[iq] * a0, q[iq] * a1, q[iq] * a2
     elif jt == UNIVERSAL:
-        RJ = mat3_mul(rotation_axis_angle(a0, a1, a2, math.cos(q[iq]), math.sin(q[iq])),
-                      rotation_axis_angle(mf[i, F_A2], mf[i, F_A2 + 1], mf[i, F_A2 + 2], math.cos(q[iq + 1]),
-                                          math.sin(q[iq + 1])))
+        RJ = mat3_mul(rotation_axis_angle(a0, a1, a2, np.cos(q[iq]), np.sin(q[iq])),
+                      rotation_axis_angle(mf[i, F_A2], mf[i, F_A2 + 1], mf[i, F_A2 + 2], np.cos(q[iq + 1]),
+                                          np.sin(q[iq + 1])))
     elif jt == SPHERICAL or jt == FREE:
         k = iq if jt == SPHERICAL else iq + 3
-        s = 1.0 / math.sqrt(q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
+        s = 1.0 / np.sqrt(q[k] * q[k] + q[k + 1] * q[k + 1] + q[k + 2] * q[k + 2] + q[k + 3] * q[k + 3])
         RJ = quat_to_rotation(q[k] * s, q[k + 1] * s, q[k + 2] * s, q[k + 3] * s)
         if jt == FREE:
             translates = True
             x, y, z = q[iq], q[iq + 1], q[iq + 2]
     elif jt == PLANAR:
-        RJ = rotation_z(math.cos(q[iq + 2]), math.sin(q[iq + 2]))
+        RJ = rotation_z(np.cos(q[iq + 2]), np.sin(q[iq + 2]))
         translates = True
         x, y = q[iq], q[iq + 1]
     else:  # FIXED

@@ -12,8 +12,8 @@ for redundant rows (A04 Bricard) and at singular positions (A02). Rows of G that
 out-of-plane rows of a cut hinge in a planar loop) are dropped first; ε is relative to the mean diagonal of
 ``G M⁻¹ Gᵀ`` estimated with M's diagonal clipped at 1e-3 of its largest entry.
 """
-import math
 
+import numpy as np
 from numba import njit
 
 
@@ -24,9 +24,9 @@ def cholesky_lower(A, n, L):
         s = A[j, j]
         for k in range(j):
             s -= L[j, k] * L[j, k]
-        if not s > 0.0:
+        if not s.real > 0.0:
             return False
-        d = math.sqrt(s)
+        d = np.sqrt(s)
         L[j, j] = d
         for i in range(j + 1, n):
             t = A[i, j]
@@ -105,13 +105,13 @@ def kkt_solve(M, G, rows, sel, a, b, eps_rel, iterations, L, Y, S, LS, keep, tmp
     # Y = L⁻¹ Gᵀ (one column per kept row) and the scale of S for ε
     dmax = 0.0
     for k in range(nv):
-        if M[k, k] > dmax:
-            dmax = M[k, k]
+        if M[k, k].real > dmax:
+            dmax = M[k, k].real
     scale = 0.0
     for j in range(mk):
         r = keep[j]
         for k in range(nv):
-            scale += G[r, k] * G[r, k] / max(M[k, k], 1e-3 * dmax)
+            scale += G[r, k].real * G[r, k].real / max(M[k, k].real, 1e-3 * dmax)
         for i in range(nv):
             s = G[r, i]
             for k in range(i):

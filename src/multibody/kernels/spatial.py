@@ -178,14 +178,14 @@ def quat_mul(a0, a1, a2, a3, b0, b1, b2, b3):
 @njit(**_inline)
 def quat_exp(w0, w1, w2):
     """exp of the rotation vector w (angle |w| about w/|w|) as a unit quaternion."""
-    th = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    th = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     half = 0.5 * th
     if th < 1e-8:
         # sin(θ/2)/θ = 1/2 − θ²/48 + …
         k = 0.5 - th * th / 48.0
     else:
-        k = math.sin(half) / th
-    return math.cos(half), k * w0, k * w1, k * w2
+        k = np.sin(half) / th
+    return np.cos(half), k * w0, k * w1, k * w2
 
 
 @njit(**_inline)
@@ -193,7 +193,7 @@ def quat_log(w, x, y, z):
     """Rotation vector of a unit quaternion (the inverse of ``quat_exp``, angle in [0, π])."""
     if w < 0.0:
         w, x, y, z = -w, -x, -y, -z
-    s = math.sqrt(x * x + y * y + z * z)
+    s = np.sqrt(x * x + y * y + z * z)
     th = 2.0 * math.atan2(s, w)
     if s < 1e-8:
         k = 2.0 / w if w > 0.0 else 2.0
