@@ -2,6 +2,7 @@
 
 Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics (``rnea``, ``crba``,
 ``aba``), simulations (``simulate`` -> ``Result``), constrained and stabilized formulations, and the
+exact linearization about equilibria and steady motions (``linearize``), and the
 reference systems of the texts in ``multibody.systems``.
 """
 from multibody.errors import ConstraintError, IntegrationError, ModelError
@@ -11,6 +12,7 @@ from multibody.model import (Body, Cylindrical, Fixed, Free, Model, ModelBuilder
 from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
                              UserConstraint, VelocityConstraint)
 
+from multibody.analysis.linearize import Linearization, linearize
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, point_jacobian, point_position, point_velocity, rnea, rnea_batch)
 from multibody.data import Data
@@ -27,5 +29,5 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "simulate", "Result",
+    "simulate", "Result", "linearize", "Linearization",
 ]
