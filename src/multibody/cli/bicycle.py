@@ -19,6 +19,7 @@ capsize_im, castor_re, castor_im, stable``.
 with one object per speed, ``{"v", "weave": [[re, im], [re, im]], "capsize": [re, im], "castor": [re, im],
 "stable"}``. Every complex number is a ``[re, im]`` pair. Speeds that do not occur are ``null``.
 """
+import dataclasses
 import json
 import sys
 
@@ -62,13 +63,22 @@ def _opt(x):
     return None if x is None else float(x)
 
 
-def results(params, speeds):
-    """The JSON-ready results (see the module docstring) for a parameter set and speeds."""
+def results(params, speeds, from_model=False):
+    """The JSON-ready results (see the module docstring) for a parameter set and speeds: from the paper's
+    closed form (Appendix A), or with ``from_model`` from the generic model (``bicycle.whipple_model``)
+    linearized by the library."""
     from multibody.systems import bicycle
 
-    M, C1, K0, K2 = bicycle.linear_matrices(params)
-    cs = bicycle.critical_speeds(params)
-    sw = bicycle.eigenvalues(params, speeds)
+    if from_model:
+        M, C1, K0, K2 = bicycle.model_matrices(params)
+        cs = bicycle.critical_speeds(params)
+        vw, vc = bicycle.model_critical_speeds(params)
+        cs = dataclasses.replace(cs, weave=vw, capsize=vc)
+        sw = bicycle.model_eigenvalues(params, speeds)
+    else:
+        M, C1, K0, K2 = bicycle.linear_matrices(params)
+        cs = bicycle.critical_speeds(params)
+        sw = bicycle.eigenvalues(params, speeds)
     stable = sw.stable
     rows = [{"v": float(v), "weave": [_pair(sw.weave[i, 0]), _pair(sw.weave[i, 1])],
              "capsize": _pair(sw.capsize[i]), "castor": _pair(sw.castor[i]), "stable": bool(stable[i])}
@@ -139,10 +149,33 @@ def _report(res, sw, source):
     return "\n".join(out)
 
 
+def run_iftomm(args):
+    """``multibody bicycle iftomm M1|M2|M3``: the IFToMM uncontrolled-bicycle maneuver on the generic model."""
+    from multibody.errors import ModelError
+    from multibody.systems import bicycle
+
+    if args.maneuver is None or args.maneuver.upper() not in bicycle.IFTOMM_MANEUVERS:
+        raise ModelError(f"bicycle iftomm: give a maneuver, one of {', '.join(bicycle.IFTOMM_MANEUVERS)}",
+                         element="maneuver")
+    params = bicycle.load_parameters(args.params) if args.params else bicycle.benchmark_parameters()
+    out = bicycle.iftomm_maneuver(args.maneuver, params)
+    if args.json:
+        print(json.dumps(out, indent=1))
+    else:
+        for k, v in out.items():
+            print(f"{k:>28s}  {v:.12g}" if isinstance(v, float) else f"{k:>28s}  {v}")
+    return 0
+
+
 def run(args):
     from multibody.errors import MultibodyError
     from multibody.systems import bicycle
 
+    if args.action == "iftomm":
+        return run_iftomm(args)
+    if args.maneuver is not None:
+        print(f"multibody bicycle: error: unexpected argument {args.maneuver!r}", file=sys.stderr)
+        return 2
     try:
         if args.params:
             params = bicycle.load_parameters(args.params)
@@ -152,7 +185,9 @@ def run(args):
             source = "benchmark parameters (Table 1)"
         custom = args.speeds is not None
         speeds = parse_speeds(args.speeds) if custom else TABLE2_SPEEDS
-        res, sw = results(params, speeds)
+        res, sw = results(params, speeds, from_model=args.from_model)
+        if args.from_model:
+            source += ", from the generic model (whipple_model) linearized"
     except (MultibodyError, ValueError) as exc:
         print(f"multibody bicycle: error: {exc}", file=sys.stderr)
         return 2
@@ -160,8 +195,8 @@ def run(args):
     if args.json:
         print(json.dumps(res, indent=1))
     else:
-        print(_report(res, sw, source) if not custom or sw.speeds.size <= 50 else
-              _report(res, bicycle.eigenvalues(params, TABLE2_SPEEDS), source))
+        table = sw if not custom or sw.speeds.size <= 50 else results(params, TABLE2_SPEEDS, args.from_model)[1]
+        print(_report(res, table, source))
     if custom or args.csv:
         path = args.csv or DEFAULT_CSV
         write_csv(sw, path)
@@ -179,6 +214,12 @@ def cli_register(subparsers):
     p = subparsers.add_parser(
         "bicycle", help="Whipple bicycle benchmark (seed 003): M, C1, K0, K2, eigenvalues, critical speeds",
         description=__doc__.split("\n\n")[0] + " Complex numbers in --json output are [re, im] pairs.")
+    p.add_argument("action", nargs="?", choices=["iftomm"],
+                   help="iftomm M1|M2|M3: the IFToMM uncontrolled-bicycle maneuver on the generic nonlinear model")
+    p.add_argument("maneuver", nargs="?", help="M1 (4 m/s, lean rate 0.05 rad/s), M2 (4.6, 0.5), M3 (8, 0.05)")
+    p.add_argument("--from-model", action="store_true",
+                   help="compute the matrices, eigenvalues and critical speeds from the generic model (four bodies, "
+                        "three hinges, two rolling discs) linearized by the library")
     p.add_argument("--params", metavar="FILE.yaml", help="bicycle parameters (Table 1 names); default: benchmark")
     p.add_argument("--speeds", metavar="A:B:STEP",
                    help="custom speed sweep, e.g. 0:10:0.01 (stop included) or 0,2.5,5; written as CSV")
