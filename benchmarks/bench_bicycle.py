@@ -1,10 +1,9 @@
-"""Whipple bicycle (seed 003): time of the 10 000-speed eigenvalue sweep, ours against LAPACK and bicycleparameters.
+"""Whipple bicycle (seed 003): the closed-form eigenvalue sweep against LAPACK and bicycleparameters, the generic
+model built, linearized and solved at 100 speeds in a fresh process, and the IFToMM maneuver M2 against Exudyn.
 
-Run: python benchmarks/bench_bicycle.py [N_SPEEDS]   (also part of ``multibody bench --only bicycle``)
+Run: python benchmarks/bench_bicycle.py   (the same as ``multibody bench --only bicycle``)
 """
-import sys
-
-from multibody.bench.bicycle import bench_bicycle
+from multibody.bench.bicycle import bench_bicycle_all
 
 if __name__ == "__main__":
-    bench_bicycle(n_speeds=int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    bench_bicycle_all()

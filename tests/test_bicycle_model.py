@@ -161,3 +161,13 @@ def test_cli_from_model_and_iftomm(capsys):
     out = json.loads(capsys.readouterr().out)
     assert set(out) >= {"energy_variation_percent", "cpu_seconds", "roll", "steer", "forward_speed"}
     assert main(["bicycle", "iftomm", "M7"]) == 2
+
+
+def test_benchmark_tolerance_meets_the_iftomm_criterion():
+    """The DOP853 tolerance of ``multibody bench --only bicycle`` keeps the energy variation of M1-M3 below the
+    IFToMM criterion (1e-3 %) with a margin of three (the variation scales with the tolerance)."""
+    from multibody.bench.bicycle import ENERGY_CRITERION_PERCENT, M2_RTOL
+
+    for name in ("M1", "M2", "M3"):
+        r = bicycle.iftomm_maneuver(name, rtol=M2_RTOL, atol=M2_RTOL, n_out=201)
+        assert r["energy_variation_percent"] < ENERGY_CRITERION_PERCENT / 3

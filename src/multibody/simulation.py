@@ -194,7 +194,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
             ev_wrapped.append(g)
     project = system.project_py if key in PROJECTABLE else None
     run = solve_adaptive(system.fun, (t0, t_end), system.x0, method=key, rtol=rtol, atol=atol, t_eval=t_eval,
-                         events=ev_wrapped, max_steps=max_steps, project=project, progress=bool(progress))
+                         events=ev_wrapped, max_steps=max_steps, project=project, progress=bool(progress),
+                         project_output=system.project_output if project is not None else None)
     extra = {"rtol": rtol, "atol": atol, "steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}
     if ev_wrapped is not None:
         extra["t_events"] = [te.tolist() for te in run.t_events]

@@ -6,7 +6,7 @@ the ratios ours/peer matter, not the absolute times. Benchmarks are not tests: t
 #: (name, module, function) of every benchmark; run in this order
 BENCHMARKS = [
     ("dynamics", "multibody.bench.dynamics", "bench_dynamics"),
-    ("bicycle", "multibody.bench.bicycle", "bench_bicycle"),
+    ("bicycle", "multibody.bench.bicycle", "bench_bicycle_all"),
     ("hoop", "multibody.bench.hoop", "bench_hoop"),
     ("constrained", "multibody.bench.constrained", "bench_constrained"),
     ("poisson", "multibody.bench.poisson", "bench_poisson"),

@@ -32,7 +32,8 @@ class OdeSystem:
     ``x0``: initial state. ``rhs``/``project``/``params``: numba functions ``rhs(t, x, params, out)`` and
     ``project(x, params)`` for the compiled fixed-step loop (``rhs=None``: no compiled path). ``fun(t, x)``:
     the Python right-hand side (adaptive methods; the fixed-step Python loop when ``rhs`` is None or
-    ``python_only``). ``project_py(t, x) -> x`` or None. ``nsplit``: number of position coordinates
+    ``python_only``). ``project_py(t, x) -> x`` or None: after every step; ``project_output(t, x) -> x``: for
+    the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks. ``nsplit``: number of position coordinates
     (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions.
     """
 
@@ -44,6 +45,7 @@ class OdeSystem:
     project: object = no_project
     params: tuple = ()
     project_py: object = None
+    project_output: object = None
     nsplit: int = 0
     python_only: bool = False
     info: dict = field(default_factory=dict)

@@ -506,7 +506,14 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
         ct.check_singular(0.0, q0)
     project_positions_too = ct.stabilization == "projection"
 
-    def project_py(t, x):
+    def project_state(t, x):
+        """Positions and velocities onto the constraints (compiled when every row is); the Python path
+        names the constraints when the positions cannot be assembled."""
+        if ct.compiled:
+            y = np.array(x, dtype=float)
+            constrained_project(y, ct.w)
+            if np.isfinite(y[0]):
+                return y
         q = x[:nq]
         if project_positions_too:
             q = ct.project_position(q, t=t)
@@ -514,13 +521,19 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
         else:
             q = model.normalize(q)
             v = x[nq:]
+        return np.concatenate([q, v])
+
+    def project_py(t, x):
+        """After every step: :func:`project_state` and the watch for singular configurations."""
+        y = project_state(t, x)
+        q = y[:nq]
         if detect_singular:
             ev = ct.check_singular(t, q)
             if ev is not None and on_singular == "raise":
                 raise ConstraintError(f"model '{model.name}': singular configuration at t = {t:.6g} (the "
                                       f"constraint Jacobian is losing rank, σ_min/σ_max = {ev['sigma_ratio']:.1e}) "
                                       f"in {', '.join(ev['joints'])}", time=t, joints=ev["joints"])
-        return np.concatenate([q, v])
+        return y
 
     def make_result(t, X, info):
         X = np.asarray(X, float).reshape(len(t), nq + nv)
@@ -539,7 +552,8 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
     quats = has_quaternions(w.tree[0])
     return OdeSystem(x0=np.concatenate([q0, v0]), fun=ct.rhs, make_result=make_result,
                      split=lambda x: (x[:nq], x[nq:]), rhs=constrained_rhs if ct.compiled else None,
-                     project=_project_for(ct, quats), params=w, project_py=project_py, nsplit=nq,
+                     project=_project_for(ct, quats), params=w, project_py=project_py, project_output=project_state,
+                     nsplit=nq,
                      python_only=not ct.compiled,
                      info={"formulation": "constrained", "stabilization": ct.stabilization,
                            "constraints": list(ct.rows.names), "constraint_rows": ct.rows.m})

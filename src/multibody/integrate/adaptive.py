@@ -127,7 +127,7 @@ _SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
 
 def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_eval=None, events=None,
                    dense_output=False, max_steps=None, project=None, progress=False, args=(), first_step=None,
-                   max_step=np.inf, jac=None):
+                   max_step=np.inf, jac=None, project_output=None):
     """Integrate ``dy/dt = fun(t, y, *args)`` over ``t_span`` with an adaptive scipy method.
 
     Parameters
@@ -141,6 +141,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     project : ``project(t, y) -> y`` applied to the state after each accepted step and to every output
         (one-step methods only; a ``ValueError`` for BDF and LSODA, whose internal history would be
         invalidated).
+    project_output : ``project_output(t, y) -> y`` for the interpolated outputs and event states (default:
+        ``project``); a projection without the per-step bookkeeping.
     progress : show a tqdm bar in simulated time.
 
     Never raises on a failed integration: the caller inspects ``status`` and ``reason`` (see
@@ -174,6 +176,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
 
     f = _CountingFun(fun, args)
+    if project_output is None:
+        project_output = project
     if project is not None:
         y0 = np.array(project(t0, y0), dtype=float)
     opts = {"rtol": rtol, "atol": atol, "max_step": max_step}
@@ -254,8 +258,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                     roots.sort(key=lambda p: direction * p[0])
                     for r, i in roots:
                         yr = sol(r)
-                        if project is not None:
-                            yr = np.array(project(r, yr), dtype=float)
+                        if project_output is not None:
+                            yr = np.array(project_output(r, yr), dtype=float)
                         t_events[i].append(r)
                         y_events[i].append(yr)
                         if evs[i][1] > 0:
@@ -272,16 +276,23 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                 else:
                     yr = sol(t_stop)
                     ts.append(t_stop)
-                    ys.append(np.array(project(t_stop, yr), dtype=float) if project is not None else yr)
+                    if project_output is not None:
+                        yr = np.array(project_output(t_stop, yr), dtype=float)
+                    ys.append(yr)
             else:
-                while ie < len(t_eval) and direction * (t_eval[ie] - t_end_step) <= 0:
-                    te = t_eval[ie]
-                    yi = y_new.copy() if te == t_new else sol(te)
-                    if project is not None and te != t_new:
-                        yi = np.array(project(te, yi), dtype=float)
-                    ts.append(te)
-                    ys.append(yi)
-                    ie += 1
+                i1 = ie
+                while i1 < len(t_eval) and direction * (t_eval[i1] - t_end_step) <= 0:
+                    i1 += 1
+                if i1 > ie:                   # the interpolant at all of this step's output times at once
+                    Yi = sol(t_eval[ie:i1]).T
+                    for te, yi in zip(t_eval[ie:i1], Yi):
+                        if te == t_new:
+                            yi = y_new.copy()
+                        elif project_output is not None:
+                            yi = np.array(project_output(te, yi), dtype=float)
+                        ts.append(te)
+                        ys.append(yi)
+                    ie = i1
             if dense_output:
                 interpolants.append(sol)
                 tnodes.append(t_new)

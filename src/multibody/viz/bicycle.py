@@ -48,6 +48,11 @@ def plot_nonlinear(result, path, title=None):
     return path
 
 
+def _unit(d):
+    n = np.linalg.norm(d)
+    return d / n if n > 0 else d
+
+
 def animate_top_view(result, path, frames=60, fps=15):
     """A GIF of the bicycle seen from above: the contact paths drawn so far, the rear frame (rear contact to
     the steer axis), the front frame and the wheels' ground lines, over ``frames`` frames of the result."""
@@ -65,7 +70,10 @@ def animate_top_view(result, path, frames=60, fps=15):
     points = []
     for k in idx:
         K = mb.forward_kinematics(model, result.q[k])
-        points.append([K.p[i][:2] for i in bodies] + [K.R[i][:2, 0] for i in bodies[2:]])
+        # a wheel's ground line: the direction of its plane along the floor, axle × z (the body's own x axis
+        # turns with the wheel)
+        points.append([K.p[i][:2] for i in bodies] + [_unit(np.array([K.R[i][1, 1], -K.R[i][0, 1]]))
+                                                      for i in bodies[2:]])
     span = np.concatenate([rear, front])
     lo, hi = span.min(axis=0) - 1.0, span.max(axis=0) + 1.0
     fig, ax = plt.subplots(figsize=(8, 8 * (hi[1] - lo[1]) / max(hi[0] - lo[0], 1e-9) + 0.5))
