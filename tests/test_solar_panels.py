@@ -195,11 +195,11 @@ def test_latch():
 
 @pytest.fixture(scope="module")
 def reference():
-    """The default panel's deployment from the book's equations (3.43) alone (scipy DOP853, rtol 1e-10),
+    """The default panel's deployment from the book's equations (3.43) alone (scipy DOP853, rtol 1e-12),
     outputs every 10 ms on [0, 12] s, with the damper + latch work W integrated along."""
     p = sp.SolarPanelParameters()
     t = np.linspace(0.0, 12.0, 1201)
-    t, q, v, W = sp.planar_trajectory(p, 12.0, t_eval=t, rtol=1e-10, atol=1e-12)
+    t, q, v, W = sp.planar_trajectory(p, 12.0, t_eval=t, rtol=1e-12, atol=1e-14)
     return p, t, q, v, W
 
 
@@ -222,6 +222,10 @@ def test_book_equations_deploy_and_settle(reference):
     E0 = e["total"][0]
     # stowed: ½ k1 (π/2 + π/2)² + ½ k2 (π + π)², at rest
     assert E0 == pytest.approx(0.5 * 0.15 * math.pi**2 + 0.5 * 0.08 * (2 * math.pi) ** 2, rel=1e-14)
+    # E + W is an invariant of the exact motion; DOP853's error in it is proportional to the tolerance:
+    # (15 ... 100) × rtol relative over this run (rtol 1e-9 ... 1e-12; the factor depends on the machine,
+    # because the latch's stiff contacts make the step sequence sensitive to the last bit of LAPACK's
+    # solves). At rtol 1e-12 the bound 1e-8 holds with a margin of 100 or more.
     assert np.max(np.abs(e["total"] + W - E0)) < 1e-8 * E0
     # what is not dissipated is the preload held by the latches
     E_end = 0.5 * sum(k * (d - r) ** 2 for k, d, r in zip(p.stiffness, q[-1], p.rest)) + float(
