@@ -188,14 +188,21 @@ def test_constraint_elements_validate_their_data():
 
 
 def test_constraints_need_a_constrained_formulation_and_consistent_positions():
-    """A point on a plane it cannot reach: the consistent initial values cannot be found; the error names the
-    constraint."""
+    """A point 0.2 m above its plane: the projection onto the constraint would move q0 by 0.2 m, more than the
+    default max_correction (0.1): refused in every formulation, naming the coordinate; accepted and reported
+    with max_correction=None. A point on a plane it cannot reach: the error names the constraint."""
     model = free_body(mb.PointOnPlane("floor", "body", normal=(0, 0, 1), origin=(0, 0, 0)))
     q0 = model.neutral()
     q0[2] = 0.2
-    r = mb.simulate(model, q0, None, 0.2, formulation="constrained", rtol=1e-10, atol=1e-10, n_out=3)
+    for formulation in ("constrained", "stabilized", "cartesian"):
+        with pytest.raises(ConstraintError, match="free.vz.* by 0.2 .*max_correction"):
+            mb.simulate(model, q0, None, 0.2, formulation=formulation, n_out=3)
+    r = mb.simulate(model, q0, None, 0.2, formulation="constrained", rtol=1e-10, atol=1e-10, n_out=3,
+                    max_correction=None)
     assert abs(r.q[0, 2]) < 1e-12                  # projected onto the plane
     assert r.residuals["floor"].max() < 1e-12
+    corr = r.info["initial_correction"]
+    assert corr["most_moved"] == "free.vz" and abs(corr["position_correction"] - 0.2) < 1e-12
     rows = ConstraintRows(model)
     assert rows.names == ["floor"] and rows.level.tolist()[:1] == [2]
     ct = ConstrainedTree(model)

@@ -303,3 +303,5 @@ def test_cli_json_and_plot(tmp_path, capsys):
     assert "not admissible" in capsys.readouterr().err
     assert main(["hoop", "--h", "-1"]) == 2
     assert "step h" in capsys.readouterr().err
+    assert main(["hoop", "--h", "0.3", "--t-end", "1"]) == 2     # h λ = 300: RK2 unstable on exp(−λt)
+    assert "unstable" in capsys.readouterr().err

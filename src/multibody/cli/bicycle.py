@@ -155,7 +155,8 @@ def run_iftomm(args):
     from multibody.systems import bicycle
 
     if args.maneuver is None or args.maneuver.upper() not in bicycle.IFTOMM_MANEUVERS:
-        raise ModelError(f"bicycle iftomm: give a maneuver, one of {', '.join(bicycle.IFTOMM_MANEUVERS)}",
+        given = "no maneuver given" if args.maneuver is None else f"unknown maneuver {args.maneuver!r}"
+        raise ModelError(f"bicycle iftomm: {given}; expected one of {', '.join(bicycle.IFTOMM_MANEUVERS)}",
                          element="maneuver")
     params = bicycle.load_parameters(args.params) if args.params else bicycle.benchmark_parameters()
     out = bicycle.iftomm_maneuver(args.maneuver, params)

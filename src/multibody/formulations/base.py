@@ -98,3 +98,30 @@ def check_state(model, q0, v0):
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
         raise ModelError(f"initial state of model '{model.name}' must be finite", element="q0/v0")
     return q0, v0
+
+
+#: the largest change (rad or m, per coordinate) that making an initial state consistent may make to q0 without
+#: being asked: beyond it q0 is a different configuration, not a rounded one
+MAX_INITIAL_CORRECTION = 0.1
+
+
+def initial_correction(model, q0, q1, v0, v1, max_correction=MAX_INITIAL_CORRECTION, constraints=()):
+    """How far the projection onto the constraints moved the initial state: a dict for ``result.info``
+    (``position_correction``: max |Δq| per coordinate in the tangent space, rad or m; ``velocity_correction``;
+    ``most_moved``: the coordinate). A ``ConstraintError`` naming the coordinate when the positions moved by more
+    than ``max_correction`` (None: accept any)."""
+    from multibody.errors import ConstraintError
+
+    dq = np.abs(model.difference(q0, q1))
+    dv = np.abs(np.asarray(v1, float) - np.asarray(v0, float))
+    names = model.velocity_names()
+    k = int(np.argmax(dq)) if dq.size else 0
+    info = {"position_correction": float(dq.max(initial=0.0)), "velocity_correction": float(dv.max(initial=0.0)),
+            "most_moved": names[k] if dq.size else None}
+    if max_correction is not None and info["position_correction"] > float(max_correction):
+        raise ConstraintError(f"model '{model.name}': q0 violates the constraints; making it consistent moves "
+                              f"'{names[k]}' by {dq[k]:.3g} (more than max_correction = {float(max_correction):g}): "
+                              f"give a q0 on the constraints (e.g. from a closed-loop assembly), or pass "
+                              f"max_correction=None to accept the projection", joints=list(constraints))
+    return info
+

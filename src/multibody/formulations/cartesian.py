@@ -51,7 +51,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import ConstraintError, ModelError
-from .base import register_formulation
+from .base import MAX_INITIAL_CORRECTION, register_formulation
 
 __all__ = [
     "CartesianSystem", "RowBlock",
@@ -1829,7 +1829,7 @@ def _unwrap(th, prev, k):
 
 
 def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="auto", consistent=True, planar=None,
-                     stabilization="projection", baumgarte=(10.0, 10.0), al_eps=None):
+                     stabilization="projection", baumgarte=(10.0, 10.0), al_eps=None, max_correction=MAX_INITIAL_CORRECTION):
     """Absolute coordinates of every body + multipliers (seed 001 ch. 2), built from the Model.
 
     The outputs are converted back to the model's q and v. ``planar``: None detects a planar model and uses
@@ -1839,11 +1839,12 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
     the relative regularization of the augmented-Lagrangian solve (default 1e-10). ``solver``: the KKT
     solver of :class:`CartesianSystem` (``"auto"``: the tree-ordered block LDLᵀ when the joint graph allows
     it, else the augmented Lagrangian). Residuals: ``position``, ``velocity``, ``acceleration`` (max over the
-    rows) and per non-joint constraint; reactions: per joint and constraint, the generalized reactions
+    rows) and per non-joint constraint. ``consistent``, ``max_correction``: as in the constrained formulation
+    (the correction measured on the model's coordinates). Reactions: per joint and constraint, the generalized reactions
     ``Q_iᵀλ`` on its two bodies (seed 001, eq. 2.26), shape (samples, 2, 3 or 6): force along the ground
     (planar: plane) axes and moment about the centre of mass (spatial: body axes).
     """
-    from multibody.formulations.base import OdeSystem, check_state
+    from multibody.formulations.base import OdeSystem, check_state, initial_correction
     from multibody.result import Result
 
     if tau is not None:
@@ -1857,8 +1858,12 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
         s.al_eps = float(al_eps)
     gains = tuple(map(float, baumgarte)) if stabilization == "baumgarte" else None
     x0, V0 = s.x0, s.v0
+    correction = None
     if consistent:
         x0, V0 = s.consistent_initial(x0, V0)
+        q1, v1 = model_state_from_cartesian(model, emb, x0, V0, previous=q0)
+        correction = initial_correction(model, q0, q1, v0, v1, max_correction,
+                                        [c.name for c in model.constraints])
     nq = s.nq
 
     def project_py(t, y):
@@ -1916,7 +1921,7 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
                      split=lambda y: (y[:nq], y[nq:]), rhs=None,
                      project_py=project_py if stabilization == "projection" else None, nsplit=nq,
                      python_only=True, info={"formulation": "cartesian", "planar": emb.dim == 2,
-                                             "stabilization": stabilization})
+                                             "stabilization": stabilization, "initial_correction": correction})
 
 
 def _kinetic(s, V):

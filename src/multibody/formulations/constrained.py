@@ -29,7 +29,8 @@ from numba import njit
 
 from multibody.data import Data
 from multibody.errors import ConstraintError, ModelError
-from multibody.formulations.base import OdeSystem, check_state, register_formulation
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, check_state, initial_correction,
+                                         register_formulation)
 from multibody.formulations.tree import tree_energy, tree_params, tree_rhs_extra
 from multibody.integrate.manifold import has_quaternions
 from multibody.kernels.configuration import integrate_kernel, normalize_kernel
@@ -478,11 +479,14 @@ def constraint_outputs(rows, accelerations, t, Q, V):
 
 def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabilization="projection",
                        baumgarte=(10.0, 10.0), stabilizer=None, consistent=True, detect_singular=None,
-                       on_singular="record", al_eps=1e-10, seed000_lambda=100.0):
+                       on_singular="record", al_eps=1e-10, seed000_lambda=100.0,
+                       max_correction=MAX_INITIAL_CORRECTION):
     """Tree coordinates + the model's constraints with multipliers (seed 001 §3.6).
 
     Initial values are made consistent by a Newton projection of ``q0`` and a mass-orthogonal projection of
-    ``v0`` (``consistent=True``; ``ConstraintError`` naming the constraints when impossible).
+    ``v0`` (``consistent=True``; ``ConstraintError`` naming the constraints when impossible, or when a
+    coordinate would move by more than ``max_correction`` (rad or m; None accepts any); the change is in
+    ``result.info["initial_correction"]``).
     ``detect_singular``: check the rank of the position rows' Jacobian after every step (default: for
     nv ≤ 60; adaptive methods); a rank drop is recorded in ``result.info["singular_configurations"]`` with the
     time and the constraints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
@@ -496,9 +500,9 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
         raise ModelError(f"on_singular must be 'record' or 'raise', got {on_singular!r}", element="on_singular")
     ct = ConstrainedTree(model, stabilization, baumgarte, stabilizer, al_eps, tau, seed000_lambda)
     ct.rows.init_aux(q0)
+    correction = None
     if consistent:
-        q0 = ct.project_position(q0, t=0.0)
-        v0 = ct.project_velocity(q0, v0)
+        q0, v0, correction = consistent_state(ct, q0, v0, max_correction)
     nq, nv = model.nq, model.nv
     if detect_singular is None:
         detect_singular = nv <= 60
@@ -556,7 +560,16 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
                      nsplit=nq,
                      python_only=not ct.compiled,
                      info={"formulation": "constrained", "stabilization": ct.stabilization,
-                           "constraints": list(ct.rows.names), "constraint_rows": ct.rows.m})
+                           "constraints": list(ct.rows.names), "constraint_rows": ct.rows.m,
+                           "initial_correction": correction})
+
+
+def consistent_state(ct, q0, v0, max_correction=MAX_INITIAL_CORRECTION):
+    """(q, v) on the constraints of the :class:`ConstrainedTree` ``ct`` nearest (q0, v0) and how far they moved
+    (:func:`~multibody.formulations.base.initial_correction`)."""
+    q = ct.project_position(q0, t=0.0)
+    v = ct.project_velocity(q, v0)
+    return q, v, initial_correction(ct.model, q0, q, v0, v, max_correction, ct.rows.names)
 
 
 def _project_for(ct, quats):

@@ -305,9 +305,10 @@ def max_residual(result, t_from=None):
 # the seed 000 law on a Model's constraints: simulate(model, ..., formulation="stabilized")
 from collections import namedtuple  # noqa: E402
 
-from multibody.formulations.base import OdeSystem, check_state, register_formulation  # noqa: E402
-from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, constraint_outputs,  # noqa: E402
-                                                eval_rows, free_dynamics, make_work)
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, check_state,  # noqa: E402
+                                         register_formulation)
+from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, consistent_state,  # noqa: E402
+                                                constraint_outputs, eval_rows, free_dynamics, make_work)
 from multibody.kernels.energy import energy_kernel  # noqa: E402
 from multibody.kernels.forces import applied_forces_kernel  # noqa: E402
 from multibody.formulations.tree import tree_energy  # noqa: E402
@@ -554,7 +555,8 @@ def stabilized_project(x, sw):
 
 
 def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0, energy_constraint=False,
-                      energy_level=None, energy_window=None, consistent=True, dls_eps=DLS_EPS_REL):
+                      energy_level=None, energy_window=None, consistent=True, dls_eps=DLS_EPS_REL,
+                      max_correction=MAX_INITIAL_CORRECTION):
     """Seed 000's stabilization on the Model's constraints: reactions as controls (seed 000, Sec. 1–2).
 
     State ``[q, v, s]`` with s the auxiliary variables of the constraints (the contact angle α of a
@@ -567,7 +569,8 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     correction fades where the kinetic energy is below ``energy_window`` (default: total mass × (1e-2 m/s)²).
     ``lam``: one gain, or a dict of gains by constraint name (``"energy"`` for the energy row, ``None`` the
     default). ``energy_level``: E0 (default: the energy of the initial state). ``consistent``: project the
-    initial state onto the constraints first (set False to watch initial errors decay, seed 000 Fig. 2).
+    initial state onto the constraints first (set False to watch initial errors decay, seed 000 Fig. 2);
+    ``max_correction`` as in the constrained formulation.
 
     Residuals of the result: every row by name (e.g. ``"contact.contact"``, ``"contact.no_slip"``,
     ``"contact.tangency"``, ``"energy"``); reactions: N per constraint; series: the auxiliary variables.
@@ -587,11 +590,11 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         w.tree[16][:] = tc
         callback = None
     tau_const = w.tree[16].copy()
+    correction = None
     if consistent:
         ct = ConstrainedTree(model)
         ct.rows.init_aux(q0)
-        q0 = ct.project_position(q0, t=0.0)
-        v0 = ct.project_velocity(q0, v0)
+        q0, v0, correction = consistent_state(ct, q0, v0, max_correction)
     sm.rows.init_aux(q0)
     s0 = w.s.copy()
     nq, nv, naux = model.nq, model.nv, sm.naux
@@ -661,7 +664,8 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
                      rhs=stabilized_model_rhs if compiled else None, project=stabilized_project, params=sm.sw,
                      project_py=project_py, nsplit=0, python_only=not compiled,
-                     info={"formulation": "stabilized", "energy_constraint": sm.energy})
+                     info={"formulation": "stabilized", "energy_constraint": sm.energy,
+                           "initial_correction": correction})
 
 
 def _row_names(model, sm):
