@@ -10,11 +10,29 @@ sines and cosines are numpy's, which take complex numbers.
 ``multibody.analysis.linearize``: the chart kinematics δ̇ and the constrained accelerations v̇ as functions of
 ``x = (δ, v)``, and the velocity residual of every constraint row as a function of δ.
 """
+import weakref
+
 import numpy as np
 
 from multibody.errors import ModelError
 
 H_COMPLEX = 1e-30
+
+#: model -> {dtype: Work}: the work arrays of the analysis functions, made once per model (a sweep over speeds
+#: linearizes the same model many times); the KKT solve in them is unregularized (exact multipliers)
+_WORKS = weakref.WeakKeyDictionary()
+
+
+def analysis_work(model, dtype=np.float64):
+    """The analysis work arrays of ``model`` for real (float) or complex evaluations."""
+    from multibody.formulations.constrained import make_work
+
+    works = _WORKS.setdefault(model, {})
+    key = np.dtype(dtype)
+    if key not in works:
+        works[key] = make_work(model, dtype=key)
+        works[key].cfg[4] = 0.0
+    return works[key]
 
 
 def directional_derivatives(fun, x0, T, method="complex"):
@@ -51,15 +69,9 @@ class ReducedDynamics:
                              element=names[0])
         self.model, self.q0, self.v0, self.t = model, q0, v0, t
         self.Q = qdot_matrix(model, q0)
-        self._works = {}
 
     def _work(self, dtype):
-        from multibody.formulations.constrained import make_work
-
-        if dtype not in self._works:
-            self._works[dtype] = make_work(self.model, dtype=dtype)
-            self._works[dtype].cfg[4] = 0.0         # no regularization of the KKT solve: exact multipliers
-        return self._works[dtype]
+        return analysis_work(self.model, dtype)
 
     def _q(self, delta):
         return self.q0 + self.Q @ delta
