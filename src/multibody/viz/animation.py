@@ -369,20 +369,22 @@ def animate(model_or_result, path, q=None, t=None, frames=60, fps=20, *, model=N
     else:
         ax = fig.add_axes([0.0, 0.0, 1.0, 0.92], projection="3d")
         ax.set_box_aspect((1.0, 1.0, 1.0))
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):       # white panes: lighter files
+            axis.set_pane_color((1.0, 1.0, 1.0, 0.0))
         ax.set_zlabel(labels[2])
     ax.set_xlabel(labels[0])
     ax.set_ylabel(labels[1])
     ax.set_title(title if title is not None else model.name, fontsize=10)
 
     def set_window(f):
+        pad = triad + 0.04 * half                  # room for the triads around the links
         if dim == 2 and not follow:
-            pad = 0.04 * 2 * half
             ax.set_xlim(lo[0] - pad, hi[0] + pad)
             ax.set_ylim(lo[1] - pad, hi[1] + pad)
         else:
             c = centres[f]
             for k, setter in enumerate((ax.set_xlim, ax.set_ylim, ax.set_zlim)[:dim]):
-                setter(c[k] - 1.05 * half, c[k] + 1.05 * half)
+                setter(c[k] - half - pad, c[k] + half + pad)
 
     def line(style, **kw):
         return ax.plot(*([[]] * dim), style, **kw)[0]
