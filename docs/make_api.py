@@ -18,7 +18,8 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 OUT = DOCS / "api.md"
-sys.path.insert(0, str(DOCS.parent / "src"))
+if "multibody" not in sys.modules:             # the library of this checkout, unless one is loaded already
+    sys.path.insert(0, str(DOCS.parent / "src"))
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 

@@ -18,7 +18,8 @@ from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent
 IMG = DOCS / "img"
-sys.path.insert(0, str(DOCS.parent / "src"))
+if "multibody" not in sys.modules:             # the library of this checkout, unless one is loaded already
+    sys.path.insert(0, str(DOCS.parent / "src"))
 sys.path.insert(0, str(DOCS))
 
 import matplotlib  # noqa: E402

@@ -83,7 +83,8 @@ def _joint_directions(model, K):
 
 def planar_basis(model, configurations):
     """``(e1, e2, n)`` when every motion of ``model`` through ``configurations`` (an array (k, nq)) stays in planes
-    normal to one direction n (see the module docstring), else None. e1, e2 span the plane (e1 × e2 = n), e2 is
+    normal to one direction n — the planar systems of seed 001 §2.5 and §3.2.2 (parallel hinges, sliders across
+    them; see the module docstring) — else None. e1, e2 span the plane (e1 × e2 = n), e2 is
     "up" (against gravity) projected on the plane, and n is signed so that e1 points along world +x (or +y) where
     it can."""
     import multibody as mb
@@ -137,8 +138,8 @@ def _axis_label(e):
 
 
 class Scene:
-    """The drawing of a model at a set of configurations: every element as arrays of ground coordinates, the
-    configuration index first (see the module docstring for what is drawn).
+    """The drawing of a model at a set of configurations — seed 001's stick figure (§3.5, Fig. 3.21) of any model —
+    every element as arrays of ground coordinates, the configuration index first (see the module docstring).
 
     ``links`` (k, L, 2, 3) segments and ``link_body`` (L,) the body of each; ``slides`` (k, S, 2, 3);
     ``springs`` (k, P, 2, 3); ``triads`` (k, N, 4, 3): each body's origin and the tips of its unit x, y, z axes;
@@ -243,7 +244,7 @@ def _profile_curve(c, n=400):
 
 
 def _inputs(model_or_result, q, t, model):
-    """(model, q (k, nq), t or None, title) from the arguments of :func:`animate`."""
+    """(model, q (k, nq), t or None) from the arguments of :func:`animate`."""
     from multibody.model.model import Model
     from multibody.result import Result
 
