@@ -1,0 +1,453 @@
+"""Animations of a model's motion, written to GIF (Pillow) or MP4 (ffmpeg) files.
+
+What is drawn, frame by frame, from the library's public kinematics only (``forward_kinematics`` and
+``Model.joint_frames``) — the stick figures of seed 001's own animation of the triple pendulum (§3.5, Fig. 3.21,
+``start.m``: one straight rod per body from joint to joint), for any model:
+
+* **links**: for every body, straight segments from the origin of its tree joint's frame (the point where it
+  hangs on its parent) to each joint frame it carries — the joints of its children and the cut joints that
+  close a loop on it (seed 001 §1.1: a joint is located on both bodies) — or, when it carries none, to its
+  centre of mass (a pendulum's bob, a wheel);
+* **body frames**: a small triad per body (x red, y green, z blue) in the body's own frame;
+* **sliding joints** (``Prismatic``, ``Cylindrical``): a thin grey line from the joint's frame on the parent to
+  the joint's frame on the child — the stroke of a slider;
+* **point springs**: a dashed line between their two points; **rolling discs** (``RollingDisc``,
+  ``RollingOnProfile``): the rim; the profile of a ``RollingOnProfile`` as a grey curve;
+* the ground's joint points as black squares (not those of a floating ``Free`` or ``Planar`` joint), the
+  centres of mass as dots.
+
+Planar systems are drawn in 2-D. A system is planar when every tree joint keeps its child in one plane of the
+ground — every revolute axis and the normal of every ``Planar`` joint parallel to one direction n, every prismatic
+axis perpendicular to it, and no spherical, universal, cylindrical or free joint — the planar systems of seed 001
+§2.5 and of the parallel hinges of §3.2.2. The picture is then the projection on that plane, with "up" (against
+gravity) pointing up. Every other system is drawn in a 3-D matplotlib projection, again with "up" up.
+
+``animate(model_or_result, path, q=None, t=None, frames=60, fps=20)``: the file type follows the suffix of
+``path`` — ``.gif`` (matplotlib's ``PillowWriter``) or ``.mp4`` (``FFMpegWriter``; a ``ModelError`` when ffmpeg is
+not installed). Example::
+
+    from multibody.systems import slider_crank
+    from multibody.viz import animate
+
+    res = slider_crank.simulate(turns=1, n_out=121)
+    animate(res, "slider_crank.gif", frames=40)        # planar: drawn in the plane of the crank
+
+The command line does the same from a saved Result: ``multibody animate run.npz --model MODULE:FUNCTION``.
+"""
+from pathlib import Path
+
+import numpy as np
+
+from multibody.errors import ModelError
+from multibody.model.joints import CYLINDRICAL, FIXED, FREE, PLANAR, PRISMATIC, REVOLUTE
+
+__all__ = ["animate", "planar_basis", "Scene"]
+
+_TOL = 1e-9
+_AXIS_COLOURS = ("tab:red", "tab:green", "tab:blue")
+
+
+def _unit(v):
+    n = np.linalg.norm(v)
+    return v / n if n > 0 else v
+
+
+def _up(model):
+    """The direction against gravity (world z when there is none)."""
+    g = np.asarray(model.gravity, dtype=float)
+    return _unit(-g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
+
+
+def _joint_directions(model, K):
+    """World directions of the tree joints at the placements ``K`` (kernel frames): (parallel, perpendicular)
+    lists — the revolute axes and Planar normals that a plane of motion must be normal to, the prismatic axes that
+    must lie in it — or None when a joint moves its child out of any plane (spherical, universal, cylindrical,
+    free)."""
+    par, perp = [], []
+    for j in model.joints[1:]:
+        code = j.joint.code
+        if code == FIXED:
+            continue
+        if code not in (REVOLUTE, PRISMATIC, PLANAR):
+            return None
+        Pa, _ = model.joint_frames(j)
+        Rj = K.R[j.parent] @ Pa.rotation          # the joint frame in ground coordinates
+        if code == REVOLUTE:
+            par.append(Rj @ j.joint.axis)
+        elif code == PRISMATIC:
+            perp.append(Rj @ j.joint.axis)
+        else:                                      # Planar: motion in the joint frame's xy-plane
+            par.append(Rj[:, 2])
+    return par, perp
+
+
+def planar_basis(model, configurations):
+    """``(e1, e2, n)`` when every motion of ``model`` through ``configurations`` (an array (k, nq)) stays in planes
+    normal to one direction n — the planar systems of seed 001 §2.5 and §3.2.2 (parallel hinges, sliders across
+    them; see the module docstring) — else None. e1, e2 span the plane (e1 × e2 = n), e2 is
+    "up" (against gravity) projected on the plane, and n is signed so that e1 points along world +x (or +y) where
+    it can."""
+    import multibody as mb
+
+    Q = np.atleast_2d(np.asarray(configurations, dtype=float))
+    n = None
+    for q in Q[:: max(1, len(Q) // 20)]:
+        dirs = _joint_directions(model, mb.forward_kinematics(model, q, frames="kernel"))
+        if dirs is None:
+            return None
+        par, perp = dirs
+        if n is None:
+            if par:
+                n = _unit(par[0])
+            else:                                   # sliders only: the plane spanned by the slider axes
+                span = np.array(perp) if perp else np.zeros((0, 3))
+                s = np.linalg.svd(span, compute_uv=False) if len(span) else np.zeros(0)
+                if len(s) >= 3 and s[2] > _TOL:
+                    return None
+                if len(span) >= 2 and s[1] > _TOL:
+                    n = _unit(np.cross(span[0], span[np.argmax(np.linalg.norm(np.cross(span[0], span), axis=1))]))
+                else:                               # one sliding direction (or none): the plane that shows "up"
+                    a = _unit(span[0]) if len(span) else np.zeros(3)
+                    for cand in (np.cross(a, _up(model)), np.cross(a, [0.0, 0.0, 1.0]), np.cross(a, [0.0, 1.0, 0.0]),
+                                 np.array([0.0, 0.0, 1.0])):
+                        if np.linalg.norm(cand) > 1e-6:
+                            n = _unit(cand)
+                            break
+        if any(np.linalg.norm(np.cross(n, a)) > 1e-7 for a in par) or any(abs(n @ b) > 1e-7 for b in perp):
+            return None
+    up = _up(model)
+    e2 = up - (up @ n) * n
+    if np.linalg.norm(e2) < 1e-6:                   # gravity normal to the plane: any in-plane "up"
+        for cand in ([0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]):
+            e2 = np.asarray(cand) - (np.asarray(cand) @ n) * n
+            if np.linalg.norm(e2) > 1e-6:
+                break
+    e2 = _unit(e2)
+    e1 = np.cross(e2, n)
+    if e1 @ [1.0, 0.0, 0.0] < -1e-9 or (abs(e1 @ [1.0, 0.0, 0.0]) <= 1e-9 and e1 @ [0.0, 1.0, 0.0] < 0):
+        n, e1 = -n, -e1
+    return e1, e2, n
+
+
+def _axis_label(e):
+    """'x', '−z', ... for a basis vector along a world axis, else its components."""
+    for k, name in enumerate("xyz"):
+        if abs(abs(e[k]) - 1.0) < 1e-9:
+            return name if e[k] > 0 else f"−{name}"
+    return "(" + ", ".join(f"{c:.2f}" for c in e) + ")"
+
+
+class Scene:
+    """The drawing of a model at a set of configurations — seed 001's stick figure (§3.5, Fig. 3.21) of any model —
+    every element as arrays of ground coordinates, the configuration index first (see the module docstring).
+
+    ``links`` (k, L, 2, 3) segments and ``link_body`` (L,) the body of each; ``slides`` (k, S, 2, 3);
+    ``springs`` (k, P, 2, 3); ``triads`` (k, N, 4, 3): each body's origin and the tips of its unit x, y, z axes;
+    ``coms`` (k, N, 3); ``discs`` (k, D, 41, 3) rims; static: ``ground`` (G, 3) the joint points on the ground
+    (floating joints excepted), ``curves`` a list of (m, 3) polylines (profiles)."""
+
+    def __init__(self, model, configurations):
+        import multibody as mb
+
+        self.model = model
+        Q = np.atleast_2d(np.asarray(configurations, dtype=float))
+        if Q.shape[1] != model.nq:
+            raise ModelError(f"animate: configurations must have model.nq = {model.nq} columns for model "
+                             f"'{model.name}', got shape {Q.shape}", element="q")
+        N = model.nbodies
+        # the points each body carries, in its kernel frame: its links run from its origin to them
+        carried = {i: [] for i in range(N + 1)}
+        slides = []
+        for j in model.joints[1:]:
+            Pa, _ = model.joint_frames(j)
+            if not (j.parent == 0 and j.joint.code in (FREE, PLANAR)):      # a floating joint has no point
+                carried[j.parent].append(Pa.translation)
+            if j.joint.code in (PRISMATIC, CYLINDRICAL):
+                slides.append((j.parent, Pa.translation, j.child, np.zeros(3)))
+        for j in model.cut_joints:
+            Pa, Pc = model.joint_frames(j)
+            carried[j.parent].append(Pa.translation)
+            carried[j.child].append(Pc.translation)
+        links = []
+        for i in range(1, N + 1):
+            pts = [p for p in carried[i] if np.linalg.norm(p) > 1e-12] or [np.asarray(model.com[i], dtype=float)]
+            links += [(i, p) for p in pts]
+        self.link_body = np.array([i for i, _ in links], dtype=int)
+        self.ground = np.array(carried[0]) if carried[0] else np.zeros((0, 3))
+        spring_ends = [(int(model.spring_body[s, 0]), model.spring_point[s, 0], int(model.spring_body[s, 1]),
+                        model.spring_point[s, 1]) for s in range(len(model.spring_k))]
+        discs, self.curves = [], []
+        for c in model.constraints:
+            kind = type(c).__name__
+            if kind == "RollingDisc":
+                discs.append((model.body_index(c.body), c.center, c.axis, c.radius, None))
+            elif kind == "RollingOnProfile":
+                discs.append((model.body_index(c.body), c.center, None, c.radius, (c.e1, c.e2)))
+                self.curves.append(_profile_curve(c))
+        ang = np.linspace(0.0, 2.0 * np.pi, 41)
+        k = len(Q)
+        self.links = np.zeros((k, len(links), 2, 3))
+        self.slides = np.zeros((k, len(slides), 2, 3))
+        self.springs = np.zeros((k, len(spring_ends), 2, 3))
+        self.triads = np.zeros((k, N, 4, 3))
+        self.coms = np.zeros((k, N, 3))
+        self.discs = np.zeros((k, len(discs), len(ang), 3))
+        for f, q in enumerate(Q):
+            Kk = mb.forward_kinematics(model, q, frames="kernel")
+            Ku = mb.forward_kinematics(model, q)
+
+            def world(i, p, Kk=Kk):
+                return Kk.R[i] @ p + Kk.p[i]
+
+            for m, (i, p) in enumerate(links):
+                self.links[f, m] = Kk.p[i], world(i, p)
+            for m, (a, pa, b, pb) in enumerate(slides):
+                self.slides[f, m] = world(a, pa), world(b, pb)
+            for m, (a, pa, b, pb) in enumerate(spring_ends):
+                self.springs[f, m] = world(a, pa), world(b, pb)
+            for i in range(1, N + 1):
+                self.triads[f, i - 1, 0] = Ku.p[i]
+                self.triads[f, i - 1, 1:] = Ku.p[i] + Ku.R[i].T      # rows: the body's x, y, z axes (unit)
+                self.coms[f, i - 1] = world(i, np.asarray(model.com[i], dtype=float))
+            for m, (i, centre, axis, r, plane) in enumerate(discs):
+                c = Ku.R[i] @ centre + Ku.p[i]
+                if plane is None:
+                    a = Ku.R[i] @ axis
+                    u = _unit(np.cross(a, [0.0, 0.0, 1.0]) if abs(a[2]) < 0.9 else np.cross(a, [1.0, 0.0, 0.0]))
+                    w = np.cross(a, u)
+                else:
+                    u, w = plane
+                self.discs[f, m] = c + r * (np.cos(ang)[:, None] * u + np.sin(ang)[:, None] * w)
+
+    def __len__(self):
+        return len(self.links)
+
+    def moving_points(self, f):
+        """The points that move, of configuration ``f`` (the triads' origins, not their tips), (m, 3)."""
+        parts = [self.links[f].reshape(-1, 3), self.slides[f].reshape(-1, 3), self.springs[f].reshape(-1, 3),
+                 self.triads[f, :, 0], self.coms[f], self.discs[f].reshape(-1, 3)]
+        return np.concatenate(parts)
+
+    def static_points(self):
+        """The ground's joint points and the curves, (m, 3)."""
+        return np.concatenate([self.ground.reshape(-1, 3)] + list(self.curves))
+
+
+def _profile_curve(c, n=400):
+    """The profile of a ``RollingOnProfile`` constraint over its checked range, in ground coordinates."""
+    xs = np.linspace(c.x_range[0], c.x_range[1], n)
+    zs, z = [], 0.0
+    for x in xs:
+        z = c.profile.height(float(x), z)
+        zs.append(z)
+    return c.origin + xs[:, None] * c.e1 + np.array(zs)[:, None] * c.e2
+
+
+def _inputs(model_or_result, q, t, model):
+    """(model, q (k, nq), t or None) from the arguments of :func:`animate`."""
+    from multibody.model.model import Model
+    from multibody.result import Result
+
+    if isinstance(model_or_result, Result):
+        res = model_or_result
+        model = model if model is not None else res.model
+        if model is None:
+            raise ModelError("animate: the Result carries no model (a Result loaded from a file does not); pass "
+                             "model=the Model it was computed with", element="model")
+        q = res.q if q is None else q
+        t = res.t if t is None else t
+    elif isinstance(model_or_result, Model):
+        model = model_or_result
+        if q is None:
+            q = model.neutral()
+    else:
+        raise ModelError(f"animate: expected a Model or a Result, got {type(model_or_result).__name__}",
+                         element="model_or_result")
+    Q = np.atleast_2d(np.asarray(q, dtype=float))
+    if Q.shape[1] != model.nq:
+        raise ModelError(f"animate: q must have model.nq = {model.nq} columns for model '{model.name}', got shape "
+                         f"{Q.shape}", element="q")
+    if t is not None:
+        t = np.asarray(t, dtype=float).reshape(-1)
+        if len(t) != len(Q):
+            raise ModelError(f"animate: t has {len(t)} values for {len(Q)} configurations", element="t")
+    return model, Q, t
+
+
+def _writer(path, fps):
+    from matplotlib import animation
+
+    suffix = Path(path).suffix.lower()
+    if suffix == ".gif":
+        return animation.PillowWriter(fps=fps)
+    if suffix == ".mp4":
+        if not animation.writers.is_available("ffmpeg"):
+            raise ModelError(f"animate: writing '{path}' needs ffmpeg, which is not installed (install it, e.g. "
+                             "'apt install ffmpeg' or 'conda install ffmpeg', or write a .gif)", element="path")
+        return animation.FFMpegWriter(fps=fps)
+    raise ModelError(f"animate: the suffix of '{path}' must be .gif or .mp4", element="path")
+
+
+def _plot_basis(model, basis):
+    """Rows of the map from ground coordinates to plot coordinates, and the axis labels: the plane's (e1, e2) for
+    a planar system, else (e1, e2, up) with "up" against gravity."""
+    if basis is not None:
+        E = np.array(basis[:2])
+    else:
+        up = _up(model)
+        e1 = np.array([1.0, 0.0, 0.0]) - up[0] * up
+        if np.linalg.norm(e1) < 1e-6:
+            e1 = np.array([0.0, 1.0, 0.0]) - up[1] * up
+        e1 = _unit(e1)
+        E = np.array([e1, np.cross(up, e1), up])
+    return E, [_axis_label(e) for e in E]
+
+
+def animate(model_or_result, path, q=None, t=None, frames=60, fps=20, *, model=None, size=(640, 480), dpi=80,
+            title=None, view=None, follow=None):
+    """Write an animation of a motion to ``path`` (``.gif``, or ``.mp4`` when ffmpeg is installed); returns the path.
+
+    ``model_or_result``: a ``Result`` of ``simulate`` (its ``q`` and ``t``; a Result loaded from a file carries no
+    model: pass ``model=``), or a ``Model`` with ``q`` (one configuration or an array (k, nq); default the
+    neutral one) and optional times ``t``. ``frames``: at most this many configurations, evenly spaced in the
+    samples; ``fps``: frames per second of the file; ``size``: (width, height) in pixels. ``view``: ``"2d"`` or
+    ``"3d"`` to override the choice (2-D for planar systems, see the module docstring; ``"2d"`` for a system that
+    leaves the plane is a ``ModelError``). ``follow``: keep the system in the middle of a window of its own size
+    (default: when a body floats on a ``Free`` joint, as the bicycle does) instead of showing the whole path.
+    The drawing is seed 001's stick figure (§3.5, Fig. 3.21) of any model: links, body triads, sliders, springs
+    and rolling discs (see the module docstring).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    model, Q, t = _inputs(model_or_result, q, t, model)
+    try:
+        frames, fps = int(frames), float(fps)
+    except (TypeError, ValueError):
+        raise ModelError(f"animate: frames and fps must be numbers, got {frames!r}, {fps!r}", element="frames") from None
+    if frames < 1 or not fps > 0:
+        raise ModelError(f"animate: frames must be >= 1 and fps > 0, got {frames}, {fps}", element="frames")
+    if view not in (None, "2d", "3d"):
+        raise ModelError(f"animate: view must be '2d', '3d' or None, got {view!r}", element="view")
+    writer = _writer(path, fps)
+    idx = np.unique(np.linspace(0, len(Q) - 1, min(frames, len(Q))).round().astype(int))
+    scene = Scene(model, Q[idx])
+    basis = None if view == "3d" else planar_basis(model, Q[idx])
+    if view == "2d" and basis is None:
+        raise ModelError(f"animate: model '{model.name}' does not move in one plane; it needs view='3d'", element="view")
+    E, labels = _plot_basis(model, basis)
+    dim = len(E)
+
+    def proj(P):
+        return np.asarray(P) @ E.T
+
+    # the window: the whole motion, or (follow) a box of the system's own size around it in every frame
+    moving = [proj(scene.moving_points(f)) for f in range(len(scene))]
+    lo_f = np.array([m.min(axis=0) for m in moving])
+    hi_f = np.array([m.max(axis=0) for m in moving])
+    if follow is None:
+        follow = any(j.parent == 0 and j.joint.code == FREE for j in model.joints[1:])
+    if follow:
+        half = 0.6 * max(float(np.max(hi_f - lo_f)), 1e-9)
+        centres = 0.5 * (lo_f + hi_f)
+        lo, hi = centres.min(axis=0) - half, centres.max(axis=0) + half
+    else:
+        P = np.concatenate(moving + [proj(scene.static_points())])
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        half = 0.5 * max(float(np.max(hi - lo)), 1e-9)
+        centres = np.repeat([0.5 * (lo + hi)], len(scene), axis=0)
+    triad = 0.16 * half
+
+    fig = Figure(figsize=(size[0] / dpi, size[1] / dpi), dpi=dpi)
+    FigureCanvasAgg(fig)
+    if dim == 2:
+        ax = fig.add_axes([0.12, 0.1, 0.83, 0.8])
+        ax.set_aspect("equal", adjustable="box")
+        ax.grid(True, alpha=0.3)
+    else:
+        ax = fig.add_axes([0.0, 0.0, 1.0, 0.92], projection="3d")
+        ax.set_box_aspect((1.0, 1.0, 1.0))
+        for axis in (ax.xaxis, ax.yaxis, ax.zaxis):       # white panes: lighter files
+            axis.set_pane_color((1.0, 1.0, 1.0, 0.0))
+        ax.set_zlabel(labels[2])
+    ax.set_xlabel(labels[0])
+    ax.set_ylabel(labels[1])
+    ax.set_title(title if title is not None else model.name, fontsize=10)
+
+    def set_window(f):
+        pad = triad + 0.04 * half                  # room for the triads around the links
+        if dim == 2 and not follow:
+            ax.set_xlim(lo[0] - pad, hi[0] + pad)
+            ax.set_ylim(lo[1] - pad, hi[1] + pad)
+        else:
+            c = centres[f]
+            for k, setter in enumerate((ax.set_xlim, ax.set_ylim, ax.set_zlim)[:dim]):
+                setter(c[k] - half - pad, c[k] + half + pad)
+
+    def line(style, **kw):
+        return ax.plot(*([[]] * dim), style, **kw)[0]
+
+    def set_line(ln, P):
+        P = proj(P)
+        if dim == 2:
+            ln.set_data(P[:, 0], P[:, 1])
+        else:
+            ln.set_data_3d(P[:, 0], P[:, 1], P[:, 2])
+
+    set_window(0)
+    static = []
+    for c in scene.curves:
+        static.append(line("-", color="0.55", lw=1.2))
+        set_line(static[-1], c)
+    if len(scene.ground):
+        static += ax.plot(*proj(scene.ground).T, "ks", ms=6)
+    links = [line("-", color=f"C{scene.link_body[m] % 10}", lw=3, solid_capstyle="round")
+             for m in range(scene.links.shape[1])]
+    slides = [line("-", color="0.6", lw=1.5) for _ in range(scene.slides.shape[1])]
+    springs = [line("--", color="tab:olive", lw=1.2) for _ in range(scene.springs.shape[1])]
+    discs = [line("-", color="0.2", lw=1.5) for _ in range(scene.discs.shape[1])]
+    triads = [[line("-", color=_AXIS_COLOURS[a], lw=1.2) for a in range(3)] for _ in range(scene.triads.shape[1])]
+    coms = line("o", color="k", ms=3)
+    label = fig.text(0.02, 0.96, "", fontsize=9)
+    set_window(0)
+
+    def draw(f):
+        if follow:
+            set_window(f)
+        for m, ln in enumerate(links):
+            set_line(ln, scene.links[f, m])
+        for m, ln in enumerate(slides):
+            set_line(ln, scene.slides[f, m])
+        for m, ln in enumerate(springs):
+            set_line(ln, scene.springs[f, m])
+        for m, ln in enumerate(discs):
+            set_line(ln, scene.discs[f, m])
+        for b, lines in enumerate(triads):
+            o = scene.triads[f, b, 0]
+            for a, ln in enumerate(lines):
+                set_line(ln, np.array([o, o + triad * (scene.triads[f, b, a + 1] - o)]))
+        set_line(coms, scene.coms[f])
+        label.set_text(f"t = {t[idx[f]]:.3f} s" if t is not None else f"frame {f + 1} of {len(idx)}")
+
+    if dim == 2 and not follow:
+        # the axes, their ticks and the static artists are drawn once, into an image under every frame: a frame
+        # then draws its lines only (a full draw of the axes costs several times more). (A 3-D axes with its axis
+        # off changes its projection, and a window that follows the system moves the axes: those frames are
+        # drawn in full.)
+        fig.canvas.draw()
+        background = np.asarray(fig.canvas.buffer_rgba()).copy()
+        ax.set_axis_off()
+        ax.title.set_visible(False)
+        for a in static:
+            a.set_visible(False)
+        fig.figimage(background, zorder=-1)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with writer.saving(fig, str(path), dpi):
+        for f in range(len(idx)):
+            draw(f)
+            writer.grab_frame()
+    return path
