@@ -16,6 +16,9 @@ COMMANDS = [
     ("iftomm", "multibody.cli.iftomm"),
     ("hoop", "multibody.cli.hoop"),
     ("forces", "multibody.cli.forces"),
+    ("run", "multibody.cli.run"),
+    ("validate", "multibody.cli.validate"),
+    ("examples", "multibody.cli.examples"),
 ]
 
 

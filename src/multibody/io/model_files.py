@@ -644,7 +644,8 @@ class _Loader:
                     if abs(nrm - 1.0) > 1e-3:
                         self.fail(path, f"the quaternion (w, x, y, z) of joint '{j.name}' has length {nrm:.6g}; "
                                         "it must be a unit quaternion")
-                    x[s] /= nrm
+                    if abs(nrm - 1.0) > 4.0 * np.finfo(float).eps:   # a unit quaternion is kept as given
+                        x[s] /= nrm
         return x
 
     def simulation(self, spec):
