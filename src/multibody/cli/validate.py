@@ -26,7 +26,8 @@ def check(path):
         return [f"{path}: {exc}"], None
     except Exception as exc:   # a file the checks did not foresee: still one line, never a traceback
         return [f"{path}: the file could not be checked ({type(exc).__name__}: {exc})"], None
-    return [], (f"{path}: valid: model '{model.name}', {model.nbodies} bodies, nq = {model.nq}, nv = {model.nv}, "
+    return [], (f"{path}: valid: model '{model.name}', {model.nbodies} bod{'y' if model.nbodies == 1 else 'ies'}, "
+                f"nq = {model.nq}, nv = {model.nv}, "
                 f"{len(model.constraints)} constraint{'s' * (len(model.constraints) != 1)}")
 
 

@@ -69,14 +69,16 @@ def format_path(parts):
 
 # ---- YAML ----------------------------------------------------------------------------------------------------
 def _walk_yaml(root):
-    """Lines of the values and the problems of the composed YAML tree (unsafe tags, duplicate keys)."""
+    """Lines of the values and the problems of the composed YAML tree (unsafe tags, duplicate keys). A value with
+    an unsafe tag is replaced by null in the tree, so that the rest of the document can still be checked."""
     import yaml
 
     lines, problems = {}, []
     count = 0
-    stack = [(root, ())]
+    null = "tag:yaml.org,2002:null"
+    stack = [(root, (), None)]
     while stack:
-        node, path = stack.pop()
+        node, path, replace = stack.pop()
         count += 1
         if count > MAX_NODES:
             problems.append(Problem("", f"the document has more than {MAX_NODES} values (aliases expanded)"))
@@ -87,22 +89,35 @@ def _walk_yaml(root):
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             problems.append(Problem(where, f"the YAML tag '{tag}' is not allowed: a model file holds data only "
                                            "(numbers, strings, lists, mappings)", node.start_mark.line + 1))
+            blank = yaml.ScalarNode(null, "", node.start_mark, node.end_mark)
+            if replace is None:
+                return lines, problems, None
+            replace(blank)
             continue
         if isinstance(node, yaml.MappingNode):
             seen = set()
-            for key, value in node.value:
+            for i, (key, value) in enumerate(node.value):
                 if not isinstance(key, yaml.ScalarNode) or key.tag not in SAFE_TAGS:
                     problems.append(Problem(where, "mapping keys must be plain strings", key.start_mark.line + 1))
+                    node.value[i] = (yaml.ScalarNode("tag:yaml.org,2002:str", f"<key {i}>", key.start_mark,
+                                                     key.end_mark), value)
                     continue
                 if key.value in seen:
                     problems.append(Problem(format_path(path + (key.value,)), "the key is given twice",
                                             key.start_mark.line + 1))
                 seen.add(key.value)
-                stack.append((value, path + (key.value,)))
+
+                def put(new, node=node, i=i, key=key):
+                    node.value[i] = (key, new)
+
+                stack.append((value, path + (key.value,), put))
         elif isinstance(node, yaml.SequenceNode):
             for k, item in enumerate(node.value):
-                stack.append((item, path + (k,)))
-    return lines, problems
+                def put(new, node=node, k=k):
+                    node.value[k] = new
+
+                stack.append((item, path + (k,), put))
+    return lines, problems, root
 
 
 def _read_yaml(text):
@@ -116,14 +131,13 @@ def _read_yaml(text):
         return None, {}, [Problem("", f"YAML syntax: {what}", mark.line + 1 if mark else None)]
     if root is None:
         return None, {}, [Problem("", "the file is empty")]
-    lines, problems = _walk_yaml(root)
-    if problems:
+    lines, problems, root = _walk_yaml(root)
+    if not problems:
+        return yaml.safe_load(text), lines, []
+    if root is None:
         return None, lines, problems
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:   # cannot happen after the checks above; reported rather than raised
-        return None, lines, [Problem("", f"YAML: {exc}")]
-    return data, lines, []
+    # the unsafe values were replaced by null in the composed tree: construct the rest (plain data) to check it
+    return yaml.SafeLoader("").construct_document(root), lines, problems
 
 
 # ---- JSON ----------------------------------------------------------------------------------------------------

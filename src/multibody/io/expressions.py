@@ -251,7 +251,7 @@ def _check(expr, node):
             walk(n.right)
             return
         if isinstance(n, ast.Call):
-            fname = n.func.id if isinstance(n.func, ast.Name) else _dotted(n.func) or type(n.func).__name__
+            fname = n.func.id if isinstance(n.func, ast.Name) else ast.unparse(n.func)
             if fname not in FUNCTIONS:
                 expr._fail(f"function '{fname}' is not allowed (allowed: {', '.join(FUNCTIONS)})", n)
             if n.keywords or any(isinstance(a, ast.Starred) for a in n.args):

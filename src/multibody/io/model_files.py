@@ -397,28 +397,50 @@ class _Loader:
             self.record(exc, path, kind)
             return None
 
+    def _placeholder(self, b, bname):
+        """A body that has a problem is still added (mass 1) so that the joints naming it are checked; the model
+        is not built anyway."""
+        self.broken.add(bname)
+        if isinstance(bname, str) and bname:
+            try:
+                b.add_body(bname, 1.0)
+            except ModelError:
+                pass
+
     def _body(self, b, k, spec, visuals):
         path = f"bodies[{k}]"
         bname = spec.get("name") if isinstance(spec, dict) else None
         if self._has_schema_problem(path) or not isinstance(spec, dict):
-            self.broken.add(bname)
+            self._placeholder(b, bname)
             return
         self.paths[f"body '{bname}'"] = path
         ok = False
         with self.element(path, "body"):
-            mass = self.number(spec["mass"], f"{path}.mass")
-            com = self.numbers(spec.get("com", [0, 0, 0]), f"{path}.com", 3)
             inertia = spec.get("inertia", [0, 0, 0])
-            if inertia and isinstance(inertia[0], list):
-                inertia = self.matrix(inertia, f"{path}.inertia")
-            else:
-                inertia = self.numbers(inertia, f"{path}.inertia")
+            mass, com, inertia = self.fields(
+                lambda: self.number(spec["mass"], f"{path}.mass"),
+                lambda: self.numbers(spec.get("com", [0, 0, 0]), f"{path}.com", 3),
+                lambda: (self.matrix(inertia, f"{path}.inertia") if inertia and isinstance(inertia[0], list)
+                         else self.numbers(inertia, f"{path}.inertia")))
             b.add_body(bname, mass=mass, com=com, inertia=inertia)
             if spec.get("visuals"):
                 visuals[bname] = [self._visual(v, f"{path}.visuals[{i}]") for i, v in enumerate(spec["visuals"])]
             ok = True
         if not ok:
-            self.broken.add(bname)
+            self._placeholder(b, bname)
+
+    def fields(self, *makers):
+        """Each field's value (every maker is tried, so every field's problem is recorded); ``_Skip`` when any
+        failed."""
+        out, failed = [], False
+        for make in makers:
+            try:
+                out.append(make())
+            except _Skip:
+                failed = True
+        if failed:
+            raise _Skip
+        return out
 
     def _visual(self, spec, path):
         out = {}
@@ -441,46 +463,59 @@ class _Loader:
         jname = spec["name"]
         element = f"joint '{jname}'"
         self.paths[element] = path
-        if spec["parent"] in self.broken or spec["child"] in self.broken:
-            return
         jtype = spec["type"]
         with self.element(path, "joint"):
-            for key in ("axis", "axis1", "axis2"):
-                if key in spec and key not in AXIS_KEYS.get(jtype, ()):
-                    self.fail(f"{path}.{key}", f"a {jtype} joint has no {key} "
-                                               f"({'its axes are ' + ', '.join(AXIS_KEYS[jtype]) if jtype in AXIS_KEYS else 'it takes no axis'})")
-            kw = {key: self.numbers(spec[key], f"{path}.{key}", 3) for key in AXIS_KEYS.get(jtype, ()) if key in spec}
-            try:
-                joint = JOINT_TYPES[jtype](**kw)
-            except ModelError as exc:
-                self.record(exc, path, "joint")
-                raise _Skip from None
-            placement = self.placement(spec.get("placement"), f"{path}.placement", f"{element} placement")
-            child_placement = self.placement(spec.get("child_placement"), f"{path}.child_placement",
-                                             f"{element} child_placement")
-            forces = {key: self.per_dof(spec.get(key), f"{path}.{key}") for key in ("stiffness", "damping", "rest")}
-            effort = spec.get("effort")
-            if effort is not None:
-                values = effort if isinstance(effort, list) else [effort] * joint.nv
-                if isinstance(effort, list) and len(effort) != joint.nv:
-                    self.fail(f"{path}.effort", f"a {jtype} joint has {joint.nv} velocity coordinate"
-                                                f"{'s' * (joint.nv != 1)}, got {len(effort)} efforts")
-                const = []
-                for i, val in enumerate(values):
-                    where = f"{path}.effort" + (f"[{i}]" if isinstance(effort, list) else "")
-                    expr = None if isinstance(val, (int, float)) else self._expression(val, where)
-                    if expr is None or not expr.names:
-                        const.append(self.number(val, where))
-                    else:   # a time-varying effort: part of the model's ExpressionTorque
-                        const.append(0.0)
-                        efforts.append((jname, i, expr))
-                effort = np.array(const)
-            b.add_joint(jname, joint, spec["parent"], spec["child"], placement=placement,
-                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces)
+            joint, placement, child_placement, forces, effort = self.fields(
+                lambda: self._joint_type(spec, path),
+                lambda: self.placement(spec.get("placement"), f"{path}.placement", f"{element} placement"),
+                lambda: self.placement(spec.get("child_placement"), f"{path}.child_placement",
+                                       f"{element} child_placement"),
+                lambda: dict(zip(("stiffness", "damping", "rest"), self.fields(
+                    *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
+                      for key in ("stiffness", "damping", "rest")]))),
+                lambda: self._effort(spec, path, jname, efforts))
             if spec.get("limits"):
                 limits[jname] = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
                                        if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
                                  for key, val in spec["limits"].items()}
+            b.add_joint(jname, joint, spec["parent"], spec["child"], placement=placement,
+                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces)
+
+    def _joint_type(self, spec, path):
+        jtype = spec["type"]
+        for key in ("axis", "axis1", "axis2"):
+            if key in spec and key not in AXIS_KEYS.get(jtype, ()):
+                self.fail(f"{path}.{key}", f"a {jtype} joint has no {key}: its axes are {', '.join(AXIS_KEYS[jtype])}"
+                          if jtype in AXIS_KEYS else f"a {jtype} joint takes no axis")
+        kw = dict(zip([k for k in AXIS_KEYS.get(jtype, ()) if k in spec], self.fields(
+            *[lambda key=key: self.numbers(spec[key], f"{path}.{key}", 3)
+              for key in AXIS_KEYS.get(jtype, ()) if key in spec])))
+        try:
+            return JOINT_TYPES[jtype](**kw)
+        except ModelError as exc:
+            self.record(exc, path, "joint")
+            raise _Skip from None
+
+    def _effort(self, spec, path, jname, efforts):
+        """The constant efforts of a joint; its time-varying ones (expressions of t, q, v) go to ``efforts``."""
+        effort = spec.get("effort")
+        if effort is None:
+            return None
+        nv = JOINT_TYPES[spec["type"]].nv
+        values = effort if isinstance(effort, list) else [effort] * nv
+        if isinstance(effort, list) and len(effort) != nv:
+            self.fail(f"{path}.effort", f"a {spec['type']} joint has {nv} velocity coordinate"
+                                        f"{'s' * (nv != 1)}, got {len(effort)} efforts")
+        const = []
+        for i, val in enumerate(values):
+            where = f"{path}.effort" + (f"[{i}]" if isinstance(effort, list) else "")
+            expr = None if isinstance(val, (int, float)) else self._expression(val, where)
+            if expr is None or not expr.names:
+                const.append(self.number(val, where))
+            else:   # a time-varying effort: part of the model's ExpressionTorque
+                const.append(0.0)
+                efforts.append((jname, i, expr))
+        return np.array(const)
 
     def _expression(self, value, where):
         try:
@@ -494,8 +529,6 @@ class _Loader:
         if self._has_schema_problem(path) or not isinstance(spec, dict):
             return
         self.paths[f"spring '{spec['name']}'"] = path
-        if spec["body_a"] in self.broken or spec["body_b"] in self.broken:
-            return
         with self.element(path, "spring"):
             args = [self.number(spec.get(key, 0.0), f"{path}.{key}") for key in ("stiffness", "damping",
                                                                                "rest_length")]
@@ -532,8 +565,6 @@ class _Loader:
                 if key not in ("name", "type") and key not in CONSTRAINT_KEYS[ctype]:
                     self.fail(f"{path}.{key}", f"a {ctype} constraint takes no {key} "
                                                f"(it takes: {', '.join(CONSTRAINT_KEYS[ctype])})")
-            if spec.get("body") in self.broken or spec.get("plane_body") in self.broken:
-                raise _Skip
             vec = {key: self.numbers(spec[key], f"{path}.{key}", 3)
                    for key in ("point", "normal", "origin", "center", "axis") if key in spec}
             if "radius" in spec:
@@ -654,8 +685,7 @@ class _Loader:
         from multibody.integrate.fixed_step import METHODS
 
         out = {}
-        if not spec:
-            return out
+        spec = {k: v for k, v in spec.items() if not self._has_schema_problem(f"simulation.{k}")}
         for key in ("t_end", "h", "rtol", "atol"):
             if key in spec:
                 with self.element(f"simulation.{key}"):
@@ -677,7 +707,7 @@ class _Loader:
                 if m.upper() in METHODS and "h" not in spec:
                     self.fail("simulation.h", f"the fixed-step method {m} needs the step h")
                 out["method"] = m
-        options = spec.get("options") or {}
+        options = spec.get("options") if isinstance(spec.get("options"), dict) else {}
         if "formulation" in spec and "formulation" not in out:
             return out
         with self.element("simulation.options"):
@@ -699,8 +729,11 @@ def _list(value):
 # ---- public functions --------------------------------------------------------------------------------------------
 def _load_data(data, lines, problems, source):
     problems = list(problems)
-    if not problems:
-        problems = schema_problems(data, lines)
+    if isinstance(data, dict):   # values already reported (an unsafe YAML tag: null now) are not reported again
+        seen = [p.path for p in problems]
+        problems += [p for p in schema_problems(data, lines)
+                     if not any(p.path == s or p.path.startswith(s + ".") or p.path.startswith(s + "[")
+                                for s in seen)]
     loader = _Loader(data, lines, problems)
     model = loader.build() if isinstance(data, dict) else None
     q0 = v0 = None
@@ -710,8 +743,8 @@ def _load_data(data, lines, problems, source):
             init = data.get("initial") or {}
             q0 = loader.state(model, init.get("q"), "initial.q", "q")
             v0 = loader.state(model, init.get("v"), "initial.v", "v")
-    if isinstance(data, dict) and not loader._has_schema_problem("simulation"):
-        sim = loader.simulation(data.get("simulation"))
+    if isinstance(data, dict) and isinstance(data.get("simulation"), dict):
+        sim = loader.simulation(data["simulation"])
     if loader.problems or model is None:
         probs = loader.problems or [Problem("", "the model could not be built")]
         raise ModelFileError(sorted(dict.fromkeys(probs), key=lambda p: (p.line or 0, p.path)), source)
