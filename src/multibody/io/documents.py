@@ -1,9 +1,10 @@
 """Reading a model file as data, and checking it against the published JSON Schema.
 
-YAML is parsed in two safe steps: ``yaml.compose`` builds the node tree without constructing any object, so
-every tag can be checked first (only the plain data tags — null, bool, int, float, str, seq, map — are
-accepted; ``!!python/object/apply:os.system`` is a problem reported with its place in the file), and the
-line of every value is recorded; then ``yaml.safe_load`` builds the data. JSON is read with :mod:`json`
+YAML is read in two safe steps: ``yaml.compose`` with the safe loader (libyaml's when PyYAML has it) builds
+the node tree without constructing any object, so every tag can be checked first (only the plain data tags —
+null, bool, int, float, str, seq, map — are accepted; ``!!python/object/apply:os.system`` is a problem
+reported with its place in the file) and the line of every value recorded; then the safe constructor of
+``yaml.safe_load`` builds the data from that tree. JSON is read with :mod:`json`
 (``NaN`` and ``Infinity`` refused). The schema (``model.schema.json``, packaged with multibody) is checked
 with :mod:`jsonschema` (draft 2020-12); every violation becomes one :class:`Problem` with the path of the
 offending value, such as ``bodies[3].mass``.
@@ -120,11 +121,18 @@ def _walk_yaml(root):
     return lines, problems, root
 
 
+def _safe_loader():
+    """PyYAML's safe loader: libyaml's C version when PyYAML was built with it (the same rules, faster)."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _read_yaml(text):
     import yaml
 
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_safe_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -132,11 +140,10 @@ def _read_yaml(text):
     if root is None:
         return None, {}, [Problem("", "the file is empty")]
     lines, problems, root = _walk_yaml(root)
-    if not problems:
-        return yaml.safe_load(text), lines, []
     if root is None:
         return None, lines, problems
-    # the unsafe values were replaced by null in the composed tree: construct the rest (plain data) to check it
+    # the data are built from the checked tree by the safe constructor (that of yaml.safe_load), which knows only
+    # the plain data tags; unsafe values were replaced by null (and reported) so that the rest can be checked
     return yaml.SafeLoader("").construct_document(root), lines, problems
 
 

@@ -251,10 +251,14 @@ class _Loader:
         raise _Skip
 
     def _line(self, path):
+        """The line of ``path`` or of the nearest enclosing value that has one (YAML files)."""
         while path:
             if path in self.lines:
                 return self.lines[path]
-            path = re.sub(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[[^\]]*\])$", "", path)
+            shorter = re.sub(r"(\.[A-Za-z_][A-Za-z0-9_]*|\[[^\]]*\])$", "", path)
+            if shorter == path:
+                break
+            path = shorter
         return None
 
     def _has_schema_problem(self, path):
@@ -458,28 +462,40 @@ class _Loader:
 
     def _joint(self, b, k, spec, limits, efforts):
         path = f"joints[{k}]"
-        if self._has_schema_problem(path) or not isinstance(spec, dict):
+        if not isinstance(spec, dict) or any(self._has_schema_problem(f"{path}.{key}") or not isinstance(
+                spec.get(key), str) for key in ("name", "parent", "child")):
             return
         jname = spec["name"]
         element = f"joint '{jname}'"
         self.paths[element] = path
-        jtype = spec["type"]
+        # the values with a problem of the schema are left out; the others are still checked
+        spec = {key: val for key, val in spec.items() if not self._has_schema_problem(f"{path}.{key}")}
+        known_type = spec.get("type") in JOINT_TYPES
         with self.element(path, "joint"):
-            joint, placement, child_placement, forces, effort = self.fields(
-                lambda: self._joint_type(spec, path),
+            try:
+                values = self.fields(
+                    lambda: self._joint_type(spec, path) if known_type else None,
                 lambda: self.placement(spec.get("placement"), f"{path}.placement", f"{element} placement"),
                 lambda: self.placement(spec.get("child_placement"), f"{path}.child_placement",
                                        f"{element} child_placement"),
-                lambda: dict(zip(("stiffness", "damping", "rest"), self.fields(
-                    *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
-                      for key in ("stiffness", "damping", "rest")]))),
-                lambda: self._effort(spec, path, jname, efforts))
-            if spec.get("limits"):
-                limits[jname] = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
-                                       if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
-                                 for key, val in spec["limits"].items()}
+                    lambda: dict(zip(("stiffness", "damping", "rest"), self.fields(
+                        *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
+                          for key in ("stiffness", "damping", "rest")]))),
+                    lambda: self._effort(spec, path, jname, efforts) if known_type else None,
+                    lambda: self._limits(spec, path, jname, limits))
+            except _Skip:
+                values = None
+            if values is None or not known_type:   # reported: a stand-in checks the joint's name and bodies
+                values = (Fixed(), None, None, {}, None, None)
+            joint, placement, child_placement, forces, effort, _ = values
             b.add_joint(jname, joint, spec["parent"], spec["child"], placement=placement,
                         child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces)
+
+    def _limits(self, spec, path, jname, limits):
+        if spec.get("limits"):
+            limits[jname] = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
+                                   if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
+                             for key, val in spec["limits"].items()}
 
     def _joint_type(self, spec, path):
         jtype = spec["type"]
@@ -893,8 +909,8 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         raise ModelError(f"model '{model.name}' is symbolic ({element}: {what} = {value}); a model file holds "
                          "numbers: substitute values first", element=element)
     meta = {k: v for k, v in model.metadata.items()}
-    limits = _plain(meta.pop("limits", {}))
-    visuals = _plain(meta.pop("visuals", {}))
+    limits = _plain(meta.pop("limits")) if meta.get("limits") else {}     # written with the joints and bodies
+    visuals = _plain(meta.pop("visuals")) if meta.get("visuals") else {}
     d = {"format": FORMAT, "version": 1, "name": model.name, "gravity": _vec(model.gravity)}
     bodies = []
     for body in model.bodies:
