@@ -18,33 +18,33 @@ import tempfile
 
 import numpy as np
 
-#: (name, parent, joint type, axis, origin xyz, origin rpy, mass, box size (x, y, z) of the link's inertia)
+#: (joint, link, parent link, joint type, axis, origin xyz, origin rpy, mass, box size (x, y, z) of the link's inertia)
 HUMANOID_LINKS = [
     # torso: waist yaw, pitch; neck yaw, pitch
-    ("waist_yaw_link", "pelvis", "revolute", (0, 0, 1), (0.0, 0.0, 0.10), (0, 0, 0), 1.0, (0.10, 0.10, 0.08)),
-    ("torso", "waist_yaw_link", "revolute", (0, 1, 0), (0.0, 0.0, 0.06), (0, 0, 0), 15.0, (0.22, 0.32, 0.40)),
-    ("neck_link", "torso", "revolute", (0, 0, 1), (0.0, 0.0, 0.32), (0, 0, 0), 0.4, (0.06, 0.06, 0.08)),
-    ("head", "neck_link", "revolute", (0, 1, 0), (0.0, 0.0, 0.06), (0, 0, 0), 3.5, (0.18, 0.16, 0.22)),
+    ("waist_yaw", "waist_yaw_link", "pelvis", "revolute", (0, 0, 1), (0.0, 0.0, 0.10), (0, 0, 0), 1.0, (0.10, 0.10, 0.08)),
+    ("waist_pitch", "torso", "waist_yaw_link", "revolute", (0, 1, 0), (0.0, 0.0, 0.06), (0, 0, 0), 15.0, (0.22, 0.32, 0.40)),
+    ("neck_yaw", "neck_link", "torso", "revolute", (0, 0, 1), (0.0, 0.0, 0.32), (0, 0, 0), 0.4, (0.06, 0.06, 0.08)),
+    ("neck_pitch", "head", "neck_link", "revolute", (0, 1, 0), (0.0, 0.0, 0.06), (0, 0, 0), 3.5, (0.18, 0.16, 0.22)),
 ]
 ARM = [  # per side (y sign s): shoulder pitch, roll, yaw; elbow; wrist yaw, pitch, roll (continuous)
-    ("shoulder_pitch_link", "torso", "revolute", (0, 1, 0), (0.0, 0.20, 0.26), (0.15, 0, 0), 0.8, (0.08, 0.08, 0.08)),
-    ("shoulder_roll_link", "shoulder_pitch_link", "revolute", (1, 0, 0), (0.0, 0.05, 0.0), (0, 0, 0), 0.6,
+    ("shoulder_pitch", "shoulder_pitch_link", "torso", "revolute", (0, 1, 0), (0.0, 0.20, 0.26), (0.15, 0, 0), 0.8, (0.08, 0.08, 0.08)),
+    ("shoulder_roll", "shoulder_roll_link", "shoulder_pitch_link", "revolute", (1, 0, 0), (0.0, 0.05, 0.0), (0, 0, 0), 0.6,
      (0.07, 0.07, 0.07)),
-    ("upper_arm", "shoulder_roll_link", "revolute", (0, 0, 1), (0.0, 0.0, -0.06), (0, 0, 0), 2.0, (0.08, 0.08, 0.26)),
-    ("forearm", "upper_arm", "revolute", (0, 1, 0), (0.0, 0.0, -0.24), (0, 0, 0), 1.2, (0.07, 0.07, 0.24)),
-    ("wrist_yaw_link", "forearm", "revolute", (0, 0, 1), (0.0, 0.0, -0.22), (0, 0, 0), 0.3, (0.05, 0.05, 0.05)),
-    ("wrist_pitch_link", "wrist_yaw_link", "revolute", (0, 1, 0), (0.0, 0.0, -0.03), (0, 0, 0), 0.2,
+    ("shoulder_yaw", "upper_arm", "shoulder_roll_link", "revolute", (0, 0, 1), (0.0, 0.0, -0.06), (0, 0, 0), 2.0, (0.08, 0.08, 0.26)),
+    ("elbow", "forearm", "upper_arm", "revolute", (0, 1, 0), (0.0, 0.0, -0.24), (0, 0, 0), 1.2, (0.07, 0.07, 0.24)),
+    ("wrist_yaw", "wrist_yaw_link", "forearm", "revolute", (0, 0, 1), (0.0, 0.0, -0.22), (0, 0, 0), 0.3, (0.05, 0.05, 0.05)),
+    ("wrist_pitch", "wrist_pitch_link", "wrist_yaw_link", "revolute", (0, 1, 0), (0.0, 0.0, -0.03), (0, 0, 0), 0.2,
      (0.04, 0.04, 0.04)),
-    ("hand", "wrist_pitch_link", "continuous", (1, 0, 0), (0.0, 0.0, -0.03), (0, 0, 0), 0.5, (0.04, 0.09, 0.10)),
+    ("wrist_roll", "hand", "wrist_pitch_link", "continuous", (1, 0, 0), (0.0, 0.0, -0.03), (0, 0, 0), 0.5, (0.04, 0.09, 0.10)),
 ]
 LEG = [  # per side: hip yaw (tilted axis), roll, pitch; knee; ankle pitch, roll
-    ("hip_yaw_link", "pelvis", "revolute", (0, -0.2588190451, 0.9659258263), (0.0, 0.09, -0.06), (0, 0, 0), 1.0,
+    ("hip_yaw", "hip_yaw_link", "pelvis", "revolute", (0, -0.2588190451, 0.9659258263), (0.0, 0.09, -0.06), (0, 0, 0), 1.0,
      (0.08, 0.08, 0.08)),
-    ("hip_roll_link", "hip_yaw_link", "revolute", (1, 0, 0), (0.0, 0.0, -0.07), (0, 0, 0), 1.2, (0.09, 0.09, 0.09)),
-    ("thigh", "hip_roll_link", "revolute", (0, 1, 0), (0.0, 0.0, -0.04), (0, 0, 0), 7.0, (0.14, 0.14, 0.40)),
-    ("shin", "thigh", "revolute", (0, 1, 0), (0.0, 0.0, -0.40), (0, 0.05, 0), 4.0, (0.11, 0.11, 0.40)),
-    ("ankle_link", "shin", "revolute", (0, 1, 0), (0.0, 0.0, -0.40), (0, 0, 0), 0.4, (0.06, 0.06, 0.06)),
-    ("foot", "ankle_link", "revolute", (1, 0, 0), (0.0, 0.0, -0.04), (0, 0, 0), 1.2, (0.24, 0.10, 0.05)),
+    ("hip_roll", "hip_roll_link", "hip_yaw_link", "revolute", (1, 0, 0), (0.0, 0.0, -0.07), (0, 0, 0), 1.2, (0.09, 0.09, 0.09)),
+    ("hip_pitch", "thigh", "hip_roll_link", "revolute", (0, 1, 0), (0.0, 0.0, -0.04), (0, 0, 0), 7.0, (0.14, 0.14, 0.40)),
+    ("knee", "shin", "thigh", "revolute", (0, 1, 0), (0.0, 0.0, -0.40), (0, 0.05, 0), 4.0, (0.11, 0.11, 0.40)),
+    ("ankle_pitch", "ankle_link", "shin", "revolute", (0, 1, 0), (0.0, 0.0, -0.40), (0, 0, 0), 0.4, (0.06, 0.06, 0.06)),
+    ("ankle_roll", "foot", "ankle_link", "revolute", (1, 0, 0), (0.0, 0.0, -0.04), (0, 0, 0), 1.2, (0.24, 0.10, 0.05)),
 ]
 #: links fixed to others: (name, parent, origin xyz, origin rpy, mass or 0 (a massless frame), box)
 HUMANOID_FIXED = [
@@ -108,18 +108,17 @@ def humanoid_urdf(seed=0, name="humanoid30"):
         joints.append("\n".join(parts))
 
     link("pelvis", 8.0, (0.20, 0.30, 0.15))
-    for lname, parent, kind, axis, xyz, rpy, mass, box in HUMANOID_LINKS:
+    for jname, lname, parent, kind, axis, xyz, rpy, mass, box in HUMANOID_LINKS:
         link(lname, mass, box)
-        joint(lname.replace("_link", "") + "_joint" if lname.endswith("_link") else f"{lname}_joint", kind, parent,
-              lname, xyz, rpy, axis)
+        joint(f"{jname}_joint", kind, parent, lname, xyz, rpy, axis)
     for side, s in (("left", 1.0), ("right", -1.0)):
         for chain in (ARM, LEG):
-            for lname, parent, kind, axis, xyz, rpy, mass, box in chain:
+            for jname, lname, parent, kind, axis, xyz, rpy, mass, box in chain:
                 full = f"{side}_{lname}"
                 par = parent if parent in ("torso", "pelvis") else f"{side}_{parent}"
                 link(full, mass, box)
-                ax = (axis[0], s * axis[1], axis[2]) if lname == "hip_yaw_link" else axis
-                joint(f"{side}_{lname.replace('_link', '')}_joint", kind, par, full, (xyz[0], s * xyz[1], xyz[2]),
+                ax = (axis[0], s * axis[1], axis[2]) if jname == "hip_yaw" else axis
+                joint(f"{side}_{jname}_joint", kind, par, full, (xyz[0], s * xyz[1], xyz[2]),
                       (s * rpy[0], rpy[1], s * rpy[2]), ax)
     fixed = list(HUMANOID_FIXED) + [(f"{side}_{n}", f"{side}_{p}", x, r, m, b) for side in ("left", "right")
                                     for n, p, x, r, m, b in HUMANOID_FIXED_SIDE]
