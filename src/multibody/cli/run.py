@@ -97,7 +97,7 @@ def run(args):
           f"t = {res.t[0]:g} .. {res.t[-1]:g} s, {info.get('steps')} steps, {info.get('cpu_seconds', 0):.2f} s CPU, "
           f"{info.get('status')}")
     if res.energy:
-        print(f"  energy drift (relative): {res.energy_drift():.3e}")
+        print(f"  largest change of T + V (relative; 0 for a conservative system): {res.energy_drift():.3e}")
     if res.residuals:
         worst = max(float(abs(v).max()) for v in res.residuals.values())
         print(f"  largest constraint residual: {worst:.3e}")

@@ -332,7 +332,8 @@ class _Loader:
             qv = self.numbers(spec["quaternion"], f"{path}.quaternion", 4)
             n = float(np.linalg.norm(qv))
             if abs(n - 1.0) > 1e-3:
-                self.fail(f"{path}.quaternion", f"a rotation quaternion (w, x, y, z) has unit length, got length {n:.6g}")
+                self.fail(f"{path}.quaternion", f"a rotation quaternion (w, x, y, z) has unit length, got length "
+                                                f"{n:.6g}")
             R = quaternion_matrix(*(qv / n))
         elif "axis" in spec:
             a = self.numbers(spec["axis"], f"{path}.axis", 3)
@@ -548,8 +549,9 @@ class _Loader:
         with self.element(path, "spring"):
             args = [self.number(spec.get(key, 0.0), f"{path}.{key}") for key in ("stiffness", "damping",
                                                                                "rest_length")]
-            b.add_spring(spec["name"], spec["body_a"], self.numbers(spec.get("point_a", [0, 0, 0]), f"{path}.point_a", 3),
-                         spec["body_b"], self.numbers(spec.get("point_b", [0, 0, 0]), f"{path}.point_b", 3), *args)
+            pa = self.numbers(spec.get("point_a", [0, 0, 0]), f"{path}.point_a", 3)
+            pb = self.numbers(spec.get("point_b", [0, 0, 0]), f"{path}.point_b", 3)
+            b.add_spring(spec["name"], spec["body_a"], pa, spec["body_b"], pb, *args)
 
     def _profile(self, spec, path, element):
         import sympy as sp

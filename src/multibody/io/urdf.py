@@ -121,9 +121,8 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
         line = exc.position[0] if getattr(exc, "position", None) else None
         raise ModelFileError([Problem("", f"XML: {exc}", line)], source) from None
     if root.tag != "robot":
-        raise ModelFileError([Problem(f"/{root.tag}", "the root element of a URDF file is <robot>"
-                                      + (" (a xacro file? expand it with xacro first)" if "xacro" in root.tag else ""))],
-                             source)
+        hint = " (a xacro file? expand it with xacro first)" if "xacro" in root.tag else ""
+        raise ModelFileError([Problem(f"/{root.tag}", f"the root element of a URDF file is <robot>{hint}")], source)
     robot = root.get("name") or "robot"
     links, link_order = {}, []
     for k, le in enumerate(root.findall("link")):
@@ -313,7 +312,8 @@ def _build(rd, robot, links, joints, root, floating_base, gravity, source):
         b, P = body_of[name]
         link = links[name]
         if link["mass"] > 0:
-            parts.setdefault(b, []).append((link["mass"], P.act(link["com"]), P.rotation @ link["inertia"] @ P.rotation.T))
+            R = P.rotation
+            parts.setdefault(b, []).append((link["mass"], P.act(link["com"]), R @ link["inertia"] @ R.T))
         for vis in link["visuals"]:
             v = dict(vis)
             v["placement"] = _placement_data(P * vis["placement"])
