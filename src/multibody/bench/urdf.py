@@ -209,7 +209,7 @@ def pinocchio_agreement(model, pm, rng, samples=3):
     return out
 
 
-def bench_urdf(rounds=9, seed=0, verbose=True):
+def bench_urdf(rounds=25, seed=0, verbose=True):
     """Load the 30-joint humanoid (floating base) in both libraries, check agreement, time ABA (interleaved
     rounds, best of each). Returns a dict of the times (µs), the ratio ours/pin and the agreement."""
     from multibody.algorithms import aba

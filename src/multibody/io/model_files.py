@@ -1,6 +1,6 @@
 """Model files: a YAML or JSON description of everything the ``ModelBuilder`` expresses, and back.
 
-A model file is data (``docs/model-files.md``; the JSON Schema is ``multibody/io/model.schema.json``)::
+A model file is data; the JSON Schema ``multibody/io/model.schema.json`` describes every key::
 
     name: pendulum
     gravity: [0, 0, -9.81]
