@@ -21,6 +21,18 @@ from multibody.simulation import simulate
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    """``load_model``, ``save_model`` and ``multibody.io`` are imported when first used (``import multibody``
+    stays fast)."""
+    if name in ("load_model", "save_model", "io"):
+        import importlib
+
+        io = importlib.import_module("multibody.io")
+        return io if name == "io" else getattr(io, name)
+    raise AttributeError(f"module 'multibody' has no attribute '{name}'")
+
+
 __all__ = [
     "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about",
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed",
@@ -29,5 +41,5 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "simulate", "Result", "linearize", "Linearization",
+    "simulate", "Result", "linearize", "Linearization", "load_model", "save_model",
 ]

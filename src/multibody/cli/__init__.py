@@ -17,6 +17,9 @@ COMMANDS = [
     ("hoop", "multibody.cli.hoop"),
     ("forces", "multibody.cli.forces"),
     ("animate", "multibody.cli.animate"),
+    ("run", "multibody.cli.run"),
+    ("validate", "multibody.cli.validate"),
+    ("examples", "multibody.cli.examples"),
 ]
 
 

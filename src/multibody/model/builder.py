@@ -51,9 +51,12 @@ def _as_placement(value, element):
 class ModelBuilder:
     """Collects bodies, joints and forces; ``build()`` validates them and returns a ``Model``."""
 
-    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model"):
+    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None):
         g = numbers_or_symbols(gravity, (3,), "gravity", "gravity")
         self.name = name
+        #: descriptive data carried to ``model.metadata`` and not used by the dynamics (JSON-like: joint limits,
+        #: visual shapes and meshes, the source file; see ``multibody.io``)
+        self.metadata = dict(metadata or {})
         self.gravity = g
         self._bodies = {}
         self._joints = []
@@ -314,7 +317,8 @@ class ModelBuilder:
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
                      cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(constraints),
                      constraint_table=table, body_frames=tuple(body_frames),
-                     bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph)
+                     bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
+                     metadata=self.metadata)
 
 
 def _make_graph(n, edges):

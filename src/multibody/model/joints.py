@@ -36,7 +36,8 @@ def unit_vector(axis, what, element):
     n = np.linalg.norm(a)
     if not np.isfinite(n) or n < 1e-12:
         raise ModelError(f"{element}: {what} must be a non-zero finite vector, got {a.tolist()}", element=element)
-    a = a / n
+    # a unit vector is kept as given (a copy), so that normalizing is idempotent: files round-trip exactly
+    a = a / n if abs(n - 1.0) > 4.0 * np.finfo(float).eps else a.copy()
     a.flags.writeable = False
     return a
 

@@ -10,6 +10,7 @@ joint placements or gravity (given to the builder): those arrays are numpy array
 (dtype object). ``multibody.symbolic`` derives its equations; the numeric algorithms refuse it with a
 ``ModelError`` naming the first symbolic element (:meth:`Model.symbolic_element`).
 """
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,29 @@ ARRAY_NAMES = (
     "dof_stiffness", "dof_damping", "dof_rest", "dof_effort",
     "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0",
 )
+
+
+class ReadOnlyDict(dict):
+    """A dict that refuses changes (``Model.metadata``); it pickles like a dict."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("Model.metadata is read-only; give the metadata to the ModelBuilder")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self):
+        return ReadOnlyDict, (dict(self),)
+
+
+def _frozen_copy(value):
+    """A read-only deep copy of JSON-like data: mappings become ``ReadOnlyDict``, lists and arrays tuples."""
+    if isinstance(value, Mapping):
+        return ReadOnlyDict({str(k): _frozen_copy(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen_copy(v) for v in value)
+    if isinstance(value, np.ndarray):
+        return tuple(_frozen_copy(v) for v in value.tolist())
+    return value
 
 
 @dataclass(frozen=True)
@@ -57,7 +81,8 @@ class Model:
     descriptions, body 1..N), ``joints`` (tree joints, ``joints[i]`` carries body i; ``joints[0]`` is None),
     ``cut_joints``, ``springs``, ``constraints`` (every constraint: a ``LoopJoint`` per cut joint, then the
     constraints added with ``add_constraint``), ``constraint_table`` (their packed form), ``torque_callback``,
-    ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``.
+    ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``, ``metadata`` (a read-only
+    mapping of descriptive data the dynamics do not use: joint limits, visuals, the source file).
 
     Body frames. The kernels use, for body i, the frame of its tree joint moved by the joint coordinates.
     When the joint was given a ``child_placement``, the user's body frame differs from it:
@@ -67,7 +92,7 @@ class Model:
     the user's frames."""
 
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
-                 constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None):
+                 constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -91,6 +116,7 @@ class Model:
         self.body_frames = tuple(body_frames) if body_frames is not None else (Placement(),) * len(self.body_names)
         self.torque_callback = torque_callback
         self.graph = graph
+        self.metadata = _frozen_copy(metadata or {})
         self.nbodies = len(self.body_names) - 1
         self.nq = int(self.nq_j.sum())
         self.nv = int(self.nv_j.sum())

@@ -1,0 +1,53 @@
+"""``multibody validate FILE [FILE ...]``: check model files (YAML, JSON, URDF) without simulating them.
+
+Every problem is printed on one line, ``FILE:LINE: PATH: MESSAGE`` (the line for YAML files), for example::
+
+    pendulum.yaml:7: bodies[0].mass: must be > 0, got -1.0
+
+and the exit status is 2 when any file has a problem (0 otherwise). The checks are those of loading: the
+published JSON Schema, then every check of the ``ModelBuilder`` (positive masses, inertias that a body can
+have, orthonormal rotations, bodies that exist, a joint tree reaching every body, ...), the expressions, the
+initial state and the simulation settings.
+"""
+import sys
+
+
+def check(path):
+    """The problems of one file, as printable lines (empty: valid), and a one-line description when valid."""
+    from multibody.io import load, load_urdf
+    from multibody.io.documents import ModelFileError
+    from multibody.errors import MultibodyError
+
+    try:
+        model = load_urdf(path) if str(path).lower().endswith(".urdf") else load(path).model
+    except ModelFileError as exc:
+        return exc.report().splitlines(), None
+    except MultibodyError as exc:
+        return [f"{path}: {exc}"], None
+    except Exception as exc:   # a file the checks did not foresee: still one line, never a traceback
+        return [f"{path}: the file could not be checked ({type(exc).__name__}: {exc})"], None
+    return [], (f"{path}: valid: model '{model.name}', {model.nbodies} bod{'y' if model.nbodies == 1 else 'ies'}, "
+                f"nq = {model.nq}, nv = {model.nv}, "
+                f"{len(model.constraints)} constraint{'s' * (len(model.constraints) != 1)}")
+
+
+def run(args):
+    status = 0
+    for path in args.files:
+        problems, summary = check(path)
+        for line in problems:
+            print(line, file=sys.stderr)
+        if problems:
+            status = 2
+        elif not args.quiet:
+            print(summary)
+    return status
+
+
+def cli_register(subparsers):
+    p = subparsers.add_parser("validate", help="check model files (YAML, JSON, URDF): every problem with its place",
+                              description="Check model files; each problem is printed as FILE:LINE: PATH: MESSAGE "
+                                          "and the exit status is 2 when there is any.")
+    p.add_argument("files", nargs="+", metavar="FILE", help="model file (.yaml, .yml, .json) or URDF (.urdf)")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only the problems")
+    p.set_defaults(func=run)

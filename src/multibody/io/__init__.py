@@ -1,0 +1,35 @@
+"""Files: YAML/JSON model files (schema, validation, safe expressions), URDF import, Result files.
+
+================================  ====================================================================
+``load_model(path, floating_base)``  the Model of a ``.yaml``/``.yml``/``.json`` model file or a ``.urdf`` robot
+``load(path)``                    a model file with its initial state and simulation settings (``ModelFile``)
+``save_model(model, path, ...)``  write a model file (YAML or JSON by the extension)
+``validate_file(path)``           every problem of a file, with its path in the file (``Problem``)
+``load_urdf(path, ...)``          a URDF robot description as a Model
+``save_result(result, path)``     a ``Result`` as ``.npz``, ``.csv`` or ``.h5`` (HDF5, with h5py)
+``schema()``                      the JSON Schema of model files (``model.schema.json``)
+================================  ====================================================================
+
+Model files are data: YAML is read with ``yaml.safe_load`` after its tags are checked, formulas are parsed by
+the allow-list of :mod:`multibody.io.expressions`, nothing is evaluated as Python.
+"""
+from multibody.io.documents import ModelFileError, Problem, schema
+from multibody.io.expressions import Expression, parse_expression
+from multibody.io.model_files import (ExpressionTorque, ModelFile, load, load_model, load_text, model_from_dict,
+                                      model_to_dict, save_model, validate_file)
+
+__all__ = ["load_model", "save_model", "load", "load_text", "validate_file", "load_urdf", "ModelFile", "Problem",
+           "ModelFileError", "model_from_dict", "model_to_dict", "schema", "parse_expression", "Expression",
+           "ExpressionTorque", "save_result", "load_result"]
+
+
+def __getattr__(name):   # the URDF reader and the Result files are imported when first used
+    if name == "load_urdf":
+        from multibody.io.urdf import load_urdf
+
+        return load_urdf
+    if name in ("save_result", "load_result"):
+        from multibody.io import results
+
+        return getattr(results, name)
+    raise AttributeError(f"module 'multibody.io' has no attribute '{name}'")

@@ -1,0 +1,268 @@
+"""Reading a model file as data, and checking it against the published JSON Schema.
+
+YAML is read in two safe steps: ``yaml.compose`` with the safe loader (libyaml's when PyYAML has it) builds
+the node tree without constructing any object, so every tag can be checked first (only the plain data tags —
+null, bool, int, float, str, seq, map — are accepted; ``!!python/object/apply:os.system`` is a problem
+reported with its place in the file) and the line of every value recorded; then the safe constructor of
+``yaml.safe_load`` builds the data from that tree. JSON is read with :mod:`json`
+(``NaN`` and ``Infinity`` refused). The schema (``model.schema.json``, packaged with multibody) is checked
+with :mod:`jsonschema` (draft 2020-12); every violation becomes one :class:`Problem` with the path of the
+offending value, such as ``bodies[3].mass``.
+"""
+import difflib
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from multibody.errors import ModelError
+
+__all__ = ["Problem", "ModelFileError", "format_path", "read_document", "parse_text", "schema", "schema_problems"]
+
+#: the YAML tags a model file may hold: plain data only
+SAFE_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "seq", "map")}
+#: largest number of values (aliases expanded) accepted in a YAML document
+MAX_NODES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a model file: ``path`` to the value in the file (``"bodies[3].inertia"``, ``""`` for the
+    whole document), ``message``, and the ``line`` (YAML files) when known."""
+
+    path: str
+    message: str
+    line: int = None
+
+    def __str__(self):
+        return f"{self.path or '(file)'}: {self.message}"
+
+
+class ModelFileError(ModelError):
+    """A model file with problems: ``problems`` lists every one (:class:`Problem`), ``source`` the file."""
+
+    def __init__(self, problems, source="model file"):
+        self.problems = list(problems)
+        self.source = str(source)
+        first = self.problems[0] if self.problems else Problem("", "invalid")
+        more = f" (and {len(self.problems) - 1} more problem{'s' if len(self.problems) > 2 else ''})" \
+            if len(self.problems) > 1 else ""
+        super().__init__(f"{self.source}: {first}{more}", element=first.path or self.source)
+
+    def report(self):
+        """Every problem on its own line, ``FILE:LINE: PATH: MESSAGE``."""
+        return "\n".join(f"{self.source}{':' + str(p.line) if p.line else ''}: {p}" for p in self.problems)
+
+
+def format_path(parts):
+    """``("bodies", 3, "inertia")`` -> ``"bodies[3].inertia"``; keys that are not identifiers are quoted."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        elif isinstance(p, str) and p.isidentifier():
+            out += f".{p}" if out else p
+        else:
+            out += f"[{json.dumps(str(p))}]"
+    return out
+
+
+# ---- YAML ----------------------------------------------------------------------------------------------------
+def _walk_yaml(root):
+    """Lines of the values and the problems of the composed YAML tree (unsafe tags, duplicate keys). A value with
+    an unsafe tag is replaced by null in the tree, so that the rest of the document can still be checked."""
+    import yaml
+
+    lines, problems = {}, []
+    count = 0
+    null = "tag:yaml.org,2002:null"
+    stack = [(root, (), None)]
+    while stack:
+        node, path, replace = stack.pop()
+        count += 1
+        if count > MAX_NODES:
+            problems.append(Problem("", f"the document has more than {MAX_NODES} values (aliases expanded)"))
+            break
+        where = format_path(path)
+        lines.setdefault(where, node.start_mark.line + 1)
+        if node.tag not in SAFE_TAGS:
+            tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+            problems.append(Problem(where, f"the YAML tag '{tag}' is not allowed: a model file holds data only "
+                                           "(numbers, strings, lists, mappings)", node.start_mark.line + 1))
+            blank = yaml.ScalarNode(null, "", node.start_mark, node.end_mark)
+            if replace is None:
+                return lines, problems, None
+            replace(blank)
+            continue
+        if isinstance(node, yaml.MappingNode):
+            seen = set()
+            for i, (key, value) in enumerate(node.value):
+                if not isinstance(key, yaml.ScalarNode) or key.tag not in SAFE_TAGS:
+                    problems.append(Problem(where, "mapping keys must be plain strings", key.start_mark.line + 1))
+                    node.value[i] = (yaml.ScalarNode("tag:yaml.org,2002:str", f"<key {i}>", key.start_mark,
+                                                     key.end_mark), value)
+                    continue
+                if key.value in seen:
+                    problems.append(Problem(format_path(path + (key.value,)), "the key is given twice",
+                                            key.start_mark.line + 1))
+                seen.add(key.value)
+
+                def put(new, node=node, i=i, key=key):
+                    node.value[i] = (key, new)
+
+                stack.append((value, path + (key.value,), put))
+        elif isinstance(node, yaml.SequenceNode):
+            for k, item in enumerate(node.value):
+                def put(new, node=node, k=k):
+                    node.value[k] = new
+
+                stack.append((item, path + (k,), put))
+    return lines, problems, root
+
+
+def _safe_loader():
+    """PyYAML's safe loader: libyaml's C version when PyYAML was built with it (the same rules, faster)."""
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _read_yaml(text):
+    import yaml
+
+    try:
+        root = yaml.compose(text, Loader=_safe_loader())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, {}, [Problem("", f"YAML syntax: {what}", mark.line + 1 if mark else None)]
+    if root is None:
+        return None, {}, [Problem("", "the file is empty")]
+    lines, problems, root = _walk_yaml(root)
+    if root is None:
+        return None, lines, problems
+    # the data are built from the checked tree by the safe constructor (that of yaml.safe_load), which knows only
+    # the plain data tags; unsafe values were replaced by null (and reported) so that the rest can be checked
+    return yaml.SafeLoader("").construct_document(root), lines, problems
+
+
+# ---- JSON ----------------------------------------------------------------------------------------------------
+def _refuse_constant(name):
+    raise ValueError(f"{name} is not a number a model file may hold")
+
+
+def _read_json(text):
+    try:
+        return json.loads(text, parse_constant=_refuse_constant), {}, []
+    except json.JSONDecodeError as exc:
+        return None, {}, [Problem("", f"JSON syntax: {exc.msg} (column {exc.colno})", exc.lineno)]
+    except ValueError as exc:
+        return None, {}, [Problem("", f"JSON: {exc}")]
+
+
+def parse_text(text, suffix):
+    """``(data, lines, problems)`` of a YAML (``suffix`` .yaml/.yml) or JSON (.json) text."""
+    if suffix == ".json":
+        data, lines, problems = _read_json(text)
+    else:
+        data, lines, problems = _read_yaml(text)
+    if not problems and not isinstance(data, dict):
+        problems = [Problem("", f"a model file is a mapping (name:, bodies:, joints:, ...), got a "
+                                f"{type(data).__name__}")]
+    return data, lines, problems
+
+
+def read_document(path):
+    """Read a model file: ``(data, lines, problems)``. ``lines`` maps value paths to line numbers (YAML)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json"):
+        raise ModelError(f"'{path}': a model file ends in .yaml, .yml or .json (or .urdf for a URDF robot)",
+                         element=str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ModelError(f"'{path}': no such file", element=str(path)) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelError(f"'{path}': cannot be read ({exc})", element=str(path)) from None
+    return parse_text(text, suffix)
+
+
+# ---- schema --------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def schema():
+    """The JSON Schema of model files (``multibody/io/model.schema.json``) as a dict."""
+    return json.loads(resources.files("multibody.io").joinpath("model.schema.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    try:
+        import jsonschema
+    except ImportError:   # a declared dependency; without it the loader's own checks still apply
+        return None
+    return jsonschema.Draft202012Validator(schema())
+
+
+def _short(value, limit=60):
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _message(error):
+    """One problem per schema violation: (path parts, message)."""
+    v, inst, sch, path = error.validator, error.instance, error.schema, tuple(error.absolute_path)
+    desc = sch.get("description") if isinstance(sch, dict) else None
+    if v == "required":
+        key = error.message.split("'")[1] if "'" in error.message else error.message
+        return path + (key,), "missing (required here)"
+    if v == "additionalProperties":
+        allowed = sorted(sch.get("properties", {}))
+        out = []
+        for key in sorted(set(inst) - set(allowed)):
+            close = difflib.get_close_matches(str(key), allowed, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f" (expected: {', '.join(allowed)})"
+            out.append((path + (key,), f"unknown key{hint}"))
+        return out
+    if v == "enum":
+        return path, f"{_short(inst)} is not one of: {', '.join(map(str, error.validator_value))}"
+    if v == "const":
+        return path, f"must be {_short(error.validator_value)}, got {_short(inst)}"
+    if v == "type":
+        return path, f"expected {desc or error.validator_value}, got {_short(inst)}"
+    if v in ("exclusiveMinimum", "minimum"):
+        op = ">" if v == "exclusiveMinimum" else ">="
+        return path, f"must be {op} {error.validator_value}, got {_short(inst)}"
+    if v in ("minItems", "maxItems"):
+        return path, f"expected {desc or 'a different number of items'}, got {len(inst)} item{'s' * (len(inst) != 1)}"
+    if v in ("anyOf", "oneOf"):
+        return path, f"expected {desc or 'another kind of value'}, got {_short(inst)}"
+    if v == "minLength":
+        return path, "must not be empty"
+    if v in ("minProperties", "maxProperties"):
+        return path, f"expected {desc}" if desc else error.message
+    if v == "dependentRequired":
+        keys = sorted({k for pair in error.validator_value.items() for k in (pair[0], *pair[1])})
+        return path, f"{' and '.join(keys)} go together: give both"
+    return path, error.message
+
+
+def schema_problems(data, lines=None):
+    """Every violation of the schema by ``data``, as :class:`Problem` objects sorted by path."""
+    validator = _validator()
+    if validator is None:
+        return []
+    lines = lines or {}
+    out = []
+    for error in validator.iter_errors(data):
+        items = _message(error)
+        for parts, msg in (items if isinstance(items, list) else [items]):
+            where = format_path(parts)
+            line = lines.get(where)
+            k = len(parts)
+            while line is None and k > 0:
+                k -= 1
+                line = lines.get(format_path(parts[:k]))
+            out.append(Problem(where, msg, line))
+    return sorted(set(out), key=lambda p: (p.line or 0, p.path, p.message))
