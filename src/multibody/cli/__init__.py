@@ -16,6 +16,7 @@ COMMANDS = [
     ("iftomm", "multibody.cli.iftomm"),
     ("hoop", "multibody.cli.hoop"),
     ("forces", "multibody.cli.forces"),
+    ("sweep", "multibody.cli.sweep"),
 ]
 
 
