@@ -246,7 +246,7 @@ def _killer(log, after):
 @pytest.fixture(scope="module")
 def threads_cluster():
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=":0") as c:
         yield c
 
 
@@ -271,7 +271,7 @@ def test_dask_local_cluster_with_a_worker_killed_mid_sweep(tmp_path, log, monkey
     in the table once."""
     distributed = pytest.importorskip("distributed")
     monkeypatch.setenv("SWEEP_SLEEP", "0.03")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as c:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
         killed = _killer(log, after=6)
         df = mb.sweep(logged, {"x": range(30), "y": [0, 1]}, scheduler=c.scheduler_address, chunk_size=2,
                       out=tmp_path / "t.parquet", progress=False)

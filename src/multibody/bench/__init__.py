@@ -11,4 +11,5 @@ BENCHMARKS = [
     ("constrained", "multibody.bench.constrained", "bench_constrained"),
     ("poisson", "multibody.bench.poisson", "bench_poisson"),
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
+    ("sweep", "multibody.bench.sweep", "bench_sweep"),
 ]

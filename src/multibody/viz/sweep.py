@@ -65,8 +65,11 @@ def plot_map(table, path, x, y, columns, labels=None, title=None, dpi=110):
 def plot_stability_map(table, path, x="c", y="lam", title=None, dpi=110):
     """The bicycle's stability map (seed 003, §6b, over two design parameters): the weave speed v_w and the
     capsize speed v_c of each point of a ``bicycle_stability`` sweep, with the boundary of the region where
-    a self-stable speed range exists (v_w < v_c) drawn in white. Returns ``path``."""
+    a self-stable speed range exists (v_w < v_c) drawn in white; points whose parameters were invalid
+    (``error`` set) are dark grey. Returns ``path``."""
     plt = _pyplot()
+    from matplotlib.colors import ListedColormap
+
     t = table.reset_index() if table.index.name == "point" else table
     labels = {"v_w": "weave speed v_w (m/s)", "v_c": "capsize speed v_c (m/s)"}
     fig, axes = plt.subplots(1, 2, figsize=(11.5, 4.6))
@@ -82,13 +85,19 @@ def plot_stability_map(table, path, x="c", y="lam", title=None, dpi=110):
         fig.colorbar(mesh, ax=ax, label=labels[col], extend="max")
         if xs.size > 1 and ys.size > 1 and np.nanmax(np.nan_to_num(S)) > 0:
             ax.contour(xs, ys, np.nan_to_num(S), levels=[0.5], colors="w", linewidths=1.2)
-        if len(err):
-            ax.plot(err[x], err[y], "x", color="0.45", ms=2.5, label="invalid parameters (error)")
-            ax.legend(loc="upper left", fontsize=8)
+        if len(err):   # the points that raised, in dark grey
+            _, _, E = _pivot(t.assign(_err=t["error"].notna().astype(float)), x, y, "_err")
+            ax.pcolormesh(_edges(xs), _edges(ys), np.ma.masked_where(~(E > 0.5), E), shading="flat",
+                          cmap=ListedColormap(["0.45"]), vmin=0.0, vmax=1.0)
+        if (x, y) == ("c", "lam"):   # the benchmark bicycle of seed 003, Table 1
+            ax.plot(0.08, np.pi / 10, "r*", ms=9, label="benchmark bicycle (seed 003, Table 1)")
+            ax.legend(loc="lower right", fontsize=8)
         ax.set_xlabel({"c": "trail c (m)", "lam": "steer-axis tilt λ (rad)"}.get(x, x))
         ax.set_ylabel({"c": "trail c (m)", "lam": "steer-axis tilt λ (rad)"}.get(y, y))
         ax.set_title(labels[col] + "\nwhite line: edge of the self-stable region (v_w < v_c)", fontsize=10)
-    fig.suptitle(title or f"benchmark bicycle stability map, {len(t)} parameter points (seed 003)")
+    note = f"dark grey: invalid parameters ({len(err)} points, error recorded); " if len(err) else ""
+    fig.suptitle((title or f"benchmark bicycle stability map, {len(t)} parameter points (seed 003)") + "\n" +
+                 note + "grey: no such speed in the searched range", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=dpi)
     plt.close(fig)
