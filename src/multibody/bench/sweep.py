@@ -122,7 +122,8 @@ def bench_sweep(n=100, workers=2, local=True, serial=True, out_dir=None, verbose
             print(f"{r['name']:58s} {r['points']:7d} {r['seconds']:8.1f} {r['points_per_second']:9.1f} {sp:>8s}")
         for r in rows[1:]:
             print(f"  {r['name']}: max |difference| to the cluster's table {r['max_difference_to_cluster']:.1e}")
-        print(f"  command wall time (interpreter start-up and imports included): {rows[0]['command_wall_seconds']:.1f} s")
+        print(f"  command wall time (interpreter start-up and imports included): "
+              f"{rows[0]['command_wall_seconds']:.1f} s")
         print(f"  {summary['errors']} points with lam >= pi/2 recorded as errors; {summary['stable_points']} points "
               f"with a self-stable speed range (v_w < v_c)")
         print(f"  map: {png}\n  table: {table}")

@@ -64,7 +64,8 @@ class Grid:
                                  "as a keyword argument)", element=f"grid parameter {name!r}")
             if name in RESERVED:
                 raise ModelError(f"sweep: grid parameter '{name}' clashes with the table's own column '{name}'; "
-                                 f"expected a name other than {', '.join(RESERVED)}", element=f"grid parameter '{name}'")
+                                 f"expected a name other than {', '.join(RESERVED)}",
+                                 element=f"grid parameter '{name}'")
             if isinstance(seq, (str, bytes, numbers.Number)):
                 seq = [seq]
             try:
@@ -76,8 +77,8 @@ class Grid:
                 raise ModelError(f"sweep: grid parameter '{name}' must be a non-empty 1-D sequence of numbers or "
                                  f"strings, got shape {arr.shape} of {arr.dtype}", element=f"grid parameter '{name}'")
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-                raise ModelError(f"sweep: grid parameter '{name}' holds non-finite values", element=f"grid parameter "
-                                                                                                  f"'{name}'")
+                raise ModelError(f"sweep: grid parameter '{name}' holds non-finite values; expected finite numbers",
+                                 element=f"grid parameter '{name}'")
             names.append(name)
             values.append(arr)
         self.names = tuple(names)
@@ -212,6 +213,9 @@ class _SerialBackend:
     def restart(self):
         pass
 
+    def cancel(self, futures):
+        pass
+
     def close(self, interrupted=False):
         pass
 
@@ -247,6 +251,10 @@ class _ProcessBackend:
         self.close(interrupted=True)
         self._start()
 
+    def cancel(self, futures):
+        for fut in futures:
+            fut.cancel()
+
     def close(self, interrupted=False):
         if interrupted:   # stop the running points now instead of waiting for their chunks
             for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
@@ -267,8 +275,16 @@ class _DaskBackend:
 
         self.client, self.own = client, own
         self.lost = (distributed.KilledWorker,)
-        self.workers = max(1, sum(client.nthreads().values()))
         self._wait = distributed.wait
+        self._workers, self._asked = 1, -math.inf
+
+    @property
+    def workers(self):
+        """Threads of the cluster's workers (asked again every 2 s: workers may join or leave during a sweep)."""
+        if time.monotonic() - self._asked > 2.0 and self.client.status == "running":
+            self._asked = time.monotonic()
+            self._workers = max(1, sum(self.client.nthreads().values()))
+        return self._workers
 
     def submit(self, *args):
         return self.client.submit(_run_chunk, *args, pure=False)
@@ -279,15 +295,19 @@ class _DaskBackend:
     def restart(self):
         pass
 
+    def cancel(self, futures):
+        self.client.cancel(futures)
+
     def close(self, interrupted=False):
         if self.own:
             self.client.close()
 
 
-def _backend(scheduler, workers):
+def _backend(scheduler, workers, points):
     if scheduler is None or (isinstance(scheduler, str) and scheduler == "processes"):
         if workers is None:
             workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            workers = min(workers, points)
         if not (isinstance(workers, numbers.Integral) and workers >= 1):
             raise ModelError(f"sweep: workers must be a positive integer, got {workers!r}", element="workers")
         return _ProcessBackend(int(workers))
@@ -406,7 +426,7 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
     interrupted = True
     t0 = time.perf_counter()
     try:
-        backend = _backend(scheduler, workers) if todo.size else None
+        backend = _backend(scheduler, workers, todo.size) if todo.size else None
         if backend is not None:
             bar = _progress_bar(progress, g.size, g.size - todo.size)
             _drive(backend, fn_bytes, g, todo, table, bar, on_error == "raise", chunk_size)
@@ -414,11 +434,12 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
     finally:
         if bar is not None:
             bar.close()
+        nworkers = 0
         if backend is not None:
+            nworkers = backend.workers
             backend.close(interrupted=interrupted)
         result = table.close()
-    result.attrs.update(computed=table.computed, seconds=time.perf_counter() - t0,
-                        workers=backend.workers if backend is not None else 0)
+    result.attrs.update(computed=table.computed, seconds=time.perf_counter() - t0, workers=nworkers)
     return result
 
 
@@ -429,73 +450,91 @@ def _progress_bar(progress, total, initial):
                 smoothing=0.1, file=sys.stderr)
 
 
+class _Chunker:
+    """Cuts the points to compute into chunks: one point while the cost of a point is unknown, then about
+    ``TARGET_CHUNK_SECONDS`` of work, at most a quarter of the remaining points per worker; chunks that lost
+    their worker come first."""
+
+    def __init__(self, grid, todo, chunk_size):
+        self.grid, self.todo, self.chunk_size = grid, todo, chunk_size
+        self.cursor = 0
+        self.retry = collections.deque()   # (points, attempts) sent again after their worker was lost
+        self.per_point = None              # seconds per point, as measured on the workers
+
+    def pending(self):
+        return self.cursor < self.todo.size or bool(self.retry)
+
+    def observe(self, seconds, n):
+        if n:
+            t = seconds / n
+            self.per_point = t if self.per_point is None else 0.5 * (self.per_point + t)
+
+    def next(self, workers):
+        if self.retry:
+            return self.retry.popleft()
+        left = self.todo.size - self.cursor
+        if self.chunk_size is not None:
+            k = self.chunk_size
+        elif self.per_point is None:
+            k = 1
+        else:
+            k = int(TARGET_CHUNK_SECONDS / max(self.per_point, 1e-9))
+            k = max(1, min(k, -(-left // (4 * workers))))
+        idx = self.todo[self.cursor:self.cursor + k]
+        self.cursor += idx.size
+        return [(int(i), self.grid.point(int(i))) for i in idx], 0
+
+
 def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size):
     """Keep about two chunks per worker in flight until every point of ``todo`` is in ``table``."""
     names = grid.names
-    cursor = 0
-    retry = collections.deque()            # (points, attempts) sent again after their worker was lost
+    chunks = _Chunker(grid, todo, chunk_size)
     in_flight = {}                         # future -> (points, attempts)
-    per_point = None                       # seconds per point, as measured on the workers
-    max_in_flight = 2 * backend.workers
-
-    def next_chunk():
-        nonlocal cursor
-        if retry:
-            return retry.popleft()
-        left = todo.size - cursor
-        if chunk_size is not None:
-            k = chunk_size
-        elif per_point is None:
-            k = 1
-        else:
-            k = int(TARGET_CHUNK_SECONDS / max(per_point, 1e-9))
-            k = max(1, min(k, -(-left // (4 * backend.workers))))
-        idx = todo[cursor:cursor + k]
-        cursor += idx.size
-        return [(int(i), grid.point(int(i))) for i in idx], 0
-
-    while cursor < todo.size or retry or in_flight:
-        while (cursor < todo.size or retry) and len(in_flight) < max_in_flight:
-            points, attempts = next_chunk()
-            fut = backend.submit(fn_bytes, names, points, stop_on_error, backend.one_thread)
-            in_flight[fut] = (points, attempts)
-        broken = False
-        for fut in backend.wait(list(in_flight)):
-            points, attempts = in_flight.pop(fut)
-            try:
-                res = fut.result()
-            except backend.lost as exc:
-                if attempts >= RETRIES:
-                    raise SweepError(f"sweep: points {points[0][0]}..{points[-1][0]} lost their worker "
-                                     f"{attempts + 1} times ({type(exc).__name__}: {exc}); the finished points "
-                                     f"are kept, run again with resume=True" + _hint(backend)) from None
-                retry.append((points, attempts + 1))
-                broken = True
-                continue
-            if "load_error" in res:
-                raise ModelError(f"sweep: the function cannot be loaded on a worker ({res['load_error']}); expected "
-                                 "a module-level function of a module the workers can import", element="fn")
-            rows = res["rows"]
-            table.add(rows)
-            bar.update(len(rows))
-            if rows:
-                t = res["seconds"] / len(rows)
-                per_point = t if per_point is None else 0.5 * (per_point + t)
-            if "raised" in res:
-                exc = res["raised"]
-                values = dict(zip(names, grid.point(res["raised_at"])))
-                if hasattr(exc, "add_note"):   # Python >= 3.11
-                    exc.add_note(f"at sweep point {res['raised_at']}: " +
-                                 ", ".join(f"{k}={v!r}" for k, v in values.items()))
-                raise exc
-        if broken:
-            # a lost local process breaks the whole pool: every chunk still in flight is lost with it
-            for fut, (points, attempts) in list(in_flight.items()):
-                if isinstance(backend, _ProcessBackend):
-                    retry.append((points, attempts))
-                    del in_flight[fut]
-            backend.restart()
-        table.maybe_flush()
+    try:
+        while chunks.pending() or in_flight:
+            workers = backend.workers
+            while chunks.pending() and len(in_flight) < 2 * workers:
+                points, attempts = chunks.next(workers)
+                in_flight[backend.submit(fn_bytes, names, points, stop_on_error, backend.one_thread)] = \
+                    (points, attempts)
+            broken = False
+            for fut in backend.wait(list(in_flight)):
+                points, attempts = in_flight.pop(fut)
+                try:
+                    res = fut.result()
+                except backend.lost as exc:
+                    if attempts >= RETRIES:
+                        raise SweepError(f"sweep: points {points[0][0]}..{points[-1][0]} lost their worker "
+                                         f"{attempts + 1} times ({type(exc).__name__}: {exc}); the finished points "
+                                         "are kept, run again with resume=True" + _hint(backend)) from None
+                    chunks.retry.append((points, attempts + 1))
+                    broken = True
+                    continue
+                if "load_error" in res:
+                    raise ModelError(f"sweep: the function cannot be loaded on a worker ({res['load_error']}); "
+                                     "expected a module-level function of a module the workers can import",
+                                     element="fn")
+                rows = res["rows"]
+                table.add(rows)
+                bar.update(len(rows))
+                chunks.observe(res["seconds"], len(rows))
+                if "raised" in res:
+                    exc = res["raised"]
+                    values = dict(zip(names, grid.point(res["raised_at"])))
+                    if hasattr(exc, "add_note"):   # Python >= 3.11
+                        exc.add_note(f"at sweep point {res['raised_at']}: " +
+                                     ", ".join(f"{k}={v!r}" for k, v in values.items()))
+                    raise exc
+            if broken and isinstance(backend, _ProcessBackend):
+                # a lost local process breaks the whole pool: every chunk still in flight is lost with it
+                for points, attempts in in_flight.values():
+                    chunks.retry.append((points, attempts))
+                in_flight.clear()
+                backend.restart()
+            table.maybe_flush()
+    finally:
+        if in_flight:   # interrupted or raised: the chunks still out are not wanted any more
+            backend.cancel(list(in_flight))
 
 
 def _hint(backend):
