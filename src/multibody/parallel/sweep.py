@@ -199,6 +199,7 @@ class _SerialBackend:
     workers = 1
     one_thread = False
     lost = ()
+    per_worker = 1     # a chunk is computed when submitted: one at a time, so an interruption loses none
 
     def submit(self, *args):
         from concurrent.futures import Future
@@ -224,6 +225,7 @@ class _ProcessBackend:
     """Local worker processes (``ProcessPoolExecutor``, ``spawn``)."""
 
     one_thread = True
+    per_worker = 2     # chunks in flight per worker: the next one is queued while one runs
 
     def __init__(self, workers):
         from concurrent.futures.process import BrokenProcessPool
@@ -269,6 +271,7 @@ class _DaskBackend:
     """A Dask distributed cluster, through a ``distributed.Client`` (closed at the end when created here)."""
 
     one_thread = True
+    per_worker = 2
 
     def __init__(self, client, own):
         import distributed
@@ -486,14 +489,14 @@ class _Chunker:
 
 
 def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size):
-    """Keep about two chunks per worker in flight until every point of ``todo`` is in ``table``."""
+    """Keep two chunks per worker in flight until every point of ``todo`` is in ``table``."""
     names = grid.names
     chunks = _Chunker(grid, todo, chunk_size)
     in_flight = {}                         # future -> (points, attempts)
     try:
         while chunks.pending() or in_flight:
             workers = backend.workers
-            while chunks.pending() and len(in_flight) < 2 * workers:
+            while chunks.pending() and len(in_flight) < backend.per_worker * workers:
                 points, attempts = chunks.next(workers)
                 in_flight[backend.submit(fn_bytes, names, points, stop_on_error, backend.one_thread)] = \
                     (points, attempts)
