@@ -25,6 +25,10 @@ def test_demo_writes_plots_and_results(tmp_path, capsys):
     assert abs(float(capsize["computed"]) - 6.02426201538837) < 1e-12
     # seed 001 §3.5: T + П = 0 for the triple pendulum released from rest
     assert float(by[("triple pendulum", "max |T + П| over 10 s")]["computed"]) < 1e-9
+    # the stability-map sweep passes through the benchmark bicycle: the same Table 2 speeds
+    sweep = next(r for r in rows if r["section"] == "parameter sweeps")
+    vw, vc = map(float, sweep["computed"].split(","))
+    assert abs(vw - 4.29238253634111) < 1e-12 and abs(vc - 6.02426201538837) < 1e-12
     assert (tmp_path / "results.md").read_text().count("\n") == len(rows) + 2
 
 

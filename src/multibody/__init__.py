@@ -41,5 +41,14 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "simulate", "Result", "linearize", "Linearization", "load_model", "save_model",
+    "simulate", "Result", "linearize", "Linearization", "load_model", "save_model", "sweep",
 ]
+
+
+def __getattr__(name):
+    # sweep is imported on first use: `import multibody` stays free of pandas and dask
+    if name == "sweep":
+        from multibody.parallel import sweep
+
+        return sweep
+    raise AttributeError(f"module 'multibody' has no attribute {name!r}")

@@ -38,3 +38,10 @@ class IntegrationError(MultibodyError, RuntimeError):
         super().__init__(message)
         self.result = result
         self.reason = reason if reason is not None else message
+
+
+class SweepError(MultibodyError, RuntimeError):
+    """A parameter sweep that could not go on: its workers were lost repeatedly or its cluster is unreachable.
+
+    The points that finished are kept in the sweep's table; ``resume=True`` computes the others.
+    """

@@ -12,4 +12,5 @@ BENCHMARKS = [
     ("poisson", "multibody.bench.poisson", "bench_poisson"),
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
+    ("sweep", "multibody.bench.sweep", "bench_sweep"),
 ]

@@ -20,6 +20,7 @@ COMMANDS = [
     ("run", "multibody.cli.run"),
     ("validate", "multibody.cli.validate"),
     ("examples", "multibody.cli.examples"),
+    ("sweep", "multibody.cli.sweep"),
 ]
 
 
