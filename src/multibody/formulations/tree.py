@@ -16,6 +16,7 @@ from multibody.integrate.manifold import has_quaternions, normalize_quaternions,
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.energy import energy_kernel
 from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
 __all__ = ["tree_system", "tree_rhs", "tree_rhs_extra", "tree_params", "tree_energy", "tree_energies"]
@@ -23,7 +24,7 @@ __all__ = ["tree_system", "tree_rhs", "tree_rhs_extra", "tree_params", "tree_ene
 
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def tree_rhs_extra(t, x, p, tau_extra, out):
     """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
     (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
@@ -40,14 +41,14 @@ def tree_rhs_extra(t, x, p, tau_extra, out):
     aba_kernel(mi, mf, q, v, tau, p[15], p[13], out[nq:])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def tree_rhs(t, x, p, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`tree_rhs_extra` with the constant
     generalized forces ``params[16]``."""
     tree_rhs_extra(t, x, p, p[16], out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def tree_energies(p, Q, V, out):
     """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py)."""
     mi = p[0]

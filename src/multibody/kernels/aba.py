@@ -27,7 +27,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           body_inertia_world, check_sizes, joint_placement_world, joint_velocity_world,
                                           set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import (INLINE, force_cross_motion, load6, motion_cross_motion,
+from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
 
@@ -49,7 +49,7 @@ def invert_spd_inplace(A, r0, c0, n):
                     A[r0 + i, c0 + j] -= f * A[r0 + k, c0 + j]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of

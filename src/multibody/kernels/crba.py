@@ -11,10 +11,10 @@ from numba import njit
 from multibody.kernels.kinematics import (B_IA, IQ, IV, NQ, NV, PARENT, body_inertia_world, joint_placement_world,
                                           set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import store_rigid_inertia_sym6, sym6_add, sym6_times
+from multibody.kernels.spatial import KERNEL, store_rigid_inertia_sym6, sym6_add, sym6_times
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def crba_kernel(mi, mf, q, work, M):
     """M(q) into the (nv, nv) array ``M``. Returns 0, or 1 when q, 5 when ``work``, 6 when M does not fit
     the model (``kinematics.check_sizes``; nothing is computed)."""

@@ -7,10 +7,10 @@ from numba import njit
 
 from multibody.kernels.kinematics import (B_V, PARENT, body_inertia_world_call, joint_placement_world_call,
                                           joint_velocity_world_call, set_ground, workspace_views)
-from multibody.kernels.spatial import rigid_inertia_times_motion
+from multibody.kernels.spatial import KERNEL, rigid_inertia_times_motion
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def energy_kernel(mi, mf, q, v, work):
     """Kinetic energy T = Σ ½ v_iᵀ I_i v_i and potential energy of gravity V = −Σ m_i g · c_i (zero at the
     ground origin), with c_i the centre of mass of body i in ground coordinates (seed 001 §3.5, the energies

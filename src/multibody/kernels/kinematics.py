@@ -21,7 +21,7 @@ import math
 
 from numba import njit
 
-from multibody.kernels.spatial import (INLINE, cross3, load9, mat3_mul, mat3_vec, motion_cross_motion,
+from multibody.kernels.spatial import (INLINE, KERNEL, cross3, load9, mat3_mul, mat3_vec, motion_cross_motion,
                                        quat_to_rotation, rigid_inertia_times_motion, rigid_inertia_world,
                                        rotation_axis_angle, rotation_z)
 
@@ -270,25 +270,25 @@ def body_inertia_world(i, mf, wb):
     return m, h, I
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_placement_world_call(i, mi, mf, q, wb, wd):
     """``joint_placement_world`` compiled once, for the kernels off the hot path."""
     joint_placement_world(i, mi, mf, q, wb, wd)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_velocity_world_call(i, mi, v, wd):
     """``joint_velocity_world`` compiled once, for the kernels off the hot path."""
     return joint_velocity_world(i, mi, v, wd)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def body_inertia_world_call(i, mf, wb):
     """``body_inertia_world`` compiled once, for the kernels off the hot path."""
     return body_inertia_world(i, mf, wb)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     """Forward kinematics (the first pass of RBDA Table 5.1; seed 001 §3.4): placements (level 0), body
     velocities (level ≥ 1) and spatial accelerations without gravity (level 2) of every body, ground frame,
@@ -315,7 +315,7 @@ def kinematics_kernel(mi, mf, q, v, qdd, work, level):
                         wb[i, B_A + k] += wd[kk, k] * qdd[kk]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def body_frames_kernel(mi, mf, q, v, qdd, work, level, R_out, p_out, vel_out, acc_out):
     """Placements (R, p), classical velocities [ω; ṗ] and accelerations [ω̇; p̈] of every body origin in
     ground coordinates (``level`` 0: placements, 1: + velocities, 2: + accelerations)."""
@@ -350,7 +350,7 @@ def body_frames_kernel(mi, mf, q, v, qdd, work, level, R_out, p_out, vel_out, ac
                 acc_out[i, 5] = wb[i, B_A + 5] + y2 + z2
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, vel_out, jac_out):
     """Position (ground coordinates) of the point r fixed in ``body`` (body coordinates), its velocity, and
     the Jacobian ∂ṙ/∂v (3 x nv): column k is s_v + s_ω × x for the coordinates on the path from the body to
@@ -395,7 +395,7 @@ def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, v
         i = mi[i, PARENT]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def com_kernel(mi, mf, q, v, work, out):
     """Total mass, centre of mass and linear momentum of the system in ground coordinates:
     out = (M, c (3), p (3))."""

@@ -30,6 +30,14 @@ del _k, _r, _c
 INLINE = "always"
 _inline = dict(inline=INLINE, cache=True)
 
+#: options of every compiled kernel that allocates no array (all but the batched ``prange`` twins): cached on
+#: disk, and compiled without numba's reference counting of arrays (NRT). With it, every array a kernel
+#: receives, slices or hands to a helper is counted (a call and an atomic add on entry and again on exit):
+#: measured on ABA, that was half of the time per body at N = 100 and most of a call at N = 5, and from
+#: Python it costs one more allocation per array argument. Such a kernel cannot allocate (numba refuses to
+#: compile ``np.empty`` in it), which is what the performance rules ask anyway; the caller owns the arrays.
+KERNEL = dict(cache=True, _nrt=False)
+
 
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------
 @njit(**_inline)
