@@ -252,25 +252,26 @@ def test_python_loop_nonfinite_and_exception():
 
 
 def test_specialized_loop_is_cached_module():
-    """specialize() writes a module with rhs/project as globals (cacheable by numba) and gives the same
-    numbers as the generic loop; non-importable functions fall back to the generic loop."""
+    """specialize() writes a module with rhs/project as globals (cacheable by numba) whose loop gives the same
+    numbers as integrate_fixed; functions that cannot be imported get the same loops compiled in memory."""
     import sys
 
-    from multibody.integrate.fixed_step import specialize
+    from multibody.integrate.fixed_step import save_steps, specialize
 
-    loop = specialize(rotation, no_project)
-    assert loop is not None and type(loop._cache).__name__ == "FunctionCache"  # cache=True
-    with open(sys.modules[loop.py_func.__module__].__file__) as fh:
+    loops = specialize(rotation, no_project)
+    assert loops.CACHE and type(loops.rk_loop._cache).__name__ == "FunctionCache"  # cache=True
+    with open(sys.modules[loops.__name__].__file__) as fh:
         assert "import rotation as rhs" in fh.read()
     x0 = np.array([1.0, 0.0])
-    a = loop(x0, 0.0, 0.01, 100, 10, (), 2, 0)
+    t, x, obs, status, done = loops.rk_loop(x0.copy(), 0.0, 0.01, 100, save_steps(100, 10), (), 2, 0, 0)
     b = rk_fixed(rotation, no_project, x0, 0.0, 0.01, 100, 10, (), 2, 0)
-    for u, w in zip(a, b):
+    for u, w in zip((t, x, status, done), b):
         np.testing.assert_array_equal(u, w)
+    assert obs.shape == (11, 0)
 
     def local_rhs(t, x, params, out):
         out[0] = -x[0]
 
-    assert specialize(njit(local_rhs)) is None  # a closure-level function: generic loop
+    assert not specialize(njit(local_rhs)).CACHE  # a closure-level function: compiled in memory
     t, x, status, done = integrate_fixed(njit(local_rhs), np.ones(1), 0.0, 0.1, 10, method="RK4")
     assert status == STATUS_OK and abs(x[-1, 0] - np.exp(-1.0)) < 1e-6

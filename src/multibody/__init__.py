@@ -13,7 +13,7 @@ from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, c
                                   gravity_forces, point_jacobian, point_position, point_velocity, rnea, rnea_batch)
 from multibody.data import Data
 from multibody.result import Result
-from multibody.simulation import simulate
+from multibody.simulation import BatchResult, simulate, simulate_batch
 
 __version__ = "0.1.0"
 
@@ -23,5 +23,5 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "simulate", "Result",
+    "simulate", "simulate_batch", "BatchResult", "Result",
 ]

@@ -10,7 +10,7 @@ fixed in the joint or in the child frame);
 about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
 holds the gravity in columns 0..2.
 
-``Data(model)`` holds these (read-only) and a flat float workspace that the kernels overwrite; results are
+``Data(model)`` holds these and a flat float workspace that the kernels overwrite; results are
 returned in fresh arrays. The algorithms in ``multibody.algorithms`` use a Data cached on the model when
 none is given; the kernels hold the GIL, so sharing it between Python threads is safe. Compiled code that
 calls the kernels directly (e.g. a fixed-step integrator loop) passes ``data.mi, data.mf, ..., data.work``.
@@ -84,8 +84,6 @@ def pack_model(model):
             mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis
     mf[0, :] = 0.0
     mf[0, 0:3] = model.gravity
-    mi.flags.writeable = False
-    mf.flags.writeable = False
     return mi, mf
 
 
@@ -95,6 +93,11 @@ class Data:
     Attributes: ``model``, ``nq``, ``nv``, ``nbodies``, the packed arrays ``mi`` and ``mf``, the flat
     workspace ``work``, and ``no_fext`` (an empty (0, 6) array meaning "no external forces"). The kernels
     write only into ``work``; make one Data per thread when calling kernels that release the GIL.
+
+    ``mi`` and ``mf`` are the Model's numbers: never change them. They are writable arrays all the same, like
+    every array the kernels receive, because numba compiles a kernel once per combination of argument types
+    and a read-only array is another type: so the first ``aba`` and the first ``simulate`` (whose batched runs
+    copy ``mf`` to vary masses or gravity) share one compiled ABA.
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext")

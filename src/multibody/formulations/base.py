@@ -34,6 +34,11 @@ class OdeSystem:
     the Python right-hand side (adaptive methods; the fixed-step Python loop when ``rhs`` is None or
     ``python_only``). ``project_py(t, x) -> x`` or None. ``nsplit``: number of position coordinates
     (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions.
+
+    Optional, for the compiled loop (``integrate/rk_template.py``): ``observe(x, params, obs, k)`` records
+    ``nobs`` numbers with each saved state (then ``make_result(t, X, info, obs=obs)`` receives them);
+    ``run_params(params, batch, b)`` gives the parameters of run b of ``simulate_batch`` and ``batch(runs,
+    params_dict)`` builds its ``batch`` argument (both None: the formulation runs no batches).
     """
 
     x0: np.ndarray
@@ -47,6 +52,10 @@ class OdeSystem:
     nsplit: int = 0
     python_only: bool = False
     info: dict = field(default_factory=dict)
+    observe: object = None
+    nobs: int = 0
+    run_params: object = None
+    batch: object = None
 
 
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem

@@ -18,14 +18,21 @@ The right-hand side ``fun(t, y)`` is typically a thin Python wrapper around a nu
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolution, Radau
-from scipy.optimize import brentq
 
-SOLVERS = {"DOP853": DOP853, "RK45": RK45, "RK23": RK23, "RADAU": Radau, "BDF": BDF, "LSODA": LSODA}
+#: method name (upper case) -> the name of its ``scipy.integrate`` solver class; scipy's integrators are
+#: imported when an adaptive run starts (:func:`solver_class`), not with the package
+SOLVERS = {"DOP853": "DOP853", "RK45": "RK45", "RK23": "RK23", "RADAU": "Radau", "BDF": "BDF", "LSODA": "LSODA"}
 #: one-step methods whose state may be replaced between steps (projection)
 PROJECTABLE = {"DOP853", "RK45", "RK23", "RADAU"}
 
 EPS = np.finfo(float).eps
+
+
+def solver_class(key):
+    """The ``scipy.integrate`` solver class of the method ``key`` (a key of :data:`SOLVERS`)."""
+    import scipy.integrate
+
+    return getattr(scipy.integrate, SOLVERS[key])
 
 
 @dataclass
@@ -149,7 +156,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     key = str(method).upper()
     if key not in SOLVERS:
         raise ValueError(f"adaptive method {method!r} is unknown; expected one of "
-                         f"{sorted(k if k not in ('RADAU',) else 'Radau' for k in SOLVERS)}")
+                         f"{sorted(SOLVERS.values())}")
     if project is not None and key not in PROJECTABLE:
         raise ValueError(f"projection after each step is not supported by method {method!r} (multistep "
                          f"history); use one of {sorted(PROJECTABLE)}")
@@ -206,7 +213,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
         bar = tqdm(total=abs(tf - t0), unit="s", desc=f"{method}", bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s")
 
     try:
-        solver = SOLVERS[key](f, t0, y0, tf, vectorized=False, **opts)
+        solver = solver_class(key)(f, t0, y0, tf, vectorized=False, **opts)
     except Exception as exc:  # the right-hand side failed at the initial state
         return AdaptiveRun(np.array([t0]), y0[None, :], "failed", f"failed at t = {t0}: {exc!r}",
                            reason=f"the right-hand side raised {exc!r} at t = {t0}")
@@ -249,6 +256,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                     roots = []
                     for i in active:
                         ev = evs[i][0]
+                        from scipy.optimize import brentq
+
                         r = brentq(lambda s: ev(s, sol(s)), t_prev, t_new, xtol=4 * EPS, rtol=4 * EPS)
                         roots.append((r, i))
                     roots.sort(key=lambda p: direction * p[0])
@@ -307,6 +316,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     y_arr = np.array(ys, dtype=float).reshape(len(ts), ny)
     dense = None
     if dense_output and interpolants:
+        from scipy.integrate import OdeSolution
+
         dense = OdeSolution(np.array(tnodes), interpolants)
     return AdaptiveRun(
         t=t_arr, y=y_arr, status=status, message=message, reason=reason, nsteps=nsteps,

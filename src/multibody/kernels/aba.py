@@ -23,9 +23,10 @@ several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the
 import numpy as np
 from numba import njit, prange
 
+from multibody.kernels.energy import body_energy
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
-                                          body_inertia_world, check_sizes, joint_placement_world, joint_velocity_world,
-                                          set_ground, workspace_views)
+                                          W_KINETIC, W_POTENTIAL, body_inertia_world, check_sizes,
+                                          joint_placement_world, joint_velocity_world, set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
@@ -54,7 +55,10 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
     ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.data.Data``). Returns 0, or the position of
-    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed)."""
+    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed).
+    The first pass also leaves the kinetic and gravitational energy of (q, v) in ``work[W_KINETIC]`` and
+    ``work[W_POTENTIAL]`` (the numbers of ``energy.energy_kernel``): a fixed-step loop records them with its
+    outputs at almost no cost (``formulations/tree.py``)."""
     err = check_sizes(mi, q, v, tau, fext, work, qdd)
     if err != 0:
         return err
@@ -63,7 +67,9 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     IA = wb[:, B_IA:B_IA + 21]
     set_ground(wb)
     has_fext = fext.shape[0] == n
-    # ---- pass 1: velocities v, biases c, rigid-body IA and pA
+    T = 0.0
+    V = 0.0
+    # ---- pass 1: velocities v, biases c, rigid-body IA and pA (and the energies, a by-product)
     for i in range(1, n):
         par = mi[i, PARENT]
         joint_placement_world(i, mi, mf, q, wb, wd)
@@ -76,12 +82,17 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         m, h, I = body_inertia_world(i, mf, wb)
         store_rigid_inertia_sym6(IA, i, m, h, I)
         Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
+        dT, dV = body_energy(Iv, vi, h, mf)
+        T += dT
+        V += dV
         pA = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
         if has_fext:
             store6(wb, i, B_F, (pA[0] - fext[i, 0], pA[1] - fext[i, 1], pA[2] - fext[i, 2],
                                 pA[3] - fext[i, 3], pA[4] - fext[i, 4], pA[5] - fext[i, 5]))
         else:
             store6(wb, i, B_F, pA)
+    work[W_KINETIC] = T
+    work[W_POTENTIAL] = V
     # ---- pass 2: articulated-body inertias IA and bias forces pA
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]

@@ -7,7 +7,16 @@ from numba import njit
 
 from multibody.kernels.kinematics import (B_V, PARENT, body_inertia_world_call, joint_placement_world_call,
                                           joint_velocity_world_call, set_ground, workspace_views)
-from multibody.kernels.spatial import KERNEL, rigid_inertia_times_motion
+from multibody.kernels.spatial import INLINE, KERNEL, rigid_inertia_times_motion
+
+
+@njit(inline=INLINE, cache=True)
+def body_energy(Iv, v, h, mf):
+    """(½ v_iᵀ I_i v_i, −m_i g · c_i) of one body from its momentum ``Iv`` = I_i v_i, velocity ``v`` and first
+    moment h = m_i c_i (ground coordinates; the gravity is row 0 of ``mf``). ABA's first pass sums the same
+    terms in the same order, so the energies it leaves in the workspace equal :func:`energy_kernel`'s."""
+    return (0.5 * (Iv[0] * v[0] + Iv[1] * v[1] + Iv[2] * v[2] + Iv[3] * v[3] + Iv[4] * v[4] + Iv[5] * v[5]),
+            -(mf[0, 0] * h[0] + mf[0, 1] * h[1] + mf[0, 2] * h[2]))
 
 
 @njit(**KERNEL)
@@ -18,21 +27,19 @@ def energy_kernel(mi, mf, q, v, work):
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     set_ground(wb)
-    g0 = mf[0, 0]
-    g1 = mf[0, 1]
-    g2 = mf[0, 2]
     T = 0.0
     V = 0.0
     for i in range(1, n):
         par = mi[i, PARENT]
         joint_placement_world_call(i, mi, mf, q, wb, wd)
         vJ, cJ = joint_velocity_world_call(i, mi, v, wd)
+        vi = (wb[par, B_V] + vJ[0], wb[par, B_V + 1] + vJ[1], wb[par, B_V + 2] + vJ[2], wb[par, B_V + 3] + vJ[3],
+              wb[par, B_V + 4] + vJ[4], wb[par, B_V + 5] + vJ[5])
         for k in range(6):
-            wb[i, B_V + k] = wb[par, B_V + k] + vJ[k]
-        w0, w1, w2 = wb[i, B_V], wb[i, B_V + 1], wb[i, B_V + 2]
-        u0, u1, u2 = wb[i, B_V + 3], wb[i, B_V + 4], wb[i, B_V + 5]
+            wb[i, B_V + k] = vi[k]
         m, h, I = body_inertia_world_call(i, mf, wb)
-        f = rigid_inertia_times_motion(m, h, I, w0, w1, w2, u0, u1, u2)
-        T += 0.5 * (f[0] * w0 + f[1] * w1 + f[2] * w2 + f[3] * u0 + f[4] * u1 + f[5] * u2)
-        V -= g0 * h[0] + g1 * h[1] + g2 * h[2]
+        Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
+        dT, dV = body_energy(Iv, vi, h, mf)
+        T += dT
+        V += dV
     return T, V

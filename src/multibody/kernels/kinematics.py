@@ -47,6 +47,9 @@ MF_WIDTH = F_DAX + 18
 # per-body workspace columns (array ``wb`` of shape (n, WB_WIDTH))
 B_R, B_P, B_V, B_C, B_A, B_F, B_IA = 0, 9, 12, 18, 24, 30, 36
 WB_WIDTH = 57
+#: positions in the flat workspace (the ground's row, whose force columns no pass uses) where ABA leaves the
+#: kinetic and the gravitational potential energy of the state it was given (``kernels/energy.py``)
+W_KINETIC, W_POTENTIAL = B_F, B_F + 1
 # per-velocity-coordinate workspace columns (array ``wd`` of shape (nv, WD_WIDTH))
 D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
 WD_WIDTH = 25
