@@ -20,8 +20,8 @@ from multibody.kernels.kinematics import F_MASS, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
-__all__ = ["tree_system", "tree_rhs", "tree_rhs_extra", "tree_params", "tree_energy", "tree_energies",
-           "tree_observe", "tree_run_params", "tree_batch", "BATCH_PARAMS"]
+__all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_params", "tree_energy",
+           "tree_energies", "tree_energies_plain", "tree_observe", "tree_run_params", "tree_batch", "BATCH_PARAMS"]
 
 #: position in the parameter tuple of :func:`tree_params` of the flag "the model has applied forces" (joint
 #: springs, dampers or efforts, point springs): without them the right-hand side skips their pass
@@ -32,25 +32,28 @@ P_TAU = 16
 P_VAPPLIED = 18
 
 
+@njit(inline="always", cache=True)
+def _qdot_aba(p, x, tau, out):
+    """out = [q̇(q, v), aba(q, v, τ)] for x = [q, v]."""
+    nq = p[2].shape[0]
+    qdot_kernel(p[0], x[:nq], x[nq:], out[:nq])
+    aba_kernel(p[0], p[1], x[:nq], x[nq:], tau, p[15], p[13], out[nq:])
+
+
 @njit(**KERNEL)
 def tree_rhs_extra(t, x, p, tau_extra, out):
     """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
     (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
-    mi = p[0]
-    mf = p[1]
-    nq = p[2].shape[0]
-    q = x[:nq]
-    v = x[nq:]
-    qdot_kernel(mi, q, v, out[:nq])
     tau = tau_extra
     if p[P_APPLIED]:
+        nq = p[2].shape[0]
         tau = p[12]
-        Va, _ = applied_forces_kernel(mi, mf, q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13],
-                                      p[14], tau)
+        Va, _ = applied_forces_kernel(p[0], p[1], x[:nq], x[nq:], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10],
+                                      p[11], p[13], p[14], tau)
         p[P_VAPPLIED][0] = Va
         for k in range(tau.shape[0]):
             tau[k] += tau_extra[k]
-    aba_kernel(mi, mf, q, v, tau, p[15], p[13], out[nq:])
+    _qdot_aba(p, x, tau, out)
 
 
 @njit(**KERNEL)
@@ -58,6 +61,14 @@ def tree_rhs(t, x, p, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`tree_rhs_extra` with the constant
     generalized forces ``params[16]``."""
     tree_rhs_extra(t, x, p, p[P_TAU], out)
+
+
+@njit(**KERNEL)
+def tree_rhs_plain(t, x, p, out):
+    """:func:`tree_rhs` of a model without joint springs, dampers, efforts or point springs (``params[17]``
+    false): the same numbers, and its first compilation skips the applied-forces pass (and the kinematics
+    that point springs need) — several seconds on a fresh install."""
+    _qdot_aba(p, x, p[P_TAU], out)
 
 
 @njit(**KERNEL)
@@ -74,6 +85,18 @@ def tree_energies(p, Q, V, out):
         out[s, 0] = T
         out[s, 1] = Vg + Vs
         out[s, 2] = P
+
+
+@njit(**KERNEL)
+def tree_energies_plain(p, Q, V, out):
+    """:func:`tree_energies` of a model without applied forces, from ABA's first pass (the numbers of
+    ``energy_kernel``; ``kernels/aba.py``): it compiles nothing but a loop around the ABA already compiled for
+    the right-hand side. out[s] = (T, V_gravity, 0)."""
+    for s in range(Q.shape[0]):
+        aba_kernel(p[0], p[1], Q[s], V[s], p[P_TAU], p[15], p[13], p[12])
+        out[s, 0] = p[13][W_KINETIC]
+        out[s, 1] = p[13][W_POTENTIAL] + p[P_VAPPLIED][0]
+        out[s, 2] = 0.0
 
 
 @njit(**KERNEL)
@@ -118,7 +141,7 @@ def tree_energy(model, Q, V, params=None):
     Q = np.ascontiguousarray(Q, dtype=np.float64).reshape(-1, model.nq)
     V = np.ascontiguousarray(V, dtype=np.float64).reshape(-1, model.nv)
     out = np.empty((Q.shape[0], 3))
-    tree_energies(p, Q, V, out)
+    (tree_energies if p[P_APPLIED] else tree_energies_plain)(p, Q, V, out)
     return out[:, 0], out[:, 1], out[:, 2]
 
 
@@ -214,10 +237,11 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
     if quats:
         normalize_quaternions(x0, params)
 
+    rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
     if callback is None:
         def fun(t, x):
             out = np.empty(nq + nv)
-            tree_rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
+            rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
             return out
     else:
         def fun(t, x):
@@ -257,7 +281,7 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
                       v_names=model.velocity_names(), model=model)
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:]),
-                     rhs=tree_rhs, project=normalize_quaternions if quats else no_project, params=params,
+                     rhs=rhs, project=normalize_quaternions if quats else no_project, params=params,
                      project_py=project_py if quats else None, nsplit=nq, python_only=callback is not None,
                      info={"formulation": "tree", "torque_callback": callback is not None},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,

@@ -66,6 +66,42 @@ METHODS = {"RK2": 0, "MIDPOINT": 0, "HEUN": 1, "RK4": 2, "VERLET": 3, "STORMER":
 #: Number of right-hand-side evaluations per step, by method code.
 STAGES = {0: 2, 1: 2, 2: 4, 3: 3}
 
+
+def _tableaux():
+    """The explicit (partitioned) Butcher tableaux of the methods, by code, for the compiled loops: stage s
+    (after the first, at x) evaluates at ``t + C[s] h`` and ``x + h Σ_r A[s, r, part] K_r``; the step is
+    ``x + (h / DIV) Σ_r B[r, part] K_r``; ``part`` 0 are the positions (the first ``nsplit`` entries of x), 1
+    the velocities. Only VERLET has two different parts (kick-drift-kick); DIV keeps the classical forms
+    (RK4: h/6 (k1 + 2 k2 + 2 k3 + k4))."""
+    A = np.zeros((4, 4, 4, 2))
+    B = np.zeros((4, 4, 2))
+    C = np.zeros((4, 4))
+    DIV = np.ones(4)
+    A[0, 1, 0] = 0.5  # explicit midpoint
+    B[0, 1] = 1.0
+    C[0, 1] = 0.5
+    A[1, 1, 0] = 1.0  # Heun
+    B[1, 0] = B[1, 1] = 1.0
+    C[1, 1] = 1.0
+    DIV[1] = 2.0
+    A[2, 1, 0] = A[2, 2, 1] = 0.5  # classical RK4
+    A[2, 3, 2] = 1.0
+    B[2, :4] = ((1.0,), (2.0,), (2.0,), (1.0,))
+    C[2, 1:4] = (0.5, 0.5, 1.0)
+    DIV[2] = 6.0
+    A[3, 1, 0, 1] = A[3, 2, 0, 1] = 0.5  # Störmer–Verlet: kick v by h/2 a(q, v) ...
+    A[3, 2, 1, 0] = 1.0  # ... drift q by h q̇(q, v½) ...
+    B[3, 1, 0] = 1.0
+    B[3, 0, 1] = B[3, 2, 1] = 0.5  # ... kick v by h/2 a(q+, v½)
+    C[3, 1:3] = (0.5, 1.0)
+    stages = np.array([STAGES[k] for k in range(4)], dtype=np.int64)
+    for arr in (A, B, C, DIV, stages):
+        arr.flags.writeable = False
+    return A, B, C, DIV, stages
+
+
+TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES = _tableaux()
+
 #: Status codes returned by the loops.
 STATUS_OK = 0
 STATUS_NONFINITE = 1
@@ -152,7 +188,7 @@ def _template_source():
 
 
 def specialize(rhs, project=None, observe=None, run_params=None, cache_dir=None):
-    """The compiled loops of ``integrate/rk_template.py`` (a module with ``rk_loop``, ``rk_batch``, ``rk_run``)
+    """The compiled loops of ``integrate/rk_template.py`` (a module with ``rk_run`` and ``rk_batch``)
     bound to these functions (defaults: :func:`no_project`, :func:`no_observe`, :func:`shared_params`).
 
     When all four are importable module-level numba functions the loops are a generated module cached on disk
@@ -232,11 +268,19 @@ def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_projec
     between chunks; the saved states are those of a single call (the step times agree up to rounding)."""
     code, x0, nsteps = _check(method, x0, nsteps, h, nsplit)
     save = save_steps(nsteps) if save is None else _save_array(save, nsteps)
-    loops = specialize(rhs, project, observe)
+    run = specialize(rhs, project, observe).rk_run
     x = x0.copy()
+    n = x.shape[0]
+    xt, K = np.empty(n), np.empty((4, n))
+
+    def loop(t_start, m, steps):
+        ts, xs, obs = np.empty(steps.shape[0] + 1), np.empty((steps.shape[0] + 1, n)), \
+            np.empty((steps.shape[0] + 1, int(nobs)))
+        k, status, d = run(x, float(t_start), float(h), m, steps, params, code, int(nsplit), ts, xs, obs, xt, K)
+        return ts[:k], xs[:k], obs[:k], status, d
+
     if not progress or nsteps == 0:
-        t, xs, obs, status, done = loops.rk_loop(x, float(t0), float(h), nsteps, save, params, code, int(nsplit),
-                                                 int(nobs))
+        t, xs, obs, status, done = loop(t0, nsteps, save)
         return t, xs, status, done, obs
 
     from tqdm.auto import tqdm
@@ -252,8 +296,7 @@ def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_projec
             if done == 0 and save.size and save[0] == 0:
                 part = np.concatenate([[0], part]).astype(np.int64)
             # t0 + done*h recomputed each chunk, so the times equal those of a single call
-            t, xs, obs, status, d = loops.rk_loop(x, float(t0) + done * h, float(h), m, part, params, code,
-                                                  int(nsplit), int(nobs))
+            t, xs, obs, status, d = loop(float(t0) + done * h, m, part)
             parts.append((t, xs, obs))
             done += d
             bar.update(d)
@@ -344,7 +387,8 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
         keep(0)
         k = 1
     status, done = STATUS_OK, 0
-    half = 0.5 * h
+    ns = TABLEAU_STAGES[code]
+    positions = np.arange(n) < nsplit
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -353,28 +397,16 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
     try:
         for step in range(nsteps):
             t = t0 + step * h
-            if code == 0:
-                k1 = rhs(t, x)
-                k2 = rhs(t + half, x + half * k1)
-                xt = x + h * k2
-            elif code == 1:
-                k1 = rhs(t, x)
-                k2 = rhs(t + h, x + h * k1)
-                xt = x + half * (k1 + k2)
-            elif code == 2:
-                k1 = rhs(t, x)
-                k2 = rhs(t + half, x + half * k1)
-                k3 = rhs(t + half, x + half * k2)
-                k4 = rhs(t + h, x + h * k3)
-                xt = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-            else:
-                k1 = rhs(t, x)
-                xt = x.copy()
-                xt[nsplit:] += half * k1[nsplit:]
-                k2 = rhs(t + half, xt)
-                xt[:nsplit] = x[:nsplit] + h * k2[:nsplit]
-                k3 = rhs(t + h, xt)
-                xt[nsplit:] += half * k3[nsplit:]
+            K = [np.asarray(rhs(t, x), dtype=np.float64)]
+            for s in range(1, ns + 1):  # as in rk_template.rk_run
+                final = s == ns
+                acc = np.zeros(n)
+                for r in range(s):
+                    a = np.where(positions, *(TABLEAU_B[code, r] if final else TABLEAU_A[code, s, r]))
+                    acc += np.where(a != 0.0, a * K[r], 0.0)
+                xt = x + (h / TABLEAU_DIV[code] if final else h) * acc
+                if not final:
+                    K.append(np.asarray(rhs(t + TABLEAU_C[code, s] * h, xt), dtype=np.float64))
             xt = np.asarray(xt, dtype=np.float64)
             if project is not None:
                 xt = np.asarray(project(xt), dtype=np.float64)
