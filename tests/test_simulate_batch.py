@@ -157,3 +157,20 @@ def test_batch_bad_input_names_the_element():
         with pytest.raises(ModelError) as err:
             mb.simulate_batch(m, t_end=0.01, h=H, **kwargs)
         assert err.value.element == element, (kwargs.keys(), str(err.value))
+
+
+def test_simulate_benchmark_runs_on_small_models(capsys):
+    """``multibody bench --only simulate`` (not a speed test): the chain against MuJoCo when it is installed —
+    with its check that the final angles agree — and the batch against single runs."""
+    from multibody.bench.simulate import bench_batch, bench_chain
+
+    rows = bench_chain(sizes=(3,), t_end=0.05, rounds=1)
+    row = bench_batch(runs=6, n=3, t_end=0.05, n_out=6, singles=2, rounds=1)
+    out = capsys.readouterr().out
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        assert rows == [] and "skipped" in out
+    else:
+        assert rows[0]["N"] == 3 and rows[0]["final_angle_difference"] < 1e-12
+    assert row["runs"] == 6 and row["ratio"][0] > 0
