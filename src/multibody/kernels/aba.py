@@ -51,6 +51,49 @@ def invert_spd_inplace(A, r0, c0, n):
 
 
 @njit(**KERNEL)
+def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
+    """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place), u, U d⁻¹, and the hand-over
+    of the articulated inertia and bias force to the parent (RBDA Table 7.1). Compiled once, out of line: the
+    common one-coordinate joints stay inlined in ``aba_kernel``, and its compilation is shorter."""
+    for k in range(iv, iv + nvi):
+        U = sym6_times(IA, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+        store6(wd, k, D_U, U)
+        wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
+                               + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
+    for k in range(nvi):
+        for l in range(nvi):
+            s = 0.0
+            for r in range(6):
+                s += wd[iv + k, r] * wd[iv + l, D_U + r]
+            wd[iv + k, D_DINV + l] = s
+    invert_spd_inplace(wd, iv, D_DINV, nvi)
+    # UD = U d⁻¹ (column k of UD in row iv + k)
+    for k in range(nvi):
+        for r in range(6):
+            s = 0.0
+            for l in range(nvi):
+                s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
+            wd[iv + k, D_UD + r] = s
+    if par > 0:
+        IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+        for k in range(6):
+            wb[par, B_F + k] += pA[k] + IAc[k]
+        for k in range(iv, iv + nvi):
+            s = wd[k, D_u] - (wd[k, D_U] * c[0] + wd[k, D_U + 1] * c[1] + wd[k, D_U + 2] * c[2]
+                              + wd[k, D_U + 3] * c[3] + wd[k, D_U + 4] * c[4] + wd[k, D_U + 5] * c[5])
+            for r in range(6):
+                wb[par, B_F + r] += wd[k, D_UD + r] * s
+        e = 0
+        for r in range(6):
+            for cc in range(r, 6):
+                s = IA[i, e]
+                for k in range(iv, iv + nvi):
+                    s -= wd[k, D_UD + r] * wd[k, D_U + cc]
+                IA[par, e] += s
+                e += 1
+
+
+@njit(**KERNEL)
 def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
@@ -126,42 +169,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
                 for k in range(21):
                     IA[par, k] += IA[i, k]
         else:
-            for k in range(iv, iv + nvi):
-                U = sym6_times(IA, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
-                store6(wd, k, D_U, U)
-                wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
-                                       + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
-            for k in range(nvi):
-                for l in range(nvi):
-                    s = 0.0
-                    for r in range(6):
-                        s += wd[iv + k, r] * wd[iv + l, D_U + r]
-                    wd[iv + k, D_DINV + l] = s
-            invert_spd_inplace(wd, iv, D_DINV, nvi)
-            # UD = U d⁻¹ (column k of UD in row iv + k)
-            for k in range(nvi):
-                for r in range(6):
-                    s = 0.0
-                    for l in range(nvi):
-                        s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
-                    wd[iv + k, D_UD + r] = s
-            if par > 0:
-                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
-                for k in range(6):
-                    wb[par, B_F + k] += pA[k] + IAc[k]
-                for k in range(iv, iv + nvi):
-                    s = wd[k, D_u] - (wd[k, D_U] * c[0] + wd[k, D_U + 1] * c[1] + wd[k, D_U + 2] * c[2]
-                                      + wd[k, D_U + 3] * c[3] + wd[k, D_U + 4] * c[4] + wd[k, D_U + 5] * c[5])
-                    for r in range(6):
-                        wb[par, B_F + r] += wd[k, D_UD + r] * s
-                e = 0
-                for r in range(6):
-                    for cc in range(r, 6):
-                        s = IA[i, e]
-                        for k in range(iv, iv + nvi):
-                            s -= wd[k, D_UD + r] * wd[k, D_U + cc]
-                        IA[par, e] += s
-                        e += 1
+            _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
     # ---- pass 3: accelerations
     wb[0, B_A + 3] = -mf[0, 0]
     wb[0, B_A + 4] = -mf[0, 1]
