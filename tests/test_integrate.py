@@ -40,6 +40,15 @@ def blow_up(t, x, params, out):
 
 
 @njit(cache=True)
+def allocating(t, x, params, out):
+    # a right-hand side that allocates (as generated ones do): the compiled loop must allow it
+    tmp = np.empty(2)
+    tmp[0] = x[1]
+    tmp[1] = -x[0]
+    out[:] = tmp
+
+
+@njit(cache=True)
 def time_dependent(t, x, params, out):
     # x' = cos(t), x(0) = 0: x = sin(t) (checks the stage times)
     out[0] = np.cos(t)
@@ -72,6 +81,11 @@ def test_stage_times(method):
     t, x, status, _ = integrate_fixed(time_dependent, np.zeros(1), 0.3, 1e-3, 1000, method=method)
     order = 4 if method == "RK4" else 2
     assert abs(x[-1, 0] - (np.sin(t[-1]) - np.sin(0.3))) < 10 * 1e-3 ** order
+
+
+def test_allocating_right_hand_side():
+    t, x, status, _ = integrate_fixed(allocating, np.array([1.0, 0.0]), 0.0, 1e-3, 1000, method="RK4")
+    assert status == STATUS_OK and abs(x[-1, 0] - np.cos(1.0)) < 1e-12
 
 
 def test_rk4_accuracy_absolute():

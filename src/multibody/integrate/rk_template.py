@@ -29,14 +29,14 @@ from multibody.integrate.fixed_step import shared_params as run_params  # noqa: 
 CACHE = True
 
 
-@njit(cache=CACHE, _nrt=False)
+@njit(cache=CACHE)
 def _save(k, t, x, ts, xs):
     ts[k] = t
     for j in range(x.shape[0]):
         xs[k, j] = x[j]
 
 
-@njit(cache=CACHE, _nrt=False)
+@njit(cache=CACHE)
 def rk_run(x, t0, h, nsteps, save, params, method, nsplit, ts, xs, obs, xt, K):
     """Integrate ``dx/dt = rhs(t, x)`` in place of ``x`` with ``nsteps`` steps ``h`` from ``t0``; save the state
     at the step numbers ``save`` (ascending; 0 is the initial state, saved unprojected) into ``ts``, ``xs``,
