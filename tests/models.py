@@ -16,3 +16,33 @@ def loop_model(cut_joint, gravity=(0, -9.81, 0)):
     b.add_joint("cut", cut_joint, "c", "ground", placement=(R, (0.7, 0.0, 0.2)),
                 child_placement=(np.eye(3), (1.9, 0.3, 0.1)), cut=True)
     return b.build()
+
+
+def sprung_model(effort=0.0, masses=None, gravity=(0.0, 0.0, -9.81)):
+    """Revolute, universal, spherical, prismatic and free joints with joint and point spring-dampers; ``masses``
+    (5 numbers) replace the body masses, the centres of mass and inertias staying the same."""
+    b = mb.ModelBuilder(gravity=gravity, name="sprung")
+    rng = np.random.default_rng(7)
+
+    def inertia():
+        a = rng.uniform(0.05, 0.2, 3)
+        return np.diag([a[0] + a[1], a[1] + a[2], a[0] + a[2]])
+
+    for k, name in enumerate(("a", "b", "c", "d", "e")):
+        mass = rng.uniform(0.5, 2.0)
+        b.add_body(name, mass=mass if masses is None else masses[k], com=rng.uniform(-0.3, 0.3, 3),
+                   inertia=inertia())
+    R = mb.rotation_about((1.0, 2.0, 0.5), 0.4)
+    b.add_joint("ja", mb.Revolute(axis=(0, 1, 0)), "ground", "a", placement=mb.Placement(R, (0.1, 0, 0)),
+                stiffness=3.0, damping=0.4, rest=0.2, effort=effort)
+    b.add_joint("jb", mb.Universal((1, 0, 0), (0, 0, 1)), "a", "b", placement=mb.Placement(translation=(0, 0, -0.6)),
+                stiffness=(2.0, 1.0), damping=(0.3, 0.1), rest=(0.1, -0.2))
+    b.add_joint("jc", mb.Spherical(), "b", "c", placement=mb.Placement(translation=(0.2, 0, -0.5)), damping=0.2)
+    b.add_joint("jd", mb.Prismatic(axis=(0, 0, 1)), "c", "d", placement=mb.Placement(R.T, (0, 0.1, -0.3)),
+                stiffness=20.0, damping=1.0, rest=-0.1)
+    b.add_joint("je", mb.Free(), "ground", "e", placement=mb.Placement(translation=(1.0, 0, 0)))
+    b.add_spring("s1", "ground", (0.5, 0.5, 0.5), "c", (0.1, 0.0, 0.0), stiffness=15.0, damping=0.7, rest_length=0.3)
+    b.add_spring("s2", "a", (0.0, 0.2, 0.0), "d", (0.0, 0.0, 0.1), stiffness=8.0, damping=0.5, rest_length=0.5)
+    b.add_spring("s3", "e", (0.1, 0.1, 0.0), "ground", (1.0, 0.0, 1.0), stiffness=30.0, damping=0.2, rest_length=1.0)
+    b.add_spring("s4", "b", (0.0, 0.1, 0.0), "e", (0.0, 0.0, 0.0), stiffness=5.0, damping=0.0, rest_length=0.2)
+    return b.build()

@@ -40,6 +40,15 @@ def blow_up(t, x, params, out):
 
 
 @njit(cache=True)
+def allocating(t, x, params, out):
+    # a right-hand side that allocates (as generated ones do): the compiled loop must allow it
+    tmp = np.empty(2)
+    tmp[0] = x[1]
+    tmp[1] = -x[0]
+    out[:] = tmp
+
+
+@njit(cache=True)
 def time_dependent(t, x, params, out):
     # x' = cos(t), x(0) = 0: x = sin(t) (checks the stage times)
     out[0] = np.cos(t)
@@ -72,6 +81,11 @@ def test_stage_times(method):
     t, x, status, _ = integrate_fixed(time_dependent, np.zeros(1), 0.3, 1e-3, 1000, method=method)
     order = 4 if method == "RK4" else 2
     assert abs(x[-1, 0] - (np.sin(t[-1]) - np.sin(0.3))) < 10 * 1e-3 ** order
+
+
+def test_allocating_right_hand_side():
+    t, x, status, _ = integrate_fixed(allocating, np.array([1.0, 0.0]), 0.0, 1e-3, 1000, method="RK4")
+    assert status == STATUS_OK and abs(x[-1, 0] - np.cos(1.0)) < 1e-12
 
 
 def test_rk4_accuracy_absolute():
@@ -227,8 +241,8 @@ def test_python_loop_equals_compiled(method):
     t1, x1, s1, d1 = integrate_fixed(oscillator, x0, 0.5, 0.01, 57, (3.0,), method, save_every=4, nsplit=1)
     t2, x2, s2, d2 = rk_fixed_python(f, None, x0, 0.5, 0.01, 57, 4, method, nsplit=1)
     assert s1 == s2 == STATUS_OK and d1 == d2 == 57
-    np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-14)
-    np.testing.assert_allclose(x1, x2, rtol=0, atol=1e-14)
+    np.testing.assert_array_equal(t1, t2)  # the same tableau, the same operations
+    np.testing.assert_array_equal(x1, x2)
 
 
 def test_python_loop_nonfinite_and_exception():
@@ -252,25 +266,28 @@ def test_python_loop_nonfinite_and_exception():
 
 
 def test_specialized_loop_is_cached_module():
-    """specialize() writes a module with rhs/project as globals (cacheable by numba) and gives the same
-    numbers as the generic loop; non-importable functions fall back to the generic loop."""
+    """specialize() writes a module with rhs/project as globals (cacheable by numba) whose loop gives the same
+    numbers as integrate_fixed; functions that cannot be imported get the same loops compiled in memory."""
     import sys
 
-    from multibody.integrate.fixed_step import specialize
+    from multibody.integrate.fixed_step import save_steps, specialize
 
-    loop = specialize(rotation, no_project)
-    assert loop is not None and type(loop._cache).__name__ == "FunctionCache"  # cache=True
-    with open(sys.modules[loop.py_func.__module__].__file__) as fh:
+    loops = specialize(rotation, no_project)
+    assert loops.CACHE and type(loops.rk_run._cache).__name__ == "FunctionCache"  # cache=True
+    with open(sys.modules[loops.__name__].__file__) as fh:
         assert "import rotation as rhs" in fh.read()
     x0 = np.array([1.0, 0.0])
-    a = loop(x0, 0.0, 0.01, 100, 10, (), 2, 0)
+    x, ts, xs, obs = x0.copy(), np.empty(12), np.empty((12, 2)), np.empty((12, 0))
+    k, status, done = loops.rk_run(x, 0.0, 0.01, 100, save_steps(100, 10), (), 2, 0, ts, xs, obs, np.empty(2),
+                                   np.empty((4, 2)))
     b = rk_fixed(rotation, no_project, x0, 0.0, 0.01, 100, 10, (), 2, 0)
-    for u, w in zip(a, b):
+    for u, w in zip((ts[:k], xs[:k], status, done), b):
         np.testing.assert_array_equal(u, w)
+    np.testing.assert_array_equal(x, xs[k - 1])
 
     def local_rhs(t, x, params, out):
         out[0] = -x[0]
 
-    assert specialize(njit(local_rhs)) is None  # a closure-level function: generic loop
+    assert not specialize(njit(local_rhs)).CACHE  # a closure-level function: compiled in memory
     t, x, status, done = integrate_fixed(njit(local_rhs), np.ones(1), 0.0, 0.1, 10, method="RK4")
     assert status == STATUS_OK and abs(x[-1, 0] - np.exp(-1.0)) < 1e-6

@@ -221,6 +221,54 @@ def test_explicit_data_and_errors():
         aba_batch(model, np.zeros((5, 3)), np.zeros((5, 3)), np.zeros((4, 3)))
 
 
+def test_fast_path_arguments():
+    """The fast path calls the compiled kernels directly: strided, read-only, 2-D or integer arrays must still
+    give the numbers of contiguous float vectors (copied or refused, never misread)."""
+    model = revolute_chain(4)
+    rng = np.random.default_rng(5)
+    q, v, a = (rng.normal(size=4) for _ in range(3))
+    want = rnea(model, q, v, a), aba(model, q, v, a), crba(model, q)
+    wide = np.zeros((3, 8))
+    wide[0, ::2], wide[1, ::2], wide[2, ::2] = q, v, a
+    qs, vs, as_ = wide[0, ::2], wide[1, ::2], wide[2, ::2]  # strided views
+    np.testing.assert_array_equal(rnea(model, qs, vs, as_), want[0])
+    np.testing.assert_array_equal(aba(model, qs, vs, as_), want[1])
+    np.testing.assert_array_equal(crba(model, qs), want[2])
+    ro = q.copy()
+    ro.flags.writeable = False
+    np.testing.assert_array_equal(crba(model, ro), want[2])
+    with pytest.raises(ModelError, match="q"):
+        aba(model, q[None, :], v, a)
+    with pytest.raises(ModelError, match="q"):
+        crba(model, np.zeros((2, 2)))
+
+
+def test_hinges_about_coordinate_axes_take_the_short_path():
+    """Revolute joints about ±x, ±y, ±z rotate with two columns (``kinematics.AXIS``): the same numbers as the
+    general rotation about the same axis."""
+    from multibody.kernels.kinematics import AXIS
+
+    b = mb.ModelBuilder(gravity=(0.3, -1.0, -9.81))
+    parent = "ground"
+    for k, axis in enumerate([(1, 0, 0), (0, -1, 0), (0, 0, 1), (-1, 0, 0), (0, 1, 0), (0, 0, -1)]):
+        b.add_body(f"b{k}", mass=1.0 + k, com=(0.1, -0.2, 0.3), inertia=[[0.3, 0.01, 0.02], [0.01, 0.2, 0.0],
+                                                                          [0.02, 0.0, 0.25]])
+        b.add_joint(f"j{k}", mb.Revolute(axis=axis), parent, f"b{k}",
+                    placement=mb.Placement(mb.rotation_about((1, 2, 3), 0.3 * k), (0.2, 0.0, -0.5)))
+        parent = f"b{k}"
+    model = b.build()
+    short, general = Data(model), Data(model)
+    assert list(short.mi[1:, AXIS]) == [1, -2, 3, -1, 2, -3]
+    general.mi[:, AXIS] = 0
+    rng = np.random.default_rng(6)
+    for _ in range(5):
+        q, v, tau = (rng.uniform(-3, 3, 6) for _ in range(3))
+        np.testing.assert_allclose(aba(model, q, v, tau, data=short), aba(model, q, v, tau, data=general),
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(crba(model, q, data=short), crba(model, q, data=general), rtol=1e-13,
+                                   atol=1e-13)
+
+
 def test_benchmark_runs_on_small_models(capsys):
     """benchmarks/bench_dynamics.py (not a speed test): rows for every algorithm, and — when Pinocchio is
     installed — its check that both libraries give the same accelerations passes."""

@@ -147,6 +147,14 @@ def test_rotations_and_quaternions():
     RS = A @ S @ A.T
     np.testing.assert_allclose(sp.rotate_sym3(T(A), S6), [RS[0, 0], RS[0, 1], RS[0, 2], RS[1, 1], RS[1, 2], RS[2, 2]],
                                atol=1e-14)
+    D = A @ np.diag(x) @ A.T
+    np.testing.assert_allclose(sp.rotate_diag3(T(A), *x), [D[0, 0], D[0, 1], D[0, 2], D[1, 1], D[1, 2], D[2, 2]],
+                               atol=1e-14)
+    for axis in (1, -1, 2, -2, 3, -3):  # A rot(±e_k, θ)
+        e = np.zeros(3)
+        e[abs(axis) - 1] = np.sign(axis)
+        np.testing.assert_allclose(np.reshape(sp.mat3_times_axis_rotation(T(A), axis, np.cos(th), np.sin(th)), (3, 3)),
+                                   A @ rotation_about(e, th), atol=1e-15)
     # quaternion (cos θ/2, sin θ/2 a) is rot(a, θ); products compose rotations; exp and log are inverse
     qa = (np.cos(th / 2), *(np.sin(th / 2) * a))
     np.testing.assert_allclose(np.reshape(sp.quat_to_rotation(*qa), (3, 3)), rotation_about(a, th), atol=1e-15)

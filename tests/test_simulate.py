@@ -14,33 +14,7 @@ from multibody.formulations.base import FORMULATIONS, OdeSystem, register_formul
 from multibody.formulations.tree import tree_energy, tree_params, tree_rhs
 from multibody.simulation import simulate
 from multibody.systems.pendulums import spatial_chain, triple_pendulum_seed001
-
-
-def sprung_model(effort=0.0):
-    """Revolute, universal, spherical, prismatic and free joints with joint and point spring-dampers."""
-    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81), name="sprung")
-    rng = np.random.default_rng(7)
-
-    def inertia():
-        a = rng.uniform(0.05, 0.2, 3)
-        return np.diag([a[0] + a[1], a[1] + a[2], a[0] + a[2]])
-
-    for name in ("a", "b", "c", "d", "e"):
-        b.add_body(name, mass=rng.uniform(0.5, 2.0), com=rng.uniform(-0.3, 0.3, 3), inertia=inertia())
-    R = mb.rotation_about((1.0, 2.0, 0.5), 0.4)
-    b.add_joint("ja", mb.Revolute(axis=(0, 1, 0)), "ground", "a", placement=mb.Placement(R, (0.1, 0, 0)),
-                stiffness=3.0, damping=0.4, rest=0.2, effort=effort)
-    b.add_joint("jb", mb.Universal((1, 0, 0), (0, 0, 1)), "a", "b", placement=mb.Placement(translation=(0, 0, -0.6)),
-                stiffness=(2.0, 1.0), damping=(0.3, 0.1), rest=(0.1, -0.2))
-    b.add_joint("jc", mb.Spherical(), "b", "c", placement=mb.Placement(translation=(0.2, 0, -0.5)), damping=0.2)
-    b.add_joint("jd", mb.Prismatic(axis=(0, 0, 1)), "c", "d", placement=mb.Placement(R.T, (0, 0.1, -0.3)),
-                stiffness=20.0, damping=1.0, rest=-0.1)
-    b.add_joint("je", mb.Free(), "ground", "e", placement=mb.Placement(translation=(1.0, 0, 0)))
-    b.add_spring("s1", "ground", (0.5, 0.5, 0.5), "c", (0.1, 0.0, 0.0), stiffness=15.0, damping=0.7, rest_length=0.3)
-    b.add_spring("s2", "a", (0.0, 0.2, 0.0), "d", (0.0, 0.0, 0.1), stiffness=8.0, damping=0.5, rest_length=0.5)
-    b.add_spring("s3", "e", (0.1, 0.1, 0.0), "ground", (1.0, 0.0, 1.0), stiffness=30.0, damping=0.2, rest_length=1.0)
-    b.add_spring("s4", "b", (0.0, 0.1, 0.0), "e", (0.0, 0.0, 0.0), stiffness=5.0, damping=0.0, rest_length=0.2)
-    return b.build()
+from models import sprung_model
 
 
 def random_state(model, rng):
@@ -339,3 +313,47 @@ def test_bench_refuses_an_unknown_benchmark(capsys):
 
     assert main(["bench", "--only", "bogus"]) == 2
     assert "no benchmark named bogus" in capsys.readouterr().err
+
+
+def test_zero_quaternion_names_the_joint():
+    b = mb.ModelBuilder(name="box")
+    b.add_body("box", mass=1.0, inertia=np.eye(3))
+    b.add_joint("float", mb.Free(), parent="ground", child="box")
+    m = b.build()
+    q = np.zeros(m.nq)  # the quaternion (0, 0, 0, 0) is no rotation at all
+    z = np.zeros(m.nv)
+    for call in (lambda: simulate(m, q, None, 0.1), lambda: mb.aba(m, q, z, z), lambda: mb.rnea(m, q, z, z),
+                 lambda: mb.crba(m, q), lambda: mb.aba(m, list(q), z, z)):
+        with pytest.raises(ModelError, match=r"joint 'float': the quaternion q0?\[3:7\] .* has length 0"):
+            call()
+
+
+@pytest.mark.parametrize("method", ["RK4", "DOP853", "Radau"])
+@pytest.mark.parametrize("formulation", ["tree", "constrained", "poisson"])
+def test_torque_callback_checked_alike_by_every_method(method, formulation):
+    """None, a column (nv, 1) and a wrong length are the same ModelError under every method and formulation;
+    the callback's own exception is an IntegrationError with the partial result and the exception chained."""
+    if formulation == "constrained":
+        from multibody.systems.iftomm import four_bar_model
+
+        m, q0, v0 = four_bar_model(1)
+    else:
+        m, q0, v0 = triple_pendulum_seed001(), None, None
+    n = m.nv
+    kw = dict(h=1e-2) if method == "RK4" else {}
+    for bad, what in ((lambda t, q, v: None, "returned None"),
+                      (lambda t, q, v: np.zeros((n, 1)), rf"returned {n} values of shape \({n}, 1\)"),
+                      (lambda t, q, v: np.zeros(n - 1), f"returned {n - 1} values"),
+                      (lambda t, q, v: "torque", "returned str")):
+        with pytest.raises(ModelError, match=what):
+            simulate(m, q0, v0, 0.5, method=method, tau=bad, formulation=formulation, **kw)
+
+    def failing(t, q, v):
+        if t > 0.2:
+            raise KeyError("sensor offline")
+        return np.zeros(n)
+
+    with pytest.raises(IntegrationError, match="sensor offline") as info:
+        simulate(m, q0, v0, 0.5, method=method, tau=failing, formulation=formulation, **kw)
+    assert isinstance(info.value.__cause__, KeyError)
+    assert 0.0 < info.value.result.t[-1] <= 0.2 + 1e-12

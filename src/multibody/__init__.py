@@ -17,19 +17,23 @@ from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, c
                                   gravity_forces, point_jacobian, point_position, point_velocity, rnea, rnea_batch)
 from multibody.data import Data
 from multibody.result import Result
-from multibody.simulation import simulate
+from multibody.simulation import BatchResult, simulate, simulate_batch
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``load_model``, ``save_model`` and ``multibody.io`` are imported when first used (``import multibody``
-    stays fast)."""
+    """``load_model``, ``save_model``, ``multibody.io`` and ``sweep`` are imported when first used
+    (``import multibody`` stays fast and free of pandas and dask)."""
     if name in ("load_model", "save_model", "io"):
         import importlib
 
         io = importlib.import_module("multibody.io")
         return io if name == "io" else getattr(io, name)
+    if name == "sweep":
+        from multibody.parallel import sweep
+
+        return sweep
     raise AttributeError(f"module 'multibody' has no attribute '{name}'")
 
 
@@ -41,14 +45,7 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "simulate", "Result", "linearize", "Linearization", "load_model", "save_model", "sweep",
+    "simulate", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
+    "save_model", "sweep",
 ]
 
-
-def __getattr__(name):
-    # sweep is imported on first use: `import multibody` stays free of pandas and dask
-    if name == "sweep":
-        from multibody.parallel import sweep
-
-        return sweep
-    raise AttributeError(f"module 'multibody' has no attribute {name!r}")

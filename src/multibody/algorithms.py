@@ -1,7 +1,7 @@
 """The numeric algorithms on a Model: ``algo(model, q, v, ..., data=None)`` returning numpy arrays.
 
-Arguments are float64 arrays (anything else is converted). Contiguous, writable arrays take the fastest
-path; read-only or strided ones work too but make numba compile a specialization on their first use.
+Arguments are float64 arrays (anything else is converted). For ``aba``, ``rnea`` and ``crba``, float64
+ndarrays take a fast path straight to the compiled kernel; strided ones are copied first.
 
 Conventions (``docs/model-arrays.md``): q has ``model.nq`` entries, v and τ have ``model.nv``; velocities of
 quaternion joints are angular velocities in the child frame. Optional external forces ``fext`` are an
@@ -78,7 +78,7 @@ def _data(model, data):
 def _vector(x, n, what, model):
     """x as a float64 vector of length n (x itself when it already is one), or a ModelError naming what was
     expected."""
-    if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,):
+    if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,) and x.flags.c_contiguous:
         return x
     try:
         arr = np.ascontiguousarray(x, dtype=np.float64)
@@ -139,12 +139,33 @@ def _point(point):
 
 
 # ---- single-state algorithms ------------------------------------------------------------------------------
-# The fast path of aba / rnea / crba is one dictionary look-up, class and dtype checks, one allocation and the
-# kernel call: the kernels check the sizes themselves (``kinematics.check_sizes``) and return an error code;
-# anything that is not a float64 ndarray goes through the slow path, which converts it (rather than letting
-# numba compile a specialization for it) or names what was expected.
+# The fast path of aba / rnea / crba (float64 1-D ndarrays, no fext, the Data cached on the model) is a few
+# attribute checks, one allocation and the call of the kernel's compiled entry point for these argument types
+# (``_ABA``, ``_RNEA``, ``_CRBA``, bound on the first call), which skips numba's type dispatch: about 60 ns per
+# array argument, a third of a call at N = 7. The kernels check sizes and contiguity themselves
+# (``kinematics.check_sizes``) and return an error code; anything else goes through the slow path, which
+# converts the arguments (rather than letting numba compile a specialization for them) or names what was
+# expected.
 _empty = np.empty
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
+assert _CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
+
+
+def _bind_on_first_call(kernel, name):
+    """A stand-in for the module global ``name``: it calls ``kernel`` through numba's dispatcher (which compiles
+    or loads it), replaces itself by the compiled entry point for these argument types, and returns the
+    result."""
+    def first_call(*args):
+        result = kernel(*args)
+        globals()[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
+        return result
+
+    return first_call
+
+
+_ABA = _bind_on_first_call(aba_kernel, "_ABA")
+_RNEA = _bind_on_first_call(rnea_kernel, "_RNEA")
+_CRBA = _bind_on_first_call(crba_kernel, "_CRBA")
 
 
 def _size_error(model, d, code, third):
@@ -161,44 +182,49 @@ def _call3(kernel, model, q, v, x, data, fext, third):
     v = _vector(v, d.nv, "v", model)
     x = _vector(x, d.nv, third, model)
     out = np.empty(d.nv)
-    err = kernel(d.mi, d.mf, q, v, x, _fext(fext, d, model), d.work, out)
+    try:
+        err = kernel(d.mi, d.mf, q, v, x, _fext(fext, d, model), d.work, out)
+    except ZeroDivisionError:  # a quaternion of zero length
+        model.check_quaternions(q)
+        raise
     if err:
         raise _size_error(model, d, err, third)
     return out
 
 
-def _fast_data(model, data):
-    """The Data for a fast-path call (cached on the model when ``data`` is None)."""
-    if data is None:
-        return model.__dict__.get(_CACHE_ATTR) or default_data(model)
-    if data.model is model:
-        return data
-    return _data(model, data)  # raises, naming both models
-
-
 def aba(model, q, v, tau, data=None, fext=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1)."""
-    if (q.__class__ is _ndarray and v.__class__ is _ndarray and tau.__class__ is _ndarray and q.dtype is _F64
-            and v.dtype is _F64 and tau.dtype is _F64):
-        d = _fast_data(model, data)
-        out = _empty(d.nv)
-        if aba_kernel(d.mi, d.mf, q, v, tau, d.no_fext if fext is None else _fext(fext, d, model), d.work,
-                      out) == 0:
-            return out
+    try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
+        if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
+            d = model._multibody_data if data is None else data
+            if d.model is model:
+                out = _empty(d.nv)
+                if _ABA(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
+                    return out
+    except AttributeError:
+        pass
+    except ZeroDivisionError:  # a quaternion of zero length
+        model.check_quaternions(q)
+        raise
     return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
 
 
 def rnea(model, q, v, a, data=None, fext=None):
     """Inverse dynamics τ = M q̈ + C q̇ + g − Jᵀ f_ext by the recursive Newton–Euler algorithm, O(N)
     (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175)."""
-    if (q.__class__ is _ndarray and v.__class__ is _ndarray and a.__class__ is _ndarray and q.dtype is _F64
-            and v.dtype is _F64 and a.dtype is _F64):
-        d = _fast_data(model, data)
-        out = _empty(d.nv)
-        if rnea_kernel(d.mi, d.mf, q, v, a, d.no_fext if fext is None else _fext(fext, d, model), d.work,
-                       out) == 0:
-            return out
+    try:  # the fast path, as in aba
+        if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
+            d = model._multibody_data if data is None else data
+            if d.model is model:
+                out = _empty(d.nv)
+                if _RNEA(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
+                    return out
+    except AttributeError:
+        pass
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
     return _call3(rnea_kernel, model, q, v, a, data, fext, "a")
 
 
@@ -218,16 +244,27 @@ def gravity_forces(model, q, data=None):
 def crba(model, q, data=None):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
     T = ½ q̇ᵀ M q̇; it is A of seed 001 eq. 3.167."""
-    if q.__class__ is _ndarray and q.dtype is _F64:
-        d = _fast_data(model, data)
-    else:
-        d = _data(model, data)
-        q = _vector(q, d.nq, "q", model)
+    try:  # the fast path, as in aba
+        if q.dtype is _F64 and q.ndim == 1:
+            d = model._multibody_data if data is None else data
+            if d.model is model:
+                M = _empty((d.nv, d.nv))
+                if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
+                    return M
+    except AttributeError:
+        pass
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
     M = _empty((d.nv, d.nv))
-    err = crba_kernel(d.mi, d.mf, q, d.work, M)
+    try:
+        err = crba_kernel(d.mi, d.mf, q, d.work, M)
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
     if err:
-        if err == 1:
-            q = _vector(q, d.nq, "q", model)  # raises, naming the expected shape
         raise _size_error(model, d, err, "q")
     return M
 

@@ -3,14 +3,15 @@
 The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, so a call
 from Python passes few arguments:
 
-``mi`` (n, 13) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
-and the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
-fixed in the joint or in the child frame);
+``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
+the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
+fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the coordinate axis ±e_k
+(``kinematics.AXIS``);
 ``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
 about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
 holds the gravity in columns 0..2.
 
-``Data(model)`` holds these (read-only) and a flat float workspace that the kernels overwrite; results are
+``Data(model)`` holds these and a flat float workspace that the kernels overwrite; results are
 returned in fresh arrays. The algorithms in ``multibody.algorithms`` use a Data cached on the model when
 none is given; the kernels hold the GIL, so sharing it between Python threads is safe. Compiled code that
 calls the kernels directly (e.g. a fixed-step integrator loop) passes ``data.mi, data.mf, ..., data.work``.
@@ -26,13 +27,13 @@ Example
 'hinge'
 >>> data = Data(b.build())
 >>> data.mi.shape, data.mf.shape
-((2, 13), (2, 46))
+((2, 14), (2, 46))
 """
 import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
-from multibody.kernels.kinematics import (F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, M_DOF, MF_WIDTH,
+from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, M_DOF, MF_WIDTH,
                                           MI_WIDTH, workspace_size)
 
 _CACHE_ATTR = "_multibody_data"
@@ -83,10 +84,12 @@ def pack_model(model):
         for k, (kind, axis) in enumerate(_dof_table(int(model.jtype[i]), model.jaxis[i])):
             mi[i, M_DOF + k] = kind
             mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis
+        a = np.asarray(model.jaxis[i, 0], dtype=np.float64)
+        if int(model.jtype[i]) in (K.REVOLUTE, K.CYLINDRICAL) and np.count_nonzero(a) == 1 and np.max(np.abs(a)) == 1:
+            k = int(np.flatnonzero(a)[0])
+            mi[i, AXIS] = (k + 1) * int(np.sign(a[k]))
     mf[0, :] = 0.0
     mf[0, 0:3] = model.gravity
-    mi.flags.writeable = False
-    mf.flags.writeable = False
     return mi, mf
 
 
@@ -96,6 +99,11 @@ class Data:
     Attributes: ``model``, ``nq``, ``nv``, ``nbodies``, the packed arrays ``mi`` and ``mf``, the flat
     workspace ``work``, and ``no_fext`` (an empty (0, 6) array meaning "no external forces"). The kernels
     write only into ``work``; make one Data per thread when calling kernels that release the GIL.
+
+    ``mi`` and ``mf`` are the Model's numbers: never change them. They are writable arrays all the same, like
+    every array the kernels receive, because numba compiles a kernel once per combination of argument types
+    and a read-only array is another type: so the first ``aba`` and the first ``simulate`` (whose batched runs
+    copy ``mf`` to vary masses or gravity) share one compiled ABA.
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext")

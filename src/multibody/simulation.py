@@ -45,10 +45,11 @@ import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, solve_adaptive
-from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK, integrate_fixed
-from multibody.integrate.fixed_step import rk_fixed_python
+from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
+from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch, save_steps
+from multibody.result import Result
 
-__all__ = ["simulate", "fixed_step_count"]
+__all__ = ["simulate", "simulate_batch", "BatchResult", "fixed_step_count"]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -59,7 +60,7 @@ def _adaptive_key(method):
 
 def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1e-9, atol=1e-12, t_eval=None,
              n_out=None, formulation="tree", tau=None, progress=None, max_steps=None, events=None, t0=0.0,
-             energy=True, **options):
+             energy=True, output_every=None, **options):
     """Integrate ``model`` from ``(q0, v0)`` at ``t0`` to ``t_end``; return a :class:`multibody.Result`.
 
     Parameters
@@ -70,9 +71,10 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     h : fixed step; the run uses ``nsteps = ceil((t_end − t0)/h)`` steps of ``(t_end − t0)/nsteps`` (≤ h) so
         that it ends at ``t_end`` exactly.
     rtol, atol : tolerances of the adaptive methods.
-    t_eval, n_out : output times (adaptive: any times in the span, from the dense output; fixed step: every
-        ``k``-th step, ``n_out`` points equally spaced, which needs ``nsteps`` divisible by ``n_out − 1``). Default:
-        every step.
+    t_eval, n_out, output_every : the output times, one of them (default: every step). Adaptive methods: any
+        times ``t_eval`` in the span (from the dense output), or ``n_out`` equally spaced. Fixed step: the states
+        of the steps themselves: every ``output_every``-th step and the last one, or ``n_out`` equally spaced
+        (``nsteps`` divisible by ``n_out − 1``), or ``t_eval`` times on the step grid ``t0 + k h`` (to 1e-9 h).
     formulation : name of a registered formulation (default ``"tree"``; the list is at the end of this
         docstring); ``options`` are its own keyword options.
     tau : constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (see the module docstring).
@@ -80,7 +82,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     max_steps : adaptive methods: the step limit (``IntegrationError`` when reached).
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
         methods only; the event times are in ``result.info["t_events"]`` (one list per event).
-    energy : compute the energies of the outputs (``result.energy``).
+    energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
     options : passed to the formulation's factory.
 
     Raises ``IntegrationError`` (with the partial result and the reason) when the integration fails.
@@ -123,39 +125,39 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     cpu = time.process_time()
     wall = time.perf_counter()
 
-    def finish(t, X, status, message, extra):
+    def finish(t, X, status, message, extra, obs=None):
         info.update(extra)
         info["status"] = status
         info["message"] = message
         info["cpu_seconds"] = time.process_time() - cpu
         info["wall_seconds"] = time.perf_counter() - wall
-        return system.make_result(np.asarray(t, dtype=float), np.asarray(X, dtype=float), info)
+        t, X = np.asarray(t, dtype=float), np.asarray(X, dtype=float)
+        if obs is None:
+            return system.make_result(t, X, info)
+        return system.make_result(t, X, info, obs=obs)
 
     if mkey in FIXED_METHODS:
         if events is not None:
             raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)", element="events")
-        save_every = 1
-        if t_eval is not None:
-            raise ModelError("fixed-step methods take n_out (equally spaced outputs), not t_eval")
-        if n_out is not None:
-            n_out = int(n_out)
-            if n_out < 2 or nsteps % (n_out - 1) != 0:
-                raise ModelError(f"n_out = {n_out} must be >= 2 with nsteps = {nsteps} divisible by n_out - 1")
-            save_every = nsteps // (n_out - 1)
+        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
         if progress is None:
             progress = nsteps >= 1_000_000
         extra = {"h": h_used, "nsteps_requested": nsteps}
+        obs = None
         if system.rhs is not None and not system.python_only:
-            t, X, status, done = integrate_fixed(system.rhs, system.x0, t0, h_used, nsteps, system.params,
-                                                 method=mkey, project=system.project, save_every=save_every,
-                                                 nsplit=system.nsplit, progress=progress)
+            t, X, status, done, obs = run_fixed(system.rhs, system.x0, t0, h_used, nsteps, system.params,
+                                                method=mkey, project=system.project, save=save,
+                                                nsplit=system.nsplit, progress=progress, observe=system.observe,
+                                                nobs=system.nobs)
             extra["path"] = "compiled"
+            if system.observe is None:
+                obs = None
         else:
             extra["path"] = "python"
             try:
                 t, X, status, done = rk_fixed_python(system.fun, system.project_py and
                                                      (lambda x: system.project_py(None, x)), system.x0, t0,
-                                                     h_used, nsteps, save_every, mkey, nsplit=system.nsplit,
+                                                     h_used, nsteps, save, mkey, nsplit=system.nsplit,
                                                      progress=progress)
             except Exception as exc:
                 if isinstance(exc, ModelError) or not hasattr(exc, "partial"):
@@ -170,11 +172,14 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         if status != STATUS_OK:
             reason = (f"{STATUS_MESSAGES[status]} at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g}); "
                       f"the step h = {h_used:g} may be too large or the forces unbounded")
-            res = finish(t, X, "failed", reason, extra)
+            res = finish(t, X, "failed", reason, extra, obs)
             raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {reason}", result=res,
                                    reason=reason)
-        return finish(t, X, "success", "completed", extra)
+        return finish(t, X, "success", "completed", extra, obs)
 
+    if output_every is not None:
+        raise ModelError("output_every is for the fixed-step methods (RK4, ...); adaptive methods take t_eval or "
+                         "n_out", element="output_every")
     key = _adaptive_key(method)
     if t_eval is not None and n_out is not None:
         raise ModelError("give t_eval or n_out, not both")
@@ -200,14 +205,157 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     if ev_wrapped is not None:
         extra["t_events"] = [te.tolist() for te in run.t_events]
     if run.status == "failed":
+        if isinstance(run.error, ModelError):  # bad input met during the run: the same error as fixed-step runs
+            raise run.error
         res = finish(run.t, run.y, "failed", run.reason, extra)
         raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {run.reason}", result=res,
-                               reason=run.reason)
+                               reason=run.reason) from run.error
     return finish(run.t, run.y, run.status, run.message, extra)
 
 
 simulate.__doc__ += "\n    Formulations\n    ------------\n" + "\n".join(
     "    " + line for line in describe_formulations().splitlines()) + "\n"
+
+
+class BatchResult:
+    """The runs of :func:`simulate_batch`, with the run as the first axis and time as the second.
+
+    ``t`` (n,) the output times (the same for every run); ``q`` (runs, n, nq), ``v`` (runs, n, nv);
+    ``energy``: dict ``"kinetic"``, ``"potential"``, ``"total"`` of arrays (runs, n) (empty with
+    ``energy=False``); ``status`` (runs,) ``"success"`` or ``"failed"`` (a failed run — its state became
+    non-finite — keeps NaN after its last finite output; the other runs are unaffected) and ``steps`` (runs,)
+    the steps each made; ``info``: method, h, runs, threads, cpu and wall seconds of the whole batch.
+    ``batch[b]`` is run b as a :class:`multibody.Result`; ``len(batch)`` the number of runs.
+    """
+
+    def __init__(self, t, q, v, energy, status, steps, info, model):
+        self.t, self.q, self.v, self.energy = t, q, v, energy
+        self.status, self.steps, self.info, self.model = status, steps, info, model
+
+    def __len__(self):
+        return self.q.shape[0]
+
+    @property
+    def ok(self):
+        """(runs,) True for the runs that completed."""
+        return self.status == "success"
+
+    def __getitem__(self, b):
+        b = range(len(self))[b]
+        info = {**self.info, "status": str(self.status[b]), "steps": int(self.steps[b]), "run": b}
+        return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
+                      q_names=self.model.coordinate_names(), v_names=self.model.velocity_names(), model=self.model)
+
+    def __repr__(self):
+        return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "
+                f"{int(np.sum(~self.ok))} failed)")
+
+
+def _batch_states(model, X, n, what, runs):
+    """``X`` as (runs, n): None -> default rows, (n,) -> the same row for every run."""
+    try:
+        arr = np.array(X, dtype=float)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be an array of numbers, (runs, {n}) or ({n},)", element=what) from None
+    if arr.ndim == 1 and arr.shape == (n,):
+        arr = np.broadcast_to(arr, (runs, n))
+    if arr.shape != (runs, n):
+        raise ModelError(f"{what} must have shape ({runs}, {n}) (runs, {'nq' if what == 'Q0' else 'nv'}) or ({n},) "
+                         f"for model '{model.name}' (nq={model.nq}, nv={model.nv}), got {arr.shape}", element=what)
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what} must be finite (run {int(np.argwhere(~np.isfinite(arr))[0, 0])})", element=what)
+    return arr
+
+
+def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, params=None, t0=0.0, t_eval=None,
+                   n_out=None, output_every=None, tau=None, energy=True):
+    """Integrate many runs of ``model`` in one compiled parallel call; return a :class:`BatchResult`.
+
+    The fast path under sweeps and Monte-Carlo studies: the runs are split between numba's threads (``prange``;
+    ``numba.set_num_threads`` chooses how many) and each run is computed by the same compiled loop, in the same
+    order of operations, as ``simulate(model, Q0[b], V0[b], t_end, method, h, tau=..., ...)``: run b equals that
+    single run exactly, whatever the number of threads.
+
+    Parameters
+    ----------
+    Q0, V0 : initial states, (runs, nq) and (runs, nv); a single (nq,) or (nv,) row, or None (neutral
+        configuration, rest), is the same for every run.
+    method, h : a fixed-step method (``"RK4"``, ``"RK2"``, ``"HEUN"``, ``"VERLET"``) and its step, as in
+        ``simulate``. Adaptive methods and Python torque callbacks cannot run in the compiled parallel loop: use
+        ``simulate`` for them.
+    params : dict of what varies per run, each an array with the runs as first axis:
+        ``"tau"`` (runs, nv) constant generalized forces (added to the model's efforts, replacing the ``tau``
+        argument for that run); ``"mass"`` (runs, nbodies) the mass of every body, in the model's body order
+        (the centre of mass and the inertia about it stay the model's); ``"gravity"`` (runs, 3). Everything
+        else is the model's. Missing keys: the model's values.
+    t_eval, n_out, output_every : the output times, as for fixed-step ``simulate`` (default every step).
+    tau : constant generalized forces (nv,) for every run (a callable is refused).
+    energy : compute the energies of the outputs in the loop (``result.energy``).
+
+    The number of runs is the first axis of Q0, V0 or the params; all must agree (``ModelError`` naming the
+    argument otherwise). A run whose state becomes non-finite is marked failed (``result.status``) and does
+    not stop the others.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from multibody.systems.pendulums import simple_pendulum
+    >>> model = simple_pendulum(length=1.0, mass=1.0, g=9.81)
+    >>> batch = simulate_batch(model, np.linspace(0.1, 1.0, 10)[:, None], None, 2.0, h=1e-3, n_out=5)
+    >>> batch.q.shape, batch.energy["total"].shape
+    ((10, 5, 1), (10, 5))
+    >>> single = simulate(model, [1.0], [0.0], 2.0, method="RK4", h=1e-3, n_out=5)
+    >>> bool(np.array_equal(batch[9].q, single.q))
+    True
+    """
+    mkey = str(method).upper()
+    if mkey not in FIXED_METHODS:
+        raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
+                         f"), not {method!r}; use simulate for adaptive methods", element="method")
+    if callable(tau) or (tau is None and getattr(model, "torque_callback", None) is not None):
+        raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
+                         "vary constant torques with params={'tau': ...} or use simulate", element="tau")
+    t0, t_end = float(t0), float(t_end)
+    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
+        raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}", element="t_end")
+    nsteps, h_used = fixed_step_count(t0, t_end, h, method)
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    if params is not None and not isinstance(params, dict):
+        raise ModelError(f"params must be a dict of per-run arrays, got {type(params).__name__}", element="params")
+    leading = [(name, np.shape(x)[0]) for name, x, n in (("Q0", Q0, model.nq), ("V0", V0, model.nv))
+               if x is not None and np.ndim(x) == 2]
+    leading += [(f"params['{k}']", np.shape(x)[0]) for k, x in (params or {}).items() if np.ndim(x) == 2]
+    if not leading:
+        raise ModelError("simulate_batch needs the runs as the first axis of Q0 (runs, nq), V0 (runs, nv) or the "
+                         "params arrays", element="Q0")
+    runs = leading[0][1]
+    for name, r in leading[1:]:
+        if r != runs:
+            raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
+    Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
+    V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    system = FORMULATIONS["tree"](model, Q[0] if runs else None, V[0] if runs else None, tau=tau, energy=energy)
+    batch = system.batch(runs, params)
+    X = np.concatenate([Q, V], axis=1)
+    for x in X:
+        system.project(x, system.params)  # normalise the quaternions, as simulate does with its x0
+    import numba
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
+                                               system.run_params, method=mkey, project=system.project, save=save,
+                                               nsplit=system.nsplit, observe=system.observe, nobs=system.nobs)
+    nq = model.nq
+    en = {}
+    if energy:
+        en = {"kinetic": OBS[:, :, 0].copy(), "potential": OBS[:, :, 1].copy()}
+        en["total"] = en["kinetic"] + en["potential"]
+    info = {"method": str(method), "model": getattr(model, "name", ""), "formulation": "tree", "h": h_used,
+            "nsteps_requested": nsteps, "runs": runs, "threads": numba.get_num_threads(), "path": "compiled batch",
+            "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall,
+            "varied": sorted(params or {})}
+    return BatchResult(t, np.ascontiguousarray(XS[:, :, :nq]), np.ascontiguousarray(XS[:, :, nq:]), en,
+                       np.where(status == STATUS_OK, "success", "failed"), done, info, model)
 
 
 def fixed_step_count(t0, t_end, h, method="fixed-step"):
@@ -228,6 +376,42 @@ def fixed_step_count(t0, t_end, h, method="fixed-step"):
 
 
 def _stages(mkey):
-    from multibody.integrate.fixed_step import STAGES
-
     return STAGES[FIXED_METHODS[mkey]]
+
+
+def output_steps(nsteps, h, t0, t_eval=None, n_out=None, output_every=None):
+    """The step numbers a fixed-step run saves (ascending, for ``integrate.fixed_step.run_fixed``): every step
+    by default; every ``output_every``-th step and the last; ``n_out`` equally spaced (``nsteps`` divisible by
+    ``n_out − 1``); or the steps of the times ``t_eval``, which must lie on the grid ``t0 + k h`` (to 1e-9 h).
+    Anything else is a ``ModelError`` naming the argument."""
+    given = [name for name, x in (("t_eval", t_eval), ("n_out", n_out), ("output_every", output_every))
+             if x is not None]
+    if len(given) > 1:
+        raise ModelError(f"give one of t_eval, n_out, output_every, not {' and '.join(given)}", element=given[1])
+    if n_out is not None:
+        n_out = int(n_out)
+        if n_out < 2 or nsteps % (n_out - 1) != 0:
+            raise ModelError(f"n_out = {n_out} must be >= 2 with nsteps = {nsteps} divisible by n_out - 1",
+                             element="n_out")
+        return save_steps(nsteps, nsteps // (n_out - 1))
+    if output_every is not None:
+        every = int(output_every)
+        if every != output_every or every < 1:
+            raise ModelError(f"output_every must be a whole number of steps >= 1, got {output_every!r}",
+                             element="output_every")
+        return save_steps(nsteps, every)
+    if t_eval is None:
+        return save_steps(nsteps)
+    try:
+        te = np.asarray(t_eval, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise ModelError(f"t_eval must be an array of times, got {t_eval!r}", element="t_eval") from None
+    k = np.rint((te - t0) / h)
+    off = np.abs(t0 + k * h - te) > 1e-9 * h
+    if te.size == 0 or np.any(~np.isfinite(te)) or np.any(off) or k[0] < 0 or k[-1] > nsteps \
+            or np.any(np.diff(k) <= 0):
+        bad = te[np.argmax(off)] if np.any(off) else None
+        raise ModelError("t_eval of a fixed-step run must be increasing times of the step grid t0 + k h "
+                         f"(t0 = {t0}, h = {h:.17g}, k = 0..{nsteps})"
+                         + (f"; {bad!r} is not on it" if bad is not None else ""), element="t_eval")
+    return k.astype(np.int64)

@@ -136,6 +136,23 @@ def _precedence(model):
     return before, body
 
 
+def _spatial_inertias(packed):
+    """(n, 6, 6) spatial inertias [[I, h̃], [h̃ᵀ, m E]] from CRBA's packed rows (m, h, I as xx xy xz yy yz zz)
+    (``kernels/spatial.store_rigid_inertia``)."""
+    n = packed.shape[0]
+    m, h, I6 = packed[:, 0], packed[:, 1:4], packed[:, 4:10]
+    out = np.zeros((n, 6, 6))
+    sym = np.array([[0, 1, 2], [1, 3, 4], [2, 4, 5]])
+    out[:, :3, :3] = I6[:, sym]
+    hx = np.zeros((n, 3, 3))
+    hx[:, 0, 1], hx[:, 0, 2], hx[:, 1, 2] = -h[:, 2], h[:, 1], -h[:, 0]
+    hx -= np.transpose(hx, (0, 2, 1))
+    out[:, :3, 3:] = hx
+    out[:, 3:, :3] = np.transpose(hx, (0, 2, 1))
+    out[:, 3:, 3:] = m[:, None, None] * np.eye(3)
+    return out
+
+
 def mass_matrix_derivatives(model, q, data=None):
     """``(H, dH)``: the mass matrix M(q) and its exact partial derivatives ``dH[k] = ∂H/∂q_k`` (nv, nv, nv),
     from the ground-frame motion subspaces and composite inertias of one CRBA pass (``kernels/crba.py``;
@@ -144,7 +161,6 @@ def mass_matrix_derivatives(model, q, data=None):
     from multibody.data import Data
     from multibody.kernels.crba import crba_kernel
     from multibody.kernels.kinematics import B_IA, WB_WIDTH, WD_WIDTH
-    from multibody.kernels.spatial import SYM6_INDEX
 
     check_tree(model)
     d = Data(model) if data is None else data
@@ -154,7 +170,7 @@ def mass_matrix_derivatives(model, q, data=None):
     crba_kernel(d.mi, d.mf, q, d.work, H)
     wb = d.work[:n * WB_WIDTH].reshape(n, WB_WIDTH)
     S = d.work[n * WB_WIDTH:n * WB_WIDTH + nv * WD_WIDTH].reshape(nv, WD_WIDTH)[:, :6].T.copy()  # (6, nv)
-    Ic = wb[:, B_IA:B_IA + 21][:, SYM6_INDEX]  # (n, 6, 6) composite inertias, ground frame
+    Ic = _spatial_inertias(wb[:, B_IA:B_IA + 10])  # (n, 6, 6) composite inertias, ground frame
     before, body = _precedence(model)
     F = np.einsum("jab,bj->aj", Ic[body], S)  # F[:, j] = I^c_b(j) S_j
     dH = np.zeros((nv, nv, nv))

@@ -5,8 +5,9 @@ binary tree, one call from Python of ``multibody.aba`` / ``rnea`` / ``crba`` and
 / ``pin.crba`` (when ``pinocchio`` is importable), per call and per body, and the batch throughput of
 ``aba_batch`` for ``batch`` states at N = 30 against a Python loop over ``pin.aba``. Before timing it checks
 that both libraries give the same accelerations, so the comparison is of the same model. Timings interleave
-the two libraries (best of several rounds) so that a busy machine affects both alike; read the ratios, not
-the absolute times (DESIGN.md, performance rules).
+the two libraries in rounds of process time (``bench/timing.py``) so that a busy machine affects both alike;
+the tables give the median and the range of the ratio over the rounds. Read the ratios, not the absolute
+times (DESIGN.md, performance rules).
 
 The model generators (``revolute_chain``, ``binary_tree``, ``random_tree``) and ``to_pinocchio`` are also
 used by the tests.
@@ -15,6 +16,7 @@ import time
 
 import numpy as np
 
+from multibody.bench.timing import environment, interleaved, number_for, spread
 from multibody.errors import ModelError
 
 #: Pinocchio's Data grows cubically with the number of joints (measured: 10 MB at N = 50, 63 MB at N = 100,
@@ -187,23 +189,6 @@ def to_pinocchio(model):
     return pm, np.array(perm_q, dtype=np.int64), np.array(perm_v, dtype=np.int64)
 
 
-# ---- timing ----------------------------------------------------------------------------------------------
-def _best_interleaved(calls, number, rounds):
-    """Best time per call of each of ``calls`` (zero-argument functions), timed in alternating blocks."""
-    best = [np.inf] * len(calls)
-    for _ in range(rounds):
-        for k, f in enumerate(calls):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                f()
-            best[k] = min(best[k], (time.perf_counter() - t0) / number)
-    return best
-
-
-def _number_for(seconds_per_call, budget=0.02):
-    return int(max(3, min(20000, budget / max(seconds_per_call, 1e-9))))
-
-
 def bench_dynamics(sizes=(7, 30, 100, 1000), batch=10000, rounds=7, tree=30, batch_size=30,
                    pin_max=PIN_MAX_BODIES, verbose=True, seed=0):
     """Time ABA, RNEA, CRBA for revolute chains of ``sizes`` bodies and a binary tree of ``tree`` bodies, and
@@ -243,18 +228,8 @@ def bench_dynamics(sizes=(7, 30, 100, 1000), batch=10000, rounds=7, tree=30, bat
         for algo in ("aba", "rnea", "crba"):
             f = ours[algo]
             g = theirs.get(algo)
-            t0 = time.perf_counter()
-            f()
-            number = _number_for(time.perf_counter() - t0)
-            calls = [f] if g is None else [f, g]
-            best = _best_interleaved(calls, number, rounds)
-            t_ours = best[0]
-            t_pin = best[1] if g is not None else None
-            rows.append(dict(model=label, N=n, algorithm=algo, ours_us=t_ours * 1e6,
-                             pin_us=None if t_pin is None else t_pin * 1e6,
-                             ratio=None if t_pin is None else t_ours / t_pin,
-                             ours_ns_per_body=t_ours * 1e9 / n,
-                             pin_ns_per_body=None if t_pin is None else t_pin * 1e9 / n))
+            t = interleaved([f] if g is None else [f, g], number_for(f), rounds)
+            rows.append(_row(label, n, algo, t, n))
     if batch:
         model = revolute_chain(batch_size)
         Q = rng.uniform(-1, 1, (batch, model.nq))
@@ -277,31 +252,37 @@ def bench_dynamics(sizes=(7, 30, 100, 1000), batch=10000, rounds=7, tree=30, bat
                     pin.aba(pm, pd, Qp[k], Vp[k], Tp[k])
 
             calls.append(pin_loop)
-        best = _best_interleaved(calls, 1, max(3, rounds // 2))
-        t_ours = best[0] / batch
-        t_pin = best[1] / batch if len(best) > 1 else None
-        rows.append(dict(model=f"batch of {batch}", N=batch_size, algorithm="aba_batch", ours_us=t_ours * 1e6,
-                         pin_us=None if t_pin is None else t_pin * 1e6,
-                         ratio=None if t_pin is None else t_ours / t_pin,
-                         ours_ns_per_body=t_ours * 1e9 / batch_size,
-                         pin_ns_per_body=None if t_pin is None else t_pin * 1e9 / batch_size))
+        t = interleaved(calls, 1, max(3, rounds // 2), clock=time.perf_counter) / batch
+        rows.append(_row(f"batch of {batch}", batch_size, "aba_batch", t, batch_size, wall=True))
     if verbose:
+        print(environment("pinocchio"))
         print(format_table(rows, pin_available=pin is not None))
     return rows
 
 
+def _row(label, n, algo, t, bodies, wall=False):
+    """A table row from the interleaved times ``t`` (rounds, 1 or 2) of ours and Pinocchio's call."""
+    ours = spread(t[:, 0])[0]
+    pin = spread(t[:, 1])[0] if t.shape[1] > 1 else None
+    ratio = spread(t[:, 0] / t[:, 1]) if t.shape[1] > 1 else (None, None, None)
+    return dict(model=label, N=n, algorithm=algo, ours_us=ours * 1e6, pin_us=None if pin is None else pin * 1e6,
+                ratio=ratio[0], ratio_min=ratio[1], ratio_max=ratio[2], ours_ns_per_body=ours * 1e9 / bodies,
+                pin_ns_per_body=None if pin is None else pin * 1e9 / bodies, clock="wall" if wall else "process")
+
+
 def format_table(rows, pin_available=True):
     """The rows of ``bench_dynamics`` as a Markdown table."""
-    lines = ["| model | N | algorithm | multibody µs | Pinocchio µs | ratio ours/pin | ns/body ours | ns/body pin |",
-             "|---|---:|---|---:|---:|---:|---:|---:|"]
+    lines = ["| model | N | algorithm | multibody µs | Pinocchio µs | ratio ours/pin (range) | ns/body ours | "
+             "ns/body pin |", "|---|---:|---|---:|---:|---:|---:|---:|"]
     for r in rows:
         pin_us = "n/a" if r["pin_us"] is None else f"{r['pin_us']:.2f}"
-        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}"
+        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f} ({r['ratio_min']:.2f}–{r['ratio_max']:.2f})"
         pnb = "n/a" if r["pin_ns_per_body"] is None else f"{r['pin_ns_per_body']:.0f}"
         lines.append(f"| {r['model']} | {r['N']} | {r['algorithm']} | {r['ours_us']:.2f} | {pin_us} | {ratio} | "
                      f"{r['ours_ns_per_body']:.0f} | {pnb} |")
-    notes = ["", "Per call from Python, best of interleaved rounds; batch rows are per state "
-             "(aba_batch, numba prange, vs a Python loop over pin.aba)."]
+    notes = ["", "Per call from Python: median of interleaved rounds of process time, the ratio's median and range "
+             "over the rounds; batch rows are per state in wall time (aba_batch, numba prange, vs a Python loop "
+             "over pin.aba)."]
     if not pin_available:
         notes.append("Pinocchio (`pin`) is not installed: multibody timings only.")
     else:

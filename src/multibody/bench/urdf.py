@@ -247,7 +247,7 @@ def bench_urdf(rounds=25, seed=0, verbose=True):
     row["pin_us"] = best[1] * 1e6 if pm is not None else None
     row["ratio"] = best[0] / best[1] if pm is not None else None
     if verbose:
-        print(f"| model | bodies | nv | ABA multibody µs | ABA Pinocchio µs | ratio ours/pin |")
+        print("| model | bodies | nv | ABA multibody µs | ABA Pinocchio µs | ratio ours/pin |")
         print("|---|---:|---:|---:|---:|---:|")
         pin_us = "n/a" if row["pin_us"] is None else f"{row['pin_us']:.2f}"
         ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.2f}"

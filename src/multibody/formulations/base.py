@@ -35,6 +35,11 @@ class OdeSystem:
     ``python_only``). ``project_py(t, x) -> x`` or None: after every step; ``project_output(t, x) -> x``: for
     the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks. ``nsplit``: number of position coordinates
     (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions.
+
+    Optional, for the compiled loop (``integrate/rk_template.py``): ``observe(x, params, obs, k)`` records
+    ``nobs`` numbers with each saved state (then ``make_result(t, X, info, obs=obs)`` receives them);
+    ``run_params(params, batch, b)`` gives the parameters of run b of ``simulate_batch`` and ``batch(runs,
+    params_dict)`` builds its ``batch`` argument (both None: the formulation runs no batches).
     """
 
     x0: np.ndarray
@@ -49,10 +54,34 @@ class OdeSystem:
     nsplit: int = 0
     python_only: bool = False
     info: dict = field(default_factory=dict)
+    observe: object = None
+    nobs: int = 0
+    run_params: object = None
+    batch: object = None
 
 
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem
 FORMULATIONS = {}
+
+
+def callback_forces(callback, t, q, v, nv, model_name):
+    """The generalized forces ``callback(t, q, v)`` returns, checked the same way in every formulation: an
+    array of ``nv`` numbers (shape (nv,)); anything else is a ``ModelError`` naming the model and the time.
+    ``q`` and ``v`` are given as copies, so the callback cannot change the state."""
+    out = callback(t, q.copy(), v.copy())
+    where = f"torque callback of model '{model_name}'"
+    if out is None:
+        raise ModelError(f"{where} returned None at t = {t}, expected an array of nv = {nv} numbers",
+                         element="torque callback")
+    try:
+        arr = np.asarray(out, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{where} returned {type(out).__name__} at t = {t}, expected an array of nv = {nv} "
+                         "numbers", element="torque callback") from None
+    if arr.shape != (nv,):
+        raise ModelError(f"{where} returned {arr.size} values of shape {arr.shape} at t = {t}, expected nv = {nv} "
+                         f"values of shape ({nv},)", element="torque callback")
+    return arr
 
 
 def register_formulation(name, factory):
@@ -97,6 +126,7 @@ def check_state(model, q0, v0):
                          element="v0")
     if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
         raise ModelError(f"initial state of model '{model.name}' must be finite", element="q0/v0")
+    model.check_quaternions(q0, "q0")
     return q0, v0
 
 

@@ -27,11 +27,10 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from multibody.data import Data
 from multibody.errors import ConstraintError, ModelError
-from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, check_state, initial_correction,
-                                         register_formulation)
-from multibody.formulations.tree import tree_energy, tree_params, tree_rhs_extra
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
+                                         initial_correction, register_formulation)
+from multibody.formulations.tree import P_TAU, P_VAPPLIED, tree_energy, tree_params, tree_rhs_extra
 from multibody.integrate.manifold import has_quaternions
 from multibody.kernels.configuration import integrate_kernel, normalize_kernel
 from multibody.kernels.constraints import constraint_rows_kernel, initial_contact_angles, rows_jacobian
@@ -81,7 +80,7 @@ def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
     level = np.concatenate(parts + [np.ones(extra_rows, dtype=np.int64)]).astype(np.int64)
     tree = tree_params(model, tau_const)
     if dtype != np.float64:   # the workspaces the kernels write into take the state's type
-        tree = tuple(a.astype(dtype) if k in (2, 12, 13, 14) else a for k, a in enumerate(tree))
+        tree = tuple(a.astype(dtype) if k in (2, 12, 13, 14, P_TAU, P_VAPPLIED) else a for k, a in enumerate(tree))
     return Work(tree=tree, ci=tab.ci, cf=tab.cf, pi=tab.pi, pt=tab.pt, level=level,
                 sel_pos=(level == 2).astype(np.int64), sel_all=np.ones(rows, dtype=np.int64),
                 s=z(naux), mode=np.array([mode], dtype=np.int64),
@@ -355,11 +354,7 @@ class ConstrainedTree:
         return vd, self.w.lam[:m].copy()
 
     def _callback(self, t, q, v):
-        extra = np.asarray(self.tau(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
-        if extra.shape != (self.nv,):
-            raise ModelError(f"torque callback of model '{self.model.name}' returned {extra.shape[0]} values at "
-                             f"t = {t}, expected nv = {self.nv}", element="torque callback")
-        return extra + self.w.tree[16]
+        return callback_forces(self.tau, t, q, v, self.nv, self.model.name) + self.w.tree[16]
 
     def rhs(self, t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)

@@ -43,8 +43,8 @@ from numba import njit
 
 from multibody.data import default_data
 from multibody.errors import ModelError
-from multibody.formulations.base import OdeSystem, check_state, register_formulation
-from multibody.formulations.tree import tree_energy, tree_params
+from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
+from multibody.formulations.tree import P_VAPPLIED, tree_energy, tree_params
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
 from multibody.kernels.forces import joint_forces_kernel, spring_forces_kernel
@@ -57,8 +57,8 @@ __all__ = ["poisson_system", "poisson_rhs", "poisson_rhs_extra", "impulses", "ve
 SOLVERS = {"sweep": SWEEP, "cholesky": CHOLESKY}
 
 # the parameter tuple: ``tree_params(model, tau_const)`` (packed model, force arrays, τ buffer at 12, workspace
-# at 13, force accumulator at 14, constant torques at 16) followed by these
-P_SOLVER, P_V, P_NFEV = 17, 18, 19
+# at 13, force accumulator at 14, constant torques at 16, ..., P_VAPPLIED last) followed by these
+P_SOLVER, P_V, P_NFEV = P_VAPPLIED + 1, P_VAPPLIED + 2, P_VAPPLIED + 3
 
 
 @njit(cache=True)
@@ -206,10 +206,7 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
         out = np.empty(nq + nv)
         poisson_rhs(float(t), x, params, out)
         if callback is not None:
-            extra = np.asarray(callback(t, x[:nq].copy(), params[P_V].copy()), dtype=np.float64).reshape(-1)
-            if extra.shape != (nv,):
-                raise ModelError(f"torque callback of model '{model.name}' returned {extra.shape[0]} values at "
-                                 f"t = {t}, expected nv = {nv}", element="torque callback")
+            extra = callback_forces(callback, t, x[:nq], params[P_V], nv, model.name)
             out[nq:] += extra
         return out
 

@@ -305,10 +305,10 @@ def max_residual(result, t_from=None):
 # the seed 000 law on a Model's constraints: simulate(model, ..., formulation="stabilized")
 from collections import namedtuple  # noqa: E402
 
-from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, check_state,  # noqa: E402
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,  # noqa: E402
                                          register_formulation)
 from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, consistent_state,  # noqa: E402
-                                                constraint_outputs, eval_rows, free_dynamics, make_work)
+                                                eval_rows, free_dynamics, make_work)
 from multibody.kernels.energy import energy_kernel  # noqa: E402
 from multibody.kernels.forces import applied_forces_kernel  # noqa: E402
 from multibody.formulations.tree import tree_energy  # noqa: E402
@@ -614,10 +614,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         sm.rows.fill(x[:nq], x[nq:nq + nv], t)
         w.tree[16][:] = tau_const
         if callback is not None:
-            extra = np.asarray(callback(t, x[:nq].copy(), x[nq:nq + nv].copy()), dtype=float).reshape(-1)
-            if extra.shape != (nv,):
-                raise ModelError(f"torque callback of model '{model.name}' returned {extra.shape[0]} values, "
-                                 f"expected nv = {nv}", element="torque callback")
+            extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name)
             w.tree[16][:] += extra
         stabilized_solve(float(t), x, sm.sw, out)
         return out

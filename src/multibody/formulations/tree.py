@@ -10,58 +10,103 @@ from numba import njit
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.base import OdeSystem, check_state, register_formulation
+from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.energy import energy_kernel
 from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.kinematics import F_MASS, W_KINETIC, W_POTENTIAL
+from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
-__all__ = ["tree_system", "tree_rhs", "tree_rhs_extra", "tree_params", "tree_energy", "tree_energies"]
+__all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_params", "tree_energy",
+           "tree_energies", "tree_energies_plain", "tree_observe", "tree_run_params", "tree_batch", "BATCH_PARAMS"]
+
+#: position in the parameter tuple of :func:`tree_params` of the flag "the model has applied forces" (joint
+#: springs, dampers or efforts, point springs): without them the right-hand side skips their pass
+P_APPLIED = 17
+#: position of the constant generalized forces (``tau`` of ``simulate``)
+P_TAU = 16
+#: position of a 1-vector holding the potential energy of the applied forces at the last evaluation
+P_VAPPLIED = 18
 
 
+@njit(inline="always", cache=True)
+def _qdot_aba(p, x, tau, out):
+    """out = [q̇(q, v), aba(q, v, τ)] for x = [q, v]."""
+    nq = p[2].shape[0]
+    qdot_kernel(p[0], x[:nq], x[nq:], out[:nq])
+    aba_kernel(p[0], p[1], x[:nq], x[nq:], tau, p[15], p[13], out[nq:])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def tree_rhs_extra(t, x, p, tau_extra, out):
     """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
     (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
-    mi = p[0]
-    mf = p[1]
-    nq = p[2].shape[0]
-    q = x[:nq]
-    v = x[nq:]
-    tau = p[12]
-    qdot_kernel(mi, q, v, out[:nq])
-    applied_forces_kernel(mi, mf, q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13], p[14], tau)
-    for k in range(tau.shape[0]):
-        tau[k] += tau_extra[k]
-    aba_kernel(mi, mf, q, v, tau, p[15], p[13], out[nq:])
+    tau = tau_extra
+    if p[P_APPLIED]:
+        nq = p[2].shape[0]
+        tau = p[12]
+        Va, _ = applied_forces_kernel(p[0], p[1], x[:nq], x[nq:], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10],
+                                      p[11], p[13], p[14], tau)
+        p[P_VAPPLIED][0] = Va
+        for k in range(tau.shape[0]):
+            tau[k] += tau_extra[k]
+    _qdot_aba(p, x, tau, out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def tree_rhs(t, x, p, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`tree_rhs_extra` with the constant
     generalized forces ``params[16]``."""
-    tree_rhs_extra(t, x, p, p[16], out)
+    tree_rhs_extra(t, x, p, p[P_TAU], out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
+def tree_rhs_plain(t, x, p, out):
+    """:func:`tree_rhs` of a model without joint springs, dampers, efforts or point springs (``params[17]``
+    false): the same numbers, and its first compilation skips the applied-forces pass (and the kinematics
+    that point springs need) — several seconds on a fresh install."""
+    _qdot_aba(p, x, p[P_TAU], out)
+
+
+@njit(**KERNEL)
 def tree_energies(p, Q, V, out):
     """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py)."""
     mi = p[0]
     mf = p[1]
-    tau = p[12]
     for s in range(Q.shape[0]):
         q = Q[s]
         v = V[s]
         T, Vg = energy_kernel(mi, mf, q, v, p[13])
         Vs, P = applied_forces_kernel(mi, mf, q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13],
-                                      p[14], tau)
+                                      p[14], p[12])
         out[s, 0] = T
         out[s, 1] = Vg + Vs
         out[s, 2] = P
+
+
+@njit(**KERNEL)
+def tree_energies_plain(p, Q, V, out):
+    """:func:`tree_energies` of a model without applied forces, from ABA's first pass (the numbers of
+    ``energy_kernel``; ``kernels/aba.py``): it compiles nothing but a loop around the ABA already compiled for
+    the right-hand side. out[s] = (T, V_gravity, 0)."""
+    for s in range(Q.shape[0]):
+        aba_kernel(p[0], p[1], Q[s], V[s], p[P_TAU], p[15], p[13], p[12])
+        out[s, 0] = p[13][W_KINETIC]
+        out[s, 1] = p[13][W_POTENTIAL] + p[P_VAPPLIED][0]
+        out[s, 2] = 0.0
+
+
+@njit(**KERNEL)
+def tree_observe(x, p, obs, k):
+    """What the compiled loop records with saved state k: obs[k] = (kinetic, potential) energy at x, read from
+    what :func:`tree_rhs` just left in the workspaces at x (``aba_kernel``'s energies, the applied forces'
+    potential): the numbers :func:`tree_energy` computes for the saved q and v."""
+    work = p[13]
+    obs[k, 0] = work[W_KINETIC]
+    obs[k, 1] = work[W_POTENTIAL] + p[P_VAPPLIED][0]
 
 
 def tree_params(model, tau_const=None):
@@ -70,21 +115,23 @@ def tree_params(model, tau_const=None):
     n = model.nbodies + 1
     nv = model.nv
     tc = np.zeros(nv) if tau_const is None else np.ascontiguousarray(tau_const, dtype=np.float64)
-    return (d.mi, d.mf, np.zeros(model.nq),
-            np.ascontiguousarray(model.dof_stiffness, dtype=np.float64),
-            np.ascontiguousarray(model.dof_damping, dtype=np.float64),
-            np.ascontiguousarray(model.dof_rest, dtype=np.float64),
-            np.ascontiguousarray(model.dof_effort, dtype=np.float64),
+    forces = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
+              for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
+    springs = np.ascontiguousarray(model.spring_k, dtype=np.float64)
+    applied = bool(np.any(forces[0]) or np.any(forces[1]) or np.any(forces[3]) or springs.shape[0])
+    return (d.mi, d.mf, np.zeros(model.nq), *forces,
             np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
             np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
-            np.ascontiguousarray(model.spring_k, dtype=np.float64),
+            springs,
             np.ascontiguousarray(model.spring_c, dtype=np.float64),
             np.ascontiguousarray(model.spring_l0, dtype=np.float64),
             np.zeros(nv),  # 12: τ buffer
             d.work,  # 13: kinematics / ABA workspace
             np.zeros((n, 6)),  # 14: per-body force accumulator
-            np.zeros((0, 6)),  # 15: no external spatial forces
-            tc)  # 16: constant generalized forces
+            d.no_fext,  # 15: no external spatial forces
+            tc,  # 16 (P_TAU): constant generalized forces
+            applied,  # 17 (P_APPLIED)
+            np.zeros(1))  # 18 (P_VAPPLIED)
 
 
 def tree_energy(model, Q, V, params=None):
@@ -94,8 +141,75 @@ def tree_energy(model, Q, V, params=None):
     Q = np.ascontiguousarray(Q, dtype=np.float64).reshape(-1, model.nq)
     V = np.ascontiguousarray(V, dtype=np.float64).reshape(-1, model.nv)
     out = np.empty((Q.shape[0], 3))
-    tree_energies(p, Q, V, out)
+    (tree_energies if p[P_APPLIED] else tree_energies_plain)(p, Q, V, out)
     return out[:, 0], out[:, 1], out[:, 2]
+
+
+# ---- many runs at once (simulate_batch) ------------------------------------------------------------------
+#: what ``simulate_batch(..., params=...)`` may vary per run: name -> (columns, meaning); each value is an
+#: array (runs, columns). The rest of the model is the same in every run.
+BATCH_PARAMS = {
+    "tau": ("nv", "constant generalized forces, added to the model's efforts (as simulate's tau array)"),
+    "mass": ("nbodies", "the mass of every body (the centre of mass and the inertia about it are the model's)"),
+    "gravity": ("3", "the gravity vector in ground coordinates"),
+}
+
+
+@njit(cache=True)
+def tree_run_params(p, batch, b):
+    """The parameters of run b of a batch: those of the model (``p``, from :func:`tree_params`) with the run's
+    row of each varied quantity of ``batch = (tau, mass, gravity)`` (arrays (runs, k), or (0, k) when not
+    varied) and workspaces of its own."""
+    tau, mass, gravity = batch
+    mf = p[1]
+    if mass.shape[0] > 0 or gravity.shape[0] > 0:
+        mf = p[1].copy()
+        if mass.shape[0] > 0:
+            for i in range(1, mf.shape[0]):
+                mf[i, F_MASS] = mass[b, i - 1]
+        if gravity.shape[0] > 0:
+            for k in range(3):
+                mf[0, k] = gravity[b, k]
+    tc = p[P_TAU]
+    if tau.shape[0] > 0:
+        tc = tau[b]
+    return (p[0], mf, p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], np.zeros_like(p[12]),
+            np.zeros_like(p[13]), np.zeros_like(p[14]), p[15], tc, p[P_APPLIED], np.zeros(1))
+
+
+def tree_batch(model, runs, params):
+    """``batch`` tuple of :func:`tree_run_params` for ``runs`` runs from the dict ``params`` (keys of
+    :data:`BATCH_PARAMS`), validated: a ``ModelError`` names the key, the shape expected, or the bad value."""
+    params = {} if params is None else params
+    if not isinstance(params, dict):
+        raise ModelError(f"params must be a dict with keys among {sorted(BATCH_PARAMS)}, got {params!r}",
+                         element="params")
+    unknown = sorted(set(params) - set(BATCH_PARAMS))
+    if unknown:
+        raise ModelError(f"params: {', '.join(map(repr, unknown))} cannot vary per run; params may vary "
+                         + "; ".join(f"'{k}' ({v[1]})" for k, v in BATCH_PARAMS.items()), element=unknown[0])
+    width = {"nv": model.nv, "nbodies": model.nbodies, "3": 3}
+    out = []
+    for key, (cols, _) in BATCH_PARAMS.items():
+        k = width[cols]
+        if key not in params:
+            out.append(np.zeros((0, k)))
+            continue
+        try:
+            arr = np.array(params[key], dtype=np.float64, order="C")
+        except (TypeError, ValueError):
+            raise ModelError(f"params['{key}'] must be a ({runs}, {k}) array of numbers", element=key) from None
+        if arr.shape != (runs, k):
+            raise ModelError(f"params['{key}'] must have shape ({runs}, {k}) (runs, {cols}) for model "
+                             f"'{model.name}', got {arr.shape}", element=key)
+        if not np.all(np.isfinite(arr)):
+            raise ModelError(f"params['{key}'] must be finite", element=key)
+        if key == "mass" and np.any(arr <= 0.0):
+            b, i = np.argwhere(arr <= 0.0)[0]
+            raise ModelError(f"params['mass'][{b}, {i}] (body '{model.body_names[i + 1]}') must be positive, got "
+                             f"{arr[b, i]}", element=model.body_names[i + 1])
+        out.append(arr)
+    return tuple(out)
 
 
 def tree_system(model, q0=None, v0=None, tau=None, energy=True):
@@ -123,18 +237,16 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
     if quats:
         normalize_quaternions(x0, params)
 
+    rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
     if callback is None:
         def fun(t, x):
             out = np.empty(nq + nv)
-            tree_rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
+            rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
             return out
     else:
         def fun(t, x):
             x = np.ascontiguousarray(x, dtype=np.float64)
-            extra = np.asarray(callback(t, x[:nq].copy(), x[nq:].copy()), dtype=np.float64).reshape(-1)
-            if extra.shape != (nv,):
-                raise ModelError(f"torque callback of model '{model.name}' returned {extra.shape[0]} values at "
-                                 f"t = {t}, expected nv = {nv}", element="torque callback")
+            extra = callback_forces(callback, t, x[:nq], x[nq:], nv, model.name)
             if tau_const is not None:
                 extra = extra + tau_const
             out = np.empty(nq + nv)
@@ -146,24 +258,31 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
         normalize_quaternions(x, params)
         return x
 
-    def make_result(t, X, info):
+    def make_result(t, X, info, obs=None):
+        """The Result; ``obs`` (kinetic, potential) from the compiled loop, whose states are projected already."""
         X = np.asarray(X, dtype=float).reshape(len(t), nq + nv)
         Q = X[:, :nq].copy()
         V = X[:, nq:].copy()
-        if quats:
-            for row in Q:
-                normalize_quaternions_q(mi, row)
         en = {}
-        if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V)
-            en = {"kinetic": T, "potential": Vp}
+        if obs is not None:
+            if energy:
+                en = {"kinetic": obs[:, 0].copy(), "potential": obs[:, 1].copy()}
+        else:
+            if quats:
+                for row in Q:
+                    normalize_quaternions_q(mi, row)
+            if energy and len(t):
+                T, Vp, _ = tree_energy(model, Q, V)
+                en = {"kinetic": T, "potential": Vp}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model)
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:]),
-                     rhs=tree_rhs, project=normalize_quaternions if quats else no_project, params=params,
+                     rhs=rhs, project=normalize_quaternions if quats else no_project, params=params,
                      project_py=project_py if quats else None, nsplit=nq, python_only=callback is not None,
-                     info={"formulation": "tree", "torque_callback": callback is not None})
+                     info={"formulation": "tree", "torque_callback": callback is not None},
+                     observe=tree_observe if energy else None, nobs=2 if energy else 0,
+                     run_params=tree_run_params, batch=lambda runs, values: tree_batch(model, runs, values))
 
 
 register_formulation("tree", tree_system)

@@ -18,14 +18,21 @@ The right-hand side ``fun(t, y)`` is typically a thin Python wrapper around a nu
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.integrate import BDF, DOP853, LSODA, RK23, RK45, OdeSolution, Radau
-from scipy.optimize import brentq
 
-SOLVERS = {"DOP853": DOP853, "RK45": RK45, "RK23": RK23, "RADAU": Radau, "BDF": BDF, "LSODA": LSODA}
+#: method name (upper case) -> the name of its ``scipy.integrate`` solver class; scipy's integrators are
+#: imported when an adaptive run starts (:func:`solver_class`), not with the package
+SOLVERS = {"DOP853": "DOP853", "RK45": "RK45", "RK23": "RK23", "RADAU": "Radau", "BDF": "BDF", "LSODA": "LSODA"}
 #: one-step methods whose state may be replaced between steps (projection)
 PROJECTABLE = {"DOP853", "RK45", "RK23", "RADAU"}
 
 EPS = np.finfo(float).eps
+
+
+def solver_class(key):
+    """The ``scipy.integrate`` solver class of the method ``key`` (a key of :data:`SOLVERS`)."""
+    import scipy.integrate
+
+    return getattr(scipy.integrate, SOLVERS[key])
 
 
 @dataclass
@@ -35,7 +42,8 @@ class AdaptiveRun:
     ``t`` (n,), ``y`` (n, ny) with time as the first axis; ``status`` is ``"success"``, ``"event"`` (a
     terminal event stopped the run) or ``"failed"``; ``reason`` explains a failure (else ``None``);
     ``t_events`` / ``y_events``: one array per event function; ``sol``: an ``OdeSolution`` over the
-    computed span when ``dense_output`` was requested.
+    computed span when ``dense_output`` was requested; ``error``: the exception that stopped a failed run (raised
+    by the right-hand side, an event or the projection), else ``None``.
     """
 
     t: np.ndarray
@@ -50,6 +58,7 @@ class AdaptiveRun:
     t_events: list = field(default_factory=list)
     y_events: list = field(default_factory=list)
     sol: object = None
+    error: BaseException = None
 
     @property
     def success(self):
@@ -151,7 +160,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     key = str(method).upper()
     if key not in SOLVERS:
         raise ValueError(f"adaptive method {method!r} is unknown; expected one of "
-                         f"{sorted(k if k not in ('RADAU',) else 'Radau' for k in SOLVERS)}")
+                         f"{sorted(SOLVERS.values())}")
     if project is not None and key not in PROJECTABLE:
         raise ValueError(f"projection after each step is not supported by method {method!r} (multistep "
                          f"history); use one of {sorted(PROJECTABLE)}")
@@ -200,7 +209,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
         ts.append(t0)
         ys.append(y0.copy())
     interpolants, tnodes = [], [t0]
-    status, message, reason = "running", "", None
+    status, message, reason, error = "running", "", None, None
     nsteps = 0
 
     bar = None
@@ -210,10 +219,10 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
         bar = tqdm(total=abs(tf - t0), unit="s", desc=f"{method}", bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s")
 
     try:
-        solver = SOLVERS[key](f, t0, y0, tf, vectorized=False, **opts)
+        solver = solver_class(key)(f, t0, y0, tf, vectorized=False, **opts)
     except Exception as exc:  # the right-hand side failed at the initial state
         return AdaptiveRun(np.array([t0]), y0[None, :], "failed", f"failed at t = {t0}: {exc!r}",
-                           reason=f"the right-hand side raised {exc!r} at t = {t0}")
+                           reason=f"the right-hand side raised {exc!r} at t = {t0}", error=exc)
     g_old = [ev(t0, y0) for ev, _, _ in evs]
     if t_eval is not None:
         while ie < len(t_eval) and t_eval[ie] == t0:
@@ -253,6 +262,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                     roots = []
                     for i in active:
                         ev = evs[i][0]
+                        from scipy.optimize import brentq
+
                         r = brentq(lambda s: ev(s, sol(s)), t_prev, t_new, xtol=4 * EPS, rtol=4 * EPS)
                         roots.append((r, i))
                     roots.sort(key=lambda p: direction * p[0])
@@ -307,7 +318,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                 reason = f"the step limit max_steps = {int(max_steps)} was reached at t = {t_new:.17g} " \
                          f"before t_end = {tf:.17g}"
     except Exception as exc:  # an exception from the right-hand side, an event or the projection
-        status, message = "failed", f"exception: {exc!r}"
+        status, message, error = "failed", f"exception: {exc!r}", exc
         reason = f"{type(exc).__name__} raised during the step from t = {solver.t:.17g}: {exc}"
     finally:
         if bar is not None:
@@ -318,11 +329,13 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     y_arr = np.array(ys, dtype=float).reshape(len(ts), ny)
     dense = None
     if dense_output and interpolants:
+        from scipy.integrate import OdeSolution
+
         dense = OdeSolution(np.array(tnodes), interpolants)
     return AdaptiveRun(
         t=t_arr, y=y_arr, status=status, message=message, reason=reason, nsteps=nsteps,
         nfev=int(getattr(solver, "nfev", 0)), njev=int(getattr(solver, "njev", 0)),
         nlu=int(getattr(solver, "nlu", 0)),
         t_events=[np.array(v) for v in t_events],
-        y_events=[np.array(v).reshape(len(v), ny) for v in y_events], sol=dense,
+        y_events=[np.array(v).reshape(len(v), ny) for v in y_events], sol=dense, error=error,
     )

@@ -1,15 +1,18 @@
 """Fixed-step explicit integrators running entirely inside one compiled (numba) loop.
 
-A whole run ``x(t0) -> x(t0 + nsteps h)`` is one call of :func:`rk_fixed`; Python is not entered between
-steps. The system is given by two numba ``@njit`` functions and a parameter tuple:
+A whole run ``x(t0) -> x(t0 + nsteps h)`` is one call of a compiled loop (:func:`run_fixed`,
+:func:`integrate_fixed`); Python is not entered between steps. The system is given by numba ``@njit``
+functions and a parameter tuple:
 
 ``rhs(t, x, params, out)``
     writes dx/dt at ``(t, x)`` into ``out`` (float64 1-D arrays of the same length);
 ``project(x, params)``
     modifies ``x`` in place after every completed step (normalise quaternions, project onto a
     constraint manifold, ...); use :func:`no_project` for a plain ODE;
+``observe(x, params, obs, k)`` (optional)
+    records what goes with saved state k into ``obs[k]``; :func:`no_observe` records nothing;
 ``params``
-    any tuple (arrays, scalars) that numba can type; it is passed through unchanged to both.
+    any tuple (arrays, scalars) that numba can type; it is passed through unchanged to all of them.
 
 Methods (``method`` argument, see :data:`METHODS`):
 
@@ -51,34 +54,38 @@ stops the run with ``STATUS_NOT_CONVERGED``. The starting guesses are explicit E
 measured about 18 per stage, 160 per step, at h = 0.02 on a 5-body cardan chain (``tests/test_poisson.py``),
 40 times an RK4 step. The method is the choice for long runs that must keep the energy without drift.
 
+
+
 Seed 000 (§4) integrates its stabilized hoop equations with "an explicit second-order Runge–Kutta
 method with constant step h = 1e-5" without naming the variant; both 2nd-order forms are provided, and
 ``"RK2"`` is the explicit midpoint rule.
 
 Caching note (numba 0.68). numba types a *function argument* by the identity of the dispatcher object,
 so an on-disk cache entry of a function taking ``rhs`` as an argument can never be reused by another
-process: with ``cache=True`` every new process misses the cache and appends one more entry to the
-``__pycache__`` index (measured); closures over ``rhs`` and cached wrappers calling ``rk_fixed(rhs, ...)``
-with a global ``rhs`` are refused too ("dynamic globals"). Two entry points therefore exist:
+process (every new process misses the cache and appends one more entry to the ``__pycache__`` index,
+measured), and closures over ``rhs`` are refused ("dynamic globals"). The loops are therefore written once,
+in the template module ``integrate/rk_template.py``, with ``rhs``, ``project``, ``observe`` and ``run_params``
+as *globals*; :func:`specialize` writes (once) a copy of it under ``$MULTIBODY_CACHE/<fingerprint>/fixed_step``
+(``multibody.cache``) that imports the system's functions under those names, named by a hash of its source
+(which includes the sources of the functions), and numba caches its loops on disk: later processes load them.
+The functions must then be importable module-level ``@njit(cache=True)`` functions; for others (defined in
+``__main__`` or in a closure) the same source is compiled in memory, once per process.
 
-* :func:`rk_fixed` — generic, ``cache=False``: compiled once per process and per ``(rhs, project, params
-  types)``; with the big tree right-hand side this costs seconds of LLVM time in every process;
-* :func:`specialize` — writes (once) a small module under ``$MULTIBODY_CACHE/fixed_step`` (default
-  ``~/.cache/multibody/fixed_step``) containing the same loop with ``rhs`` and ``project`` imported as
-  *globals*, named by a hash of their modules, names and sources; that loop is ``cache=True`` and is loaded
-  from numba's cache in later processes. ``rhs`` and ``project`` must then be importable module-level
-  ``@njit(cache=True)`` functions (not defined in ``__main__``); :func:`integrate_fixed` uses it when
-  possible and falls back to :func:`rk_fixed` otherwise. As with any numba cache, an edit of a function
-  called *indirectly* (a kernel called by ``rhs``) is not detected: clear the cache folders after editing
-  kernels.
+Outputs. The loops save the state at given step numbers (:func:`save_steps`: the initial state, every k-th
+step and the last one; or any ascending list) and, with each saved state, what an ``observe(x, params, obs,
+k)`` function records into ``obs[k]`` (the energies of the tree formulation), inside the compiled loop.
+Many runs at once: :func:`run_fixed_batch` (numba ``prange``; each run computed exactly as a single run).
 """
 import inspect
+import os
 import sys
 
 import numpy as np
 from numba import njit
 
-#: Method name -> integer code understood by :func:`rk_fixed`.
+from multibody.kernels.spatial import KERNEL
+
+#: Method name -> integer code understood by the loops.
 METHODS = {"RK2": 0, "MIDPOINT": 0, "HEUN": 1, "RK4": 2, "VERLET": 3, "STORMER": 3, "STORMER6": 4}
 
 #: Number of right-hand-side evaluations per step, by method code (STORMER6: its 9 Störmer–Verlet stages;
@@ -95,7 +102,44 @@ SV_TOL = 1e-15
 SV_FLOOR = 1e-12
 SV_MAX_ITER = 50
 
-#: Status codes returned by :func:`rk_fixed`.
+
+def _tableaux():
+    """The explicit (partitioned) Butcher tableaux of the methods, by code, for the compiled loops: stage s
+    (after the first, at x) evaluates at ``t + C[s] h`` and ``x + h Σ_r A[s, r, part] K_r``; the step is
+    ``x + (h / DIV) Σ_r B[r, part] K_r``; ``part`` 0 are the positions (the first ``nsplit`` entries of x), 1
+    the velocities. Only VERLET has two different parts (kick-drift-kick); DIV keeps the classical forms
+    (RK4: h/6 (k1 + 2 k2 + 2 k3 + k4)). STORMER6 (code 4) is not a tableau (its rows stay zero; the loops
+    step it with its own implicit stages)."""
+    A = np.zeros((5, 4, 4, 2))
+    B = np.zeros((5, 4, 2))
+    C = np.zeros((5, 4))
+    DIV = np.ones(5)
+    A[0, 1, 0] = 0.5  # explicit midpoint
+    B[0, 1] = 1.0
+    C[0, 1] = 0.5
+    A[1, 1, 0] = 1.0  # Heun
+    B[1, 0] = B[1, 1] = 1.0
+    C[1, 1] = 1.0
+    DIV[1] = 2.0
+    A[2, 1, 0] = A[2, 2, 1] = 0.5  # classical RK4
+    A[2, 3, 2] = 1.0
+    B[2, :4] = ((1.0,), (2.0,), (2.0,), (1.0,))
+    C[2, 1:4] = (0.5, 0.5, 1.0)
+    DIV[2] = 6.0
+    A[3, 1, 0, 1] = A[3, 2, 0, 1] = 0.5  # Störmer–Verlet: kick v by h/2 a(q, v) ...
+    A[3, 2, 1, 0] = 1.0  # ... drift q by h q̇(q, v½) ...
+    B[3, 1, 0] = 1.0
+    B[3, 0, 1] = B[3, 2, 1] = 0.5  # ... kick v by h/2 a(q+, v½)
+    C[3, 1:3] = (0.5, 1.0)
+    stages = np.array([STAGES[k] for k in range(5)], dtype=np.int64)
+    for arr in (A, B, C, DIV, stages):
+        arr.flags.writeable = False
+    return A, B, C, DIV, stages
+
+
+TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES = _tableaux()
+
+#: Status codes returned by the loops.
 STATUS_OK = 0
 STATUS_NONFINITE = 1
 STATUS_NOT_CONVERGED = 2
@@ -107,185 +151,48 @@ STATUS_MESSAGES = {
 }
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def no_project(x, params):
     """The identity projection (plain ODEs)."""
     return
 
 
+@njit(**KERNEL)
+def no_observe(x, params, obs, k):
+    """Record nothing with the saved states."""
+    return
+
+
+@njit(**KERNEL)
+def no_rhs(t, x, params, out):
+    """ẋ = 0 (the template's placeholder right-hand side)."""
+    for j in range(out.shape[0]):
+        out[j] = 0.0
+
+
 @njit(cache=True)
+def shared_params(params, batch, b):
+    """Every run of a batch with the same parameters (the template's placeholder: a system whose parameters
+    hold workspaces needs a ``run_params`` of its own, one workspace per run)."""
+    return params
+
+
 def n_saved(nsteps, save_every):
-    """Number of states :func:`rk_fixed` stores: the initial state, every ``save_every``-th step, and the
+    """Number of states saved with ``save_every``: the initial state, every ``save_every``-th step, and the
     last step if ``nsteps`` is not a multiple of ``save_every``."""
-    n = nsteps // save_every + 1
-    if nsteps % save_every != 0:
-        n += 1
-    return n
+    return len(save_steps(nsteps, save_every))
 
 
-@njit(cache=False)
-def rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, method, nsplit=0):
-    """Integrate ``dx/dt = rhs(t, x)`` with ``nsteps`` constant steps ``h`` from ``(t0, x0)``.
-
-    ``project(x, params)`` is applied after each step. States are saved at step 0 (the initial state,
-    which is *not* projected), every ``save_every`` steps, and at the last step. ``method`` is an integer
-    code of :data:`METHODS`; ``nsplit`` is the number of position coordinates (methods ``VERLET`` and
-    ``STORMER6``). The step is the classical Butcher tableau of each method (Hairer, Nørsett & Wanner,
-    *Solving ODEs I*, §II.1), or the composition of Störmer–Verlet steps of ``STORMER6``; see the module
-    docstring.
-
-    Returns ``(t_saved, x_saved, status, nsteps_done)``: ``status`` is ``STATUS_OK``, ``STATUS_NONFINITE``
-    (the run stops at the first step producing a non-finite state; the saved arrays then end with the last
-    finite state, and ``nsteps_done`` counts the finite steps) or ``STATUS_NOT_CONVERGED`` (likewise, for a
-    STORMER6 step whose fixed-point iterations did not converge).
-    """
-    n = x0.shape[0]
-    nsave = n_saved(nsteps, save_every)
-    ts = np.empty(nsave)
-    xs = np.empty((nsave, n))
-    x = x0.copy()
-    xt = np.empty(n)
-    k1 = np.empty(n)
-    k2 = np.empty(n)
-    k3 = np.empty(n)
-    k4 = np.empty(n)
-    ts[0] = t0
-    for j in range(n):
-        xs[0, j] = x[j]
-    isave = 1
-    status = 0
-    done = 0
-    half = 0.5 * h
-    converged = True
-    for step in range(nsteps):
-        t = t0 + step * h
-        if method == 0:  # explicit midpoint
-            rhs(t, x, params, k1)
-            for j in range(n):
-                xt[j] = x[j] + half * k1[j]
-            rhs(t + half, xt, params, k2)
-            for j in range(n):
-                xt[j] = x[j] + h * k2[j]
-        elif method == 1:  # Heun
-            rhs(t, x, params, k1)
-            for j in range(n):
-                xt[j] = x[j] + h * k1[j]
-            rhs(t + h, xt, params, k2)
-            for j in range(n):
-                xt[j] = x[j] + half * (k1[j] + k2[j])
-        elif method == 2:  # classical RK4
-            rhs(t, x, params, k1)
-            for j in range(n):
-                xt[j] = x[j] + half * k1[j]
-            rhs(t + half, xt, params, k2)
-            for j in range(n):
-                xt[j] = x[j] + half * k2[j]
-            rhs(t + half, xt, params, k3)
-            for j in range(n):
-                xt[j] = x[j] + h * k3[j]
-            rhs(t + h, xt, params, k4)
-            c = h / 6.0
-            for j in range(n):
-                xt[j] = x[j] + c * (k1[j] + 2.0 * k2[j] + 2.0 * k3[j] + k4[j])
-        elif method == 4:  # STORMER6: Störmer–Verlet stages γ_s h (Kahan & Li s9odr6a) on x = [q (nsplit), p]
-            for j in range(n):
-                xt[j] = x[j]
-            tstage = t
-            for s in range(9):
-                c = KAHAN_LI_S9ODR6[s] * h
-                hc = 0.5 * c
-                for j in range(n):
-                    k2[j] = xt[j]  # (q, p) at the start of the stage
-                # p½ = p + c/2 g(q, p½): iterate from p; k1 = rhs at the last iterate
-                rhs(tstage, xt, params, k1)
-                done_iter = False
-                last = np.inf
-                for it in range(SV_MAX_ITER):
-                    change = 0.0
-                    for j in range(nsplit, n):
-                        new = k2[j] + hc * k1[j]
-                        change = max(change, abs(new - xt[j]) / (1.0 + abs(new)))
-                        xt[j] = new
-                    rhs(tstage, xt, params, k1)
-                    if not change > SV_TOL:  # converged (or NaN: left to the finiteness check)
-                        done_iter = True
-                        break
-                    if change <= SV_FLOOR and change > 0.5 * last:  # no longer contracting: round-off floor
-                        done_iter = True
-                        break
-                    last = change
-                converged = converged and done_iter
-                # q+ = q + c/2 (f(q, p½) + f(q+, p½)): iterate from q + c f(q, p½)
-                for j in range(nsplit):
-                    k4[j] = k1[j]
-                    xt[j] = k2[j] + c * k1[j]
-                rhs(tstage + c, xt, params, k1)
-                done_iter = False
-                last = np.inf
-                for it in range(SV_MAX_ITER):
-                    change = 0.0
-                    for j in range(nsplit):
-                        new = k2[j] + hc * (k4[j] + k1[j])
-                        change = max(change, abs(new - xt[j]) / (1.0 + abs(new)))
-                        xt[j] = new
-                    rhs(tstage + c, xt, params, k1)
-                    if not change > SV_TOL:
-                        done_iter = True
-                        break
-                    if change <= SV_FLOOR and change > 0.5 * last:
-                        done_iter = True
-                        break
-                    last = change
-                converged = converged and done_iter
-                # p+ = p½ + c/2 g(q+, p½)
-                for j in range(nsplit, n):
-                    xt[j] += hc * k1[j]
-                tstage += c
-        else:  # Störmer / velocity Verlet on x = [q (nsplit), v]
-            rhs(t, x, params, k1)
-            for j in range(n):
-                xt[j] = x[j]
-            for j in range(nsplit, n):
-                xt[j] = x[j] + half * k1[j]  # kick
-            rhs(t + half, xt, params, k2)
-            for j in range(nsplit):
-                xt[j] = x[j] + h * k2[j]  # drift with qdot(q, v_half)
-            rhs(t + h, xt, params, k3)
-            for j in range(nsplit, n):
-                xt[j] = xt[j] + half * k3[j]  # kick
-        project(xt, params)
-        finite = True
-        for j in range(n):
-            if not np.isfinite(xt[j]):
-                finite = False
-                break
-        if not finite:
-            status = 1
-            break
-        if not converged:
-            status = 2
-            break
-        for j in range(n):
-            x[j] = xt[j]
-        done = step + 1
-        if done % save_every == 0 or done == nsteps:
-            ts[isave] = t0 + done * h
-            for j in range(n):
-                xs[isave, j] = x[j]
-            isave += 1
-    if status != 0 and (done % save_every != 0 or done == 0):
-        # keep the last finite state, unless it was just saved (or is the initial state)
-        if done != 0:
-            ts[isave] = t0 + done * h
-            for j in range(n):
-                xs[isave, j] = x[j]
-            isave += 1
-    return ts[:isave].copy(), xs[:isave].copy(), status, done
+def save_steps(nsteps, every=1):
+    """The step numbers saved by ``every``: 0 (the initial state), every ``every``-th step and the last step."""
+    steps = np.arange(0, nsteps + 1, every, dtype=np.int64)
+    if steps[-1] != nsteps:
+        steps = np.append(steps, np.int64(nsteps))
+    return steps
 
 
-#: bumped whenever the loop template changes (part of the generated modules' names)
-TEMPLATE_VERSION = 1
 _SPECIALIZED = {}
+_TEMPLATE_BINDINGS = ("observe", "project", "rhs", "run_params")
 
 
 def default_cache_dir():
@@ -309,50 +216,57 @@ def _importable(func):
     return mod, name
 
 
-def _loop_source():
-    src = inspect.getsource(rk_fixed.py_func)
-    head = "@njit(cache=False)\ndef rk_fixed(rhs, project, x0,"
-    if not src.startswith(head):
-        raise RuntimeError("fixed_step: unexpected source layout of rk_fixed (cannot specialize)")
-    return "@njit(cache=True)\ndef rk_loop(x0," + src[len(head):]
+def _template_source():
+    """The source of ``rk_template`` without its four placeholder imports, and the line they stood on."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rk_template.py")
+    with open(path, encoding="utf-8") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    marked = [k for k, line in enumerate(lines) if line.rstrip().endswith("(bound by specialize)")]
+    if len(marked) != len(_TEMPLATE_BINDINGS) or marked[-1] - marked[0] != len(marked) - 1:
+        raise RuntimeError("fixed_step: unexpected layout of rk_template.py (cannot specialize)")
+    return lines[:marked[0]], lines[marked[-1] + 1:]
 
 
-def specialize(rhs, project=None, cache_dir=None):
-    """A cached compiled loop ``loop(x0, t0, h, nsteps, save_every, params, method, nsplit)`` equal to
-    ``rk_fixed(rhs, project, ...)`` (see the module docstring), or ``None`` when ``rhs``/``project`` are not
-    importable module-level numba functions."""
-    project = no_project if project is None else project
-    key = (rhs, project)
+def specialize(rhs, project=None, observe=None, run_params=None, cache_dir=None):
+    """The compiled loops of ``integrate/rk_template.py`` (a module with ``rk_run`` and ``rk_batch``)
+    bound to these functions (defaults: :func:`no_project`, :func:`no_observe`, :func:`shared_params`).
+
+    When all four are importable module-level numba functions the loops are a generated module cached on disk
+    (``module.CACHE`` is True), else the same source compiled in memory for this process only."""
+    funcs = {"rhs": rhs, "project": no_project if project is None else project,
+             "observe": no_observe if observe is None else observe,
+             "run_params": shared_params if run_params is None else run_params}
+    key = tuple(funcs[name] for name in _TEMPLATE_BINDINGS)
     if key in _SPECIALIZED:
         return _SPECIALIZED[key]
-    names = [_importable(f) for f in (rhs, project)]
-    if None in names:
-        return None
-    try:
-        sources = [inspect.getsource(f.py_func) for f in (rhs, project)]
-    except (OSError, TypeError):
-        return None
-    body = _loop_source()
-    src = (
-        '"""Generated by multibody.integrate.fixed_step.specialize: the fixed-step loop of '
-        f'{names[0][0]}.{names[0][1]} with projection {names[1][0]}.{names[1][1]}."""\n'
-        "import numpy as np\nfrom numba import njit\n\n"
-        "from multibody.integrate.fixed_step import KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, n_saved\n"
-        f"from {names[0][0]} import {names[0][1]} as rhs\n"
-        f"from {names[1][0]} import {names[1][1]} as project\n\n\n" + body
-    )
-    # the sources of rhs and project go into the hash as a comment: a changed rhs gets a new module
-    src = f"# template {TEMPLATE_VERSION}\n" + "".join(f"# {line}\n" for f in sources for line in
-                                                      f.splitlines()) + src
-    try:
-        from multibody.cache import import_generated
+    head, body = _template_source()
+    names = {name: _importable(f) for name, f in funcs.items()}
+    mod = None
+    if None not in names.values():
+        try:
+            sources = [inspect.getsource(funcs[name].py_func) for name in _TEMPLATE_BINDINGS]
+        except (OSError, TypeError):
+            sources = None
+        if sources is not None:
+            imports = "".join(f"from {names[n][0]} import {names[n][1]} as {n}\n" for n in _TEMPLATE_BINDINGS)
+            # the sources of the bound functions go into the hash as a comment: a changed rhs gets a new module
+            src = ("".join(f"# {line}\n" for f in sources for line in f.splitlines())
+                   + "".join(head) + imports + "".join(body))
+            try:
+                from multibody.cache import import_generated
 
-        mod = import_generated("_mb_rk_", src, "fixed_step", cache_dir)
-    except OSError:  # read-only home, ...: the generic loop still works
-        return None
-    loop = mod.rk_loop
-    _SPECIALIZED[key] = loop
-    return loop
+                mod = import_generated("_mb_rk_", src, "fixed_step", cache_dir)
+            except OSError:  # read-only home, ...: compile in memory
+                mod = None
+    if mod is None:
+        import types
+
+        src = "".join(head) + "".join(body).replace("\nCACHE = True\n", "\nCACHE = False\n", 1)
+        mod = types.ModuleType("_mb_rk_in_memory")
+        mod.__dict__.update(funcs)
+        exec(compile(src, "<multibody.integrate.rk_template>", "exec"), mod.__dict__)
+    _SPECIALIZED[key] = mod
+    return mod
 
 
 def method_code(method):
@@ -363,57 +277,132 @@ def method_code(method):
     return METHODS[key]
 
 
-def integrate_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_project, save_every=1,
-                    nsplit=0, progress=False, chunk=None, cached=True):
-    """Python front end of :func:`rk_fixed` (of its cached specialization when ``cached`` and possible, see
-    :func:`specialize`).
-
-    Validates the arguments and, when ``progress`` is true, runs the compiled loop in chunks of
-    ``chunk`` steps (default: about 100 chunks) with a tqdm progress bar between chunks. The saved
-    states are those of a single call (the step times agree up to rounding). Returns ``(t, x, status, nsteps_done)`` like :func:`rk_fixed`.
-    """
+def _check(method, x0, nsteps, h, nsplit):
     code = method_code(method)
     x0 = np.ascontiguousarray(x0, dtype=np.float64)
     if x0.ndim != 1:
         raise ValueError(f"initial state x0 must be 1-D, got shape {x0.shape}")
-    nsteps = int(nsteps)
-    save_every = int(save_every)
-    if nsteps < 0:
+    if int(nsteps) < 0:
         raise ValueError(f"nsteps must be >= 0, got {nsteps}")
-    if save_every < 1:
-        raise ValueError(f"save_every must be >= 1, got {save_every}")
     if not (h > 0 and np.isfinite(h)):
         raise ValueError(f"step h must be positive and finite, got {h}")
     if code in (3, 4) and not (0 < nsplit < x0.shape[0]):
         raise ValueError(f"method {method} needs 0 < nsplit < len(x0) = {x0.shape[0]}, got nsplit={nsplit}")
-    loop = specialize(rhs, project) if cached else None
-    if loop is None:
-        def loop(x0, t0, h, nsteps, save_every, params, code, nsplit):
-            return rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, code, nsplit)
+    return code, x0, int(nsteps)
+
+
+def _save_array(save, nsteps):
+    save = np.ascontiguousarray(save, dtype=np.int64).reshape(-1)
+    if save.size and (save[0] < 0 or save[-1] > nsteps or np.any(np.diff(save) <= 0)):
+        raise ValueError(f"save steps must be ascending step numbers in 0..{nsteps}")
+    return save
+
+
+def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_project, save=None, nsplit=0,
+              progress=False, chunk=None, observe=None, nobs=0):
+    """One fixed-step run in the compiled loop (:func:`specialize`): returns ``(t, x, status, steps done, obs)``
+    with the states saved at the step numbers ``save`` (default every step, see :func:`save_steps`) and, with
+    each, ``obs`` (``nobs`` columns written by ``observe``).
+
+    With ``progress`` the run is made in chunks of ``chunk`` steps (default about 100 chunks) with a tqdm bar
+    between chunks; the saved states are those of a single call (the step times agree up to rounding)."""
+    code, x0, nsteps = _check(method, x0, nsteps, h, nsplit)
+    save = save_steps(nsteps) if save is None else _save_array(save, nsteps)
+    run = specialize(rhs, project, observe).rk_run
+    x = x0.copy()
+    n = x.shape[0]
+    xt, K = np.empty(n), np.empty((4, n))
+
+    def loop(t_start, m, steps):
+        ts, xs, obs = np.empty(steps.shape[0] + 1), np.empty((steps.shape[0] + 1, n)), \
+            np.empty((steps.shape[0] + 1, int(nobs)))
+        k, status, d = run(x, float(t_start), float(h), m, steps, params, code, int(nsplit), ts, xs, obs, xt, K)
+        return ts[:k], xs[:k], obs[:k], status, d
+
     if not progress or nsteps == 0:
-        return loop(x0, float(t0), float(h), nsteps, save_every, params, code, int(nsplit))
+        t, xs, obs, status, done = loop(t0, nsteps, save)
+        return t, xs, status, done, obs
 
     from tqdm.auto import tqdm
 
-    if chunk is None:
-        chunk = max(save_every, (nsteps // 100) // save_every * save_every)
-    chunk = max(save_every, int(chunk) // save_every * save_every)
-    ts_all, xs_all = [np.array([float(t0)])], [x0[None, :].copy()]
-    x, done = x0, 0
+    chunk = max(1, int(chunk) if chunk is not None else nsteps // 100)
+    parts = []
+    done = 0
     status = STATUS_OK
     with tqdm(total=nsteps, unit="step", desc=f"{method} h={h:g}") as bar:
         while done < nsteps:
             m = min(chunk, nsteps - done)
+            part = save[(save > done) & (save <= done + m)] - done
+            if done == 0 and save.size and save[0] == 0:
+                part = np.concatenate([[0], part]).astype(np.int64)
             # t0 + done*h recomputed each chunk, so the times equal those of a single call
-            ts, xs, status, d = loop(x, float(t0) + done * h, float(h), m, save_every, params, code, int(nsplit))
-            ts_all.append(ts[1:])
-            xs_all.append(xs[1:])
+            t, xs, obs, status, d = loop(float(t0) + done * h, m, part)
+            parts.append((t, xs, obs))
             done += d
             bar.update(d)
-            x = xs[-1].copy()
             if status != STATUS_OK:
                 break
-    return np.concatenate(ts_all), np.concatenate(xs_all), status, done
+    t, xs, obs = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    return t, xs, status, done, obs
+
+
+def integrate_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_project, save_every=1,
+                    nsplit=0, progress=False, chunk=None):
+    """:func:`run_fixed` saving every ``save_every``-th step (and the last one); returns
+    ``(t, x, status, nsteps_done)``."""
+    save_every = int(save_every)
+    if save_every < 1:
+        raise ValueError(f"save_every must be >= 1, got {save_every}")
+    if int(nsteps) < 0:
+        raise ValueError(f"nsteps must be >= 0, got {nsteps}")
+    t, x, status, done, _ = run_fixed(rhs, x0, t0, h, nsteps, params, method, project,
+                                      save_steps(int(nsteps), save_every), nsplit, progress, chunk)
+    return t, x, status, done
+
+
+def rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, method, nsplit=0):
+    """``integrate_fixed`` with positional arguments and an integer ``method`` code (kept for callers of the
+    former generic loop)."""
+    name = next(k for k, v in METHODS.items() if v == int(method))
+    return integrate_fixed(rhs, x0, t0, h, nsteps, params, name, project, save_every, nsplit)
+
+
+def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="RK4", project=no_project,
+                    save=None, nsplit=0, observe=None, nobs=0, nchunk=None):
+    """Many fixed-step runs in one compiled parallel call: run b starts from ``X0[b]`` with the parameters
+    ``run_params(params, batch, b)`` (a numba function returning a parameter tuple with workspaces of its own).
+    Each run is computed exactly as :func:`run_fixed` would (the same loop and order of operations), whatever
+    the number of threads. Returns ``(t, X, status, done, OBS)``: ``t`` the saved times (of a complete run), X
+    (runs, saved, n) and OBS (runs, saved, nobs), rows after a failed run's last finite state set to NaN;
+    ``status`` and ``done`` per run."""
+    import numba
+
+    code, _, nsteps = _check(method, np.zeros(1 + int(nsplit)), nsteps, h, nsplit)
+    X = np.array(X0, dtype=np.float64, order="C")
+    if X.ndim != 2:
+        raise ValueError(f"initial states X0 must be (runs, n), got shape {X.shape}")
+    save = save_steps(nsteps) if save is None else _save_array(save, nsteps)
+    nb, n = X.shape
+    rows = save.shape[0] + 1
+    TS = np.empty((nb, rows))
+    XS = np.full((nb, rows, n), np.nan)
+    OBS = np.full((nb, rows, int(nobs)), np.nan)
+    INFO = np.zeros((nb, 3), dtype=np.int64)
+    if nchunk is None:
+        nchunk = 4 * numba.get_num_threads()
+    nchunk = max(1, min(nb, int(nchunk)))
+    loops = specialize(rhs, project, observe, run_params)
+    if nb:
+        loops.rk_batch(X, float(t0), float(h), nsteps, save, params, batch, code, int(nsplit), nchunk, TS, XS,
+                       OBS, INFO)
+    status, done = INFO[:, 1].copy(), INFO[:, 2].copy()
+    k = save.shape[0]
+    XS, OBS = XS[:, :k], OBS[:, :k]
+    for b in np.flatnonzero(status != STATUS_OK):  # keep the rows on the time grid only
+        kept = np.searchsorted(save, done[b], side="right")
+        XS[b, kept:] = np.nan
+        OBS[b, kept:] = np.nan
+    return float(t0) + save * float(h), XS.copy(), status, done, OBS.copy()
 
 
 def _fixed_point(update, x, rhs_at):
@@ -434,7 +423,8 @@ def _fixed_point(update, x, rhs_at):
 
 
 def _stormer6_step(rhs, t, x, h, nsplit):
-    """One STORMER6 step of :func:`rk_fixed` for a Python ``rhs(t, x)``: Kahan & Li's composition of
+    """One STORMER6 step of the compiled loop (``rk_template.stormer6_step``) for a Python ``rhs(t, x)``:
+    Kahan & Li's composition of
     Störmer–Verlet steps (see the module docstring). Returns ``(x_new, converged)``."""
     x = np.array(x, dtype=np.float64)
     ok = True
@@ -452,18 +442,30 @@ def _stormer6_step(rhs, t, x, h, nsplit):
     return x, ok
 
 
-def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save_every, method, nsplit=0, progress=False):
-    """The same schemes as :func:`rk_fixed` as a Python loop, for right-hand sides that call Python
+def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, progress=False):
+    """The same schemes as the compiled loops as a Python loop, for right-hand sides that call Python
     (e.g. a joint-torque callback ``tau(t, q, v)``): ``rhs(t, x) -> dx/dt`` and ``project(x) -> x`` (or
-    ``None`` for no projection) are plain Python callables. Same saving rules and return values; an
-    exception raised by ``rhs`` propagates after ``(t, x)`` so far are attached to it as ``exc.partial``.
+    ``None`` for no projection) are plain Python callables. ``save`` is ``save_every`` (an int) or the step
+    numbers to save (as in :func:`run_fixed`). Same saving rules and return values; an exception raised by
+    ``rhs`` propagates after ``(t, x)`` so far are attached to it as ``exc.partial``.
     """
     code = method_code(method) if isinstance(method, str) else int(method)
+    save = save_steps(nsteps, int(save)) if np.ndim(save) == 0 else _save_array(save, nsteps)
     x = np.array(x0, dtype=np.float64)
     n = x.shape[0]
-    ts, xs = [float(t0)], [x.copy()]
+    ts, xs = [], []
+    k = 0
+
+    def keep(done):
+        ts.append(t0 + done * h)
+        xs.append(x.copy())
+
+    if save.size and save[0] == 0:
+        keep(0)
+        k = 1
     status, done = STATUS_OK, 0
-    half = 0.5 * h
+    ns0 = TABLEAU_STAGES[code]
+    positions = np.arange(n) < nsplit
     bar = None
     if progress:
         from tqdm.auto import tqdm
@@ -472,33 +474,24 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save_every, method, nsplit=
     try:
         for step in range(nsteps):
             t = t0 + step * h
-            if code == 0:
-                k1 = rhs(t, x)
-                k2 = rhs(t + half, x + half * k1)
-                xt = x + h * k2
-            elif code == 1:
-                k1 = rhs(t, x)
-                k2 = rhs(t + h, x + h * k1)
-                xt = x + half * (k1 + k2)
-            elif code == 2:
-                k1 = rhs(t, x)
-                k2 = rhs(t + half, x + half * k1)
-                k3 = rhs(t + half, x + half * k2)
-                k4 = rhs(t + h, x + h * k3)
-                xt = x + (h / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-            elif code == 4:
+            ns = ns0
+            if code == 4:
                 xt, converged = _stormer6_step(rhs, t, x, h, nsplit)
                 if not converged and np.all(np.isfinite(xt)):
                     status = STATUS_NOT_CONVERGED
                     break
+                ns = 0
             else:
-                k1 = rhs(t, x)
-                xt = x.copy()
-                xt[nsplit:] += half * k1[nsplit:]
-                k2 = rhs(t + half, xt)
-                xt[:nsplit] = x[:nsplit] + h * k2[:nsplit]
-                k3 = rhs(t + h, xt)
-                xt[nsplit:] += half * k3[nsplit:]
+                K = [np.asarray(rhs(t, x), dtype=np.float64)]
+            for s in range(1, ns + 1):  # as in rk_template.rk_run
+                final = s == ns
+                acc = np.zeros(n)
+                for r in range(s):
+                    a = np.where(positions, *(TABLEAU_B[code, r] if final else TABLEAU_A[code, s, r]))
+                    acc += np.where(a != 0.0, a * K[r], 0.0)
+                xt = x + (h / TABLEAU_DIV[code] if final else h) * acc
+                if not final:
+                    K.append(np.asarray(rhs(t + TABLEAU_C[code, s] * h, xt), dtype=np.float64))
             xt = np.asarray(xt, dtype=np.float64)
             if project is not None:
                 xt = np.asarray(project(xt), dtype=np.float64)
@@ -509,19 +502,17 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save_every, method, nsplit=
             done = step + 1
             if bar is not None:
                 bar.update(1)
-            if done % save_every == 0 or done == nsteps:
-                ts.append(t0 + done * h)
-                xs.append(x.copy())
+            if k < save.size and save[k] == done:
+                keep(done)
+                k += 1
     except Exception as exc:
-        if done % save_every != 0 and done != 0:
-            ts.append(t0 + done * h)
-            xs.append(x.copy())
+        if done != 0 and (k == 0 or save[k - 1] != done):
+            keep(done)
         exc.partial = (np.array(ts), np.array(xs).reshape(len(ts), n), done)
         raise
     finally:
         if bar is not None:
             bar.close()
-    if status != STATUS_OK and done % save_every != 0 and done != 0:
-        ts.append(t0 + done * h)
-        xs.append(x.copy())
+    if status != STATUS_OK and done != 0 and (k == 0 or save[k - 1] != done):
+        keep(done)
     return np.array(ts), np.array(xs).reshape(len(ts), n), status, done

@@ -10,15 +10,16 @@ from numba import njit
 
 from multibody.kernels.configuration import normalize_kernel, qdot_kernel  # noqa: F401 (re-exported)
 from multibody.kernels.kinematics import FREE, JTYPE, SPHERICAL
+from multibody.kernels.spatial import KERNEL
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def normalize_quaternions_q(mi, q):
     """e ← e/|e| in place for the quaternion of every Spherical and Free joint of q (or of x = [q, v])."""
     normalize_kernel(mi, q, q)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def normalize_quaternions(x, params):
     """The fixed-step projection ``project(x, params)`` of the tree formulation: normalise the quaternions in
     q = x[:nq] (``params[0]`` is the packed ``mi`` of ``multibody.data``)."""

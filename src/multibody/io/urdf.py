@@ -39,7 +39,7 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.io.documents import ModelFileError, Problem
 from multibody.io.model_files import rpy_matrix
-from multibody.model import GROUND, Fixed, Free, ModelBuilder, Placement, Planar, Prismatic, Revolute
+from multibody.model import GROUND, Free, ModelBuilder, Placement, Planar, Prismatic, Revolute
 from multibody.model.bodies import check_inertia
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
@@ -327,7 +327,7 @@ def _build(rd, robot, links, joints, root, floating_base, gravity, source):
     for name in bodies:
         m, c, I = _combine(parts.get(name, []))
         if m <= 0:
-            how = (f"the free joint of floating_base=True" if name == root else
+            how = ("the free joint of floating_base=True" if name == root else
                    f"joint '{next(j['name'] for j in joints if j['child'] == name)}'")
             rd.problems.append(Problem(f"link[@name='{name}']", f"link '{name}' has no mass (no <inertial> with a "
                                                                  f"positive mass, nor links fixed to it that have one) "

@@ -23,11 +23,12 @@ several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the
 import numpy as np
 from numba import njit, prange
 
+from multibody.kernels.energy import body_energy
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
-                                          body_inertia_world, check_sizes, joint_placement_world, joint_velocity_world,
-                                          set_ground, workspace_views)
+                                          W_KINETIC, W_POTENTIAL, body_inertia_world, check_sizes,
+                                          joint_placement_world, joint_velocity_world, set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import (INLINE, force_cross_motion, load6, motion_cross_motion,
+from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
 
@@ -49,12 +50,58 @@ def invert_spd_inplace(A, r0, c0, n):
                     A[r0 + i, c0 + j] -= f * A[r0 + k, c0 + j]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
+def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
+    """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place), u, U d⁻¹, and the hand-over
+    of the articulated inertia and bias force to the parent (RBDA Table 7.1). Compiled once, out of line: the
+    common one-coordinate joints stay inlined in ``aba_kernel``, and its compilation is shorter."""
+    for k in range(iv, iv + nvi):
+        U = sym6_times(IA, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+        store6(wd, k, D_U, U)
+        wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
+                               + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
+    for k in range(nvi):
+        for l in range(nvi):
+            s = 0.0
+            for r in range(6):
+                s += wd[iv + k, r] * wd[iv + l, D_U + r]
+            wd[iv + k, D_DINV + l] = s
+    invert_spd_inplace(wd, iv, D_DINV, nvi)
+    # UD = U d⁻¹ (column k of UD in row iv + k)
+    for k in range(nvi):
+        for r in range(6):
+            s = 0.0
+            for l in range(nvi):
+                s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
+            wd[iv + k, D_UD + r] = s
+    if par > 0:
+        IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+        for k in range(6):
+            wb[par, B_F + k] += pA[k] + IAc[k]
+        for k in range(iv, iv + nvi):
+            s = wd[k, D_u] - (wd[k, D_U] * c[0] + wd[k, D_U + 1] * c[1] + wd[k, D_U + 2] * c[2]
+                              + wd[k, D_U + 3] * c[3] + wd[k, D_U + 4] * c[4] + wd[k, D_U + 5] * c[5])
+            for r in range(6):
+                wb[par, B_F + r] += wd[k, D_UD + r] * s
+        e = 0
+        for r in range(6):
+            for cc in range(r, 6):
+                s = IA[i, e]
+                for k in range(iv, iv + nvi):
+                    s -= wd[k, D_UD + r] * wd[k, D_U + cc]
+                IA[par, e] += s
+                e += 1
+
+
+@njit(**KERNEL)
 def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
     ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.data.Data``). Returns 0, or the position of
-    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed)."""
+    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed).
+    The first pass also leaves the kinetic and gravitational energy of (q, v) in ``work[W_KINETIC]`` and
+    ``work[W_POTENTIAL]`` (the numbers of ``energy.energy_kernel``): a fixed-step loop records them with its
+    outputs at almost no cost (``formulations/tree.py``)."""
     err = check_sizes(mi, q, v, tau, fext, work, qdd)
     if err != 0:
         return err
@@ -63,7 +110,9 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     IA = wb[:, B_IA:B_IA + 21]
     set_ground(wb)
     has_fext = fext.shape[0] == n
-    # ---- pass 1: velocities v, biases c, rigid-body IA and pA
+    T = 0.0
+    V = 0.0
+    # ---- pass 1: velocities v, biases c, rigid-body IA and pA (and the energies, a by-product)
     for i in range(1, n):
         par = mi[i, PARENT]
         joint_placement_world(i, mi, mf, q, wb, wd)
@@ -76,12 +125,17 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         m, h, I = body_inertia_world(i, mf, wb)
         store_rigid_inertia_sym6(IA, i, m, h, I)
         Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
+        dT, dV = body_energy(i, mf, wb, vi)
+        T += dT
+        V += dV
         pA = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
         if has_fext:
             store6(wb, i, B_F, (pA[0] - fext[i, 0], pA[1] - fext[i, 1], pA[2] - fext[i, 2],
                                 pA[3] - fext[i, 3], pA[4] - fext[i, 4], pA[5] - fext[i, 5]))
         else:
             store6(wb, i, B_F, pA)
+    work[W_KINETIC] = T
+    work[W_POTENTIAL] = V
     # ---- pass 2: articulated-body inertias IA and bias forces pA
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
@@ -115,42 +169,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
                 for k in range(21):
                     IA[par, k] += IA[i, k]
         else:
-            for k in range(iv, iv + nvi):
-                U = sym6_times(IA, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
-                store6(wd, k, D_U, U)
-                wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
-                                       + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
-            for k in range(nvi):
-                for l in range(nvi):
-                    s = 0.0
-                    for r in range(6):
-                        s += wd[iv + k, r] * wd[iv + l, D_U + r]
-                    wd[iv + k, D_DINV + l] = s
-            invert_spd_inplace(wd, iv, D_DINV, nvi)
-            # UD = U d⁻¹ (column k of UD in row iv + k)
-            for k in range(nvi):
-                for r in range(6):
-                    s = 0.0
-                    for l in range(nvi):
-                        s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
-                    wd[iv + k, D_UD + r] = s
-            if par > 0:
-                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
-                for k in range(6):
-                    wb[par, B_F + k] += pA[k] + IAc[k]
-                for k in range(iv, iv + nvi):
-                    s = wd[k, D_u] - (wd[k, D_U] * c[0] + wd[k, D_U + 1] * c[1] + wd[k, D_U + 2] * c[2]
-                                      + wd[k, D_U + 3] * c[3] + wd[k, D_U + 4] * c[4] + wd[k, D_U + 5] * c[5])
-                    for r in range(6):
-                        wb[par, B_F + r] += wd[k, D_UD + r] * s
-                e = 0
-                for r in range(6):
-                    for cc in range(r, 6):
-                        s = IA[i, e]
-                        for k in range(iv, iv + nvi):
-                            s -= wd[k, D_UD + r] * wd[k, D_U + cc]
-                        IA[par, e] += s
-                        e += 1
+            _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
     # ---- pass 3: accelerations
     wb[0, B_A + 3] = -mf[0, 0]
     wb[0, B_A + 4] = -mf[0, 1]

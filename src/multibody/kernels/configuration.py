@@ -27,8 +27,8 @@ from multibody.data import _CACHE_ATTR, default_data
 from multibody.errors import ModelError
 from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYPE, NQ, PLANAR, PRISMATIC, REVOLUTE,
                                           SPHERICAL, UNIVERSAL)
-from multibody.kernels.spatial import (INLINE, cross3, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log, quat_mul,
-                                       quat_to_rotation, rotation_axis_angle, rotation_z)
+from multibody.kernels.spatial import (INLINE, KERNEL, cross3, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log,
+                                       quat_mul, quat_to_rotation, rotation_axis_angle, rotation_z)
 
 __all__ = ["neutral", "integrate", "difference", "qdot", "normalize", "joint_transform", "motion_subspace",
            "joint_bias", "integrate_kernel", "difference_kernel", "qdot_kernel", "normalize_kernel",
@@ -64,7 +64,7 @@ def _normalized_quat(q, k):
 
 
 # ---- configuration-space kernels --------------------------------------------------------------------------
-@njit(cache=True)
+@njit(**KERNEL)
 def neutral_kernel(mi, out):
     """The neutral configuration: zeros, unit quaternions (1, 0, 0, 0)."""
     for k in range(out.shape[0]):
@@ -77,7 +77,7 @@ def neutral_kernel(mi, out):
             out[mi[i, IQ] + 3] = 1.0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def integrate_kernel(mi, q, v, dt, out):
     """out = q ⊕ v dt: q + v dt for plain coordinates; for a quaternion Q ⊗ exp(ω dt) (ω in the child
     frame); for the Free joint the SE(3) exponential of the body twist [ω; v] dt, which moves the
@@ -118,7 +118,7 @@ def integrate_kernel(mi, q, v, dt, out):
                 out[iq + k] = q[iq + k] + v[iv + k] * dt
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def difference_kernel(mi, q0, q1, out):
     """out = q1 ⊖ q0, the v with integrate(q0, v, 1) = q1 (the logarithm of ``integrate_kernel``; rotation
     angles are taken in [0, π])."""
@@ -150,7 +150,7 @@ def difference_kernel(mi, q0, q1, out):
                 out[iv + k] = q1[iq + k] - q0[iq + k]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def qdot_kernel(mi, q, v, out):
     """out = q̇ for the velocity v: q̇ = v for plain coordinates; Q̇ = ½ Q ⊗ (0, ω) for a quaternion
     (the kinematic equations of the Euler parameters); ṗ = R(Q) v for the Free joint."""
@@ -181,7 +181,7 @@ def qdot_kernel(mi, q, v, out):
                 out[iq + k] = v[iv + k]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def normalize_kernel(mi, q, out):
     """out = q with every quaternion scaled to unit length."""
     for k in range(q.shape[0]):
@@ -198,7 +198,7 @@ def normalize_kernel(mi, q, out):
 
 
 # ---- single joints: transform, motion subspace, bias -------------------------------------------------------
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_transform_kernel(jt, axes, qj, R_out, p_out):
     """Child frame in the joint frame: R_out (3x3, child -> joint), p_out (child origin, joint frame)."""
     a0 = axes[0, 0]
@@ -236,7 +236,7 @@ def joint_transform_kernel(jt, axes, qj, R_out, p_out):
     p_out[2] = p2
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def motion_subspace_kernel(jt, axes, qj, S):
     """S (6 x nv_j) of the joint in child coordinates: v_J = S v_j (see the module docstring)."""
     for r in range(6):
@@ -270,7 +270,7 @@ def motion_subspace_kernel(jt, axes, qj, S):
             S[k, k] = 1.0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_bias_kernel(jt, axes, qj, vj, out):
     """c_J = Ṡ v_j (child coordinates): θ̇₁θ̇₂ [(R₂ᵀa₁) × a₂; 0] for the Universal joint,
     [0; −θ̇ e_z × rot(z, θ)ᵀ (ẋ, ẏ, 0)] for the Planar joint, zero otherwise."""

@@ -2,22 +2,23 @@
 
 Featherstone, *Rigid Body Dynamics Algorithms* (RBDA), ch. 6 and Table 6.2, in the ground-frame form: the
 composite inertia of the subtree of body i is I^c_i = I_i + Σ_children I^c_j (a plain sum, since all
-inertias are about the ground origin in ground coordinates), F = I^c_i S_i, and M_ji = S_jᵀ F for j = i and
-every ancestor of i. M is the matrix A of seed 001 eq. 3.167 (A q̈ = B for trees with general joints,
-§3.4.4), and T = ½ q̇ᵀ M q̇.
+inertias are about the ground origin in ground coordinates; a sum of rigid-body inertias is one, so it is kept
+as (mass, first moment, rotational inertia)), F = I^c_i S_i, and M_ji = S_jᵀ F for j = i and every ancestor
+of i. M is the matrix A of seed 001 eq. 3.167 (A q̈ = B for trees with general joints, §3.4.4), and
+T = ½ q̇ᵀ M q̇.
 """
 from numba import njit
 
 from multibody.kernels.kinematics import (B_IA, IQ, IV, NQ, NV, PARENT, body_inertia_world, joint_placement_world,
-                                          set_ground, workspace_views)
+                                          set_ground, strided, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import store_rigid_inertia_sym6, sym6_add, sym6_times
+from multibody.kernels.spatial import KERNEL, load_rigid_inertia, rigid_inertia_times_motion, store_rigid_inertia
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def crba_kernel(mi, mf, q, work, M):
     """M(q) into the (nv, nv) array ``M``. Returns 0, or 1 when q, 5 when ``work``, 6 when M does not fit
-    the model (``kinematics.check_sizes``; nothing is computed)."""
+    the model, 7 when q is not contiguous (``kinematics.check_sizes``; nothing is computed)."""
     n = mi.shape[0]
     nv = M.shape[0]
     if q.shape[0] != mi[n - 1, IQ] + mi[n - 1, NQ]:
@@ -26,8 +27,9 @@ def crba_kernel(mi, mf, q, work, M):
         return 5
     if nv != mi[n - 1, IV] + mi[n - 1, NV] or M.shape[1] != nv:
         return 6
+    if strided(q):
+        return 7
     wb, wd = workspace_views(work, n, nv)
-    Ic = wb[:, B_IA:B_IA + 21]
     set_ground(wb)
     for r in range(nv):
         for c in range(nv):
@@ -36,11 +38,12 @@ def crba_kernel(mi, mf, q, work, M):
     for i in range(1, n):
         joint_placement_world(i, mi, mf, q, wb, wd)
         m, h, I = body_inertia_world(i, mf, wb)
-        store_rigid_inertia_sym6(Ic, i, m, h, I)
+        store_rigid_inertia(wb, i, B_IA, m, h, I)
     # ---- pass 2: composite inertias and the columns of M
     for i in range(n - 1, 0, -1):
+        m, h, I = load_rigid_inertia(wb, i, B_IA)
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
-            F = sym6_times(Ic, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+            F = rigid_inertia_times_motion(m, h, I, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
             j = i
             while j > 0:
                 for l in range(mi[j, IV], mi[j, IV] + mi[j, NV]):
@@ -51,5 +54,6 @@ def crba_kernel(mi, mf, q, work, M):
                 j = mi[j, PARENT]
         par = mi[i, PARENT]
         if par > 0:
-            sym6_add(Ic, par, Ic, i)
+            for c in range(B_IA, B_IA + 10):
+                wb[par, c] += wb[i, c]
     return 0

@@ -25,13 +25,13 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import (B_P, B_V, IQ, IV, NQ, NV, PARENT, kinematics_kernel, workspace_views)
-from multibody.kernels.spatial import cross3, load9, mat3_vec
+from multibody.kernels.spatial import KERNEL, cross3, load9, mat3_vec
 
 # columns of the per-body force accumulator ``fb`` (n, 6): [n (about the ground origin); F], ground frame
 FORCE_WIDTH = 6
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau):
     """Add the joint spring-damper and effort generalized forces to ``tau`` (nv,); return
     ``(potential, dissipated_power)`` of the joint springs and dampers."""
@@ -79,7 +79,7 @@ def _add_point_force(fb, body, x0, x1, x2, F0, F1, F2):
     fb[body, 5] += F2
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spring_c, spring_l0, work, fb, tau,
                          kinematics_done):
     """Add the generalized forces of the point-to-point spring-dampers to ``tau``; return
@@ -136,7 +136,7 @@ def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spri
     return V, P
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
                           spring_c, spring_l0, work, fb, tau):
     """``tau`` (nv,) := generalized applied forces of the joint spring-dampers, efforts and point

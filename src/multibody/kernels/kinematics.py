@@ -21,9 +21,9 @@ joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import (INLINE, cross3, load9, mat3_mul, mat3_vec, motion_cross_motion,
-                                       quat_to_rotation, rigid_inertia_times_motion, rigid_inertia_world,
-                                       rotation_axis_angle, rotation_z)
+from multibody.kernels.spatial import (INLINE, KERNEL, cross3, load9, mat3_mul, mat3_times_axis_rotation, mat3_vec,
+                                       motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
+                                       rigid_inertia_world, rotation_axis_angle)
 
 #: ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
 #: are inlined into the hot kernels (ABA, RNEA, CRBA: inlined, RNEA runs about twice as fast as with a call
@@ -37,7 +37,11 @@ FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = ra
 # coordinates (columns M_DOF..M_DOF+5): its column of S is a rotation about, or a translation along, an axis
 # fixed in the joint frame or in the child frame; rotation axes pass through the child origin
 PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID, M_DOF = range(8)
-MI_WIDTH = M_DOF + 6
+#: column of ``mi``: ±(k + 1) when the joint is a Revolute or Cylindrical joint about the coordinate axis ±e_k
+#: of its frame (the rotation then turns two columns of the joint frame; ``spatial.mat3_times_axis_rotation``),
+#: 0 otherwise
+AXIS = M_DOF + 6
+MI_WIDTH = AXIS + 1
 DOF_TRANS_JOINT, DOF_ROT_JOINT, DOF_TRANS_CHILD, DOF_ROT_CHILD = range(4)
 # columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2); F_DAX + 3 k is
 # the axis of velocity coordinate k (in the frame its kind names)
@@ -47,6 +51,9 @@ MF_WIDTH = F_DAX + 18
 # per-body workspace columns (array ``wb`` of shape (n, WB_WIDTH))
 B_R, B_P, B_V, B_C, B_A, B_F, B_IA = 0, 9, 12, 18, 24, 30, 36
 WB_WIDTH = 57
+#: positions in the flat workspace (the ground's row, whose force columns no pass uses) where ABA leaves the
+#: kinetic and the gravitational potential energy of the state it was given (``kernels/energy.py``)
+W_KINETIC, W_POTENTIAL = B_F, B_F + 1
 # per-velocity-coordinate workspace columns (array ``wd`` of shape (nv, WD_WIDTH))
 D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
 WD_WIDTH = 25
@@ -61,10 +68,19 @@ def workspace_views(work, n, nv):
 
 
 @njit(inline=INLINE, cache=True)
+def strided(a):
+    """Whether the elements of the 1-D array ``a`` are not adjacent in memory (code 7 of :func:`check_sizes`).
+    A kernel compiled for contiguous arrays reads them as if they were; the Python wrappers call the compiled
+    code directly (``multibody.algorithms``), so the kernels check it themselves."""
+    return a.shape[0] > 1 and a.strides[0] != a.itemsize
+
+
+@njit(inline=INLINE, cache=True)
 def check_sizes(mi, q, v, x, fext, work, out):
-    """0 when the argument sizes fit the model, else the position of the first bad one: 1 q (nq), 2 v (nv),
-    3 x (nv: τ or q̈), 4 fext ((0, 6) or (n, 6)), 5 work (``workspace_size``), 6 out (nv). Numba does not
-    check bounds, so every kernel called from Python checks its arguments with this first."""
+    """0 when the arguments fit the model, else the position of the first bad one: 1 q (nq), 2 v (nv),
+    3 x (nv: τ or q̈), 4 fext ((0, 6) or (n, 6)), 5 work (``workspace_size``), 6 out (nv), or 7 when q, v or x
+    is not contiguous. Numba does not check bounds, so every kernel called from Python checks its arguments
+    with this first."""
     n = mi.shape[0]
     nq = mi[n - 1, IQ] + mi[n - 1, NQ]
     nv = mi[n - 1, IV] + mi[n - 1, NV]
@@ -80,6 +96,8 @@ def check_sizes(mi, q, v, x, fext, work, out):
         return 5
     if out.shape[0] != nv:
         return 6
+    if strided(q) or strided(v) or strided(x):
+        return 7
     return 0
 
 
@@ -142,13 +160,18 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     a1 = mf[i, F_A1 + 1]
     a2 = mf[i, F_A1 + 2]
     RJ = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
-    rotates = True
+    Ri = Rj
+    rotates = True  # Ri = Rj RJ below
     translates = False
     x = 0.0
     y = 0.0
     z = 0.0
     if jt == REVOLUTE or jt == CYLINDRICAL:
-        RJ = rotation_axis_angle(a0, a1, a2, np.cos(q[iq]), np.sin(q[iq]))
+        if mi[i, AXIS] != 0:
+            Ri = mat3_times_axis_rotation(Rj, mi[i, AXIS], np.cos(q[iq]), np.sin(q[iq]))
+            rotates = False
+        else:
+            RJ = rotation_axis_angle(a0, a1, a2, np.cos(q[iq]), np.sin(q[iq]))
         if jt == CYLINDRICAL:
             translates = True
             x, y, z = q[iq + 1] * a0, q[iq + 1] * a1, q[iq + 1] * a2
@@ -168,15 +191,14 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
             translates = True
             x, y, z = q[iq], q[iq + 1], q[iq + 2]
     elif jt == PLANAR:
-        RJ = rotation_z(np.cos(q[iq + 2]), np.sin(q[iq + 2]))
+        Ri = mat3_times_axis_rotation(Rj, 3, np.cos(q[iq + 2]), np.sin(q[iq + 2]))
+        rotates = False
         translates = True
         x, y = q[iq], q[iq + 1]
     else:  # FIXED
         rotates = False
     if rotates:
         Ri = mat3_mul(Rj, RJ)
-    else:
-        Ri = Rj
     p0 = o0
     p1 = o1
     p2 = o2
@@ -270,25 +292,25 @@ def body_inertia_world(i, mf, wb):
     return m, h, I
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_placement_world_call(i, mi, mf, q, wb, wd):
     """``joint_placement_world`` compiled once, for the kernels off the hot path."""
     joint_placement_world(i, mi, mf, q, wb, wd)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def joint_velocity_world_call(i, mi, v, wd):
     """``joint_velocity_world`` compiled once, for the kernels off the hot path."""
     return joint_velocity_world(i, mi, v, wd)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def body_inertia_world_call(i, mf, wb):
     """``body_inertia_world`` compiled once, for the kernels off the hot path."""
     return body_inertia_world(i, mf, wb)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     """Forward kinematics (the first pass of RBDA Table 5.1; seed 001 §3.4): placements (level 0), body
     velocities (level ≥ 1) and spatial accelerations without gravity (level 2) of every body, ground frame,
@@ -315,7 +337,7 @@ def kinematics_kernel(mi, mf, q, v, qdd, work, level):
                         wb[i, B_A + k] += wd[kk, k] * qdd[kk]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def body_frames_kernel(mi, mf, q, v, qdd, work, level, R_out, p_out, vel_out, acc_out):
     """Placements (R, p), classical velocities [ω; ṗ] and accelerations [ω̇; p̈] of every body origin in
     ground coordinates (``level`` 0: placements, 1: + velocities, 2: + accelerations)."""
@@ -350,7 +372,7 @@ def body_frames_kernel(mi, mf, q, v, qdd, work, level, R_out, p_out, vel_out, ac
                 acc_out[i, 5] = wb[i, B_A + 5] + y2 + z2
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, vel_out, jac_out):
     """Position (ground coordinates) of the point r fixed in ``body`` (body coordinates), its velocity, and
     the Jacobian ∂ṙ/∂v (3 x nv): column k is s_v + s_ω × x for the coordinates on the path from the body to
@@ -395,7 +417,7 @@ def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, v
         i = mi[i, PARENT]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def com_kernel(mi, mf, q, v, work, out):
     """Total mass, centre of mass and linear momentum of the system in ground coordinates:
     out = (M, c (3), p (3))."""

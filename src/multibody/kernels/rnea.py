@@ -15,11 +15,11 @@ from numba import njit, prange
 from multibody.kernels.kinematics import (B_A, B_F, B_V, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, body_inertia_world,
                                           check_sizes, joint_placement_world, joint_velocity_world, set_ground,
                                           workspace_views)
-from multibody.kernels.spatial import (force_cross_motion, load6, motion_cross_motion, rigid_inertia_times_motion,
-                                       store6)
+from multibody.kernels.spatial import (KERNEL, force_cross_motion, load6, motion_cross_motion,
+                                       rigid_inertia_times_motion, store6)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
     """τ for (q, q̇ = v, q̈ = a) into ``tau``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. Returns 0, or the position of the
@@ -81,7 +81,7 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
     return 0
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def workspace_len(n, nv):
     return n * WB_WIDTH + nv * WD_WIDTH
 

@@ -30,6 +30,14 @@ del _k, _r, _c
 INLINE = "always"
 _inline = dict(inline=INLINE, cache=True)
 
+#: options of every compiled kernel that allocates no array (all but the batched ``prange`` twins): cached on
+#: disk, and compiled without numba's reference counting of arrays (NRT). With it, every array a kernel
+#: receives, slices or hands to a helper is counted (a call and an atomic add on entry and again on exit):
+#: measured on ABA, that was half of the time per body at N = 100 and most of a call at N = 5, and from
+#: Python it costs one more allocation per array argument. Such a kernel cannot allocate (numba refuses to
+#: compile ``np.empty`` in it), which is what the performance rules ask anyway; the caller owns the arrays.
+KERNEL = dict(cache=True, _nrt=False)
+
 
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------
 @njit(**_inline)
@@ -122,6 +130,28 @@ def rotation_axis_angle(a0, a1, a2, c, s):
 
 
 @njit(**_inline)
+def mat3_times_axis_rotation(A, axis, c, s):
+    """A rot(±e_k, θ) for ``axis`` = ±(k + 1) (a coordinate axis, k = 0, 1, 2) from c = cos θ, s = sin θ.
+
+    rot(e_k, θ) keeps column k of A and turns the other two, (k+1) and (k+2) mod 3, in their plane:
+    12 products where ``mat3_mul`` with the full rotation takes 27 (Pinocchio's RX/RY/RZ joints likewise)."""
+    if axis < 0:
+        s = -s
+    k = abs(axis) - 1
+    if k == 0:
+        return (A[0], c * A[1] + s * A[2], c * A[2] - s * A[1],
+                A[3], c * A[4] + s * A[5], c * A[5] - s * A[4],
+                A[6], c * A[7] + s * A[8], c * A[8] - s * A[7])
+    if k == 1:
+        return (c * A[0] - s * A[2], A[1], c * A[2] + s * A[0],
+                c * A[3] - s * A[5], A[4], c * A[5] + s * A[3],
+                c * A[6] - s * A[8], A[7], c * A[8] + s * A[6])
+    return (c * A[0] + s * A[1], c * A[1] - s * A[0], A[2],
+            c * A[3] + s * A[4], c * A[4] - s * A[3], A[5],
+            c * A[6] + s * A[7], c * A[7] - s * A[6], A[8])
+
+
+@njit(**_inline)
 def rotation_z(c, s):
     """rot(z, θ) from c = cos θ, s = sin θ."""
     return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
@@ -140,6 +170,27 @@ def rotate_sym3(R, I):
     b6 = R[6] * I[0] + R[7] * I[1] + R[8] * I[2]
     b7 = R[6] * I[1] + R[7] * I[3] + R[8] * I[4]
     b8 = R[6] * I[2] + R[7] * I[4] + R[8] * I[5]
+    return (b0 * R[0] + b1 * R[1] + b2 * R[2],
+            b0 * R[3] + b1 * R[4] + b2 * R[5],
+            b0 * R[6] + b1 * R[7] + b2 * R[8],
+            b3 * R[3] + b4 * R[4] + b5 * R[5],
+            b3 * R[6] + b4 * R[7] + b5 * R[8],
+            b6 * R[6] + b7 * R[7] + b8 * R[8])
+
+
+@njit(**_inline)
+def rotate_diag3(R, d0, d1, d2):
+    """R diag(d) Rᵀ in the packing of :func:`rotate_sym3` (principal axes along the body axes: 27 products
+    where the general symmetric case takes 45)."""
+    b0 = R[0] * d0
+    b1 = R[1] * d1
+    b2 = R[2] * d2
+    b3 = R[3] * d0
+    b4 = R[4] * d1
+    b5 = R[5] * d2
+    b6 = R[6] * d0
+    b7 = R[7] * d1
+    b8 = R[8] * d2
     return (b0 * R[0] + b1 * R[1] + b2 * R[2],
             b0 * R[3] + b1 * R[4] + b2 * R[5],
             b0 * R[6] + b1 * R[7] + b2 * R[8],
@@ -277,7 +328,10 @@ def rigid_inertia_world(R, p, m, c, Ic):
     c0 = p[0] + r0
     c1 = p[1] + r1
     c2 = p[2] + r2
-    J = rotate_sym3(R, Ic)
+    if Ic[1] == 0.0 and Ic[2] == 0.0 and Ic[4] == 0.0:
+        J = rotate_diag3(R, Ic[0], Ic[3], Ic[5])
+    else:
+        J = rotate_sym3(R, Ic)
     cc = c0 * c0 + c1 * c1 + c2 * c2
     h = (m * c0, m * c1, m * c2)
     I = (J[0] + m * (cc - c0 * c0), J[1] - h[0] * c1, J[2] - h[0] * c2,
@@ -324,6 +378,27 @@ def store_rigid_inertia_sym6(out, i, m, h, I):
     out[i, 18] = m
     out[i, 19] = 0.0
     out[i, 20] = m
+
+
+@njit(**_inline)
+def store_rigid_inertia(out, i, o, m, h, I):
+    """out[i, o:o+10] = (m, h, I): a rigid-body inertia about the origin in its 10 numbers (mass, first moment,
+    rotational inertia packed as (xx, xy, xz, yy, yz, zz)). A sum of rigid inertias about one point is again
+    one (the composite inertias of CRBA), and ``rigid_inertia_times_motion`` multiplies it in 24 products
+    where the packed 21-entry form takes 36."""
+    out[i, o] = m
+    out[i, o + 1] = h[0]
+    out[i, o + 2] = h[1]
+    out[i, o + 3] = h[2]
+    for k in range(6):
+        out[i, o + 4 + k] = I[k]
+
+
+@njit(**_inline)
+def load_rigid_inertia(arr, i, o):
+    """(m, h, I) stored by :func:`store_rigid_inertia` in arr[i, o:o+10]."""
+    return (arr[i, o], (arr[i, o + 1], arr[i, o + 2], arr[i, o + 3]),
+            (arr[i, o + 4], arr[i, o + 5], arr[i, o + 6], arr[i, o + 7], arr[i, o + 8], arr[i, o + 9]))
 
 
 @njit(**_inline)

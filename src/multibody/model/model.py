@@ -209,6 +209,22 @@ class Model:
             q[j.q_slice] = j.joint.neutral()
         return q
 
+    def check_quaternions(self, q, what="q"):
+        """A ``ModelError`` naming the joint whose quaternion in ``q`` has zero (or non-finite) length, which no
+        rotation has (the neutral one is (1, 0, 0, 0)); other lengths are normalized by the kernels."""
+        q = np.asarray(q, dtype=float).reshape(-1)
+        for j in self.joints[1:]:
+            if j.joint.linear_coordinates:
+                continue
+            s = j.q_slice
+            lo = s.start + (j.joint.nq - 4)  # Free: (x, y, z, w, qx, qy, qz); Spherical: (w, qx, qy, qz)
+            quat = q[lo:lo + 4]
+            norm = float(np.sqrt(np.sum(quat * quat)))
+            if not (np.isfinite(norm) and norm > 1e-150):
+                raise ModelError(f"joint '{j.name}': the quaternion {what}[{lo}:{lo + 4}] = {quat.tolist()} has "
+                                 f"length {norm:g}; expected (w, x, y, z) of unit length (no rotation: 1, 0, 0, 0)",
+                                 element=j.name)
+
     def integrate(self, q, v, dt=1.0):
         """q ⊕ v·dt on the configuration manifold (exponential map for quaternions)."""
         return configuration.integrate(self, q, v, dt)

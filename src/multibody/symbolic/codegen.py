@@ -11,7 +11,7 @@ the file is named by a hash of its source, so numba's own cache serves later pro
   of the ``"symbolic"`` formulation (:mod:`multibody.symbolic.formulation`), τ the applied forces of the
   model (``kernels/forces.py``) plus ``tau_extra`` (``rhs``: plus the constant forces ``p[16]``); ``p`` is
   the parameter tuple of ``formulations.tree.tree_params`` with the model's parameter values appended as
-  ``p[17]``.
+  ``p[P_VALUES]`` (``P_VALUES = formulations.tree.P_VAPPLIED + 1``).
 
 ``params`` holds the values of the model's own symbols in the order of ``equations.parameters`` (empty for
 a numeric model).
@@ -28,7 +28,6 @@ Example
 >>> bool(np.abs(M - mb.crba(model, q)).max() < 1e-12)
 True
 """
-import numpy as np
 import sympy as sp
 
 from multibody.symbolic.dae import _body
@@ -42,6 +41,9 @@ CODEGEN_VERSION = 1
 
 def source(eqs):
     """Python source of the module of :func:`compile_equations` for the equations ``eqs``."""
+    from multibody.formulations.tree import P_VAPPLIED
+
+    P_VALUES = P_VAPPLIED + 1  # noqa: N806 (written into the generated module)
     n = len(eqs.q)
     sq = [sp.Symbol(f"_q{k}") for k in range(n)]
     sv = [sp.Symbol(f"_v{k}") for k in range(n)]
@@ -66,6 +68,7 @@ from numba import njit
 from multibody.kernels.forces import applied_forces_kernel
 
 NV = {n}
+P_VALUES = {P_VALUES}  # the model's parameter values, appended to tree_params
 
 
 @njit(cache=True)
@@ -91,8 +94,8 @@ def rhs_extra(t, x, p, tau_extra, out):
                           p[14], tau)
     M = np.empty((NV, NV))
     b = np.empty(NV)
-    mass_matrix(q, p[17], M)
-    bias_forces(q, v, p[17], b)
+    mass_matrix(q, p[P_VALUES], M)
+    bias_forces(q, v, p[P_VALUES], b)
     for k in range(NV):
         out[k] = v[k]
         b[k] = tau[k] + tau_extra[k] - b[k]

@@ -12,7 +12,7 @@ with the number of bodies; the generated module is cached on disk by a hash of i
 """
 import numpy as np
 
-from multibody.formulations.base import OdeSystem, register_formulation
+from multibody.formulations.base import OdeSystem, callback_forces, register_formulation
 from multibody.formulations.tree import tree_system
 
 __all__ = ["symbolic_system"]
@@ -38,7 +38,7 @@ def symbolic_system(model, q0=None, v0=None, tau=None, energy=True):
         if callback is None:
             mod.rhs(float(t), x, params, out)
         else:
-            extra = np.asarray(callback(t, x[:nq].copy(), x[nq:].copy()), dtype=np.float64).reshape(nv)
+            extra = callback_forces(callback, t, x[:nq], x[nq:], nv, model.name)
             mod.rhs_extra(float(t), x, params, np.ascontiguousarray(extra), out)
         return out
 

@@ -1,0 +1,207 @@
+"""The compiled fixed-step loops, written once for every system; ``fixed_step.specialize`` instantiates them.
+
+This module is a template: ``specialize(rhs, project, observe, run_params)`` writes a copy of its source in
+which the four names imported below are the system's own numba functions, so that the loops call them as
+*globals* (numba can then cache the loops on disk; see the caching note of ``integrate/fixed_step.py``).
+The defaults imported here only keep the template importable.
+
+* :func:`rk_run` — one run into preallocated outputs; nothing allocated, nothing checked: the steps of every
+  method (the tableaux of ``fixed_step.TABLEAU_*``), the projection after each step, the saving rule;
+* :func:`rk_batch` — many runs in parallel (numba ``prange`` over chunks of runs): run ``b`` is
+  :func:`rk_run` with the parameters ``run_params(params, batch, b)``, so each run is computed by the same
+  code, in the same order, as a single run: the results do not depend on the number of threads.
+
+The system's functions: ``rhs(t, x, params, out)`` writes ẋ; ``project(x, params)`` corrects x in place after
+each step; ``observe(x, params, obs, k)`` writes what is recorded with saved state k into ``obs[k]`` (e.g. the
+energies), called right after an evaluation of ``rhs`` at that state (see :func:`rk_run`);
+``run_params(params, batch, b)`` returns the parameters of run b of a batch (with workspaces of its own).
+"""
+import numpy as np
+from numba import njit, prange
+
+from multibody.integrate.fixed_step import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
+                                            TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
+from multibody.integrate.fixed_step import no_observe as observe  # noqa: F401  (bound by specialize)
+from multibody.integrate.fixed_step import no_project as project  # noqa: F401  (bound by specialize)
+from multibody.integrate.fixed_step import no_rhs as rhs  # noqa: F401  (bound by specialize)
+from multibody.integrate.fixed_step import shared_params as run_params  # noqa: F401  (bound by specialize)
+
+#: cache on disk (False when the loops are made for functions that cannot be imported)
+CACHE = True
+
+
+@njit(cache=CACHE)
+def _save(k, t, x, ts, xs):
+    ts[k] = t
+    for j in range(x.shape[0]):
+        xs[k, j] = x[j]
+
+
+@njit(cache=CACHE)
+def _fixed_point_change(x, base, scale, k, lo, hi, extra):
+    """x[j] <- base[j] + scale (k[j] + extra[j]) for j in lo..hi-1 (``extra`` may be zero-length: none);
+    returns the largest relative change."""
+    change = 0.0
+    with_extra = extra.shape[0] > 0
+    for j in range(lo, hi):
+        new = base[j] + scale * (k[j] + extra[j] if with_extra else k[j])
+        change = max(change, abs(new - x[j]) / (1.0 + abs(new)))
+        x[j] = new
+    return change
+
+
+@njit(cache=CACHE)
+def _iterate(t, x, base, scale, lo, hi, extra, params, k):
+    """The fixed-point iteration of one implicit Störmer–Verlet equation on x[lo:hi] (``fixed_step``'s module
+    docstring): ``k`` holds rhs at the current iterate on entry and on exit. Returns whether it converged."""
+    last = np.inf
+    for it in range(SV_MAX_ITER):
+        change = _fixed_point_change(x, base, scale, k, lo, hi, extra)
+        rhs(t, x, params, k)
+        if not change > SV_TOL:  # converged (or NaN: left to the finiteness check)
+            return True
+        if change <= SV_FLOOR and change > 0.5 * last:  # no longer contracting: round-off floor
+            return True
+        last = change
+    return False
+
+
+@njit(cache=CACHE)
+def stormer6_step(t, x, h, nsplit, params, xt, K):
+    """One STORMER6 step from (t, x) into ``xt``: the Störmer–Verlet stages γ_s h (Kahan & Li s9odr6a) on
+    x = [q (nsplit), p], each solving its two implicit equations by fixed-point iteration (``fixed_step``'s
+    module docstring). ``K`` (4, n) is scratch. Returns whether every iteration converged."""
+    n = x.shape[0]
+    k1, start, fq = K[0], K[1], K[2]
+    none = K[3, :0]
+    for j in range(n):
+        xt[j] = x[j]
+    converged = True
+    tstage = t
+    for s in range(9):
+        c = KAHAN_LI_S9ODR6[s] * h
+        hc = 0.5 * c
+        for j in range(n):
+            start[j] = xt[j]  # (q, p) at the start of the stage
+        # p½ = p + c/2 g(q, p½), iterated from p
+        rhs(tstage, xt, params, k1)
+        converged = _iterate(tstage, xt, start, hc, nsplit, n, none, params, k1) and converged
+        # q+ = q + c/2 (f(q, p½) + f(q+, p½)), iterated from q + c f(q, p½)
+        for j in range(nsplit):
+            fq[j] = k1[j]
+            xt[j] = start[j] + c * k1[j]
+        rhs(tstage + c, xt, params, k1)
+        converged = _iterate(tstage + c, xt, start, hc, 0, nsplit, fq, params, k1) and converged
+        # p+ = p½ + c/2 g(q+, p½)
+        for j in range(nsplit, n):
+            xt[j] += hc * k1[j]
+        tstage += c
+    return converged
+
+
+@njit(cache=CACHE)
+def rk_run(x, t0, h, nsteps, save, params, method, nsplit, ts, xs, obs, xt, K):
+    """Integrate ``dx/dt = rhs(t, x)`` in place of ``x`` with ``nsteps`` steps ``h`` from ``t0``; save the state
+    at the step numbers ``save`` (ascending; 0 is the initial state, saved unprojected) into ``ts``, ``xs``,
+    which have a row more than ``save`` for the last finite state of a failed run, and what ``observe`` records
+    into the same row of ``obs`` (when it has columns). ``xt`` (like x) and ``K`` (4, len(x)) are scratch.
+    Returns ``(rows saved, status, steps done)``: the run stops at the first step that makes the state
+    non-finite (status 1), or (STORMER6, method 4) whose implicit equations do not converge (status 2), x keeping
+    the last finite state.
+
+    Stage s of ``method`` evaluates ``K[s] = rhs(t + c_s h, x + h Σ_r a_sr K[r])`` and the step is
+    ``x + (h / div) Σ_r b_r K[r]``, with coefficients of their own for the positions (the first ``nsplit``
+    entries) and the velocities: a partitioned Butcher tableau (``fixed_step.TABLEAU_*``). Stage 0 is
+    evaluated at x itself, so ``observe(x, params, obs, k)`` is called right after it for a saved state (or
+    after one more evaluation past the last step) and may read what that evaluation left in the workspaces
+    of ``params`` instead of computing it again."""
+    n = x.shape[0]
+    nsave = save.shape[0]
+    div = TABLEAU_DIV[method]
+    observing = obs.shape[1] > 0
+    k = 0
+    pending = -1  # the row whose observation waits for the next evaluation of rhs at its state
+    if nsave > 0 and save[0] == 0:
+        _save(0, t0, x, ts, xs)
+        pending = 0
+        k = 1
+    status = 0
+    done = 0
+    for step in range(nsteps):
+        t = t0 + step * h
+        if method == 4:
+            if pending >= 0 and observing:
+                rhs(t, x, params, K[0])
+                observe(x, params, obs, pending)
+            pending = -1
+            if not stormer6_step(t, x, h, nsplit, params, xt, K):
+                finite = True
+                for j in range(n):
+                    if not np.isfinite(xt[j]):
+                        finite = False
+                        break
+                status = 1 if not finite else 2
+                break
+            ns = 0
+        else:
+            ns = TABLEAU_STAGES[method]
+            rhs(t, x, params, K[0])
+            if pending >= 0:
+                if observing:
+                    observe(x, params, obs, pending)
+                pending = -1
+        for s in range(1, ns + 1):  # the stages after the first, then (s = ns) the step itself
+            final = s == ns
+            scale = h / div if final else h
+            for j in range(n):
+                part = 0 if j < nsplit else 1
+                acc = 0.0
+                for r in range(s):
+                    a = TABLEAU_B[method, r, part] if final else TABLEAU_A[method, s, r, part]
+                    if a != 0.0:
+                        acc += a * K[r, j]
+                xt[j] = x[j] + scale * acc
+            if not final:
+                rhs(t + TABLEAU_C[method, s] * h, xt, params, K[s])
+        project(xt, params)
+        finite = True
+        for j in range(n):
+            if not np.isfinite(xt[j]):
+                finite = False
+                break
+        if not finite:
+            status = 1
+            break
+        for j in range(n):
+            x[j] = xt[j]
+        done = step + 1
+        if k < nsave and save[k] == done:
+            _save(k, t0 + done * h, x, ts, xs)
+            pending = k
+            k += 1
+    if status != 0 and done > 0 and (k == 0 or save[k - 1] != done):
+        _save(k, t0 + done * h, x, ts, xs)  # the last finite state
+        pending = k
+        k += 1
+    if pending >= 0 and observing:
+        rhs(t0 + done * h, x, params, K[0])
+        observe(x, params, obs, pending)
+    return k, status, done
+
+
+@njit(cache=CACHE, parallel=True)
+def rk_batch(X, t0, h, nsteps, save, params, batch, method, nsplit, nchunk, TS, XS, OBS, INFO):
+    """Run b of ``X`` (runs, n) is :func:`rk_run` with ``run_params(params, batch, b)``, into ``TS[b]``,
+    ``XS[b]``, ``OBS[b]`` and ``INFO[b] = (rows saved, status, steps done)``; ``X[b]`` ends as the final state.
+    The runs are split into ``nchunk`` chunks of consecutive runs, one chunk per parallel iteration."""
+    nb = X.shape[0]
+    n = X.shape[1]
+    for ch in prange(nchunk):
+        xt = np.empty(n)
+        K = np.empty((4, n))
+        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
+            k, status, done = rk_run(X[b], t0, h, nsteps, save, run_params(params, batch, b), method, nsplit,
+                                     TS[b], XS[b], OBS[b], xt, K)
+            INFO[b, 0] = k
+            INFO[b, 1] = status
+            INFO[b, 2] = done

@@ -1,0 +1,176 @@
+"""Fixed-step outputs, energies recorded in the compiled loop, and ``simulate_batch`` (issue 14).
+
+The batch must be the loop of single runs *exactly* (the same compiled loop and order of operations per run),
+whatever the number of threads; the energies recorded in the loop must be those ``tree_energy`` computes for
+the saved states.
+"""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.bench.dynamics import revolute_chain
+from multibody.errors import ModelError
+from multibody.formulations.tree import tree_energy
+from models import sprung_model
+
+H = 1e-3
+
+
+def chain_states(runs, n, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.uniform(-0.5, 0.5, (runs, n)), rng.uniform(-1.0, 1.0, (runs, n))
+
+
+# ---- fixed-step outputs ------------------------------------------------------------------------------------
+def test_output_every_and_t_eval_save_the_steps_themselves():
+    m = revolute_chain(3)
+    q0, v0 = np.array([0.3, -0.2, 0.1]), np.array([0.0, 0.5, 0.0])
+    full = mb.simulate(m, q0, v0, 0.1, method="RK4", h=H)
+    assert full.q.shape == (101, 3)
+    every = mb.simulate(m, q0, v0, 0.1, method="RK4", h=H, output_every=30)  # steps 0, 30, 60, 90 and the last
+    np.testing.assert_array_equal(every.t, full.t[[0, 30, 60, 90, 100]])
+    np.testing.assert_array_equal(every.q, full.q[[0, 30, 60, 90, 100]])
+    np.testing.assert_array_equal(every.energy["total"], full.energy["total"][[0, 30, 60, 90, 100]])
+    te = mb.simulate(m, q0, v0, 0.1, method="RK4", h=H, t_eval=[0.005, 0.05, 0.1])
+    np.testing.assert_array_equal(te.v, full.v[[5, 50, 100]])
+    assert te.info["steps"] == 100
+    with pytest.raises(ModelError, match="grid") as err:
+        mb.simulate(m, q0, v0, 0.1, method="RK4", h=H, t_eval=[0.0105])
+    assert err.value.element == "t_eval"
+    with pytest.raises(ModelError, match="one of"):
+        mb.simulate(m, q0, v0, 0.1, method="RK4", h=H, n_out=11, output_every=10)
+    with pytest.raises(ModelError, match="output_every"):
+        mb.simulate(m, q0, v0, 0.1, method="RK4", h=H, output_every=0)
+    with pytest.raises(ModelError, match="fixed-step"):
+        mb.simulate(m, q0, v0, 0.1, output_every=10)
+
+
+@pytest.mark.parametrize("method", ["RK4", "VERLET"])
+def test_energies_in_the_loop_equal_tree_energy_of_the_outputs(method):
+    """Joint and point springs, dampers, an effort, quaternions: the loop's energies are tree_energy's numbers."""
+    m = sprung_model(effort=0.3)
+    rng = np.random.default_rng(1)
+    q0, v0 = m.random_configuration(rng, scale=1.0), rng.normal(size=m.nv)
+    res = mb.simulate(m, q0, v0, 0.2, method=method, h=H, output_every=7)
+    T, V, _ = tree_energy(m, res.q, res.v)
+    np.testing.assert_array_equal(res.energy["kinetic"], T)
+    np.testing.assert_array_equal(res.energy["potential"], V)
+    chain = revolute_chain(4)  # no applied forces: the right-hand side skips their pass
+    res = mb.simulate(chain, [0.4, 0.1, -0.3, 0.2], None, 0.2, method=method, h=H)
+    T, V, _ = tree_energy(chain, res.q, res.v)
+    np.testing.assert_array_equal(res.energy["kinetic"], T)
+    np.testing.assert_array_equal(res.energy["potential"], V)
+
+
+# ---- simulate_batch -------------------------------------------------------------------------------------
+def test_batch_equals_a_loop_of_single_runs_exactly():
+    m = revolute_chain(5)
+    Q0, V0 = chain_states(6, 5)
+    batch = mb.simulate_batch(m, Q0, V0, 0.3, method="RK4", h=H, output_every=50)
+    assert len(batch) == 6 and batch.q.shape == (6, 7, 5) and batch.ok.all()
+    for b in range(6):
+        single = mb.simulate(m, Q0[b], V0[b], 0.3, method="RK4", h=H, output_every=50)
+        np.testing.assert_array_equal(batch.t, single.t)
+        np.testing.assert_array_equal(batch.q[b], single.q)
+        np.testing.assert_array_equal(batch.v[b], single.v)
+        for key in ("kinetic", "potential", "total"):
+            np.testing.assert_array_equal(batch.energy[key][b], single.energy[key])
+    run = batch[2]
+    assert isinstance(run, mb.Result) and run.info["status"] == "success" and run.info["steps"] == 300
+    np.testing.assert_array_equal(run.q, batch.q[2])
+
+
+def test_batch_with_quaternions_springs_and_varied_parameters():
+    """Per-run torques, masses and gravity: run b equals simulate on the model with run b's values."""
+    m = sprung_model()
+    rng = np.random.default_rng(2)
+    runs = 3
+    Q0 = np.array([m.random_configuration(rng, scale=1.0) for _ in range(runs)])
+    V0 = rng.normal(size=(runs, m.nv))
+    tau = rng.normal(size=(runs, m.nv))
+    mass = m.mass[1:] * rng.uniform(0.5, 2.0, (runs, m.nbodies))
+    gravity = rng.normal(size=(runs, 3)) * 5.0
+    batch = mb.simulate_batch(m, Q0, V0, 0.05, method="RK4", h=H, output_every=10,
+                              params={"tau": tau, "mass": mass, "gravity": gravity})
+    for b in range(runs):
+        mb_b = sprung_model(masses=mass[b], gravity=gravity[b])
+        single = mb.simulate(mb_b, Q0[b], V0[b], 0.05, method="RK4", h=H, output_every=10, tau=tau[b])
+        np.testing.assert_array_equal(batch.q[b], single.q)
+        np.testing.assert_array_equal(batch.v[b], single.v)
+        np.testing.assert_array_equal(batch.energy["potential"][b], single.energy["potential"])
+        norms = [np.linalg.norm(batch.q[b][:, mb_b.joint(j).q_slice][:, -4:], axis=1) for j in ("jc", "je")]
+        assert np.allclose(norms, 1.0, rtol=0, atol=1e-14)
+
+
+def test_batch_does_not_depend_on_the_number_of_threads():
+    script = (
+        "import hashlib, json, numba, numpy as np, multibody as mb\n"
+        "from multibody.bench.dynamics import revolute_chain\n"
+        "rng = np.random.default_rng(3)\n"
+        "Q0, V0 = rng.uniform(-0.5, 0.5, (37, 5)), rng.uniform(-1, 1, (37, 5))\n"
+        "r = mb.simulate_batch(revolute_chain(5), Q0, V0, 0.2, h=1e-3, output_every=20,\n"
+        "                      params={'tau': rng.normal(size=(37, 5))})\n"
+        "data = np.concatenate([r.q.ravel(), r.v.ravel(), r.energy['total'].ravel()])\n"
+        "print(json.dumps([numba.get_num_threads(), hashlib.sha256(data.tobytes()).hexdigest()]))\n")
+    out = {}
+    for threads in ("1", "2"):
+        env = {**__import__("os").environ, "NUMBA_NUM_THREADS": threads}
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=900, env=env)
+        assert proc.returncode == 0, proc.stderr
+        got_threads, digest = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert got_threads == int(threads)
+        out[threads] = digest
+    assert out["1"] == out["2"]
+
+
+def test_a_failed_run_does_not_stop_the_others():
+    m = revolute_chain(2)
+    gravity = np.array([[0.0, 0.0, -9.81], [0.0, 0.0, -1e305], [0.0, 0.0, -9.81]])
+    batch = mb.simulate_batch(m, np.array([0.3, 0.1]), None, 0.05, h=H, output_every=10,
+                              params={"gravity": gravity})
+    assert list(batch.status) == ["success", "failed", "success"]
+    assert batch.steps[0] == batch.steps[2] == 50 and batch.steps[1] < 50
+    assert np.all(np.isfinite(batch.q[[0, 2]])) and np.isnan(batch.q[1, -1]).all()
+    np.testing.assert_array_equal(batch.q[0], batch.q[2])
+
+
+def test_batch_bad_input_names_the_element():
+    m = revolute_chain(3)
+    Q0, V0 = chain_states(4, 3)
+    cases = [
+        (dict(Q0=Q0[:, :2], V0=V0), "Q0"),
+        (dict(Q0=Q0, V0=V0[:3]), "V0"),
+        (dict(Q0=Q0, V0=V0, params={"tau": np.zeros((4, 2))}), "tau"),
+        (dict(Q0=Q0, V0=V0, params={"mass": np.ones((4, 3)) * [1, -1, 1]}), "link2"),
+        (dict(Q0=Q0, V0=V0, params={"stiffness": np.ones((4, 3))}), "stiffness"),
+        (dict(Q0=Q0, V0=V0, method="DOP853"), "method"),
+        (dict(Q0=Q0, V0=V0, tau=lambda t, q, v: q), "tau"),
+        (dict(Q0=Q0[0], V0=V0[0]), "Q0"),
+        (dict(Q0=np.full((4, 3), np.nan), V0=V0), "Q0"),
+    ]
+    for kwargs, element in cases:
+        kwargs.setdefault("method", "RK4")
+        with pytest.raises(ModelError) as err:
+            mb.simulate_batch(m, t_end=0.01, h=H, **kwargs)
+        assert err.value.element == element, (kwargs.keys(), str(err.value))
+
+
+def test_simulate_benchmark_runs_on_small_models(capsys):
+    """``multibody bench --only simulate`` (not a speed test): the chain against MuJoCo when it is installed —
+    with its check that the final angles agree — and the batch against single runs."""
+    from multibody.bench.simulate import bench_batch, bench_chain
+
+    rows = bench_chain(sizes=(3,), t_end=0.05, rounds=1)
+    row = bench_batch(runs=6, n=3, t_end=0.05, n_out=6, singles=2, rounds=1)
+    out = capsys.readouterr().out
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        assert rows == [] and "skipped" in out
+    else:
+        assert rows[0]["N"] == 3 and rows[0]["final_angle_difference"] < 1e-12
+    assert row["runs"] == 6 and row["ratio"][0] > 0
