@@ -405,8 +405,10 @@ class _Loader:
     def _placeholder(self, b, bname):
         """A body that has a problem is still added (mass 1) so that the joints naming it are checked; the model
         is not built anyway."""
+        if not isinstance(bname, str):   # a name of the wrong type (a list, a mapping): reported by the schema
+            bname = repr(bname)
         self.broken.add(bname)
-        if isinstance(bname, str) and bname:
+        if bname:
             try:
                 b.add_body(bname, 1.0)
             except ModelError:
