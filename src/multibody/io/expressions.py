@@ -277,7 +277,10 @@ def parse_expression(source, where="expression"):
     place in the file for error messages (e.g. ``"joints[2].effort"``)."""
     if isinstance(source, bool) or not isinstance(source, (str, int, float)):
         raise ModelError(f"{where}: expected a number or an expression (a string), got {source!r}", element=where)
-    text = repr(float(source)) if not isinstance(source, str) else source.strip()
+    try:
+        text = repr(float(source)) if not isinstance(source, str) else source.strip()
+    except OverflowError:   # an integer beyond the floats (10**400)
+        raise ModelError(f"{where}: the number {str(source)[:20]}... is too large", element=where) from None
     probe = Expression(text, where, None, ())
     if not text:
         probe._fail("the expression is empty")
@@ -302,7 +305,10 @@ def constant(value, where):
     if isinstance(value, bool):
         raise ModelError(f"{where}: expected a number, got {value!r}", element=where)
     if isinstance(value, (int, float)):
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:   # an integer beyond the floats (10**400)
+            raise ModelError(f"{where}: the number {str(value)[:20]}... is too large", element=where) from None
         if not math.isfinite(x):
             raise ModelError(f"{where}: expected a finite number, got {value!r}", element=where)
         return x
