@@ -45,6 +45,8 @@ __all__ = ["Expression", "parse_expression", "constant", "FUNCTIONS", "CONSTANTS
 
 #: the longest expression accepted (characters)
 MAX_LENGTH = 4000
+#: the deepest expression tree accepted (``1+1+...`` and ``sin(sin(...))`` nest one level per operation)
+MAX_DEPTH = 200
 
 
 def _abs(x):
@@ -272,6 +274,17 @@ def _check(expr, node):
     return names
 
 
+def _depth(node):
+    """The depth of an expression tree (without recursion: the checks and conversions that follow recurse)."""
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        deepest = max(deepest, d)
+        if d <= MAX_DEPTH:
+            stack.extend((c, d + 1) for c in ast.iter_child_nodes(n))
+    return deepest
+
+
 def parse_expression(source, where="expression"):
     """Parse and check ``source`` (a string or a number); returns an :class:`Expression`. ``where`` names the
     place in the file for error messages (e.g. ``"joints[2].effort"``)."""
@@ -296,6 +309,9 @@ def parse_expression(source, where="expression"):
         tree = None
     if tree is None:
         probe._fail(why)
+    depth = _depth(tree.body)
+    if depth > MAX_DEPTH:
+        probe._fail(f"the expression is nested {depth} levels deep (at most {MAX_DEPTH})")
     names = _check(probe, tree.body)
     return Expression(text, where, tree, names)
 
