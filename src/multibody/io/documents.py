@@ -24,6 +24,9 @@ __all__ = ["Problem", "ModelFileError", "format_path", "read_document", "parse_t
 SAFE_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "seq", "map")}
 #: largest number of values (aliases expanded) accepted in a YAML document
 MAX_NODES = 1_000_000
+#: deepest nesting of lists and mappings accepted in a document (a model file needs fewer than 10 levels; libyaml's
+#: composer and the schema check recurse, and libyaml's crashes on a stack overflow)
+MAX_DEPTH = 100
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,23 @@ def _walk_yaml(root):
     return lines, problems, root
 
 
+def _yaml_depth(text):
+    """A problem when the YAML ``text`` nests more than MAX_DEPTH lists and mappings, else None. Read as a stream
+    of parser events (which does not recurse), before the composer (which does)."""
+    import yaml
+
+    depth = 0
+    for event in yaml.parse(text, Loader=_safe_loader()):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return Problem("", f"the document nests lists and mappings more than {MAX_DEPTH} levels deep",
+                               event.start_mark.line + 1)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+    return None
+
+
 def _safe_loader():
     """PyYAML's safe loader: libyaml's C version when PyYAML was built with it (the same rules, faster)."""
     import yaml
@@ -132,6 +152,9 @@ def _read_yaml(text):
     import yaml
 
     try:
+        deep = _yaml_depth(text)
+        if deep is not None:
+            return None, {}, [deep]
         root = yaml.compose(text, Loader=_safe_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -154,11 +177,28 @@ def _refuse_constant(name):
 
 def _read_json(text):
     try:
-        return json.loads(text, parse_constant=_refuse_constant), {}, []
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:   # the decoder recurses into nested lists and objects
+        return None, {}, [Problem("", f"the document nests lists and mappings more than {MAX_DEPTH} levels deep")]
     except json.JSONDecodeError as exc:
         return None, {}, [Problem("", f"JSON syntax: {exc.msg} (column {exc.colno})", exc.lineno)]
     except ValueError as exc:
         return None, {}, [Problem("", f"JSON: {exc}")]
+    if _too_deep(data):
+        return None, {}, [Problem("", f"the document nests lists and mappings more than {MAX_DEPTH} levels deep")]
+    return data, {}, []
+
+
+def _too_deep(data):
+    """Whether ``data`` nests lists and mappings more than MAX_DEPTH levels deep (checked without recursion)."""
+    stack = [(data, 0)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (dict, list)):
+            if d >= MAX_DEPTH:
+                return True
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return False
 
 
 def parse_text(text, suffix):
