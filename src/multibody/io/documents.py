@@ -78,15 +78,14 @@ def _walk_yaml(root):
     import yaml
 
     lines, problems = {}, []
-    count = 0
     null = "tag:yaml.org,2002:null"
     stack = [(root, (), None)]
+    seen_nodes = set()   # a node named by aliases is checked once, at its first place
     while stack:
         node, path, replace = stack.pop()
-        count += 1
-        if count > MAX_NODES:
-            problems.append(Problem("", f"the document has more than {MAX_NODES} values (aliases expanded)"))
-            break
+        if id(node) in seen_nodes:
+            continue
+        seen_nodes.add(id(node))
         where = format_path(path)
         lines.setdefault(where, node.start_mark.line + 1)
         if node.tag not in SAFE_TAGS:
@@ -141,6 +140,50 @@ def _yaml_depth(text):
     return None
 
 
+def _children(node):
+    import yaml
+
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _size_problem(root):
+    """A problem when the composed tree refers to itself (a recursive alias) or holds, aliases expanded, more than
+    MAX_NODES values or more than ten times its own number of values beyond 10 000 (an alias bomb, "billion
+    laughs"), else None. Sizes are counted on the tree's nodes (each once), not on the expansion."""
+    size, unique, active = {}, 0, set()
+    stack = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            active.discard(key)
+            size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            continue
+        if key in size:
+            continue
+        if key in active:
+            return Problem("", "an alias refers to a value that contains it (a recursive alias): a model file is a "
+                               "tree of values", node.start_mark.line + 1)
+        active.add(key)
+        unique += 1
+        stack.append((node, True))
+        for c in _children(node):
+            if id(c) in active:
+                return Problem("", "an alias refers to a value that contains it (a recursive alias): a model file is "
+                                   "a tree of values", c.start_mark.line + 1)
+            if id(c) not in size:
+                stack.append((c, False))
+    total = size[id(root)]
+    if total > MAX_NODES or (total > 10_000 and total > 10 * unique):
+        return Problem("", f"the aliases of the document expand it to {total} values ({unique} written): too many "
+                           "for a model file")
+    return None
+
+
 def _safe_loader():
     """PyYAML's safe loader: libyaml's C version when PyYAML was built with it (the same rules, faster)."""
     import yaml
@@ -162,6 +205,9 @@ def _read_yaml(text):
         return None, {}, [Problem("", f"YAML syntax: {what}", mark.line + 1 if mark else None)]
     if root is None:
         return None, {}, [Problem("", "the file is empty")]
+    big = _size_problem(root)
+    if big is not None:
+        return None, {}, [big]
     lines, problems, root = _walk_yaml(root)
     if root is None:
         return None, lines, problems
