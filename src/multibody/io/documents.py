@@ -81,6 +81,7 @@ def _walk_yaml(root):
     null = "tag:yaml.org,2002:null"
     stack = [(root, (), None)]
     seen_nodes = set()   # a node named by aliases is checked once, at its first place
+    checker = yaml.SafeLoader("")
     while stack:
         node, path, replace = stack.pop()
         if id(node) in seen_nodes:
@@ -96,6 +97,13 @@ def _walk_yaml(root):
             if replace is None:
                 return lines, problems, None
             replace(blank)
+            continue
+        bad = _bad_value(node, checker)
+        if bad:
+            problems.append(Problem(where, bad, node.start_mark.line + 1))
+            if replace is None:
+                return lines, problems, None
+            replace(yaml.ScalarNode(null, "", node.start_mark, node.end_mark))
             continue
         if isinstance(node, yaml.MappingNode):
             seen = set()
@@ -137,6 +145,26 @@ def _yaml_depth(text):
                                event.start_mark.line + 1)
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
+    return None
+
+
+_KINDS = {"map": "MappingNode", "seq": "SequenceNode"}
+
+
+def _bad_value(node, checker):
+    """Why a node with a plain data tag cannot be built (``!!int 'x'``, ``!!seq {a: 1}``, ``!!map 1``), or None."""
+    import yaml
+
+    kind = node.tag.rsplit(":", 1)[-1]
+    want = _KINDS.get(kind, "ScalarNode")
+    if type(node).__name__ != want:
+        what = {"MappingNode": "a mapping", "SequenceNode": "a list", "ScalarNode": "a single value"}
+        return f"the YAML tag '!!{kind}' is given to {what[type(node).__name__]}"
+    if isinstance(node, yaml.ScalarNode) and kind in ("int", "float", "bool", "null"):
+        try:
+            checker.construct_object(node)
+        except (ValueError, TypeError, KeyError, ArithmeticError, yaml.YAMLError):
+            return f"'{node.value[:40]}' is not a valid !!{kind}"
     return None
 
 
