@@ -74,11 +74,20 @@ _FIXED, _REVOLUTE, _PRISMATIC, _CYLINDRICAL, _UNIVERSAL, _SPHERICAL, _PLANAR, _F
 def _positive(value, what, element):
     try:
         x = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
     if not (np.isfinite(x) and x > 0.0):
         raise ModelError(f"{element}: {what} must be positive and finite, got {x}", element=element)
     return x
+
+
+def _row_count(nrows, element):
+    """``nrows`` of a Python constraint: None (found by one evaluation) or a positive integer."""
+    if nrows is None:
+        return None
+    if isinstance(nrows, bool) or not isinstance(nrows, (int, np.integer)) or nrows < 1:
+        raise ModelError(f"{element}: nrows must be a positive integer (or None), got {nrows!r}", element=element)
+    return int(nrows)
 
 
 def _perp(u):
@@ -405,15 +414,20 @@ class RollingOnProfile(Constraint):
         self.origin = _vec3(origin, "origin", self.element)
         try:
             lo, hi = (float(v) for v in x_range)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ModelError(f"{self.element}: x_range must be two numbers", element=self.element) from None
         if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
             raise ModelError(f"{self.element}: x_range must be finite with x_range[0] < x_range[1], got {x_range!r}",
                              element=self.element)
         self.x_range = (lo, hi)
-        profile.oriented(0.5 * (lo + hi))
-        self.profile = profile
-        self.min_curvature_radius = profile.check_disc(self.radius, self.x_range, self.element)
+        try:
+            profile.oriented(0.5 * (lo + hi))
+            self.profile = profile
+            self.min_curvature_radius = profile.check_disc(self.radius, self.x_range, self.element)
+        except (OverflowError, ZeroDivisionError, FloatingPointError):   # x_range = (1e300, ...) overflows h
+            raise ModelError(f"{self.element}: the curve h(x, z) cannot be evaluated over x_range = {self.x_range} (an "
+                             "overflow): give the abscissas the contact point may reach", element=self.element) \
+                from None
         self.bodies = (body,)
 
     def row_names(self):
@@ -445,7 +459,7 @@ class UserConstraint(Constraint):
         if jacobian is not None and not callable(jacobian):
             raise ModelError(f"{self.element}: jacobian must be callable jacobian(q, t)", element=self.element)
         self.f, self.jacobian = f, jacobian
-        self._nrows = None if nrows is None else int(nrows)
+        self._nrows = _row_count(nrows, self.element)
         self._complex_ok = None
 
     @property
@@ -534,7 +548,7 @@ class VelocityConstraint(Constraint):
         if bias is not None and not callable(bias):
             raise ModelError(f"{self.element}: bias must be callable bias(q, t)", element=self.element)
         self.jacobian, self.bias = jacobian, bias
-        self._nrows = None if nrows is None else int(nrows)
+        self._nrows = _row_count(nrows, self.element)
 
     @property
     def levels(self):
