@@ -24,7 +24,7 @@ def vector3(value, what, element):
     """``value`` as 3 finite floats, or a ``ModelError`` naming ``element``."""
     try:
         arr = np.asarray(value, dtype=float).reshape(3)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be 3 numbers, got {value!r}", element=element) from None
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)
@@ -62,7 +62,7 @@ def check_inertia(inertia, element):
         return _symbolic_inertia(np.asarray(inertia, dtype=object), element)
     try:
         arr = np.asarray(inertia, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: inertia must be numeric, got {inertia!r}", element=element) from None
     if arr.shape == (3,):
         arr = np.diag(arr)
@@ -134,7 +134,7 @@ class Body:
         else:
             try:
                 mass = float(mass)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 raise ModelError(f"{element}: mass must be a number, got {mass!r}", element=element) from None
             if not np.isfinite(mass) or mass <= 0.0:
                 raise ModelError(f"{element}: mass must be positive and finite, got {mass}", element=element)

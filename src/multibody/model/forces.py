@@ -20,7 +20,7 @@ def per_dof(value, n, what, element, default=0.0):
         return np.full(n, float(default))
     try:
         arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be a number or {n} numbers, got {value!r}", element=element) from None
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)

@@ -31,7 +31,7 @@ def unit_vector(axis, what, element):
     """``axis`` normalized to a read-only unit 3-vector, or a ``ModelError`` naming ``element``."""
     try:
         a = np.asarray(axis, dtype=float).reshape(3)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be 3 numbers, got {axis!r}", element=element) from None
     n = np.linalg.norm(a)
     if not np.isfinite(n) or n < 1e-12:

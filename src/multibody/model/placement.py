@@ -25,7 +25,7 @@ def numbers_or_symbols(value, shape, what, element):
     number is not finite."""
     try:
         arr = np.asarray(value, dtype=object).reshape(shape)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must have shape {shape}, got {value!r}", element=element) from None
     if has_symbols(arr):
         import sympy as sp
@@ -36,7 +36,7 @@ def numbers_or_symbols(value, shape, what, element):
         return out
     try:
         arr = arr.astype(float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be numbers or sympy expressions, got {value!r}",
                          element=element) from None
     if not np.all(np.isfinite(arr)):
