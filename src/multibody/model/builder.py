@@ -25,7 +25,7 @@ import heapq
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.model.bodies import Body
+from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.joints import Joint
@@ -128,9 +128,14 @@ class ModelBuilder:
                 raise ModelError(f"{element}: body '{body}' is not defined", element=element)
         if any(s.name == name for s in self._springs):
             raise ModelError(f"{element} is defined twice", element=element)
-        self._springs.append(PointSpring(
-            name, body_a, np.asarray(point_a, float).reshape(3), body_b, np.asarray(point_b, float).reshape(3),
-            float(stiffness), float(damping), float(rest_length)))
+        values = []
+        for what, value in (("stiffness", stiffness), ("damping", damping), ("rest_length", rest_length)):
+            try:
+                values.append(float(value))
+            except (TypeError, ValueError, OverflowError):
+                raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+        self._springs.append(PointSpring(name, body_a, vector3(point_a, "point_a", element), body_b,
+                                         vector3(point_b, "point_b", element), *values))
         return name
 
     def add_constraint(self, constraint):
