@@ -38,8 +38,8 @@ class Problem:
     message: str
     line: int = None
 
-    def __str__(self):
-        return f"{self.path or '(file)'}: {self.message}"
+    def __str__(self):   # one line: a name or an expression from the file may hold line breaks
+        return f"{self.path or '(file)'}: {self.message}".replace("\r", "\\r").replace("\n", "\\n")
 
 
 class ModelFileError(ModelError):

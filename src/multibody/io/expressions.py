@@ -82,6 +82,13 @@ CONSTANTS = {"pi": math.pi}
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
 
+def _shown(source, limit=80):
+    """The source of an expression for a one-line message: line breaks written as \\n, at most ``limit``
+    characters."""
+    text = source.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _dotted(node):
     """``a.b.c`` -> "a.b.c" for a chain of attributes on a name, else None."""
     parts = []
@@ -112,7 +119,7 @@ class Expression:
 
     def _fail(self, message, node=None):
         col = f" (column {node.col_offset + 1})" if node is not None and hasattr(node, "col_offset") else ""
-        raise ModelError(f"{self.where}: in '{self.source}': {message}{col}", element=self.where)
+        raise ModelError(f"{self.where}: in '{_shown(self.source)}': {message}{col}", element=self.where)
 
     # ---- numbers -----------------------------------------------------------------------------------------
     def function(self, variables):
