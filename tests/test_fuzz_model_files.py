@@ -1,0 +1,107 @@
+"""Bad input (hypothesis): malformed model files and bad builder calls end in a valid Model or in a ModelError
+that names the element, never in another exception, a hang or a crash.
+
+The files are the bundled examples (src/multibody/examples/*.yaml) mutated by ``tests/fuzz_cases.py``: deleted
+keys, wrong types, negative, NaN, infinite and huge numbers, wrong-length vectors, non-orthonormal rotations,
+unknown joint types, cycles and missing parents, duplicate names, forbidden and injected expressions
+(``__import__('os').system('x')``, ``().__class__.__bases__``, lambdas, attribute access, very long and deeply
+nested ones), YAML tags that construct Python objects, alias bombs, random bytes, truncated and non-UTF-8 files;
+written as YAML or JSON. Each example runs under a time bound (a SIGALRM alarm) and the number of files fed is
+counted (at least 200). ``multibody validate`` is run in-process on bad files: status 2, one line per problem.
+
+A longer, coverage-guided run: ``python tests/fuzz/fuzz_model_files.py`` (atheris).
+"""
+import signal
+import tempfile
+import threading
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import multibody as mb
+from fuzz_cases import builder_calls, check_file, make_file, run_builder
+from multibody.cli import main
+from multibody.errors import ModelError
+
+#: seconds one generated case may take
+TIME_BOUND = 10
+FILES = 240
+COUNT = {"files": 0, "valid": 0, "builders": 0}
+FUZZ = settings(max_examples=FILES, derandomize=True, deadline=None, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@contextmanager
+def time_bound(seconds=TIME_BOUND):
+    """A hang becomes a failure: SIGALRM after ``seconds`` (main thread, POSIX; elsewhere no bound)."""
+    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"a fuzz case took more than {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+@pytest.fixture(scope="module")
+def workdir():
+    with tempfile.TemporaryDirectory() as d:
+        yield d
+
+
+@FUZZ
+@given(rnd=st.randoms(use_true_random=False))
+def test_malformed_model_files(rnd, workdir):
+    case = make_file(rnd)
+    with time_bound():
+        out = check_file(case, workdir)
+    COUNT["files"] += 1
+    COUNT["valid"] += not isinstance(out, ModelError)
+
+
+def test_enough_files_were_fed():
+    """The fuzz test above fed at least 200 files (hypothesis may stop early; this says so)."""
+    if COUNT["files"] == 0:
+        pytest.skip("test_malformed_model_files did not run in this session")
+    assert COUNT["files"] >= 200, COUNT
+    assert COUNT["valid"] < COUNT["files"], COUNT   # most mutations must give bad files
+
+
+@settings(max_examples=120, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(rnd=st.randoms(use_true_random=False))
+def test_random_builder_calls(rnd):
+    with time_bound():
+        run_builder(builder_calls(rnd, mb), mb)
+    COUNT["builders"] += 1
+
+
+@settings(max_examples=25, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(rnd=st.randoms(use_true_random=False))
+def test_validate_command_on_bad_files(rnd, workdir, capsys):
+    """``multibody validate FILE`` (in-process): a bad file is status 2 and one line per problem, each naming the
+    file, never a traceback."""
+    case = make_file(rnd)
+    with time_bound():
+        out = check_file(case, workdir)
+        path = f"{workdir}/model{case.suffix}"
+        capsys.readouterr()
+        status = main(["validate", "-q", path])
+    captured = capsys.readouterr()
+    if not isinstance(out, ModelError):
+        assert status == 0, captured.err
+        return
+    assert status == 2
+    lines = captured.err.splitlines()
+    assert lines and "Traceback" not in captured.err + captured.out
+    assert len(lines) == max(1, len(getattr(out, "problems", ()))), captured.err
+    assert all(line.startswith(path) for line in lines), captured.err
+    assert "could not be checked" not in captured.err, captured.err
