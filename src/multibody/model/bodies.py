@@ -81,8 +81,8 @@ def check_inertia(inertia, element):
     scale = np.max(np.abs(arr))
     if np.max(np.abs(arr - arr.T)) > INERTIA_RTOL * scale:
         raise ModelError(f"{element}: inertia must be symmetric, got {arr.tolist()}", element=element)
-    arr = 0.5 * (arr + arr.T)
-    moments = np.linalg.eigvalsh(arr)
+    arr = 0.5 * arr + 0.5 * arr.T   # (not 0.5 * (arr + arr.T): that overflows for components near 1e308)
+    moments = np.linalg.eigvalsh(arr / scale) * scale
     if moments[0] <= INERTIA_RTOL * scale:
         raise ModelError(
             f"{element}: inertia must be positive definite (principal moments {moments.tolist()})",
