@@ -283,11 +283,16 @@ class ModelBuilder:
                                     spec["placement"], spec["child_placement"]))
         cut_joints = joints[n + 1:]
         joints = joints[: n + 1]
-        h = mass[:, None] * com
+        with np.errstate(over="ignore", invalid="ignore"):   # checked below, body by body
+            h = mass[:, None] * com
         inertia_o = inertia_com.copy()
         for i in range(1, n + 1):
             c = com[i]
-            inertia_o[i] += mass[i] * (np.dot(c, c) * np.eye(3, dtype=int) - np.outer(c, c))
+            with np.errstate(over="ignore", invalid="ignore"):
+                inertia_o[i] += mass[i] * (np.dot(c, c) * np.eye(3, dtype=int) - np.outer(c, c))
+            if not symbolic and not (np.all(np.isfinite(inertia_o[i])) and np.all(np.isfinite(h[i]))):
+                raise ModelError(f"body '{order[i - 1]}': mass {mass[i]:g} and com {com[i].tolist()} give an inertia "
+                                 "about the body origin beyond the floating-point range", element=f"body '{order[i - 1]}'")
 
         ns = len(self._springs)
         spring_body = np.zeros((ns, 2), dtype=np.int64)
