@@ -1,0 +1,66 @@
+"""Coverage-guided fuzzing of model files and builder calls with atheris (run on demand, not by pytest).
+
+    pip install atheris
+    python tests/fuzz/fuzz_model_files.py [atheris/libFuzzer options, e.g. -max_total_time=600 -timeout=10]
+
+Each input is turned into one of the cases of ``tests/fuzz_cases.py`` (the same mutated example files and builder
+calls as ``tests/test_fuzz_model_files.py``, with the choices read from the fuzzer's bytes), plus the raw bytes as
+a file of their own. A case must end in a valid Model or a ``multibody.errors.ModelError`` naming the element; any
+other exception is a finding (libFuzzer stops and writes the input as ``crash-*``), a hang is one with
+``-timeout=N``.
+"""
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/, for fuzz_cases
+
+try:
+    import atheris
+except ImportError:   # pragma: no cover - an optional tool
+    sys.exit("atheris is not installed: pip install atheris (it is not a dependency of multibody)")
+
+with atheris.instrument_imports():
+    import multibody as mb
+    from fuzz_cases import Case, builder_calls, check_file, make_file, run_builder
+
+WORKDIR = tempfile.mkdtemp(prefix="multibody-fuzz-")
+
+
+class Choices:
+    """``random.Random``'s choice/randint/random, read from the fuzzer's bytes."""
+
+    def __init__(self, fdp):
+        self.fdp = fdp
+
+    def choice(self, seq):
+        seq = list(seq)
+        return seq[self.fdp.ConsumeIntInRange(0, len(seq) - 1)]
+
+    def randint(self, a, b):
+        return self.fdp.ConsumeIntInRange(a, b)
+
+    def random(self):
+        return self.fdp.ConsumeProbability()
+
+
+def test_one_input(data):
+    fdp = atheris.FuzzedDataProvider(data)
+    what = fdp.ConsumeIntInRange(0, 3)
+    rnd = Choices(fdp)
+    if what == 0:   # the bytes as a file of their own
+        suffix = rnd.choice([".yaml", ".json"])
+        check_file(Case("raw bytes", suffix, fdp.ConsumeBytes(fdp.remaining_bytes())), WORKDIR)
+    elif what == 1:
+        run_builder(builder_calls(rnd, mb), mb)
+    else:
+        check_file(make_file(rnd), WORKDIR)
+
+
+def main():
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()
