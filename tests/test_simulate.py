@@ -306,6 +306,12 @@ def test_misspelt_option_and_bad_step_are_model_errors():
         simulate(m, None, None, 1.0, method="RK4")
     with pytest.raises(ModelError, match="method 'RK5' is unknown"):
         simulate(m, None, None, 1.0, method="RK5")
+    for bad, what in ((dict(q0="x"), "q0 must be an array of numbers"), (dict(v0={"a": 1}), "v0 must be"),
+                      (dict(t_end="1 s"), "t_end must be a number"), (dict(t0=[0, 1]), "t0 must be a number"),
+                      (dict(t_end=-1.0), "t_end must be a finite time after")):
+        kw = dict(q0=None, v0=None, t_end=1.0) | bad
+        with pytest.raises(ModelError, match=what):
+            simulate(m, **kw)
 
 
 def test_bench_refuses_an_unknown_benchmark(capsys):

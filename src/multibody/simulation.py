@@ -58,6 +58,20 @@ def _adaptive_key(method):
     return key if key in SOLVERS else None
 
 
+def _time_span(t0, t_end):
+    """(t0, t_end) as floats with t0 < t_end, both finite, or a ModelError naming the bad one."""
+    span = []
+    for name, t in (("t0", t0), ("t_end", t_end)):
+        try:
+            span.append(float(t))
+        except (TypeError, ValueError):
+            raise ModelError(f"{name} must be a number (a time in seconds), got {t!r}", element=name) from None
+    t0, t_end = span
+    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
+        raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}", element="t_end")
+    return t0, t_end
+
+
 def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1e-9, atol=1e-12, t_eval=None,
              n_out=None, formulation="tree", tau=None, progress=None, max_steps=None, events=None, t0=0.0,
              energy=True, output_every=None, **options):
@@ -110,10 +124,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         if unknown:
             raise ModelError(f"formulation {formulation!r} has no option {', '.join(map(repr, unknown))}; it accepts: "
                              f"{', '.join(accepted) or 'no options'}", element=unknown[0])
-    t0 = float(t0)
-    t_end = float(t_end)
-    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
-        raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}", element="t_end")
+    t0, t_end = _time_span(t0, t_end)
     mkey = str(method).upper()
     if mkey in FIXED_METHODS:
         nsteps, h_used = fixed_step_count(t0, t_end, h, method)
@@ -315,9 +326,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     if callable(tau) or (tau is None and getattr(model, "torque_callback", None) is not None):
         raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
                          "vary constant torques with params={'tau': ...} or use simulate", element="tau")
-    t0, t_end = float(t0), float(t_end)
-    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
-        raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}", element="t_end")
+    t0, t_end = _time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, method)
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     if params is not None and not isinstance(params, dict):

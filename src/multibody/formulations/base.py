@@ -116,8 +116,15 @@ def describe_formulations():
 def check_state(model, q0, v0):
     """``(q0, v0)`` as float vectors of the model's sizes (defaults: neutral configuration, rest), or a
     ``ModelError`` naming what is wrong."""
-    q0 = model.neutral() if q0 is None else np.array(q0, dtype=float).reshape(-1)
-    v0 = np.zeros(model.nv) if v0 is None else np.array(v0, dtype=float).reshape(-1)
+    def vector(x, name):
+        try:
+            return np.array(x, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            raise ModelError(f"{name} must be an array of numbers (model '{model.name}'), got {x!r}",
+                             element=name) from None
+
+    q0 = model.neutral() if q0 is None else vector(q0, "q0")
+    v0 = np.zeros(model.nv) if v0 is None else vector(v0, "v0")
     if q0.shape != (model.nq,):
         raise ModelError(f"q0 must have {model.nq} entries (model '{model.name}', nq={model.nq}), got {q0.shape[0]}",
                          element="q0")
