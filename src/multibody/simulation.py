@@ -94,7 +94,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         simulated seconds (default: a twentieth of the span), at the start and at the end; :func:`resume`
         continues the run from it. Fixed-step methods write every ``round(every / h)`` steps (at least one).
         A run that cannot be written as data (a Python torque callback, events) is refused with a
-        ``ModelError`` before it starts.
+        ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
+        torque expressions: checkpoint it with an adaptive method).
     options : passed to the formulation's factory.
 
     Raises ``IntegrationError`` (with the partial result and the reason) when the integration fails.
