@@ -128,8 +128,27 @@ def test_progress_chunks_equal_single_call():
     t2, x2, s2, d2 = integrate_fixed(oscillator, x0, 0.0, 1e-3, 1003, (2.0,), method="RK4", save_every=5,
                                      progress=True, chunk=100)
     assert d1 == d2 == 1003 and s1 == s2 == STATUS_OK
-    np.testing.assert_allclose(t1, t2, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(x1, x2, rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(t1, t2)  # step k at t0 + k h in every chunk: the numbers of one call
+    np.testing.assert_array_equal(x1, x2)
+
+
+def test_run_from_a_step_and_chunk_callback():
+    """run_fixed from the state at step `first` continues the grid t0 + k h: (the first part) + (the rest from
+    its last state) equals one call bit for bit; on_chunk sees every chunk's end (the checkpoint hook)."""
+    from multibody.integrate.fixed_step import run_fixed, save_steps
+
+    x0, save = np.array([1.0, 0.0]), save_steps(1003, 5)
+    t1, x1, s1, d1, _ = run_fixed(oscillator, x0, 0.1, 1e-3, 1003, (2.0,), save=save)
+    seen = []
+    t2, x2, s2, d2, _ = run_fixed(oscillator, x0, 0.1, 1e-3, 600, (2.0,), save=save[save <= 600], chunk=250,
+                                  on_chunk=lambda done, x, parts: seen.append((done, x.copy(), len(parts))))
+    assert [s[0] for s in seen] == [250, 500, 600] and [s[2] for s in seen] == [1, 2, 3]
+    np.testing.assert_array_equal(seen[-1][1], x2[-1])
+    t3, x3, s3, d3, _ = run_fixed(oscillator, seen[-1][1], 0.1, 1e-3, 1003, (2.0,), save=save[save > 600],
+                                  first=600)
+    assert d2 == 600 and d3 == d1 == 1003 and s3 == STATUS_OK
+    np.testing.assert_array_equal(np.concatenate([t2, t3]), t1)
+    np.testing.assert_array_equal(np.concatenate([x2, x3]), x1)
 
 
 def test_bad_arguments():
@@ -278,7 +297,7 @@ def test_specialized_loop_is_cached_module():
         assert "import rotation as rhs" in fh.read()
     x0 = np.array([1.0, 0.0])
     x, ts, xs, obs = x0.copy(), np.empty(12), np.empty((12, 2)), np.empty((12, 0))
-    k, status, done = loops.rk_run(x, 0.0, 0.01, 100, save_steps(100, 10), (), 2, 0, ts, xs, obs, np.empty(2),
+    k, status, done = loops.rk_run(x, 0.0, 0.01, 0, 100, save_steps(100, 10), (), 2, 0, ts, xs, obs, np.empty(2),
                                    np.empty((4, 2)))
     b = rk_fixed(rotation, no_project, x0, 0.0, 0.01, 100, 10, (), 2, 0)
     for u, w in zip((ts[:k], xs[:k], status, done), b):

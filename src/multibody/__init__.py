@@ -17,7 +17,7 @@ from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, c
                                   gravity_forces, point_jacobian, point_position, point_velocity, rnea, rnea_batch)
 from multibody.data import Data
 from multibody.result import Result
-from multibody.simulation import BatchResult, simulate, simulate_batch
+from multibody.simulation import BatchResult, resume, simulate, simulate_batch
 
 __version__ = "0.1.0"
 
@@ -45,7 +45,7 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "simulate", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
+    "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]
 

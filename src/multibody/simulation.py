@@ -30,6 +30,13 @@ called from compiled code, so it forces the *Python right-hand side path*: each 
 compiled forces + ABA kernels once, plus the callback; fixed-step methods then run as a Python loop
 (``fixed_step.rk_fixed_python``), about two orders of magnitude slower per step than the compiled loop.
 
+Checkpoints
+-----------
+``checkpoint="run.ckpt"`` writes the state of the run to that file every ``every`` simulated seconds (replacing it
+atomically; format in ``multibody/checkpoint.py``), and :func:`resume` continues a run from its file. Fixed-step
+runs are made in chunks of whole steps between checkpoints and resume bit for bit; adaptive runs write from their
+step loop and resume by a new adaptive run from the checkpoint state (equal to the tolerance, see ``resume``).
+
 Failures
 --------
 A failed integration (non-finite state, solver failure, ``max_steps`` exceeded, an exception in a callback)
@@ -49,7 +56,7 @@ from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STA
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch, save_steps
 from multibody.result import Result
 
-__all__ = ["simulate", "simulate_batch", "BatchResult", "fixed_step_count"]
+__all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_count"]
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -74,7 +81,7 @@ def _time_span(t0, t_end):
 
 def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1e-9, atol=1e-12, t_eval=None,
              n_out=None, formulation="tree", tau=None, progress=None, max_steps=None, events=None, t0=0.0,
-             energy=True, output_every=None, **options):
+             energy=True, output_every=None, checkpoint=None, every=None, **options):
     """Integrate ``model`` from ``(q0, v0)`` at ``t0`` to ``t_end``; return a :class:`multibody.Result`.
 
     Parameters
@@ -97,6 +104,12 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
         methods only; the event times are in ``result.info["t_events"]`` (one list per event).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
+    checkpoint, every : a file to which the run's state and outputs so far are written every ``every``
+        simulated seconds (default: a twentieth of the span), at the start and at the end; :func:`resume`
+        continues the run from it. Fixed-step methods write every ``round(every / h)`` steps (at least one).
+        A run that cannot be written as data (a Python torque callback, events) is refused with a
+        ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
+        torque expressions: checkpoint it with an adaptive method).
     options : passed to the formulation's factory.
 
     Raises ``IntegrationError`` (with the partial result and the reason) when the integration fails.
@@ -115,6 +128,65 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     >>> res.info["path"], res.info["steps"]
     ('compiled', 2000)
     """
+    return _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress,
+                     max_steps, events, t0, energy, output_every, checkpoint, every, options)
+
+
+def resume(path, progress=None):
+    """Continue the run whose checkpoint file is ``path`` (written by ``simulate(..., checkpoint=path)``) to its
+    ``t_end``; return its :class:`multibody.Result`. The run goes on writing checkpoints to ``path``; the
+    checkpoint of a finished run gives its Result at once. ``result.info["resumed_from"]`` is the time the run
+    was continued from.
+
+    Fixed-step methods continue from the step reached, on the same step grid ``t0 + k h``, with the same
+    compiled loop: the Result is bit for bit that of the uninterrupted run. Adaptive methods start a new
+    adaptive run from the checkpoint's time and state, which changes the sequence of steps after it: the Result
+    equals the uninterrupted one to the tolerance (both have local errors of order ``rtol`` per step), not bit
+    for bit.
+
+    A missing, corrupt or foreign file, or one written by a newer multibody, is a ``ModelError``.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> from multibody.systems.pendulums import simple_pendulum
+    >>> path = os.path.join(tempfile.mkdtemp(), "run.ckpt")
+    >>> full = simulate(simple_pendulum(), [0.1], [0.0], 2.0, method="RK4", h=1e-3, checkpoint=path, every=0.5)
+    >>> again = resume(path)              # a finished run's checkpoint: its Result at once
+    >>> bool(np.array_equal(again.q, full.q))
+    True
+    """
+    from multibody import checkpoint as checkpoint_file
+
+    ck = checkpoint_file.read(path)
+    s = ck.settings
+    return _simulate(ck.model, ck.q0, ck.v0, s["t_end"], s["method"], s["h"], s["rtol"], s["atol"], ck.t_eval,
+                     s["n_out"], s["formulation"], ck.tau, progress, s["max_steps"], None, s["t0"], s["energy"],
+                     s["output_every"], path, s["every"], dict(s["options"] or {}), restart=ck)
+
+
+def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings):
+    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint)."""
+    if path is None:
+        if every is not None:
+            raise ModelError("every is the interval of the checkpoints: give checkpoint= too", element="every")
+        return None, None
+    every = (t_end - t0) / 20.0 if every is None else every
+    try:
+        every = float(every)
+    except (TypeError, ValueError):
+        raise ModelError(f"every must be a number of simulated seconds, got {every!r}", element="every") from None
+    if not (math.isfinite(every) and every > 0.0):
+        raise ModelError(f"every must be a positive number of simulated seconds, got {every}", element="every")
+    from multibody.checkpoint import Writer
+
+    settings = dict(settings, every=every)
+    return Writer(path, model, settings, q0=q0, v0=v0, tau=tau, t_eval=t_eval, events=events), every
+
+
+def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
+              events, t0, energy, output_every, checkpoint, every, options, restart=None):
+    """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
     if formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
@@ -131,8 +203,17 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     elif _adaptive_key(method) is None:
         raise ModelError(f"method {method!r} is unknown; adaptive: DOP853, RK45, RK23, Radau, BDF, LSODA; "
                          f"fixed step: {', '.join(sorted(set(FIXED_METHODS)))}", element="method")
+    writer, every = _checkpoint_writer(
+        checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
+        {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
+         "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
+         "max_steps": max_steps})
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
+    if writer is not None:
+        info["checkpoint"] = str(checkpoint)
+    if restart is not None:
+        info["resumed_from"] = restart.t
     cpu = time.process_time()
     wall = time.perf_counter()
 
@@ -156,13 +237,15 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         extra = {"h": h_used, "nsteps_requested": nsteps}
         obs = None
         if system.rhs is not None and not system.python_only:
-            t, X, status, done, obs = run_fixed(system.rhs, system.x0, t0, h_used, nsteps, system.params,
-                                                method=mkey, project=system.project, save=save,
-                                                nsplit=system.nsplit, progress=progress, observe=system.observe,
-                                                nobs=system.nobs)
+            t, X, status, done, obs = _run_fixed_checkpointed(system, t0, h_used, nsteps, mkey, save, progress,
+                                                              writer, every, restart)
             extra["path"] = "compiled"
             if system.observe is None:
                 obs = None
+        elif writer is not None:
+            raise ModelError(f"checkpoint=: a fixed-step run is checkpointed in its compiled loop, and this one "
+                             f"runs as a Python loop (the model's torque expressions of model '{info['model']}'); "
+                             "use an adaptive method (DOP853, ...) for a checkpointed run", element="checkpoint")
         else:
             extra["path"] = "python"
             try:
@@ -209,9 +292,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
             g.direction = getattr(ev, "direction", 0.0)
             ev_wrapped.append(g)
     project = system.project_py if key in PROJECTABLE else None
-    run = solve_adaptive(system.fun, (t0, t_end), system.x0, method=key, rtol=rtol, atol=atol, t_eval=t_eval,
-                         events=ev_wrapped, max_steps=max_steps, project=project, progress=bool(progress),
-                         project_output=system.project_output if project is not None else None)
+    run = _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, ev_wrapped, max_steps, project,
+                                       progress, writer, every, restart)
     extra = {"rtol": rtol, "atol": atol, "steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}
     if ev_wrapped is not None:
         extra["t_events"] = [te.tolist() for te in run.t_events]
@@ -222,6 +304,106 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {run.reason}", result=res,
                                reason=run.reason) from run.error
     return finish(run.t, run.y, run.status, run.message, extra)
+
+
+def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):
+    """``run_fixed`` of a compiled system; with a checkpoint ``writer``, in chunks of ``round(every / h)`` whole
+    steps with a checkpoint after each (and at the start and the end), continuing from ``restart`` (the state at
+    its step number, the outputs so far) when given. Returns ``(t, X, status, last step done, obs)``."""
+    observing = system.observe is not None
+    first = 0 if restart is None else int(restart.step)
+    prev = None
+    if restart is not None and first > 0:   # the checkpoint at step 0 holds no outputs: a fresh start
+        prev = (restart.out_t, restart.out_x, restart.out_obs if observing else None)
+    x_start = restart.x if prev is not None else system.x0
+    if prev is not None and (restart.finished or first >= nsteps):
+        return (*prev[:2], STATUS_OK, first, prev[2])
+    todo = save[save > first] if prev is not None else save
+    chunk = on_chunk = None
+    last = [x_start]
+    if writer is not None:
+        chunk = max(1, int(round(every / h)))
+
+        def outputs(parts):
+            got = ([prev] if prev is not None else []) + list(parts)
+            cols = (np.concatenate([p[0] for p in got]), np.concatenate([p[1] for p in got]))
+            return cols + ((np.concatenate([p[2] for p in got]) if observing else None),)
+
+        def on_chunk(done, x, parts):
+            last[:] = [x.copy()]
+            if done < nsteps:  # the last one is written as finished below
+                writer.write(t0 + done * h, done, x, *outputs(parts), stats={"steps": done})
+
+        if prev is None:
+            writer.write(t0, 0, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, {"steps": 0})
+    t, X, status, done, obs = run_fixed(system.rhs, x_start, t0, h, nsteps, system.params, method=mkey,
+                                        project=system.project, save=todo, nsplit=system.nsplit, progress=progress,
+                                        chunk=chunk, observe=system.observe, nobs=system.nobs, first=first if prev
+                                        is not None else 0, on_chunk=on_chunk)
+    if prev is not None:
+        t, X = np.concatenate([prev[0], t]), np.concatenate([prev[1], X])
+        obs = np.concatenate([prev[2], obs]) if observing else obs
+    if writer is not None and status == STATUS_OK:
+        writer.write(t0 + done * h, done, last[0], t, X, obs if observing else None, {"steps": done},
+                     finished=True)
+    return t, X, status, done, obs
+
+
+def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, events, max_steps, project, progress,
+                                 writer, every, restart):
+    """``solve_adaptive`` of a system; with a checkpoint ``writer``, a checkpoint at the start, at the first
+    accepted step past each multiple of ``every`` and at the end; from ``restart`` (a checkpoint after the
+    start) a new adaptive run from its time and state to the outputs still to come, joined to its outputs."""
+    prev = None
+    if restart is not None and restart.t > t0:   # the checkpoint at t0 holds no outputs: a fresh start
+        prev = restart
+    t_start, y_start, rest, stats0 = t0, system.x0, t_eval, {"steps": 0, "nfev": 0, "njev": 0, "nlu": 0}
+    if prev is not None:
+        t_start, y_start = prev.t, prev.x
+        stats0.update({k: int(v) for k, v in prev.stats.items() if k in stats0})
+        if t_eval is not None:
+            rest = np.asarray(t_eval, dtype=float)[np.asarray(t_eval, dtype=float) > t_start]
+        if max_steps is not None:
+            max_steps = max(1, int(max_steps) - stats0["steps"])
+    callback = None
+    if writer is not None:
+        nxt = [t_start + every]
+
+        def callback(t, y, ts, ys, stats):
+            if t >= nxt[0]:
+                nxt[0] = t0 + every * (math.floor((t - t0) / every) + 1)
+                out_t, out_x = _joined(prev, ts, ys, y.shape[0])
+                writer.write(t, None, y, out_t, out_x, None, {k: stats0[k] + v for k, v in stats.items()})
+
+        if prev is None:
+            writer.write(t0, None, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, stats0)
+    if prev is not None and (prev.finished or t_start >= t_end or (rest is not None and rest.size == 0)):
+        from multibody.integrate.adaptive import AdaptiveRun
+
+        run = AdaptiveRun(prev.out_t, prev.out_x, "success", "the end of the interval was reached")
+    else:
+        run = solve_adaptive(system.fun, (t_start, t_end), y_start, method=key, rtol=rtol, atol=atol, t_eval=rest,
+                             events=events, max_steps=max_steps, project=project, progress=bool(progress),
+                             project_output=system.project_output if project is not None else None,
+                             callback=callback)
+        if prev is not None:
+            skip = 1 if t_eval is None else 0   # a run without t_eval outputs its start, the checkpoint's last output
+            run.t, run.y = _joined(prev, run.t[skip:], run.y[skip:], y_start.shape[0])
+    run.nsteps += stats0["steps"]
+    run.nfev, run.njev, run.nlu = run.nfev + stats0["nfev"], run.njev + stats0["njev"], run.nlu + stats0["nlu"]
+    if writer is not None and run.status == "success" and not (prev is not None and prev.finished):
+        writer.write(run.t[-1] if t_eval is None else t_end, None, run.y[-1], run.t, run.y, None,
+                     {"steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}, finished=True)
+    return run
+
+
+def _joined(prev, ts, ys, n):
+    """The outputs of a checkpoint ``prev`` (or none) followed by the times ``ts`` and states ``ys``."""
+    t = np.asarray(ts, dtype=float).reshape(-1)
+    y = np.asarray(ys, dtype=float).reshape(len(t), n)
+    if prev is None:
+        return t, y
+    return np.concatenate([prev.out_t, t]), np.concatenate([prev.out_x, y])
 
 
 simulate.__doc__ += "\n    Formulations\n    ------------\n" + "\n".join(

@@ -136,7 +136,7 @@ _SQRT_EPS = float(np.sqrt(np.finfo(float).eps))
 
 def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_eval=None, events=None,
                    dense_output=False, max_steps=None, project=None, progress=False, args=(), first_step=None,
-                   max_step=np.inf, jac=None, project_output=None):
+                   max_step=np.inf, jac=None, project_output=None, callback=None):
     """Integrate ``dy/dt = fun(t, y, *args)`` over ``t_span`` with an adaptive scipy method.
 
     Parameters
@@ -153,6 +153,10 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     project_output : ``project_output(t, y) -> y`` for the interpolated outputs and event states (default:
         ``project``); a projection without the per-step bookkeeping.
     progress : show a tqdm bar in simulated time.
+    callback : ``callback(t, y, ts, ys, stats)`` after every accepted step that the run goes on from: the time and
+        (projected) state reached, the outputs so far (lists of times and states, every output time up to t
+        included) and ``stats`` (dict of ``steps``, ``nfev``, ``njev``, ``nlu`` so far); e.g. to write a
+        checkpoint. An exception it raises fails the run like one of the right-hand side.
 
     Never raises on a failed integration: the caller inspects ``status`` and ``reason`` (see
     :class:`AdaptiveRun`). Invalid arguments raise ``ValueError``.
@@ -317,6 +321,10 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                 status, message = "failed", f"max_steps = {int(max_steps)} reached"
                 reason = f"the step limit max_steps = {int(max_steps)} was reached at t = {t_new:.17g} " \
                          f"before t_end = {tf:.17g}"
+            if callback is not None and status == "running":
+                callback(t_new, y_new, ts, ys, {"steps": nsteps, "nfev": int(getattr(solver, "nfev", 0)),
+                                                "njev": int(getattr(solver, "njev", 0)),
+                                                "nlu": int(getattr(solver, "nlu", 0))})
     except Exception as exc:  # an exception from the right-hand side, an event or the projection
         status, message, error = "failed", f"exception: {exc!r}", exc
         reason = f"{type(exc).__name__} raised during the step from t = {solver.t:.17g}: {exc}"

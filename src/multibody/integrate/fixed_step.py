@@ -291,57 +291,78 @@ def _check(method, x0, nsteps, h, nsplit):
     return code, x0, int(nsteps)
 
 
-def _save_array(save, nsteps):
+def _save_array(save, nsteps, first=0):
     save = np.ascontiguousarray(save, dtype=np.int64).reshape(-1)
-    if save.size and (save[0] < 0 or save[-1] > nsteps or np.any(np.diff(save) <= 0)):
-        raise ValueError(f"save steps must be ascending step numbers in 0..{nsteps}")
+    if save.size and (save[0] < first or save[-1] > nsteps or np.any(np.diff(save) <= 0)):
+        raise ValueError(f"save steps must be ascending step numbers in {first}..{nsteps}")
     return save
 
 
 def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_project, save=None, nsplit=0,
-              progress=False, chunk=None, observe=None, nobs=0):
-    """One fixed-step run in the compiled loop (:func:`specialize`): returns ``(t, x, status, steps done, obs)``
+              progress=False, chunk=None, observe=None, nobs=0, first=0, on_chunk=None):
+    """One fixed-step run in the compiled loop (:func:`specialize`): returns ``(t, x, status, last step done,
+    obs)``
     with the states saved at the step numbers ``save`` (default every step, see :func:`save_steps`) and, with
     each, ``obs`` (``nobs`` columns written by ``observe``).
 
-    With ``progress`` the run is made in chunks of ``chunk`` steps (default about 100 chunks) with a tqdm bar
-    between chunks; the saved states are those of a single call (the step times agree up to rounding)."""
+    ``x0`` is the state at step ``first`` of the grid ``t0 + k h`` (default 0, the start); the run makes the
+    steps ``first + 1 .. nsteps`` and ``save`` holds step numbers of that grid (``first .. nsteps``).
+
+    With ``progress`` or ``on_chunk`` the run is made in chunks of ``chunk`` whole steps (default about 100
+    chunks), ending on the step numbers ``first + j chunk``: a tqdm bar is updated between chunks and
+    ``on_chunk(done, x, parts)`` is called after each finished chunk with the step reached, the state there
+    and the outputs so far (a list of ``(t, x, obs)`` arrays). Every step time is ``t0 + k h`` computed from
+    the step number ``k``, so the chunks give the numbers of a single call, bit for bit."""
     code, x0, nsteps = _check(method, x0, nsteps, h, nsplit)
-    save = save_steps(nsteps) if save is None else _save_array(save, nsteps)
+    first = int(first)
+    if not 0 <= first <= nsteps:
+        raise ValueError(f"first must be a step number in 0..{nsteps}, got {first}")
+    if save is None:
+        save = save_steps(nsteps)
+        save = save[save >= first]
+    else:
+        save = _save_array(save, nsteps, first)
     run = specialize(rhs, project, observe).rk_run
     x = x0.copy()
     n = x.shape[0]
     xt, K = np.empty(n), np.empty((4, n))
 
-    def loop(t_start, m, steps):
+    def loop(start, stop, steps):
         ts, xs, obs = np.empty(steps.shape[0] + 1), np.empty((steps.shape[0] + 1, n)), \
             np.empty((steps.shape[0] + 1, int(nobs)))
-        k, status, d = run(x, float(t_start), float(h), m, steps, params, code, int(nsplit), ts, xs, obs, xt, K)
+        k, status, d = run(x, float(t0), float(h), start, stop, steps, params, code, int(nsplit), ts, xs, obs, xt, K)
         return ts[:k], xs[:k], obs[:k], status, d
 
-    if not progress or nsteps == 0:
-        t, xs, obs, status, done = loop(t0, nsteps, save)
+    if (not progress and on_chunk is None) or nsteps == first:
+        t, xs, obs, status, done = loop(first, nsteps, save)
         return t, xs, status, done, obs
 
-    from tqdm.auto import tqdm
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
 
-    chunk = max(1, int(chunk) if chunk is not None else nsteps // 100)
+        bar = tqdm(total=nsteps, initial=first, unit="step", desc=f"{method} h={h:g}")
+    chunk = max(1, int(chunk) if chunk is not None else (nsteps - first) // 100)
     parts = []
-    done = 0
+    done = first
     status = STATUS_OK
-    with tqdm(total=nsteps, unit="step", desc=f"{method} h={h:g}") as bar:
+    try:
         while done < nsteps:
-            m = min(chunk, nsteps - done)
-            part = save[(save > done) & (save <= done + m)] - done
-            if done == 0 and save.size and save[0] == 0:
-                part = np.concatenate([[0], part]).astype(np.int64)
-            # t0 + done*h recomputed each chunk, so the times equal those of a single call
-            t, xs, obs, status, d = loop(float(t0) + done * h, m, part)
+            stop = min(done + chunk, nsteps)
+            lo = done if done == first else done + 1  # the state given is saved with the first chunk only
+            part = save[(save >= lo) & (save <= stop)]
+            t, xs, obs, status, d = loop(done, stop, part)
             parts.append((t, xs, obs))
-            done += d
-            bar.update(d)
+            if bar is not None:
+                bar.update(d - done)
+            done = d
             if status != STATUS_OK:
                 break
+            if on_chunk is not None:
+                on_chunk(done, x, parts)
+    finally:
+        if bar is not None:
+            bar.close()
     t, xs, obs = (np.concatenate([p[k] for p in parts]) for k in range(3))
     return t, xs, status, done, obs
 

@@ -100,12 +100,14 @@ def stormer6_step(t, x, h, nsplit, params, xt, K):
 
 
 @njit(cache=CACHE)
-def rk_run(x, t0, h, nsteps, save, params, method, nsplit, ts, xs, obs, xt, K):
-    """Integrate ``dx/dt = rhs(t, x)`` in place of ``x`` with ``nsteps`` steps ``h`` from ``t0``; save the state
-    at the step numbers ``save`` (ascending; 0 is the initial state, saved unprojected) into ``ts``, ``xs``,
+def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, xt, K):
+    """Integrate ``dx/dt = rhs(t, x)`` in place of ``x``, the state at step ``first`` of the grid ``t0 + k h``,
+    through the steps ``first + 1 .. nsteps`` (step k ends at ``t0 + k h``, computed so whatever ``first`` is:
+    a run made in chunks gives the numbers of one call); save the state at the step numbers ``save``
+    (ascending, in ``first .. nsteps``; ``first`` is the state given, saved unprojected) into ``ts``, ``xs``,
     which have a row more than ``save`` for the last finite state of a failed run, and what ``observe`` records
     into the same row of ``obs`` (when it has columns). ``xt`` (like x) and ``K`` (4, len(x)) are scratch.
-    Returns ``(rows saved, status, steps done)``: the run stops at the first step that makes the state
+    Returns ``(rows saved, status, last step done)``: the run stops at the first step that makes the state
     non-finite (status 1), or (STORMER6, method 4) whose implicit equations do not converge (status 2), x keeping
     the last finite state.
 
@@ -121,13 +123,13 @@ def rk_run(x, t0, h, nsteps, save, params, method, nsplit, ts, xs, obs, xt, K):
     observing = obs.shape[1] > 0
     k = 0
     pending = -1  # the row whose observation waits for the next evaluation of rhs at its state
-    if nsave > 0 and save[0] == 0:
-        _save(0, t0, x, ts, xs)
+    if nsave > 0 and save[0] == first:
+        _save(0, t0 + first * h, x, ts, xs)
         pending = 0
         k = 1
     status = 0
-    done = 0
-    for step in range(nsteps):
+    done = first
+    for step in range(first, nsteps):
         t = t0 + step * h
         if method == 4:
             if pending >= 0 and observing:
@@ -179,7 +181,7 @@ def rk_run(x, t0, h, nsteps, save, params, method, nsplit, ts, xs, obs, xt, K):
             _save(k, t0 + done * h, x, ts, xs)
             pending = k
             k += 1
-    if status != 0 and done > 0 and (k == 0 or save[k - 1] != done):
+    if status != 0 and done > first and (k == 0 or save[k - 1] != done):
         _save(k, t0 + done * h, x, ts, xs)  # the last finite state
         pending = k
         k += 1
@@ -200,7 +202,7 @@ def rk_batch(X, t0, h, nsteps, save, params, batch, method, nsplit, nchunk, TS, 
         xt = np.empty(n)
         K = np.empty((4, n))
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            k, status, done = rk_run(X[b], t0, h, nsteps, save, run_params(params, batch, b), method, nsplit,
+            k, status, done = rk_run(X[b], t0, h, 0, nsteps, save, run_params(params, batch, b), method, nsplit,
                                      TS[b], XS[b], OBS[b], xt, K)
             INFO[b, 0] = k
             INFO[b, 1] = status
