@@ -1592,23 +1592,19 @@ def cartesian_velocity_map(model, emb, q, v):
     com = np.asarray(model.com)
 
     def cart(K, level):
-        R, P = K.R, K.p
-        out = np.zeros(nb * nd)
-        for i in range(1, nb + 1):
-            rc = R[i] @ com[i]
-            vec = K.velocity if level == 1 else K.acceleration
-            w = vec[i, :3]
-            lin = vec[i, 3:] + np.cross(w, rc)
-            if level == 2:   # classical acceleration of the centre: p̈ + ω̇ × rc + ω × (ω × rc)
-                om = K.velocity[i, :3]
-                lin = lin + np.cross(om, np.cross(om, rc))
-            blk = out[(i - 1) * nd: i * nd]
-            if emb.dim == 3:
-                blk[:3] = lin
-                blk[3:] = R[i].T @ w
-            else:
-                blk[:] = [lin @ emb.e1, lin @ emb.e2, w @ emb.n]
-        return out
+        R = K.R[1:]
+        rc = np.einsum("bij,bj->bi", R, com[1:])
+        vec = (K.velocity if level == 1 else K.acceleration)[1:]
+        w = vec[:, :3]
+        lin = vec[:, 3:] + np.cross(w, rc)
+        if level == 2:   # classical acceleration of the centre: p̈ + ω̇ × rc + ω × (ω × rc)
+            om = K.velocity[1:, :3]
+            lin = lin + np.cross(om, np.cross(om, rc))
+        if emb.dim == 3:
+            out = np.concatenate([lin, np.einsum("bji,bj->bi", R, w)], axis=1)   # [ṗ_c; Rᵀω] per body
+        else:
+            out = np.stack([lin @ emb.e1, lin @ emb.e2, w @ emb.n], axis=1)
+        return out.reshape(nb * nd)
 
     J = np.column_stack([cart(forward_kinematics(model, q, np.eye(nv)[k], frames="kernel"), 1) for k in range(nv)])
     Jdv = cart(forward_kinematics(model, q, v, np.zeros(nv), frames="kernel"), 2)
