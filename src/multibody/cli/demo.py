@@ -195,12 +195,83 @@ def section_sweep(tour):
              float(mc["max_residual"].max()), "< 1e-6", "seed 000 §4")
 
 
+def section_poisson(tour):
+    """Seed 002: the cardan chain in Poisson impulses, both O(N) solvers against the dense H⁻¹p and the
+    trajectory against the articulated-body formulation."""
+    import numpy as np
+
+    import multibody as mb
+    from multibody.formulations.poisson import impulses, velocity
+    from multibody.systems.cardan_chain import cardan_chain
+
+    model = cardan_chain(5)
+    rng = np.random.default_rng(2)
+    q0, v0 = rng.uniform(-0.5, 0.5, model.nq), rng.uniform(-1.0, 1.0, model.nv)
+    p = impulses(model, q0, v0)
+    dense = np.linalg.solve(mb.crba(model, q0), p)
+    gap = max(float(np.abs(velocity(model, q0, p, solver=s) - dense).max()) for s in ("sweep", "cholesky"))
+    src = "seed 002 (Ivanov 2017), eqs. 6-7"
+    tour.row("Poisson impulses", "5-body cardan chain: max |q̇(sweep, Cholesky) - H⁻¹p|", f"{gap:.1e}", "< 1e-12", src)
+    kw = dict(rtol=1e-13, atol=1e-13, n_out=101)
+    tree = mb.simulate(model, q0, v0, 2.0, **kw)
+    pois = mb.simulate(model, q0, v0, 2.0, formulation="poisson", solver="cholesky", **kw)
+    tour.row("Poisson impulses", "2 s in (q, p) vs. the ABA formulation: max |Δq|, |Δv|",
+             f"{np.abs(pois.q - tree.q).max():.1e}, {np.abs(pois.v - tree.v).max():.1e}", "< 1e-10", src)
+
+
+def section_inertial_forces(tour):
+    """Seed 004: Telegin's split of the inertial forces of the six manipulators, symbolic, with its numeric
+    twin and the zero power of the gyroscopic forces."""
+    import numpy as np
+    import sympy as sp
+
+    from multibody.analysis.inertial_forces import numeric_split
+    from multibody.symbolic import split_inertial_forces
+    from multibody.systems import manipulators
+
+    split = split_inertial_forces(manipulators.cartesian(symbolic=True))
+    src = "seed 004 (Telegin 2024), Example 2"
+    tour.row("inertial forces", "Cartesian manipulator: centrifugal forces (q1, q2, q3)",
+             str(list(split.centrifugal)), "[-a3*qd3**2*sin(q3), -a3*qd3**2*cos(q3), 0]", src)
+    power = sp.simplify((sp.Matrix(split.qd).T * split.gyroscopic)[0])
+    tour.row("inertial forces", "gyroscopic power q̇ᵀh_g (symbolic)", str(power), "0", "seed 004, eq. 5")
+    model = manipulators.universal()
+    rng = np.random.default_rng(4)
+    ns = numeric_split(model, rng.uniform(-1, 1, model.nq), rng.uniform(-1, 1, model.nv))
+    tour.row("inertial forces", "6-DoF universal manipulator, numeric twin: |q̇ᵀh_g| relative to the powers",
+             f"{ns.power_residual:.1e}", "0 (round-off)", "seed 004, Example 6")
+
+
+def section_model_files(tour):
+    """A bundled model file (``multibody examples``): loaded, simulated, saved and loaded again."""
+    import numpy as np
+
+    import multibody as mb
+    from multibody import examples
+
+    model = mb.load_model(examples.path("four_bar"))
+    res = mb.simulate(model, None, None, 2.0, formulation="constrained", rtol=1e-10, atol=1e-10, n_out=201)
+    e = res.energy["total"]
+    worst = max(float(np.max(np.abs(r))) for k, r in res.residuals.items() if k not in ("velocity", "acceleration"))
+    tour.row("model files", "four_bar.yaml, 2 s constrained: energy variation / max position residual",
+             f"{np.ptp(e) / max(abs(e[0]), 1.0):.1e} / {worst:.1e}", "< 1e-8 / < 1e-10", "seed 001 §3.6")
+    mb.save_model(model, tour.path("four_bar_saved.yaml"))
+    again = mb.load_model(tour.path("four_bar_saved.yaml"))
+    from multibody.io import model_to_dict
+
+    tour.row("model files", "saved and loaded again: the same model", str(model_to_dict(model) == model_to_dict(again)),
+             "True", "")
+
+
 SECTIONS = [
     ("Whipple bicycle (seed 003)", section_bicycle),
     ("triple pendulum (seed 001 §3.5)", section_triple_pendulum),
     ("solar panel deployment (seed 001 §3.2.1)", section_solar_panel),
     ("hoop on a curved profile (seed 000)", section_hoop),
     ("constrained mechanisms (seed 001 ch. 2, §3.6; IFToMM)", section_constrained),
+    ("Poisson impulses (seed 002)", section_poisson),
+    ("inertial forces (seed 004)", section_inertial_forces),
+    ("model files", section_model_files),
     ("parameter sweeps (bicycle stability map, hoop Monte-Carlo)", section_sweep),
 ]
 
