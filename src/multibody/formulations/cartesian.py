@@ -1606,9 +1606,39 @@ def cartesian_velocity_map(model, emb, q, v):
             out = np.stack([lin @ emb.e1, lin @ emb.e2, w @ emb.n], axis=1)
         return out.reshape(nb * nd)
 
-    J = np.column_stack([cart(forward_kinematics(model, q, np.eye(nv)[k], frames="kernel"), 1) for k in range(nv)])
     Jdv = cart(forward_kinematics(model, q, v, np.zeros(nv), frames="kernel"), 2)
-    return J, Jdv
+    return _cartesian_jacobian(model, emb, q, com), Jdv
+
+
+def _cartesian_jacobian(model, emb, q, com):
+    """∂V/∂v at q, all columns at once from one placement pass: the motion subspace s_k = [s_ω; s_v] (ground
+    frame, about the ground origin; ``kernels/kinematics.py``) of every coordinate k on the path of body i gives
+    body i the angular velocity s_ω and its centre of mass c_i the velocity s_v + s_ω × c_i (seed 001 §3.4, the
+    partial velocities)."""
+    from multibody.data import default_data
+    from multibody.kernels.kinematics import B_P, B_R, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, kinematics_kernel
+
+    d = default_data(model)
+    nb, nv = model.nbodies, model.nv
+    n = nb + 1
+    zero = np.zeros(nv)
+    kinematics_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), zero, zero, d.work, 0)
+    wb = d.work[:n * WB_WIDTH].reshape(n, WB_WIDTH)
+    S = d.work[n * WB_WIDTH:n * WB_WIDTH + nv * WD_WIDTH].reshape(nv, WD_WIDTH)[:, :6]   # (nv, 6)
+    R = wb[1:, B_R:B_R + 9].reshape(nb, 3, 3)
+    c = wb[1:, B_P:B_P + 3] + np.einsum("bij,bj->bi", R, com[1:])
+    on_path = np.zeros((n, nv), dtype=bool)      # coordinate k moves body i
+    for i in range(1, n):
+        on_path[i] = on_path[d.mi[i, PARENT]]
+        on_path[i, d.mi[i, IV]:d.mi[i, IV] + d.mi[i, NV]] = True
+    on_path = on_path[1:, :, None]
+    w = np.where(on_path, S[None, :, :3], 0.0)                                 # (nb, nv, 3)
+    lin = np.where(on_path, S[None, :, 3:] + np.cross(S[None, :, :3], c[:, None, :]), 0.0)
+    if emb.dim == 3:
+        blocks = np.concatenate([lin, np.einsum("bji,bkj->bki", R, w)], axis=2)  # [ṗ_c; Rᵀω]
+    else:
+        blocks = np.stack([lin @ emb.e1, lin @ emb.e2, w @ emb.n], axis=2)
+    return np.ascontiguousarray(blocks.transpose(0, 2, 1).reshape(-1, nv))
 
 
 def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
@@ -1873,6 +1903,9 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
         prev = q0
         E_T, E_V, reac = [], [], {}
         res = {"position": [], "velocity": [], "acceleration": []}
+        names = list(s.joint_rows)
+        # sums the rows of each joint: (joints x rows); the generalized reaction of joint j is row j of A diag(λ) Q
+        A = _row_sums(names, s.joint_rows, s.nc)
         for k in range(len(t)):
             x, V = Y[k, :nq], Y[k, nq:]
             Q[k], Vm[k] = model_state_from_cartesian(model, emb, x, V, prev)
@@ -1887,9 +1920,12 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
             res["position"].append(np.abs(phi).max(initial=0))
             res["velocity"].append(np.abs(Qc @ V).max(initial=0))
             res["acceleration"].append(np.abs(Qc @ xdd - b).max(initial=0))
-            Qd = Qc if isinstance(Qc, np.ndarray) else Qc.tocsr()
-            for name, rows in s.joint_rows.items():
-                gen = np.asarray(Qd[rows].T @ lam[rows]).ravel().reshape(s.nb, s.nd)
+            if isinstance(Qc, np.ndarray):
+                gens = A @ (lam[:, None] * Qc)
+            else:
+                gens = (A @ Qc.tocsr().multiply(lam[:, None]).tocsr()).toarray()
+            for jn, (name, rows) in enumerate(s.joint_rows.items()):
+                gen = gens[jn].reshape(s.nb, s.nd)
                 pair = np.zeros((2, s.nd))
                 bodies = s.joint_bodies[name]
                 if bodies is not None:
@@ -1918,6 +1954,16 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
                      project_py=project_py if stabilization == "projection" else None, nsplit=nq,
                      python_only=True, info={"formulation": "cartesian", "planar": emb.dim == 2,
                                              "stabilization": stabilization, "initial_correction": correction})
+
+
+def _row_sums(names, joint_rows, nc):
+    """The sparse (len(names) x nc) matrix whose row j adds the constraint rows of joint ``names[j]``."""
+    from scipy.sparse import csr_matrix
+
+    cols = [np.arange(nc)[joint_rows[name]] for name in names]
+    rows = np.concatenate([np.full(len(c), j) for j, c in enumerate(cols)]) if cols else np.zeros(0, int)
+    cols = np.concatenate(cols) if cols else np.zeros(0, int)
+    return csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(names), nc))
 
 
 def _kinetic(s, V):
