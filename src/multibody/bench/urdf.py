@@ -211,9 +211,9 @@ def pinocchio_agreement(model, pm, rng, samples=3):
 
 def bench_urdf(rounds=25, seed=0, verbose=True):
     """Load the 30-joint humanoid (floating base) in both libraries, check agreement, time ABA (interleaved
-    rounds, best of each). Returns a dict of the times (µs), the ratio ours/pin and the agreement."""
+    rounds of process time; the median and, for the ratio, the range over the rounds). Returns a dict of the times (µs), the ratio ours/pin and the agreement."""
     from multibody.algorithms import aba
-    from multibody.bench.dynamics import _best_interleaved, _number_for
+    from multibody.bench.timing import fmt_spread, interleaved, number_for, spread
     from multibody.io.urdf import load_urdf
 
     try:
@@ -239,18 +239,16 @@ def bench_urdf(rounds=25, seed=0, verbose=True):
         qp, T, _ = pinocchio_state(model, pm, q, v)
         vp, tp = T @ v, T @ tau
         calls.append(lambda: pin.aba(pm, pd, qp, vp, tp))
-    t0 = __import__("time").perf_counter()
-    calls[0]()
-    number = _number_for(__import__("time").perf_counter() - t0)
-    best = _best_interleaved(calls, number, rounds)
-    row["ours_us"] = best[0] * 1e6
-    row["pin_us"] = best[1] * 1e6 if pm is not None else None
-    row["ratio"] = best[0] / best[1] if pm is not None else None
+    times = interleaved(calls, number_for(calls[0]), rounds)          # (rounds, calls), process time
+    row["ours_us"] = spread(times[:, 0])[0] * 1e6
+    row["pin_us"] = spread(times[:, 1])[0] * 1e6 if pm is not None else None
+    row["ratio"] = spread(times[:, 0] / times[:, 1])[0] if pm is not None else None
+    row["ratio_range"] = fmt_spread(times[:, 0] / times[:, 1]) if pm is not None else None
     if verbose:
         print("| model | bodies | nv | ABA multibody µs | ABA Pinocchio µs | ratio ours/pin |")
         print("|---|---:|---:|---:|---:|---:|")
         pin_us = "n/a" if row["pin_us"] is None else f"{row['pin_us']:.2f}"
-        ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.2f}"
+        ratio = "n/a" if row["ratio"] is None else row["ratio_range"]
         print(f"| {row['model']} | {row['bodies']} | {row['nv']} | {row['ours_us']:.2f} | {pin_us} | {ratio} |")
         if pm is not None:
             ag = row["agreement"]
@@ -258,5 +256,5 @@ def bench_urdf(rounds=25, seed=0, verbose=True):
                   f"{ag['aba']:.1e}, RNEA {ag['rnea']:.1e}, mass matrix {ag['crba']:.1e}.")
         else:
             print("\nPinocchio (`pin`) is not installed: multibody timings only.")
-        print("Per call from Python, best of interleaved rounds.")
+        print("Per call from Python, process time: median of interleaved rounds (ratio: median and range over the rounds).")
     return row

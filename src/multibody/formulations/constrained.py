@@ -27,6 +27,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import KERNEL
+
 from multibody.errors import ConstraintError, ModelError
 from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          initial_correction, register_formulation)
@@ -93,7 +95,7 @@ def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
 
 # ----------------------------------------------------------------------------------------------------------
 # compiled pieces
-@njit(cache=True)
+@njit(**KERNEL)
 def eval_rows(q, v, w):
     """Kinematics at v̇ = 0, then the compiled rows: residuals ``f``, rates ``fd = G v`` (position rows: ḟ;
     velocity rows: g), Jacobian ``G`` and ``γ`` (``kernels/constraints.py``). Returns the number of rows
@@ -117,7 +119,7 @@ def eval_rows(q, v, w):
     return rows
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def stabilized_gamma(w, m):
     """γ' of the drift control ``cfg[CFG_STAB]`` for rows < m, in place in ``w.gam``: Baumgarte (1) or seed 000
     (2) (see the module docstring)."""
@@ -139,7 +141,7 @@ def stabilized_gamma(w, m):
                 w.gam[r] -= lam * w.f[r]                               # seed 000, eq. 2.5
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def free_dynamics(t, x, w, tau_extra):
     """``w.xdot`` = [q̇, a_free] (the tree's forward dynamics with the applied forces + ``tau_extra``) and
     ``w.M`` = M(q) (CRBA)."""
@@ -148,7 +150,7 @@ def free_dynamics(t, x, w, tau_extra):
     crba_kernel(w.tree[0], w.tree[1], x[:nq], w.tree[13], w.M)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def constrained_accelerations(t, x, w, tau_extra, m, out):
     """v̇ into ``out`` and the multipliers into ``w.lam`` for rows < m already in ``w`` (``eval_rows`` and any
     Python rows): drift control, free dynamics, KKT solve. Returns False when the solve failed."""
@@ -159,7 +161,7 @@ def constrained_accelerations(t, x, w, tau_extra, m, out):
                      w.S, w.LS, w.keep, w.tmp, w.w, w.lam, out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def constrained_rhs(t, x, w, out):
     """The compiled right-hand side ``rhs(t, x, params, out)`` of the constrained formulation (x = [q, v])."""
     nq = w.qbuf.shape[0]
@@ -171,7 +173,7 @@ def constrained_rhs(t, x, w, out):
         out[nq] = np.nan
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def project_positions(q, w, m):
     """Newton projection of q onto the compiled position rows (mass-weighted least change,
     ``q ← q ⊕ M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹(−f)``), in place. Returns the final residual."""
@@ -198,7 +200,7 @@ def project_positions(q, w, m):
     return err
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def project_velocities(q, v, w, m):
     """Mass-orthogonal projection of v onto all compiled rows (G v = 0), in place."""
     eval_rows(q, v, w)
@@ -211,7 +213,7 @@ def project_velocities(q, v, w, m):
         v[k] += w.dv[k]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def constrained_project(x, w):
     """The compiled projection ``project(x, params)`` after every step: positions, then velocities; a
     failure (positions that cannot be assembled) leaves NaN in x, which stops the run."""

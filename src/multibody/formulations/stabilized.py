@@ -34,6 +34,8 @@ import time
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import KERNEL
+
 from multibody.errors import ConstraintError, IntegrationError, ModelError
 
 #: default relative damping of :func:`solve_dls`
@@ -49,6 +51,14 @@ def solve_dls(A, phi, x, sparams, N):
     state) is unused here; it is part of the common solver signature.
     """
     m = phi.shape[0]
+    dls_into(A, phi, sparams, N, np.zeros((2 * m, m + 1)))
+
+
+@njit(**KERNEL)
+def dls_into(A, phi, sparams, N, W):
+    """:func:`solve_dls` with its QR workspace ``W`` (at least 2m x (m + 1)) given: it allocates nothing, for the
+    compiled right-hand side."""
+    m = phi.shape[0]
     eps_rel = sparams[0] if sparams.shape[0] > 0 else 1e-10
     fro = 0.0
     for i in range(m):
@@ -58,7 +68,9 @@ def solve_dls(A, phi, x, sparams, N):
     if eps < 1e-150:  # A = 0: the limit ε → 0+ of the damped solution is N = 0
         eps = 1e-150
     rows = 2 * m
-    W = np.zeros((rows, m + 1))
+    for i in range(rows):
+        for j in range(m + 1):
+            W[i, j] = 0.0
     for i in range(m):
         for j in range(m):
             W[i, j] = A[i, j]
@@ -97,7 +109,7 @@ def solve_dls(A, phi, x, sparams, N):
         N[k] = s / W[k, k] if W[k, k] != 0.0 else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True)  # allocates its QR workspace: compiled with reference counting
 def solve_exact(A, phi, x, sparams, N):
     """The plain solution ``N = −A⁻¹ φ`` of ``A N = −φ`` (seed 000, eqs. 2.3, 2.9), no regularization.
 
@@ -317,13 +329,13 @@ from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub  #
 
 #: the compiled state of the stabilized formulation: the constrained Work ``w`` (rows, dynamics, M) and the
 #: seed 000 system A N = −φ with its gains
-SWork = namedtuple("SWork", ["w", "A", "phi", "X0", "X1", "N", "c0", "c1", "sp", "par"])
+SWork = namedtuple("SWork", ["w", "A", "phi", "X0", "X1", "N", "c0", "c1", "sp", "par", "W"])
 # entries of ``par``: rows R, compiled rows, auxiliary variables, energy row (0/1), E0, gain of the energy row,
 # energy window, q size
 P_R, P_MC, P_NAUX, P_ENERGY, P_E0, P_LAME, P_WIN, P_NQ = range(8)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _solve_shifted_energy(sw, R, re):
     """A N = −φ (seed 000, eq. 2.6): the rows without the energy row by :func:`solve_dls`, and the energy row
     (the last, ``re``) by its Schur complement σ = a22 − a21ᵀA11⁻¹a12 ≈ 2T shifted by the energy window:
@@ -332,12 +344,12 @@ def _solve_shifted_energy(sw, R, re):
     A, phi, N = sw.A, sw.phi, sw.N
     n1 = R - re
     A11 = A[:n1, :n1]
-    solve_dls(A11, phi[:n1], phi[:n1], sw.sp, sw.X0[:n1])
+    dls_into(A11, phi[:n1], sw.sp, sw.X0[:n1], sw.W)
     if re == 0:
         for j in range(n1):
             N[j] = sw.X0[j]
         return
-    solve_dls(A11, A[:n1, n1], phi[:n1], sw.sp, sw.X1[:n1])     # A11 X1 = −a12
+    dls_into(A11, A[:n1, n1], sw.sp, sw.X1[:n1], sw.W)     # A11 X1 = −a12
     sig = A[n1, n1]
     rho = phi[n1]
     for j in range(n1):
@@ -349,7 +361,7 @@ def _solve_shifted_energy(sw, R, re):
     N[n1] = mu
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def stabilized_model_rhs(t, x, sw, out):
     """ẋ for x = [q, v, s] (s: the auxiliary variables, seed 000 eq. 3.6) with the reactions N from
     ``A N = −φ(X, λ)`` (seed 000, eqs. 2.6–2.9); the compiled right-hand side ``rhs(t, x, params, out)``."""
@@ -362,7 +374,7 @@ def stabilized_model_rhs(t, x, sw, out):
     stabilized_solve(t, x, sw, out)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def stabilized_solve(t, x, sw, out):
     """With the rows in ``sw.w`` (``eval_rows`` and any Python rows): A and φ (eqs. 2.6–2.8), the reactions,
     and ẋ: q̇, v̇ = a + M⁻¹Gᵀλ + μ v, ṡ = U."""
@@ -395,7 +407,7 @@ def stabilized_solve(t, x, sw, out):
         out[nq + nv + ia] = N[mc + ia]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _assemble(t, x, sw, R, mc, naux, re):
     """A and φ of seed 000 eqs. 2.6–2.8 from the rows in ``sw.w``, the free accelerations and M; the
     energy row last."""
@@ -454,7 +466,7 @@ def _assemble(t, x, sw, R, mc, naux, re):
         phi[nrow] = sw.par[P_LAME] * (_total_energy(w, x[:nq], v) - sw.par[P_E0])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _total_energy(w, q, v):
     """T + V: kinetic, gravity and spring energies (``kernels/energy.py``, ``kernels/forces.py``)."""
     p = w.tree
@@ -462,7 +474,7 @@ def _total_energy(w, q, v):
     return T + Vg + _spring_potential(w, q, v)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _spring_potential(w, q, v):
     p = w.tree
     if p[3].shape[0] == 0 or (p[9].shape[0] == 0 and not np.any(p[3])):
@@ -503,7 +515,7 @@ class StabilizedModel:
                         model.nq], dtype=float)
         self.sw = SWork(w=w, A=np.zeros((self.R, self.R)), phi=np.zeros(self.R), X0=np.zeros(self.R),
                         X1=np.zeros(self.R), N=np.zeros(self.R), c0=c0, c1=c1, sp=np.array([float(dls_eps)]),
-                        par=par)
+                        par=par, W=np.zeros((2 * self.R, self.R + 1)))
         self.E0 = energy_level
 
     def _gains(self, lam):
@@ -548,7 +560,7 @@ def _check_conservative(model):
                          f"{', '.join(dissipative)}", element="energy_constraint")
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def stabilized_project(x, sw):
     """After every step: the quaternions of q normalized (the seed's method projects nothing else)."""
     normalize_kernel(sw.w.tree[0], x, x)

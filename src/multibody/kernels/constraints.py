@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import B_A, B_P, B_V, IV, NV, PARENT, workspace_views
-from multibody.kernels.spatial import INLINE, cross3, load9, mat3_vec
+from multibody.kernels.spatial import INLINE, KERNEL, cross3, load9, mat3_vec
 
 _inline = dict(inline=INLINE, cache=True)
 
@@ -113,7 +113,7 @@ def covector_times_velocity(wb, cb, cv, r):
     return out
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def profile_eval(pi, pt, k, x, z):
     """(h, h_x, h_z, h_xx, h_xz, h_zz) of the polynomial profile k at (x, z) (``multibody.model.Profile``)."""
     h = hx = hz = hxx = hxz = hzz = 0.0
@@ -137,7 +137,7 @@ def profile_eval(pi, pt, k, x, z):
     return h, hx, hz, hxx, hxz, hzz
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_point(wb, cf, o, a, b, r, f, cb, cv, gam):
     """E_POINT: o_b − o_a = 0 along the ground axes (three rows)."""
     oa, va, aa = point_motion(wb, a, cf[o], cf[o + 1], cf[o + 2])
@@ -150,7 +150,7 @@ def _rows_point(wb, cf, o, a, b, r, f, cb, cv, gam):
         gam[r + k] = -(ab[k] - aa[k])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_align(wb, cf, o, a, b, r, f, cb, cv, gam):
     """E_ALIGN: x·y − c = 0, x = R_a n, y = R_b u; ḟ = ω_a·(x × y) + ω_b·(y × x)."""
     x = mat3_vec(load9(wb, a), cf[o], cf[o + 1], cf[o + 2])
@@ -173,7 +173,7 @@ def _rows_align(wb, cf, o, a, b, r, f, cb, cv, gam):
                + dot3(x[0], x[1], x[2], ydd[0], ydd[1], ydd[2]))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_lock(wb, cf, o, a, b, r, f, cb, cv, gam):
     """E_LOCK: vee(AᵀB)_k = 0 with A = R_a A0, B = R_b B0; the row is A_k·(ω_b − ω_a) (exact on the manifold)."""
     Ra = load9(wb, a)
@@ -199,7 +199,7 @@ def _rows_lock(wb, cf, o, a, b, r, f, cb, cv, gam):
                - dot3(Ak[0], Ak[1], Ak[2], x[0], x[1], x[2]))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_offset(wb, cf, o, a, b, r, f, cb, cv, gam):
     """E_OFFSET: (o_b − o_a)·x = 0, x = R_a n; ḟ = x·(v_b − v_a) + ω_a·(x × d)."""
     oa, va, aa = point_motion(wb, a, cf[o], cf[o + 1], cf[o + 2])
@@ -226,7 +226,7 @@ def _rows_offset(wb, cf, o, a, b, r, f, cb, cv, gam):
                + dot3(d[0], d[1], d[2], p[0] + s[0], p[1] + s[1], p[2] + s[2]))
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_point_profile(wb, cf, o, b, r, pi, pt, f, cb, cv, gam):
     """E_POINT_PROFILE: h(x_P, z_P) = 0, (x_P, z_P) = ((P − O)·e1, (P − O)·e2)."""
     P, vP, aP = point_motion(wb, b, cf[o], cf[o + 1], cf[o + 2])
@@ -244,7 +244,7 @@ def _rows_point_profile(wb, cf, o, b, r, pi, pt, f, cb, cv, gam):
     gam[r] = -(dot3(n[0], n[1], n[2], aP[0], aP[1], aP[2]) + hxx * Xd * Xd + 2.0 * hxz * Xd * Zd + hzz * Zd * Zd)
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _disc_contact(pi, pt, k, Xc, Zc, rad, al):
     """Contact geometry of a disc of radius rad centred at (Xc, Zc) with contact angle al: the profile terms at
     x_a = Xc + r cos α, z_a = Zc + r sin α and the tangency f4 = h_x sin α − h_z cos α with df4/dα."""
@@ -258,7 +258,7 @@ def _disc_contact(pi, pt, k, Xc, Zc, rad, al):
     return h, hx, hz, hxx, hxz, hzz, f4, d
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def solve_contact_angle(pi, pt, k, Xc, Zc, rad, al0):
     """The contact angle α near ``al0`` with f4(α) = 0 and ∇h pointing from the centre to the contact
     (∇h·μ > 0; seed 000 §3), by Newton's method; NaN when it does not converge."""
@@ -278,7 +278,7 @@ def solve_contact_angle(pi, pt, k, Xc, Zc, rad, al0):
     return al if abs(f4) <= 1e-12 * (1.0 + abs(np.sqrt(hx * hx + hz * hz))) else math.nan
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_disc_profile(wb, cf, o, b, r, ia, pi, pt, s, mode, maux, f, cb, cv, gam, ucoef, auxd):
     """E_DISC_PROFILE: contact f1 = h(x_a, z_a), no slip f3 = χ·v_C + r ω_n (seed 000, eqs. 3.2, 3.4), α from
     the tangency f4 = 0 (eq. 3.5); rates and accelerations as eqs. 3.7, 3.9, 3.10."""
@@ -339,7 +339,7 @@ def _rows_disc_profile(wb, cf, o, b, r, ia, pi, pt, s, mode, maux, f, cb, cv, ga
         auxd[ia] = d
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _rows_disc_plane(wb, cf, o, b, r, f, cb, cv, gam):
     """E_DISC_PLANE: a knife-edge disc on a plane: the contact point P = C + r ρ̂, ρ̂ = −(n − (a·n) a)/‖·‖;
     rows (P − O)·n (position), t1·v_P, t2·v_P (velocity, v_P of the material point at P)."""
@@ -380,7 +380,7 @@ def _rows_disc_plane(wb, cf, o, b, r, f, cb, cv, gam):
         gam[r + k] = -dot3(AP[0], AP[1], AP[2], n[0], n[1], n[2])
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def constraint_rows_kernel(work, n, nv, ci, cf, pi, pt, s, mode, f, cb, cv, gam, ucoef, auxd):
     """Rows of every compiled constraint element (see the module docstring) from the workspace of a kinematics
     pass at v̇ = 0. Outputs: ``f`` residuals, ``cb`` (rows, 2) bodies and ``cv`` (rows, 2, 6) covectors,
@@ -415,7 +415,7 @@ def constraint_rows_kernel(work, n, nv, ci, cf, pi, pt, s, mode, f, cb, cv, gam,
     return maux
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def rows_jacobian(mi, work, nv, r0, r1, cb, cv, G):
     """G[r] (r0 ≤ r < r1) = Σ_slots c · S over the joints on the path of the slot's body (ground Plücker
     columns S of the motion subspaces in the workspace; seed 001 eqs. 3.101, 3.104)."""
@@ -433,7 +433,7 @@ def rows_jacobian(mi, work, nv, r0, r1, cb, cv, G):
                 i = mi[i, PARENT]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def initial_contact_angles(work, n, nv, ci, cf, pi, pt, s):
     """Contact angles α of every disc on a curve (``E_DISC_PROFILE``) for the placements in the workspace:
     the angle of the scan over (−π, π] where the contact point lies closest to the curve with ∇h pointing

@@ -16,8 +16,10 @@ out-of-plane rows of a cut hinge in a planar loop) are dropped first; ε is rela
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import KERNEL
 
-@njit(cache=True)
+
+@njit(**KERNEL)
 def cholesky_lower(A, n, L):
     """L (lower) with L Lᵀ = A[:n, :n] (symmetric positive definite); returns False if A is not."""
     for j in range(n):
@@ -38,7 +40,7 @@ def cholesky_lower(A, n, L):
     return True
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def forward_sub(L, n, x):
     """x ← L⁻¹ x (L lower triangular n × n)."""
     for i in range(n):
@@ -48,7 +50,7 @@ def forward_sub(L, n, x):
         x[i] = s / L[i, i]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def backward_sub_T(L, n, x):
     """x ← L⁻ᵀ x."""
     for i in range(n - 1, -1, -1):
@@ -58,7 +60,7 @@ def backward_sub_T(L, n, x):
         x[i] = s / L[i, i]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def kept_rows(G, rows, keep, sel):
     """Indices of the rows r (``sel[r] != 0``) of G[:rows] that do not vanish identically, into ``keep``;
     returns their number."""
@@ -86,7 +88,7 @@ def kept_rows(G, rows, keep, sel):
     return mk
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def kkt_solve(M, G, rows, sel, a, b, eps_rel, iterations, L, Y, S, LS, keep, tmp, w, lam, out):
     """``out`` = v̇ and ``lam`` (per row, 0 on dropped rows) of ``M v̇ = M a + Gᵀλ``, ``G v̇ = b`` over the rows
     r < ``rows`` with ``sel[r] != 0`` (see the module docstring). Workspaces: L (nv, nv), Y (nv, m),
