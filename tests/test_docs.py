@@ -19,7 +19,7 @@ PAGES = sorted(p for p in DOCS.glob("*.md") if any(not b.skip for b in code_bloc
 
 #: the blocks that do not run, by page: code for a module this installation may lack, or a synopsis with
 #: placeholders
-SKIPPED = {"getting-started.md": 1, "poisson.md": 1}
+SKIPPED = {"poisson.md": 1}
 
 
 def _seed004_checks(ns):
