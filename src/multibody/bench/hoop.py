@@ -30,8 +30,9 @@ def bench_hoop(t_end=100.0, rk2=True, verbose=True):
     _run(model, q0, v0, 0.01, lam=1e3, method="RK2", h=1e-5, n_out=2)
     _run(model, q0, v0, 0.01, lam=10.0, method="DOP853", n_out=2)
     rows = []
-    res, row = _run(model, q0, v0, t_end, lam=10.0, method="DOP853", rtol=1e-9, atol=1e-11, n_out=100_001)
-    row.update(name="DOP853 (scipy), λ = 10, rtol 1e-9", t_end=t_end)
+    # rtol 1e-10: the loosest of 1e-9, 1e-10 that meets the bound (at 1e-9 the no-slip and energy rows reach 1.6e-8)
+    res, row = _run(model, q0, v0, t_end, lam=10.0, method="DOP853", rtol=1e-10, atol=1e-12, n_out=100_001)
+    row.update(name="DOP853 (scipy), λ = 10, rtol 1e-10", t_end=t_end)
     rows.append(row)
     if rk2:
         nsteps = int(round(t_end / 1e-5))
