@@ -44,11 +44,12 @@ from numba import njit
 from multibody.data import default_data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
-from multibody.formulations.tree import P_VAPPLIED, tree_energy, tree_params
+from multibody.formulations.tree import P_APPLIED, P_VAPPLIED, tree_energy, tree_params
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
 from multibody.kernels.forces import joint_forces_kernel, spring_forces_kernel
 from multibody.kernels.poisson import CHOLESKY, SWEEP, impulses_kernel, poisson_kernel
+from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
 __all__ = ["poisson_system", "poisson_rhs", "poisson_rhs_extra", "impulses", "velocity", "SOLVERS"]
@@ -61,7 +62,7 @@ SOLVERS = {"sweep": SWEEP, "cholesky": CHOLESKY}
 P_SOLVER, P_V, P_NFEV = P_VAPPLIED + 1, P_VAPPLIED + 2, P_VAPPLIED + 3
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def poisson_rhs_extra(t, x, prm, tau_extra, out):
     """ẋ for x = [q, p]: v from p by system (6) (the solver ``prm[P_SOLVER]``; v is left in ``prm[P_V]``),
     out[:nq] = q̇(q, v), out[nq:] = ṗ of eq. (7) with Q = gravity + applied forces + ``tau_extra``
@@ -80,6 +81,10 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
             out[k] = np.nan
         return
     qdot_kernel(mi, q, v, out[:nq])
+    if not prm[P_APPLIED]:  # no joint springs, dampers, efforts or point springs: skip their pass
+        for k in range(tau_extra.shape[0]):
+            pdot[k] += tau_extra[k]
+        return
     for k in range(tau.shape[0]):
         tau[k] = 0.0
     joint_forces_kernel(mi, q, v, prm[3], prm[4], prm[5], prm[6], tau)
@@ -88,7 +93,7 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
         pdot[k] += tau[k] + tau_extra[k]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def poisson_rhs(t, x, prm, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`poisson_rhs_extra` with the constant
     generalized forces ``prm[16]`` (seed 002, eqs. 6, 7)."""
