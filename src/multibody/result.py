@@ -11,8 +11,9 @@ A :class:`Result` is a plain container of numpy arrays with **time as the first 
 ``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
-``.csv`` (one row per time; a first comment line carries the layout and ``info`` as JSON; values are
-written with 17 significant digits, so a round trip is exact).
+``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
+line carries the layout and ``info`` as JSON; values are written with 17 significant digits, so a round trip is
+exact).
 """
 import json
 from pathlib import Path
@@ -157,7 +158,9 @@ class Result:
             with open(path, "wb") as fh:
                 np.savez(fh, **arrays)
         elif suffix == ".csv":
-            cols, header = [self.t[:, None], self.q, self.v], ["t"] + self.q_names + self.v_names
+            cols = [self.t[:, None], self.q, self.v]
+            # q. and v. prefixes: a one-coordinate joint's coordinate and velocity have the same name
+            header = ["t"] + [f"q.{n}" for n in self.q_names] + [f"v.{n}" for n in self.v_names]
             for k in ENERGY_KEYS:
                 if k in self.energy:
                     cols.append(self.energy[k][:, None])
