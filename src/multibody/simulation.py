@@ -65,15 +65,17 @@ def _adaptive_key(method):
     return key if key in SOLVERS else None
 
 
+def _number(value, element, what):
+    """``value`` as a float, or a ModelError ``"<what> must be a number, got ..."`` naming ``element``."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be a number, got {value!r}", element=element) from None
+
+
 def _time_span(t0, t_end):
     """(t0, t_end) as floats with t0 < t_end, both finite, or a ModelError naming the bad one."""
-    span = []
-    for name, t in (("t0", t0), ("t_end", t_end)):
-        try:
-            span.append(float(t))
-        except (TypeError, ValueError):
-            raise ModelError(f"{name} must be a number (a time in seconds), got {t!r}", element=name) from None
-    t0, t_end = span
+    t0, t_end = _number(t0, "t0", "t0"), _number(t_end, "t_end", "t_end")
     if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
         raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}", element="t_end")
     return t0, t_end
@@ -172,10 +174,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
             raise ModelError("every is the interval of the checkpoints: give checkpoint= too", element="every")
         return None, None
     every = (t_end - t0) / 20.0 if every is None else every
-    try:
-        every = float(every)
-    except (TypeError, ValueError):
-        raise ModelError(f"every must be a number of simulated seconds, got {every!r}", element="every") from None
+    every = _number(every, "every", "every (the interval of the checkpoints in simulated seconds)")
     if not (math.isfinite(every) and every > 0.0):
         raise ModelError(f"every must be a positive number of simulated seconds, got {every}", element="every")
     from multibody.checkpoint import Writer
@@ -555,10 +554,7 @@ def fixed_step_count(t0, t_end, h, method="fixed-step"):
     a missing, non-finite or non-positive ``h`` is a ``ModelError``."""
     if h is None:
         raise ModelError(f"fixed-step method {method!r} needs the step h", element="h")
-    try:
-        h = float(h)
-    except (TypeError, ValueError):
-        raise ModelError(f"the step h must be a number, got {h!r}", element="h") from None
+    h = _number(h, "h", "the step h")
     if not (math.isfinite(h) and h > 0.0):
         raise ModelError(f"the step h must be positive and finite, got {h}", element="h")
     span = float(t_end) - float(t0)

@@ -294,13 +294,18 @@ def read_document(path):
     if suffix not in (".yaml", ".yml", ".json"):
         raise ModelError(f"'{path}': a model file ends in .yaml, .yml or .json (or .urdf for a URDF robot)",
                          element=str(path))
+    return parse_text(read_text(path), suffix)
+
+
+def read_text(path):
+    """The UTF-8 text of the file ``path`` (a model file or a URDF), or a ModelError naming the file."""
+    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ModelError(f"'{path}': no such file", element=str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelError(f"'{path}': cannot be read ({exc})", element=str(path)) from None
-    return parse_text(text, suffix)
 
 
 # ---- schema --------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.io.documents import ModelFileError, Problem
+from multibody.io.documents import ModelFileError, Problem, read_text
 from multibody.io.model_files import rpy_matrix
 from multibody.model import GROUND, Free, ModelBuilder, Placement, Planar, Prismatic, Revolute
 from multibody.model.bodies import check_inertia
@@ -392,11 +392,4 @@ def _build(rd, robot, links, joints, root, floating_base, gravity, source):
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81)):
     """The Model of the URDF file ``path`` (see the module docstring); ``floating_base=True`` puts the root link on
     a free joint ``root_joint``. Problems of the file raise ``ModelFileError`` listing each one."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ModelError(f"'{path}': no such file", element=str(path)) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelError(f"'{path}': cannot be read ({exc})", element=str(path)) from None
-    return parse_urdf(text, str(path), floating_base=floating_base, gravity=gravity)
+    return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity)
