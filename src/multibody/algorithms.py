@@ -202,11 +202,8 @@ def aba(model, q, v, tau, data=None, fext=None):
                 out = _empty(d.nv)
                 if _ABA(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
                     return out
-    except AttributeError:
+    except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    except ZeroDivisionError:  # a quaternion of zero length
-        model.check_quaternions(q)
-        raise
     return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
 
 
@@ -220,11 +217,8 @@ def rnea(model, q, v, a, data=None, fext=None):
                 out = _empty(d.nv)
                 if _RNEA(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
                     return out
-    except AttributeError:
+    except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    except ZeroDivisionError:
-        model.check_quaternions(q)
-        raise
     return _call3(rnea_kernel, model, q, v, a, data, fext, "a")
 
 
@@ -273,11 +267,8 @@ def crba(model, q, data=None):
                 M = _empty((d.nv, d.nv))
                 if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
                     return M
-    except AttributeError:
+    except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    except ZeroDivisionError:
-        model.check_quaternions(q)
-        raise
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     M = _empty((d.nv, d.nv))
