@@ -13,6 +13,7 @@ from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, 
                              UserConstraint, VelocityConstraint)
 
 from multibody.analysis.linearize import Linearization, linearize
+from multibody.analysis.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, joint_wrenches, point_jacobian, point_position, point_velocity, rnea,
                                   rnea_batch)
@@ -46,7 +47,7 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
-    "joint_wrenches",
+    "joint_wrenches", "joint_reactions",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]

@@ -227,21 +227,30 @@ def joint_wrenches(model, q, v, a, data=None, fext=None):
     q̈ = a): the joint's reaction together with its driving force, i.e. the bearing load. An array
     (nbodies, 6): row i − 1 belongs to the joint of body i, [moment about the joint's origin; force] in ground
     coordinates. Gravity and ``fext`` (as in :func:`rnea`) act on the bodies; the projection of row i − 1 onto
-    the joint's motion subspace is its τ of :func:`rnea`.
+    the joint's motion subspace is its τ of :func:`rnea`. :func:`multibody.joint_reactions` gives the same
+    wrenches in each joint's own frame, by joint name.
 
     These are the reactions of the separate-bodies method (seed 001 §3.5: each body cut free, the joint
     forces found from the outermost bodies inwards), read from the backward pass of the recursive
     Newton–Euler algorithm (RBDA Table 5.1), where body i's force is the sum of m a − m g and the
     inertial moments over the subtree that joint i carries."""
-    from multibody.kernels.kinematics import B_F, B_P, WB_WIDTH
+    return subtree_wrenches(model, q, v, a, data, fext)[0]
+
+
+def subtree_wrenches(model, q, v, a, data=None, fext=None):
+    """``(W, R, p)``: the wrenches of :func:`joint_wrenches` (nbodies, 6) and the placements of the child-side
+    joint frames (the kernel frames of the bodies: rotations R (nbodies, 3, 3), origins p (nbodies, 3), ground
+    coordinates) that RNEA's pass computed with them."""
+    from multibody.kernels.kinematics import B_F, B_P, B_R, WB_WIDTH
 
     d = _data(model, data)
     rnea(model, q, v, a, data=d, fext=fext)             # leaves every subtree's force in the workspace
     n = d.nbodies + 1
     wb = d.work[:n * WB_WIDTH].reshape(n, WB_WIDTH)
     f = wb[1:, B_F:B_F + 6].copy()                        # [moment about the ground origin; force]
-    f[:, :3] -= np.cross(wb[1:, B_P:B_P + 3], f[:, 3:])   # about the joint's origin (the kernel frame's origin)
-    return f
+    p = wb[1:, B_P:B_P + 3].copy()
+    f[:, :3] -= np.cross(p, f[:, 3:])                     # about the joint's origin (the kernel frame's origin)
+    return f, wb[1:, B_R:B_R + 9].reshape(n - 1, 3, 3).copy(), p
 
 
 def bias_forces(model, q, v, data=None, fext=None):

@@ -5,7 +5,15 @@ A :class:`Result` is a plain container of numpy arrays with **time as the first 
 ``t`` (n,), ``q`` (n, nq), ``v`` (n, nv);
 ``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
-``reactions``: dict joint or constraint name -> array (n, k);
+``reactions``: dict joint or constraint name -> array (n, k). One convention in every formulation
+(``multibody.analysis.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
+joint applies to its child body, the moment about the joint frame's origin, both in the axes of the joint
+frame on the child's side; the whole force the joint transmits (reaction and drive: its projection on the
+joint's motion subspace is the joint's τ; seed 001 §3.5, eq. 3.175). For a constraint that is not a joint,
+(n, rows): its multipliers λ in the order of its rows (force ``Gᵀλ`` on the coordinates, ``M v̇ = τ − C +
+Gᵀλ``), and for a ``RollingOnProfile`` in the stabilized formulation also ``"<name>.rate"``, the rate of its
+contact angle. The tree formulation computes its joint reactions when ``reactions`` is first read;
+``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
 ``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
@@ -62,7 +70,12 @@ class Result:
         if "kinetic" in self.energy and "potential" in self.energy and "total" not in self.energy:
             self.energy["total"] = self.energy["kinetic"] + self.energy["potential"]
         self.residuals = {str(k): self._series(k, val, "residual") for k, val in (residuals or {}).items()}
-        self.reactions = {str(k): self._series(k, val, "reaction") for k, val in (reactions or {}).items()}
+        self._reactions = None
+        self._reactions_source = None
+        if callable(reactions):
+            self._reactions_source = reactions        # computed when first read (the tree formulation)
+        else:
+            self.reactions = reactions
         self.series = {str(k): self._series(k, val, "series") for k, val in (series or {}).items()}
         self.info = dict(info or {})
         nq, nv = self.q.shape[1], self.v.shape[1]
@@ -72,6 +85,23 @@ class Result:
             raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
+
+    @property
+    def reactions(self):
+        if self._reactions is None:
+            source, self._reactions_source = self._reactions_source, None
+            self.reactions = source() if source is not None else {}
+        return self._reactions
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_reactions"] = self.reactions        # a pickled Result carries its reactions, not their recipe
+        state["_reactions_source"] = None
+        return state
+
+    @reactions.setter
+    def reactions(self, value):
+        self._reactions = {str(k): self._series(k, val, "reaction") for k, val in (value or {}).items()}
 
     def _series(self, name, val, what):
         val = np.asarray(val, dtype=float)

@@ -51,6 +51,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import ConstraintError, ModelError
+from ..analysis.reactions import cut_joint_frames, in_joint_frame
 from .base import MAX_INITIAL_CORRECTION, register_formulation
 
 __all__ = [
@@ -1906,6 +1907,7 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
         names = list(s.joint_rows)
         # sums the rows of each joint: (joints x rows); the generalized reaction of joint j is row j of A diag(λ) Q
         A = _row_sums(names, s.joint_rows, s.nc)
+        com = np.asarray(model.com)
         for k in range(len(t)):
             x, V = Y[k, :nq], Y[k, nq:]
             Q[k], Vm[k] = model_state_from_cartesian(model, emb, x, V, prev)
@@ -1924,23 +1926,18 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
                 gens = A @ (lam[:, None] * Qc)
             else:
                 gens = (A @ Qc.tocsr().multiply(lam[:, None]).tocsr()).toarray()
+            R, P = emb.placements(model, x)
+            cut = cut_joint_frames(model, R, P)
             for jn, (name, rows) in enumerate(s.joint_rows.items()):
-                gen = gens[jn].reshape(s.nb, s.nd)
-                pair = np.zeros((2, s.nd))
-                bodies = s.joint_bodies[name]
-                if bodies is not None:
-                    for slot, kb in enumerate(bodies):
-                        if kb > 0:
-                            pair[slot] = gen[kb - 1]
-                else:
-                    idx = [model.body_index(bn) for bn in model.constraint(name).bodies]
-                    idx = ([0] + idx)[-2:]
-                    for slot, kb in enumerate(idx):
-                        if kb > 0:
-                            pair[slot] = gen[kb - 1]
-                reac.setdefault(name, []).append(pair)
-                if bodies is None:
+                if s.joint_bodies[name] is None:          # a constraint that is not a joint: its multipliers
+                    reac.setdefault(name, []).append(lam[rows])
                     res.setdefault(name, []).append(np.abs(phi[rows]).max(initial=0))
+                    continue
+                b, Rj, oj = cut[name] if name in cut else (model.joint(name).child, None, None)
+                if Rj is None:
+                    Rj, oj = R[b], P[b]
+                reac.setdefault(name, []).append(_joint_reaction(emb, gens[jn].reshape(s.nb, s.nd)[b - 1], R[b],
+                                                                 P[b] + R[b] @ com[b], Rj, oj))
         info = dict(info)
         info["cartesian"] = dict(bodies=s.nb, coordinates=s.nq, constraint_rows=s.nc, solver=s._solver,
                                  planar=emb.dim == 2, redundant=bool(s.redundant), rank=int(getattr(s, "rank0", s.nc)))
@@ -1954,6 +1951,18 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
                      project_py=project_py if stabilization == "projection" else None, nsplit=nq,
                      python_only=True, info={"formulation": "cartesian", "planar": emb.dim == 2,
                                              "stabilization": stabilization, "initial_correction": correction})
+
+
+def _joint_reaction(emb, gen, Rb, c, Rj, oj):
+    """The generalized reaction ``Q_bᵀλ`` of a joint on its child body b (seed 001 eq. 2.26: planar (F_x, F_y,
+    M_z), spatial (force in ground axes, moment about the centre of mass c in body axes R_b)) as the joint
+    reaction of ``multibody.analysis.reactions``: [moment about the joint origin oj; force] in the joint axes Rj."""
+    if emb.dim == 2:
+        F = gen[0] * emb.e1 + gen[1] * emb.e2
+        Mc = gen[2] * emb.n
+    else:
+        F, Mc = gen[:3], Rb @ gen[3:]
+    return in_joint_frame(np.concatenate([Mc + np.cross(c, F), F]), Rj, oj)
 
 
 def _row_sums(names, joint_rows, nc):

@@ -453,23 +453,32 @@ class ConstrainedTree:
 
 def constraint_outputs(rows, accelerations, t, Q, V):
     """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
-    constraints) and the multipliers, along the samples; plus ``"velocity"``: the max |ḟ| or |g| of all rows."""
+    constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions:
+    every joint's (tree and cut) in the joint frame (``multibody.analysis.reactions``), the multipliers of the
+    other constraints."""
+    from multibody.analysis.reactions import all_joint_reactions
+
     res, reac = {}, {}
     if not len(t):
         return res, reac
-    F, RATE, L = [], [], []
+    F, RATE, L, J = [], [], [], []
     lev = rows.level
+    model = rows.model
     for k in range(len(t)):
+        a, lam = accelerations(t[k], Q[k], V[k])
         m = rows.fill(Q[k], V[k], t[k])
         F.append(rows.w.f[:m].copy())
         RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
-        L.append(accelerations(t[k], Q[k], V[k])[1])
+        L.append(lam)
+        J.append(all_joint_reactions(model, rows, Q[k], V[k], a, lam, rows.mc))
     F, RATE, L = np.array(F), np.array(RATE), np.array(L)
     for name, sl in rows.slices.items():
         pos = lev[sl] == 2
         part = F[:, sl][:, pos] if pos.any() else F[:, sl]
         res[name] = np.abs(part).max(axis=1, initial=0.0)
         reac[name] = L[:, sl]
+    for name in J[0]:
+        reac[name] = np.array([j[name] for j in J])
     res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
     return res, reac
 

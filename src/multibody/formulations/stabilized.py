@@ -587,6 +587,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     Residuals of the result: every row by name (e.g. ``"contact.contact"``, ``"contact.no_slip"``,
     ``"contact.tangency"``, ``"energy"``); reactions: N per constraint; series: the auxiliary variables.
     """
+    from multibody.analysis.reactions import all_joint_reactions
     from multibody.result import Result
 
     if not model.constraints:
@@ -645,19 +646,22 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         if energy and len(t):
             T, Vp, _ = tree_energy(model, Q, V)
             en = {"kinetic": T, "potential": Vp}
-        F, NN = [], []
+        F, NN, J = [], [], []
         for k in range(len(t)):
-            fun(t[k], X[k])
+            xd = fun(t[k], X[k])
             f = w.f[:sm.R].copy()
             if sm.energy:
                 f[-1] = _total_energy(w, Q[k], V[k]) - sm.sw.par[P_E0]
             F.append(f)
             NN.append(sm.sw.N[:sm.R].copy())
+            J.append(all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], NN[-1], sm.mc))
         F, NN = np.array(F).reshape(len(t), sm.R), np.array(NN).reshape(len(t), sm.R)
         res = {name: F[:, j] for j, name in enumerate(row_names)}
         reac = {}
         for name, sl in sm.rows.slices.items():
             reac[name] = NN[:, sl]
+        for name in (J[0] if J else ()):
+            reac[name] = np.array([j[name] for j in J])
         for ia in range(naux):
             reac[row_names[sm.mc + ia].replace(".tangency", ".rate")] = NN[:, sm.mc + ia]
         info = dict(info)

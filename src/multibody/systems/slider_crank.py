@@ -90,10 +90,23 @@ def crank_angle(result):
 
 
 def reactions_over_cycle(result):
-    """The reaction of every joint on its second body (crank for O, rod for A, slider for B and the guide)
-    over the samples of a Cartesian result: dict joint -> (n, 3) rows ``(F_x, F_y, M_z)`` = ``Q_jᵀλ``
-    (seed 001, eqs. 2.26, 2.47)."""
-    return {name: np.asarray(r)[:, 1, :] for name, r in result.reactions.items()}
+    """The reaction of every joint on its child body (crank for O, rod for A, slider for B and the guide) over
+    the samples of a result of any formulation: dict joint -> (n, 3) rows ``(F_x, F_y, M_z)``, the force in
+    ground axes and the moment about the joint's axis (``Result.reactions`` in the joint frames, turned to the
+    ground axes); from the Cartesian formulation they are its ``Q_jᵀλ`` (seed 001, eqs. 2.26, 2.47)."""
+    model = result.model
+    out = {}
+    for name in ("O", "A", "B", "guide"):
+        j = model.joint(name)
+        W = np.asarray(result.reactions[name])
+        rows = np.zeros((len(result.t), 3))
+        Pb = model.joint_frames(j)[1]
+        for k in range(len(result.t)):
+            R = mb.forward_kinematics(model, result.q[k], frames="kernel").R[j.child] @ Pb.rotation
+            rows[k, :2] = (R @ W[k, 3:])[:2]
+            rows[k, 2] = (R @ W[k, :3])[2]
+        out[name] = rows
+    return out
 
 
 def plot_reactions(result, path=None, one_cycle=True):
@@ -113,7 +126,7 @@ def plot_reactions(result, path=None, one_cycle=True):
     for ax, (name, arr) in zip(axes.ravel(), R.items()):
         ax.plot(np.degrees(phi[sel]), arr[sel, 0], label="F_x")
         ax.plot(np.degrees(phi[sel]), arr[sel, 1], label="F_y")
-        ax.set_title(f"joint {name}: reaction on its second body (N)")
+        ax.set_title(f"joint {name}: reaction on its child body (N)")
         ax.grid(True)
         ax.legend()
     for ax in axes[1]:
