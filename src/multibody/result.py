@@ -51,7 +51,7 @@ def _json_default(obj):
 
 
 class Result:
-    """Time histories of a simulation (see the module docstring for the fields)."""
+    __doc__ = __doc__       # the fields, the one convention of the reactions and the file formats (help(mb.Result))
 
     def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
                  v_names=None, model=None, series=None):
