@@ -284,7 +284,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         ev_wrapped = []
         for ev in evs:
             def g(t, x, ev=ev):
-                q, v = system.split(x)
+                q, v = system.split(x) if system.split_t is None else system.split_t(t, x)
                 return ev(t, q, v)
 
             g.terminal = getattr(ev, "terminal", False)
