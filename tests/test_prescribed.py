@@ -18,16 +18,10 @@ from multibody.bench.dynamics import random_tree
 from multibody.errors import ModelError
 from multibody.systems.pendulums import triple_pendulum_seed001
 
+from models import moving_random_tree
+
 EPS = np.finfo(float).eps
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def _tree(n, seed):
-    rng = np.random.default_rng(seed)
-    model = random_tree(n, rng)
-    while model.nv == 0:  # all joints fixed: nothing moves
-        model = random_tree(n, rng)
-    return model, rng
 
 
 def _dense_hybrid(model, q, v, tau, known, qdd_known):
@@ -50,7 +44,7 @@ def _dense_hybrid(model, q, v, tau, known, qdd_known):
 def test_hybrid_kernel_equals_the_dense_reduced_system(n, seed, share):
     """Every joint type, any subset of velocity coordinates known (also parts of Spherical/Free joints). Both
     are backward-stable solves of the same system: they differ by O(n eps cond(M)) relatively."""
-    model, rng = _tree(n, seed)
+    model, rng = moving_random_tree(n, seed)
     q = model.random_configuration(rng)
     v, tau, qdd_known = (rng.uniform(-1.0, 1.0, model.nv) for _ in range(3))
     known = rng.random(model.nv) < share
@@ -70,7 +64,7 @@ def test_hybrid_kernel_equals_the_dense_reduced_system(n, seed, share):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_hybrid_with_nothing_or_everything_known_is_aba_or_rnea(seed):
-    model, rng = _tree(12, seed)
+    model, rng = moving_random_tree(12, seed)
     q = model.random_configuration(rng)
     v, tau, a = (rng.uniform(-1.0, 1.0, model.nv) for _ in range(3))
     none = np.zeros(model.nv, dtype=bool)

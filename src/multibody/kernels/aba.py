@@ -26,7 +26,8 @@ from numba import njit, prange
 from multibody.kernels.energy import body_energy
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
                                           W_KINETIC, W_POTENTIAL, body_inertia_world, check_sizes,
-                                          joint_placement_world, joint_velocity_world, set_ground, workspace_views)
+                                          joint_placement_world, joint_velocity_world, set_ground,
+                                          set_ground_acceleration, workspace_views)
 from multibody.kernels.rnea import workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
@@ -108,12 +109,16 @@ def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_kn
 
 
 @njit(inline=INLINE, cache=True)
-def articulated_pass1(mi, mf, q, v, fext, wb, wd, IA):
+def articulated_pass1(mi, mf, q, v, fext, work):
     """Pass 1 of ABA (root -> leaves): the joint placements, v_i, c_i, the rigid IA_i and pA_i = v_i ×* I_i v_i
-    − f_ext,i of every body into the workspace (RBDA Table 7.1). Returns the kinetic and gravitational energy
-    of (q, v), a by-product (the numbers of ``energy.energy_kernel``). Shared by ``aba_kernel`` and
+    − f_ext,i of every body into the workspace (RBDA Table 7.1), and the kinetic and gravitational energy of
+    (q, v), a by-product (the numbers of ``energy.energy_kernel``), into ``work[W_KINETIC]``,
+    ``work[W_POTENTIAL]``. Returns the views (wb, wd, IA) of ``work``. Shared by ``aba_kernel`` and
     ``hybrid.hybrid_kernel``."""
     n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    IA = wb[:, B_IA:B_IA + 21]
+    set_ground(wb)
     has_fext = fext.shape[0] == n
     T = 0.0
     V = 0.0
@@ -138,7 +143,9 @@ def articulated_pass1(mi, mf, q, v, fext, wb, wd, IA):
                                 pA[3] - fext[i, 3], pA[4] - fext[i, 4], pA[5] - fext[i, 5]))
         else:
             store6(wb, i, B_F, pA)
-    return T, V
+    work[W_KINETIC] = T
+    work[W_POTENTIAL] = V
+    return wb, wd, IA
 
 
 @njit(inline=INLINE, cache=True)
@@ -217,14 +224,6 @@ def parent_acceleration_plus_bias(i, par, wb):
             wb[par, B_A + 3] + wb[i, B_C + 3], wb[par, B_A + 4] + wb[i, B_C + 4], wb[par, B_A + 5] + wb[i, B_C + 5])
 
 
-@njit(inline=INLINE, cache=True)
-def set_ground_acceleration(mf, wb):
-    """a_0 = [0; −g]: gravity as an upward acceleration of the ground (RBDA §5.3)."""
-    wb[0, B_A + 3] = -mf[0, 0]
-    wb[0, B_A + 4] = -mf[0, 1]
-    wb[0, B_A + 5] = -mf[0, 2]
-
-
 @njit(**KERNEL)
 def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
@@ -238,13 +237,8 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     if err != 0:
         return err
     n = mi.shape[0]
-    wb, wd = workspace_views(work, n, v.shape[0])
-    IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
     # ---- pass 1: velocities v, biases c, rigid-body IA and pA (and the energies, a by-product)
-    T, V = articulated_pass1(mi, mf, q, v, fext, wb, wd, IA)
-    work[W_KINETIC] = T
-    work[W_POTENTIAL] = V
+    wb, wd, IA = articulated_pass1(mi, mf, q, v, fext, work)
     # ---- pass 2: articulated-body inertias IA and bias forces pA
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]

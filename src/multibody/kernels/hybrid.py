@@ -24,9 +24,9 @@ from numba import njit
 
 from multibody.kernels.aba import (_articulate_multi_dof, add_joint_motion, articulate_one_dof, articulated_pass1,
                                    hand_over_whole, multi_dof_accelerations, one_dof_acceleration,
-                                   parent_acceleration_plus_bias, set_ground_acceleration)
-from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, IV, NV, PARENT, W_KINETIC, W_POTENTIAL, check_sizes,
-                                          set_ground, strided, workspace_views)
+                                   parent_acceleration_plus_bias)
+from multibody.kernels.kinematics import (B_A, B_C, B_F, IV, NV, PARENT, check_sizes, set_ground_acceleration,
+                                          strided)
 from multibody.kernels.spatial import KERNEL, load6, store6, sym6_times
 
 #: error codes of ``hybrid_kernel`` beyond those of ``kinematics.check_sizes``
@@ -54,13 +54,8 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
     if force.shape[0] != nv or strided(qdd):
         return ERR_FORCE
     n = mi.shape[0]
-    wb, wd = workspace_views(work, n, nv)
-    IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
     # ---- pass 1: as in ABA
-    T, V = articulated_pass1(mi, mf, q, v, fext, wb, wd, IA)
-    work[W_KINETIC] = T
-    work[W_POTENTIAL] = V
+    wb, wd, IA = articulated_pass1(mi, mf, q, v, fext, work)
     # ---- pass 2: articulated inertias; a known coordinate is not articulated
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
