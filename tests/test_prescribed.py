@@ -213,7 +213,7 @@ def test_drive_forces_are_saved(tmp_path):
     assert mb.simulate(model, None, None, 0.1, n_out=2).drive_forces == {}
 
 
-def test_prescribed_bad_input():
+def test_prescribed_bad_input(tmp_path):
     model = triple_pendulum_seed001()
     f = _drive(0.1, 1.0, 0.0, 0.0)
     with pytest.raises(ModelError, match="no coordinate 'joint9.angle'") as e:
@@ -223,6 +223,8 @@ def test_prescribed_bad_input():
         mb.simulate(model, None, None, 0.1, prescribed=[f])
     with pytest.raises(ModelError, match="must be a callable"):
         mb.simulate(model, None, None, 0.1, prescribed={"joint1.angle": 0.3})
+    with pytest.raises(ModelError, match="cannot be written to a checkpoint"):   # a checkpoint holds data only
+        mb.simulate(model, None, None, 0.1, checkpoint=tmp_path / "run.ckpt", prescribed={"joint1.angle": f})
     with pytest.raises(ModelError, match="every coordinate"):
         mb.simulate(model, None, None, 0.1, prescribed={n: f for n in model.coordinate_names()})
     for bad, what in ((lambda t: (0.0, 0.0), "3 numbers"), (lambda t: (0.0, np.inf, 0.0), "non-finite"),
