@@ -169,7 +169,8 @@ def test_triple_pendulum_driven_joints():
 
 def test_random_tree_driven_coordinates():
     """A random 6-body tree (joint types chosen at random, random gravity): two of its plain coordinates
-    driven."""
+    driven — one of the two angles of a Universal joint (a joint articulated over its other coordinate) and a
+    hinge below a Fixed joint — while a Spherical joint moves freely."""
     rng = np.random.default_rng(7)
     model = random_tree(6, rng)
     refused = {f"{j.name}.{c}" for j in model.joints[1:] if not j.joint.linear_coordinates
@@ -177,6 +178,8 @@ def test_random_tree_driven_coordinates():
     plain = [n for n in model.coordinate_names() if n not in refused]
     assert len(plain) >= 2 and len(plain) < model.nv
     drives = {plain[0]: _drive(0.4, 1.7, 0.3, 0.1), plain[-1]: _drive(0.3, 2.3, -0.5, 0.0)}
+    assert sorted(drives) == ["joint1.angle1", "joint5.angle"] and {type(j.joint).__name__ for j in model.joints[1:]} \
+        >= {"Universal", "Fixed", "Spherical"}
     q0 = model.random_configuration(rng, scale=0.5)
     v0 = rng.uniform(-0.3, 0.3, model.nv)
     _check_run(model, q0, v0, drives, 1.0)
