@@ -183,6 +183,18 @@ def hand_over_whole(i, par, pA, c, IA, wb):
 
 
 @njit(inline=INLINE, cache=True)
+def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
+    """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
+    ``articulate_one_dof``, ``hand_over_whole`` (none) or ``_articulate_multi_dof``."""
+    if nvi == 1:
+        articulate_one_dof(i, par, iv, tau[iv], pA, c, IA, wb, wd)
+    elif nvi == 0:
+        hand_over_whole(i, par, pA, c, IA, wb)
+    else:
+        _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
+
+
+@njit(inline=INLINE, cache=True)
 def one_dof_acceleration(iv, wd, a0, a1, a2, a3, a4, a5):
     """Pass 3 of ABA for a joint of one free coordinate: q̈ = d⁻¹ (u − Uᵀ a') with a' = a_λ + c."""
     return wd[iv, D_DINV] * (wd[iv, D_u] - (wd[iv, D_U] * a0 + wd[iv, D_U + 1] * a1 + wd[iv, D_U + 2] * a2
@@ -246,12 +258,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         nvi = mi[i, NV]
         c = load6(wb, i, B_C)
         pA = load6(wb, i, B_F)
-        if nvi == 1:
-            articulate_one_dof(i, par, iv, tau[iv], pA, c, IA, wb, wd)
-        elif nvi == 0:
-            hand_over_whole(i, par, pA, c, IA, wb)
-        else:
-            _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
+        articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
     # ---- pass 3: accelerations
     set_ground_acceleration(mf, wb)
     for i in range(1, n):

@@ -22,7 +22,7 @@ force of eq. 3.93 with the sign of a generalized force (positive: positive work 
 """
 from numba import njit
 
-from multibody.kernels.aba import (_articulate_multi_dof, add_joint_motion, articulate_one_dof, articulated_pass1,
+from multibody.kernels.aba import (_articulate_multi_dof, add_joint_motion, articulate_joint, articulated_pass1,
                                    hand_over_whole, multi_dof_accelerations, one_dof_acceleration,
                                    parent_acceleration_plus_bias)
 from multibody.kernels.kinematics import (B_A, B_C, B_F, IV, NV, PARENT, check_sizes, set_ground_acceleration,
@@ -68,12 +68,7 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
         c = load6(wb, i, B_C)
         pA = load6(wb, i, B_F)
         if nk == 0:
-            if nvi == 1:
-                articulate_one_dof(i, par, iv, tau[iv], pA, c, IA, wb, wd)
-            elif nvi == 0:
-                hand_over_whole(i, par, pA, c, IA, wb)
-            else:
-                _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, False)
+            articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
             continue
         # c + S_K q̈_K: the known accelerations act as a bias of the joint
         ck = c
