@@ -46,3 +46,15 @@ def sprung_model(effort=0.0, masses=None, gravity=(0.0, 0.0, -9.81)):
     b.add_spring("s3", "e", (0.1, 0.1, 0.0), "ground", (1.0, 0.0, 1.0), stiffness=30.0, damping=0.2, rest_length=1.0)
     b.add_spring("s4", "b", (0.0, 0.1, 0.0), "e", (0.0, 0.0, 0.0), stiffness=5.0, damping=0.0, rest_length=0.2)
     return b.build()
+
+
+def moving_random_tree(n, seed):
+    """``(model, rng)``: ``bench.dynamics.random_tree(n, rng)`` of the generator ``default_rng(seed)``, drawn again
+    while every joint is Fixed (nothing would move); ``rng`` continues the same stream."""
+    from multibody.bench.dynamics import random_tree
+
+    rng = np.random.default_rng(seed)
+    model = random_tree(n, rng)
+    while model.nv == 0:
+        model = random_tree(n, rng)
+    return model, rng

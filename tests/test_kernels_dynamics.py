@@ -16,6 +16,8 @@ from multibody.bench.dynamics import random_tree, revolute_chain
 from multibody.data import Data
 from multibody.errors import ModelError
 
+from models import moving_random_tree
+
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 trees = st.tuples(st.integers(1, 30), st.integers(0, 2**32 - 1))
 
@@ -27,12 +29,7 @@ def _state(model, rng):
     return q, v, tau
 
 
-def _model(n, seed):
-    rng = np.random.default_rng(seed)
-    model = random_tree(n, rng)
-    while model.nv == 0:  # all joints fixed: nothing moves
-        model = random_tree(n, rng)
-    return model, rng
+_model = moving_random_tree
 
 
 @SETTINGS

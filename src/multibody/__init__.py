@@ -15,8 +15,8 @@ from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, 
 from multibody.analysis.linearize import Linearization, linearize
 from multibody.analysis.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
-                                  gravity_forces, joint_wrenches, point_jacobian, point_position, point_velocity, rnea,
-                                  rnea_batch)
+                                  gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
+                                  point_velocity, rnea, rnea_batch)
 from multibody.data import Data
 from multibody.result import Result
 from multibody.simulation import BatchResult, resume, simulate, simulate_batch
@@ -45,7 +45,7 @@ __all__ = [
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint",
     "ModelError", "ConstraintError", "IntegrationError",
-    "Data", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
+    "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
     "joint_wrenches", "joint_reactions",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",

@@ -14,6 +14,7 @@ r × F).
 | ``rnea(model, q, v, a)`` | τ = M q̈ + C q̇ + g − Jᵀf_ext | recursive Newton–Euler, O(N) (RBDA Table 5.1) |
 | ``crba(model, q)`` | M(q), symmetric positive definite | composite rigid bodies (RBDA Table 6.2) |
 | ``aba(model, q, v, tau)`` | q̈ | articulated bodies, O(N): seed 001 §3.5 (separate bodies), RBDA Table 7.1 |
+| ``hybrid_dynamics(model, q, v, tau, known, qdd_known)`` | (q̈, drive forces) | some q̈ prescribed: hybrid ABA, O(N): seed 001 §3.3.1, RBDA §9.2 |
 | ``energy(model, q, v)`` | (T, V) kinetic and gravitational energy | |
 | ``forward_kinematics`` | placements, velocities, accelerations of all bodies | |
 | ``point_position / point_velocity / point_jacobian`` | a point fixed in a body | |
@@ -49,10 +50,11 @@ from multibody.errors import ModelError
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.energy import energy_kernel
+from multibody.kernels.hybrid import hybrid_kernel
 from multibody.kernels.kinematics import body_frames_kernel, com_kernel, point_kernel
 from multibody.kernels.rnea import rnea_batch_kernel, rnea_kernel
 
-__all__ = ["Data", "forward_kinematics", "rnea", "crba", "aba", "energy", "bias_forces", "gravity_forces",
+__all__ = ["Data", "forward_kinematics", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces",
            "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
            "Kinematics"]
 
@@ -205,6 +207,70 @@ def aba(model, q, v, tau, data=None, fext=None):
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
     return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
+
+
+def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None):
+    """Hybrid dynamics: the accelerations of the free coordinates and the forces of those whose accelerations
+    are prescribed, in O(N) (seed 001 §3.3.1, eqs. 3.92–3.94, controlled coordinates; Featherstone RBDA §9.2,
+    the articulated-body algorithm in which a joint with known acceleration is not articulated).
+
+    ``known``: nv booleans (or a list of velocity-coordinate indices) marking the prescribed velocity
+    coordinates; ``qdd_known`` (nv,): their accelerations (the other entries are ignored). ``tau`` (nv,): the
+    generalized forces applied everywhere (on the free coordinates as in :func:`aba`). Returns ``(qdd, forces)``:
+    every acceleration (the prescribed ones as given) and, for each prescribed coordinate, the generalized force
+    it needs besides ``tau`` (the drive force of eq. 3.93, positive when it does positive work on q̇; zero on
+    the free coordinates), so that ``rnea(model, q, v, qdd) = tau + forces``. With nothing known it is
+    :func:`aba`; with everything known, :func:`rnea` minus ``tau``. Any joint type, any subset of its
+    coordinates.
+
+    >>> from multibody.systems.pendulums import triple_pendulum_seed001
+    >>> model = triple_pendulum_seed001()
+    >>> q, v = np.array([0.3, -0.2, 0.1]), np.array([0.5, 0.0, -1.0])
+    >>> qdd, forces = hybrid_dynamics(model, q, v, np.zeros(3), [True, False, False], [2.0, 0.0, 0.0])
+    >>> float(qdd[0]), float(forces[1]), float(forces[2])
+    (2.0, 0.0, 0.0)
+    >>> bool(np.allclose(rnea(model, q, v, qdd), forces))
+    True
+    """
+    d = _data(model, data)
+    q = _vector(q, d.nq, "q", model)
+    v = _vector(v, d.nv, "v", model)
+    tau = _vector(tau, d.nv, "tau", model)
+    mask = known_mask(model, known, d.nv)
+    qdd = _vector(qdd_known, d.nv, "qdd_known", model).copy()
+    if not np.all(np.isfinite(qdd[mask != 0.0])):
+        raise ModelError(f"qdd_known must be finite on the prescribed coordinates (model '{model.name}')",
+                         element="qdd_known")
+    qdd[mask == 0.0] = 0.0
+    forces = np.empty(d.nv)
+    try:
+        err = hybrid_kernel(d.mi, d.mf, q, v, tau, mask, _fext(fext, d, model), d.work, qdd, forces)
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
+    if err:
+        raise _size_error(model, d, err, "tau")
+    return qdd, forces
+
+
+def known_mask(model, known, nv=None):
+    """``known`` — nv booleans, or velocity-coordinate indices — as the float mask ``kernels.hybrid`` reads
+    (1.0 prescribed, 0.0 free), or a ``ModelError`` naming what was expected."""
+    nv = model.nv if nv is None else nv
+    try:
+        arr = np.asarray(known)
+    except (TypeError, ValueError):
+        arr = None
+    if arr is not None and arr.dtype == bool and arr.shape == (nv,):
+        return arr.astype(np.float64)
+    mask = np.zeros(nv)
+    if arr is not None and arr.ndim == 1 and (arr.size == 0 or np.issubdtype(arr.dtype, np.integer)):
+        if np.all((arr >= 0) & (arr < nv)):
+            mask[arr] = 1.0
+            return mask
+    raise ModelError(f"known must be {nv} booleans or indices in 0..{nv - 1} of the prescribed velocity coordinates "
+                     f"of model '{model.name}' (velocity names: {', '.join(model.velocity_names())}), got {known!r}",
+                     element="known")
 
 
 def rnea(model, q, v, a, data=None, fext=None):

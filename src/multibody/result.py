@@ -31,6 +31,8 @@ import numpy as np
 from multibody.errors import ModelError
 
 ENERGY_KEYS = ("kinetic", "potential", "total")
+#: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
+DRIVE_FORCE = "drive force "
 
 
 def _as_2d(a, n, name):
@@ -119,6 +121,15 @@ class Result:
         return (f"Result({len(self)} times on [{self.t[0] if len(self) else 0:g}, "
                 f"{self.t[-1] if len(self) else 0:g}], nq={self.q.shape[1]}, nv={self.v.shape[1]}"
                 f"{', ' + status if status else ''})")
+
+    @property
+    def drive_forces(self):
+        """The drive force of each prescribed coordinate at each output time, ``{"joint.coordinate": (n,)}``
+        (``simulate(..., prescribed=...)``; seed 001 §3.3.1, eq. 3.93): the generalized force the drive adds to
+        the model's own forces on that coordinate, positive when it does positive work on q̇. Read from the
+        series ``"drive force <name>"`` (so saved files keep them); empty for a run without prescribed
+        coordinates."""
+        return {k[len(DRIVE_FORCE):]: v for k, v in self.series.items() if k.startswith(DRIVE_FORCE)}
 
     @property
     def energy_total(self):

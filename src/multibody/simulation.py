@@ -112,7 +112,9 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         A run that cannot be written as data (a Python torque callback, events) is refused with a
         ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
         torque expressions: checkpoint it with an adaptive method).
-    options : passed to the formulation's factory.
+    options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
+        drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
+        ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).
 
     Raises ``IntegrationError`` (with the partial result and the reason) when the integration fails.
 
@@ -284,7 +286,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         ev_wrapped = []
         for ev in evs:
             def g(t, x, ev=ev):
-                q, v = system.split(x)
+                q, v = system.split(x) if system.split_t is None else system.split_t(t, x)
                 return ev(t, q, v)
 
             g.terminal = getattr(ev, "terminal", False)

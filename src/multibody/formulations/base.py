@@ -34,7 +34,8 @@ class OdeSystem:
     the Python right-hand side (adaptive methods; the fixed-step Python loop when ``rhs`` is None or
     ``python_only``). ``project_py(t, x) -> x`` or None: after every step; ``project_output(t, x) -> x``: for
     the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks. ``nsplit``: number of position coordinates
-    (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions.
+    (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions; ``split_t(t, x)
+    -> (q, v)`` in its place for a state that holds part of (q, v) only (prescribed coordinates).
 
     Optional, for the compiled loop (``integrate/rk_template.py``): ``observe(x, params, obs, k)`` records
     ``nobs`` numbers with each saved state (then ``make_result(t, X, info, obs=obs)`` receives them);
@@ -58,6 +59,7 @@ class OdeSystem:
     nobs: int = 0
     run_params: object = None
     batch: object = None
+    split_t: object = None
 
 
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem

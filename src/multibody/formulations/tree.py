@@ -3,7 +3,8 @@
 State ``x = [q, v]``, ``ẋ = [q̇(q, v), aba(q, v, τ)]`` with ``τ = τ_applied(q, v) + τ_extra``: the joint
 spring-dampers and efforts and the point spring-dampers of the model (``kernels/forces.py``), gravity being
 inside ``aba``. The right-hand side :func:`tree_rhs` is a numba function, so fixed-step runs are one compiled
-loop; a Python torque callback forces the Python right-hand side (see ``multibody.simulation``).
+loop; a Python torque callback forces the Python right-hand side (see ``multibody.simulation``). Prescribed
+(driven) coordinates, ``prescribed={name: f}``, are in ``formulations/prescribed.py``.
 """
 import numpy as np
 from numba import njit
@@ -16,11 +17,12 @@ from multibody.integrate.manifold import has_quaternions, normalize_quaternions,
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.energy import energy_kernel
 from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.hybrid import hybrid_kernel
 from multibody.kernels.kinematics import F_MASS, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
-__all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_params", "tree_energy",
+__all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_params", "tree_energy",
            "tree_energies", "tree_energies_plain", "tree_observe", "tree_run_params", "tree_batch", "BATCH_PARAMS"]
 
 #: position in the parameter tuple of :func:`tree_params` of the flag "the model has applied forces" (joint
@@ -40,10 +42,10 @@ def _qdot_aba(p, x, tau, out):
     aba_kernel(p[0], p[1], x[:nq], x[nq:], tau, p[15], p[13], out[nq:])
 
 
-@njit(**KERNEL)
-def tree_rhs_extra(t, x, p, tau_extra, out):
-    """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
-    (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
+@njit(inline="always", cache=True)
+def _applied_tau(p, x, tau_extra):
+    """τ_applied(q, v) + τ_extra for x = [q, v] (the model's joint and point forces, ``kernels/forces.py``; in
+    the buffer ``p[12]``), or ``tau_extra`` itself when the model has none."""
     tau = tau_extra
     if p[P_APPLIED]:
         nq = p[2].shape[0]
@@ -53,7 +55,29 @@ def tree_rhs_extra(t, x, p, tau_extra, out):
         p[P_VAPPLIED][0] = Va
         for k in range(tau.shape[0]):
             tau[k] += tau_extra[k]
-    _qdot_aba(p, x, tau, out)
+    return tau
+
+
+@njit(**KERNEL)
+def tree_rhs_extra(t, x, p, tau_extra, out):
+    """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
+    (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
+    _qdot_aba(p, x, _applied_tau(p, x, tau_extra), out)
+
+
+@njit(**KERNEL)
+def tree_rhs_hybrid(t, x, p, tau_extra, known, qdd, force, out):
+    """:func:`tree_rhs_extra` with prescribed coordinates: the velocity coordinates with ``known[k] != 0`` have
+    the accelerations ``qdd[k]`` (x holds their prescribed q and v); out[nq:] = q̈ by hybrid dynamics
+    (``kernels/hybrid.py``; seed 001 §3.3.1, eqs. 3.92–3.94; RBDA §9.2), ``qdd`` the same q̈, and ``force`` the
+    drive forces of the prescribed coordinates (besides the applied ones). Returns the kernel's error code."""
+    nq = p[2].shape[0]
+    tau = _applied_tau(p, x, tau_extra)
+    qdot_kernel(p[0], x[:nq], x[nq:], out[:nq])
+    err = hybrid_kernel(p[0], p[1], x[:nq], x[nq:], tau, known, p[15], p[13], qdd, force)
+    for k in range(qdd.shape[0]):
+        out[nq + k] = qdd[k]
+    return err
 
 
 @njit(**KERNEL)
@@ -212,9 +236,13 @@ def tree_batch(model, runs, params):
     return tuple(out)
 
 
-def tree_system(model, q0=None, v0=None, tau=None, energy=True):
+def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None):
     """The ``"tree"`` formulation (see the module docstring). Models with loop-closing (cut) joints or
-    constraints are refused: minimal tree coordinates would silently ignore them."""
+    constraints are refused: minimal tree coordinates would silently ignore them.
+
+    ``prescribed={"joint.coordinate": f}`` drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and integrates
+    the others; ``result.drive_forces`` holds the forces of the drives (seed 001 §3.3.1, eqs. 3.92–3.94, by
+    hybrid dynamics, RBDA §9.2; ``formulations/prescribed.py``)."""
     extra = [f"cut joint '{j.name}'" for j in getattr(model, "cut_joints", ())]
     extra += [f"constraint {getattr(c, 'name', type(c).__name__)!r}" for c in getattr(model, "constraints", ())]
     if extra:
@@ -231,6 +259,10 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
                              f"got {callback!r}", element="tau")
         callback = None
     params = tree_params(model, tau_const)
+    if prescribed is not None:
+        from multibody.formulations.prescribed import prescribed_system
+
+        return prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy)
     mi = params[0]
     quats = has_quaternions(mi)
     x0 = np.concatenate([q0, v0])

@@ -26,7 +26,8 @@ from numba import njit, prange
 from multibody.kernels.energy import body_energy
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
                                           W_KINETIC, W_POTENTIAL, body_inertia_world, check_sizes,
-                                          joint_placement_world, joint_velocity_world, set_ground, workspace_views)
+                                          joint_placement_world, joint_velocity_world, set_ground,
+                                          set_ground_acceleration, workspace_views)
 from multibody.kernels.rnea import workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
@@ -51,17 +52,31 @@ def invert_spd_inplace(A, r0, c0, n):
 
 
 @njit(**KERNEL)
-def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
+def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_known):
     """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place), u, U d⁻¹, and the hand-over
     of the articulated inertia and bias force to the parent (RBDA Table 7.1). Compiled once, out of line: the
-    common one-coordinate joints stay inlined in ``aba_kernel``, and its compilation is shorter."""
+    common one-coordinate joints stay inlined in ``aba_kernel``, and its compilation is shorter.
+
+    With ``has_known``, the coordinates k with ``known[k] != 0`` have known accelerations (hybrid dynamics,
+    RBDA §9.2; ``kernels/hybrid.py``, which passes ``c`` with their S_k q̈_k added): the joint is articulated
+    over its free coordinates only. Their rows of U and u are zero and their rows and columns of d are those of
+    the identity, so U d⁻¹ has zero columns for them and the hand-over and pass 3 see the free coordinates
+    alone. ``aba_kernel`` passes ``has_known = False`` (``known`` is then not read)."""
     for k in range(iv, iv + nvi):
+        if has_known and known[k] != 0.0:
+            for r in range(6):
+                wd[k, D_U + r] = 0.0
+            wd[k, D_u] = 0.0
+            continue
         U = sym6_times(IA, i, wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
         store6(wd, k, D_U, U)
         wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
                                + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
     for k in range(nvi):
         for l in range(nvi):
+            if has_known and (known[iv + k] != 0.0 or known[iv + l] != 0.0):
+                wd[iv + k, D_DINV + l] = 1.0 if k == l else 0.0
+                continue
             s = 0.0
             for r in range(6):
                 s += wd[iv + k, r] * wd[iv + l, D_U + r]
@@ -93,18 +108,13 @@ def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
                 e += 1
 
 
-@njit(**KERNEL)
-def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
-    """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
-    origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
-    ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.data.Data``). Returns 0, or the position of
-    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed).
-    The first pass also leaves the kinetic and gravitational energy of (q, v) in ``work[W_KINETIC]`` and
-    ``work[W_POTENTIAL]`` (the numbers of ``energy.energy_kernel``): a fixed-step loop records them with its
-    outputs at almost no cost (``formulations/tree.py``)."""
-    err = check_sizes(mi, q, v, tau, fext, work, qdd)
-    if err != 0:
-        return err
+@njit(inline=INLINE, cache=True)
+def articulated_pass1(mi, mf, q, v, fext, work):
+    """Pass 1 of ABA (root -> leaves): the joint placements, v_i, c_i, the rigid IA_i and pA_i = v_i ×* I_i v_i
+    − f_ext,i of every body into the workspace (RBDA Table 7.1), and the kinetic and gravitational energy of
+    (q, v), a by-product (the numbers of ``energy.energy_kernel``), into ``work[W_KINETIC]``,
+    ``work[W_POTENTIAL]``. Returns the views (wb, wd, IA) of ``work``. Shared by ``aba_kernel`` and
+    ``hybrid.hybrid_kernel``."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     IA = wb[:, B_IA:B_IA + 21]
@@ -112,7 +122,6 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     has_fext = fext.shape[0] == n
     T = 0.0
     V = 0.0
-    # ---- pass 1: velocities v, biases c, rigid-body IA and pA (and the energies, a by-product)
     for i in range(1, n):
         par = mi[i, PARENT]
         joint_placement_world(i, mi, mf, q, wb, wd)
@@ -136,6 +145,112 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
             store6(wb, i, B_F, pA)
     work[W_KINETIC] = T
     work[W_POTENTIAL] = V
+    return wb, wd, IA
+
+
+@njit(inline=INLINE, cache=True)
+def articulate_one_dof(i, par, iv, tau_i, pA, c, IA, wb, wd):
+    """Pass 2 of ABA for a joint of one free coordinate: U = IA S, d = Sᵀ U, u = τ − Sᵀ pA into the workspace,
+    and the hand-over IA_λ += IA − U Uᵀ/d, pA_λ += pA + Ia c + U u/d (RBDA Table 7.1)."""
+    S = load6(wd, iv, 0)
+    U = sym6_times(IA, i, S[0], S[1], S[2], S[3], S[4], S[5])
+    d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
+    dinv = 1.0 / d
+    u = tau_i - (S[0] * pA[0] + S[1] * pA[1] + S[2] * pA[2] + S[3] * pA[3] + S[4] * pA[4] + S[5] * pA[5])
+    store6(wd, iv, D_U, U)
+    wd[iv, D_u] = u
+    wd[iv, D_DINV] = dinv
+    if par > 0:
+        # pa = pA + Ia c + U d⁻¹ u  with  Ia c = IA c − U d⁻¹ Uᵀ c
+        IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+        s = (u - (U[0] * c[0] + U[1] * c[1] + U[2] * c[2] + U[3] * c[3] + U[4] * c[4] + U[5] * c[5])) * dinv
+        for k in range(6):
+            wb[par, B_F + k] += pA[k] + IAc[k] + U[k] * s
+        sym6_add_rank1_update(IA, par, IA, i, dinv, U[0], U[1], U[2], U[3], U[4], U[5])
+
+
+@njit(inline=INLINE, cache=True)
+def hand_over_whole(i, par, pA, c, IA, wb):
+    """Pass 2 for a joint without free coordinates — a Fixed joint, or (hybrid dynamics, RBDA §9.2) one whose
+    accelerations are all known, ``c`` then holding c_i + S_i q̈_i: the body's whole articulated inertia goes to
+    the parent, IA_λ += IA, pA_λ += pA + IA c."""
+    if par > 0:
+        IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
+        for k in range(6):
+            wb[par, B_F + k] += pA[k] + IAc[k]
+        for k in range(21):
+            IA[par, k] += IA[i, k]
+
+
+@njit(inline=INLINE, cache=True)
+def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
+    """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
+    ``articulate_one_dof``, ``hand_over_whole`` (none) or ``_articulate_multi_dof``."""
+    if nvi == 1:
+        articulate_one_dof(i, par, iv, tau[iv], pA, c, IA, wb, wd)
+    elif nvi == 0:
+        hand_over_whole(i, par, pA, c, IA, wb)
+    else:
+        _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
+
+
+@njit(inline=INLINE, cache=True)
+def one_dof_acceleration(iv, wd, a0, a1, a2, a3, a4, a5):
+    """Pass 3 of ABA for a joint of one free coordinate: q̈ = d⁻¹ (u − Uᵀ a') with a' = a_λ + c."""
+    return wd[iv, D_DINV] * (wd[iv, D_u] - (wd[iv, D_U] * a0 + wd[iv, D_U + 1] * a1 + wd[iv, D_U + 2] * a2
+                                            + wd[iv, D_U + 3] * a3 + wd[iv, D_U + 4] * a4 + wd[iv, D_U + 5] * a5))
+
+
+@njit(inline=INLINE, cache=True)
+def multi_dof_accelerations(iv, nvi, wd, qdd, known, has_known, a0, a1, a2, a3, a4, a5):
+    """Pass 3 of ABA for a joint of several coordinates: q̈ = d⁻¹ u − (U d⁻¹)ᵀ a' into qdd[iv:iv + nvi]; with
+    ``has_known``, the entries with ``known[k] != 0`` are left as they are (see ``_articulate_multi_dof``)."""
+    for k in range(iv, iv + nvi):
+        if has_known and known[k] != 0.0:
+            continue
+        x = -(wd[k, D_UD] * a0 + wd[k, D_UD + 1] * a1 + wd[k, D_UD + 2] * a2 + wd[k, D_UD + 3] * a3
+              + wd[k, D_UD + 4] * a4 + wd[k, D_UD + 5] * a5)
+        for l in range(nvi):
+            x += wd[k, D_DINV + l] * wd[iv + l, D_u]
+        qdd[k] = x
+
+
+@njit(inline=INLINE, cache=True)
+def add_joint_motion(k0, k1, wd, qdd, a0, a1, a2, a3, a4, a5):
+    """a + Σ_k S_k q̈_k over the coordinates k0 ≤ k < k1, as a 6-tuple."""
+    for k in range(k0, k1):
+        x = qdd[k]
+        a0 += wd[k, 0] * x
+        a1 += wd[k, 1] * x
+        a2 += wd[k, 2] * x
+        a3 += wd[k, 3] * x
+        a4 += wd[k, 4] * x
+        a5 += wd[k, 5] * x
+    return a0, a1, a2, a3, a4, a5
+
+
+@njit(inline=INLINE, cache=True)
+def parent_acceleration_plus_bias(i, par, wb):
+    """a' = a_λ + c_i (pass 3 of ABA), as a 6-tuple."""
+    return (wb[par, B_A] + wb[i, B_C], wb[par, B_A + 1] + wb[i, B_C + 1], wb[par, B_A + 2] + wb[i, B_C + 2],
+            wb[par, B_A + 3] + wb[i, B_C + 3], wb[par, B_A + 4] + wb[i, B_C + 4], wb[par, B_A + 5] + wb[i, B_C + 5])
+
+
+@njit(**KERNEL)
+def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
+    """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
+    origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
+    ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.data.Data``). Returns 0, or the position of
+    the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed).
+    The first pass also leaves the kinetic and gravitational energy of (q, v) in ``work[W_KINETIC]`` and
+    ``work[W_POTENTIAL]`` (the numbers of ``energy.energy_kernel``): a fixed-step loop records them with its
+    outputs at almost no cost (``formulations/tree.py``)."""
+    err = check_sizes(mi, q, v, tau, fext, work, qdd)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    # ---- pass 1: velocities v, biases c, rigid-body IA and pA (and the energies, a by-product)
+    wb, wd, IA = articulated_pass1(mi, mf, q, v, fext, work)
     # ---- pass 2: articulated-body inertias IA and bias forces pA
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
@@ -143,75 +258,18 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         nvi = mi[i, NV]
         c = load6(wb, i, B_C)
         pA = load6(wb, i, B_F)
-        if nvi == 1:
-            S = load6(wd, iv, 0)
-            U = sym6_times(IA, i, S[0], S[1], S[2], S[3], S[4], S[5])
-            d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
-            dinv = 1.0 / d
-            u = tau[iv] - (S[0] * pA[0] + S[1] * pA[1] + S[2] * pA[2] + S[3] * pA[3] + S[4] * pA[4]
-                           + S[5] * pA[5])
-            store6(wd, iv, D_U, U)
-            wd[iv, D_u] = u
-            wd[iv, D_DINV] = dinv
-            if par > 0:
-                # pa = pA + Ia c + U d⁻¹ u  with  Ia c = IA c − U d⁻¹ Uᵀ c
-                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
-                s = (u - (U[0] * c[0] + U[1] * c[1] + U[2] * c[2] + U[3] * c[3] + U[4] * c[4]
-                          + U[5] * c[5])) * dinv
-                for k in range(6):
-                    wb[par, B_F + k] += pA[k] + IAc[k] + U[k] * s
-                sym6_add_rank1_update(IA, par, IA, i, dinv, U[0], U[1], U[2], U[3], U[4], U[5])
-        elif nvi == 0:
-            if par > 0:
-                IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
-                for k in range(6):
-                    wb[par, B_F + k] += pA[k] + IAc[k]
-                for k in range(21):
-                    IA[par, k] += IA[i, k]
-        else:
-            _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
+        articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
     # ---- pass 3: accelerations
-    wb[0, B_A + 3] = -mf[0, 0]
-    wb[0, B_A + 4] = -mf[0, 1]
-    wb[0, B_A + 5] = -mf[0, 2]
+    set_ground_acceleration(mf, wb)
     for i in range(1, n):
-        par = mi[i, PARENT]
         iv = mi[i, IV]
         nvi = mi[i, NV]
-        a0 = wb[par, B_A] + wb[i, B_C]
-        a1 = wb[par, B_A + 1] + wb[i, B_C + 1]
-        a2 = wb[par, B_A + 2] + wb[i, B_C + 2]
-        a3 = wb[par, B_A + 3] + wb[i, B_C + 3]
-        a4 = wb[par, B_A + 4] + wb[i, B_C + 4]
-        a5 = wb[par, B_A + 5] + wb[i, B_C + 5]
+        a0, a1, a2, a3, a4, a5 = parent_acceleration_plus_bias(i, mi[i, PARENT], wb)
         if nvi == 1:
-            x = wd[iv, D_DINV] * (wd[iv, D_u] - (wd[iv, D_U] * a0 + wd[iv, D_U + 1] * a1 + wd[iv, D_U + 2] * a2
-                                                  + wd[iv, D_U + 3] * a3 + wd[iv, D_U + 4] * a4
-                                                  + wd[iv, D_U + 5] * a5))
-            qdd[iv] = x
-            a0 += wd[iv, 0] * x
-            a1 += wd[iv, 1] * x
-            a2 += wd[iv, 2] * x
-            a3 += wd[iv, 3] * x
-            a4 += wd[iv, 4] * x
-            a5 += wd[iv, 5] * x
+            qdd[iv] = one_dof_acceleration(iv, wd, a0, a1, a2, a3, a4, a5)
         elif nvi > 1:
-            # q̈ = d⁻¹ u − (U d⁻¹)ᵀ a'
-            for k in range(iv, iv + nvi):
-                x = -(wd[k, D_UD] * a0 + wd[k, D_UD + 1] * a1 + wd[k, D_UD + 2] * a2 + wd[k, D_UD + 3] * a3
-                      + wd[k, D_UD + 4] * a4 + wd[k, D_UD + 5] * a5)
-                for l in range(nvi):
-                    x += wd[k, D_DINV + l] * wd[iv + l, D_u]
-                qdd[k] = x
-            for k in range(iv, iv + nvi):
-                x = qdd[k]
-                a0 += wd[k, 0] * x
-                a1 += wd[k, 1] * x
-                a2 += wd[k, 2] * x
-                a3 += wd[k, 3] * x
-                a4 += wd[k, 4] * x
-                a5 += wd[k, 5] * x
-        store6(wb, i, B_A, (a0, a1, a2, a3, a4, a5))
+            multi_dof_accelerations(iv, nvi, wd, qdd, tau, False, a0, a1, a2, a3, a4, a5)
+        store6(wb, i, B_A, add_joint_motion(iv, iv + nvi, wd, qdd, a0, a1, a2, a3, a4, a5))
     return 0
 
 

@@ -280,6 +280,14 @@ def set_ground(wb):
     wb[0, 8] = 1.0
 
 
+@njit(inline=INLINE, cache=True)
+def set_ground_acceleration(mf, wb):
+    """a_0 = [0; −g]: gravity as an upward acceleration of the ground (RBDA §5.3), ``mf[0, 0:3]`` being g."""
+    wb[0, B_A + 3] = -mf[0, 0]
+    wb[0, B_A + 4] = -mf[0, 1]
+    wb[0, B_A + 5] = -mf[0, 2]
+
+
 @njit(inline=JOINT_INLINE, cache=True)
 def body_inertia_world(i, mf, wb):
     """(m, h, I_O) of body i about the ground origin in ground coordinates (see ``rigid_inertia_world``)."""

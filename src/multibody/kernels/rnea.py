@@ -14,7 +14,7 @@ from numba import njit, prange
 
 from multibody.kernels.kinematics import (B_A, B_F, B_V, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, body_inertia_world,
                                           check_sizes, joint_placement_world, joint_velocity_world, set_ground,
-                                          workspace_views)
+                                          set_ground_acceleration, workspace_views)
 from multibody.kernels.spatial import (KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6)
 
@@ -30,9 +30,7 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     set_ground(wb)
-    wb[0, B_A + 3] = -mf[0, 0]
-    wb[0, B_A + 4] = -mf[0, 1]
-    wb[0, B_A + 5] = -mf[0, 2]
+    set_ground_acceleration(mf, wb)
     has_fext = fext.shape[0] == n
     # ---- pass 1: velocities, accelerations, body forces
     for i in range(1, n):
