@@ -81,14 +81,15 @@ def cut_joint_frames(model, R, p):
     return out
 
 
-def tree_reactions_along(model, Q, V, A, body_forces=None):
-    """:func:`joint_reactions` along samples, with ``body_forces(k)`` (or None) the forces on the bodies at sample
-    k ((nbodies + 1, 6), ground coordinates) — the constraint forces of a constrained run, the point springs."""
+def tree_reactions_along(model, Q, V, A):
+    """:func:`joint_reactions` of a tree along samples (Q, V, A = q̈), with the forces of the model's point
+    spring-dampers on the bodies (the joint springs, dampers and efforts act in the joints: they are part of the
+    transmitted force). A dict joint name -> (samples, 6)."""
     names = [j.name for j in model.joints[1:]]
     out = {name: np.zeros((len(Q), 6)) for name in names}
+    springs = np.asarray(model.spring_k).shape[0] > 0
     for k in range(len(Q)):
-        fext = None if body_forces is None else body_forces(k)
-        r = joint_reactions(model, Q[k], V[k], A[k], fext=fext)
+        r = joint_reactions(model, Q[k], V[k], A[k], fext=spring_body_forces(model, Q[k], V[k]) if springs else None)
         for name in names:
             out[name][k] = r[name]
     return out

@@ -90,6 +90,7 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
     """The ``"tree"`` formulation of ``model`` with the coordinates of ``prescribed`` driven (module docstring);
     ``params`` from ``tree.tree_params``, ``callback`` a Python torque callback or None, ``tau_const`` the
     constant generalized forces or None. The prescribed entries of q0 and v0 are ignored (f(t0) replaces them)."""
+    from multibody.analysis.reactions import tree_reactions_along
     from multibody.formulations.tree import P_TAU, tree_energy, tree_rhs_hybrid
 
     names, iq, iv, functions = prescribed_indices(model, prescribed)
@@ -146,10 +147,11 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
         X = np.asarray(X, dtype=float).reshape(len(t), len(free_x))
         Q = np.empty((len(t), nq))
         V = np.empty((len(t), nv))
+        A = np.empty((len(t), nv))
         drive = np.empty((len(t), len(names)))
         for s, (ts, xr) in enumerate(zip(t, X)):
-            x, _ = evaluate(float(ts), xr)
-            Q[s], V[s] = x[:nq], x[nq:]
+            x, xd = evaluate(float(ts), xr)
+            Q[s], V[s], A[s] = x[:nq], x[nq:], xd[nq:]
             drive[s] = force[iv]
         if quats:
             for row in Q:
@@ -160,7 +162,8 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
             en = {"kinetic": T, "potential": Vp}
         series = {DRIVE_FORCE + name: drive[:, k] for k, name in enumerate(names)}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
-                      v_names=model.velocity_names(), model=model, series=series)
+                      v_names=model.velocity_names(), model=model, series=series,
+                      reactions=lambda: tree_reactions_along(model, Q, V, A))
 
     x0 = np.concatenate([q0, v0])
     normalize_quaternions(x0, params)

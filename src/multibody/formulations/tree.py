@@ -311,12 +311,10 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
 
     def reactions_along(t, Q, V):
         """The joint reactions at the samples (``multibody.analysis.reactions``), q̈ from the right-hand side."""
-        from multibody.analysis.reactions import spring_body_forces, tree_reactions_along
+        from multibody.analysis.reactions import tree_reactions_along
 
         A = np.array([fun(t[k], np.concatenate([Q[k], V[k]]))[nq:] for k in range(len(t))]).reshape(len(t), nv)
-        springs = np.asarray(model.spring_k).shape[0] > 0
-        return tree_reactions_along(model, Q, V, A, (lambda k: spring_body_forces(model, Q[k], V[k])) if springs
-                                    else None)
+        return tree_reactions_along(model, Q, V, A)
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:]),
                      rhs=rhs, project=normalize_quaternions if quats else no_project, params=params,
