@@ -519,14 +519,20 @@ def generate_module(dae, solver="dls", cache_dir=None):
     ``@njit(cache=True)`` functions. ``solver`` is a key of :data:`SOLVERS` or a ``(module, function)`` pair
     naming an njit function ``solve(A, phi, x, sparams, N)`` that writes ``N`` with ``A N = -phi``.
     """
-    from multibody.cache import import_generated
-
     src = f"# codegen version {CODEGEN_VERSION}\n" + source(dae, solver=solver)
-    try:
-        mod = import_generated("_mb_dae_", src, "dae", cache_dir)
-    except OSError:  # read-only home: fall back to the temporary folder
-        import tempfile
-
-        mod = import_generated("_mb_dae_", src, "dae", os.path.join(tempfile.gettempdir(), "multibody-dae"))
+    mod = import_module_source("_mb_dae_", src, cache_dir)
     mod.dae = dae
     return mod
+
+
+def import_module_source(prefix, src, cache_dir=None):
+    """``multibody.cache.import_generated`` of ``src`` in the DAE cache folder, or in the temporary folder when
+    that cannot be written (a read-only home)."""
+    from multibody.cache import import_generated
+
+    try:
+        return import_generated(prefix, src, "dae", cache_dir)
+    except OSError:
+        import tempfile
+
+        return import_generated(prefix, src, "dae", os.path.join(tempfile.gettempdir(), "multibody-dae"))

@@ -111,14 +111,14 @@ class StabilizedDAE:
     def module(self, cache_dir=None):
         """The compiled numba module (:func:`multibody.symbolic.dae.generate_module`) with the reaction solver
         of :func:`solver_source` (generated next to it)."""
-        from multibody.cache import import_generated
+        from multibody.symbolic.dae import import_module_source
 
         if cache_dir not in self._modules:
             src = solver_source(self)
             if src is None:
                 solver = ("multibody.formulations.stabilized", "solve_shifted_energy")
             else:
-                solver = (import_generated("_mb_solve_", src, "dae", cache_dir).__name__, "solve")
+                solver = (import_module_source("_mb_solve_", src, cache_dir).__name__, "solve")
             self._modules[cache_dir] = self.dae.compile(solver=solver, cache_dir=cache_dir)
         return self._modules[cache_dir]
 
