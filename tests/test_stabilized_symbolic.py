@@ -20,8 +20,12 @@ import sympy as sp
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.formulations.stabilized import (DLS_EPS_REL, shifted_energy_into, solve_shifted_energy,
-                                               stabilized_system)
+from multibody.formulations.stabilized import (
+    DLS_EPS_REL,
+    shifted_energy_into,
+    solve_shifted_energy,
+    stabilized_system,
+)
 from multibody.systems import hoop_on_profile as H
 
 U = np.finfo(float).eps
@@ -133,7 +137,7 @@ def test_sec4_bound_symbolic(model):
 def test_sec4_bound_symbolic_bench_horizon(model):
     """The same over the benchmark's horizon, 100 time units (1e7 RK2 steps, some 60 passes back and forth):
     max_i |f_i| < 7e-9 over its second half (seed 000, Sec. 4, Fig. 3: t ∈ [86, 101])."""
-    by, res = _sec4(model, 100.0)
+    by, _ = _sec4(model, 100.0)
     assert max(by.values()) < 7e-9, by
 
 

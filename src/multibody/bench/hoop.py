@@ -43,7 +43,7 @@ def bench_hoop(t_end=100.0, rk2=True, verbose=True, symbolic=True, compare=True)
         # 1.6e-8). Timed: the run with its accepted steps as outputs; the residual between the steps is checked on
         # a fine grid (100001 points) by a second, untimed run (scipy's dense output costs as much as the steps)
         cfg = dict(lam=10.0, method="DOP853", rtol=1e-10, atol=1e-12, symbolic=sym)
-        res, row = _run(model, q0, v0, t_end, **cfg)
+        _, row = _run(model, q0, v0, t_end, **cfg)
         dense = _run(model, q0, v0, t_end, n_out=100_001, **cfg)[1]
         row.update(name=f"DOP853 (scipy), λ = 10, rtol 1e-10, {label}", t_end=t_end, symbolic=sym,
                    max_residual_steps=row["max_residual"], max_residual=dense["max_residual"],
@@ -51,7 +51,7 @@ def bench_hoop(t_end=100.0, rk2=True, verbose=True, symbolic=True, compare=True)
         rows.append(row)
         if rk2 and sym == bool(symbolic):
             nsteps = int(round(t_end / 1e-5))
-            res, row = _run(model, q0, v0, t_end, lam=1e3, method="RK2", h=1e-5, n_out=nsteps // 100 + 1,
+            _, row = _run(model, q0, v0, t_end, lam=1e3, method="RK2", h=1e-5, n_out=nsteps // 100 + 1,
                             symbolic=sym)
             row.update(name=f"RK2 (paper), λ = 1e3, h = 1e-5, {label}", t_end=t_end, symbolic=sym)
             rows.append(row)

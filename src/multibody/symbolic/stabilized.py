@@ -31,8 +31,14 @@ import sympy as sp
 
 from multibody.errors import ModelError
 
-__all__ = ["SymbolicKinematics", "StabilizedDAE", "stabilized_dae", "compile_stabilized", "solver_source",
-           "MAX_SYMBOLIC_INVERSE"]
+__all__ = [
+    "MAX_SYMBOLIC_INVERSE",
+    "StabilizedDAE",
+    "SymbolicKinematics",
+    "compile_stabilized",
+    "solver_source",
+    "stabilized_dae",
+]
 
 #: the largest nv whose q-dependent mass matrix is inverted symbolically (adjugate / determinant)
 MAX_SYMBOLIC_INVERSE = 3
@@ -75,6 +81,11 @@ class SymbolicKinematics:
         b = self._body(body)
         nk = self.model.body_frames[b].rotation @ np.asarray(n, float)
         return self._frames[b][0] * sp.Matrix([sp.Float(x) for x in nk])
+
+    def kernel_frame(self, i):
+        """``(R, p)``: the rotation and origin of body i's kernel frame (the frame of the model arrays) in ground
+        coordinates."""
+        return self._frames[i][:2]
 
     def angular_velocity(self, body):
         """The angular velocity of ``body`` in ground coordinates."""
@@ -297,7 +308,7 @@ def stabilized_dae(model, energy_constraint=False):
         g = [float(x) for x in model.gravity]
         V = 0
         for i in range(1, model.nbodies + 1):
-            R, p, _ = kin._frames[i]
+            R, p = kin.kernel_frame(i)
             hi = sp.Matrix([sp.Float(float(x)) for x in model.h[i]])
             com_moment = float(model.mass[i]) * p + R * hi        # m_i × (centre of mass in ground)
             V -= sum(g[k] * com_moment[k] for k in range(3))
