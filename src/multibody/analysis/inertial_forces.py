@@ -91,11 +91,14 @@ def permutation(model, order):
     return np.array(out)
 
 
-def check_tree(model):
+def check_tree(model, constraints=True):
     """Raise ``ModelError`` unless ``model`` is a tree whose joints have plain coordinates (q̇ = v): the
-    split and the symbolic equations are written in such coordinates."""
-    extra = [f"cut joint '{j.name}'" for j in model.cut_joints]
-    extra += [f"constraint {getattr(c, 'name', type(c).__name__)!r}" for c in model.constraints]
+    split and the symbolic equations are written in such coordinates. ``constraints=False``: cut joints and
+    constraints are allowed (the check is then on the spanning tree's joints only)."""
+    extra = []
+    if constraints:
+        extra = [f"cut joint '{j.name}'" for j in model.cut_joints]
+        extra += [f"constraint {getattr(c, 'name', type(c).__name__)!r}" for c in model.constraints]
     if extra:
         raise ModelError(f"model '{model.name}' has {extra[0]}; the equations here are those of a tree",
                          element=extra[0])

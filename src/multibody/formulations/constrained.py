@@ -453,34 +453,38 @@ class ConstrainedTree:
 
 def constraint_outputs(rows, accelerations, t, Q, V):
     """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
-    constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions:
-    every joint's (tree and cut) in the joint frame (``multibody.analysis.reactions``), the multipliers of the
-    other constraints."""
-    from multibody.analysis.reactions import all_joint_reactions
-
+    constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions (a
+    function: computed when the Result's reactions are first read): the multipliers of every constraint and
+    every joint's reaction (tree and cut) in the joint frame (``multibody.analysis.reactions``)."""
     res, reac = {}, {}
     if not len(t):
         return res, reac
-    F, RATE, L, J = [], [], [], []
+    F, RATE, L = [], [], []
     lev = rows.level
-    model = rows.model
     for k in range(len(t)):
-        a, lam = accelerations(t[k], Q[k], V[k])
         m = rows.fill(Q[k], V[k], t[k])
         F.append(rows.w.f[:m].copy())
         RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
-        L.append(lam)
-        J.append(all_joint_reactions(model, rows, Q[k], V[k], a, lam, rows.mc))
+        L.append(accelerations(t[k], Q[k], V[k])[1])
     F, RATE, L = np.array(F), np.array(RATE), np.array(L)
     for name, sl in rows.slices.items():
         pos = lev[sl] == 2
         part = F[:, sl][:, pos] if pos.any() else F[:, sl]
         res[name] = np.abs(part).max(axis=1, initial=0.0)
         reac[name] = L[:, sl]
-    for name in J[0]:
-        reac[name] = np.array([j[name] for j in J])
     res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
-    return res, reac
+
+    def reactions():
+        from multibody.analysis.reactions import all_joint_reactions
+
+        out = dict(reac)
+        for k in range(len(t)):
+            a, lam = accelerations(t[k], Q[k], V[k])          # fills the rows' covectors at (q, v) too
+            for name, W in all_joint_reactions(rows.model, rows, Q[k], V[k], a, lam, rows.mc).items():
+                out.setdefault(name, np.zeros((len(t), 6)))[k] = W
+        return out
+
+    return res, reactions
 
 
 def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabilization="projection",

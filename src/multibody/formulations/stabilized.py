@@ -337,27 +337,111 @@ P_R, P_MC, P_NAUX, P_ENERGY, P_E0, P_LAME, P_WIN, P_NQ = range(8)
 
 @njit(**KERNEL)
 def _solve_shifted_energy(sw, R, re):
-    """A N = −φ (seed 000, eq. 2.6): the rows without the energy row by :func:`solve_dls`, and the energy row
-    (the last, ``re``) by its Schur complement σ = a22 − a21ᵀA11⁻¹a12 ≈ 2T shifted by the energy window:
-    μ = −(φ_E + a21ᵀX0)/(σ + window), so the energy correction fades where the kinetic energy vanishes (the
-    turning points, where A is singular; seed 000 §3)."""
-    A, phi, N = sw.A, sw.phi, sw.N
+    """:func:`shifted_energy_into` on the arrays of the compiled state ``sw``."""
+    shifted_energy_into(sw.A, sw.phi, sw.sp, sw.par[P_WIN], R, re, sw.N, sw.X0, sw.X1, sw.W)
+
+
+@njit(**KERNEL)
+def shifted_energy_into(A, phi, sp, window, R, re, N, X0, X1, W):
+    """A N = −φ (seed 000, eq. 2.6) for the first ``R`` rows: the rows without the energy row by damped least
+    squares (:func:`dls_into`, ``sp`` its parameters), and the energy row (the last, ``re`` = 1) by its Schur
+    complement σ = a22 − a21ᵀA11⁻¹a12 ≈ 2T shifted by ``window``: μ = −(φ_E + a21ᵀX0)/(σ + window), so the
+    energy correction fades where the kinetic energy vanishes (the turning points, where A is singular; seed
+    000 §3). ``X0``, ``X1`` (R) and ``W`` (2R × (R + 1)) are workspaces."""
     n1 = R - re
     A11 = A[:n1, :n1]
-    dls_into(A11, phi[:n1], sw.sp, sw.X0[:n1], sw.W)
+    dls_into(A11, phi[:n1], sp, X0[:n1], W)
     if re == 0:
         for j in range(n1):
-            N[j] = sw.X0[j]
+            N[j] = X0[j]
         return
-    dls_into(A11, A[:n1, n1], sw.sp, sw.X1[:n1], sw.W)     # A11 X1 = −a12
+    dls_into(A11, A[:n1, n1], sp, X1[:n1], W)     # A11 X1 = −a12
     sig = A[n1, n1]
     rho = phi[n1]
     for j in range(n1):
-        sig += A[n1, j] * sw.X1[j]
-        rho += A[n1, j] * sw.X0[j]
-    mu = -rho / (sig + sw.par[P_WIN])
+        sig += A[n1, j] * X1[j]
+        rho += A[n1, j] * X0[j]
+    mu = -rho / (sig + window)
     for j in range(n1):
-        N[j] = sw.X0[j] + mu * sw.X1[j]
+        N[j] = X0[j] + mu * X1[j]
+    N[n1] = mu
+
+
+#: the exact solve replaces the damped least squares where they agree to rounding: ε/σ_min ≤ this
+EXACT_WHEN = 1e-7
+
+
+@njit(cache=True)  # allocates its workspace: compiled with reference counting
+def solve_shifted_energy(A, phi, x, sparams, N):
+    """The reaction solver of the generated stabilized DAE (``symbolic=True``; the ``solve(A, phi, x, sparams,
+    N)`` hook of :mod:`multibody.symbolic.dae`): the solve of the generic path, :func:`shifted_energy_into`
+    (seed 000, eq. 2.9), with ``sparams = [eps_rel, window, energy row (0/1)]``. ``x`` is unused.
+
+    Fast path: the block A11 without the energy row is solved for its two right-hand sides (−φ1 and −a12) by
+    Gaussian elimination with partial pivoting. The damped least-squares solution differs from A11⁻¹b by a
+    relative ε²/(σ² + ε²) ≤ (ε/σ_min)² per singular direction, and σ_min ≥ |det A11| ((n−1)/‖A11‖_F²)^((n−1)/2)
+    (the other n − 1 singular values have the product ≤ (‖A11‖_F²/(n−1))^((n−1)/2), by the arithmetic–geometric
+    mean inequality), det A11 the product of the pivots. Where that bound gives ε/σ_min ≤ :data:`EXACT_WHEN`,
+    the two solutions agree to 1e-14, the rounding of the solve, and the exact one is taken; the energy row
+    follows by the same shifted Schur complement. Elsewhere (A11 nearly singular): the damped least squares of
+    the generic path."""
+    m = phi.shape[0]
+    re = int(sparams[2])
+    n1 = m - re
+    nc = n1 + 2
+    W = np.empty((n1, nc))                         # [A11 | −φ1 | −a12]
+    fro = 0.0
+    for i in range(n1):
+        for j in range(n1):
+            W[i, j] = A[i, j]
+            fro += A[i, j] * A[i, j]
+        W[i, n1] = -phi[i]
+        W[i, n1 + 1] = -A[i, n1] if re else 0.0
+    det = 1.0
+    for k in range(n1):
+        piv = k
+        big = abs(W[k, k])
+        for i in range(k + 1, n1):
+            if abs(W[i, k]) > big:
+                big = abs(W[i, k])
+                piv = i
+        det *= big
+        if big == 0.0:
+            break
+        if piv != k:
+            for j in range(k, nc):
+                tmp = W[k, j]
+                W[k, j] = W[piv, j]
+                W[piv, j] = tmp
+        for i in range(k + 1, n1):
+            f = W[i, k] / W[k, k]
+            if f != 0.0:
+                for j in range(k + 1, nc):
+                    W[i, j] -= f * W[k, j]
+    smin = det * ((n1 - 1) / fro) ** (0.5 * (n1 - 1)) if n1 > 1 else det
+    if not sparams[0] * math.sqrt(fro) <= EXACT_WHEN * smin:
+        work = np.empty(2 * m + 2 * m * (m + 1))
+        shifted_energy_into(A, phi, sparams[:1], sparams[1], m, re, N, work[:m], work[m:2 * m],
+                            work[2 * m:].reshape((2 * m, m + 1)))
+        return
+    for c in range(n1, nc):                        # back substitution: W[:, c] ← A11⁻¹ W[:, c]
+        for k in range(n1 - 1, -1, -1):
+            s = W[k, c]
+            for j in range(k + 1, n1):
+                s -= W[k, j] * W[j, c]
+            W[k, c] = s / W[k, k]
+    if re == 0:
+        for j in range(n1):
+            N[j] = W[j, n1]
+        return
+    sig = A[n1, n1]
+    rho = phi[n1]
+    for j in range(n1):
+        sig += A[n1, j] * W[j, n1 + 1]
+        rho += A[n1, j] * W[j, n1]
+    mu = -rho / (sig + sparams[1])
+    for j in range(n1):
+        N[j] = W[j, n1] + mu * W[j, n1 + 1]
     N[n1] = mu
 
 
@@ -568,7 +652,7 @@ def stabilized_project(x, sw):
 
 def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0, energy_constraint=False,
                       energy_level=None, energy_window=None, consistent=True, dls_eps=DLS_EPS_REL,
-                      max_correction=MAX_INITIAL_CORRECTION):
+                      max_correction=MAX_INITIAL_CORRECTION, symbolic=False):
     """Seed 000's stabilization on the Model's constraints: reactions as controls (seed 000, Sec. 1–2).
 
     State ``[q, v, s]`` with s the auxiliary variables of the constraints (the contact angle α of a
@@ -583,6 +667,17 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     default). ``energy_level``: E0 (default: the energy of the initial state). ``consistent``: project the
     initial state onto the constraints first (set False to watch initial errors decay, seed 000 Fig. 2);
     ``max_correction`` as in the constrained formulation.
+
+    ``symbolic``: False (default) evaluates the rows with the compiled kernels at every step (any model);
+    True integrates generated code instead: the same DAE derived symbolically from the Model
+    (:mod:`multibody.symbolic.stabilized`: H(q) and the bias forces of the symbolic equations of motion, each
+    constraint's own symbolic rows, A and φ by :func:`multibody.symbolic.dae.derive`), common subexpressions
+    eliminated and compiled once per model (the module is cached on disk), with the same reaction solve. Same
+    state, gains, residuals, reactions and results to rounding, and the fastest right-hand side for small
+    models (the seed 000 hoop: about 20x); the derivation takes seconds the first time in a process. It needs
+    joints with plain coordinates, numeric parameters, gravity as the only applied force (no tau, springs,
+    dampers, efforts or callbacks) and constraints with symbolic rows (``RollingOnProfile``, ``PointOnPlane``,
+    ``PointOnProfile``); others raise ``ModelError``.
 
     Residuals of the result: every row by name (e.g. ``"contact.contact"``, ``"contact.no_slip"``,
     ``"contact.tangency"``, ``"energy"``); reactions: N per constraint; series: the auxiliary variables.
@@ -616,6 +711,17 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         sm.sw.par[P_E0] = E0
     compiled = not (sm.rows.python or callback is not None)
     x0 = np.concatenate([q0, v0, s0])
+    if symbolic:
+        if tau is not None:
+            raise ModelError("tau: not available with symbolic=True (gravity is the only applied force there)",
+                             element="tau")
+        gen = _Generated(model, sm, float(dls_eps))
+        gen_rhs, gen_params, nx = gen.module.rhs, gen.params, x0.shape[0]
+
+    def fun_symbolic(t, x):   # the adaptive methods' right-hand side: nothing but the compiled call
+        out = np.empty(nx)
+        gen_rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), gen_params, out)
+        return out
 
     def fun(t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -646,24 +752,35 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         if energy and len(t):
             T, Vp, _ = tree_energy(model, Q, V)
             en = {"kinetic": T, "potential": Vp}
-        F, NN, J = [], [], []
-        for k in range(len(t)):
-            xd = fun(t[k], X[k])
-            f = w.f[:sm.R].copy()
-            if sm.energy:
-                f[-1] = _total_energy(w, Q[k], V[k]) - sm.sw.par[P_E0]
-            F.append(f)
-            NN.append(sm.sw.N[:sm.R].copy())
-            J.append(all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], NN[-1], sm.mc))
-        F, NN = np.array(F).reshape(len(t), sm.R), np.array(NN).reshape(len(t), sm.R)
+        if symbolic:
+            F, NN = gen.rows_and_reactions(X)
+        else:
+            F, NN = [], []
+            for k in range(len(t)):
+                fun(t[k], X[k])
+                f = w.f[:sm.R].copy()
+                if sm.energy:
+                    f[-1] = _total_energy(w, Q[k], V[k]) - sm.sw.par[P_E0]
+                F.append(f)
+                NN.append(sm.sw.N[:sm.R].copy())
+            F, NN = np.array(F).reshape(len(t), sm.R), np.array(NN).reshape(len(t), sm.R)
         res = {name: F[:, j] for j, name in enumerate(row_names)}
         reac = {}
         for name, sl in sm.rows.slices.items():
             reac[name] = NN[:, sl]
-        for name in (J[0] if J else ()):
-            reac[name] = np.array([j[name] for j in J])
         for ia in range(naux):
             reac[row_names[sm.mc + ia].replace(".tangency", ".rate")] = NN[:, sm.mc + ia]
+
+        def reactions():
+            """The multipliers, and the joints' reactions (computed when first read: a run of 10⁵ outputs
+            does not pay for them unless they are wanted), q̈ and N from the kernels' right-hand side."""
+            out = dict(reac)
+            for k in range(len(t)):
+                xd = fun(t[k], X[k])
+                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc)
+                for name, W in J.items():
+                    out.setdefault(name, np.zeros((len(t), 6)))[k] = W
+            return out
         info = dict(info)
         info["relative_degrees"] = dict(zip(row_names, sm.relative_degrees()))
         info["lambda"] = dict(zip(row_names, (float(np.sqrt(c)) if d == 2 else float(c)
@@ -671,14 +788,48 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         if sm.energy:
             info["E0"] = float(sm.sw.par[P_E0])
         series = {row_names[sm.mc + ia].replace(".tangency", ".angle"): S[:, ia] for ia in range(naux)}
-        return Result(t, Q, V, energy=en, residuals=res, reactions=reac, info=info, q_names=model.coordinate_names(),
-                      v_names=model.velocity_names(), model=model, series=series)
+        return Result(t, Q, V, energy=en, residuals=res, reactions=reactions, info=info,
+                      q_names=model.coordinate_names(), v_names=model.velocity_names(), model=model, series=series)
 
+    info = {"formulation": "stabilized", "energy_constraint": sm.energy, "initial_correction": correction,
+            "symbolic": bool(symbolic)}
+    if symbolic:     # plain coordinates (no quaternions): nothing to project
+        return OdeSystem(x0=x0, fun=fun_symbolic, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
+                         rhs=gen_rhs, params=gen_params, nsplit=0, info=info)
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
                      rhs=stabilized_model_rhs if compiled else None, project=stabilized_project, params=sm.sw,
-                     project_py=project_py, nsplit=0, python_only=not compiled,
-                     info={"formulation": "stabilized", "energy_constraint": sm.energy,
-                           "initial_correction": correction})
+                     project_py=project_py, nsplit=0, python_only=not compiled, info=info)
+
+
+class _Generated:
+    """The generated module of the model's stabilized DAE (``symbolic=True``) with its parameter array
+    ``[E0 | gains c[i, k] | eps_rel, energy window, energy row]`` (layout of :mod:`multibody.symbolic.dae`)."""
+
+    def __init__(self, model, sm, dls_eps):
+        from multibody.symbolic.stabilized import compile_stabilized
+
+        self.sd, self.module = compile_stabilized(model, sm.energy)
+        names = _row_names(model, sm)
+        if list(self.sd.names) != names or self.sd.levels != sm.relative_degrees():
+            raise ModelError(f"model '{model.name}': the symbolic rows {list(self.sd.names)} do not match the "
+                             f"generic rows {names}", element=model.name)
+        dae = self.sd.dae
+        c = np.zeros((dae.m, dae.rmax))
+        c[:, 0] = sm.sw.c0[:dae.m]
+        if dae.rmax > 1:
+            c[:, 1] = sm.sw.c1[:dae.m]
+        self.params = np.concatenate([[sm.sw.par[P_E0]] if sm.energy else [], c.ravel(),
+                                      [dls_eps, sm.sw.par[P_WIN], float(sm.energy)]]).astype(np.float64)
+        self.m = dae.m
+
+    def rows_and_reactions(self, X):
+        """The residuals f_i and the reactions N at every row of X."""
+        X = np.ascontiguousarray(X)
+        F = np.empty((X.shape[0], self.m))
+        NN = np.empty((X.shape[0], self.m))
+        _batch(self.module.eval_constraints, X, self.params, F)
+        _batch(self.module.reactions, X, self.params, NN)
+        return F, NN
 
 
 def _row_names(model, sm):

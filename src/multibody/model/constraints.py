@@ -174,6 +174,11 @@ class Profile:
                 out[5] += c * j * (j - 1) * xi * z ** (j - 2)
         return out
 
+    def expression(self, x, z):
+        """``h(x, z)`` as a sympy expression of the given arguments, from the coefficient table the compiled code
+        evaluates (``Σ c xⁱ zʲ``, with the orientation of :meth:`oriented`): the symbolic twin of :meth:`evaluate`."""
+        return sp.Add(*[sp.Float(c) * x ** int(i) * z ** int(j) for i, j, c in self.terms])
+
     def height(self, x, z0=0.0):
         """The curve's height ``z`` above abscissa ``x``: the root of ``h(x, z) = 0`` near ``z0`` (Newton)."""
         z = float(z0)
@@ -289,6 +294,17 @@ class Constraint:
     def row_names(self):
         return [f"{self.name}[{k}]" for k in range(self.nrows)]
 
+    def symbolic(self, kin):
+        """The rows as sympy expressions (the ``symbolic=True`` option of the ``stabilized`` formulation):
+        ``(rows, aux)`` with ``rows`` a list of ``(name, level, expression)`` in the order of :meth:`row_names`
+        (level 2: a position row f(q); level 1: a velocity row g(q, v)) and ``aux`` a list of
+        ``(name, symbol, expression)``, an auxiliary variable with the row that defines it (seed 000, eqs. 3.5,
+        3.6). ``kin`` is a :class:`multibody.symbolic.stabilized.SymbolicKinematics` of the model (ground
+        positions of body points, angular velocities, time derivatives). Constraints without a symbolic form
+        raise ``ModelError``."""
+        raise ModelError(f"{self.element}: a {type(self).__name__} has no symbolic rows: it is not available with "
+                         "symbolic=True (use the generic stabilized formulation, symbolic=False)", element=self.element)
+
     def __repr__(self):
         return f"{type(self).__name__}({self.name!r})"
 
@@ -317,6 +333,13 @@ class PointOnPlane(Constraint):
         pa, na = frames(a).act(self.origin), frames(a).rotation @ self.normal
         return [(E_OFFSET, a, b, [*pa, *frames(b).act(self.point), *na])]
 
+    def symbolic(self, kin):
+        """``n·(P − O) = 0`` with P, O and the normal n in ground coordinates (one position row)."""
+        P = kin.point(self.body, self.point)
+        O = kin.point(self.plane_body, self.origin)
+        n = kin.direction(self.plane_body, self.normal)
+        return [(self.row_names()[0], 2, sum((P[k] - O[k]) * n[k] for k in range(3)))], []
+
 
 class PointOnProfile(Constraint):
     """A point of ``body`` stays on the plane curve ``profile`` (a :class:`Profile`) drawn in a plane of the
@@ -342,6 +365,11 @@ class PointOnProfile(Constraint):
         b = index(self.body, self)
         return [(E_POINT_PROFILE, 0, b, [*frames(b).act(self.point), *self.origin, *self.e1, *self.e2],
                  self.profile)]
+
+    def symbolic(self, kin):
+        """``h(x_P, z_P) = 0`` (one position row), the point's plane coordinates from the ground."""
+        X, Z = kin.plane_coordinates(kin.point(self.body, self.point), self.origin, self.e1, self.e2)
+        return [(self.row_names()[0], 2, self.profile.expression(X, Z))], []
 
 
 class RollingDisc(Constraint):
@@ -437,6 +465,27 @@ class RollingOnProfile(Constraint):
         b = index(self.body, self)
         return [(E_DISC_PROFILE, 0, b, [*frames(b).act(self.center), *self.origin, *self.e1, *self.e2, self.radius],
                  self.profile)]
+
+    def symbolic(self, kin):
+        """Seed 000, eqs. 3.2, 3.4, 3.5: contact ``f1 = h(x_a, z_a)`` (position row), no slip
+        ``f3 = −ẋ_c sin α + ż_c cos α + r ω_n`` (velocity row) and the contact angle α (auxiliary variable, rate
+        U = α̇, eq. 3.6) defined by the tangency ``f4 = h_x sin α − h_z cos α`` at ``x_a = x_c + r cos α``,
+        ``z_a = z_c + r sin α``; the same rows as the compiled kernel (``kernels/constraints.py``)."""
+        al = kin.auxiliary(f"{self.name}.angle")
+        C = kin.point(self.body, self.center)
+        Xc, Zc = kin.plane_coordinates(C, self.origin, self.e1, self.e2)
+        vx, vz = kin.rate(Xc), kin.rate(Zc)
+        w = kin.angular_velocity(self.body)
+        npl = np.cross(self.e1, self.e2)
+        r = sp.Float(self.radius)
+        xs, zs = sp.Dummy("x"), sp.Dummy("z")
+        h = self.profile.expression(xs, zs)
+        at = {xs: Xc + r * sp.cos(al), zs: Zc + r * sp.sin(al)}
+        f1 = h.xreplace(at)
+        f3 = -vx * sp.sin(al) + vz * sp.cos(al) + r * sum(w[k] * float(npl[k]) for k in range(3))
+        f4 = sp.diff(h, xs).xreplace(at) * sp.sin(al) - sp.diff(h, zs).xreplace(at) * sp.cos(al)
+        contact, no_slip = self.row_names()
+        return [(contact, 2, f1), (no_slip, 1, f3)], [(f"{self.name}.tangency", al, f4)]
 
 
 class UserConstraint(Constraint):

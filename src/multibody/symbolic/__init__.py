@@ -7,6 +7,7 @@ code, and the seed 000 DAE derivation.
 | ``split_inertial_forces(model, order=None)`` | centrifugal / Coriolis / gyroscopic forces, seed 004 (:mod:`.inertial_forces`) |
 | ``compile_equations(model)`` | numba functions of H and h + g (:mod:`.codegen`); ``formulation="symbolic"`` |
 | ``derive(...)`` | relative degrees and stabilized reactions of a DAE, seed 000 (:mod:`.dae`) |
+| ``stabilized_dae(model, energy_constraint)`` | a Model's stabilized DAE, seed 000, for ``symbolic=True`` (:mod:`.stabilized`) |
 
 The names are imported on first use, so ``import multibody`` does not import sympy.
 """
@@ -18,6 +19,7 @@ _NAMES = {
     "split_inertial_forces": "multibody.symbolic.inertial_forces",
     "InertialForces": "multibody.symbolic.inertial_forces",
     "compile_equations": "multibody.symbolic.codegen",
+    "stabilized_dae": "multibody.symbolic.stabilized",
 }
 
 __all__ = list(_NAMES)

@@ -41,7 +41,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from multibody.errors import ModelError
 
 #: bumped whenever the generated source changes shape (part of the cache key)
-CODEGEN_VERSION = 4
+CODEGEN_VERSION = 5
 
 
 def default_cache_dir():
@@ -165,11 +165,32 @@ def _project_points(states, params, pvals, eqs, rng, npts, box, tries=60):
 
 
 def _is_zero(c):
-    """Identically zero (cheap symbolic test)."""
+    """Identically zero (cheap symbolic test). An expression that is not zero at a random point is not zero:
+    that numeric probe comes first, so ``simplify`` runs only on the candidates for zero."""
     if c == 0:
         return True
+    if _nonzero_somewhere(c):
+        return False
     if c.count_ops() < 60:
         return sp.simplify(c) == 0
+    return False
+
+
+def _nonzero_somewhere(c, seed=1):
+    """True when ``c`` is clearly nonzero (relative to the size of its terms) at one of two random points of
+    (0.3, 1.3)ⁿ; False when it vanishes there or cannot be evaluated (no conclusion)."""
+    syms = sorted(c.free_symbols, key=str)
+    rng = np.random.default_rng(seed)
+    terms = sp.Add.make_args(sp.expand(c)) if c.count_ops() < 400 else (c,)
+    for _ in range(2):
+        at = {x: sp.Float(v) for x, v in zip(syms, 0.3 + rng.random(len(syms)))}
+        try:
+            val = complex(c.xreplace(at).evalf())
+            size = sum(abs(complex(t.xreplace(at).evalf())) for t in terms)
+        except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return False
+        if np.isfinite(val) and np.isfinite(size) and abs(val) > 1e-9 * size:
+            return True
     return False
 
 
@@ -408,6 +429,12 @@ def source(dae, solver="dls"):
     phi_out = [(f"phi[{i}]", phi[i]) for i in range(m)]
     xdot = (dae.B * sp.Matrix(dae.reactions) + dae.F).xreplace(subN)
     xdot_out = [(f"out[{k}]", S(xdot[k])) for k in range(n)]
+    # the fused right-hand side: A, φ, the nonzero entries of B and F in one pass of common subexpressions
+    B_out = [(f"_b{k}_{j}", S(dae.B[k, j])) for k in range(n) for j in range(m) if dae.B[k, j] != 0]
+    F_out = [(f"_f{k}", S(dae.F[k])) for k in range(n)]
+    fused = [f"out[{k}] = _f{k}" + "".join(f" + _b{k}_{j} * N[{j}]" for j in range(m) if dae.B[k, j] != 0)
+             for k in range(n)]
+    fused_tail = textwrap.indent("\n".join(fused), "    ")
     res_out = [(f"out[{i * rmax + k}]", S(dae.derivatives[i][k]))
                for i in range(m) for k in range(dae.relative_degrees[i])]
     f_out = [(f"out[{i}]", S(dae.constraints[i])) for i in range(m)]
@@ -463,18 +490,23 @@ def eval_derivatives(x, params, out):
 @njit(cache=True)
 def reactions(x, params, N):
     """N(X, lambda) = -A^-1(X) phi(X, lambda), eq. (2.9), through the configured solver."""
-    A = np.empty(({m}, {m}))
-    phi = np.empty({m})
-    eval_A_phi(x, params, params[COEF_OFFSET:SOLVER_OFFSET], A, phi)
-    _solve(A, phi, x, params[SOLVER_OFFSET:], N)
+    w = np.empty(({m} + 1, {m}))
+    eval_A_phi(x, params, params[COEF_OFFSET:SOLVER_OFFSET], w[:{m}], w[{m}])
+    _solve(w[:{m}], w[{m}], x, params[SOLVER_OFFSET:], N)
 
 
 @njit(cache=True)
 def rhs(t, x, params, out):
-    """Stabilized right-hand side: eq. (1.1) with N from eq. (2.9)."""
-    N = np.empty({m})
-    reactions(x, params, N)
-    eval_xdot(x, N, params, out)
+    """Stabilized right-hand side: eq. (1.1) with N from eq. (2.9): A, phi, B and F in one pass (one workspace
+    [A; phi; N]), N by the solver, Xdot = B N + F."""
+    w = np.empty(({m} + 2, {m}))
+    A = w[:{m}]
+    phi = w[{m}]
+    N = w[{m} + 1]
+    coef = params[COEF_OFFSET:SOLVER_OFFSET]
+{_body(unpack + unpack_c, A_out + phi_out + B_out + F_out)}
+    _solve(A, phi, x, params[SOLVER_OFFSET:], N)
+{fused_tail}
 '''
     return src
 
@@ -487,14 +519,20 @@ def generate_module(dae, solver="dls", cache_dir=None):
     ``@njit(cache=True)`` functions. ``solver`` is a key of :data:`SOLVERS` or a ``(module, function)`` pair
     naming an njit function ``solve(A, phi, x, sparams, N)`` that writes ``N`` with ``A N = -phi``.
     """
-    from multibody.cache import import_generated
-
     src = f"# codegen version {CODEGEN_VERSION}\n" + source(dae, solver=solver)
-    try:
-        mod = import_generated("_mb_dae_", src, "dae", cache_dir)
-    except OSError:  # read-only home: fall back to the temporary folder
-        import tempfile
-
-        mod = import_generated("_mb_dae_", src, "dae", os.path.join(tempfile.gettempdir(), "multibody-dae"))
+    mod = import_module_source("_mb_dae_", src, cache_dir)
     mod.dae = dae
     return mod
+
+
+def import_module_source(prefix, src, cache_dir=None):
+    """``multibody.cache.import_generated`` of ``src`` in the DAE cache folder, or in the temporary folder when
+    that cannot be written (a read-only home)."""
+    from multibody.cache import import_generated
+
+    try:
+        return import_generated(prefix, src, "dae", cache_dir)
+    except OSError:
+        import tempfile
+
+        return import_generated(prefix, src, "dae", os.path.join(tempfile.gettempdir(), "multibody-dae"))

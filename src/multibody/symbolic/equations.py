@@ -41,7 +41,7 @@ from multibody.errors import ModelError
 from multibody.model.joints import CYLINDRICAL, FIXED, PLANAR, PRISMATIC, REVOLUTE, UNIVERSAL
 from multibody.symbolic.algebra import ModelAlgebra
 
-__all__ = ["Equations", "equations_of_motion"]
+__all__ = ["Equations", "equations_of_motion", "ground_kinematics"]
 
 _CACHE_ATTR = "_multibody_equations"
 
@@ -304,20 +304,43 @@ def _rnea(model, tree, moving, gravity):
     return tau
 
 
-def equations_of_motion(model):
+def equations_of_motion(model, free=False):
     """The symbolic H(q), h(q, q̇) and g(q) of ``model`` (see the module docstring): the mass matrix by the
     composite-rigid-body recursion (RBDA Table 6.2; seed 001 eq. 3.167), h and g by the Newton–Euler
     recursion (RBDA Table 5.1; seed 001 eqs. 3.172–3.175).
 
     The model may be numeric or symbolic (sympy expressions among its parameters); the coordinates are the
     symbols ``q1 … qn`` and their rates ``qd1 … qdn`` in the model's order. The result is cached on the
-    model. Raises ``ModelError`` for quaternion joints, cut joints and constraints, naming the element."""
+    model. Raises ``ModelError`` for quaternion joints, and, unless ``free``, for cut joints and constraints,
+    naming the element. ``free=True``: the equations of the spanning tree with the constraints left out (the
+    free motion the constraint forces act on, for :mod:`multibody.symbolic.stabilized`)."""
+    check_tree(model, constraints=not free)
     if _CACHE_ATTR in model.__dict__:
         return model.__dict__[_CACHE_ATTR]
-    check_tree(model)
     A = ModelAlgebra(model)
     tree = _Tree(model, A)
     eqs = Equations(model, A, _crba(model, tree), _rnea(model, tree, True, None),
                     _rnea(model, tree, False, model.gravity))
+    eqs.tree = tree
     model.__dict__[_CACHE_ATTR] = eqs
     return eqs
+
+
+def ground_kinematics(eqs):
+    """Per body i (0 = the ground): ``(R, p, ω)``, the rotation and origin of its kernel frame in ground
+    coordinates and its angular velocity in ground coordinates, as ring elements of ``eqs.algebra``: the
+    placements of ``eqs.tree`` composed from the root (``R_i = R_λ R_J``, ``p_i = p_λ + R_λ p_J``, ``ω_i =
+    ω_λ + R_i Σ_k S_k q̇_k``; seed 001 eq. 3.101, RBDA §4.1)."""
+    model, A, tree = eqs.model, eqs.algebra, eqs.tree
+    z = (A.zero,) * 3
+    E = tuple(tuple(A.one if r == c else A.zero for c in range(3)) for r in range(3))
+    out = [(E, z, z)]
+    for i in range(1, model.nbodies + 1):
+        Rp, pp, wp = out[model.parent[i]]
+        Rj, pj = tree.X[i]
+        R = tree._reduced(_matmul(Rp, Rj))
+        iv = model.idx_v[i]
+        wJ = _add(z, *[tuple(x * A.rate[iv + k] for x in col[0]) for k, col in enumerate(tree.S[i])])
+        out.append((R, tuple(A.reduce(x) for x in _add(pp, _mul(Rp, pj))),
+                    tuple(A.reduce(x) for x in _add(wp, _mul(R, wJ)))))
+    return out
