@@ -477,12 +477,12 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     def reactions():
         from multibody.analysis.reactions import all_joint_reactions
 
-        out = dict(reac)
+        joints = {}
         for k in range(len(t)):
             a, lam = accelerations(t[k], Q[k], V[k])          # fills the rows' covectors at (q, v) too
             for name, W in all_joint_reactions(rows.model, rows, Q[k], V[k], a, lam, rows.mc).items():
-                out.setdefault(name, np.zeros((len(t), 6)))[k] = W
-        return out
+                joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
+        return {**reac, **joints}                             # a cut joint: its reaction, not its multipliers
 
     return res, reactions
 

@@ -774,13 +774,13 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         def reactions():
             """The multipliers, and the joints' reactions (computed when first read: a run of 10⁵ outputs
             does not pay for them unless they are wanted), q̈ and N from the kernels' right-hand side."""
-            out = dict(reac)
+            joints = {}
             for k in range(len(t)):
                 xd = fun(t[k], X[k])
                 J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc)
                 for name, W in J.items():
-                    out.setdefault(name, np.zeros((len(t), 6)))[k] = W
-            return out
+                    joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
+            return {**reac, **joints}                         # a cut joint: its reaction, not its multipliers
         info = dict(info)
         info["relative_degrees"] = dict(zip(row_names, sm.relative_degrees()))
         info["lambda"] = dict(zip(row_names, (float(np.sqrt(c)) if d == 2 else float(c)
