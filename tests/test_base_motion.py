@@ -267,6 +267,16 @@ def test_kapitza_pendulum_stays_upright_and_the_plot(tmp_path):
     assert np.max(np.abs(rs.q[:, 0])) <= th0 * (1 + 3 * a / l) + 0.02
     assert np.min(rs.q[:, 0]) < -0.5 * th0          # it swings through upright, it does not just lean
     assert np.max(np.abs(rf.q[:, 0])) > np.pi / 2   # falls
+    # the slow oscillation has the period of Kapitza's effective potential, 2π / sqrt(a²Ω²/(2 l²) − g/l): the
+    # averaging neglects terms of relative order (a/l)², (ω/Ω)² < 0.2 %, and the amplitude θ0 shifts the period by
+    # about θ0²/4 = 1 %
+    th, t = rs.q[:, 0], rs.t
+    i = np.flatnonzero((th[:-1] < 0) & (th[1:] >= 0))
+    up = t[i] - th[i] * (t[i + 1] - t[i]) / (th[i + 1] - th[i])
+    up = up[np.r_[True, np.diff(up) > 0.1]]          # upward crossings of the slow motion, not of the jitter
+    period = np.mean(np.diff(up))
+    assert len(up) >= 4
+    assert period == pytest.approx(2 * np.pi / np.sqrt(a * a * W * W / (2 * l * l) - g / l), rel=0.03)
     path = plot_kapitza(rs, rf, tmp_path / "kapitza.png")
     img = mpimg.imread(path)
     assert img.shape[0] > 200 and img.shape[1] > 400
