@@ -314,6 +314,10 @@ joints:
     assert again.base_motion.to_data() == model.base_motion.to_data()
     spin = mb.BaseMotion.rotation((0, 0, 2), 1.5)
     assert mb.BaseMotion.from_data(spin.to_data()).params == spin.params
+    # a model with a base motion of data pickles (sweeps send models to worker processes)
+    import pickle
+    copy = pickle.loads(pickle.dumps(model))
+    assert np.array_equal(copy.base_motion.block(0.7), model.base_motion.block(0.7))
     path.write_text(text.replace("kind: harmonic", "kind: wobble"))
     with pytest.raises(ModelError, match="base_motion"):
         mb.load_model(path)

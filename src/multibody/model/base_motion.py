@@ -141,6 +141,13 @@ class BaseMotion:
         self._trusted = False     # the kinds of BASE_KINDS give checked numbers by construction
         self.state(0.0)   # fail early, at build time
 
+    def __reduce__(self):
+        """Pickle the kinds of :data:`BASE_KINDS` as their data (a model is sent to worker processes in sweeps);
+        a motion of Python callables pickles when they do."""
+        if self.params is not None:
+            return BaseMotion.from_data, (self.to_data(),)
+        return BaseMotion, (self._state, self.kind)
+
     def __repr__(self):
         if self.params is not None:
             return f"BaseMotion.{self.kind}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
