@@ -16,6 +16,10 @@ S fixed in the parent moves with the parent, d/dt s = v_λ × s; a column fixed 
 child, d/dt s = v_i × s. Hence ``c_i = v_λ × (S_i q̇_i) + c_J`` where the intra-joint term ``c_J`` is zero
 except for the Universal joint (θ̇₁θ̇₂ s₁ × s₂: s₁ is fixed in the parent, s₂ in the child) and the Planar
 joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
+
+Body 0 is at rest at the origin, or, when the model's ground moves in a prescribed way (seed 001 §3.1–3.2),
+it has the placement, spatial velocity and spatial acceleration of the workspace's base block
+(:func:`set_ground`): the recursions above then give absolute placements, velocities and accelerations.
 """
 
 import numpy as np
