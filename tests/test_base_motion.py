@@ -395,3 +395,27 @@ def test_a_fixed_base_is_unchanged_by_time():
     q, v, tau = model.neutral(), np.ones(model.nv), np.ones(model.nv)
     assert np.array_equal(mb.aba(model, q, v, tau), mb.aba(model, q, v, tau, t=3.0))
     assert np.array_equal(mb.rnea(model, q, v, tau), mb.rnea(model, q, v, tau, t=3.0))
+
+
+def test_animation_draws_the_moving_base(tmp_path):
+    """The stick figure of a model on a moving base puts each body where it is at the configuration's time: the
+    hinge of Kapitza's pendulum (body 1's origin) rides on the support at z0(t) = a cos Ωt; the times are
+    required."""
+    from multibody.viz.animation import Scene
+
+    a, W = 0.02, 2 * np.pi * 60.0
+    model = kapitza_pendulum(amplitude=a, omega=W)
+    t = np.linspace(0.0, 0.02, 7)
+    Q = np.linspace(0.1, -0.1, 7)[:, None]
+    scene = Scene(model, Q, t)
+    z0 = np.c_[0 * t, 0 * t, a * np.cos(W * t)]
+    assert np.allclose(scene.links[:, scene.link_body == 1][:, 0, 0], z0, atol=1e-15)   # the rod starts at the hinge
+    assert np.allclose(scene.links[:, scene.link_body == 0][:, 0, 1], z0, atol=1e-15)   # the support's joint point
+    assert scene.ground.shape == (0, 3)
+    with pytest.raises(ModelError, match="moving base"):
+        Scene(model, Q)
+    res = mb.simulate(model, [0.1], [0.0], 0.05, rtol=1e-8, n_out=11)
+    from multibody.viz import animate
+
+    path = animate(res, tmp_path / "kapitza.gif", frames=5)
+    assert path.exists() and path.stat().st_size > 1000
