@@ -7,7 +7,7 @@ reference systems of the texts in ``multibody.systems``.
 """
 from multibody.errors import ConstraintError, IntegrationError, ModelError
 from multibody.model.graph import Graph
-from multibody.model import (Body, Cylindrical, Fixed, Free, Model, ModelBuilder, Placement, Planar, Prismatic,
+from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, Model, ModelBuilder, Placement, Planar, Prismatic,
                              Revolute, Spherical, Universal, rotation_about)
 from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
                              UserConstraint, VelocityConstraint)
@@ -40,7 +40,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about",
+    "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about", "BaseMotion",
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint",

@@ -9,6 +9,11 @@ quaternion joints are angular velocities in the child frame. Optional external f
 coordinates with the moment taken about the ground origin (a force F through the ground point r has moment
 r × F).
 
+A model whose ground moves in a prescribed way (``model.base_motion``, seed 001 §3.1–3.2) is evaluated with
+the base at time ``t`` (every function takes ``t=``, default 0; ignored for a fixed ground): positions,
+velocities and accelerations are then absolute (inertial coordinates), and τ, q̈ include the base's
+acceleration terms (eqs. 3.26–3.30).
+
 | function | result | method |
 |---|---|---|
 | ``rnea(model, q, v, a)`` | τ = M q̈ + C q̇ + g − Jᵀf_ext | recursive Newton–Euler, O(N) (RBDA Table 5.1) |
@@ -45,7 +50,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.data import _CACHE_ATTR, Data, default_data
+from multibody.data import _CACHE_ATTR, Data, base_block, default_data
 from multibody.errors import ModelError
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
 from multibody.kernels.crba import crba_kernel
@@ -68,13 +73,27 @@ _ndarray = np.ndarray
 Kinematics = namedtuple("Kinematics", "R p velocity acceleration")
 
 
-def _data(model, data):
+def _data(model, data, t=None):
+    """The Data to use (``data``, or the one cached on the model), with the moving base's state at ``t``
+    (default 0) written into its workspace."""
     if data is None:
-        return default_data(model)
-    if data.model is not model:
+        data = default_data(model)
+    elif data.model is not model:
         raise ModelError(f"Data was made for model '{data.model.name}', not for model '{model.name}'",
                          element="data")
+    if data.base_motion is not None:
+        data.set_time(0.0 if t is None else _time(t))
     return data
+
+
+def _time(t):
+    try:
+        t = float(t)
+    except (TypeError, ValueError):
+        raise ModelError(f"t must be a number (the time of the base motion), got {t!r}", element="t") from None
+    if not np.isfinite(t):
+        raise ModelError(f"t must be finite, got {t!r}", element="t")
+    return t
 
 
 def _vector(x, n, what, model):
@@ -177,9 +196,9 @@ def _size_error(model, d, code, third):
                       element=what)
 
 
-def _call3(kernel, model, q, v, x, data, fext, third):
+def _call3(kernel, model, q, v, x, data, fext, third, t):
     """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
-    d = _data(model, data)
+    d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     x = _vector(x, d.nv, third, model)
@@ -194,22 +213,23 @@ def _call3(kernel, model, q, v, x, data, fext, third):
     return out
 
 
-def aba(model, q, v, tau, data=None, fext=None):
+def aba(model, q, v, tau, data=None, fext=None, t=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
-    (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1)."""
+    (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t``: the
+    time of a moving base (seed 001 §3.1–3.2), default 0."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model:
+            if d.model is model and d.base_motion is None:
                 out = _empty(d.nv)
                 if _ABA(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
                     return out
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
+    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau", t)
 
 
-def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None):
+def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None, t=None):
     """Hybrid dynamics: the accelerations of the free coordinates and the forces of those whose accelerations
     are prescribed, in O(N) (seed 001 §3.3.1, eqs. 3.92–3.94, controlled coordinates; Featherstone RBDA §9.2,
     the articulated-body algorithm in which a joint with known acceleration is not articulated).
@@ -221,7 +241,7 @@ def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None):
     it needs besides ``tau`` (the drive force of eq. 3.93, positive when it does positive work on q̇; zero on
     the free coordinates), so that ``rnea(model, q, v, qdd) = tau + forces``. With nothing known it is
     :func:`aba`; with everything known, :func:`rnea` minus ``tau``. Any joint type, any subset of its
-    coordinates.
+    coordinates. ``t``: the time of a moving base (seed 001 §3.1–3.2), default 0.
 
     >>> from multibody.systems.pendulums import triple_pendulum_seed001
     >>> model = triple_pendulum_seed001()
@@ -232,7 +252,7 @@ def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None):
     >>> bool(np.allclose(rnea(model, q, v, qdd), forces))
     True
     """
-    d = _data(model, data)
+    d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     tau = _vector(tau, d.nv, "tau", model)
@@ -273,22 +293,23 @@ def known_mask(model, known, nv=None):
                      element="known")
 
 
-def rnea(model, q, v, a, data=None, fext=None):
+def rnea(model, q, v, a, data=None, fext=None, t=None):
     """Inverse dynamics τ = M q̈ + C q̇ + g − Jᵀ f_ext by the recursive Newton–Euler algorithm, O(N)
-    (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175)."""
+    (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175). ``t``: the time of a moving base (seed 001
+    §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0."""
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model:
+            if d.model is model and d.base_motion is None:
                 out = _empty(d.nv)
                 if _RNEA(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
                     return out
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    return _call3(rnea_kernel, model, q, v, a, data, fext, "a")
+    return _call3(rnea_kernel, model, q, v, a, data, fext, "a", t)
 
 
-def joint_wrenches(model, q, v, a, data=None, fext=None):
+def joint_wrenches(model, q, v, a, data=None, fext=None, t=None):
     """The spatial force each tree joint transmits from its parent body to its child body at (q, q̇ = v,
     q̈ = a): the joint's reaction together with its driving force, i.e. the bearing load. An array
     (nbodies, 6): row i − 1 belongs to the joint of body i, [moment about the joint's origin; force] in ground
@@ -300,17 +321,17 @@ def joint_wrenches(model, q, v, a, data=None, fext=None):
     forces found from the outermost bodies inwards), read from the backward pass of the recursive
     Newton–Euler algorithm (RBDA Table 5.1), where body i's force is the sum of m a − m g and the
     inertial moments over the subtree that joint i carries."""
-    return subtree_wrenches(model, q, v, a, data, fext)[0]
+    return subtree_wrenches(model, q, v, a, data, fext, t)[0]
 
 
-def subtree_wrenches(model, q, v, a, data=None, fext=None):
+def subtree_wrenches(model, q, v, a, data=None, fext=None, t=None):
     """``(W, R, p)``: the wrenches of :func:`joint_wrenches` (nbodies, 6) and the placements of the child-side
     joint frames (the kernel frames of the bodies: rotations R (nbodies, 3, 3), origins p (nbodies, 3), ground
     coordinates) that RNEA's pass computed with them."""
     from multibody.kernels.kinematics import B_F, B_P, B_R, WB_WIDTH
 
     d = _data(model, data)
-    rnea(model, q, v, a, data=d, fext=fext)             # leaves every subtree's force in the workspace
+    rnea(model, q, v, a, data=d, fext=fext, t=t)        # leaves every subtree's force in the workspace
     n = d.nbodies + 1
     wb = d.work[:n * WB_WIDTH].reshape(n, WB_WIDTH)
     f = wb[1:, B_F:B_F + 6].copy()                        # [moment about the ground origin; force]
@@ -319,22 +340,24 @@ def subtree_wrenches(model, q, v, a, data=None, fext=None):
     return f, wb[1:, B_R:B_R + 9].reshape(n - 1, 3, 3).copy(), p
 
 
-def bias_forces(model, q, v, data=None, fext=None):
-    """C(q, q̇) q̇ + g(q) − Jᵀ f_ext = rnea(q, v, 0)."""
+def bias_forces(model, q, v, data=None, fext=None, t=None):
+    """C(q, q̇) q̇ + g(q) − Jᵀ f_ext = rnea(q, v, 0) (with a moving base, its terms at time ``t`` too)."""
     d = _data(model, data)
-    return rnea(model, q, v, np.zeros(d.nv), data=d, fext=fext)
+    return rnea(model, q, v, np.zeros(d.nv), data=d, fext=fext, t=t)
 
 
-def gravity_forces(model, q, data=None):
-    """g(q) = rnea(q, 0, 0): the generalized forces of gravity (with the sign of the left-hand side)."""
+def gravity_forces(model, q, data=None, t=None):
+    """g(q) = rnea(q, 0, 0): the generalized forces of gravity (with the sign of the left-hand side; with a
+    moving base, the terms of its motion at time ``t`` too)."""
     d = _data(model, data)
     z = np.zeros(d.nv)
-    return rnea(model, q, z, z, data=d)
+    return rnea(model, q, z, z, data=d, t=t)
 
 
 def crba(model, q, data=None):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
-    T = ½ q̇ᵀ M q̇; it is A of seed 001 eq. 3.167."""
+    T = ½ q̇ᵀ M q̇ (relative to the base); it is A of seed 001 eq. 3.167. A moving base does not change it
+    (M is invariant under a rigid motion of the whole system)."""
     try:  # the fast path, as in aba
         if q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
@@ -357,24 +380,25 @@ def crba(model, q, data=None):
     return M
 
 
-def energy(model, q, v, data=None):
-    """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin)."""
-    d = _data(model, data)
+def energy(model, q, v, data=None, t=None):
+    """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin); with a
+    moving base (at time ``t``), T of the absolute velocities and V of the absolute positions."""
+    d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     T, V = energy_kernel(d.mi, d.mf, q, v, d.work)
     return float(T), float(V)
 
 
-def forward_kinematics(model, q, v=None, a=None, data=None, frames="user"):
+def forward_kinematics(model, q, v=None, a=None, data=None, frames="user", t=None):
     """Placements, velocities and accelerations of every body in ground coordinates: a ``Kinematics`` tuple
     (R, p, velocity, acceleration); body 0 is the ground. R[i] rotates body-i coordinates into ground
     coordinates and p[i] is the body origin (the convention of ``Placement``); velocity[i] = [ω; ṗ] and
     acceleration[i] = [ω̇; p̈] of the origin (true time derivatives, without gravity). Velocities need v,
     accelerations need v and a = q̈. ``frames="user"`` (default) reports the bodies' own frames,
     ``"kernel"`` the frames the kernels use (they differ where a tree joint was given a child placement; see
-    ``Model``)."""
-    d = _data(model, data)
+    ``Model``). With a moving base (at time ``t``) body 0 moves and all of these are absolute."""
+    d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     level = 0
     if v is not None:
@@ -415,8 +439,8 @@ def _to_user_frames(model, R, p, vel, acc, level):
         R[i] = R[i] @ F.rotation
 
 
-def _point_call(model, q, v, body, point, data, jac):
-    d = _data(model, data)
+def _point_call(model, q, v, body, point, data, jac, t):
+    d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
     b = _body(model, body)
@@ -431,25 +455,29 @@ def _point_call(model, q, v, body, point, data, jac):
     return pos, vel, J
 
 
-def point_position(model, q, body, point=(0.0, 0.0, 0.0), data=None):
-    """Ground coordinates of the point fixed in ``body`` (name or index) at body coordinates ``point``."""
-    return _point_call(model, q, None, body, point, data, False)[0]
+def point_position(model, q, body, point=(0.0, 0.0, 0.0), data=None, t=None):
+    """Ground coordinates of the point fixed in ``body`` (name or index) at body coordinates ``point`` (moving
+    base: at time ``t``)."""
+    return _point_call(model, q, None, body, point, data, False, t)[0]
 
 
-def point_velocity(model, q, v, body, point=(0.0, 0.0, 0.0), data=None):
-    """Velocity (ground coordinates) of the point fixed in ``body`` at body coordinates ``point``."""
-    return _point_call(model, q, v, body, point, data, False)[1]
+def point_velocity(model, q, v, body, point=(0.0, 0.0, 0.0), data=None, t=None):
+    """Velocity (ground coordinates) of the point fixed in ``body`` at body coordinates ``point`` (moving base:
+    the absolute velocity at time ``t``, the base's share included)."""
+    return _point_call(model, q, v, body, point, data, False, t)[1]
 
 
-def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), data=None):
+def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), data=None, t=None):
     """The 3 x nv Jacobian J(q) of the point fixed in ``body`` (body coordinates ``point``): its velocity
-    in ground coordinates is J v (seed 001 §3.4.4: the partial velocities Φ of eq. 3.167, for any point)."""
-    return _point_call(model, q, None, body, point, data, True)[2]
+    in ground coordinates is J v (seed 001 §3.4.4: the partial velocities Φ of eq. 3.167, for any point;
+    with a moving base, J v + the velocity of the base point there)."""
+    return _point_call(model, q, None, body, point, data, True, t)[2]
 
 
-def center_of_mass(model, q, v=None, data=None):
-    """(total mass, centre of mass (3,), linear momentum (3,)) in ground coordinates."""
-    d = _data(model, data)
+def center_of_mass(model, q, v=None, data=None, t=None):
+    """(total mass, centre of mass (3,), linear momentum (3,)) in ground coordinates (moving base: at time
+    ``t``, absolute momentum)."""
+    d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
     out = np.empty(7)
@@ -458,7 +486,7 @@ def center_of_mass(model, q, v=None, data=None):
 
 
 # ---- batched twins ---------------------------------------------------------------------------------------
-def aba_batch(model, Q, V, TAU, data=None):
+def aba_batch(model, Q, V, TAU, data=None, t=None):
     """``aba`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (numba prange over chunks of
     rows, each with its own workspace; ``numba.set_num_threads`` chooses the threads); returns QDD (B, nv).
 
@@ -467,23 +495,30 @@ def aba_batch(model, Q, V, TAU, data=None):
     >>> Q = np.zeros((1000, 30)); V = np.zeros((1000, 30)); TAU = np.ones((1000, 30))
     >>> bool(np.allclose(aba_batch(model, Q, V, TAU)[17], aba(model, Q[17], V[17], TAU[17])))
     True
+
+    ``t``: the time of a moving base, the same for every row.
     """
-    d = _data(model, data)
+    d = _data(model, data, t)
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     TAU = _batch(TAU, d.nv, "TAU", model, Q.shape[0])
     out = np.empty((Q.shape[0], d.nv))
-    aba_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, 4 * numba.get_num_threads(), out)
+    aba_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, 4 * numba.get_num_threads(), _base(d), out)
     return out
 
 
-def rnea_batch(model, Q, V, A, data=None):
+def rnea_batch(model, Q, V, A, data=None, t=None):
     """``rnea`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (numba prange); returns
-    TAU (B, nv)."""
-    d = _data(model, data)
+    TAU (B, nv). ``t``: the time of a moving base, the same for every row."""
+    d = _data(model, data, t)
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     A = _batch(A, d.nv, "A", model, Q.shape[0])
     out = np.empty((Q.shape[0], d.nv))
-    rnea_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), out)
+    rnea_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), _base(d), out)
     return out
+
+
+def _base(d):
+    """The base block of ``d``'s workspace (a copy, as the batch kernels take it)."""
+    return base_block(d.work, d.nbodies, d.nv).copy()

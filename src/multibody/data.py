@@ -9,9 +9,12 @@ fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the c
 (``kinematics.AXIS``);
 ``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
 about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
-holds the gravity in columns 0..2.
+holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the ground moves in a prescribed way
+(``model.base_motion``; its state at the time of a call is then written into the workspace's base block,
+``Data.set_time``).
 
-``Data(model)`` holds these and a flat float workspace that the kernels overwrite; results are
+``Data(model)`` holds these and a flat float workspace (per body, per velocity coordinate, and the state of a
+moving base) that the kernels overwrite; results are
 returned in fresh arrays. The algorithms in ``multibody.algorithms`` use a Data cached on the model when
 none is given; the kernels hold the GIL, so sharing it between Python threads is safe. Compiled code that
 calls the kernels directly (e.g. a fixed-step integrator loop) passes ``data.mi, data.mf, ..., data.work``.
@@ -33,8 +36,8 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
-from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, M_DOF, MF_WIDTH,
-                                          MI_WIDTH, workspace_size)
+from multibody.kernels.kinematics import (AXIS, BASE_WIDTH, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS,
+                                          G_MOVING, M_DOF, MF_WIDTH, MI_WIDTH, workspace_size)
 
 _CACHE_ATTR = "_multibody_data"
 
@@ -90,7 +93,15 @@ def pack_model(model):
             mi[i, AXIS] = (k + 1) * int(np.sign(a[k]))
     mf[0, :] = 0.0
     mf[0, 0:3] = model.gravity
+    mf[0, G_MOVING] = 0.0 if getattr(model, "base_motion", None) is None else 1.0
     return mi, mf
+
+
+def base_block(work, nbodies, nv):
+    """The base block of a flat workspace (a view; ``kinematics.X_R``) for a model of ``nbodies`` bodies (ground
+    excluded) and ``nv`` velocity coordinates."""
+    o = (nbodies + 1) * K.WB_WIDTH + nv * K.WD_WIDTH
+    return work[o:o + BASE_WIDTH]
 
 
 class Data:
@@ -106,7 +117,7 @@ class Data:
     copy ``mf`` to vary masses or gravity) share one compiled ABA.
     """
 
-    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext")
+    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion")
 
     def __init__(self, model):
         if model.symbolic:
@@ -121,6 +132,17 @@ class Data:
         self.mi, self.mf = pack_model(model)
         self.work = np.zeros(workspace_size(self.nbodies + 1, self.nv))
         self.no_fext = np.zeros((0, 6))
+        #: the model's prescribed base motion (None: a fixed ground)
+        self.base_motion = getattr(model, "base_motion", None)
+        if self.base_motion is not None:
+            self.set_time(0.0)
+
+    def set_time(self, t, work=None):
+        """Write the state of the moving base at time ``t`` into the base block of ``work`` (default: this
+        Data's workspace), where the kernels read it (seed 001 §3.1–3.2; ``kinematics.set_ground``). Nothing
+        to do for a fixed ground."""
+        if self.base_motion is not None:
+            self.base_motion.block(t, base_block(self.work if work is None else work, self.nbodies, self.nv))
 
     def __repr__(self):
         return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"

@@ -209,6 +209,15 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps})
+    if getattr(model, "base_motion", None) is not None:
+        if formulation not in ("tree", "poisson"):
+            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
+                             f"'poisson' formulations integrate it; formulation {formulation!r} does not support it "
+                             "yet", element="base motion")
+        if formulation == "poisson" and t0 != 0.0:
+            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'poisson' "
+                             f"formulation forms the initial impulses with the base at t = 0; got t0 = {t0}",
+                             element="t0")
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
     if writer is not None:

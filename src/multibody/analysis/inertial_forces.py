@@ -102,6 +102,9 @@ def check_tree(model, constraints=True):
     if extra:
         raise ModelError(f"model '{model.name}' has {extra[0]}; the equations here are those of a tree",
                          element=extra[0])
+    if getattr(model, "base_motion", None) is not None:
+        raise ModelError(f"model '{model.name}' has a moving base (base motion); the equations here are those of a "
+                         "tree on a fixed ground", element="base motion")
     for i in range(1, model.nbodies + 1):
         if model.nq_j[i] != model.nv_j[i]:
             name = model.joint_names[i]

@@ -34,12 +34,12 @@ def in_joint_frame(W, R, o):
                           axis=-1)
 
 
-def joint_reactions(model, q, v, a, fext=None, data=None):
+def joint_reactions(model, q, v, a, fext=None, data=None, t=None):
     """The reaction of every tree joint at (q, q̇ = v, q̈ = a): a dict joint name -> ``[moment; force]``, the
     spatial force the joint applies to its child body, moment about the joint's origin, in the joint frame on
     the child's side (see the module docstring). ``q``, ``v``, ``a`` may carry a leading sample axis (then
     each value has shape (samples, 6)). ``fext`` as in :func:`multibody.rnea` (forces on the bodies, ground
-    coordinates), for one state.
+    coordinates), for one state; ``t`` the time of a moving base (one value, or one per sample).
 
     Seed 001 §3.5 (the separate-bodies method: the joint forces found from the outermost bodies inwards,
     eq. 3.172 solved for R_n); the projection on the joint's motion subspace is its τ (eq. 3.175)."""
@@ -49,9 +49,10 @@ def joint_reactions(model, q, v, a, fext=None, data=None):
     names = [j.name for j in model.joints[1:]]
     if q.ndim == 2:
         v, a = np.asarray(v, dtype=float), np.asarray(a, dtype=float)
-        rows = [joint_reactions(model, q[k], v[k], a[k], fext=fext, data=data) for k in range(q.shape[0])]
+        ts = np.broadcast_to(np.asarray(0.0 if t is None else t, dtype=float), (q.shape[0],))
+        rows = [joint_reactions(model, q[k], v[k], a[k], fext=fext, data=data, t=ts[k]) for k in range(q.shape[0])]
         return {name: np.array([r[name] for r in rows]).reshape(q.shape[0], 6) for name in names}
-    W, R, p = subtree_wrenches(model, q, v, a, data=data, fext=fext)
+    W, R, p = subtree_wrenches(model, q, v, a, data=data, fext=fext, t=t)
     # W is about the joint origin p already: express it in the frame R (shift by 0)
     out = in_joint_frame(W, R, np.zeros_like(p))
     return {name: out[i] for i, name in enumerate(names)}
@@ -81,23 +82,25 @@ def cut_joint_frames(model, R, p):
     return out
 
 
-def tree_reactions_along(model, Q, V, A):
+def tree_reactions_along(model, Q, V, A, t=None):
     """:func:`joint_reactions` of a tree along samples (Q, V, A = q̈), with the forces of the model's point
     spring-dampers on the bodies (the joint springs, dampers and efforts act in the joints: they are part of the
-    transmitted force). A dict joint name -> (samples, 6)."""
+    transmitted force); ``t`` the sample times for a moving base. A dict joint name -> (samples, 6)."""
     names = [j.name for j in model.joints[1:]]
     out = {name: np.zeros((len(Q), 6)) for name in names}
     springs = np.asarray(model.spring_k).shape[0] > 0
     for k in range(len(Q)):
-        r = joint_reactions(model, Q[k], V[k], A[k], fext=spring_body_forces(model, Q[k], V[k]) if springs else None)
+        r = joint_reactions(model, Q[k], V[k], A[k], fext=spring_body_forces(model, Q[k], V[k], None if t is None else t[k]) if springs else None,
+                            t=None if t is None else float(t[k]))
         for name in names:
             out[name][k] = r[name]
     return out
 
 
-def spring_body_forces(model, q, v):
+def spring_body_forces(model, q, v, t=None):
     """The forces of the model's point spring-dampers on every body (ground first): (nbodies + 1, 6),
-    [moment about the ground origin; force] in ground coordinates (``kernels/forces.py``)."""
+    [moment about the ground origin; force] in ground coordinates (``kernels/forces.py``); ``t`` the time of a
+    moving base."""
     from multibody.data import Data
     from multibody.kernels.forces import spring_forces_kernel
 
@@ -106,6 +109,7 @@ def spring_body_forces(model, q, v):
     if np.asarray(model.spring_k).shape[0] == 0:
         return fb
     d = Data(model)
+    d.set_time(0.0 if t is None else float(t))
     spring_forces_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
                          np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
                          np.ascontiguousarray(model.spring_point, dtype=float).reshape(-1, 2, 3),

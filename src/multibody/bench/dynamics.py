@@ -73,19 +73,20 @@ def _random_unit(rng):
     return a / np.linalg.norm(a)
 
 
-def random_tree(n, rng, joint_types=None, fixed_on_ground=True, gravity=None):
+def random_tree(n, rng, joint_types=None, fixed_on_ground=True, gravity=None, base_motion=None):
     """A random tree of n bodies: each body hangs from the ground or an earlier body by a joint drawn from
     ``joint_types`` (names: "Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical",
     "Planar", "Free"; default all) with random unit axes, a random joint placement (rotation, translation in
     [−1, 1]³), random mass in [0.2, 3], centre of mass in [−0.5, 0.5]³ and a random inertia about it
     (principal moments in [0.2, 2] satisfying the triangle inequality, random principal axes).
-    ``fixed_on_ground=False`` keeps Fixed joints off the ground (Pinocchio ignores bodies welded to it)."""
+    ``fixed_on_ground=False`` keeps Fixed joints off the ground (Pinocchio ignores bodies welded to it).
+    ``base_motion``: a prescribed motion of the ground (``ModelBuilder(base_motion=...)``)."""
     mb = _mb()
     rng = np.random.default_rng(rng)
     types = list(joint_types or ("Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical",
                                  "Planar", "Free"))
     g = rng.normal(size=3) * 5.0 if gravity is None else gravity
-    b = mb.ModelBuilder(gravity=g, name=f"random_tree_{n}")
+    b = mb.ModelBuilder(gravity=g, name=f"random_tree_{n}", base_motion=base_motion)
     names = ["ground"]
     for k in range(n):
         name = f"body{k + 1}"

@@ -22,6 +22,13 @@ at each output time. The impulses are kept in ``result.series["p"]`` (shape (n, 
 damping and applied efforts. ``result.info["nfev"]`` counts the right-hand-side evaluations exactly (those
 of STORMER6's fixed-point iterations included); ``info["solver"]`` names the solver.
 
+A ground that moves in a prescribed way (``model.base_motion``; seed 001 §3.1–3.2, which seed 002 allows for
+its body 0) runs the Python right-hand side, which writes the base's state at t into the workspace first: the
+body velocities are then absolute, p = ∂T/∂v of the absolute kinetic energy (it includes the base's share),
+and eq. (7) holds as written (ṗ_k = s_kᵀ (f*_i − u_k ×* h_i) follows from the Newton–Euler equations in the
+inertial frame, whatever moves body 0). The run starts at t0 = 0 (p0 is formed with the base at t = 0), and the
+energies reported are the absolute ones (``kernels/energy.py``), not conserved since the base does work.
+
 Models with loop-closing (cut) joints or constraints are refused with a ``ModelError``: the paper's (6)–(7)
 hold for trees (closing them by velocity-level constraints is its suggested future work, §A.5, §A.11).
 
@@ -41,7 +48,7 @@ True
 import numpy as np
 from numba import njit
 
-from multibody.data import default_data
+from multibody.data import Data, default_data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.tree import P_APPLIED, P_VAPPLIED, tree_energy, tree_params
@@ -198,16 +205,20 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
     nq, nv = model.nq, model.nv
     callback, tau_const = _torques(model, tau)
     nfev = np.zeros(1, dtype=np.int64)
-    params = tree_params(model, tau_const) + (np.int64(code), np.zeros(nv), nfev)
+    data = Data(model)            # its workspace is the right-hand side's (with a moving base at t = 0)
+    moving = data.base_motion is not None
+    params = tree_params(model, tau_const, data) + (np.int64(code), np.zeros(nv), nfev)
     mi = params[0]
     quats = has_quaternions(mi)
     if quats:
         normalize_quaternions_q(mi, q0)
-    x0 = np.concatenate([q0, impulses(model, q0, v0)])
-    velocity(model, q0, x0[nq:], solver)  # a singular joint block is a ModelError naming the body
+    x0 = np.concatenate([q0, impulses(model, q0, v0, data=data)])
+    velocity(model, q0, x0[nq:], solver, data=data)  # a singular joint block is a ModelError naming the body
 
     def fun(t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)
+        if moving:
+            data.set_time(float(t))
         out = np.empty(nq + nv)
         poisson_rhs(float(t), x, params, out)
         if callback is not None:
@@ -220,8 +231,8 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
         normalize_quaternions(x, params)
         return x
 
-    def split(x):
-        return x[:nq], velocity(model, x[:nq], x[nq:], solver)
+    def split(x):   # (a moving base: at the time of the last evaluation of the right-hand side)
+        return x[:nq], velocity(model, x[:nq], x[nq:], solver, data=data)
 
     def make_result(t, X, info):
         X = np.asarray(X, dtype=float).reshape(len(t), nq + nv)
@@ -232,18 +243,26 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
                 normalize_quaternions_q(mi, row)
         V = np.empty_like(P)
         T = np.empty(len(t))
-        if poisson_outputs(params, Q, P, V, T) != 0:
-            V[:] = np.nan
+        if not moving:
+            if poisson_outputs(params, Q, P, V, T) != 0:
+                V[:] = np.nan
+        else:
+            for s in range(len(t)):
+                data.set_time(float(t[s]))
+                if poisson_outputs(params, Q[s:s + 1], P[s:s + 1], V[s:s + 1], T[s:s + 1]) != 0:
+                    V[s] = np.nan
         en = {}
         if energy and len(t):
-            en = {"kinetic": T, "potential": tree_energy(model, Q, V)[1]}
+            T_abs, Vp, _ = tree_energy(model, Q, V, t=t if moving else None)
+            en = {"kinetic": T_abs if moving else T, "potential": Vp}
         info["nfev"] = int(nfev[0])
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, series={"p": P})
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=split, rhs=poisson_rhs,
                      project=normalize_quaternions if quats else no_project, params=params,
-                     project_py=project_py if quats else None, nsplit=nq, python_only=callback is not None,
+                     project_py=project_py if quats else None, nsplit=nq,
+                     python_only=callback is not None or moving,
                      info={"formulation": "poisson", "solver": str(solver).lower(),
                            "torque_callback": callback is not None})
 

@@ -86,10 +86,11 @@ def _drive_values(names, functions, t):
     return out
 
 
-def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy):
+def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data):
     """The ``"tree"`` formulation of ``model`` with the coordinates of ``prescribed`` driven (module docstring);
-    ``params`` from ``tree.tree_params``, ``callback`` a Python torque callback or None, ``tau_const`` the
-    constant generalized forces or None. The prescribed entries of q0 and v0 are ignored (f(t0) replaces them)."""
+    ``params`` from ``tree.tree_params`` on ``data`` (whose workspace receives a moving base's state at every
+    evaluation), ``callback`` a Python torque callback or None, ``tau_const`` the constant generalized forces or
+    None. The prescribed entries of q0 and v0 are ignored (f(t0) replaces them)."""
     from multibody.analysis.reactions import tree_reactions_along
     from multibody.formulations.tree import P_TAU, tree_energy, tree_rhs_hybrid
 
@@ -127,6 +128,7 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
         else:
             extra = params[P_TAU]
         out = np.empty(nq + nv)
+        data.set_time(float(t))                 # a moving base's state at t (nothing for a fixed ground)
         tree_rhs_hybrid(float(t), x, params, extra, known, qdd, force, out)
         return x, out
 
@@ -158,12 +160,12 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
                 normalize_quaternions_q(mi, row)
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V)
+            T, Vp, _ = tree_energy(model, Q, V, t=t)
             en = {"kinetic": T, "potential": Vp}
         series = {DRIVE_FORCE + name: drive[:, k] for k, name in enumerate(names)}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, series=series,
-                      reactions=lambda: tree_reactions_along(model, Q, V, A))
+                      reactions=lambda: tree_reactions_along(model, Q, V, A, t=t))
 
     x0 = np.concatenate([q0, v0])
     normalize_quaternions(x0, params)

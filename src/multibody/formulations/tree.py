@@ -5,6 +5,12 @@ spring-dampers and efforts and the point spring-dampers of the model (``kernels/
 inside ``aba``. The right-hand side :func:`tree_rhs` is a numba function, so fixed-step runs are one compiled
 loop; a Python torque callback forces the Python right-hand side (see ``multibody.simulation``). Prescribed
 (driven) coordinates, ``prescribed={name: f}``, are in ``formulations/prescribed.py``.
+
+
+A model whose ground moves in a prescribed way (``model.base_motion``; seed 001 §3.1–3.2) runs the Python
+right-hand side too: at every evaluation it writes the base's state at t into the workspace's base block
+(``Data.set_time``), then calls the same compiled right-hand side. Its energies are absolute (inertial frame)
+and are not conserved: the base does work on the system.
 """
 import numpy as np
 from numba import njit
@@ -133,9 +139,10 @@ def tree_observe(x, p, obs, k):
     obs[k, 1] = work[W_POTENTIAL] + p[P_VAPPLIED][0]
 
 
-def tree_params(model, tau_const=None):
-    """The parameter tuple of :func:`tree_rhs` for ``model`` (packed arrays, force arrays, fresh workspaces)."""
-    d = Data(model)
+def tree_params(model, tau_const=None, data=None):
+    """The parameter tuple of :func:`tree_rhs` for ``model`` (packed arrays, force arrays, fresh workspaces;
+    ``data``: the Data whose arrays to use, default a new one)."""
+    d = Data(model) if data is None else data
     n = model.nbodies + 1
     nv = model.nv
     tc = np.zeros(nv) if tau_const is None else np.ascontiguousarray(tau_const, dtype=np.float64)
@@ -158,14 +165,26 @@ def tree_params(model, tau_const=None):
             np.zeros(1))  # 18 (P_VAPPLIED)
 
 
-def tree_energy(model, Q, V, params=None):
+def tree_energy(model, Q, V, params=None, t=None):
     """(kinetic, potential, dissipated power) arrays along the samples Q (n, nq), V (n, nv): potential =
-    gravity (``kernels/energy.py``, zero at the ground origin) + joint and point springs."""
-    p = tree_params(model) if params is None else params
+    gravity (``kernels/energy.py``, zero at the ground origin) + joint and point springs. A model with a moving
+    base needs the times ``t`` (n,) of the samples (the energies are absolute)."""
+    moving = getattr(model, "base_motion", None) is not None
+    d = Data(model) if params is None or moving else None
+    p = tree_params(model, data=d) if params is None else params
     Q = np.ascontiguousarray(Q, dtype=np.float64).reshape(-1, model.nq)
     V = np.ascontiguousarray(V, dtype=np.float64).reshape(-1, model.nv)
     out = np.empty((Q.shape[0], 3))
-    (tree_energies if p[P_APPLIED] else tree_energies_plain)(p, Q, V, out)
+    energies = tree_energies if p[P_APPLIED] else tree_energies_plain
+    if not moving:
+        energies(p, Q, V, out)
+    else:
+        if t is None or np.shape(t) != (Q.shape[0],):
+            raise ModelError(f"model '{model.name}' has a moving base: its energies need the time of each of the "
+                             f"{Q.shape[0]} samples", element="t")
+        for s in range(Q.shape[0]):
+            d.set_time(float(t[s]), p[13])
+            energies(p, Q[s:s + 1], V[s:s + 1], out[s:s + 1])
     return out[:, 0], out[:, 1], out[:, 2]
 
 
@@ -205,6 +224,10 @@ def tree_batch(model, runs, params):
     """``batch`` tuple of :func:`tree_run_params` for ``runs`` runs from the dict ``params`` (keys of
     :data:`BATCH_PARAMS`), validated: a ``ModelError`` names the key, the shape expected, or the bad value."""
     params = {} if params is None else params
+    if getattr(model, "base_motion", None) is not None:
+        raise ModelError(f"model '{model.name}' has a moving base (base motion), which runs the Python right-hand "
+                         "side: simulate_batch runs the compiled loop only; use simulate for each run",
+                         element="base motion")
     if not isinstance(params, dict):
         raise ModelError(f"params must be a dict with keys among {sorted(BATCH_PARAMS)}, got {params!r}",
                          element="params")
@@ -258,11 +281,13 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
             raise ModelError(f"tau must be a callable tau(t, q, v) or {nv} finite numbers (model '{model.name}'), "
                              f"got {callback!r}", element="tau")
         callback = None
-    params = tree_params(model, tau_const)
+    data = Data(model)
+    params = tree_params(model, tau_const, data)
+    moving = data.base_motion is not None
     if prescribed is not None:
         from multibody.formulations.prescribed import prescribed_system
 
-        return prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy)
+        return prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data)
     mi = params[0]
     quats = has_quaternions(mi)
     x0 = np.concatenate([q0, v0])
@@ -273,10 +298,14 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
     if callback is None:
         def fun(t, x):
             out = np.empty(nq + nv)
+            if moving:
+                data.set_time(float(t))
             rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
             return out
     else:
         def fun(t, x):
+            if moving:
+                data.set_time(float(t))
             x = np.ascontiguousarray(x, dtype=np.float64)
             extra = callback_forces(callback, t, x[:nq], x[nq:], nv, model.name)
             if tau_const is not None:
@@ -304,7 +333,7 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                 for row in Q:
                     normalize_quaternions_q(mi, row)
             if energy and len(t):
-                T, Vp, _ = tree_energy(model, Q, V)
+                T, Vp, _ = tree_energy(model, Q, V, t=t)
                 en = {"kinetic": T, "potential": Vp}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, reactions=lambda: reactions_along(t, Q, V))
@@ -314,12 +343,14 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
         from multibody.analysis.reactions import tree_reactions_along
 
         A = np.array([fun(t[k], np.concatenate([Q[k], V[k]]))[nq:] for k in range(len(t))]).reshape(len(t), nv)
-        return tree_reactions_along(model, Q, V, A)
+        return tree_reactions_along(model, Q, V, A, t=t if moving else None)
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:]),
                      rhs=rhs, project=normalize_quaternions if quats else no_project, params=params,
-                     project_py=project_py if quats else None, nsplit=nq, python_only=callback is not None,
-                     info={"formulation": "tree", "torque_callback": callback is not None},
+                     project_py=project_py if quats else None, nsplit=nq,
+                     python_only=callback is not None or moving,
+                     info={"formulation": "tree", "torque_callback": callback is not None,
+                           **({"base_motion": repr(data.base_motion)} if moving else {})},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,
                      run_params=tree_run_params, batch=lambda runs, values: tree_batch(model, runs, values))
 

@@ -4,6 +4,7 @@ A model file is data; the JSON Schema ``multibody/io/model.schema.json`` describ
 
     name: pendulum
     gravity: [0, 0, -9.81]
+    base_motion: {kind: harmonic, axis: [1, 0, 0], amplitude: 0.01, omega: 30}   # optional: a moving ground
     bodies:
       - {name: rod, mass: 1.0, com: [0, 0, -0.5], inertia: [0.1, 0.1, 0.01]}
     joints:
@@ -20,7 +21,8 @@ Saving writes the Model's own description (``model.bodies``, ``model.joints``, `
 ``model.springs``, ``model.constraints``, the joint spring-damper arrays, ``model.metadata``), so that
 ``load(save(model))`` builds the same packed arrays. What a file cannot hold is refused with a
 ``ModelError`` naming it: a symbolic model, a Python torque callback, a ``UserConstraint`` or
-``VelocityConstraint`` holding Python functions (those made from expressions are saved).
+``VelocityConstraint`` holding Python functions (those made from expressions are saved), a base motion given by
+Python functions (the kinds ``harmonic`` and ``rotation`` are saved as data).
 """
 import math
 import re
@@ -33,7 +35,7 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.io.documents import ModelFileError, Problem, format_path, parse_text, read_document, schema_problems
 from multibody.io.expressions import Expression, constant, parse_expression
-from multibody.model import (GROUND, Cylindrical, Fixed, Free, ModelBuilder, Placement, Planar, PointOnPlane,
+from multibody.model import (GROUND, BaseMotion, Cylindrical, Fixed, Free, ModelBuilder, Placement, Planar, PointOnPlane,
                              PointOnProfile, Prismatic, Profile, Revolute, RollingDisc, RollingOnProfile, Spherical,
                              Universal, UserConstraint, VelocityConstraint, rotation_about)
 from multibody.model.constraints import LoopJoint
@@ -356,8 +358,12 @@ class _Loader:
         with self.element("gravity"):
             if isinstance(d.get("gravity"), list) and not self._has_schema_problem("gravity"):
                 gravity = self.numbers(d["gravity"], "gravity", 3)
+        base = None
+        with self.element("base_motion"):
+            if isinstance(d.get("base_motion"), dict) and not self._has_schema_problem("base_motion"):
+                base = self._base_motion(d["base_motion"])
         meta = dict(d.get("metadata") or {}) if isinstance(d.get("metadata"), dict) else {}
-        self.builder = b = ModelBuilder(gravity=gravity, name=name)
+        self.builder = b = ModelBuilder(gravity=gravity, name=name, base_motion=base)
         limits, visuals = {}, {}
         for k, spec in enumerate(_list(d.get("bodies"))):
             self._body(b, k, spec, visuals)
@@ -392,6 +398,20 @@ class _Loader:
                 return None
             model = self._build(b)   # phase 2: with the constraints and the time-varying efforts
         return model
+
+    def _base_motion(self, spec):
+        """The ``BaseMotion`` of ``base_motion: {kind: harmonic | rotation, ...}`` (seed 001 §3.1–3.2: body 0
+        with a prescribed motion), given as data: numbers, never code."""
+        params = {"kind": spec.get("kind")}
+        for key, val in spec.items():
+            if key == "axis":
+                params[key] = self.numbers(val, "base_motion.axis", 3)
+            elif key != "kind":
+                params[key] = self.number(val, f"base_motion.{key}")
+        try:
+            return BaseMotion.from_data(params)
+        except ModelError as exc:
+            self.fail("base_motion", str(exc))
 
     def _build(self, b):
         try:
@@ -916,6 +936,8 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     limits = _plain(meta.pop("limits")) if meta.get("limits") else {}     # written with the joints and bodies
     visuals = _plain(meta.pop("visuals")) if meta.get("visuals") else {}
     d = {"format": FORMAT, "version": 1, "name": model.name, "gravity": _vec(model.gravity)}
+    if getattr(model, "base_motion", None) is not None:
+        d["base_motion"] = model.base_motion.to_data()
     bodies = []
     for body in model.bodies:
         e = {"name": body.name, "mass": _num(body.mass)}

@@ -14,6 +14,11 @@ Pass 2 (leaves -> root):  U_i = IA_i S_i,   d_i = S_iᵀ U_i,   u_i = τ_i − S
 Pass 3 (root -> leaves):  a' = a_λ + c_i,   q̈_i = d_i⁻¹ (u_i − U_iᵀ a'),   a_i = a' + S_i q̈_i
                           (gravity: a_0 = [0; −g])
 
+Body 0 may move in a prescribed way (seed 001 §3.1–3.2; ``kinematics.set_ground``): v_0 and a_0 are then its
+spatial velocity and acceleration, a_0 = a_base − [0; g], and the passes are unchanged — the base terms of
+the book's equations (eqs. 3.26–3.30: −M b_i0 × r̈_0, with the angular terms ω_0, ω̇_0 of a rotating base)
+arrive through v_λ = v_0 in c_i and pA_i and through a_0 in pass 3.
+
 The book's Xup (parent -> child transform) is the identity in the ground frame, so it does not appear; the
 joint placements enter through S_i and c_i (``kinematics.joint_placement_world``). In seed 001's notation
 IA_i is M*_i (eq. 3.178), pA_i is −Q*_i (eq. 3.179), d_i is U_n of eq. 3.176, U_i d_i⁻¹ is M*_i S_i U_n⁻¹, and
@@ -28,7 +33,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           W_KINETIC, W_POTENTIAL, body_inertia_world, check_sizes,
                                           joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
-from multibody.kernels.rnea import workspace_len
+from multibody.kernels.rnea import copy_base_block, workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
@@ -118,7 +123,7 @@ def articulated_pass1(mi, mf, q, v, fext, work):
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     IA = wb[:, B_IA:B_IA + 21]
-    set_ground(wb)
+    set_ground(mf, work, wb, v.shape[0])
     has_fext = fext.shape[0] == n
     T = 0.0
     V = 0.0
@@ -274,14 +279,16 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
 
 
 @njit(parallel=True, cache=True)
-def aba_batch_kernel(mi, mf, Q, V, TAU, fext, nchunk, QDD):
+def aba_batch_kernel(mi, mf, Q, V, TAU, fext, nchunk, base, QDD):
     """``aba_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD, in parallel (numba prange);
-    ``nchunk`` chunks of rows (a few per thread), each with its own workspace."""
+    ``nchunk`` chunks of rows (a few per thread), each with its own workspace; ``base``: the base block of
+    every row (``kinematics.BASE_WIDTH`` floats; read only when the base moves)."""
     nb = Q.shape[0]
     nchunk = min(nb, nchunk)
     if nchunk <= 0:
         return
     work = np.empty((nchunk, workspace_len(mi.shape[0], V.shape[1])))
+    copy_base_block(base, work)
     for ch in prange(nchunk):
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             aba_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], QDD[b])

@@ -30,7 +30,7 @@ def crba_kernel(mi, mf, q, work, M):
     if strided(q):
         return 7
     wb, wd = workspace_views(work, n, nv)
-    set_ground(wb)
+    set_ground(mf, work, wb, nv)
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0

@@ -39,7 +39,7 @@ def energy_kernel(mi, mf, q, v, work):
     the energies T and П of the triple pendulum; RBDA ch. 2)."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
-    set_ground(wb)
+    set_ground(mf, work, wb, v.shape[0])
     T = 0.0
     V = 0.0
     for i in range(1, n):

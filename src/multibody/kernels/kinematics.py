@@ -16,6 +16,10 @@ S fixed in the parent moves with the parent, d/dt s = v_λ × s; a column fixed 
 child, d/dt s = v_i × s. Hence ``c_i = v_λ × (S_i q̇_i) + c_J`` where the intra-joint term ``c_J`` is zero
 except for the Universal joint (θ̇₁θ̇₂ s₁ × s₂: s₁ is fixed in the parent, s₂ in the child) and the Planar
 joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
+
+Body 0 is at rest at the origin, or, when the model's ground moves in a prescribed way (seed 001 §3.1–3.2),
+it has the placement, spatial velocity and spatial acceleration of the workspace's base block
+(:func:`set_ground`): the recursions above then give absolute placements, velocities and accelerations.
 """
 
 import numpy as np
@@ -43,10 +47,13 @@ PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID, M_DOF = range(8)
 AXIS = M_DOF + 6
 MI_WIDTH = AXIS + 1
 DOF_TRANS_JOINT, DOF_ROT_JOINT, DOF_TRANS_CHILD, DOF_ROT_CHILD = range(4)
-# columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2); F_DAX + 3 k is
-# the axis of velocity coordinate k (in the frame its kind names)
+# columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2 and the moving-base
+# flag in column G_MOVING); F_DAX + 3 k is the axis of velocity coordinate k (in the frame its kind names)
 F_JR, F_JP, F_A1, F_A2, F_MASS, F_COM, F_IC, F_DAX = 0, 9, 12, 15, 18, 19, 22, 28
 MF_WIDTH = F_DAX + 18
+#: column of row 0 of ``mf``: 1.0 when body 0 (the ground) moves in a prescribed way (``model.base_motion``):
+#: its state is then read from the base block of the workspace (:func:`set_ground`), 0.0 for a fixed ground
+G_MOVING = 3
 
 # per-body workspace columns (array ``wb`` of shape (n, WB_WIDTH))
 B_R, B_P, B_V, B_C, B_A, B_F, B_IA = 0, 9, 12, 18, 24, 30, 36
@@ -57,6 +64,14 @@ W_KINETIC, W_POTENTIAL = B_F, B_F + 1
 # per-velocity-coordinate workspace columns (array ``wd`` of shape (nv, WD_WIDTH))
 D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
 WD_WIDTH = 25
+#: the base block, after ``wb`` and ``wd`` in the flat workspace: the state of body 0 when it moves in a
+#: prescribed way (seed 001 §3.1–3.2: body 0 with prescribed motion), written by the caller before a kernel
+#: runs (``multibody.model.base_motion.BaseMotion.block``): its rotation R0 (row-major, body 0 to ground
+#: coordinates), its origin p0, its spatial velocity [ω0; ṗ0 − ω0 × p0] and spatial acceleration
+#: [ω̇0; p̈0 − ω̇0 × p0 − ω0 × ṗ0] (ground Plücker coordinates, the velocity and acceleration of the body-0
+#: point at the ground origin, as every body's in ``wb``)
+X_R, X_P, X_V, X_A = 0, 9, 12, 18
+BASE_WIDTH = 24
 
 
 @njit(inline=INLINE, cache=True)
@@ -92,7 +107,7 @@ def check_sizes(mi, q, v, x, fext, work, out):
         return 3
     if fext.shape[1] != 6 or (fext.shape[0] != 0 and fext.shape[0] != n):
         return 4
-    if work.shape[0] < n * WB_WIDTH + nv * WD_WIDTH:
+    if work.shape[0] < n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH:
         return 5
     if out.shape[0] != nv:
         return 6
@@ -102,7 +117,14 @@ def check_sizes(mi, q, v, x, fext, work, out):
 
 
 def workspace_size(n, nv):
-    """Length of the flat workspace for n bodies (ground included) and nv velocity coordinates."""
+    """Length of the flat workspace for n bodies (ground included) and nv velocity coordinates: ``wb``, ``wd``
+    and the base block."""
+    return n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH
+
+
+@njit(inline=INLINE, cache=True)
+def base_offset(n, nv):
+    """Position of the base block (``BASE_WIDTH`` floats) in the flat workspace."""
     return n * WB_WIDTH + nv * WD_WIDTH
 
 
@@ -271,21 +293,36 @@ def joint_velocity_world(i, mi, v, wd):
 
 
 @njit(inline=INLINE, cache=True)
-def set_ground(wb):
-    """Body 0 (the ground) at the origin with identity rotation, at rest."""
+def set_ground(mf, work, wb, nv):
+    """Row 0 of ``wb``: body 0 at the origin with identity rotation, at rest; or, when it moves in a prescribed
+    way (``mf[0, G_MOVING]``), its placement, spatial velocity and spatial acceleration copied from the base
+    block of ``work`` (see ``X_R``; seed 001 §3.1–3.2: body 0's motion r_0(t), ω_0(t) is given). The passes
+    then carry it to every body: the bodies' placements, velocities and accelerations are absolute (ground
+    coordinates), and the base acceleration enters the equations as the book's terms in r̈_0 (eqs.
+    3.26–3.30, −M b_i0 × r̈_0 ...) enter them, through a_0. The kernels that add gravity make a_0 = a_base − [0; g]
+    (the ground's "acceleration" −g of RBDA §5.3) afterwards."""
     for k in range(WB_WIDTH):
         wb[0, k] = 0.0
-    wb[0, 0] = 1.0
-    wb[0, 4] = 1.0
-    wb[0, 8] = 1.0
+    if mf[0, G_MOVING] != 0.0:
+        o = base_offset(wb.shape[0], nv)
+        for k in range(12):
+            wb[0, B_R + k] = work[o + X_R + k]   # R (9), then p (3): B_P = B_R + 9, X_P = X_R + 9
+        for k in range(6):
+            wb[0, B_V + k] = work[o + X_V + k]
+            wb[0, B_A + k] = work[o + X_A + k]
+    else:
+        wb[0, 0] = 1.0
+        wb[0, 4] = 1.0
+        wb[0, 8] = 1.0
 
 
 @njit(inline=INLINE, cache=True)
 def set_ground_acceleration(mf, wb):
-    """a_0 = [0; −g]: gravity as an upward acceleration of the ground (RBDA §5.3), ``mf[0, 0:3]`` being g."""
-    wb[0, B_A + 3] = -mf[0, 0]
-    wb[0, B_A + 4] = -mf[0, 1]
-    wb[0, B_A + 5] = -mf[0, 2]
+    """a_0 = a_base − [0; g]: gravity as an upward acceleration of the ground (RBDA §5.3), ``mf[0, 0:3]`` being g,
+    added to the base's own acceleration that :func:`set_ground` left in row 0 (zero for a fixed ground)."""
+    wb[0, B_A + 3] -= mf[0, 0]
+    wb[0, B_A + 4] -= mf[0, 1]
+    wb[0, B_A + 5] -= mf[0, 2]
 
 
 @njit(inline=JOINT_INLINE, cache=True)
@@ -325,7 +362,7 @@ def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     into the workspace (``wb`` columns B_R, B_P, B_V, B_A; the motion subspaces into ``wd``)."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
-    set_ground(wb)
+    set_ground(mf, work, wb, v.shape[0])
     for i in range(1, n):
         par = mi[i, PARENT]
         joint_placement_world_call(i, mi, mf, q, wb, wd)
@@ -388,7 +425,7 @@ def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, v
     n = mi.shape[0]
     nv = v.shape[0]
     wb, wd = workspace_views(work, n, nv)
-    set_ground(wb)
+    set_ground(mf, work, wb, nv)
     # placements of the bodies on the path only would suffice; the bodies are few and the pass is O(N)
     for i in range(1, body + 1):
         joint_placement_world_call(i, mi, mf, q, wb, wd)
@@ -404,9 +441,11 @@ def point_kernel(mi, mf, q, v, work, body, r0, r1, r2, with_velocity, pos_out, v
         jac_out[0, k] = 0.0
         jac_out[1, k] = 0.0
         jac_out[2, k] = 0.0
-    vel_out[0] = 0.0
-    vel_out[1] = 0.0
-    vel_out[2] = 0.0
+    # the velocity of the body-0 point at x (zero unless the base moves): v_O + ω0 × x
+    b0, b1, b2 = cross3(wb[0, B_V], wb[0, B_V + 1], wb[0, B_V + 2], x0, x1, x2)
+    vel_out[0] = wb[0, B_V + 3] + b0
+    vel_out[1] = wb[0, B_V + 4] + b1
+    vel_out[2] = wb[0, B_V + 5] + b2
     i = body
     while i > 0:
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
@@ -431,7 +470,7 @@ def com_kernel(mi, mf, q, v, work, out):
     out = (M, c (3), p (3))."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
-    set_ground(wb)
+    set_ground(mf, work, wb, v.shape[0])
     for k in range(7):
         out[k] = 0.0
     for i in range(1, n):

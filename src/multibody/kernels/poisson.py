@@ -95,12 +95,13 @@ def check_poisson_sizes(mi, q, p, work, v, pdot):
 
 
 @njit(inline=INLINE, cache=True)
-def _workspace(mi, work, nv):
+def _workspace(mi, mf, work, nv):
     """(n, wb, wd, IA): the number of bodies and the views of the flat workspace (``kinematics.workspace_views``;
-    IA the packed articulated inertias), with the ground set at rest at the origin."""
+    IA the packed articulated inertias), with the ground set (``kinematics.set_ground``: at rest at the
+    origin, or in its prescribed motion)."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, nv)
-    set_ground(wb)
+    set_ground(mf, work, wb, nv)
     return n, wb, wd, wb[:, B_IA:B_IA + 21]
 
 
@@ -322,7 +323,7 @@ def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
     err = check_poisson_sizes(mi, q, p, work, v, pdot)
     if err != 0:
         return err
-    n, wb, wd, IA = _workspace(mi, work, v.shape[0])
+    n, wb, wd, IA = _workspace(mi, mf, work, v.shape[0])
     sweep = solver == SWEEP
     # ---- pass 1: placements, S, IA = I, φ = 0, f* = gravity
     for i in range(1, n):
@@ -365,7 +366,7 @@ def impulses_kernel(mi, mf, q, v, work, p, pdot):
     err = check_poisson_sizes(mi, q, v, work, p, pdot)
     if err != 0:
         return err
-    n, wb, wd, IA = _workspace(mi, work, v.shape[0])
+    n, wb, wd, IA = _workspace(mi, mf, work, v.shape[0])
     for i in range(1, n):
         _body_pass(i, mi, mf, q, wb, wd, IA)
         vp, vi = _body_velocity(i, mi, wb, wd, v)

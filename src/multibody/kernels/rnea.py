@@ -7,12 +7,14 @@ joint torque is its projection on the motion subspace (seed 001 eq. 3.175, S_n�
 
 Pass 1 (root -> leaves): v_i = v_λ + S_i q̇_i,  a_i = a_λ + S_i q̈_i + c_i,
                          f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i           (gravity: a_0 = [0; −g])
+With a prescribed motion of body 0 (seed 001 §3.1–3.2, ``kinematics.set_ground``) v_0 and a_0 are its spatial
+velocity and acceleration, a_0 = a_base − [0; g]: the base-acceleration terms of eqs. 3.26–3.30.
 Pass 2 (leaves -> root): τ_i = S_iᵀ f_i,  f_λ += f_i
 """
 import numpy as np
 from numba import njit, prange
 
-from multibody.kernels.kinematics import (B_A, B_F, B_V, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, body_inertia_world,
+from multibody.kernels.kinematics import (B_A, B_F, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, body_inertia_world,
                                           check_sizes, joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
 from multibody.kernels.spatial import (KERNEL, force_cross_motion, load6, motion_cross_motion,
@@ -29,7 +31,7 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
         return err
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
-    set_ground(wb)
+    set_ground(mf, work, wb, v.shape[0])
     set_ground_acceleration(mf, wb)
     has_fext = fext.shape[0] == n
     # ---- pass 1: velocities, accelerations, body forces
@@ -81,18 +83,31 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
 
 @njit(**KERNEL)
 def workspace_len(n, nv):
-    return n * WB_WIDTH + nv * WD_WIDTH
+    """``kinematics.workspace_size`` in compiled code."""
+    return n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH
+
+
+@njit(cache=True)
+def copy_base_block(base, work):
+    """Copy the base block ``base`` (``BASE_WIDTH`` floats) into the base block of every row of the batch of
+    workspaces ``work`` (rows, length)."""
+    o = work.shape[1] - BASE_WIDTH
+    for r in range(work.shape[0]):
+        for k in range(BASE_WIDTH):
+            work[r, o + k] = base[k]
 
 
 @njit(parallel=True, cache=True)
-def rnea_batch_kernel(mi, mf, Q, V, A, fext, nchunk, TAU):
+def rnea_batch_kernel(mi, mf, Q, V, A, fext, nchunk, base, TAU):
     """``rnea_kernel`` for every row of Q, V, A (leading batch axis) into TAU, in parallel (numba prange);
-    ``nchunk`` chunks of rows (a few per thread), each with its own workspace."""
+    ``nchunk`` chunks of rows (a few per thread), each with its own workspace; ``base``: the base block
+    (``kinematics.BASE_WIDTH`` floats; read only when the base moves)."""
     nb = Q.shape[0]
     nchunk = min(nb, nchunk)
     if nchunk <= 0:
         return
     work = np.empty((nchunk, workspace_len(mi.shape[0], V.shape[1])))
+    copy_base_block(base, work)
     for ch in prange(nchunk):
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             rnea_kernel(mi, mf, Q[b], V[b], A[b], fext, work[ch], TAU[b])

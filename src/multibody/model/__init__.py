@@ -1,4 +1,5 @@
 """What the system is: bodies, joints, forces, constraints, topology; ``ModelBuilder`` -> ``Model``."""
+from multibody.model.base_motion import BaseMotion, BaseState
 from multibody.model.bodies import Body
 from multibody.model.builder import GROUND, ModelBuilder
 from multibody.model.constraints import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc,
@@ -8,6 +9,6 @@ from multibody.model.joints import (Cylindrical, Fixed, Free, Joint, Planar, Pri
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, rotation_about
 
-__all__ = ["Body", "GROUND", "ModelBuilder", "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc",
+__all__ = ["BaseMotion", "BaseState", "Body", "GROUND", "ModelBuilder", "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc",
            "RollingOnProfile", "UserConstraint", "VelocityConstraint", "Joint", "Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal",
            "Spherical", "Planar", "Free", "JointInfo", "Model", "Placement", "rotation_about"]

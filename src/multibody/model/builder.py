@@ -25,6 +25,7 @@ import heapq
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
@@ -51,7 +52,8 @@ def _as_placement(value, element):
 class ModelBuilder:
     """Collects bodies, joints and forces; ``build()`` validates them and returns a ``Model``."""
 
-    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None):
+    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None, base_motion=None):
+        """``base_motion``: a prescribed motion of the ground, body 0 (see :meth:`set_base_motion`)."""
         g = numbers_or_symbols(gravity, (3,), "gravity", "gravity")
         self.name = name
         #: descriptive data carried to ``model.metadata`` and not used by the dynamics (JSON-like: joint limits,
@@ -63,6 +65,7 @@ class ModelBuilder:
         self._springs = []
         self._constraints = []
         self._torque = None
+        self._base = as_base_motion(base_motion)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -161,6 +164,14 @@ class ModelBuilder:
         if callback is not None and not callable(callback):
             raise ModelError("torque callback must be callable tau(t, q, v)", element="torque callback")
         self._torque = callback
+
+    def set_base_motion(self, motion):
+        """Let the ground (body 0) move in a prescribed way (seed 001 §3.1–3.2, body 0 with prescribed
+        motion): a ``BaseMotion`` (e.g. ``BaseMotion.harmonic(axis, amplitude, omega)``,
+        ``BaseMotion.rotation(axis, rate)``), a callable ``state(t) -> (p0, R0, ṗ0, ω0, p̈0, ω̇0)``, or None
+        (a fixed ground). The joints on the ground move with it; gravity and every result stay in inertial
+        coordinates (``multibody.model.base_motion``)."""
+        self._base = as_base_motion(motion)
 
     # ---- build ------------------------------------------------------------------------------------------
     def _spanning_tree(self):
@@ -328,7 +339,7 @@ class ModelBuilder:
                      cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(constraints),
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
-                     metadata=self.metadata)
+                     metadata=self.metadata, base_motion=self._base)
 
 
 def _make_graph(n, edges):

@@ -79,7 +79,8 @@ class Model:
     """A built multibody model (see ``ModelBuilder``). Attributes: ``nq``, ``nv``, ``nbodies`` (N, without
     the ground), the arrays of ``docs/model-arrays.md``, ``body_names``, ``bodies`` (the ``Body``
     descriptions, body 1..N), ``joints`` (tree joints, ``joints[i]`` carries body i; ``joints[0]`` is None),
-    ``cut_joints``, ``springs``, ``constraints`` (every constraint: a ``LoopJoint`` per cut joint, then the
+    ``cut_joints``, ``springs``, ``base_motion`` (None, or the prescribed motion of body 0: ``BaseMotion``,
+    seed 001 §3.1–3.2), ``constraints`` (every constraint: a ``LoopJoint`` per cut joint, then the
     constraints added with ``add_constraint``), ``constraint_table`` (their packed form), ``torque_callback``,
     ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``, ``metadata`` (a read-only
     mapping of descriptive data the dynamics do not use: joint limits, visuals, the source file).
@@ -92,7 +93,8 @@ class Model:
     the user's frames."""
 
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
-                 constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None):
+                 constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
+                 base_motion=None):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -115,6 +117,8 @@ class Model:
         self.bodies = tuple(bodies)
         self.body_frames = tuple(body_frames) if body_frames is not None else (Placement(),) * len(self.body_names)
         self.torque_callback = torque_callback
+        #: the prescribed motion of body 0 (``multibody.model.base_motion.BaseMotion``), None for a fixed ground
+        self.base_motion = base_motion
         self.graph = graph
         self.metadata = _frozen_copy(metadata or {})
         self.nbodies = len(self.body_names) - 1

@@ -1,4 +1,5 @@
-"""Pendulums: the simple pendulum, the seed 001 triple physical pendulum, and spatial chains.
+"""Pendulums: the simple pendulum, the seed 001 triple physical pendulum, spatial chains, and Kapitza's
+pendulum on a vertically shaken support (a moving base, seed 001 §3.1–3.2).
 
 Body frames sit at the inboard joint of each link (so every tree joint's placement is simply the
 position of the joint in the parent's frame); links hang or extend from there.
@@ -6,7 +7,7 @@ position of the joint in the parent's frame); links hang or extend from there.
 import numpy as np
 from scipy.special import ellipk
 
-from multibody.model import ModelBuilder, Placement, Revolute, Spherical, Universal
+from multibody.model import BaseMotion, ModelBuilder, Placement, Revolute, Spherical, Universal
 
 
 def simple_pendulum(length=1.0, mass=1.0, g=9.81):
@@ -17,6 +18,20 @@ def simple_pendulum(length=1.0, mass=1.0, g=9.81):
     """
     b = ModelBuilder(gravity=(0.0, 0.0, -g), name="simple pendulum")
     b.add_body("bob", mass=mass, com=(0.0, 0.0, -length), inertia=np.zeros((3, 3)))
+    b.add_joint("hinge", Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="bob", placement=Placement())
+    return b.build()
+
+
+def kapitza_pendulum(length=0.5, mass=1.0, amplitude=0.02, omega=2 * np.pi * 60.0, g=9.81):
+    """An inverted pendulum whose support is shaken vertically, z_0(t) = amplitude · cos(omega t) (Kapitza
+    1951): a point mass ``mass`` on a massless rod of ``length``, hinge ``"hinge"`` about the y axis, the bob
+    at ``(0, 0, +length)`` at θ = 0 (upright). The support is body 0 with a prescribed motion (seed 001
+    §3.1–3.2, ``BaseMotion.harmonic``), so θ obeys θ̈ = (g − a ω² cos ωt) sin θ / l. Averaged over the fast
+    shaking, the upright position is stable when a² ω² > 2 g l (Kapitza's criterion; Landau & Lifshitz,
+    *Mechanics*, §30); ``amplitude=0`` gives the plain inverted pendulum, which falls."""
+    b = ModelBuilder(gravity=(0.0, 0.0, -g), name="Kapitza pendulum",
+                     base_motion=BaseMotion.harmonic((0.0, 0.0, 1.0), amplitude, omega))
+    b.add_body("bob", mass=mass, com=(0.0, 0.0, length), inertia=np.zeros((3, 3)))
     b.add_joint("hinge", Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="bob", placement=Placement())
     return b.build()
 

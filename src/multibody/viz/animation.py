@@ -144,9 +144,13 @@ class Scene:
     ``links`` (k, L, 2, 3) segments and ``link_body`` (L,) the body of each; ``slides`` (k, S, 2, 3);
     ``springs`` (k, P, 2, 3); ``triads`` (k, N, 4, 3): each body's origin and the tips of its unit x, y, z axes;
     ``coms`` (k, N, 3); ``discs`` (k, D, 41, 3) rims; static: ``ground`` (G, 3) the joint points on the ground
-    (floating joints excepted), ``curves`` a list of (m, 3) polylines (profiles)."""
+    (floating joints excepted), ``curves`` a list of (m, 3) polylines (profiles).
 
-    def __init__(self, model, configurations):
+    A ground that moves in a prescribed way (``model.base_motion``, seed 001 §3.1–3.2) needs the ``times`` of
+    the configurations: every body is drawn where it is at its time, and the ground's joint points move, as links
+    of body 0 from its origin (``ground`` is then empty)."""
+
+    def __init__(self, model, configurations, times=None):
         import multibody as mb
 
         self.model = model
@@ -154,6 +158,10 @@ class Scene:
         if Q.shape[1] != model.nq:
             raise ModelError(f"animate: configurations must have model.nq = {model.nq} columns for model "
                              f"'{model.name}', got shape {Q.shape}", element="q")
+        moving = getattr(model, "base_motion", None) is not None
+        if moving and (times is None or len(times) != len(Q)):
+            raise ModelError(f"animate: model '{model.name}' has a moving base (base motion): give the time of each "
+                             "configuration (t=, or a Result)", element="t")
         N = model.nbodies
         # the points each body carries, in its kernel frame: its links run from its origin to them
         carried = {i: [] for i in range(N + 1)}
@@ -168,12 +176,12 @@ class Scene:
             Pa, Pc = model.joint_frames(j)
             carried[j.parent].append(Pa.translation)
             carried[j.child].append(Pc.translation)
-        links = []
+        links = [(0, p) for p in carried[0]] if moving else []
         for i in range(1, N + 1):
             pts = [p for p in carried[i] if np.linalg.norm(p) > 1e-12] or [np.asarray(model.com[i], dtype=float)]
             links += [(i, p) for p in pts]
         self.link_body = np.array([i for i, _ in links], dtype=int)
-        self.ground = np.array(carried[0]) if carried[0] else np.zeros((0, 3))
+        self.ground = np.array(carried[0]) if carried[0] and not moving else np.zeros((0, 3))
         spring_ends = [(int(model.spring_body[s, 0]), model.spring_point[s, 0], int(model.spring_body[s, 1]),
                         model.spring_point[s, 1]) for s in range(len(model.spring_k))]
         discs, self.curves = [], []
@@ -193,8 +201,9 @@ class Scene:
         self.coms = np.zeros((k, N, 3))
         self.discs = np.zeros((k, len(discs), len(ang), 3))
         for f, q in enumerate(Q):
-            Kk = mb.forward_kinematics(model, q, frames="kernel")
-            Ku = mb.forward_kinematics(model, q)
+            tf = None if times is None else float(times[f])
+            Kk = mb.forward_kinematics(model, q, frames="kernel", t=tf)
+            Ku = mb.forward_kinematics(model, q, t=tf)
 
             def world(i, p, Kk=Kk):
                 return Kk.R[i] @ p + Kk.p[i]
@@ -334,8 +343,10 @@ def animate(model_or_result, path, q=None, t=None, frames=60, fps=20, *, model=N
         raise ModelError(f"animate: view must be '2d', '3d' or None, got {view!r}", element="view")
     writer = _writer(path, fps)
     idx = np.unique(np.linspace(0, len(Q) - 1, min(frames, len(Q))).round().astype(int))
-    scene = Scene(model, Q[idx])
-    basis = None if view == "3d" else planar_basis(model, Q[idx])
+    scene = Scene(model, Q[idx], None if t is None else t[idx])
+    # a moving base may turn the plane of the motion: drawn in 3-D unless view="2d" is asked for
+    moving = getattr(model, "base_motion", None) is not None
+    basis = None if view == "3d" or (moving and view is None) else planar_basis(model, Q[idx])
     if view == "2d" and basis is None:
         raise ModelError(f"animate: model '{model.name}' does not move in one plane; it needs view='3d'", element="view")
     E, labels = _plot_basis(model, basis)
