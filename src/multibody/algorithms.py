@@ -175,12 +175,24 @@ def _size_error(model, d, code, third):
                       element=what)
 
 
-def _call3(kernel, model, q, v, x, data, fext, third):
+def _fill(d, q, v, t):
+    """Write the general joints' kinematics at (q, v, t) into the workspace of ``d`` (``Data.fill``; seed 001
+    §3.4.2), for a model that has general joints; t is the time of rheonomic joints."""
+    if d.fill is not None:
+        try:
+            t = float(t)
+        except (TypeError, ValueError):
+            raise ModelError(f"t must be a number (the time of the rheonomic joints), got {t!r}", element="t") from None
+        d.fill(q, v, t, d.work)
+
+
+def _call3(kernel, model, q, v, x, data, fext, third, t):
     """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     x = _vector(x, d.nv, third, model)
+    _fill(d, q, v, t)
     out = np.empty(d.nv)
     try:
         err = kernel(d.mi, d.mf, q, v, x, _fext(fext, d, model), d.work, out)
@@ -192,37 +204,38 @@ def _call3(kernel, model, q, v, x, data, fext, third):
     return out
 
 
-def aba(model, q, v, tau, data=None, fext=None):
+def aba(model, q, v, tau, data=None, fext=None, t=0.0):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
-    (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1)."""
+    (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t`` is the
+    time of the model's rheonomic general joints (seed 001 §3.4.2; ignored without them)."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model:
+            if d.model is model and d.fill is None:
                 out = _empty(d.nv)
                 if _ABA(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
                     return out
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau")
+    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau", t)
 
 
-def rnea(model, q, v, a, data=None, fext=None):
+def rnea(model, q, v, a, data=None, fext=None, t=0.0):
     """Inverse dynamics τ = M q̈ + C q̇ + g − Jᵀ f_ext by the recursive Newton–Euler algorithm, O(N)
-    (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175)."""
+    (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175). ``t``: the time, as in :func:`aba`."""
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model:
+            if d.model is model and d.fill is None:
                 out = _empty(d.nv)
                 if _RNEA(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
                     return out
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
-    return _call3(rnea_kernel, model, q, v, a, data, fext, "a")
+    return _call3(rnea_kernel, model, q, v, a, data, fext, "a", t)
 
 
-def joint_wrenches(model, q, v, a, data=None, fext=None):
+def joint_wrenches(model, q, v, a, data=None, fext=None, t=0.0):
     """The spatial force each tree joint transmits from its parent body to its child body at (q, q̇ = v,
     q̈ = a): the joint's reaction together with its driving force, i.e. the bearing load. An array
     (nbodies, 6): row i − 1 belongs to the joint of body i, [moment about the joint's origin; force] in ground
@@ -236,7 +249,7 @@ def joint_wrenches(model, q, v, a, data=None, fext=None):
     from multibody.kernels.kinematics import B_F, B_P, WB_WIDTH
 
     d = _data(model, data)
-    rnea(model, q, v, a, data=d, fext=fext)             # leaves every subtree's force in the workspace
+    rnea(model, q, v, a, data=d, fext=fext, t=t)        # leaves every subtree's force in the workspace
     n = d.nbodies + 1
     wb = d.work[:n * WB_WIDTH].reshape(n, WB_WIDTH)
     f = wb[1:, B_F:B_F + 6].copy()                        # [moment about the ground origin; force]
@@ -244,26 +257,27 @@ def joint_wrenches(model, q, v, a, data=None, fext=None):
     return f
 
 
-def bias_forces(model, q, v, data=None, fext=None):
-    """C(q, q̇) q̇ + g(q) − Jᵀ f_ext = rnea(q, v, 0)."""
+def bias_forces(model, q, v, data=None, fext=None, t=0.0):
+    """C(q, q̇) q̇ + g(q) − Jᵀ f_ext = rnea(q, v, 0) (with the rheonomic joints' terms at time ``t``)."""
     d = _data(model, data)
-    return rnea(model, q, v, np.zeros(d.nv), data=d, fext=fext)
+    return rnea(model, q, v, np.zeros(d.nv), data=d, fext=fext, t=t)
 
 
-def gravity_forces(model, q, data=None):
-    """g(q) = rnea(q, 0, 0): the generalized forces of gravity (with the sign of the left-hand side)."""
+def gravity_forces(model, q, data=None, t=0.0):
+    """g(q) = rnea(q, 0, 0): the generalized forces of gravity (with the sign of the left-hand side; a model
+    with rheonomic joints adds their terms at time ``t``)."""
     d = _data(model, data)
     z = np.zeros(d.nv)
-    return rnea(model, q, z, z, data=d)
+    return rnea(model, q, z, z, data=d, t=t)
 
 
-def crba(model, q, data=None):
+def crba(model, q, data=None, t=0.0):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
-    T = ½ q̇ᵀ M q̇; it is A of seed 001 eq. 3.167."""
+    T = ½ q̇ᵀ M q̇; it is A of seed 001 eq. 3.167. ``t``: the time, as in :func:`aba`."""
     try:  # the fast path, as in aba
         if q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model:
+            if d.model is model and d.fill is None:
                 M = _empty((d.nv, d.nv))
                 if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
                     return M
@@ -271,6 +285,7 @@ def crba(model, q, data=None):
         pass
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
+    _fill(d, q, np.zeros(d.nv), t)
     M = _empty((d.nv, d.nv))
     try:
         err = crba_kernel(d.mi, d.mf, q, d.work, M)
@@ -282,23 +297,25 @@ def crba(model, q, data=None):
     return M
 
 
-def energy(model, q, v, data=None):
-    """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin)."""
+def energy(model, q, v, data=None, t=0.0):
+    """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin); ``t``:
+    the time, as in :func:`aba`."""
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
+    _fill(d, q, v, t)
     T, V = energy_kernel(d.mi, d.mf, q, v, d.work)
     return float(T), float(V)
 
 
-def forward_kinematics(model, q, v=None, a=None, data=None, frames="user"):
+def forward_kinematics(model, q, v=None, a=None, data=None, frames="user", t=0.0):
     """Placements, velocities and accelerations of every body in ground coordinates: a ``Kinematics`` tuple
     (R, p, velocity, acceleration); body 0 is the ground. R[i] rotates body-i coordinates into ground
     coordinates and p[i] is the body origin (the convention of ``Placement``); velocity[i] = [ω; ṗ] and
     acceleration[i] = [ω̇; p̈] of the origin (true time derivatives, without gravity). Velocities need v,
     accelerations need v and a = q̈. ``frames="user"`` (default) reports the bodies' own frames,
     ``"kernel"`` the frames the kernels use (they differ where a tree joint was given a child placement; see
-    ``Model``)."""
+    ``Model``). ``t``: the time, as in :func:`aba`."""
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     level = 0
@@ -310,6 +327,7 @@ def forward_kinematics(model, q, v=None, a=None, data=None, frames="user"):
             level = 2
     elif a is not None:
         raise ModelError("forward_kinematics: accelerations a need the velocities v as well", element="v")
+    _fill(d, q, np.zeros(d.nv) if v is None else v, t)
     n = d.nbodies + 1
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
@@ -340,10 +358,11 @@ def _to_user_frames(model, R, p, vel, acc, level):
         R[i] = R[i] @ F.rotation
 
 
-def _point_call(model, q, v, body, point, data, jac):
+def _point_call(model, q, v, body, point, data, jac, t):
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
+    _fill(d, q, v, t)
     b = _body(model, body)
     r = _point(point)
     frames = getattr(model, "body_frames", ())
@@ -356,27 +375,29 @@ def _point_call(model, q, v, body, point, data, jac):
     return pos, vel, J
 
 
-def point_position(model, q, body, point=(0.0, 0.0, 0.0), data=None):
+def point_position(model, q, body, point=(0.0, 0.0, 0.0), data=None, t=0.0):
     """Ground coordinates of the point fixed in ``body`` (name or index) at body coordinates ``point``."""
-    return _point_call(model, q, None, body, point, data, False)[0]
+    return _point_call(model, q, None, body, point, data, False, t)[0]
 
 
-def point_velocity(model, q, v, body, point=(0.0, 0.0, 0.0), data=None):
-    """Velocity (ground coordinates) of the point fixed in ``body`` at body coordinates ``point``."""
-    return _point_call(model, q, v, body, point, data, False)[1]
+def point_velocity(model, q, v, body, point=(0.0, 0.0, 0.0), data=None, t=0.0):
+    """Velocity (ground coordinates) of the point fixed in ``body`` at body coordinates ``point`` (at time ``t``
+    for rheonomic joints, whose own motion it includes)."""
+    return _point_call(model, q, v, body, point, data, False, t)[1]
 
 
-def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), data=None):
+def point_jacobian(model, q, body, point=(0.0, 0.0, 0.0), data=None, t=0.0):
     """The 3 x nv Jacobian J(q) of the point fixed in ``body`` (body coordinates ``point``): its velocity
     in ground coordinates is J v (seed 001 §3.4.4: the partial velocities Φ of eq. 3.167, for any point)."""
-    return _point_call(model, q, None, body, point, data, True)[2]
+    return _point_call(model, q, None, body, point, data, True, t)[2]
 
 
-def center_of_mass(model, q, v=None, data=None):
+def center_of_mass(model, q, v=None, data=None, t=0.0):
     """(total mass, centre of mass (3,), linear momentum (3,)) in ground coordinates."""
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
+    _fill(d, q, v, t)
     out = np.empty(7)
     com_kernel(d.mi, d.mf, q, v, d.work, out)
     return float(out[0]), out[1:4].copy(), out[4:7].copy()
@@ -397,6 +418,8 @@ def aba_batch(model, Q, V, TAU, data=None):
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     TAU = _batch(TAU, d.nv, "TAU", model, Q.shape[0])
+    if d.fill is not None:  # general joints: each state needs its kinematics filled in (at t = 0)
+        return np.array([aba(model, q, v, tau, data=d) for q, v, tau in zip(Q, V, TAU)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
     aba_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, 4 * numba.get_num_threads(), out)
     return out
@@ -409,6 +432,8 @@ def rnea_batch(model, Q, V, A, data=None):
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     A = _batch(A, d.nv, "A", model, Q.shape[0])
+    if d.fill is not None:  # general joints, as in aba_batch
+        return np.array([rnea(model, q, v, a, data=d) for q, v, a in zip(Q, V, A)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
     rnea_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), out)
     return out

@@ -155,7 +155,9 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
     speeds.
     """
     from multibody.analysis.derivatives import directional_derivatives, reduced_dynamics
+    from multibody.data import refuse_general_joints
 
+    refuse_general_joints(model, "linearize (complex steps through the kernels)")
     q0 = np.array(q0, dtype=float).reshape(-1)
     v0 = np.array(v0, dtype=float).reshape(-1)
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):

@@ -3,7 +3,9 @@
 State ``x = [q, v]``, ``ẋ = [q̇(q, v), aba(q, v, τ)]`` with ``τ = τ_applied(q, v) + τ_extra``: the joint
 spring-dampers and efforts and the point spring-dampers of the model (``kernels/forces.py``), gravity being
 inside ``aba``. The right-hand side :func:`tree_rhs` is a numba function, so fixed-step runs are one compiled
-loop; a Python torque callback forces the Python right-hand side (see ``multibody.simulation``).
+loop; a Python torque callback forces the Python right-hand side (see ``multibody.simulation``), and so do
+general joints (seed 001 §3.4.2): before each evaluation their kinematics at (q, q̇, t) are written into the
+workspace (``Data.fill``), which needs the time the compiled right-hand side does not pass on.
 """
 import numpy as np
 from numba import njit
@@ -16,7 +18,7 @@ from multibody.integrate.manifold import has_quaternions, normalize_quaternions,
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.energy import energy_kernel
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.kinematics import F_MASS, W_KINETIC, W_POTENTIAL
+from multibody.kernels.kinematics import F_MASS, GENERAL, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
@@ -109,6 +111,15 @@ def tree_observe(x, p, obs, k):
     obs[k, 1] = work[W_POTENTIAL] + p[P_VAPPLIED][0]
 
 
+def general_fill(model):
+    """``Data.fill`` of ``model`` (the compiled writer of its general joints' kinematics, seed 001 §3.4.2) or
+    None for a model without general joints; kept out of the parameter tuple, whose numba type it would
+    change."""
+    from multibody.data import default_data
+
+    return default_data(model).fill if GENERAL in np.asarray(model.jtype) else None
+
+
 def tree_params(model, tau_const=None):
     """The parameter tuple of :func:`tree_rhs` for ``model`` (packed arrays, force arrays, fresh workspaces)."""
     d = Data(model)
@@ -134,14 +145,23 @@ def tree_params(model, tau_const=None):
             np.zeros(1))  # 18 (P_VAPPLIED)
 
 
-def tree_energy(model, Q, V, params=None):
+def tree_energy(model, Q, V, params=None, times=None):
     """(kinetic, potential, dissipated power) arrays along the samples Q (n, nq), V (n, nv): potential =
-    gravity (``kernels/energy.py``, zero at the ground origin) + joint and point springs."""
+    gravity (``kernels/energy.py``, zero at the ground origin) + joint and point springs. ``times``: the time
+    of each sample, for the rheonomic general joints (default 0)."""
     p = tree_params(model) if params is None else params
     Q = np.ascontiguousarray(Q, dtype=np.float64).reshape(-1, model.nq)
     V = np.ascontiguousarray(V, dtype=np.float64).reshape(-1, model.nv)
     out = np.empty((Q.shape[0], 3))
-    (tree_energies if p[P_APPLIED] else tree_energies_plain)(p, Q, V, out)
+    energies = tree_energies if p[P_APPLIED] else tree_energies_plain
+    fill = general_fill(model)
+    if fill is None:
+        energies(p, Q, V, out)
+    else:  # general joints: their kinematics at each sample first
+        times = np.zeros(Q.shape[0]) if times is None else np.asarray(times, dtype=np.float64).reshape(-1)
+        for s in range(Q.shape[0]):
+            fill(Q[s], V[s], float(times[s]), p[13])
+            energies(p, Q[s:s + 1], V[s:s + 1], out[s:s + 1])
     return out[:, 0], out[:, 1], out[:, 2]
 
 
@@ -231,6 +251,7 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
                              f"got {callback!r}", element="tau")
         callback = None
     params = tree_params(model, tau_const)
+    fill = general_fill(model)
     mi = params[0]
     quats = has_quaternions(mi)
     x0 = np.concatenate([q0, v0])
@@ -238,14 +259,20 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
         normalize_quaternions(x0, params)
 
     rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
+    work = params[13]
     if callback is None:
         def fun(t, x):
             out = np.empty(nq + nv)
-            rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
+            x = np.ascontiguousarray(x, dtype=np.float64)
+            if fill is not None:
+                fill(x[:nq], x[nq:], float(t), work)
+            rhs(float(t), x, params, out)
             return out
     else:
         def fun(t, x):
             x = np.ascontiguousarray(x, dtype=np.float64)
+            if fill is not None:
+                fill(x[:nq], x[nq:], float(t), work)
             extra = callback_forces(callback, t, x[:nq], x[nq:], nv, model.name)
             if tau_const is not None:
                 extra = extra + tau_const
@@ -272,14 +299,15 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True):
                 for row in Q:
                     normalize_quaternions_q(mi, row)
             if energy and len(t):
-                T, Vp, _ = tree_energy(model, Q, V)
+                T, Vp, _ = tree_energy(model, Q, V, times=t)
                 en = {"kinetic": T, "potential": Vp}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model)
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:]),
                      rhs=rhs, project=normalize_quaternions if quats else no_project, params=params,
-                     project_py=project_py if quats else None, nsplit=nq, python_only=callback is not None,
+                     project_py=project_py if quats else None, nsplit=nq,
+                     python_only=callback is not None or fill is not None,
                      info={"formulation": "tree", "torque_callback": callback is not None},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,
                      run_params=tree_run_params, batch=lambda runs, values: tree_batch(model, runs, values))

@@ -16,6 +16,16 @@ S fixed in the parent moves with the parent, d/dt s = v_λ × s; a column fixed 
 child, d/dt s = v_i × s. Hence ``c_i = v_λ × (S_i q̇_i) + c_J`` where the intra-joint term ``c_J`` is zero
 except for the Universal joint (θ̇₁θ̇₂ s₁ × s₂: s₁ is fixed in the parent, s₂ in the child) and the Planar
 joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
+
+General joints (``model.joints.GeneralJoint``, seed 001 §3.4.2) carry their local kinematics in a block of
+rows of ``wd`` after the nv coordinate rows, which a generated function (``symbolic/general_joint.py``) fills
+for the current (q, q̇, t) before a kernel runs; the block's first row is ``mi[i, AXIS]``. Everything in it is
+in the joint frame J (Plücker coordinates at J's origin): row 0 holds the rotation R_J (9, row-major), the
+joint vector z (3), the rheonomic twist σ = [p_a0; k_a0 + z × p_a0] (6) and the bias β (6); row 1 + k holds
+column k of S_J, [p_ak; k_ak + z × p_ak] (eqs. 3.101, 3.104). The joint's relative twist is S_J q̇ + σ and
+its time derivative in J is S_J q̈ + β (β from s_a and w_a, eqs. 3.103, 3.107), so with the frame J fixed in
+the parent, vJ = X (S_J q̇ + σ) and c_J = X β (X: J to ground). ``joint_placement_world`` leaves X σ and X β
+in columns GEN_SIGMA and GEN_BIAS of the block's row 1.
 """
 
 import numpy as np
@@ -31,7 +41,7 @@ from multibody.kernels.spatial import (INLINE, KERNEL, cross3, load9, mat3_mul, 
 JOINT_INLINE = "always"
 
 # joint type codes (multibody.model.joints)
-FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = range(8)
+FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, GENERAL = range(9)
 
 # columns of the packed integer model array ``mi``: per body, then the kind of each of its (≤ 6) velocity
 # coordinates (columns M_DOF..M_DOF+5): its column of S is a rotation about, or a translation along, an axis
@@ -39,7 +49,7 @@ FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = ra
 PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID, M_DOF = range(8)
 #: column of ``mi``: ±(k + 1) when the joint is a Revolute or Cylindrical joint about the coordinate axis ±e_k
 #: of its frame (the rotation then turns two columns of the joint frame; ``spatial.mat3_times_axis_rotation``),
-#: 0 otherwise
+#: 0 otherwise; for a general joint the first row of its block in ``wd`` (see the module docstring)
 AXIS = M_DOF + 6
 MI_WIDTH = AXIS + 1
 DOF_TRANS_JOINT, DOF_ROT_JOINT, DOF_TRANS_CHILD, DOF_ROT_CHILD = range(4)
@@ -57,13 +67,24 @@ W_KINETIC, W_POTENTIAL = B_F, B_F + 1
 # per-velocity-coordinate workspace columns (array ``wd`` of shape (nv, WD_WIDTH))
 D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
 WD_WIDTH = 25
+# a general joint's block (rows of ``wd`` after the nv coordinate rows; module docstring): columns of its first
+# row, and of its second row the ground-frame twist X σ and bias X β that ``joint_placement_world`` leaves there
+GEN_R, GEN_Z, GEN_SIGMA_J, GEN_BIAS_J = 0, 9, 12, 18
+GEN_SIGMA, GEN_BIAS = 6, 12
+
+
+def general_rows(nv_joint):
+    """Rows of ``wd`` in the block of a general joint of ``nv_joint`` coordinates."""
+    return 1 + nv_joint
 
 
 @njit(inline=INLINE, cache=True)
 def workspace_views(work, n, nv):
-    """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd``."""
+    """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd`` (nv rows,
+    and the general joints' blocks when the workspace has room for them: every whole row of the rest)."""
     wb = work[: n * WB_WIDTH].reshape((n, WB_WIDTH))
-    wd = work[n * WB_WIDTH: n * WB_WIDTH + nv * WD_WIDTH].reshape((nv, WD_WIDTH))
+    rows = max(nv, (work.shape[0] - n * WB_WIDTH) // WD_WIDTH)
+    wd = work[n * WB_WIDTH: n * WB_WIDTH + rows * WD_WIDTH].reshape((rows, WD_WIDTH))
     return wb, wd
 
 
@@ -101,9 +122,10 @@ def check_sizes(mi, q, v, x, fext, work, out):
     return 0
 
 
-def workspace_size(n, nv):
-    """Length of the flat workspace for n bodies (ground included) and nv velocity coordinates."""
-    return n * WB_WIDTH + nv * WD_WIDTH
+def workspace_size(n, nv, general_rows=0):
+    """Length of the flat workspace for n bodies (ground included), nv velocity coordinates and the rows of the
+    general joints' blocks."""
+    return n * WB_WIDTH + (nv + general_rows) * WD_WIDTH
 
 
 @njit(inline=INLINE, cache=True)
@@ -130,6 +152,38 @@ def _store_rotation_col(wd, k, p0, p1, p2, a0, a1, a2):
     """Column of a rotation about the unit axis a through the point p: [a; p × a]."""
     m0, m1, m2 = cross3(p0, p1, p2, a0, a1, a2)
     _store_col(wd, k, a0, a1, a2, m0, m1, m2)
+
+
+@njit(**KERNEL)
+def _general_joint_transform(wd, r0):
+    """(R_J, z) of the general joint whose block starts at row r0 of ``wd`` (module docstring)."""
+    return load9(wd, r0), (wd[r0, GEN_Z], wd[r0, GEN_Z + 1], wd[r0, GEN_Z + 2])
+
+
+@njit(inline=INLINE, cache=True)
+def _motion_to_ground(Rj, o0, o1, o2, a0, a1, a2, b0, b1, b2):
+    """The motion vector [a; b] in Plücker coordinates of the frame (Rj, o) in ground coordinates:
+    [Rj a; Rj b + o × Rj a]."""
+    w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
+    u0, u1, u2 = mat3_vec(Rj, b0, b1, b2)
+    m0, m1, m2 = cross3(o0, o1, o2, w0, w1, w2)
+    return w0, w1, w2, u0 + m0, u1 + m1, u2 + m2
+
+
+@njit(**KERNEL)
+def _general_joint_columns(wd, r0, iv, nvi, Rj, o0, o1, o2):
+    """Ground-frame columns of S of a general joint (seed 001 eqs. 3.101, 3.104: the partial velocities p_ak,
+    k_ak) into ``wd[iv + k, 0:6]``, and its twist X σ and bias X β into the block's row r0 + 1 (module
+    docstring); (Rj, o) is the joint frame in ground coordinates."""
+    for k in range(nvi):
+        r = r0 + 1 + k
+        c = _motion_to_ground(Rj, o0, o1, o2, wd[r, 0], wd[r, 1], wd[r, 2], wd[r, 3], wd[r, 4], wd[r, 5])
+        _store_col(wd, iv + k, c[0], c[1], c[2], c[3], c[4], c[5])
+    for src, dst in ((GEN_SIGMA_J, GEN_SIGMA), (GEN_BIAS_J, GEN_BIAS)):
+        c = _motion_to_ground(Rj, o0, o1, o2, wd[r0, src], wd[r0, src + 1], wd[r0, src + 2], wd[r0, src + 3],
+                              wd[r0, src + 4], wd[r0, src + 5])
+        for k in range(6):
+            wd[r0 + 1, dst + k] = c[k]
 
 
 @njit(inline=JOINT_INLINE, cache=True)
@@ -195,6 +249,10 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
         rotates = False
         translates = True
         x, y = q[iq], q[iq + 1]
+    elif jt == GENERAL:
+        RJ, zJ = _general_joint_transform(wd, mi[i, AXIS])
+        translates = True
+        x, y, z = zJ
     else:  # FIXED
         rotates = False
     if rotates:
@@ -210,6 +268,9 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     _store_R_p(wb, i, Ri, p0, p1, p2)
     # motion subspace, ground frame
     iv = mi[i, IV]
+    if jt == GENERAL:
+        _general_joint_columns(wd, mi[i, AXIS], iv, mi[i, NV], Rj, o0, o1, o2)
+        return
     for k in range(mi[i, NV]):
         kind = mi[i, M_DOF + k]
         c = F_DAX + 3 * k
@@ -267,6 +328,17 @@ def joint_velocity_world(i, mi, v, wd):
             wd[iv, 5] * vx + wd[iv + 1, 5] * vy,
             vt * wd[iv + 2, 0], vt * wd[iv + 2, 1], vt * wd[iv + 2, 2], vt * wd[iv + 2, 3], vt * wd[iv + 2, 4],
             vt * wd[iv + 2, 5])
+    elif jt == GENERAL:
+        # the rheonomic twist X σ and the bias X β (module docstring; seed 001 eqs. 3.101–3.107)
+        r = mi[i, AXIS] + 1
+        j0 += wd[r, GEN_SIGMA]
+        j1 += wd[r, GEN_SIGMA + 1]
+        j2 += wd[r, GEN_SIGMA + 2]
+        j3 += wd[r, GEN_SIGMA + 3]
+        j4 += wd[r, GEN_SIGMA + 4]
+        j5 += wd[r, GEN_SIGMA + 5]
+        c0, c1, c2, c3, c4, c5 = (wd[r, GEN_BIAS], wd[r, GEN_BIAS + 1], wd[r, GEN_BIAS + 2], wd[r, GEN_BIAS + 3],
+                                  wd[r, GEN_BIAS + 4], wd[r, GEN_BIAS + 5])
     return (j0, j1, j2, j3, j4, j5), (c0, c1, c2, c3, c4, c5)
 
 
