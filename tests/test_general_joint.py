@@ -272,3 +272,16 @@ def test_general_joints_where_they_are_not_taken(tmp_path):
                 child_placement=mb.Placement())
     with pytest.raises(ModelError, match="'loop' is a GeneralJoint that closes a loop"):
         b.build()
+
+
+def test_model_with_general_joints_pickles():
+    """A model carries its compiled general-joint code as a cache only: pickling leaves it out, and the copy
+    compiles (or loads) it again on first use (as a process of a parallel sweep would)."""
+    import pickle
+
+    model = _variable_pendulum()
+    args = np.array([0.4]), np.array([0.2]), np.zeros(1)
+    ref = mb.aba(model, *args, t=0.3)
+    copy = pickle.loads(pickle.dumps(model))
+    assert "_multibody_general_joints" not in copy.__dict__
+    assert np.array_equal(mb.aba(copy, *args, t=0.3), ref)
