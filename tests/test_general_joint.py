@@ -262,6 +262,10 @@ def test_general_joints_where_they_are_not_taken(tmp_path):
         mb.linearize(model, np.zeros(1), np.zeros(1))
     with pytest.raises(ModelError, match="'rod' is a GeneralJoint"):
         mb.save_model(model, tmp_path / "m.yaml")
+    from multibody.kernels.configuration import motion_subspace
+
+    with pytest.raises(ModelError, match="joint_kinematics"):
+        motion_subspace(model.joints[1].joint, np.zeros(1))
     Q, V = np.array([[0.3], [0.5]]), np.array([[0.1], [-0.2]])
     out = mb.aba_batch(model, Q, V, np.zeros((2, 1)))
     assert np.array_equal(out[1], mb.aba(model, Q[1], V[1], np.zeros(1)))
