@@ -154,10 +154,18 @@ def _store_rotation_col(wd, k, p0, p1, p2, a0, a1, a2):
     _store_col(wd, k, a0, a1, a2, m0, m1, m2)
 
 
-@njit(**KERNEL)
-def _general_joint_transform(wd, r0):
-    """(R_J, z) of the general joint whose block starts at row r0 of ``wd`` (module docstring)."""
-    return load9(wd, r0), (wd[r0, GEN_Z], wd[r0, GEN_Z + 1], wd[r0, GEN_Z + 2])
+@njit(inline=INLINE, cache=True)
+def _joint_frame(i, mi, mf, wb):
+    """(Rj, o0, o1, o2): the joint frame of body i in ground coordinates, Rj = Rp jR, o = pp + Rp jp, from the
+    parent's placement in ``wb``."""
+    par = mi[i, PARENT]
+    Rp = load9(wb, par)
+    d0, d1, d2 = mat3_vec(Rp, mf[i, F_JP], mf[i, F_JP + 1], mf[i, F_JP + 2])
+    if mi[i, ROT_ID] == 1:
+        Rj = Rp
+    else:
+        Rj = mat3_mul(Rp, load9(mf, i))
+    return Rj, wb[par, B_P] + d0, wb[par, B_P + 1] + d1, wb[par, B_P + 2] + d2
 
 
 @njit(inline=INLINE, cache=True)
@@ -171,10 +179,17 @@ def _motion_to_ground(Rj, o0, o1, o2, a0, a1, a2, b0, b1, b2):
 
 
 @njit(**KERNEL)
-def _general_joint_columns(wd, r0, iv, nvi, Rj, o0, o1, o2):
-    """Ground-frame columns of S of a general joint (seed 001 eqs. 3.101, 3.104: the partial velocities p_ak,
-    k_ak) into ``wd[iv + k, 0:6]``, and its twist X σ and bias X β into the block's row r0 + 1 (module
-    docstring); (Rj, o) is the joint frame in ground coordinates."""
+def _general_joint_placement(i, mi, mf, wb, wd):
+    """``joint_placement_world`` of a general joint (compiled once, out of line, so that the hot kernels' code
+    for the other joints is as before): R_i = Rj R_J and p_i = o + Rj z from the joint's block (module
+    docstring), the ground-frame columns of S (seed 001 eqs. 3.101, 3.104: the partial velocities p_ak, k_ak)
+    into ``wd[iv + k, 0:6]``, and its twist X σ and bias X β into the block's row r0 + 1."""
+    Rj, o0, o1, o2 = _joint_frame(i, mi, mf, wb)
+    r0 = mi[i, AXIS]
+    iv = mi[i, IV]
+    nvi = mi[i, NV]
+    e0, e1, e2 = mat3_vec(Rj, wd[r0, GEN_Z], wd[r0, GEN_Z + 1], wd[r0, GEN_Z + 2])
+    _store_R_p(wb, i, mat3_mul(Rj, load9(wd, r0)), o0 + e0, o1 + e1, o2 + e2)
     for k in range(nvi):
         r = r0 + 1 + k
         c = _motion_to_ground(Rj, o0, o1, o2, wd[r, 0], wd[r, 1], wd[r, 2], wd[r, 3], wd[r, 4], wd[r, 5])
@@ -196,19 +211,13 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     (docs/model-arrays.md). Column k is [e; p_i × e] for a rotation about the ground-frame axis e through the
     child origin, [0; e] for a translation along e (seed 001 eqs. 3.101, 3.104: the partial velocities).
     """
-    par = mi[i, PARENT]
     jt = mi[i, JTYPE]
+    if jt == GENERAL:
+        _general_joint_placement(i, mi, mf, wb, wd)
+        return
     iq = mi[i, IQ]
-    Rp = load9(wb, par)
     # joint frame in ground coordinates: Rj = Rp jR, oj = pp + Rp jp
-    d0, d1, d2 = mat3_vec(Rp, mf[i, F_JP], mf[i, F_JP + 1], mf[i, F_JP + 2])
-    o0 = wb[par, B_P] + d0
-    o1 = wb[par, B_P + 1] + d1
-    o2 = wb[par, B_P + 2] + d2
-    if mi[i, ROT_ID] == 1:
-        Rj = Rp
-    else:
-        Rj = mat3_mul(Rp, load9(mf, i))
+    Rj, o0, o1, o2 = _joint_frame(i, mi, mf, wb)
     # joint transform: the child frame in the joint frame
     a0 = mf[i, F_A1]
     a1 = mf[i, F_A1 + 1]
@@ -249,10 +258,6 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
         rotates = False
         translates = True
         x, y = q[iq], q[iq + 1]
-    elif jt == GENERAL:
-        RJ, zJ = _general_joint_transform(wd, mi[i, AXIS])
-        translates = True
-        x, y, z = zJ
     else:  # FIXED
         rotates = False
     if rotates:
@@ -268,9 +273,6 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     _store_R_p(wb, i, Ri, p0, p1, p2)
     # motion subspace, ground frame
     iv = mi[i, IV]
-    if jt == GENERAL:
-        _general_joint_columns(wd, mi[i, AXIS], iv, mi[i, NV], Rj, o0, o1, o2)
-        return
     for k in range(mi[i, NV]):
         kind = mi[i, M_DOF + k]
         c = F_DAX + 3 * k
@@ -284,14 +286,9 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
             _store_col(wd, iv + k, 0.0, 0.0, 0.0, w0, w1, w2)
 
 
-@njit(inline=JOINT_INLINE, cache=True)
-def joint_velocity_world(i, mi, v, wd):
-    """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
-
-    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring)."""
-    jt = mi[i, JTYPE]
-    iv = mi[i, IV]
-    nv = mi[i, NV]
+@njit(inline=INLINE, cache=True)
+def _subspace_times(wd, iv, nv, v):
+    """S q̇ of the nv coordinates from ``iv`` (the ground-frame columns of S in ``wd``), a 6-tuple."""
     j0 = 0.0
     j1 = 0.0
     j2 = 0.0
@@ -306,6 +303,32 @@ def joint_velocity_world(i, mi, v, wd):
         j3 += wd[k, 3] * vk
         j4 += wd[k, 4] * vk
         j5 += wd[k, 5] * vk
+    return j0, j1, j2, j3, j4, j5
+
+
+@njit(**KERNEL)
+def _general_joint_velocity(i, mi, v, wd):
+    """``joint_velocity_world`` of a general joint (compiled once, out of line): vJ = S q̇ + X σ and c_J = X β, the
+    rheonomic twist and the bias that ``joint_placement_world`` left in the joint's block (module docstring;
+    seed 001 eqs. 3.101–3.107)."""
+    j = _subspace_times(wd, mi[i, IV], mi[i, NV], v)
+    r = mi[i, AXIS] + 1
+    return ((j[0] + wd[r, GEN_SIGMA], j[1] + wd[r, GEN_SIGMA + 1], j[2] + wd[r, GEN_SIGMA + 2],
+             j[3] + wd[r, GEN_SIGMA + 3], j[4] + wd[r, GEN_SIGMA + 4], j[5] + wd[r, GEN_SIGMA + 5]),
+            (wd[r, GEN_BIAS], wd[r, GEN_BIAS + 1], wd[r, GEN_BIAS + 2], wd[r, GEN_BIAS + 3], wd[r, GEN_BIAS + 4],
+             wd[r, GEN_BIAS + 5]))
+
+
+@njit(inline=JOINT_INLINE, cache=True)
+def joint_velocity_world(i, mi, v, wd):
+    """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
+
+    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring)."""
+    jt = mi[i, JTYPE]
+    if jt == GENERAL:
+        return _general_joint_velocity(i, mi, v, wd)
+    iv = mi[i, IV]
+    j0, j1, j2, j3, j4, j5 = _subspace_times(wd, iv, mi[i, NV], v)
     c0 = 0.0
     c1 = 0.0
     c2 = 0.0
@@ -328,17 +351,6 @@ def joint_velocity_world(i, mi, v, wd):
             wd[iv, 5] * vx + wd[iv + 1, 5] * vy,
             vt * wd[iv + 2, 0], vt * wd[iv + 2, 1], vt * wd[iv + 2, 2], vt * wd[iv + 2, 3], vt * wd[iv + 2, 4],
             vt * wd[iv + 2, 5])
-    elif jt == GENERAL:
-        # the rheonomic twist X σ and the bias X β (module docstring; seed 001 eqs. 3.101–3.107)
-        r = mi[i, AXIS] + 1
-        j0 += wd[r, GEN_SIGMA]
-        j1 += wd[r, GEN_SIGMA + 1]
-        j2 += wd[r, GEN_SIGMA + 2]
-        j3 += wd[r, GEN_SIGMA + 3]
-        j4 += wd[r, GEN_SIGMA + 4]
-        j5 += wd[r, GEN_SIGMA + 5]
-        c0, c1, c2, c3, c4, c5 = (wd[r, GEN_BIAS], wd[r, GEN_BIAS + 1], wd[r, GEN_BIAS + 2], wd[r, GEN_BIAS + 3],
-                                  wd[r, GEN_BIAS + 4], wd[r, GEN_BIAS + 5])
     return (j0, j1, j2, j3, j4, j5), (c0, c1, c2, c3, c4, c5)
 
 
