@@ -7,8 +7,8 @@ reference systems of the texts in ``multibody.systems``.
 """
 from multibody.errors import ConstraintError, IntegrationError, ModelError
 from multibody.model.graph import Graph
-from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, Model, ModelBuilder, Placement, Planar, Prismatic,
-                             Revolute, Spherical, Universal, rotation_about)
+from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, GeneralJoint, Model, ModelBuilder, Placement,
+                             Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
 from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
                              UserConstraint, VelocityConstraint)
 
@@ -41,7 +41,7 @@ def __getattr__(name):
 
 __all__ = [
     "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about", "BaseMotion",
-    "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed",
+    "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed", "GeneralJoint",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint",
     "ModelError", "ConstraintError", "IntegrationError",

@@ -196,12 +196,24 @@ def _size_error(model, d, code, third):
                       element=what)
 
 
+def _fill(d, q, v, t):
+    """Write the general joints' kinematics at (q, v, t) into the workspace of ``d`` (``Data.fill``; seed 001
+    §3.4.2), for a model that has general joints; t is the time of rheonomic joints."""
+    if d.fill is not None:
+        try:
+            t = 0.0 if t is None else float(t)
+        except (TypeError, ValueError):
+            raise ModelError(f"t must be a number (the time of the rheonomic joints), got {t!r}", element="t") from None
+        d.fill(q, v, t, d.work)
+
+
 def _call3(kernel, model, q, v, x, data, fext, third, t):
     """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
     d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     x = _vector(x, d.nv, third, model)
+    _fill(d, q, v, t)
     out = np.empty(d.nv)
     try:
         err = kernel(d.mi, d.mf, q, v, x, _fext(fext, d, model), d.work, out)
@@ -216,11 +228,11 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
 def aba(model, q, v, tau, data=None, fext=None, t=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t``: the
-    time of a moving base (seed 001 §3.1–3.2), default 0."""
+    time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model and d.base_motion is None:
+            if d.model is model and d.base_motion is None and d.fill is None:
                 out = _empty(d.nv)
                 if _ABA(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
                     return out
@@ -262,6 +274,7 @@ def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None, t=
         raise ModelError(f"qdd_known must be finite on the prescribed coordinates (model '{model.name}')",
                          element="qdd_known")
     qdd[mask == 0.0] = 0.0
+    _fill(d, q, v, t)
     forces = np.empty(d.nv)
     try:
         err = hybrid_kernel(d.mi, d.mf, q, v, tau, mask, _fext(fext, d, model), d.work, qdd, forces)
@@ -300,7 +313,7 @@ def rnea(model, q, v, a, data=None, fext=None, t=None):
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model and d.base_motion is None:
+            if d.model is model and d.base_motion is None and d.fill is None:
                 out = _empty(d.nv)
                 if _RNEA(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
                     return out
@@ -354,14 +367,14 @@ def gravity_forces(model, q, data=None, t=None):
     return rnea(model, q, z, z, data=d, t=t)
 
 
-def crba(model, q, data=None):
+def crba(model, q, data=None, t=0.0):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
     T = ½ q̇ᵀ M q̇ (relative to the base); it is A of seed 001 eq. 3.167. A moving base does not change it
     (M is invariant under a rigid motion of the whole system)."""
     try:  # the fast path, as in aba
         if q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model:
+            if d.model is model and d.fill is None:
                 M = _empty((d.nv, d.nv))
                 if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
                     return M
@@ -369,6 +382,7 @@ def crba(model, q, data=None):
         pass
     d = _data(model, data)
     q = _vector(q, d.nq, "q", model)
+    _fill(d, q, np.zeros(d.nv), t)
     M = _empty((d.nv, d.nv))
     try:
         err = crba_kernel(d.mi, d.mf, q, d.work, M)
@@ -386,6 +400,7 @@ def energy(model, q, v, data=None, t=None):
     d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
+    _fill(d, q, v, t)
     T, V = energy_kernel(d.mi, d.mf, q, v, d.work)
     return float(T), float(V)
 
@@ -409,6 +424,7 @@ def forward_kinematics(model, q, v=None, a=None, data=None, frames="user", t=Non
             level = 2
     elif a is not None:
         raise ModelError("forward_kinematics: accelerations a need the velocities v as well", element="v")
+    _fill(d, q, np.zeros(d.nv) if v is None else v, t)
     n = d.nbodies + 1
     R = np.empty((n, 3, 3))
     p = np.empty((n, 3))
@@ -443,6 +459,7 @@ def _point_call(model, q, v, body, point, data, jac, t):
     d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
+    _fill(d, q, v, t)
     b = _body(model, body)
     r = _point(point)
     frames = getattr(model, "body_frames", ())
@@ -480,6 +497,7 @@ def center_of_mass(model, q, v=None, data=None, t=None):
     d = _data(model, data, t)
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
+    _fill(d, q, v, t)
     out = np.empty(7)
     com_kernel(d.mi, d.mf, q, v, d.work, out)
     return float(out[0]), out[1:4].copy(), out[4:7].copy()
@@ -502,6 +520,8 @@ def aba_batch(model, Q, V, TAU, data=None, t=None):
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     TAU = _batch(TAU, d.nv, "TAU", model, Q.shape[0])
+    if d.fill is not None:  # general joints: each state needs its kinematics filled in (at t = 0)
+        return np.array([aba(model, q, v, tau, data=d) for q, v, tau in zip(Q, V, TAU)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
     aba_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, 4 * numba.get_num_threads(), _base(d), out)
     return out
@@ -514,6 +534,8 @@ def rnea_batch(model, Q, V, A, data=None, t=None):
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     A = _batch(A, d.nv, "A", model, Q.shape[0])
+    if d.fill is not None:  # general joints, as in aba_batch
+        return np.array([rnea(model, q, v, a, data=d) for q, v, a in zip(Q, V, A)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
     rnea_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), _base(d), out)
     return out
@@ -521,4 +543,4 @@ def rnea_batch(model, Q, V, A, data=None, t=None):
 
 def _base(d):
     """The base block of ``d``'s workspace (a copy, as the batch kernels take it)."""
-    return base_block(d.work, d.nbodies, d.nv).copy()
+    return base_block(d.work).copy()

@@ -6,7 +6,7 @@ from Python passes few arguments:
 ``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
 the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
 fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the coordinate axis ±e_k
-(``kinematics.AXIS``);
+(``kinematics.AXIS``), or for a general joint the first row of its block in the workspace;
 ``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
 about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
 holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the ground moves in a prescribed way
@@ -58,6 +58,7 @@ def _dof_table(jtype, axes):
             K.SPHERICAL: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2])],  # ω in the child frame
             K.PLANAR: [(TJ, _E[0]), (TJ, _E[1]), (RJ, _E[2])],  # ẋ, ẏ in the joint frame; θ̇ about its z
             K.FREE: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2]), (TC, _E[0]), (TC, _E[1]), (TC, _E[2])],
+            K.GENERAL: [],  # its columns come from the workspace (kinematics module docstring)
             }[jtype]
 
 
@@ -91,24 +92,45 @@ def pack_model(model):
         if int(model.jtype[i]) in (K.REVOLUTE, K.CYLINDRICAL) and np.count_nonzero(a) == 1 and np.max(np.abs(a)) == 1:
             k = int(np.flatnonzero(a)[0])
             mi[i, AXIS] = (k + 1) * int(np.sign(a[k]))
+    row = model.nv
+    for i in range(1, n):
+        if int(model.jtype[i]) == K.GENERAL:
+            mi[i, AXIS] = row
+            row += K.general_rows(int(model.nv_j[i]))
     mf[0, :] = 0.0
     mf[0, 0:3] = model.gravity
     mf[0, G_MOVING] = 0.0 if getattr(model, "base_motion", None) is None else 1.0
     return mi, mf
 
 
-def base_block(work, nbodies, nv):
-    """The base block of a flat workspace (a view; ``kinematics.X_R``) for a model of ``nbodies`` bodies (ground
-    excluded) and ``nv`` velocity coordinates."""
-    o = (nbodies + 1) * K.WB_WIDTH + nv * K.WD_WIDTH
-    return work[o:o + BASE_WIDTH]
+def base_block(work):
+    """The base block of a flat workspace (a view of its last ``BASE_WIDTH`` floats; ``kinematics.X_R``)."""
+    return work[work.shape[0] - BASE_WIDTH:]
+
+
+def refuse_general_joints(model, what):
+    """A ``ModelError`` naming the first general joint of ``model`` (seed 001 §3.4.2), for ``what`` (a method
+    that does not take them: their kinematics come from a generated function called before each kernel, which
+    only the numeric algorithms and the ``"tree"`` formulation do)."""
+    for j in getattr(model, "joints", ())[1:]:
+        if j.joint.code == K.GENERAL:
+            raise ModelError(f"joint '{j.name}' is a GeneralJoint: {what} does not take general joints (use the "
+                             "numeric algorithms aba/rnea/crba or simulate with the 'tree' formulation)",
+                             element=f"joint '{j.name}'")
+
+
+def general_rows(model):
+    """Rows of the workspace's ``wd`` that the general joints' blocks take (``kinematics`` module docstring)."""
+    return sum(K.general_rows(int(model.nv_j[i])) for i in range(1, model.nbodies + 1)
+               if int(model.jtype[i]) == K.GENERAL)
 
 
 class Data:
     """Preallocated workspace for one Model: ``Data(model)``.
 
     Attributes: ``model``, ``nq``, ``nv``, ``nbodies``, the packed arrays ``mi`` and ``mf``, the flat
-    workspace ``work``, and ``no_fext`` (an empty (0, 6) array meaning "no external forces"). The kernels
+    workspace ``work``, ``no_fext`` (an empty (0, 6) array meaning "no external forces") and ``fill`` (None,
+    or for a model with general joints the function ``fill(q, v, t, work)`` to call before a kernel). The kernels
     write only into ``work``; make one Data per thread when calling kernels that release the GIL.
 
     ``mi`` and ``mf`` are the Model's numbers: never change them. They are writable arrays all the same, like
@@ -117,7 +139,7 @@ class Data:
     copy ``mf`` to vary masses or gravity) share one compiled ABA.
     """
 
-    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion")
+    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill")
 
     def __init__(self, model):
         if model.symbolic:
@@ -130,8 +152,17 @@ class Data:
         self.nv = int(model.nv)
         self.nbodies = int(model.nbodies)
         self.mi, self.mf = pack_model(model)
-        self.work = np.zeros(workspace_size(self.nbodies + 1, self.nv))
+        rows = general_rows(model)
+        self.work = np.zeros(workspace_size(self.nbodies + 1, self.nv, rows))
         self.no_fext = np.zeros((0, 6))
+        #: ``fill(q, v, t, work)``: the compiled function that writes the general joints' kinematics at
+        #: (q, q̇ = v, t) into ``work`` (``symbolic/general_joint.py``), or None for a model without them
+        self.fill = None
+        if rows:
+            from multibody.symbolic.general_joint import compile_general_joints
+
+            self.fill = compile_general_joints(model, self.mi).fill
+
         #: the model's prescribed base motion (None: a fixed ground)
         self.base_motion = getattr(model, "base_motion", None)
         if self.base_motion is not None:
@@ -142,7 +173,7 @@ class Data:
         Data's workspace), where the kernels read it (seed 001 §3.1–3.2; ``kinematics.set_ground``). Nothing
         to do for a fixed ground."""
         if self.base_motion is not None:
-            self.base_motion.block(t, base_block(self.work if work is None else work, self.nbodies, self.nv))
+            self.base_motion.block(t, base_block(self.work if work is None else work))
 
     def __repr__(self):
         return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"

@@ -49,6 +49,7 @@ import time
 import numpy as np
 
 import multibody.formulations  # noqa: F401  (registers every formulation)
+from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, solve_adaptive
@@ -218,6 +219,8 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
             raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'poisson' "
                              f"formulation forms the initial impulses with the base at t = 0; got t0 = {t0}",
                              element="t0")
+    if formulation != "tree":
+        refuse_general_joints(model, f"the {formulation!r} formulation")
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
     if writer is not None:
@@ -535,6 +538,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    refuse_general_joints(model, "simulate_batch (one compiled loop for all runs)")
     system = FORMULATIONS["tree"](model, Q[0] if runs else None, V[0] if runs else None, tau=tau, energy=energy)
     batch = system.batch(runs, params)
     X = np.concatenate([Q, V], axis=1)

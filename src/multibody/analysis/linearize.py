@@ -155,10 +155,12 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
     speeds.
     """
     from multibody.analysis.derivatives import directional_derivatives, reduced_dynamics
+    from multibody.data import refuse_general_joints
 
     if getattr(model, "base_motion", None) is not None:
         raise ModelError(f"linearize: model '{model.name}' has a moving base (base motion), whose equations depend on "
                          "time; linearization about a time-varying base is not supported", element="base motion")
+    refuse_general_joints(model, "linearize (complex steps through the kernels)")
     q0 = np.array(q0, dtype=float).reshape(-1)
     v0 = np.array(v0, dtype=float).reshape(-1)
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):

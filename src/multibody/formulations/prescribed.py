@@ -129,6 +129,8 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
             extra = params[P_TAU]
         out = np.empty(nq + nv)
         data.set_time(float(t))                 # a moving base's state at t (nothing for a fixed ground)
+        if data.fill is not None:               # general joints: their kinematics at (q, q̇, t)
+            data.fill(x[:nq], x[nq:], float(t), data.work)
         tree_rhs_hybrid(float(t), x, params, extra, known, qdd, force, out)
         return x, out
 

@@ -11,6 +11,10 @@ A model whose ground moves in a prescribed way (``model.base_motion``; seed 001 
 right-hand side too: at every evaluation it writes the base's state at t into the workspace's base block
 (``Data.set_time``), then calls the same compiled right-hand side. Its energies are absolute (inertial frame)
 and are not conserved: the base does work on the system.
+
+General joints (seed 001 §3.4.2) force the Python right-hand side as well: before each evaluation their
+kinematics at (q, q̇, t) are written into the workspace (``Data.fill``), which needs the time the compiled
+right-hand side does not pass on.
 """
 import numpy as np
 from numba import njit
@@ -24,7 +28,7 @@ from multibody.kernels.aba import aba_kernel
 from multibody.kernels.energy import energy_kernel
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.hybrid import hybrid_kernel
-from multibody.kernels.kinematics import F_MASS, W_KINETIC, W_POTENTIAL
+from multibody.kernels.kinematics import F_MASS, GENERAL, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
@@ -139,6 +143,15 @@ def tree_observe(x, p, obs, k):
     obs[k, 1] = work[W_POTENTIAL] + p[P_VAPPLIED][0]
 
 
+def general_fill(model):
+    """``Data.fill`` of ``model`` (the compiled writer of its general joints' kinematics, seed 001 §3.4.2) or
+    None for a model without general joints; kept out of the parameter tuple, whose numba type it would
+    change."""
+    from multibody.data import default_data
+
+    return default_data(model).fill if GENERAL in np.asarray(model.jtype) else None
+
+
 def tree_params(model, tau_const=None, data=None):
     """The parameter tuple of :func:`tree_rhs` for ``model`` (packed arrays, force arrays, fresh workspaces;
     ``data``: the Data whose arrays to use, default a new one)."""
@@ -167,8 +180,9 @@ def tree_params(model, tau_const=None, data=None):
 
 def tree_energy(model, Q, V, params=None, t=None):
     """(kinetic, potential, dissipated power) arrays along the samples Q (n, nq), V (n, nv): potential =
-    gravity (``kernels/energy.py``, zero at the ground origin) + joint and point springs. A model with a moving
-    base needs the times ``t`` (n,) of the samples (the energies are absolute)."""
+    gravity (``kernels/energy.py``, zero at the ground origin) + joint and point springs. ``t``: the time of each
+    sample (n,), which a model with a moving base needs (its energies are absolute) and rheonomic general joints
+    use (default 0)."""
     moving = getattr(model, "base_motion", None) is not None
     d = Data(model) if params is None or moving else None
     p = tree_params(model, data=d) if params is None else params
@@ -176,14 +190,19 @@ def tree_energy(model, Q, V, params=None, t=None):
     V = np.ascontiguousarray(V, dtype=np.float64).reshape(-1, model.nv)
     out = np.empty((Q.shape[0], 3))
     energies = tree_energies if p[P_APPLIED] else tree_energies_plain
-    if not moving:
+    fill = general_fill(model)
+    if not moving and fill is None:
         energies(p, Q, V, out)
-    else:
-        if t is None or np.shape(t) != (Q.shape[0],):
+    else:  # the base's state and the general joints' kinematics at each sample first
+        if moving and (t is None or np.shape(t) != (Q.shape[0],)):
             raise ModelError(f"model '{model.name}' has a moving base: its energies need the time of each of the "
                              f"{Q.shape[0]} samples", element="t")
+        t = np.zeros(Q.shape[0]) if t is None else np.asarray(t, dtype=np.float64).reshape(-1)
         for s in range(Q.shape[0]):
-            d.set_time(float(t[s]), p[13])
+            if moving:
+                d.set_time(float(t[s]), p[13])
+            if fill is not None:
+                fill(Q[s], V[s], float(t[s]), p[13])
             energies(p, Q[s:s + 1], V[s:s + 1], out[s:s + 1])
     return out[:, 0], out[:, 1], out[:, 2]
 
@@ -284,6 +303,7 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
     data = Data(model)
     params = tree_params(model, tau_const, data)
     moving = data.base_motion is not None
+    fill = data.fill
     if prescribed is not None:
         from multibody.formulations.prescribed import prescribed_system
 
@@ -295,18 +315,24 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
         normalize_quaternions(x0, params)
 
     rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
+    work = params[13]
     if callback is None:
         def fun(t, x):
             out = np.empty(nq + nv)
+            x = np.ascontiguousarray(x, dtype=np.float64)
             if moving:
                 data.set_time(float(t))
-            rhs(float(t), np.ascontiguousarray(x, dtype=np.float64), params, out)
+            if fill is not None:
+                fill(x[:nq], x[nq:], float(t), work)
+            rhs(float(t), x, params, out)
             return out
     else:
         def fun(t, x):
             if moving:
                 data.set_time(float(t))
             x = np.ascontiguousarray(x, dtype=np.float64)
+            if fill is not None:
+                fill(x[:nq], x[nq:], float(t), work)
             extra = callback_forces(callback, t, x[:nq], x[nq:], nv, model.name)
             if tau_const is not None:
                 extra = extra + tau_const
@@ -343,12 +369,12 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
         from multibody.analysis.reactions import tree_reactions_along
 
         A = np.array([fun(t[k], np.concatenate([Q[k], V[k]]))[nq:] for k in range(len(t))]).reshape(len(t), nv)
-        return tree_reactions_along(model, Q, V, A, t=t if moving else None)
+        return tree_reactions_along(model, Q, V, A, t=t)
 
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:]),
                      rhs=rhs, project=normalize_quaternions if quats else no_project, params=params,
                      project_py=project_py if quats else None, nsplit=nq,
-                     python_only=callback is not None or moving,
+                     python_only=callback is not None or moving or fill is not None,
                      info={"formulation": "tree", "torque_callback": callback is not None,
                            **({"base_motion": repr(data.base_motion)} if moving else {})},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,

@@ -932,6 +932,9 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         element, what, value = model.symbolic_element()
         raise ModelError(f"model '{model.name}' is symbolic ({element}: {what} = {value}); a model file holds "
                          "numbers: substitute values first", element=element)
+    from multibody.data import refuse_general_joints
+
+    refuse_general_joints(model, "a model file (it names the built-in joint types)")
     meta = {k: v for k, v in model.metadata.items()}
     limits = _plain(meta.pop("limits")) if meta.get("limits") else {}     # written with the joints and bodies
     visuals = _plain(meta.pop("visuals")) if meta.get("visuals") else {}

@@ -300,6 +300,10 @@ _DIMS = {FIXED: (0, 0), REVOLUTE: (1, 1), PRISMATIC: (1, 1), CYLINDRICAL: (2, 2)
 def _joint_args(joint, qj, vj=None):
     """(code, axes (2, 3), qj, vj) from a joint object (``multibody.model.joints``) and its coordinates."""
     code = int(joint.code)
+    if code not in _DIMS:
+        raise ModelError(f"{type(joint).__name__} joint: its transform, motion subspace and bias are those of "
+                         "multibody.symbolic.general_joint.joint_kinematics, not of these built-in formulas",
+                         element=repr(joint))
     nq, nv = _DIMS[code]
     axes = np.ascontiguousarray(joint.axes(), dtype=np.float64)
     qj = np.ascontiguousarray(qj, dtype=np.float64).reshape(-1)

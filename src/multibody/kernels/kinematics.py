@@ -20,6 +20,16 @@ joint ((s_x ẋ + s_y ẏ) × s_θ θ̇).
 Body 0 is at rest at the origin, or, when the model's ground moves in a prescribed way (seed 001 §3.1–3.2),
 it has the placement, spatial velocity and spatial acceleration of the workspace's base block
 (:func:`set_ground`): the recursions above then give absolute placements, velocities and accelerations.
+
+General joints (``model.joints.GeneralJoint``, seed 001 §3.4.2) carry their local kinematics in a block of
+rows of ``wd`` after the nv coordinate rows, which a generated function (``symbolic/general_joint.py``) fills
+for the current (q, q̇, t) before a kernel runs; the block's first row is ``mi[i, AXIS]``. Everything in it is
+in the joint frame J (Plücker coordinates at J's origin): row 0 holds the rotation R_J (9, row-major), the
+joint vector z (3), the rheonomic twist σ = [p_a0; k_a0 + z × p_a0] (6) and the bias β (6); row 1 + k holds
+column k of S_J, [p_ak; k_ak + z × p_ak] (eqs. 3.101, 3.104). The joint's relative twist is S_J q̇ + σ and
+its time derivative in J is S_J q̈ + β (β from s_a and w_a, eqs. 3.103, 3.107), so with the frame J fixed in
+the parent, vJ = X (S_J q̇ + σ) and c_J = X β (X: J to ground). ``joint_placement_world`` leaves X σ and X β
+in columns GEN_SIGMA and GEN_BIAS of the block's row 1.
 """
 
 import numpy as np
@@ -35,7 +45,7 @@ from multibody.kernels.spatial import (INLINE, KERNEL, cross3, load9, mat3_mul, 
 JOINT_INLINE = "always"
 
 # joint type codes (multibody.model.joints)
-FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = range(8)
+FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, GENERAL = range(9)
 
 # columns of the packed integer model array ``mi``: per body, then the kind of each of its (≤ 6) velocity
 # coordinates (columns M_DOF..M_DOF+5): its column of S is a rotation about, or a translation along, an axis
@@ -43,7 +53,7 @@ FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE = ra
 PARENT, JTYPE, IQ, NQ, IV, NV, ROT_ID, M_DOF = range(8)
 #: column of ``mi``: ±(k + 1) when the joint is a Revolute or Cylindrical joint about the coordinate axis ±e_k
 #: of its frame (the rotation then turns two columns of the joint frame; ``spatial.mat3_times_axis_rotation``),
-#: 0 otherwise
+#: 0 otherwise; for a general joint the first row of its block in ``wd`` (see the module docstring)
 AXIS = M_DOF + 6
 MI_WIDTH = AXIS + 1
 DOF_TRANS_JOINT, DOF_ROT_JOINT, DOF_TRANS_CHILD, DOF_ROT_CHILD = range(4)
@@ -64,7 +74,8 @@ W_KINETIC, W_POTENTIAL = B_F, B_F + 1
 # per-velocity-coordinate workspace columns (array ``wd`` of shape (nv, WD_WIDTH))
 D_S, D_U, D_UD, D_u, D_DINV = 0, 6, 12, 18, 19
 WD_WIDTH = 25
-#: the base block, after ``wb`` and ``wd`` in the flat workspace: the state of body 0 when it moves in a
+#: the base block, the last BASE_WIDTH floats of the flat workspace (after ``wb``, ``wd`` and the general joints'
+#: blocks; BASE_WIDTH < WD_WIDTH, so ``workspace_views`` never reads it as a row of ``wd``): the state of body 0 when it moves in a
 #: prescribed way (seed 001 §3.1–3.2: body 0 with prescribed motion), written by the caller before a kernel
 #: runs (``multibody.model.base_motion.BaseMotion.block``): its rotation R0 (row-major, body 0 to ground
 #: coordinates), its origin p0, its spatial velocity [ω0; ṗ0 − ω0 × p0] and spatial acceleration
@@ -72,13 +83,24 @@ WD_WIDTH = 25
 #: point at the ground origin, as every body's in ``wb``)
 X_R, X_P, X_V, X_A = 0, 9, 12, 18
 BASE_WIDTH = 24
+# a general joint's block (rows of ``wd`` after the nv coordinate rows; module docstring): columns of its first
+# row, and of its second row the ground-frame twist X σ and bias X β that ``joint_placement_world`` leaves there
+GEN_R, GEN_Z, GEN_SIGMA_J, GEN_BIAS_J = 0, 9, 12, 18
+GEN_SIGMA, GEN_BIAS = 6, 12
+
+
+def general_rows(nv_joint):
+    """Rows of ``wd`` in the block of a general joint of ``nv_joint`` coordinates."""
+    return 1 + nv_joint
 
 
 @njit(inline=INLINE, cache=True)
 def workspace_views(work, n, nv):
-    """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd``."""
+    """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd`` (nv rows,
+    and the general joints' blocks when the workspace has room for them: every whole row of the rest)."""
     wb = work[: n * WB_WIDTH].reshape((n, WB_WIDTH))
-    wd = work[n * WB_WIDTH: n * WB_WIDTH + nv * WD_WIDTH].reshape((nv, WD_WIDTH))
+    rows = max(nv, (work.shape[0] - n * WB_WIDTH) // WD_WIDTH)
+    wd = work[n * WB_WIDTH: n * WB_WIDTH + rows * WD_WIDTH].reshape((rows, WD_WIDTH))
     return wb, wd
 
 
@@ -116,16 +138,16 @@ def check_sizes(mi, q, v, x, fext, work, out):
     return 0
 
 
-def workspace_size(n, nv):
-    """Length of the flat workspace for n bodies (ground included) and nv velocity coordinates: ``wb``, ``wd``
-    and the base block."""
-    return n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH
+def workspace_size(n, nv, general_rows=0):
+    """Length of the flat workspace for n bodies (ground included), nv velocity coordinates and the rows of the
+    general joints' blocks: ``wb``, ``wd`` and the base block."""
+    return n * WB_WIDTH + (nv + general_rows) * WD_WIDTH + BASE_WIDTH
 
 
 @njit(inline=INLINE, cache=True)
-def base_offset(n, nv):
-    """Position of the base block (``BASE_WIDTH`` floats) in the flat workspace."""
-    return n * WB_WIDTH + nv * WD_WIDTH
+def base_offset(work):
+    """Position of the base block (the last ``BASE_WIDTH`` floats) in the flat workspace."""
+    return work.shape[0] - BASE_WIDTH
 
 
 @njit(inline=INLINE, cache=True)
@@ -154,6 +176,53 @@ def _store_rotation_col(wd, k, p0, p1, p2, a0, a1, a2):
     _store_col(wd, k, a0, a1, a2, m0, m1, m2)
 
 
+@njit(inline=INLINE, cache=True)
+def _joint_frame(i, mi, mf, wb):
+    """(Rj, o0, o1, o2): the joint frame of body i in ground coordinates, Rj = Rp jR, o = pp + Rp jp, from the
+    parent's placement in ``wb``."""
+    par = mi[i, PARENT]
+    Rp = load9(wb, par)
+    d0, d1, d2 = mat3_vec(Rp, mf[i, F_JP], mf[i, F_JP + 1], mf[i, F_JP + 2])
+    if mi[i, ROT_ID] == 1:
+        Rj = Rp
+    else:
+        Rj = mat3_mul(Rp, load9(mf, i))
+    return Rj, wb[par, B_P] + d0, wb[par, B_P + 1] + d1, wb[par, B_P + 2] + d2
+
+
+@njit(inline=INLINE, cache=True)
+def _motion_to_ground(Rj, o0, o1, o2, a0, a1, a2, b0, b1, b2):
+    """The motion vector [a; b] in Plücker coordinates of the frame (Rj, o) in ground coordinates:
+    [Rj a; Rj b + o × Rj a]."""
+    w0, w1, w2 = mat3_vec(Rj, a0, a1, a2)
+    u0, u1, u2 = mat3_vec(Rj, b0, b1, b2)
+    m0, m1, m2 = cross3(o0, o1, o2, w0, w1, w2)
+    return w0, w1, w2, u0 + m0, u1 + m1, u2 + m2
+
+
+@njit(**KERNEL)
+def _general_joint_placement(i, mi, mf, wb, wd):
+    """``joint_placement_world`` of a general joint (compiled once, out of line, so that the hot kernels' code
+    for the other joints is as before): R_i = Rj R_J and p_i = o + Rj z from the joint's block (module
+    docstring), the ground-frame columns of S (seed 001 eqs. 3.101, 3.104: the partial velocities p_ak, k_ak)
+    into ``wd[iv + k, 0:6]``, and its twist X σ and bias X β into the block's row r0 + 1."""
+    Rj, o0, o1, o2 = _joint_frame(i, mi, mf, wb)
+    r0 = mi[i, AXIS]
+    iv = mi[i, IV]
+    nvi = mi[i, NV]
+    e0, e1, e2 = mat3_vec(Rj, wd[r0, GEN_Z], wd[r0, GEN_Z + 1], wd[r0, GEN_Z + 2])
+    _store_R_p(wb, i, mat3_mul(Rj, load9(wd, r0)), o0 + e0, o1 + e1, o2 + e2)
+    for k in range(nvi):
+        r = r0 + 1 + k
+        c = _motion_to_ground(Rj, o0, o1, o2, wd[r, 0], wd[r, 1], wd[r, 2], wd[r, 3], wd[r, 4], wd[r, 5])
+        _store_col(wd, iv + k, c[0], c[1], c[2], c[3], c[4], c[5])
+    for src, dst in ((GEN_SIGMA_J, GEN_SIGMA), (GEN_BIAS_J, GEN_BIAS)):
+        c = _motion_to_ground(Rj, o0, o1, o2, wd[r0, src], wd[r0, src + 1], wd[r0, src + 2], wd[r0, src + 3],
+                              wd[r0, src + 4], wd[r0, src + 5])
+        for k in range(6):
+            wd[r0 + 1, dst + k] = c[k]
+
+
 @njit(inline=JOINT_INLINE, cache=True)
 def joint_placement_world(i, mi, mf, q, wb, wd):
     """Placement (R_i, p_i) of body i in ground coordinates and the ground-frame columns of its motion subspace.
@@ -164,19 +233,13 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     (docs/model-arrays.md). Column k is [e; p_i × e] for a rotation about the ground-frame axis e through the
     child origin, [0; e] for a translation along e (seed 001 eqs. 3.101, 3.104: the partial velocities).
     """
-    par = mi[i, PARENT]
     jt = mi[i, JTYPE]
+    if jt == GENERAL:
+        _general_joint_placement(i, mi, mf, wb, wd)
+        return
     iq = mi[i, IQ]
-    Rp = load9(wb, par)
     # joint frame in ground coordinates: Rj = Rp jR, oj = pp + Rp jp
-    d0, d1, d2 = mat3_vec(Rp, mf[i, F_JP], mf[i, F_JP + 1], mf[i, F_JP + 2])
-    o0 = wb[par, B_P] + d0
-    o1 = wb[par, B_P + 1] + d1
-    o2 = wb[par, B_P + 2] + d2
-    if mi[i, ROT_ID] == 1:
-        Rj = Rp
-    else:
-        Rj = mat3_mul(Rp, load9(mf, i))
+    Rj, o0, o1, o2 = _joint_frame(i, mi, mf, wb)
     # joint transform: the child frame in the joint frame
     a0 = mf[i, F_A1]
     a1 = mf[i, F_A1 + 1]
@@ -245,14 +308,9 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
             _store_col(wd, iv + k, 0.0, 0.0, 0.0, w0, w1, w2)
 
 
-@njit(inline=JOINT_INLINE, cache=True)
-def joint_velocity_world(i, mi, v, wd):
-    """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
-
-    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring)."""
-    jt = mi[i, JTYPE]
-    iv = mi[i, IV]
-    nv = mi[i, NV]
+@njit(inline=INLINE, cache=True)
+def _subspace_times(wd, iv, nv, v):
+    """S q̇ of the nv coordinates from ``iv`` (the ground-frame columns of S in ``wd``), a 6-tuple."""
     j0 = 0.0
     j1 = 0.0
     j2 = 0.0
@@ -267,6 +325,32 @@ def joint_velocity_world(i, mi, v, wd):
         j3 += wd[k, 3] * vk
         j4 += wd[k, 4] * vk
         j5 += wd[k, 5] * vk
+    return j0, j1, j2, j3, j4, j5
+
+
+@njit(**KERNEL)
+def _general_joint_velocity(i, mi, v, wd):
+    """``joint_velocity_world`` of a general joint (compiled once, out of line): vJ = S q̇ + X σ and c_J = X β, the
+    rheonomic twist and the bias that ``joint_placement_world`` left in the joint's block (module docstring;
+    seed 001 eqs. 3.101–3.107)."""
+    j = _subspace_times(wd, mi[i, IV], mi[i, NV], v)
+    r = mi[i, AXIS] + 1
+    return ((j[0] + wd[r, GEN_SIGMA], j[1] + wd[r, GEN_SIGMA + 1], j[2] + wd[r, GEN_SIGMA + 2],
+             j[3] + wd[r, GEN_SIGMA + 3], j[4] + wd[r, GEN_SIGMA + 4], j[5] + wd[r, GEN_SIGMA + 5]),
+            (wd[r, GEN_BIAS], wd[r, GEN_BIAS + 1], wd[r, GEN_BIAS + 2], wd[r, GEN_BIAS + 3], wd[r, GEN_BIAS + 4],
+             wd[r, GEN_BIAS + 5]))
+
+
+@njit(inline=JOINT_INLINE, cache=True)
+def joint_velocity_world(i, mi, v, wd):
+    """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
+
+    The bias of body i is c_i = v_λ(i) × vJ + c_J (see the module docstring)."""
+    jt = mi[i, JTYPE]
+    if jt == GENERAL:
+        return _general_joint_velocity(i, mi, v, wd)
+    iv = mi[i, IV]
+    j0, j1, j2, j3, j4, j5 = _subspace_times(wd, iv, mi[i, NV], v)
     c0 = 0.0
     c1 = 0.0
     c2 = 0.0
@@ -304,7 +388,7 @@ def set_ground(mf, work, wb, nv):
     for k in range(WB_WIDTH):
         wb[0, k] = 0.0
     if mf[0, G_MOVING] != 0.0:
-        o = base_offset(wb.shape[0], nv)
+        o = base_offset(work)
         for k in range(12):
             wb[0, B_R + k] = work[o + X_R + k]   # R (9), then p (3): B_P = B_R + 9, X_P = X_R + 9
         for k in range(6):

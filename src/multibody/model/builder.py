@@ -29,7 +29,7 @@ from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
-from multibody.model.joints import Joint
+from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
 
@@ -98,6 +98,7 @@ class ModelBuilder:
         if not isinstance(joint, Joint):
             raise ModelError(f"{element}: expected a joint type (Revolute, Spherical, ...), got {joint!r}",
                              element=element)
+        joint.check(element)
         for role, body in (("parent", parent), ("child", child)):
             if body != GROUND and body not in self._bodies:
                 raise ModelError(f"{element}: {role} body '{body}' is not defined (add it with add_body first)",
@@ -248,6 +249,10 @@ class ModelBuilder:
         iq = iv = 0
         for k in cut:
             spec = self._joints[k]
+            if spec["joint"].code == GENERAL:
+                raise ModelError(f"joint '{spec['name']}' is a GeneralJoint that closes a loop: general joints are "
+                                 "tree joints only (seed 001 §3.4.2); choose another joint as the cut joint (cut=True)",
+                                 element=f"joint '{spec['name']}'")
             if spec["child_placement"] is None:
                 raise ModelError(
                     f"joint '{spec['name']}' closes a loop (the bodies '{spec['parent']}' and '{spec['child']}' are "

@@ -128,6 +128,14 @@ class Model:
         self.symbolic = self.symbolic_element() is not None
         self._frozen = True
 
+    def __getstate__(self):
+        """The model's attributes for pickling, without the compiled general-joint code cached on it (a module and
+        the Data that holds its function, ``multibody.symbolic.general_joint``): they are made again on first use."""
+        state = dict(self.__dict__)
+        if state.pop("_multibody_general_joints", None) is not None:
+            state.pop("_multibody_data", None)
+        return state
+
     def __setattr__(self, key, value):
         if getattr(self, "_frozen", False):
             raise AttributeError(f"Model is immutable (tried to set '{key}'); build a new one with ModelBuilder")
