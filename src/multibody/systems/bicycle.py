@@ -873,23 +873,29 @@ def critical_speeds(params, v_max=100.0, n_grid=4001, validate=True):
     # (at v = 0 a conservative pendulum pair +-i omega has Re = 0 up to rounding: not a crossing)
     crossing = osc[:-1] & osc[1:] & (wre[:-1] > 0.0) & (wre[1:] <= 0.0)
     crossing[0] &= wre[0] > 1e-12 * abs(sweep.weave[0, 0])
-    idx = np.nonzero(crossing)[0]
-    if idx.size:
-        lo, hi = grid[idx[0]], grid[idx[0] + 1]
-        f = lambda v: _hurwitz(coeffs_v, v)  # noqa: E731
+    f = lambda v: _hurwitz(coeffs_v, v)  # noqa: E731
+    tol = dict(xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+    for i in np.nonzero(crossing)[0]:
+        lo, hi = grid[i], grid[i + 1]
         if lo == 0.0:  # H(0) = 0 trivially (a3 = a1 = 0 at rest): bracket from just above zero
             lo = 1e-9 * hi
-        tol = dict(xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+        cand = None
         if f(lo) * f(hi) < 0.0:
-            v_w = brentq(f, lo, hi, **tol)
+            cand = brentq(f, lo, hi, **tol)
         else:  # H has a second zero in the bracket: bisect the weave's real part itself
             re = lambda v: eigenvalues(p, v, validate=False).weave[0, 0].real  # noqa: E731
             if re(lo) * re(hi) < 0.0:
-                v_w = brentq(re, lo, hi, **tol)
-        if v_w is not None:
-            a3 = np.polyval(coeffs_v[1], v_w)
-            a1 = np.polyval(coeffs_v[3], v_w)
-            omega = math.sqrt(a1 / a3) if a3 != 0.0 and a1 / a3 > 0 else None
+                cand = brentq(re, lo, hi, **tol)
+        if cand is None:
+            continue
+        # H = 0 where two roots sum to zero: a pair ±iω (the weave crossing, ω² = a1/a3 > 0) or a real pair ±r
+        # (ω² < 0), which a change of the weave's label between two grid speeds can bracket: not a crossing
+        a3 = np.polyval(coeffs_v[1], cand)
+        a1 = np.polyval(coeffs_v[3], cand)
+        w = eigenvalues(p, cand, validate=False).weave[0, 0]
+        if a3 != 0.0 and a1 / a3 > 0 and abs(w.real) <= 1e-9 * max(1.0, abs(w)):
+            v_w, omega = cand, math.sqrt(a1 / a3)
+            break
 
     # oscillation onset: first grid step where the weave turns from real to complex
     v_d = lam_d = None
