@@ -2,7 +2,8 @@
 
 The batch must be the loop of single runs *exactly* (the same compiled loop and order of operations per run),
 whatever the number of threads; the energies recorded in the loop must be those ``tree_energy`` computes for
-the saved states.
+the saved states. The SIMD lanes (``kernels/lanes.py``, eight runs per group of vector instructions) must give
+the numbers of the per-run loop bit for bit.
 """
 import json
 import subprocess
@@ -10,11 +11,13 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings, strategies as st
 
 import multibody as mb
-from multibody.bench.dynamics import revolute_chain
+from multibody.bench.dynamics import random_tree, revolute_chain
 from multibody.errors import ModelError
 from multibody.formulations.tree import tree_energy
+from multibody.kernels.lanes import lanes_supported
 from models import sprung_model
 
 H = 1e-3
@@ -136,6 +139,74 @@ def test_a_failed_run_does_not_stop_the_others():
     assert batch.steps[0] == batch.steps[2] == 50 and batch.steps[1] < 50
     assert np.all(np.isfinite(batch.q[[0, 2]])) and np.isnan(batch.q[1, -1]).all()
     np.testing.assert_array_equal(batch.q[0], batch.q[2])
+
+
+# ---- SIMD lanes --------------------------------------------------------------------------------------------
+def assert_same_batches(a, b):
+    np.testing.assert_array_equal(a.t, b.t)
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.v, b.v)
+    for key in a.energy:
+        np.testing.assert_array_equal(a.energy[key], b.energy[key])
+    np.testing.assert_array_equal(a.status, b.status)
+    np.testing.assert_array_equal(a.steps, b.steps)
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), runs=st.integers(1, 19), method=st.sampled_from(["RK4", "RK2", "HEUN", "VERLET"]))
+def test_lanes_equal_the_per_run_loop_bit_for_bit(seed, runs, method):
+    """Random trees of Revolute, Prismatic and Fixed joints (any axes, any joint placements), random states and
+    per-run torques, every lane method, a run count that leaves padding lanes: the lanes give the numbers of
+    the per-run loop exactly — the same operations in the same order, lane by lane."""
+    rng = np.random.default_rng(seed)
+    m = random_tree(int(rng.integers(1, 8)), rng, joint_types=("Revolute", "Prismatic", "Fixed"))
+    assume(m.nv > 0)
+    assert lanes_supported(m) is None
+    Q0 = rng.uniform(-1.0, 1.0, (runs, m.nq))
+    V0 = rng.uniform(-1.0, 1.0, (runs, m.nv))
+    kw = dict(method=method, h=H, output_every=7, params={"tau": rng.normal(size=(runs, m.nv))})
+    lanes = mb.simulate_batch(m, Q0, V0, 0.03, **kw)
+    loop = mb.simulate_batch(m, Q0, V0, 0.03, lanes=False, **kw)
+    assert lanes.info["path"] == "compiled lanes" and loop.info["path"] == "compiled batch"
+    assert lanes.ok.all()
+    assert_same_batches(lanes, loop)
+
+
+def test_lanes_chain_equals_single_runs_and_a_failed_lane_stops_alone():
+    """A chain on coordinate axes (the axis-rotation branch): the lanes equal single ``simulate`` runs; a lane
+    whose torque makes its state overflow stops as a single run stops (status, steps, its last finite state)
+    while its neighbours in the same group go on."""
+    m = revolute_chain(4)
+    Q0, V0 = chain_states(11, 4, seed=5)
+    tau = np.zeros((11, 4))
+    tau[3, 2] = 1e306
+    kw = dict(method="RK4", h=H, output_every=10, params={"tau": tau})
+    lanes = mb.simulate_batch(m, Q0, V0, 0.05, **kw)
+    assert lanes.info["path"] == "compiled lanes"
+    assert list(lanes.status).count("failed") == 1 and lanes.status[3] == "failed" and lanes.steps[3] < 50
+    assert_same_batches(lanes, mb.simulate_batch(m, Q0, V0, 0.05, lanes=False, **kw))
+    for b in (2, 4, 10):
+        single = mb.simulate(m, Q0[b], V0[b], 0.05, method="RK4", h=H, output_every=10, tau=tau[b])
+        np.testing.assert_array_equal(lanes.q[b], single.q)
+        np.testing.assert_array_equal(lanes.energy["total"][b], single.energy["total"])
+
+
+def test_lanes_take_only_the_models_they_compute():
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_body("arm", mass=1.0, com=(0.0, 0.0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="arm", stiffness=2.0)
+    sprung = b.build()
+    assert "springs" in lanes_supported(sprung)
+    runs = mb.simulate_batch(sprung, np.array([[0.1], [0.2]]), None, 0.01, h=H)
+    assert runs.info["path"] == "compiled batch"
+    m = sprung_model()
+    assert "is not a Revolute, Prismatic or Fixed joint" in lanes_supported(m)
+    assert mb.simulate_batch(m, np.tile(m.neutral(), (2, 1)), None, 0.01, h=H).info["path"] == "compiled batch"
+    chain = revolute_chain(3)
+    Q0, V0 = chain_states(3, 3)
+    varied = mb.simulate_batch(chain, Q0, V0, 0.01, h=H, params={"mass": np.ones((3, 3))})
+    assert varied.info["path"] == "compiled batch"
+    assert mb.simulate_batch(chain, Q0, V0, 0.01, h=H).info["path"] == "compiled lanes"
 
 
 def test_batch_bad_input_names_the_element():

@@ -474,7 +474,7 @@ def _batch_states(model, X, n, what, runs):
 
 
 def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, params=None, t0=0.0, t_eval=None,
-                   n_out=None, output_every=None, tau=None, energy=True):
+                   n_out=None, output_every=None, tau=None, energy=True, lanes=None):
     """Integrate many runs of ``model`` in one compiled parallel call; return a :class:`BatchResult`.
 
     The fast path under sweeps and Monte-Carlo studies: the runs are split between numba's threads (``prange``;
@@ -497,6 +497,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     t_eval, n_out, output_every : the output times, as for fixed-step ``simulate`` (default every step).
     tau : constant generalized forces (nv,) for every run (a callable is refused).
     energy : compute the energies of the outputs in the loop (``result.energy``).
+    lanes : run ``LANES`` (8) runs at once in the SIMD lanes of the processor (``kernels/lanes.py``), with the
+        same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
+        Revolute, Prismatic and Fixed joints on a fixed ground, without springs, dampers or efforts, runs varying in
+        their initial states and ``params["tau"]`` only, methods RK2, HEUN, RK4, VERLET — and runs the others one
+        by one; False always runs them one by one. ``result.info["path"]`` says which ran.
 
     The number of runs is the first axis of Q0, V0 or the params; all must agree (``ModelError`` naming the
     argument otherwise). A run whose state becomes non-finite is marked failed (``result.status``) and does
@@ -546,17 +551,30 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         system.project(x, system.params)  # normalise the quaternions, as simulate does with its x0
     import numba
 
+    simd = None
+    if lanes is None or lanes:
+        from multibody.integrate.fixed_step import METHODS
+        from multibody.integrate.lanes import LANE_METHODS
+        from multibody.kernels.lanes import lanes_supported
+        from multibody.formulations.tree import P_TAU
+
+        if (lanes_supported(model) is None and set(params or {}) <= {"tau"} and METHODS[mkey] in LANE_METHODS
+                and system.run_params is not None):
+            TAU = batch[0] if batch[0].shape[0] else np.tile(system.params[P_TAU], (runs, 1))
+            simd = (system.params[0], system.params[1], TAU)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,
-                                               nsplit=system.nsplit, observe=system.observe, nobs=system.nobs)
+                                               nsplit=system.nsplit, observe=system.observe, nobs=system.nobs,
+                                               lanes=simd)
     nq = model.nq
     en = {}
     if energy:
         en = {"kinetic": OBS[:, :, 0].copy(), "potential": OBS[:, :, 1].copy()}
         en["total"] = en["kinetic"] + en["potential"]
     info = {"method": str(method), "model": getattr(model, "name", ""), "formulation": "tree", "h": h_used,
-            "nsteps_requested": nsteps, "runs": runs, "threads": numba.get_num_threads(), "path": "compiled batch",
+            "nsteps_requested": nsteps, "runs": runs, "threads": numba.get_num_threads(),
+            "path": "compiled batch" if simd is None else "compiled lanes",
             "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall,
             "varied": sorted(params or {})}
     return BatchResult(t, np.ascontiguousarray(XS[:, :, :nq]), np.ascontiguousarray(XS[:, :, nq:]), en,

@@ -389,13 +389,17 @@ def rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, method, nsplit
 
 
 def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="RK4", project=no_project,
-                    save=None, nsplit=0, observe=None, nobs=0, nchunk=None):
+                    save=None, nsplit=0, observe=None, nobs=0, nchunk=None, lanes=None):
     """Many fixed-step runs in one compiled parallel call: run b starts from ``X0[b]`` with the parameters
     ``run_params(params, batch, b)`` (a numba function returning a parameter tuple with workspaces of its own).
     Each run is computed exactly as :func:`run_fixed` would (the same loop and order of operations), whatever
     the number of threads. Returns ``(t, X, status, done, OBS)``: ``t`` the saved times (of a complete run), X
     (runs, saved, n) and OBS (runs, saved, nobs), rows after a failed run's last finite state set to NaN;
-    ``status`` and ``done`` per run."""
+    ``status`` and ``done`` per run.
+
+    ``lanes=(mi, mf, TAU)``: the runs are trees that ``kernels.lanes`` computes, with the generalized forces TAU
+    (runs, nv): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
+    ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called)."""
     import numba
 
     code, _, nsteps = _check(method, np.zeros(1 + int(nsplit)), nsteps, h, nsplit)
@@ -412,10 +416,16 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     if nchunk is None:
         nchunk = 4 * numba.get_num_threads()
     nchunk = max(1, min(nb, int(nchunk)))
-    loops = specialize(rhs, project, observe, run_params)
-    if nb:
-        loops.rk_batch(X, float(t0), float(h), nsteps, save, params, batch, code, int(nsplit), nchunk, TS, XS,
-                       OBS, INFO)
+    if lanes is not None:
+        from multibody.integrate.lanes import lanes_batch
+
+        mi, mf, TAU = lanes
+        if nb:
+            lanes_batch(mi, mf, X, np.ascontiguousarray(TAU, dtype=np.float64), float(t0), float(h), nsteps, save,
+                        code, int(nsplit), TS, XS, OBS, INFO)
+    elif nb:
+        specialize(rhs, project, observe, run_params).rk_batch(X, float(t0), float(h), nsteps, save, params, batch,
+                                                               code, int(nsplit), nchunk, TS, XS, OBS, INFO)
     status, done = INFO[:, 1].copy(), INFO[:, 2].copy()
     k = save.shape[0]
     XS, OBS = XS[:, :k], OBS[:, :k]

@@ -14,22 +14,30 @@ from multibody.kernels.spatial import INLINE, KERNEL, cross3, load9, mat3_vec, m
 
 
 @njit(inline=INLINE, cache=True)
+def body_energy_at(R, p0, p1, p2, com, J, m, g, v):
+    """(½ m |v_c|² + ½ ωᵀ J ω, −m g · c) of a body at placement (R, p) (R row-major, body to ground) with centre
+    of mass ``com`` and central inertia ``J`` = (xx, xy, xz, yy, yz, zz) in body coordinates, mass m, gravity g,
+    and spatial velocity ``v`` = (ω, velocity of the point at the ground origin) in ground coordinates."""
+    r0, r1, r2 = mat3_vec(R, com[0], com[1], com[2])
+    c0, c1, c2 = p0 + r0, p1 + r1, p2 + r2
+    x0, x1, x2 = cross3(v[0], v[1], v[2], c0, c1, c2)
+    u0, u1, u2 = v[3] + x0, v[4] + x1, v[5] + x2
+    w0, w1, w2 = mat3T_vec(R, v[0], v[1], v[2])  # ω in body coordinates, where J is constant
+    wJw = (J[0] * w0 * w0 + J[3] * w1 * w1 + J[5] * w2 * w2
+           + 2.0 * (J[1] * w0 * w1 + J[2] * w0 * w2 + J[4] * w1 * w2))
+    return 0.5 * (m * (u0 * u0 + u1 * u1 + u2 * u2) + wJw), -m * (g[0] * c0 + g[1] * c1 + g[2] * c2)
+
+
+@njit(inline=INLINE, cache=True)
 def body_energy(i, mf, wb, v):
     """(½ m_i |v_ci|² + ½ ω_iᵀ J_i ω_i, −m_i g · c_i) of body i, placed in the workspace ``wb``, with spatial
     velocity ``v`` = (ω, velocity of the point at the ground origin) in ground coordinates; the gravity is row 0
     of ``mf``. ABA's first pass calls it too, so the energies it leaves in the workspace equal
     :func:`energy_kernel`'s."""
-    R = load9(wb, i)
-    r0, r1, r2 = mat3_vec(R, mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2])
-    c0, c1, c2 = wb[i, B_P] + r0, wb[i, B_P + 1] + r1, wb[i, B_P + 2] + r2
-    x0, x1, x2 = cross3(v[0], v[1], v[2], c0, c1, c2)
-    u0, u1, u2 = v[3] + x0, v[4] + x1, v[5] + x2
-    w0, w1, w2 = mat3T_vec(R, v[0], v[1], v[2])  # ω in body coordinates, where J_i is constant
-    J = (mf[i, F_IC], mf[i, F_IC + 1], mf[i, F_IC + 2], mf[i, F_IC + 3], mf[i, F_IC + 4], mf[i, F_IC + 5])
-    wJw = (J[0] * w0 * w0 + J[3] * w1 * w1 + J[5] * w2 * w2
-           + 2.0 * (J[1] * w0 * w1 + J[2] * w0 * w2 + J[4] * w1 * w2))
-    m = mf[i, F_MASS]
-    return 0.5 * (m * (u0 * u0 + u1 * u1 + u2 * u2) + wJw), -m * (mf[0, 0] * c0 + mf[0, 1] * c1 + mf[0, 2] * c2)
+    return body_energy_at(load9(wb, i), wb[i, B_P], wb[i, B_P + 1], wb[i, B_P + 2],
+                          (mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2]),
+                          (mf[i, F_IC], mf[i, F_IC + 1], mf[i, F_IC + 2], mf[i, F_IC + 3], mf[i, F_IC + 4],
+                           mf[i, F_IC + 5]), mf[i, F_MASS], (mf[0, 0], mf[0, 1], mf[0, 2]), v)
 
 
 @njit(**KERNEL)

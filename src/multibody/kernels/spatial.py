@@ -351,33 +351,28 @@ def rigid_inertia_times_motion(m, h, I, w0, w1, w2, v0, v1, v2):
 
 
 @njit(**_inline)
+def rigid_inertia_sym6(m, h, I):
+    """The spatial inertia [[I, h̃], [h̃ᵀ, m E]] as its 21 packed entries (a tuple, upper triangle row by row)."""
+    return (I[0], I[1], I[2], 0.0, -h[2], h[1],     # row 0: (0,0) .. (0,5)
+            I[3], I[4], h[2], 0.0, -h[0],           # row 1: (1,1) .. (1,5)
+            I[5], -h[1], h[0], 0.0,                 # row 2: (2,2) .. (2,5)
+            m, 0.0, 0.0, m, 0.0, m)                 # rows 3..5: m E
+
+
+@njit(**_inline)
+def store21(out, i, a):
+    """out[i, 0:21] = the 21-tuple a (constant indices: a loop over a tuple would index it through a switch)."""
+    out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4], out[i, 5], out[i, 6] = a[0], a[1], a[2], a[3], a[4], a[5], a[6]
+    out[i, 7], out[i, 8], out[i, 9], out[i, 10], out[i, 11], out[i, 12] = a[7], a[8], a[9], a[10], a[11], a[12]
+    out[i, 13], out[i, 14], out[i, 15], out[i, 16], out[i, 17] = a[13], a[14], a[15], a[16], a[17]
+    out[i, 18], out[i, 19], out[i, 20] = a[18], a[19], a[20]
+
+
+@njit(**_inline)
 def store_rigid_inertia_sym6(out, i, m, h, I):
     """Write the spatial inertia [[I, h̃], [h̃ᵀ, m E]] into the packed symmetric row out[i, 0:21]."""
-    # row 0: (0,0) (0,1) (0,2) (0,3) (0,4) (0,5)
-    out[i, 0] = I[0]
-    out[i, 1] = I[1]
-    out[i, 2] = I[2]
-    out[i, 3] = 0.0
-    out[i, 4] = -h[2]
-    out[i, 5] = h[1]
-    # row 1: (1,1) (1,2) (1,3) (1,4) (1,5)
-    out[i, 6] = I[3]
-    out[i, 7] = I[4]
-    out[i, 8] = h[2]
-    out[i, 9] = 0.0
-    out[i, 10] = -h[0]
-    # row 2: (2,2) (2,3) (2,4) (2,5)
-    out[i, 11] = I[5]
-    out[i, 12] = -h[1]
-    out[i, 13] = h[0]
-    out[i, 14] = 0.0
-    # rows 3..5: m E
-    out[i, 15] = m
-    out[i, 16] = 0.0
-    out[i, 17] = 0.0
-    out[i, 18] = m
-    out[i, 19] = 0.0
-    out[i, 20] = m
+    a = rigid_inertia_sym6(m, h, I)
+    store21(out, i, a)
 
 
 @njit(**_inline)
@@ -450,6 +445,19 @@ def transform_inertia_to_parent(R, p, I):
 
 
 @njit(**_inline)
+def sym6_times_packed(a, x0, x1, x2, x3, x4, x5):
+    """A x for the packed symmetric 6x6 A given as its 21-tuple ``a``: the operations of :func:`sym6_times`, in
+    the same order (the SIMD lanes of ``kernels/lanes.py`` use it; the scalar kernels keep the array form, whose
+    loads the compiler schedules better: ABA at N = 100 was 5 % slower through the tuple)."""
+    return (a[0] * x0 + a[1] * x1 + a[2] * x2 + a[3] * x3 + a[4] * x4 + a[5] * x5,
+            a[1] * x0 + a[6] * x1 + a[7] * x2 + a[8] * x3 + a[9] * x4 + a[10] * x5,
+            a[2] * x0 + a[7] * x1 + a[11] * x2 + a[12] * x3 + a[13] * x4 + a[14] * x5,
+            a[3] * x0 + a[8] * x1 + a[12] * x2 + a[15] * x3 + a[16] * x4 + a[17] * x5,
+            a[4] * x0 + a[9] * x1 + a[13] * x2 + a[16] * x3 + a[18] * x4 + a[19] * x5,
+            a[5] * x0 + a[10] * x1 + a[14] * x2 + a[17] * x3 + a[19] * x4 + a[20] * x5)
+
+
+@njit(**_inline)
 def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
     """A[i] x for the packed symmetric 6x6 in row i of A."""
     return (A[i, 0] * x0 + A[i, 1] * x1 + A[i, 2] * x2 + A[i, 3] * x3 + A[i, 4] * x4 + A[i, 5] * x5,
@@ -458,6 +466,24 @@ def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
             A[i, 3] * x0 + A[i, 8] * x1 + A[i, 12] * x2 + A[i, 15] * x3 + A[i, 16] * x4 + A[i, 17] * x5,
             A[i, 4] * x0 + A[i, 9] * x1 + A[i, 13] * x2 + A[i, 16] * x3 + A[i, 18] * x4 + A[i, 19] * x5,
             A[i, 5] * x0 + A[i, 10] * x1 + A[i, 14] * x2 + A[i, 17] * x3 + A[i, 19] * x4 + A[i, 20] * x5)
+
+
+@njit(**_inline)
+def rank1_downdate_packed(b, s, u0, u1, u2, u3, u4, u5):
+    """B − s u uᵀ for the packed symmetric B given as its 21-tuple ``b`` (a 21-tuple): the operations of
+    :func:`sym6_add_rank1_update` before its additions, in the same order (see :func:`sym6_times_packed`)."""
+    w0 = s * u0
+    w1 = s * u1
+    w2 = s * u2
+    w3 = s * u3
+    w4 = s * u4
+    w5 = s * u5
+    return (b[0] - w0 * u0, b[1] - w0 * u1, b[2] - w0 * u2, b[3] - w0 * u3, b[4] - w0 * u4, b[5] - w0 * u5,
+            b[6] - w1 * u1, b[7] - w1 * u2, b[8] - w1 * u3, b[9] - w1 * u4, b[10] - w1 * u5,
+            b[11] - w2 * u2, b[12] - w2 * u3, b[13] - w2 * u4, b[14] - w2 * u5,
+            b[15] - w3 * u3, b[16] - w3 * u4, b[17] - w3 * u5,
+            b[18] - w4 * u4, b[19] - w4 * u5,
+            b[20] - w5 * u5)
 
 
 @njit(**_inline)

@@ -1,0 +1,157 @@
+"""Many fixed-step runs of a tree in SIMD lanes: ``LANES`` runs advance together (``kernels/lanes.py``).
+
+:func:`run_lanes_batch` is the fast path of ``simulate_batch`` for the models ``kernels.lanes.lanes_supported``
+accepts. The runs are grouped ``LANES`` at a time (the last group padded with copies of its first run, whose
+results are dropped); the groups are shared between numba's threads (``prange``). Within a group,
+:func:`lanes_run` is ``rk_template.rk_run`` with every statement applied to all lanes: the same tableau
+(``fixed_step.TABLEAU_*``), the same sums in the same order, the same saving rule, the energies recorded from
+the evaluation at the saved state, and a lane whose state becomes non-finite stops as a single run stops — it
+keeps its last finite state (saved as one more row) while the other lanes go on. Each run therefore equals
+``simulate`` of that run bit for bit, whatever the number of threads.
+"""
+import numpy as np
+from numba import njit, prange
+
+from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
+from multibody.kernels.lanes import LANES, LW, L_KINETIC, L_POTENTIAL, lanes_rhs
+
+#: the methods (codes of ``fixed_step.METHODS``) the lanes run: the explicit tableaux RK2, HEUN, RK4, VERLET
+LANE_METHODS = (0, 1, 2, 3)
+_OK, _NONFINITE = 0, 1
+
+
+@njit(inline="always", cache=True)
+def _save_lane(r, k, t, XL, b, TS, XS):
+    """Row k of run r: the time t and the state of lane b."""
+    TS[r, k] = t
+    for j in range(XS.shape[2]):
+        XS[r, k, j] = XL[j * LANES + b]
+
+
+@njit(inline="always", cache=True)
+def _observe(W, runs, pending, OBS):
+    """The energies of the evaluation just made, for every lane with a saved state waiting for them
+    (``tree.tree_observe``: kinetic, potential + 0.0 for the applied forces' potential of a model without them)."""
+    oT = L_KINETIC * LANES
+    oV = L_POTENTIAL * LANES
+    for b in range(LANES):
+        if pending[b] >= 0:
+            if OBS.shape[2] > 0:
+                OBS[runs[b], pending[b], 0] = W[oT + b]
+                OBS[runs[b], pending[b], 1] = W[oV + b] + 0.0
+            pending[b] = -1
+
+
+@njit(cache=True)
+def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
+    """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
+    see the module docstring). ``XL``: their states, entry j of lane b at ``j * LANES + b`` (ends as the final
+    states); ``TL``: their generalized forces, likewise; ``runs[b]``: the run of lane b; ``real[b]``: False for a
+    padding lane, whose outputs are not written. ``W``, ``XT``, ``K``, ``ACC``: scratch."""
+    n = XS.shape[2]
+    nsave = save.shape[0]
+    div = TABLEAU_DIV[method]
+    ns = TABLEAU_STAGES[method]
+    k = np.zeros(LANES, dtype=np.int64)
+    pending = np.full(LANES, -1, dtype=np.int64)
+    done = np.zeros(LANES, dtype=np.int64)
+    status = np.zeros(LANES, dtype=np.int64)
+    alive = np.ones(LANES, dtype=np.bool_)
+    for b in range(LANES):
+        if not real[b]:
+            pending[b] = -2  # never observed, never saved
+    if nsave > 0 and save[0] == 0:
+        for b in range(LANES):
+            if real[b]:
+                _save_lane(runs[b], 0, t0 + 0 * h, XL, b, TS, XS)
+                pending[b] = 0
+                k[b] = 1
+    nalive = LANES
+    for step in range(nsteps):
+        if nalive == 0:
+            break
+        lanes_rhs(mi, mf, XL, TL, W, K[0])
+        _observe(W, runs, pending, OBS)
+        for s in range(1, ns + 1):  # the stages after the first, then (s = ns) the step itself
+            final = s == ns
+            scale = h / div if final else h
+            for j in range(n):
+                part = 0 if j < nsplit else 1
+                for b in range(LANES):
+                    ACC[b] = 0.0
+                for r in range(s):
+                    a = TABLEAU_B[method, r, part] if final else TABLEAU_A[method, s, r, part]
+                    if a != 0.0:
+                        for b in range(LANES):
+                            ACC[b] += a * K[r, j * LANES + b]
+                for b in range(LANES):
+                    XT[j * LANES + b] = XL[j * LANES + b] + scale * ACC[b]
+            if not final:
+                lanes_rhs(mi, mf, XT, TL, W, K[s])
+        for b in range(LANES):
+            if not alive[b]:
+                continue
+            finite = True
+            for j in range(n):
+                if not np.isfinite(XT[j * LANES + b]):
+                    finite = False
+                    break
+            if finite:
+                for j in range(n):
+                    XL[j * LANES + b] = XT[j * LANES + b]
+                done[b] = step + 1
+                if real[b] and k[b] < nsave and save[k[b]] == done[b]:
+                    _save_lane(runs[b], k[b], t0 + done[b] * h, XL, b, TS, XS)
+                    pending[b] = k[b]
+                    k[b] += 1
+            else:  # the run stops here, keeping its last finite state (saved if it was not)
+                alive[b] = False
+                nalive -= 1
+                status[b] = _NONFINITE
+                if real[b] and done[b] > 0 and (k[b] == 0 or save[k[b] - 1] != done[b]):
+                    _save_lane(runs[b], k[b], t0 + done[b] * h, XL, b, TS, XS)
+                    pending[b] = k[b]
+                    k[b] += 1
+    waiting = False
+    for b in range(LANES):
+        waiting = waiting or pending[b] >= 0
+    if waiting:
+        lanes_rhs(mi, mf, XL, TL, W, K[0])
+        _observe(W, runs, pending, OBS)
+    for b in range(LANES):
+        if real[b]:
+            INFO[runs[b], 0] = k[b]
+            INFO[runs[b], 1] = status[b]
+            INFO[runs[b], 2] = done[b]
+
+
+@njit(cache=True, parallel=True)
+def lanes_batch(mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO):
+    """Every run of X (runs, n) with the generalized forces TAU (runs, nv), ``LANES`` runs per group, the groups
+    in parallel; outputs as ``rk_template.rk_batch``; X ends as the final states."""
+    nb, n = X.shape
+    nv = TAU.shape[1]
+    ngroups = (nb + LANES - 1) // LANES
+    size = mi.shape[0] * LW * LANES
+    for g in prange(ngroups):
+        W = np.empty(size)
+        XL = np.empty(n * LANES)
+        TL = np.empty(nv * LANES)
+        XT = np.empty(n * LANES)
+        K = np.empty((4, n * LANES))
+        ACC = np.empty(LANES)
+        runs = np.empty(LANES, dtype=np.int64)
+        real = np.empty(LANES, dtype=np.bool_)
+        for b in range(LANES):
+            r = g * LANES + b
+            real[b] = r < nb
+            runs[b] = r if r < nb else g * LANES
+            for j in range(n):
+                XL[j * LANES + b] = X[runs[b], j]
+            for j in range(nv):
+                TL[j * LANES + b] = TAU[runs[b], j]
+        lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC)
+        for b in range(LANES):
+            if real[b]:
+                for j in range(n):
+                    X[runs[b], j] = XL[j * LANES + b]
