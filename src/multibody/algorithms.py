@@ -161,12 +161,12 @@ def _point(point):
 
 # ---- single-state algorithms ------------------------------------------------------------------------------
 # The fast path of aba / rnea / crba (float64 1-D ndarrays, no fext, the Data cached on the model) is a few
-# attribute checks, one allocation and the call of the kernel's compiled entry point for these argument types
-# (``_ABA``, ``_RNEA``, ``_CRBA``, bound on the first call), which skips numba's type dispatch: about 60 ns per
-# array argument, a third of a call at N = 7. The kernels check sizes and contiguity themselves
-# (``kinematics.check_sizes``) and return an error code; anything else goes through the slow path, which
-# converts the arguments (rather than letting numba compile a specialization for them) or names what was
-# expected.
+# attribute checks (the kernels' arguments are one tuple, ``Data.fast``), one allocation and the call of the
+# kernel's compiled entry point for these argument types (``_ABA``, ``_RNEA``, ``_CRBA``, bound on the first
+# call), which skips numba's type dispatch: about 60 ns per array argument, a third of a call at N = 7. The
+# kernels check sizes and contiguity themselves (``kinematics.check_sizes``) and return an error code; anything
+# else goes through the slow path, which converts the arguments (rather than letting numba compile a
+# specialization for them) or names what was expected.
 _empty = np.empty
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
 assert _CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
@@ -231,10 +231,11 @@ def aba(model, q, v, tau, data=None, fext=None, t=None):
     time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
-            d = model._multibody_data if data is None else data
-            if d.model is model and d.base_motion is None and d.fill is None:
-                out = _empty(d.nv)
-                if _ABA(d.mi, d.mf, q, v, tau, d.no_fext, d.work, out) == 0:
+            f = model._multibody_data.fast if data is None else data.fast if data.model is model else None
+            if f is not None:
+                mi, mf, no_fext, work, nv = f
+                out = _empty(nv)
+                if _ABA(mi, mf, q, v, tau, no_fext, work, out) == 0:
                     return out
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
@@ -312,10 +313,11 @@ def rnea(model, q, v, a, data=None, fext=None, t=None):
     §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0."""
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
-            d = model._multibody_data if data is None else data
-            if d.model is model and d.base_motion is None and d.fill is None:
-                out = _empty(d.nv)
-                if _RNEA(d.mi, d.mf, q, v, a, d.no_fext, d.work, out) == 0:
+            f = model._multibody_data.fast if data is None else data.fast if data.model is model else None
+            if f is not None:
+                mi, mf, no_fext, work, nv = f
+                out = _empty(nv)
+                if _RNEA(mi, mf, q, v, a, no_fext, work, out) == 0:
                     return out
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
@@ -374,8 +376,8 @@ def crba(model, q, data=None, t=0.0):
     try:  # the fast path, as in aba
         if q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.model is model and d.fill is None:
-                M = _empty((d.nv, d.nv))
+            if d.fill is None and (data is None or d.model is model):
+                M = _empty(d.mshape)
                 if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
                     return M
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion

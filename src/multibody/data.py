@@ -139,7 +139,8 @@ class Data:
     copy ``mf`` to vary masses or gravity) share one compiled ABA.
     """
 
-    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill")
+    __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
+                 "mshape")
 
     def __init__(self, model):
         if model.symbolic:
@@ -167,6 +168,12 @@ class Data:
         self.base_motion = getattr(model, "base_motion", None)
         if self.base_motion is not None:
             self.set_time(0.0)
+        #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea`` (mi, mf, no_fext, work, nv), one
+        #: attribute to read per call; None when general joints or a moving base need their step before a kernel
+        self.fast = (None if self.fill is not None or self.base_motion is not None
+                     else (self.mi, self.mf, self.no_fext, self.work, self.nv))
+        #: the shape of the mass matrix (``algorithms.crba``)
+        self.mshape = (self.nv, self.nv)
 
     def set_time(self, t, work=None):
         """Write the state of the moving base at time ``t`` into the base block of ``work`` (default: this
