@@ -169,6 +169,24 @@ def _ground(mf, W, nl):
         W0[O_A + _K[5] + b] = 0.0 - g2
 
 
+@njit(inline="always", cache=True)
+def _joint_frame_lane(Wi, b, jp0, jp1, jp2, jR, same):
+    """Lane b of the joint frame Rj = Rp jR (Rp itself when ``same``), o = pp + Rp jp (``kinematics._joint_frame``)."""
+    Rp = _load9(Wi, O_PAR, b)
+    d0, d1, d2 = mat3_vec(Rp, jp0, jp1, jp2)
+    _store9(Wi, O_RJ, b, Rp if same else mat3_mul(Rp, jR))
+    _store3(Wi, O_O, b, (Wi[O_PAR + _K[9] + b] + d0, Wi[O_PAR + _K[10] + b] + d1, Wi[O_PAR + _K[11] + b] + d2))
+
+
+@njit(inline="always", cache=True)
+def _axis_rotation_lanes(Wi, nl, axis):
+    """R_i = Rj rot(±e_k, q), p_i = o for every lane (a Revolute joint about a coordinate axis; ``axis`` a
+    constant at each call, so each loop holds its own case of ``mat3_times_axis_rotation``)."""
+    for b in range(nl):
+        _store9(Wi, O_R, b, mat3_times_axis_rotation(_load9(Wi, O_RJ, b), axis, Wi[O_COS + b], Wi[O_SIN + b]))
+        _store3(Wi, O_P, b, (Wi[O_O + b], Wi[O_O + _K[1] + b], Wi[O_O + _K[2] + b]))
+
+
 @njit(**LANE_KERNEL)
 def _placement(i, mi, mf, W, nl):
     """Pass 1, first half, for body i: its placement (R_i, p_i) and its column of S in ground coordinates
@@ -180,13 +198,14 @@ def _placement(i, mi, mf, W, nl):
     jp1 = mf[i, F_JP + 1]
     jp2 = mf[i, F_JP + 2]
     jR = load9(mf, i)
-    same = mi[i, ROT_ID] == 1
-    # the joint frame: Rj = Rp jR, o = pp + Rp jp
-    for b in range(nl):
-        Rp = _load9(Wi, O_PAR, b)
-        d0, d1, d2 = mat3_vec(Rp, jp0, jp1, jp2)
-        _store9(Wi, O_RJ, b, Rp if same else mat3_mul(Rp, jR))
-        _store3(Wi, O_O, b, (Wi[O_PAR + _K[9] + b] + d0, Wi[O_PAR + _K[10] + b] + d1, Wi[O_PAR + _K[11] + b] + d2))
+    # the joint frame: Rj = Rp jR, o = pp + Rp jp (the uniform branches are taken out of the loops over the lanes,
+    # which would otherwise compute both sides)
+    if mi[i, ROT_ID] == 1:
+        for b in range(nl):
+            _joint_frame_lane(Wi, b, jp0, jp1, jp2, jR, True)
+    else:
+        for b in range(nl):
+            _joint_frame_lane(Wi, b, jp0, jp1, jp2, jR, False)
     a0 = mf[i, F_A1]
     a1 = mf[i, F_A1 + 1]
     a2 = mf[i, F_A1 + 2]
@@ -196,11 +215,18 @@ def _placement(i, mi, mf, W, nl):
         for b in range(nl):  # the library's cos and sin, lane by lane (the scalar kernel's numbers)
             Wi[O_COS + b] = np.cos(Wi[O_Q + b])
             Wi[O_SIN + b] = np.sin(Wi[O_Q + b])
-        if axis != 0:
-            for b in range(nl):
-                _store9(Wi, O_R, b, mat3_times_axis_rotation(_load9(Wi, O_RJ, b), axis, Wi[O_COS + b],
-                                                             Wi[O_SIN + b]))
-                _store3(Wi, O_P, b, (Wi[O_O + b], Wi[O_O + _K[1] + b], Wi[O_O + _K[2] + b]))
+        if axis == 1:
+            _axis_rotation_lanes(Wi, nl, 1)
+        elif axis == 2:
+            _axis_rotation_lanes(Wi, nl, 2)
+        elif axis == 3:
+            _axis_rotation_lanes(Wi, nl, 3)
+        elif axis == -1:
+            _axis_rotation_lanes(Wi, nl, -1)
+        elif axis == -2:
+            _axis_rotation_lanes(Wi, nl, -2)
+        elif axis == -3:
+            _axis_rotation_lanes(Wi, nl, -3)
         else:
             for b in range(nl):
                 RJ = rotation_axis_angle(a0, a1, a2, Wi[O_COS + b], Wi[O_SIN + b])
@@ -235,6 +261,32 @@ def _placement(i, mi, mf, W, nl):
             _store6(Wi, O_S, b, (0.0, 0.0, 0.0, w0, w1, w2))
 
 
+@njit(inline="always", cache=True)
+def _velocity_inertia_lane(Wi, b, moving, com, Ic, m, g):
+    """Lane b of :func:`_velocity_inertia`."""
+    vJ = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if moving:  # vJ = S q̇ as ``kinematics._subspace_times`` sums it, from 0.0
+        vk = Wi[O_QD + b]
+        S = _load6(Wi, O_S, b)
+        vJ = (0.0 + S[0] * vk, 0.0 + S[1] * vk, 0.0 + S[2] * vk, 0.0 + S[3] * vk, 0.0 + S[4] * vk,
+              0.0 + S[5] * vk)
+    vp = _load6(Wi, O_PAR, b)
+    vi = (vp[0] + vJ[0], vp[1] + vJ[1], vp[2] + vJ[2], vp[3] + vJ[3], vp[4] + vJ[4], vp[5] + vJ[5])
+    _store6(Wi, O_V, b, vi)
+    c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5], vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
+    _store6(Wi, O_C, b, (c[0] + 0.0, c[1] + 0.0, c[2] + 0.0, c[3] + 0.0, c[4] + 0.0, c[5] + 0.0))
+    R = _load9(Wi, O_R, b)
+    p = (Wi[O_P + b], Wi[O_P + _K[1] + b], Wi[O_P + _K[2] + b])
+    h, I = rigid_inertia_world(R, p, m, com, Ic)
+    _store21(Wi, O_IA, b, rigid_inertia_sym6(m, h, I))
+    Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
+    dT, dV = body_energy_at(R, p[0], p[1], p[2], com, Ic, m, g, vi)
+    Wi[O_DE + b] = dT
+    Wi[O_DE + _K[1] + b] = dV
+    _store6(Wi, O_F, b, force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5],
+                                          Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5]))
+
+
 @njit(**LANE_KERNEL)
 def _velocity_inertia(i, mi, mf, W, nl):
     """Pass 1, second half, for body i: v_i, c_i, the rigid IA_i, pA_i = v_i ×* I_i v_i and the body's energies
@@ -246,28 +298,12 @@ def _velocity_inertia(i, mi, mf, W, nl):
     m = mf[i, F_MASS]
     g = (mf[0, 0], mf[0, 1], mf[0, 2])
     moving = mi[i, NV] == 1
-    for b in range(nl):
-        vJ = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        if moving:  # vJ = S q̇ as ``kinematics._subspace_times`` sums it, from 0.0
-            vk = Wi[O_QD + b]
-            S = _load6(Wi, O_S, b)
-            vJ = (0.0 + S[0] * vk, 0.0 + S[1] * vk, 0.0 + S[2] * vk, 0.0 + S[3] * vk, 0.0 + S[4] * vk,
-                  0.0 + S[5] * vk)
-        vp = _load6(Wi, O_PAR, b)
-        vi = (vp[0] + vJ[0], vp[1] + vJ[1], vp[2] + vJ[2], vp[3] + vJ[3], vp[4] + vJ[4], vp[5] + vJ[5])
-        _store6(Wi, O_V, b, vi)
-        c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5], vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
-        _store6(Wi, O_C, b, (c[0] + 0.0, c[1] + 0.0, c[2] + 0.0, c[3] + 0.0, c[4] + 0.0, c[5] + 0.0))
-        R = _load9(Wi, O_R, b)
-        p = (Wi[O_P + b], Wi[O_P + _K[1] + b], Wi[O_P + _K[2] + b])
-        h, I = rigid_inertia_world(R, p, m, com, Ic)
-        _store21(Wi, O_IA, b, rigid_inertia_sym6(m, h, I))
-        Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
-        dT, dV = body_energy_at(R, p[0], p[1], p[2], com, Ic, m, g, vi)
-        Wi[O_DE + b] = dT
-        Wi[O_DE + _K[1] + b] = dV
-        _store6(Wi, O_F, b, force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5],
-                                              Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5]))
+    if Ic[1] == 0.0 and Ic[2] == 0.0 and Ic[4] == 0.0:  # the branch of ``rigid_inertia_world``, out of the loop
+        for b in range(nl):
+            _velocity_inertia_lane(Wi, b, moving, com, Ic, m, g)
+    else:
+        for b in range(nl):
+            _velocity_inertia_lane(Wi, b, moving, com, Ic, m, g)
     _add_into(_row(W, 0), O_F, Wi, O_DE, 2, nl)  # T += dT, V += dV (entries L_KINETIC, L_POTENTIAL)
 
 
