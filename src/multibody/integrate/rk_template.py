@@ -28,16 +28,19 @@ from multibody.integrate.fixed_step import shared_params as run_params  # noqa: 
 
 #: cache on disk (False when the loops are made for functions that cannot be imported)
 CACHE = True
+#: options of the functions that only the loops call: no Python entry point is made for them (a CPython and a
+#: C wrapper each, whose compilation takes a good part of a first run's)
+_INNER = dict(cache=CACHE, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
-@njit(cache=CACHE)
+@njit(**_INNER)
 def _save(k, t, x, ts, xs):
     ts[k] = t
     for j in range(x.shape[0]):
         xs[k, j] = x[j]
 
 
-@njit(cache=CACHE)
+@njit(**_INNER)
 def _fixed_point_change(x, base, scale, k, lo, hi, extra):
     """x[j] <- base[j] + scale (k[j] + extra[j]) for j in lo..hi-1 (``extra`` may be zero-length: none);
     returns the largest relative change."""
@@ -50,7 +53,7 @@ def _fixed_point_change(x, base, scale, k, lo, hi, extra):
     return change
 
 
-@njit(cache=CACHE)
+@njit(**_INNER)
 def _iterate(t, x, base, scale, lo, hi, extra, params, k):
     """The fixed-point iteration of one implicit Störmer–Verlet equation on x[lo:hi] (``fixed_step``'s module
     docstring): ``k`` holds rhs at the current iterate on entry and on exit. Returns whether it converged."""
@@ -66,7 +69,7 @@ def _iterate(t, x, base, scale, lo, hi, extra, params, k):
     return False
 
 
-@njit(cache=CACHE)
+@njit(**_INNER)
 def stormer6_step(t, x, h, nsplit, params, xt, K):
     """One STORMER6 step from (t, x) into ``xt``: the Störmer–Verlet stages γ_s h (Kahan & Li s9odr6a) on
     x = [q (nsplit), p], each solving its two implicit equations by fixed-point iteration (``fixed_step``'s
@@ -74,6 +77,7 @@ def stormer6_step(t, x, h, nsplit, params, xt, K):
     n = x.shape[0]
     k1, start, fq = K[0], K[1], K[2]
     none = K[3, :0]
+    q0 = n - n  # 0, typed int64: a literal 0 as an argument would compile _iterate a second time
     for j in range(n):
         xt[j] = x[j]
     converged = True
@@ -91,7 +95,7 @@ def stormer6_step(t, x, h, nsplit, params, xt, K):
             fq[j] = k1[j]
             xt[j] = start[j] + c * k1[j]
         rhs(tstage + c, xt, params, k1)
-        converged = _iterate(tstage + c, xt, start, hc, 0, nsplit, fq, params, k1) and converged
+        converged = _iterate(tstage + c, xt, start, hc, q0, nsplit, fq, params, k1) and converged
         # p+ = p½ + c/2 g(q+, p½)
         for j in range(nsplit, n):
             xt[j] += hc * k1[j]
