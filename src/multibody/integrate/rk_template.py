@@ -28,9 +28,11 @@ from multibody.integrate.fixed_step import shared_params as run_params  # noqa: 
 
 #: cache on disk (False when the loops are made for functions that cannot be imported)
 CACHE = True
-#: options of the functions that only the loops call: no Python entry point is made for them (a CPython and a
-#: C wrapper each, whose compilation takes a good part of a first run's)
-_INNER = dict(cache=CACHE, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+#: options of the functions that only the loops call: inlined into them by numba (few call sites), so that they
+#: are not compiled as functions of their own, each with a Python entry point and a copy of the right-hand side
+#: (and of ABA in it) through LLVM's optimization and code generation: the first RK4 run of a tree compiles in
+#: 4.3 s instead of 5.3 s, the first batch in 9.4 s instead of 12.5 s
+_INNER = dict(cache=CACHE, inline="always")
 
 
 @njit(**_INNER)
