@@ -79,7 +79,6 @@ def stormer6_step(t, x, h, nsplit, params, xt, K):
     n = x.shape[0]
     k1, start, fq = K[0], K[1], K[2]
     none = K[3, :0]
-    q0 = n - n  # 0, typed int64: a literal 0 as an argument would compile _iterate a second time
     for j in range(n):
         xt[j] = x[j]
     converged = True
@@ -97,7 +96,7 @@ def stormer6_step(t, x, h, nsplit, params, xt, K):
             fq[j] = k1[j]
             xt[j] = start[j] + c * k1[j]
         rhs(tstage + c, xt, params, k1)
-        converged = _iterate(tstage + c, xt, start, hc, q0, nsplit, fq, params, k1) and converged
+        converged = _iterate(tstage + c, xt, start, hc, 0, nsplit, fq, params, k1) and converged
         # p+ = p½ + c/2 g(q+, p½)
         for j in range(nsplit, n):
             xt[j] += hc * k1[j]
