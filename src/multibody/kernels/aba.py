@@ -34,7 +34,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
 from multibody.kernels.rnea import copy_base_block, workspace_len
-from multibody.kernels.spatial import (KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
+from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
 
@@ -113,14 +113,16 @@ def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_kn
                 e += 1
 
 
-@helper
-def articulated_pass1(mi, mf, q, v, fext, work, wb, wd, IA):
+@njit(inline=INLINE, cache=True)
+def articulated_pass1(mi, mf, q, v, fext, work):
     """Pass 1 of ABA (root -> leaves): the joint placements, v_i, c_i, the rigid IA_i and pA_i = v_i ×* I_i v_i
     − f_ext,i of every body into the workspace (RBDA Table 7.1), and the kinetic and gravitational energy of
     (q, v), a by-product (the numbers of ``energy.energy_kernel``), into ``work[W_KINETIC]``,
-    ``work[W_POTENTIAL]``, views (wb, wd) of ``work`` made by ``workspace_views``, IA = wb[:, B_IA:B_IA + 21].
-    Shared by ``aba_kernel`` and ``hybrid.hybrid_kernel``."""
+    ``work[W_POTENTIAL]``. Returns the views (wb, wd, IA) of ``work``. Shared by ``aba_kernel`` and
+    ``hybrid.hybrid_kernel`` (inlined into them by numba, as it returns arrays)."""
     n = mi.shape[0]
+    wb, wd = workspace_views(work, n, v.shape[0])
+    IA = wb[:, B_IA:B_IA + 21]
     set_ground(mf, work, wb, v.shape[0])
     has_fext = fext.shape[0] == n
     T = 0.0
@@ -148,6 +150,7 @@ def articulated_pass1(mi, mf, q, v, fext, work, wb, wd, IA):
             store6(wb, i, B_F, pA)
     work[W_KINETIC] = T
     work[W_POTENTIAL] = V
+    return wb, wd, IA
 
 
 @helper
@@ -184,7 +187,9 @@ def hand_over_whole(i, par, pA, c, IA, wb):
             IA[par, k] += IA[i, k]
 
 
-@helper
+# inlined by numba rather than a helper: called from two kernels only, and as a helper of its own it would put
+# its three branches' code once more through LLVM (half a second of the first aba)
+@njit(inline=INLINE, cache=True)
 def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
     """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
     ``articulate_one_dof``, ``hand_over_whole`` (none) or ``_articulate_multi_dof``."""
@@ -252,9 +257,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         return err
     n = mi.shape[0]
     # ---- pass 1: velocities v, biases c, rigid-body IA and pA (and the energies, a by-product)
-    wb, wd = workspace_views(work, n, v.shape[0])
-    IA = wb[:, B_IA:B_IA + 21]
-    articulated_pass1(mi, mf, q, v, fext, work, wb, wd, IA)
+    wb, wd, IA = articulated_pass1(mi, mf, q, v, fext, work)
     # ---- pass 2: articulated-body inertias IA and bias forces pA
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]

@@ -25,8 +25,8 @@ from numba import njit
 from multibody.kernels.aba import (_articulate_multi_dof, add_joint_motion, articulate_joint, articulated_pass1,
                                    hand_over_whole, multi_dof_accelerations, one_dof_acceleration,
                                    parent_acceleration_plus_bias)
-from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, IV, NV, PARENT, check_sizes,
-                                          set_ground_acceleration, strided, workspace_views)
+from multibody.kernels.kinematics import (B_A, B_C, B_F, IV, NV, PARENT, check_sizes, set_ground_acceleration,
+                                          strided)
 from multibody.kernels.spatial import KERNEL, load6, store6, sym6_times
 
 #: error codes of ``hybrid_kernel`` beyond those of ``kinematics.check_sizes``
@@ -55,9 +55,7 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
         return ERR_FORCE
     n = mi.shape[0]
     # ---- pass 1: as in ABA
-    wb, wd = workspace_views(work, n, nv)
-    IA = wb[:, B_IA:B_IA + 21]
-    articulated_pass1(mi, mf, q, v, fext, work, wb, wd, IA)
+    wb, wd, IA = articulated_pass1(mi, mf, q, v, fext, work)
     # ---- pass 2: articulated inertias; a known coordinate is not articulated
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]

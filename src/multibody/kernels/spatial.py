@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 from numba import config as numba_config
-from numba import njit
+from numba import njit, types
 from numba.core.registry import CPUDispatcher
 
 #: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
@@ -40,6 +40,12 @@ HELPER = dict(nopython=True, _nrt=False, forceinline=True, no_cpython_wrapper=Tr
 class HelperDispatcher(CPUDispatcher):
     """The dispatcher of a :func:`helper`: numba's, except that a call from Python runs a twin compiled with a
     Python entry point (on the first such call; the helper itself has none, see :func:`helper`)."""
+
+    def get_call_template(self, args, kws):
+        # compiled for int64 where a call passes a constant (a column offset such as B_V): numba would compile
+        # the helper once per distinct constant
+        return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                         {k: types.unliteral(a) for k, a in kws.items()})
 
     def __call__(self, *args, **kws):
         twin = self.__dict__.get("_python_twin")
