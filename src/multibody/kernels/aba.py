@@ -34,12 +34,12 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
 from multibody.kernels.rnea import copy_base_block, workspace_len
-from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, load6, motion_cross_motion,
+from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def invert_spd_inplace(A, r0, c0, n):
     """Invert the small symmetric positive-definite block A[r0:r0+n, c0:c0+n] in place (Gauss–Jordan; the
     pivots of an SPD matrix are positive, so no pivoting is needed)."""
@@ -56,7 +56,7 @@ def invert_spd_inplace(A, r0, c0, n):
                     A[r0 + i, c0 + j] -= f * A[r0 + k, c0 + j]
 
 
-@njit(**KERNEL)
+@helper(inline=False)
 def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_known):
     """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place), u, U d⁻¹, and the hand-over
     of the articulated inertia and bias force to the parent (RBDA Table 7.1). Compiled once, out of line: the
@@ -119,7 +119,7 @@ def articulated_pass1(mi, mf, q, v, fext, work):
     − f_ext,i of every body into the workspace (RBDA Table 7.1), and the kinetic and gravitational energy of
     (q, v), a by-product (the numbers of ``energy.energy_kernel``), into ``work[W_KINETIC]``,
     ``work[W_POTENTIAL]``. Returns the views (wb, wd, IA) of ``work``. Shared by ``aba_kernel`` and
-    ``hybrid.hybrid_kernel``."""
+    ``hybrid.hybrid_kernel`` (inlined into them by numba, as it returns arrays)."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     IA = wb[:, B_IA:B_IA + 21]
@@ -153,7 +153,7 @@ def articulated_pass1(mi, mf, q, v, fext, work):
     return wb, wd, IA
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def articulate_one_dof(i, par, iv, tau_i, pA, c, IA, wb, wd):
     """Pass 2 of ABA for a joint of one free coordinate: U = IA S, d = Sᵀ U, u = τ − Sᵀ pA into the workspace,
     and the hand-over IA_λ += IA − U Uᵀ/d, pA_λ += pA + Ia c + U u/d (RBDA Table 7.1)."""
@@ -174,7 +174,7 @@ def articulate_one_dof(i, par, iv, tau_i, pA, c, IA, wb, wd):
         sym6_add_rank1_update(IA, par, IA, i, dinv, U[0], U[1], U[2], U[3], U[4], U[5])
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def hand_over_whole(i, par, pA, c, IA, wb):
     """Pass 2 for a joint without free coordinates — a Fixed joint, or (hybrid dynamics, RBDA §9.2) one whose
     accelerations are all known, ``c`` then holding c_i + S_i q̈_i: the body's whole articulated inertia goes to
@@ -187,6 +187,8 @@ def hand_over_whole(i, par, pA, c, IA, wb):
             IA[par, k] += IA[i, k]
 
 
+# inlined by numba rather than a helper: called from two kernels only, and as a helper of its own it would put
+# its three branches' code once more through LLVM (half a second of the first aba)
 @njit(inline=INLINE, cache=True)
 def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
     """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
@@ -199,14 +201,14 @@ def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
         _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def one_dof_acceleration(iv, wd, a0, a1, a2, a3, a4, a5):
     """Pass 3 of ABA for a joint of one free coordinate: q̈ = d⁻¹ (u − Uᵀ a') with a' = a_λ + c."""
     return wd[iv, D_DINV] * (wd[iv, D_u] - (wd[iv, D_U] * a0 + wd[iv, D_U + 1] * a1 + wd[iv, D_U + 2] * a2
                                             + wd[iv, D_U + 3] * a3 + wd[iv, D_U + 4] * a4 + wd[iv, D_U + 5] * a5))
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def multi_dof_accelerations(iv, nvi, wd, qdd, known, has_known, a0, a1, a2, a3, a4, a5):
     """Pass 3 of ABA for a joint of several coordinates: q̈ = d⁻¹ u − (U d⁻¹)ᵀ a' into qdd[iv:iv + nvi]; with
     ``has_known``, the entries with ``known[k] != 0`` are left as they are (see ``_articulate_multi_dof``)."""
@@ -220,7 +222,7 @@ def multi_dof_accelerations(iv, nvi, wd, qdd, known, has_known, a0, a1, a2, a3, 
         qdd[k] = x
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def add_joint_motion(k0, k1, wd, qdd, a0, a1, a2, a3, a4, a5):
     """a + Σ_k S_k q̈_k over the coordinates k0 ≤ k < k1, as a 6-tuple."""
     for k in range(k0, k1):
@@ -234,7 +236,7 @@ def add_joint_motion(k0, k1, wd, qdd, a0, a1, a2, a3, a4, a5):
     return a0, a1, a2, a3, a4, a5
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def parent_acceleration_plus_bias(i, par, wb):
     """a' = a_λ + c_i (pass 3 of ABA), as a 6-tuple."""
     return (wb[par, B_A] + wb[i, B_C], wb[par, B_A + 1] + wb[i, B_C + 1], wb[par, B_A + 2] + wb[i, B_C + 2],

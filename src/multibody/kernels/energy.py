@@ -10,10 +10,10 @@ from numba import njit
 
 from multibody.kernels.kinematics import (B_P, B_V, F_COM, F_IC, F_MASS, PARENT, joint_placement_world_call,
                                           joint_velocity_world_call, set_ground, workspace_views)
-from multibody.kernels.spatial import INLINE, KERNEL, cross3, load9, mat3_vec, mat3T_vec
+from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec, mat3T_vec
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def body_energy_at(R, p0, p1, p2, com, J, m, g, v):
     """(½ m |v_c|² + ½ ωᵀ J ω, −m g · c) of a body at placement (R, p) (R row-major, body to ground) with centre
     of mass ``com`` and central inertia ``J`` = (xx, xy, xz, yy, yz, zz) in body coordinates, mass m, gravity g,
@@ -28,7 +28,7 @@ def body_energy_at(R, p0, p1, p2, com, J, m, g, v):
     return 0.5 * (m * (u0 * u0 + u1 * u1 + u2 * u2) + wJw), -m * (g[0] * c0 + g[1] * c1 + g[2] * c2)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def body_energy(i, mf, wb, v):
     """(½ m_i |v_ci|² + ½ ω_iᵀ J_i ω_i, −m_i g · c_i) of body i, placed in the workspace ``wb``, with spatial
     velocity ``v`` = (ω, velocity of the point at the ground origin) in ground coordinates; the gravity is row 0

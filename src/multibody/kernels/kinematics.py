@@ -35,14 +35,14 @@ in columns GEN_SIGMA and GEN_BIAS of the block's row 1.
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import (INLINE, KERNEL, cross3, load9, mat3_mul, mat3_times_axis_rotation, mat3_vec,
+from multibody.kernels.spatial import (INLINE, KERNEL, cross3, helper, load9, mat3_mul, mat3_times_axis_rotation, mat3_vec,
                                        motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
                                        rigid_inertia_world, rotation_axis_angle)
 
-#: ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
-#: are inlined into the hot kernels (ABA, RNEA, CRBA: inlined, RNEA runs about twice as fast as with a call
-#: per body); the other kernels call the compiled-once ``*_call`` twins, which keeps compile times short
-JOINT_INLINE = "always"
+# ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
+# are helpers (``spatial.helper``): compiled once, inlined by LLVM into the hot kernels (ABA, RNEA, CRBA; RNEA
+# runs about twice as fast as with a call per body); the other kernels call the compiled-once ``*_call`` twins,
+# which keeps the machine code of those kernels small
 
 # joint type codes (multibody.model.joints)
 FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, GENERAL = range(9)
@@ -104,7 +104,7 @@ def workspace_views(work, n, nv):
     return wb, wd
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def strided(a):
     """Whether the elements of the 1-D array ``a`` are not adjacent in memory (code 7 of :func:`check_sizes`).
     A kernel compiled for contiguous arrays reads them as if they were; the Python wrappers call the compiled
@@ -112,7 +112,7 @@ def strided(a):
     return a.shape[0] > 1 and a.strides[0] != a.itemsize
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def check_sizes(mi, q, v, x, fext, work, out):
     """0 when the arguments fit the model, else the position of the first bad one: 1 q (nq), 2 v (nv),
     3 x (nv: τ or q̈), 4 fext ((0, 6) or (n, 6)), 5 work (``workspace_size``), 6 out (nv), or 7 when q, v or x
@@ -144,13 +144,13 @@ def workspace_size(n, nv, general_rows=0):
     return n * WB_WIDTH + (nv + general_rows) * WD_WIDTH + BASE_WIDTH
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def base_offset(work):
     """Position of the base block (the last ``BASE_WIDTH`` floats) in the flat workspace."""
     return work.shape[0] - BASE_WIDTH
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _store_R_p(wb, i, R, p0, p1, p2):
     for k in range(9):
         wb[i, B_R + k] = R[k]
@@ -159,7 +159,7 @@ def _store_R_p(wb, i, R, p0, p1, p2):
     wb[i, B_P + 2] = p2
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _store_col(wd, k, w0, w1, w2, v0, v1, v2):
     wd[k, 0] = w0
     wd[k, 1] = w1
@@ -169,14 +169,14 @@ def _store_col(wd, k, w0, w1, w2, v0, v1, v2):
     wd[k, 5] = v2
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _store_rotation_col(wd, k, p0, p1, p2, a0, a1, a2):
     """Column of a rotation about the unit axis a through the point p: [a; p × a]."""
     m0, m1, m2 = cross3(p0, p1, p2, a0, a1, a2)
     _store_col(wd, k, a0, a1, a2, m0, m1, m2)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _joint_frame(i, mi, mf, wb):
     """(Rj, o0, o1, o2): the joint frame of body i in ground coordinates, Rj = Rp jR, o = pp + Rp jp, from the
     parent's placement in ``wb``."""
@@ -190,7 +190,7 @@ def _joint_frame(i, mi, mf, wb):
     return Rj, wb[par, B_P] + d0, wb[par, B_P + 1] + d1, wb[par, B_P + 2] + d2
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _motion_to_ground(Rj, o0, o1, o2, a0, a1, a2, b0, b1, b2):
     """The motion vector [a; b] in Plücker coordinates of the frame (Rj, o) in ground coordinates:
     [Rj a; Rj b + o × Rj a]."""
@@ -200,7 +200,7 @@ def _motion_to_ground(Rj, o0, o1, o2, a0, a1, a2, b0, b1, b2):
     return w0, w1, w2, u0 + m0, u1 + m1, u2 + m2
 
 
-@njit(**KERNEL)
+@helper(inline=False)
 def _general_joint_placement(i, mi, mf, wb, wd):
     """``joint_placement_world`` of a general joint (compiled once, out of line, so that the hot kernels' code
     for the other joints is as before): R_i = Rj R_J and p_i = o + Rj z from the joint's block (module
@@ -223,7 +223,7 @@ def _general_joint_placement(i, mi, mf, wb, wd):
             wd[r0 + 1, dst + k] = c[k]
 
 
-@njit(inline=JOINT_INLINE, cache=True)
+@helper
 def joint_placement_world(i, mi, mf, q, wb, wd):
     """Placement (R_i, p_i) of body i in ground coordinates and the ground-frame columns of its motion subspace.
 
@@ -308,7 +308,7 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
             _store_col(wd, iv + k, 0.0, 0.0, 0.0, w0, w1, w2)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _subspace_times(wd, iv, nv, v):
     """S q̇ of the nv coordinates from ``iv`` (the ground-frame columns of S in ``wd``), a 6-tuple."""
     j0 = 0.0
@@ -328,7 +328,7 @@ def _subspace_times(wd, iv, nv, v):
     return j0, j1, j2, j3, j4, j5
 
 
-@njit(**KERNEL)
+@helper(inline=False)
 def _general_joint_velocity(i, mi, v, wd):
     """``joint_velocity_world`` of a general joint (compiled once, out of line): vJ = S q̇ + X σ and c_J = X β, the
     rheonomic twist and the bias that ``joint_placement_world`` left in the joint's block (module docstring;
@@ -341,7 +341,7 @@ def _general_joint_velocity(i, mi, v, wd):
              wd[r, GEN_BIAS + 5]))
 
 
-@njit(inline=JOINT_INLINE, cache=True)
+@helper
 def joint_velocity_world(i, mi, v, wd):
     """The joint's spatial velocity vJ = S_i q̇_i and intra-joint bias c_J (ground frame), as two 6-tuples.
 
@@ -376,7 +376,7 @@ def joint_velocity_world(i, mi, v, wd):
     return (j0, j1, j2, j3, j4, j5), (c0, c1, c2, c3, c4, c5)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def set_ground(mf, work, wb, nv):
     """Row 0 of ``wb``: body 0 at the origin with identity rotation, at rest; or, when it moves in a prescribed
     way (``mf[0, G_MOVING]``), its placement, spatial velocity and spatial acceleration copied from the base
@@ -400,7 +400,7 @@ def set_ground(mf, work, wb, nv):
         wb[0, 8] = 1.0
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def set_ground_acceleration(mf, wb):
     """a_0 = a_base − [0; g]: gravity as an upward acceleration of the ground (RBDA §5.3), ``mf[0, 0:3]`` being g,
     added to the base's own acceleration that :func:`set_ground` left in row 0 (zero for a fixed ground)."""
@@ -409,7 +409,7 @@ def set_ground_acceleration(mf, wb):
     wb[0, B_A + 5] -= mf[0, 2]
 
 
-@njit(inline=JOINT_INLINE, cache=True)
+@helper
 def body_inertia_world(i, mf, wb):
     """(m, h, I_O) of body i about the ground origin in ground coordinates (see ``rigid_inertia_world``)."""
     R = load9(wb, i)

@@ -6,15 +6,18 @@ ground frame ("world convention"), so spatial quantities of different bodies add
 the only transforms are those of the joints (R. Featherstone, *Rigid Body Dynamics Algorithms* (RBDA),
 Springer 2008, ch. 2; seed 001 §3.4: angular and linear partial velocities of the bodies).
 
-Every helper is ``@njit(inline="always")`` and works on tuples of floats (3-tuples, 9-tuples of a 3x3 matrix
-in row-major order, 6-tuples of spatial vectors) or on one row of a 2-D workspace array, so kernel loops
-contain no numpy temporaries. Symmetric 6x6 matrices (spatial and articulated inertias) are stored as the 21
-entries of their upper triangle, row by row (``SYM6_INDEX`` gives the packing).
+Every helper is a :func:`helper` (compiled once, inlined by LLVM into the kernels) and works on tuples of
+floats (3-tuples, 9-tuples of a 3x3 matrix in row-major order, 6-tuples of spatial vectors) or on one row of a
+2-D workspace array, so kernel loops contain no numpy temporaries. Symmetric 6x6 matrices (spatial and
+articulated inertias) are stored as the 21 entries of their upper triangle, row by row (``SYM6_INDEX`` gives
+the packing).
 """
 import math
 
 import numpy as np
-from numba import njit
+from numba import config as numba_config
+from numba import njit, types
+from numba.core.registry import CPUDispatcher
 
 #: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
 SYM6_INDEX = np.zeros((6, 6), dtype=np.int64)
@@ -25,10 +28,53 @@ for _r in range(6):
         _k += 1
 del _k, _r, _c
 
-#: the helpers are inlined at the numba-IR level ("always"); LLVM alone does not inline them across numba
-#: functions. The large per-joint switch of ``kinematics.joint_placement_world`` is *not* inlined (see there).
+#: numba-IR inlining (``@njit(inline=INLINE)``), still used by the functions that return arrays (a caller with
+#: NRT counts the references of a returned array, which a :func:`helper`, compiled without NRT, does not) and by
+#: the kernels of ``poisson.py``, ``constraints.py`` and ``configuration.py``
 INLINE = "always"
-_inline = dict(inline=INLINE, cache=True)
+
+#: options of the helpers made by :func:`helper`
+HELPER = dict(nopython=True, _nrt=False, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+
+
+class HelperDispatcher(CPUDispatcher):
+    """The dispatcher of a :func:`helper`: numba's, except that a call from Python runs a twin compiled with a
+    Python entry point (on the first such call; the helper itself has none, see :func:`helper`)."""
+
+    def get_call_template(self, args, kws):
+        # compiled for int64 where a call passes a constant (a column offset such as B_V): numba would compile
+        # the helper once per distinct constant
+        return super().get_call_template(tuple(types.unliteral(a) for a in args),
+                                         {k: types.unliteral(a) for k, a in kws.items()})
+
+    def __call__(self, *args, **kws):
+        twin = self.__dict__.get("_python_twin")
+        if twin is None:
+            twin = self._python_twin = njit(self.py_func)
+        return twin(*args, **kws)
+
+
+def helper(func=None, *, inline=True):
+    """``@helper``: a small function of the kernels (3x3 / 6x6 arithmetic, one step of a pass over the bodies),
+    compiled once per argument types as a function of its own and inlined by LLVM wherever it is called
+    (``forceinline``: LLVM's ``alwaysinline``), so that the kernels run as if it were written out in them.
+    ``@helper(inline=False)``: the same, left to LLVM to inline or not (the rarely taken branches of the
+    kernels: general joints, joints of several coordinates).
+
+    The alternative, numba's own inlining (``@njit(inline="always")``), types and lowers a copy of the helper,
+    and of every helper it calls, at each call site of each kernel: measured on a fresh install, the first
+    ``aba`` took 14 s with it and 7 s with helpers, the first ``rnea`` after it 6 s and 0.7 s. A helper has no
+    Python entry point (the CPython and C wrappers of some 50 helpers took 2 s of those 14 to compile): a call
+    from Python runs a twin that has one (``HelperDispatcher``). Compiled without NRT, as the kernels are
+    (``KERNEL``), so a helper must not allocate or return arrays; cached on disk."""
+    if func is None:
+        return lambda f: helper(f, inline=inline)
+    if numba_config.DISABLE_JIT:
+        return func
+    disp = HelperDispatcher(py_func=func, locals={}, targetoptions=dict(HELPER, forceinline=inline))
+    disp.enable_caching()
+    return disp
+
 
 #: options of every compiled kernel that allocates no array (all but the batched ``prange`` twins): cached on
 #: disk, and compiled without numba's reference counting of arrays (NRT). With it, every array a kernel
@@ -40,25 +86,25 @@ KERNEL = dict(cache=True, _nrt=False)
 
 
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------
-@njit(**_inline)
+@helper
 def cross3(a0, a1, a2, b0, b1, b2):
     """a × b."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(**_inline)
+@helper
 def load3(arr, i):
     """Row i of an (n, 3) array as a 3-tuple."""
     return arr[i, 0], arr[i, 1], arr[i, 2]
 
 
-@njit(**_inline)
+@helper
 def load6(arr, i, o):
     """Entries o..o+5 of row i of a 2-D array as a 6-tuple (a spatial vector)."""
     return arr[i, o], arr[i, o + 1], arr[i, o + 2], arr[i, o + 3], arr[i, o + 4], arr[i, o + 5]
 
 
-@njit(**_inline)
+@helper
 def store6(arr, i, o, x):
     """arr[i, o:o+6] = the 6-tuple x."""
     arr[i, o] = x[0]
@@ -69,14 +115,14 @@ def store6(arr, i, o, x):
     arr[i, o + 5] = x[5]
 
 
-@njit(**_inline)
+@helper
 def load9(arr, i):
     """Row i of an (n, 9) array (a row-major 3x3 matrix) as a 9-tuple."""
     return (arr[i, 0], arr[i, 1], arr[i, 2], arr[i, 3], arr[i, 4], arr[i, 5], arr[i, 6], arr[i, 7],
             arr[i, 8])
 
 
-@njit(**_inline)
+@helper
 def mat3_mul(A, B):
     """A B for row-major 9-tuples."""
     return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
@@ -90,7 +136,7 @@ def mat3_mul(A, B):
             A[6] * B[2] + A[7] * B[5] + A[8] * B[8])
 
 
-@njit(**_inline)
+@helper
 def mat3_vec(A, x0, x1, x2):
     """A x."""
     return (A[0] * x0 + A[1] * x1 + A[2] * x2,
@@ -98,7 +144,7 @@ def mat3_vec(A, x0, x1, x2):
             A[6] * x0 + A[7] * x1 + A[8] * x2)
 
 
-@njit(**_inline)
+@helper
 def mat3T_vec(A, x0, x1, x2):
     """Aᵀ x."""
     return (A[0] * x0 + A[3] * x1 + A[6] * x2,
@@ -106,19 +152,19 @@ def mat3T_vec(A, x0, x1, x2):
             A[2] * x0 + A[5] * x1 + A[8] * x2)
 
 
-@njit(**_inline)
+@helper
 def mat3_T(A):
     """Aᵀ."""
     return A[0], A[3], A[6], A[1], A[4], A[7], A[2], A[5], A[8]
 
 
-@njit(**_inline)
+@helper
 def skew(p0, p1, p2):
     """p̃, the matrix of p × (row-major)."""
     return 0.0, -p2, p1, p2, 0.0, -p0, -p1, p0, 0.0
 
 
-@njit(**_inline)
+@helper
 def rotation_axis_angle(a0, a1, a2, c, s):
     """rot(a, θ) from the unit axis a, c = cos θ, s = sin θ (Rodrigues: E cos θ + (1 − cos θ) a aᵀ + sin θ ã)."""
     t = 1.0 - c
@@ -129,7 +175,7 @@ def rotation_axis_angle(a0, a1, a2, c, s):
             ta0 * a2 - s * a1, ta1 * a2 + s * a0, t * a2 * a2 + c)
 
 
-@njit(**_inline)
+@helper
 def mat3_times_axis_rotation(A, axis, c, s):
     """A rot(±e_k, θ) for ``axis`` = ±(k + 1) (a coordinate axis, k = 0, 1, 2) from c = cos θ, s = sin θ.
 
@@ -151,13 +197,13 @@ def mat3_times_axis_rotation(A, axis, c, s):
             c * A[6] + s * A[7], c * A[7] - s * A[6], A[8])
 
 
-@njit(**_inline)
+@helper
 def rotation_z(c, s):
     """rot(z, θ) from c = cos θ, s = sin θ."""
     return (c, -s, 0.0, s, c, 0.0, 0.0, 0.0, 1.0)
 
 
-@njit(**_inline)
+@helper
 def rotate_sym3(R, I):
     """R I Rᵀ for a symmetric I given as (xx, xy, xz, yy, yz, zz); returns the same packing."""
     # B = R I (full 3x3)
@@ -178,7 +224,7 @@ def rotate_sym3(R, I):
             b6 * R[6] + b7 * R[7] + b8 * R[8])
 
 
-@njit(**_inline)
+@helper
 def rotate_diag3(R, d0, d1, d2):
     """R diag(d) Rᵀ in the packing of :func:`rotate_sym3` (principal axes along the body axes: 27 products
     where the general symmetric case takes 45)."""
@@ -200,7 +246,7 @@ def rotate_diag3(R, d0, d1, d2):
 
 
 # ---- quaternions (scalar first: w, x, y, z) ---------------------------------------------------------------
-@njit(**_inline)
+@helper
 def quat_to_rotation(w, x, y, z):
     """Rotation matrix of the unit quaternion (w, x, y, z) (Euler parameters), row-major."""
     xx = x * x
@@ -217,7 +263,7 @@ def quat_to_rotation(w, x, y, z):
             2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy))
 
 
-@njit(**_inline)
+@helper
 def quat_mul(a0, a1, a2, a3, b0, b1, b2, b3):
     """Hamilton product a ⊗ b (scalar first)."""
     return (a0 * b0 - a1 * b1 - a2 * b2 - a3 * b3,
@@ -226,7 +272,7 @@ def quat_mul(a0, a1, a2, a3, b0, b1, b2, b3):
             a0 * b3 + a1 * b2 - a2 * b1 + a3 * b0)
 
 
-@njit(**_inline)
+@helper
 def quat_exp(w0, w1, w2):
     """exp of the rotation vector w (angle |w| about w/|w|) as a unit quaternion."""
     th = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
@@ -239,7 +285,7 @@ def quat_exp(w0, w1, w2):
     return np.cos(half), k * w0, k * w1, k * w2
 
 
-@njit(**_inline)
+@helper
 def quat_log(w, x, y, z):
     """Rotation vector of a unit quaternion (the inverse of ``quat_exp``, angle in [0, π])."""
     if w < 0.0:
@@ -254,7 +300,7 @@ def quat_log(w, x, y, z):
 
 
 # ---- spatial vectors --------------------------------------------------------------------------------------
-@njit(**_inline)
+@helper
 def motion_cross_motion(w0, w1, w2, v0, v1, v2, m0, m1, m2, n0, n1, n2):
     """[ω; v] × [m; n] (RBDA ch. 2): [ω × m; ω × n + v × m]."""
     a0, a1, a2 = cross3(w0, w1, w2, m0, m1, m2)
@@ -263,7 +309,7 @@ def motion_cross_motion(w0, w1, w2, v0, v1, v2, m0, m1, m2, n0, n1, n2):
     return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
 
 
-@njit(**_inline)
+@helper
 def force_cross_motion(w0, w1, w2, v0, v1, v2, n0, n1, n2, f0, f1, f2):
     """[ω; v] ×* [n; f] (RBDA ch. 2): [ω × n + v × f; ω × f]."""
     a0, a1, a2 = cross3(w0, w1, w2, n0, n1, n2)
@@ -272,7 +318,7 @@ def force_cross_motion(w0, w1, w2, v0, v1, v2, n0, n1, n2, f0, f1, f2):
     return a0 + b0, a1 + b1, a2 + b2, c0, c1, c2
 
 
-@njit(**_inline)
+@helper
 def transform_motion_to_child(R, p, w0, w1, w2, v0, v1, v2):
     """Motion [ω; v] in parent coordinates -> child coordinates, child at (R, p) in the parent:
     [Rᵀ ω; Rᵀ (v − p × ω)] (RBDA ch. 2, X = child_X_parent)."""
@@ -282,7 +328,7 @@ def transform_motion_to_child(R, p, w0, w1, w2, v0, v1, v2):
     return a0, a1, a2, b0, b1, b2
 
 
-@njit(**_inline)
+@helper
 def transform_motion_to_parent(R, p, w0, w1, w2, v0, v1, v2):
     """Motion [ω; v] in child coordinates -> parent coordinates: [R ω; R v + p × R ω]."""
     a0, a1, a2 = mat3_vec(R, w0, w1, w2)
@@ -291,7 +337,7 @@ def transform_motion_to_parent(R, p, w0, w1, w2, v0, v1, v2):
     return a0, a1, a2, b0 + c0, b1 + c1, b2 + c2
 
 
-@njit(**_inline)
+@helper
 def transform_force_to_parent(R, p, n0, n1, n2, f0, f1, f2):
     """Force [n; f] in child coordinates -> parent coordinates: [R n + p × R f; R f] (RBDA ch. 2)."""
     a0, a1, a2 = mat3_vec(R, n0, n1, n2)
@@ -300,7 +346,7 @@ def transform_force_to_parent(R, p, n0, n1, n2, f0, f1, f2):
     return a0 + c0, a1 + c1, a2 + c2, b0, b1, b2
 
 
-@njit(**_inline)
+@helper
 def transform_force_to_child(R, p, n0, n1, n2, f0, f1, f2):
     """Force [n; f] in parent coordinates -> child coordinates: [Rᵀ (n − p × f); Rᵀ f]."""
     c0, c1, c2 = cross3(p[0], p[1], p[2], f0, f1, f2)
@@ -309,13 +355,13 @@ def transform_force_to_child(R, p, n0, n1, n2, f0, f1, f2):
     return a0, a1, a2, b0, b1, b2
 
 
-@njit(**_inline)
+@helper
 def dot6(a0, a1, a2, a3, a4, a5, b0, b1, b2, b3, b4, b5):
     return a0 * b0 + a1 * b1 + a2 * b2 + a3 * b3 + a4 * b4 + a5 * b5
 
 
 # ---- rigid-body inertia (m, h, I_O) -----------------------------------------------------------------------
-@njit(**_inline)
+@helper
 def rigid_inertia_world(R, p, m, c, Ic):
     """Inertia of a body at placement (R, p) in ground coordinates about the ground origin.
 
@@ -339,7 +385,7 @@ def rigid_inertia_world(R, p, m, c, Ic):
     return h, I
 
 
-@njit(**_inline)
+@helper
 def rigid_inertia_times_motion(m, h, I, w0, w1, w2, v0, v1, v2):
     """[[I, h̃], [h̃ᵀ, m E]] [ω; v] = [I ω + h × v; m v − h × ω] (RBDA ch. 2)."""
     a0, a1, a2 = cross3(h[0], h[1], h[2], v0, v1, v2)
@@ -350,7 +396,7 @@ def rigid_inertia_times_motion(m, h, I, w0, w1, w2, v0, v1, v2):
             m * v0 - b0, m * v1 - b1, m * v2 - b2)
 
 
-@njit(**_inline)
+@helper
 def rigid_inertia_sym6(m, h, I):
     """The spatial inertia [[I, h̃], [h̃ᵀ, m E]] as its 21 packed entries (a tuple, upper triangle row by row)."""
     return (I[0], I[1], I[2], 0.0, -h[2], h[1],     # row 0: (0,0) .. (0,5)
@@ -359,23 +405,24 @@ def rigid_inertia_sym6(m, h, I):
             m, 0.0, 0.0, m, 0.0, m)                 # rows 3..5: m E
 
 
-@njit(**_inline)
+@helper
 def store21(out, i, a):
     """out[i, 0:21] = the 21-tuple a (constant indices: a loop over a tuple would index it through a switch)."""
-    out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4], out[i, 5], out[i, 6] = a[0], a[1], a[2], a[3], a[4], a[5], a[6]
+    out[i, 0], out[i, 1], out[i, 2], out[i, 3], out[i, 4], out[i, 5] = a[0], a[1], a[2], a[3], a[4], a[5]
+    out[i, 6] = a[6]
     out[i, 7], out[i, 8], out[i, 9], out[i, 10], out[i, 11], out[i, 12] = a[7], a[8], a[9], a[10], a[11], a[12]
     out[i, 13], out[i, 14], out[i, 15], out[i, 16], out[i, 17] = a[13], a[14], a[15], a[16], a[17]
     out[i, 18], out[i, 19], out[i, 20] = a[18], a[19], a[20]
 
 
-@njit(**_inline)
+@helper
 def store_rigid_inertia_sym6(out, i, m, h, I):
     """Write the spatial inertia [[I, h̃], [h̃ᵀ, m E]] into the packed symmetric row out[i, 0:21]."""
     a = rigid_inertia_sym6(m, h, I)
     store21(out, i, a)
 
 
-@njit(**_inline)
+@helper
 def store_rigid_inertia(out, i, o, m, h, I):
     """out[i, o:o+10] = (m, h, I): a rigid-body inertia about the origin in its 10 numbers (mass, first moment,
     rotational inertia packed as (xx, xy, xz, yy, yz, zz)). A sum of rigid inertias about one point is again
@@ -389,14 +436,14 @@ def store_rigid_inertia(out, i, o, m, h, I):
         out[i, o + 4 + k] = I[k]
 
 
-@njit(**_inline)
+@helper
 def load_rigid_inertia(arr, i, o):
     """(m, h, I) stored by :func:`store_rigid_inertia` in arr[i, o:o+10]."""
     return (arr[i, o], (arr[i, o + 1], arr[i, o + 2], arr[i, o + 3]),
             (arr[i, o + 4], arr[i, o + 5], arr[i, o + 6], arr[i, o + 7], arr[i, o + 8], arr[i, o + 9]))
 
 
-@njit(**_inline)
+@helper
 def add_rigid_inertia_sym6(out, i, m, h, I):
     """out[i] += [[I, h̃], [h̃ᵀ, m E]] (packed symmetric rows)."""
     out[i, 0] += I[0]
@@ -417,7 +464,7 @@ def add_rigid_inertia_sym6(out, i, m, h, I):
 
 
 # ---- symmetric 6x6 (packed upper triangle, 21 entries) ----------------------------------------------------
-@njit(**_inline)
+@helper
 def transform_inertia_to_parent(R, p, I):
     """A spatial (or articulated) inertia, packed 21-tuple in child coordinates, in parent coordinates; the child
     is at (R, p) in the parent: I_p = Xᵀ I X with X = child_X_parent (RBDA ch. 2). With the blocks
@@ -444,7 +491,7 @@ def transform_inertia_to_parent(R, p, I):
             C1[0], C1[1], C1[2], C1[4], C1[5], C1[8])
 
 
-@njit(**_inline)
+@helper
 def sym6_times_packed(a, x0, x1, x2, x3, x4, x5):
     """A x for the packed symmetric 6x6 A given as its 21-tuple ``a``: the operations of :func:`sym6_times`, in
     the same order (the SIMD lanes of ``kernels/lanes.py`` use it; the scalar kernels keep the array form, whose
@@ -457,7 +504,7 @@ def sym6_times_packed(a, x0, x1, x2, x3, x4, x5):
             a[5] * x0 + a[10] * x1 + a[14] * x2 + a[17] * x3 + a[19] * x4 + a[20] * x5)
 
 
-@njit(**_inline)
+@helper
 def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
     """A[i] x for the packed symmetric 6x6 in row i of A."""
     return (A[i, 0] * x0 + A[i, 1] * x1 + A[i, 2] * x2 + A[i, 3] * x3 + A[i, 4] * x4 + A[i, 5] * x5,
@@ -468,7 +515,7 @@ def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
             A[i, 5] * x0 + A[i, 10] * x1 + A[i, 14] * x2 + A[i, 17] * x3 + A[i, 19] * x4 + A[i, 20] * x5)
 
 
-@njit(**_inline)
+@helper
 def rank1_downdate_packed(b, s, u0, u1, u2, u3, u4, u5):
     """B − s u uᵀ for the packed symmetric B given as its 21-tuple ``b`` (a 21-tuple): the operations of
     :func:`sym6_add_rank1_update` before its additions, in the same order (see :func:`sym6_times_packed`)."""
@@ -486,7 +533,7 @@ def rank1_downdate_packed(b, s, u0, u1, u2, u3, u4, u5):
             b[20] - w5 * u5)
 
 
-@njit(**_inline)
+@helper
 def sym6_add_rank1_update(A, j, B, i, s, u0, u1, u2, u3, u4, u5):
     """A[j] += B[i] − s u uᵀ (packed symmetric rows): the articulated-inertia hand-over of a
     one-degree-of-freedom joint, IA_parent += IA − U Uᵀ / D (RBDA Table 7.1)."""
@@ -519,21 +566,21 @@ def sym6_add_rank1_update(A, j, B, i, s, u0, u1, u2, u3, u4, u5):
     A[j, 20] += B[i, 20] - w5 * u5
 
 
-@njit(**_inline)
+@helper
 def sym6_add(A, j, B, i):
     """A[j] += B[i] (packed symmetric rows)."""
     for k in range(21):
         A[j, k] += B[i, k]
 
 
-@njit(**_inline)
+@helper
 def sym6_copy(A, j, B, i):
     """A[j] = B[i] (packed symmetric rows)."""
     for k in range(21):
         A[j, k] = B[i, k]
 
 
-@njit(**_inline)
+@helper
 def sym6_add_low_rank_update(A, j, B, i, W, cw, Z, cz, r0, nk):
     """A[j] += B[i] − Σ_k w_k z_kᵀ (packed symmetric rows) with w_k = W[r0 + k, cw:cw+6] and
     z_k = Z[r0 + k, cz:cz+6], k < nk: the articulated-inertia hand-over of a joint with nk degrees of freedom,
