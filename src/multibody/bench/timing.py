@@ -23,11 +23,19 @@ def interleaved(calls, number=1, rounds=7, clock=time.process_time):
 
 
 def number_for(f, budget=0.02):
-    """How many calls of ``f`` make a block of about ``budget`` seconds (at least 3)."""
-    t0 = time.process_time()
+    """How many calls of ``f`` make a block of about ``budget`` seconds (at least 3): from the time of repeated
+    calls over at least a millisecond, so that a slow first call (cold caches) or the clock's granularity does
+    not make the blocks of a microsecond call a few calls long."""
     f()
-    dt = time.process_time() - t0
-    return int(max(3, min(20000, budget / max(dt, 1e-9))))
+    calls = 0
+    t0 = time.perf_counter()
+    while True:
+        f()
+        calls += 1
+        dt = time.perf_counter() - t0
+        if dt >= 1e-3 or dt >= budget:
+            break
+    return int(max(3, min(200000, budget * calls / max(dt, 1e-9))))
 
 
 def spread(values):
