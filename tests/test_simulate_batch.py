@@ -191,6 +191,16 @@ def test_lanes_chain_equals_single_runs_and_a_failed_lane_stops_alone():
         np.testing.assert_array_equal(lanes.energy["total"][b], single.energy["total"])
 
 
+@pytest.mark.parametrize("axis", [(1.0, 0.0, 0.0), (0.0, 0.0, -1.0), (-1.0, 0.0, 0.0), (0.0, 0.6, 0.8)])
+def test_lanes_hinges_about_every_axis(axis):
+    """Hinges about ±e_k (the coordinate-axis branch, −e_k turning with −sin q) and about a general axis."""
+    m = revolute_chain(3, axis=axis)
+    Q0, V0 = chain_states(9, 3, seed=7)
+    lanes = mb.simulate_batch(m, Q0, V0, 0.02, method="RK4", h=H, output_every=5)
+    assert lanes.info["path"] == "compiled lanes"
+    assert_same_batches(lanes, mb.simulate_batch(m, Q0, V0, 0.02, method="RK4", h=H, output_every=5, lanes=False))
+
+
 def test_lanes_take_only_the_models_they_compute():
     b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_body("arm", mass=1.0, com=(0.0, 0.0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))

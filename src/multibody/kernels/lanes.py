@@ -215,18 +215,15 @@ def _placement(i, mi, mf, W, nl):
         for b in range(nl):  # the library's cos and sin, lane by lane (the scalar kernel's numbers)
             Wi[O_COS + b] = np.cos(Wi[O_Q + b])
             Wi[O_SIN + b] = np.sin(Wi[O_Q + b])
-        if axis == 1:
+        if axis < 0:  # rot(−e_k, q) = rot(e_k, q) with −sin q, as ``mat3_times_axis_rotation`` does it
+            for b in range(nl):
+                Wi[O_SIN + b] = -Wi[O_SIN + b]
+        if axis == 1 or axis == -1:
             _axis_rotation_lanes(Wi, nl, 1)
-        elif axis == 2:
+        elif axis == 2 or axis == -2:
             _axis_rotation_lanes(Wi, nl, 2)
-        elif axis == 3:
+        elif axis == 3 or axis == -3:
             _axis_rotation_lanes(Wi, nl, 3)
-        elif axis == -1:
-            _axis_rotation_lanes(Wi, nl, -1)
-        elif axis == -2:
-            _axis_rotation_lanes(Wi, nl, -2)
-        elif axis == -3:
-            _axis_rotation_lanes(Wi, nl, -3)
         else:
             for b in range(nl):
                 RJ = rotation_axis_angle(a0, a1, a2, Wi[O_COS + b], Wi[O_SIN + b])
