@@ -232,13 +232,20 @@ def specialize(rhs, project=None, observe=None, run_params=None, cache_dir=None)
     bound to these functions (defaults: :func:`no_project`, :func:`no_observe`, :func:`shared_params`).
 
     When all four are importable module-level numba functions the loops are a generated module cached on disk
-    (``module.CACHE`` is True), else the same source compiled in memory for this process only."""
+    (``module.CACHE`` is True), else the same source compiled in memory for this process only.
+
+    ``rk_run`` does not read ``run_params``: the module made for a ``run_params`` of its own takes its ``rk_run``
+    from the module of the same functions without it, so that single runs and batches compile the loop of one
+    run once (it carries the whole right-hand side through LLVM: seconds on a fresh install)."""
     funcs = {"rhs": rhs, "project": no_project if project is None else project,
              "observe": no_observe if observe is None else observe,
              "run_params": shared_params if run_params is None else run_params}
     key = tuple(funcs[name] for name in _TEMPLATE_BINDINGS)
     if key in _SPECIALIZED:
         return _SPECIALIZED[key]
+    single = None
+    if funcs["run_params"] is not shared_params:
+        single = specialize(rhs, funcs["project"], funcs["observe"], cache_dir=cache_dir)
     head, body = _template_source()
     names = {name: _importable(f) for name, f in funcs.items()}
     mod = None
@@ -252,6 +259,8 @@ def specialize(rhs, project=None, observe=None, run_params=None, cache_dir=None)
             # the sources of the bound functions go into the hash as a comment: a changed rhs gets a new module
             src = ("".join(f"# {line}\n" for f in sources for line in f.splitlines())
                    + "".join(head) + imports + "".join(body))
+            if single is not None and single.CACHE:  # (imported by then: ``single`` is in sys.modules)
+                src += f"\nfrom {single.__name__} import rk_run  # noqa: E402,F811  (the loop of one run, shared)\n"
             try:
                 from multibody.cache import import_generated
 
@@ -265,6 +274,8 @@ def specialize(rhs, project=None, observe=None, run_params=None, cache_dir=None)
         mod = types.ModuleType("_mb_rk_in_memory")
         mod.__dict__.update(funcs)
         exec(compile(src, "<multibody.integrate.rk_template>", "exec"), mod.__dict__)
+        if single is not None:
+            mod.rk_run = single.rk_run
     _SPECIALIZED[key] = mod
     return mod
 

@@ -203,11 +203,12 @@ def rk_batch(X, t0, h, nsteps, save, params, batch, method, nsplit, nchunk, TS, 
     The runs are split into ``nchunk`` chunks of consecutive runs, one chunk per parallel iteration."""
     nb = X.shape[0]
     n = X.shape[1]
+    first = np.int64(0)  # not a literal 0: the rk_run that single runs compile (int64) serves the batch too
     for ch in prange(nchunk):
         xt = np.empty(n)
         K = np.empty((4, n))
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            k, status, done = rk_run(X[b], t0, h, 0, nsteps, save, run_params(params, batch, b), method, nsplit,
+            k, status, done = rk_run(X[b], t0, h, first, nsteps, save, run_params(params, batch, b), method, nsplit,
                                      TS[b], XS[b], OBS[b], xt, K)
             INFO[b, 0] = k
             INFO[b, 1] = status

@@ -153,7 +153,8 @@ def articulated_pass1(mi, mf, q, v, fext, work):
     return wb, wd, IA
 
 
-@helper
+# inlined by numba (into ``articulate_joint``), for the reason given there
+@njit(inline=INLINE, cache=True)
 def articulate_one_dof(i, par, iv, tau_i, pA, c, IA, wb, wd):
     """Pass 2 of ABA for a joint of one free coordinate: U = IA S, d = Sᵀ U, u = τ − Sᵀ pA into the workspace,
     and the hand-over IA_λ += IA − U Uᵀ/d, pA_λ += pA + Ia c + U u/d (RBDA Table 7.1)."""
@@ -188,7 +189,8 @@ def hand_over_whole(i, par, pA, c, IA, wb):
 
 
 # inlined by numba rather than a helper: called from two kernels only, and as a helper of its own it would put
-# its three branches' code once more through LLVM (half a second of the first aba)
+# its three branches' code once more through LLVM (half a second of the first aba; each compiled function is
+# optimized and translated by LLVM with a copy of all it calls)
 @njit(inline=INLINE, cache=True)
 def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
     """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,

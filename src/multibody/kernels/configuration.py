@@ -27,7 +27,7 @@ from multibody.data import _CACHE_ATTR, default_data
 from multibody.errors import ModelError
 from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYPE, NQ, PLANAR, PRISMATIC, REVOLUTE,
                                           SPHERICAL, UNIVERSAL)
-from multibody.kernels.spatial import (INLINE, KERNEL, cross3, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log,
+from multibody.kernels.spatial import (KERNEL, cross3, helper, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log,
                                        quat_mul, quat_to_rotation, rotation_axis_angle, rotation_z)
 
 __all__ = ["neutral", "integrate", "difference", "qdot", "normalize", "joint_transform", "motion_subspace",
@@ -36,7 +36,7 @@ __all__ = ["neutral", "integrate", "difference", "qdot", "normalize", "joint_tra
 
 
 # ---- SE(3) exponential helpers (Free joint) ---------------------------------------------------------------
-@njit(inline=INLINE, cache=True)
+@helper
 def _se3_V_coeffs(th):
     """A = (1 − cos θ)/θ², B = (θ − sin θ)/θ³ of V(φ) = E + A φ̃ + B φ̃² (left Jacobian of SO(3))."""
     if th < 1e-4:
@@ -45,7 +45,7 @@ def _se3_V_coeffs(th):
     return (1.0 - np.cos(th)) / (th * th), (th - np.sin(th)) / (th * th * th)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _se3_Vinv_coeff(th):
     """C of V(φ)⁻¹ = E − ½ φ̃ + C φ̃², C = (1 − θ sin θ / (2 (1 − cos θ))) / θ²."""
     if th < 1e-4:
@@ -53,7 +53,7 @@ def _se3_Vinv_coeff(th):
     return (1.0 - th * np.sin(th) / (2.0 * (1.0 - np.cos(th)))) / (th * th)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _normalized_quat(q, k):
     w = q[k]
     x = q[k + 1]

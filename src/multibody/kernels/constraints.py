@@ -40,20 +40,19 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import B_A, B_P, B_V, IV, NV, PARENT, workspace_views
-from multibody.kernels.spatial import INLINE, KERNEL, cross3, load9, mat3_vec
+from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec
 
-_inline = dict(inline=INLINE, cache=True)
 
 E_POINT, E_ALIGN, E_LOCK, E_OFFSET, E_POINT_PROFILE, E_DISC_PROFILE, E_DISC_PLANE = range(7)
 C_CODE, C_A, C_B, C_ROW, C_NROWS, C_AUX, C_NAUX, C_PAR = range(8)
 
 
-@njit(**_inline)
+@helper
 def dot3(a0, a1, a2, b0, b1, b2):
     return a0 * b0 + a1 * b1 + a2 * b2
 
 
-@njit(**_inline)
+@helper
 def point_motion(wb, b, r0, r1, r2):
     """Position P, velocity v_P and bias acceleration a_P (at v̇ = 0) of the material point r (body
     coordinates) of body b, ground coordinates: v_P = v_O + ω × P, a_P = a_O + ω̇ × P + ω × v_P."""
@@ -70,13 +69,13 @@ def point_motion(wb, b, r0, r1, r2):
     return P, vP, aP
 
 
-@njit(**_inline)
+@helper
 def body_rates(wb, b):
     """ω and the bias angular acceleration ω̇ of body b (ground coordinates)."""
     return (wb[b, B_V], wb[b, B_V + 1], wb[b, B_V + 2]), (wb[b, B_A], wb[b, B_A + 1], wb[b, B_A + 2])
 
 
-@njit(**_inline)
+@helper
 def set_point_covector(cb, cv, r, slot, body, sign, P, n):
     """Row r, slot ``slot``: the covector of ``sign · n·v_P`` for the point P of ``body``: [P × n; n]."""
     x = cross3(P[0], P[1], P[2], n[0], n[1], n[2])
@@ -89,7 +88,7 @@ def set_point_covector(cb, cv, r, slot, body, sign, P, n):
     cv[r, slot, 5] = sign * n[2]
 
 
-@njit(**_inline)
+@helper
 def set_angular_covector(cb, cv, r, slot, body, m):
     """Row r, slot ``slot``: the covector of ``m·ω`` of ``body``: [m; 0]."""
     cb[r, slot] = body
@@ -101,7 +100,7 @@ def set_angular_covector(cb, cv, r, slot, body, m):
     cv[r, slot, 5] = 0.0
 
 
-@njit(**_inline)
+@helper
 def covector_times_velocity(wb, cb, cv, r):
     """Σ_slots c · V_b of row r: the row's velocity residual."""
     out = 0.0

@@ -25,7 +25,7 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import (B_P, B_V, IQ, IV, NQ, NV, PARENT, kinematics_kernel, workspace_views)
-from multibody.kernels.spatial import KERNEL, cross3, load9, mat3_vec
+from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec
 
 # columns of the per-body force accumulator ``fb`` (n, 6): [n (about the ground origin); F], ground frame
 FORCE_WIDTH = 6
@@ -55,7 +55,7 @@ def joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau):
     return V, P
 
 
-@njit(inline="always", cache=True)
+@helper
 def _world_point(wb, body, r0, r1, r2):
     """Position and velocity (ground coordinates) of the point r (body coordinates) of ``body``; the body
     velocity in ``wb`` is [ω; v_O] (Plücker, ground origin), so ẋ = v_O + ω × x."""
@@ -68,7 +68,7 @@ def _world_point(wb, body, r0, r1, r2):
     return x0, x1, x2, wb[body, B_V + 3] + e0, wb[body, B_V + 4] + e1, wb[body, B_V + 5] + e2
 
 
-@njit(inline="always", cache=True)
+@helper
 def _add_point_force(fb, body, x0, x1, x2, F0, F1, F2):
     n0, n1, n2 = cross3(x0, x1, x2, F0, F1, F2)
     fb[body, 0] += n0

@@ -35,8 +35,8 @@ in columns GEN_SIGMA and GEN_BIAS of the block's row 1.
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import (INLINE, KERNEL, cross3, helper, load9, mat3_mul, mat3_times_axis_rotation, mat3_vec,
-                                       motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
+from multibody.kernels.spatial import (INLINE, KERNEL, cross3, helper, load9, mat3_mul, mat3_times_axis_rotation,
+                                       mat3_vec, motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
                                        rigid_inertia_world, rotation_axis_angle)
 
 # ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)

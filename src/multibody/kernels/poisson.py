@@ -62,7 +62,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           DOF_TRANS_JOINT, IQ, IV, M_DOF, NQ, NV, PARENT, body_inertia_world,
                                           joint_placement_world, joint_velocity_world, set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import (INLINE, cross3, dot6, force_cross_motion, load6, store6,
+from multibody.kernels.spatial import (INLINE, cross3, dot6, force_cross_motion, helper, load6, store6,
                                        store_rigid_inertia_sym6, sym6_add_low_rank_update, sym6_add_rank1_update,
                                        sym6_times)
 
@@ -105,7 +105,7 @@ def _workspace(mi, mf, work, nv):
     return n, wb, wd, wb[:, B_IA:B_IA + 21]
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _body_pass(i, mi, mf, q, wb, wd, IA):
     """Pass 1 for body i (seed 002 §A.6, §A.7.3: the leaf values M_i* = M_i, φ_i* = 0, F_i = the active
     force): placement and columns S_i, IA_i = I_i, φ_i = 0, and f*_i = the gravity force [c × m g; m g] =
@@ -121,7 +121,7 @@ def _body_pass(i, mi, mf, q, wb, wd, IA):
     store6(wb, i, B_PHI, (0.0, 0.0, 0.0, 0.0, 0.0, 0.0))
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _impulse_rates(i, mi, wd, v, vp, vi, h, f, pdot):
     """ṗ_k = s_kᵀ (f*_i − u_k ×* h_i) for the coordinates k of joint i (seed 002, eq. 7 in the ground frame; see
     the module docstring), from v_λ = ``vp``, v_i = ``vi``, h_i = ``h`` and f*_i = ``f`` (6-tuples): u_k = v_i
@@ -154,7 +154,7 @@ def _impulse_rates(i, mi, wd, v, vp, vi, h, f, pdot):
                             ga0, ga1, ga2, ga3, ga4, ga5)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _body_velocity(i, mi, wb, wd, v):
     """v_i = v_λ + S_i q̇_i into ``wb`` (seed 002, eq. 1 with C_i = E); returns (v_λ, v_i) as 6-tuples."""
     vp = load6(wb, mi[i, PARENT], B_V)
@@ -164,7 +164,7 @@ def _body_velocity(i, mi, wb, wd, v):
     return vp, vi
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
     """Pass 3 for body i (seed 002 §A.6, §A.7.3) once its q̇_i (= v) is known: v_i = v_λ + S_i q̇_i,
     h_i = IA_i v_i + φ_i (the paper's μ_i = M_i* V_i + φ_i*), and ṗ of its coordinates (eq. 7)."""
@@ -176,7 +176,7 @@ def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
         _impulse_rates(i, mi, wd, v, vp, vi, h, load6(wb, i, B_FSTAR), pdot)
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _project_joint(i, mi, wb, wd, IA, p):
     """U_k = IA_i s_k into ``D_U``, r_k = p_k − s_kᵀ φ_i into ``D_u`` and N = S_iᵀ U_i into ``D_DINV`` for
     the coordinates of joint i (seed 002 §A.6: A_iᵀ M_i* A_i and p_i − A_iᵀ φ_i*)."""
@@ -195,7 +195,7 @@ def _project_joint(i, mi, wb, wd, IA, p):
                                      wd[iv + l, D_U + 3], wd[iv + l, D_U + 4], wd[iv + l, D_U + 5])
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _hand_over(i, par, wb, wd, IA, cw, cz, s1, iv, nvi):
     """Pass 2, body i to its parent (seed 002 §A.6 and §A.7.3: the recursions of M_i*, φ_i*, F_i* with C_j = E):
     IA_λ += IA_i − Σ_k w_k z_kᵀ, φ_λ += φ_i + Σ_k w_k ρ_k, f*_λ += f*_i, with
@@ -214,7 +214,7 @@ def _hand_over(i, par, wb, wd, IA, cw, cz, s1, iv, nvi):
         wb[par, B_FSTAR + r] += wb[i, B_FSTAR + r]
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def cholesky_small(A, r0, c0, n):
     """The lower Cholesky factor L (L Lᵀ = A) of the n×n SPD block A[r0:r0+n, c0:c0+n], in place in its lower
     triangle (Golub & Van Loan, Alg. 4.2.1; the strict upper triangle is left as it was and never read).
@@ -235,7 +235,7 @@ def cholesky_small(A, r0, c0, n):
     return True
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _sweep_eliminate(wd, iv, nvi):
     """Sweep, pass 2 for one joint (seed 002 §A.6): D = N⁻¹ = (A_iᵀ M_i* A_i)⁻¹ in place of N, and U D into
     ``D_UD``. Returns False if N is not positive definite (a non-positive pivot)."""
@@ -258,7 +258,7 @@ def _sweep_eliminate(wd, iv, nvi):
     return True
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _cholesky_eliminate(wd, iv, nvi):
     """Cholesky, pass 2 for one joint (seed 002 §A.7.3, eq. 10): L Lᵀ = N in place of N, the rows of
     Y = L⁻¹ Uᵀ into ``D_UD`` and x = L⁻¹ r in place of r. Returns False if N is not positive definite."""
@@ -289,7 +289,7 @@ def _cholesky_eliminate(wd, iv, nvi):
     return True
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _sweep_velocity(wd, iv, nvi, vp, v):
     """Sweep, pass 3 (seed 002 §A.6): q̇_i = D_i (r_i − U_iᵀ v_λ) = D_i r_i − (U_i D_i)ᵀ v_λ."""
     for k in range(iv, iv + nvi):
@@ -300,7 +300,7 @@ def _sweep_velocity(wd, iv, nvi, vp, v):
         v[k] = x
 
 
-@njit(inline=INLINE, cache=True)
+@helper
 def _cholesky_velocity(wd, iv, nvi, vp, v):
     """Cholesky, pass 3 (seed 002 §A.7.3, eq. 11): back substitution L_iᵀ q̇_i = x_i − Y_i v_λ."""
     for k in range(nvi - 1, -1, -1):

@@ -30,7 +30,7 @@ del _k, _r, _c
 
 #: numba-IR inlining (``@njit(inline=INLINE)``), still used by the functions that return arrays (a caller with
 #: NRT counts the references of a returned array, which a :func:`helper`, compiled without NRT, does not) and by
-#: the kernels of ``poisson.py``, ``constraints.py`` and ``configuration.py``
+#: a few functions with two call sites whose callees would otherwise go once more through LLVM
 INLINE = "always"
 
 #: options of the helpers made by :func:`helper`
