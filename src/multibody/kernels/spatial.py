@@ -63,9 +63,9 @@ def helper(func=None, *, inline=True):
 
     The alternative, numba's own inlining (``@njit(inline="always")``), types and lowers a copy of the helper,
     and of every helper it calls, at each call site of each kernel: measured on a fresh install, the first
-    ``aba`` took 14 s with it and 7 s with helpers, the first ``rnea`` after it 6 s and 0.7 s. A helper has no
-    Python entry point (the CPython and C wrappers of some 50 helpers took 2 s of those 14 to compile): a call
-    from Python runs a twin that has one (``HelperDispatcher``). Compiled without NRT, as the kernels are
+    ``aba`` took 14 s with it and 6 s with helpers, the first ``rnea`` after it 6 s and 0.7 s. A helper has no
+    Python entry point (with the CPython and C wrappers of its 45 helpers, the first ``aba`` took 2 s longer):
+    a call from Python runs a twin that has one (``HelperDispatcher``). Compiled without NRT, as the kernels are
     (``KERNEL``), so a helper must not allocate or return arrays; cached on disk."""
     if func is None:
         return lambda f: helper(f, inline=inline)
