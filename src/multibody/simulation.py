@@ -477,8 +477,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                    n_out=None, output_every=None, tau=None, energy=True, lanes=None):
     """Integrate many runs of ``model`` in one compiled parallel call; return a :class:`BatchResult`.
 
-    The fast path under sweeps and Monte-Carlo studies: the runs are split between numba's threads (``prange``;
-    ``numba.set_num_threads`` chooses how many), eight at a time in the SIMD lanes of the processor where the
+    The fast path under sweeps and Monte-Carlo studies: the runs are split between threads
+    (``numba.set_num_threads`` chooses how many), eight at a time in the SIMD lanes of the processor where the
     model allows it (``lanes`` below), and each run is computed with the operations, in the same order, of
     ``simulate(model, Q0[b], V0[b], t_end, method, h, tau=..., ...)``: run b equals that single run exactly,
     whatever the number of threads.

@@ -74,7 +74,8 @@ The functions must then be importable module-level ``@njit(cache=True)`` functio
 Outputs. The loops save the state at given step numbers (:func:`save_steps`: the initial state, every k-th
 step and the last one; or any ascending list) and, with each saved state, what an ``observe(x, params, obs,
 k)`` function records into ``obs[k]`` (the energies of the tree formulation), inside the compiled loop.
-Many runs at once: :func:`run_fixed_batch` (numba ``prange``; each run computed exactly as a single run).
+Many runs at once: :func:`run_fixed_batch` (slices of the runs in threads over loops compiled without the GIL,
+:func:`in_threads`; each run computed exactly as a single run).
 """
 import inspect
 import os
@@ -399,9 +400,31 @@ def rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, method, nsplit
     return integrate_fixed(rhs, x0, t0, h, nsteps, params, name, project, save_every, nsplit)
 
 
+def in_threads(func, args, count, slices=None, tail=()):
+    """``func(*args, lo, hi, *tail)`` over contiguous slices [lo, hi) of ``range(count)``, in
+    ``numba.get_num_threads()`` threads of Python (``func``: compiled with ``nogil=True``, each slice independent
+    of the others, so the results do not depend on the number of threads). ``slices``: how many (default four
+    per thread, so that a slow one does not hold the others up)."""
+    import numba
+
+    threads = max(1, min(count, numba.get_num_threads()))
+    if count <= 0:
+        return
+    if threads == 1:
+        func(*args, 0, count, *tail)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    slices = max(1, min(count, 4 * threads if slices is None else int(slices)))
+    bounds = [count * k // slices for k in range(slices + 1)]
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        for f in [pool.submit(func, *args, lo, hi, *tail) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]:
+            f.result()
+
+
 def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="RK4", project=no_project,
                     save=None, nsplit=0, observe=None, nobs=0, nchunk=None, lanes=None):
-    """Many fixed-step runs in one compiled parallel call: run b starts from ``X0[b]`` with the parameters
+    """Many fixed-step runs, in slices run by threads (:func:`in_threads`): run b starts from ``X0[b]`` with the parameters
     ``run_params(params, batch, b)`` (a numba function returning a parameter tuple with workspaces of its own).
     Each run is computed exactly as :func:`run_fixed` would (the same loop and order of operations), whatever
     the number of threads. Returns ``(t, X, status, done, OBS)``: ``t`` the saved times (of a complete run), X
@@ -410,9 +433,8 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
 
     ``lanes=(mi, mf, TAU)``: the runs are trees that ``kernels.lanes`` computes, with the generalized forces TAU
     (runs, nv): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
-    ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called)."""
-    import numba
-
+    ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called).
+    ``nchunk``: the number of slices (default four per thread)."""
     code, _, nsteps = _check(method, np.zeros(1 + int(nsplit)), nsteps, h, nsplit)
     X = np.array(X0, dtype=np.float64, order="C")
     if X.ndim != 2:
@@ -424,19 +446,16 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     XS = np.full((nb, rows, n), np.nan)
     OBS = np.full((nb, rows, int(nobs)), np.nan)
     INFO = np.zeros((nb, 3), dtype=np.int64)
-    if nchunk is None:
-        nchunk = 4 * numba.get_num_threads()
-    nchunk = max(1, min(nb, int(nchunk)))
     if lanes is not None:
-        from multibody.integrate.lanes import lanes_batch
+        from multibody.integrate.lanes import LANES, lanes_groups
 
         mi, mf, TAU = lanes
-        if nb:
-            lanes_batch(mi, mf, X, np.ascontiguousarray(TAU, dtype=np.float64), float(t0), float(h), nsteps, save,
-                        code, int(nsplit), TS, XS, OBS, INFO)
-    elif nb:
-        specialize(rhs, project, observe, run_params).rk_batch(X, float(t0), float(h), nsteps, save, params, batch,
-                                                               code, int(nsplit), nchunk, TS, XS, OBS, INFO)
+        in_threads(lanes_groups, (mi, mf, X, np.ascontiguousarray(TAU, dtype=np.float64), float(t0), float(h),
+                                  nsteps, save, code, int(nsplit), TS, XS, OBS, INFO), -(-nb // LANES), nchunk)
+    else:
+        loops = specialize(rhs, project, observe, run_params)
+        in_threads(loops.rk_batch, (X, float(t0), float(h), nsteps, save, params, batch, code, int(nsplit)), nb,
+                   nchunk, (TS, XS, OBS, INFO))
     status, done = INFO[:, 1].copy(), INFO[:, 2].copy()
     k = save.shape[0]
     XS, OBS = XS[:, :k], OBS[:, :k]

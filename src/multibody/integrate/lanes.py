@@ -1,6 +1,6 @@
 """Many fixed-step runs of a tree in SIMD lanes: ``LANES`` runs advance together (``kernels/lanes.py``).
 
-:func:`run_lanes_batch` is the fast path of ``simulate_batch`` for the models ``kernels.lanes.lanes_supported``
+:func:`lanes_groups` is the fast path of ``simulate_batch`` for the models ``kernels.lanes.lanes_supported``
 accepts. The runs are grouped ``LANES`` at a time (the last group padded with copies of its first run, whose
 results are dropped); the groups are shared between threads (``numba.get_num_threads()`` of them). Within a group,
 :func:`lanes_run` is ``rk_template.rk_run`` with every statement applied to all lanes: the same tableau
@@ -129,7 +129,8 @@ def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, T
 def lanes_groups(mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
     """The groups g0 ≤ g < g1 of ``LANES`` consecutive runs of X (runs, n), with the generalized forces TAU
     (runs, nv), one after the other (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
-    states. Compiled without the GIL: :func:`lanes_batch` runs slices of the groups in threads."""
+    states. Compiled without the GIL: ``fixed_step.run_fixed_batch`` runs slices of the groups in threads
+    (``fixed_step.in_threads``; a numba ``prange`` loop took 6 s to compile on a fresh install)."""
     nb, n = X.shape
     nv = TAU.shape[1]
     W = np.empty(mi.shape[0] * LW * LANES)
@@ -154,26 +155,3 @@ def lanes_groups(mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OB
             if real[b]:
                 for j in range(n):
                     X[runs[b], j] = XL[j * LANES + b]
-
-
-def lanes_batch(mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, threads=None):
-    """Every run of X in groups of ``LANES`` (:func:`lanes_groups`), the groups shared between ``threads``
-    threads (default ``numba.get_num_threads()``) in contiguous slices. Each group is computed alone, so the
-    results do not depend on the number of threads. Threads of Python, not numba's ``prange``: the loop compiles
-    in a fraction of the time (a parallel loop took 6 s to compile on a fresh install)."""
-    import numba
-
-    nb = X.shape[0]
-    ngroups = (nb + LANES - 1) // LANES
-    threads = max(1, min(ngroups, numba.get_num_threads() if threads is None else int(threads)))
-    args = (mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO)
-    if threads == 1:
-        lanes_groups(*args, 0, ngroups)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    slices = 4 * threads  # a few slices per thread, so a slow one does not hold the others up
-    bounds = [ngroups * k // slices for k in range(slices + 1)]
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for f in [pool.submit(lanes_groups, *args, g0, g1) for g0, g1 in zip(bounds[:-1], bounds[1:]) if g1 > g0]:
-            f.result()

@@ -7,7 +7,8 @@ The defaults imported here only keep the template importable.
 
 * :func:`rk_run` — one run into preallocated outputs; nothing allocated, nothing checked: the steps of every
   method (the tableaux of ``fixed_step.TABLEAU_*``), the projection after each step, the saving rule;
-* :func:`rk_batch` — many runs in parallel (numba ``prange`` over chunks of runs): run ``b`` is
+* :func:`rk_batch` — a slice of many runs, compiled without the GIL (``fixed_step.run_fixed_batch`` runs the
+  slices in threads): run ``b`` is
   :func:`rk_run` with the parameters ``run_params(params, batch, b)``, so each run is computed by the same
   code, in the same order, as a single run: the results do not depend on the number of threads.
 
@@ -17,7 +18,7 @@ energies), called right after an evaluation of ``rhs`` at that state (see :func:
 ``run_params(params, batch, b)`` returns the parameters of run b of a batch (with workspaces of its own).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from multibody.integrate.fixed_step import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
                                             TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
@@ -196,20 +197,20 @@ def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, x
     return k, status, done
 
 
-@njit(cache=CACHE, parallel=True)
-def rk_batch(X, t0, h, nsteps, save, params, batch, method, nsplit, nchunk, TS, XS, OBS, INFO):
-    """Run b of ``X`` (runs, n) is :func:`rk_run` with ``run_params(params, batch, b)``, into ``TS[b]``,
-    ``XS[b]``, ``OBS[b]`` and ``INFO[b] = (rows saved, status, steps done)``; ``X[b]`` ends as the final state.
-    The runs are split into ``nchunk`` chunks of consecutive runs, one chunk per parallel iteration."""
-    nb = X.shape[0]
+@njit(cache=CACHE, nogil=True)
+def rk_batch(X, t0, h, nsteps, save, params, batch, method, nsplit, b0, b1, TS, XS, OBS, INFO):
+    """Runs b0 ≤ b < b1 of ``X`` (runs, n), one after the other: run b is :func:`rk_run` with
+    ``run_params(params, batch, b)``, into ``TS[b]``, ``XS[b]``, ``OBS[b]`` and ``INFO[b] = (rows saved, status,
+    steps done)``; ``X[b]`` ends as the final state. Compiled without the GIL: ``fixed_step.run_fixed_batch`` runs
+    slices of the runs in threads (a numba ``prange`` loop carried ``rk_run`` and the right-hand side through
+    LLVM twice more: about 5 s on a fresh install)."""
     n = X.shape[1]
     first = np.int64(0)  # not a literal 0: the rk_run that single runs compile (int64) serves the batch too
-    for ch in prange(nchunk):
-        xt = np.empty(n)
-        K = np.empty((4, n))
-        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            k, status, done = rk_run(X[b], t0, h, first, nsteps, save, run_params(params, batch, b), method, nsplit,
-                                     TS[b], XS[b], OBS[b], xt, K)
-            INFO[b, 0] = k
-            INFO[b, 1] = status
-            INFO[b, 2] = done
+    xt = np.empty(n)
+    K = np.empty((4, n))
+    for b in range(b0, b1):
+        k, status, done = rk_run(X[b], t0, h, first, nsteps, save, run_params(params, batch, b), method, nsplit,
+                                 TS[b], XS[b], OBS[b], xt, K)
+        INFO[b, 0] = k
+        INFO[b, 1] = status
+        INFO[b, 2] = done
