@@ -191,6 +191,30 @@ def test_lanes_chain_equals_single_runs_and_a_failed_lane_stops_alone():
         np.testing.assert_array_equal(lanes.energy["total"][b], single.energy["total"])
 
 
+def test_lanes_with_joint_springs_dampers_and_efforts():
+    """Joint spring-dampers and efforts (on some coordinates, not all), per-run torques: the lanes equal the
+    per-run loop, energies (with the springs' potential) included."""
+    rng = np.random.default_rng(11)
+    m = random_tree(5, rng, joint_types=("Revolute", "Prismatic"))
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_body("a", mass=1.0, com=(0.0, 0.0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_body("c", mass=0.5, com=(0.0, 0.1, -0.2), inertia=np.diag([0.05, 0.04, 0.02]))
+    b.add_body("d", mass=0.8, com=(0.1, 0.0, -0.3), inertia=np.diag([0.06, 0.05, 0.03]))
+    b.add_joint("j1", mb.Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="a", stiffness=4.0, damping=0.3,
+                rest=0.2)
+    b.add_joint("j2", mb.Prismatic(axis=(0.0, 0.0, 1.0)), parent="a", child="c", stiffness=50.0, rest=-0.1,
+                placement=mb.Placement(np.eye(3), (0.0, 0.0, -1.0)))
+    b.add_joint("j3", mb.Revolute(axis=(0.6, 0.0, 0.8)), parent="c", child="d", damping=0.1, effort=0.4)
+    for model in (m, b.build()):
+        Q0 = rng.uniform(-0.5, 0.5, (10, model.nq))
+        V0 = rng.uniform(-1.0, 1.0, (10, model.nv))
+        kw = dict(method="RK4", h=H, output_every=4, params={"tau": rng.normal(size=(10, model.nv))})
+        lanes = mb.simulate_batch(model, Q0, V0, 0.02, **kw)
+        assert lanes.info["path"] == "compiled lanes"
+        assert_same_batches(lanes, mb.simulate_batch(model, Q0, V0, 0.02, lanes=False, **kw))
+    assert np.any(lanes.energy["potential"] != 0.0)
+
+
 @pytest.mark.parametrize("axis", [(1.0, 0.0, 0.0), (0.0, 0.0, -1.0), (-1.0, 0.0, 0.0), (0.0, 0.6, 0.8)])
 def test_lanes_hinges_about_every_axis(axis):
     """Hinges about ±e_k (the coordinate-axis branch, −e_k turning with −sin q) and about a general axis."""
@@ -204,10 +228,11 @@ def test_lanes_hinges_about_every_axis(axis):
 def test_lanes_take_only_the_models_they_compute():
     b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
     b.add_body("arm", mass=1.0, com=(0.0, 0.0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
-    b.add_joint("hinge", mb.Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="arm", stiffness=2.0)
-    sprung = b.build()
-    assert "springs" in lanes_supported(sprung)
-    runs = mb.simulate_batch(sprung, np.array([[0.1], [0.2]]), None, 0.01, h=H)
+    b.add_joint("hinge", mb.Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="arm")
+    b.add_spring("cord", "ground", (0.0, 0.0, 0.0), "arm", (0.0, 0.0, -1.0), stiffness=3.0)
+    corded = b.build()
+    assert "point-to-point springs" in lanes_supported(corded)
+    runs = mb.simulate_batch(corded, np.array([[0.1], [0.2]]), None, 0.01, h=H)
     assert runs.info["path"] == "compiled batch"
     m = sprung_model()
     assert "is not a Revolute, Prismatic or Fixed joint" in lanes_supported(m)

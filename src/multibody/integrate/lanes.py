@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
-from multibody.kernels.lanes import LANES, LW, L_KINETIC, L_POTENTIAL, lanes_rhs
+from multibody.kernels.lanes import LANES, LW, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_rhs
 
 #: the methods (codes of ``fixed_step.METHODS``) the lanes run: the explicit tableaux RK2, HEUN, RK4, VERLET
 LANE_METHODS = (0, 1, 2, 3)
@@ -31,23 +31,26 @@ def _save_lane(r, k, t, XL, b, TS, XS):
 @njit(inline="always", cache=True)
 def _observe(W, runs, pending, OBS):
     """The energies of the evaluation just made, for every lane with a saved state waiting for them
-    (``tree.tree_observe``: kinetic, potential + 0.0 for the applied forces' potential of a model without them)."""
+    (``tree.tree_observe``: kinetic, and potential of gravity + that of the applied forces, V1 + 0.0 with V1 of the
+    joint springs and 0.0 of the point springs, which the lanes do not take)."""
     oT = L_KINETIC * LANES
     oV = L_POTENTIAL * LANES
+    oA = L_VAPPLIED * LANES
     for b in range(LANES):
         if pending[b] >= 0:
             if OBS.shape[2] > 0:
                 OBS[runs[b], pending[b], 0] = W[oT + b]
-                OBS[runs[b], pending[b], 1] = W[oV + b] + 0.0
+                OBS[runs[b], pending[b], 1] = W[oV + b] + (W[oA + b] + 0.0)
             pending[b] = -1
 
 
 @njit(cache=True)
-def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
+def lanes_run(mi, mf, F, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
     """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
-    see the module docstring). ``XL``: their states, entry j of lane b at ``j * LANES + b`` (ends as the final
-    states); ``TL``: their generalized forces, likewise; ``runs[b]``: the run of lane b; ``real[b]``: False for a
-    padding lane, whose outputs are not written. ``W``, ``XT``, ``K``, ``ACC``: scratch."""
+    see the module docstring). ``F``: the joint forces (``kernels.lanes.lanes_forces``); ``XL``: the runs'
+    states, entry j of lane b at ``j * LANES + b`` (ends as the final states); ``TL``: their generalized forces,
+    likewise; ``runs[b]``: the run of lane b; ``real[b]``: False for a padding lane, whose outputs are not
+    written. ``W``, ``XT``, ``K``, ``ACC``: scratch."""
     n = XS.shape[2]
     nsave = save.shape[0]
     div = TABLEAU_DIV[method]
@@ -70,7 +73,7 @@ def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, T
     for step in range(nsteps):
         if nalive == 0:
             break
-        lanes_rhs(mi, mf, XL, TL, W, K[0])
+        lanes_rhs(mi, mf, XL, TL, F, W, K[0])
         _observe(W, runs, pending, OBS)
         for s in range(1, ns + 1):  # the stages after the first, then (s = ns) the step itself
             final = s == ns
@@ -87,7 +90,7 @@ def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, T
                 for b in range(LANES):
                     XT[j * LANES + b] = XL[j * LANES + b] + scale * ACC[b]
             if not final:
-                lanes_rhs(mi, mf, XT, TL, W, K[s])
+                lanes_rhs(mi, mf, XT, TL, F, W, K[s])
         for b in range(LANES):
             if not alive[b]:
                 continue
@@ -116,7 +119,7 @@ def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, T
     for b in range(LANES):
         waiting = waiting or pending[b] >= 0
     if waiting:
-        lanes_rhs(mi, mf, XL, TL, W, K[0])
+        lanes_rhs(mi, mf, XL, TL, F, W, K[0])
         _observe(W, runs, pending, OBS)
     for b in range(LANES):
         if real[b]:
@@ -126,7 +129,7 @@ def lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, T
 
 
 @njit(cache=True, nogil=True)
-def lanes_groups(mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
+def lanes_groups(mi, mf, F, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
     """The groups g0 ≤ g < g1 of ``LANES`` consecutive runs of X (runs, n), with the generalized forces TAU
     (runs, nv), one after the other (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
     states. Compiled without the GIL: ``fixed_step.run_fixed_batch`` runs slices of the groups in threads
@@ -150,7 +153,7 @@ def lanes_groups(mi, mf, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OB
                 XL[j * LANES + b] = X[runs[b], j]
             for j in range(nv):
                 TL[j * LANES + b] = TAU[runs[b], j]
-        lanes_run(mi, mf, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC)
+        lanes_run(mi, mf, F, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC)
         for b in range(LANES):
             if real[b]:
                 for j in range(n):

@@ -13,9 +13,9 @@ from the lane workspace instead of the per-run one, and ``cos``/``sin`` are the 
 therefore gives the numbers of ``simulate`` bit for bit (``tests/test_simulate_batch.py`` checks it on random
 trees), and the lane count and the number of threads change nothing.
 
-Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, without joint
-or point springs, dampers or efforts (gravity and constant generalized forces only), without external spatial
-forces; the runs may differ in their initial states and constant generalized forces. Other models take the
+Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, with gravity,
+joint spring-dampers and efforts and constant generalized forces, without point-to-point springs or external
+spatial forces; the runs may differ in their initial states and constant generalized forces. Other models take the
 per-run compiled loop (``integrate/rk_template.py``).
 
 The passes are those of ``kernels/aba.py`` (RBDA Table 7.1 in ground coordinates; seed 001 §3.5, eqs.
@@ -45,15 +45,16 @@ L_R, L_P, L_V, L_C, L_A, L_F, L_IA, L_S, L_U, L_u, L_DINV, L_RJ, L_O, L_COS, L_S
 L_PAR, L_DF, L_DIA, L_DE = 88, 100, 106, 127
 #: entries per body
 LW = 129
-#: where the kinetic and the potential energy of the last evaluation are (the ground's force entries)
-L_KINETIC, L_POTENTIAL = L_F, L_F + 1
+#: where the kinetic and the potential energy of the last evaluation are, and the joint springs' potential
+#: (the ground's force entries)
+L_KINETIC, L_POTENTIAL, L_VAPPLIED = L_F, L_F + 1, L_F + 2
 #: _K[k] = k LANES: the offset of the k-th of consecutive entries in a body's row
 _K = tuple(k * LANES for k in range(21))
 #: offsets of the entries in a body's row
 O_R, O_P, O_V, O_C, O_A, O_F, O_IA, O_S, O_U, O_u, O_DINV, O_RJ, O_O, O_COS, O_SIN, O_Q, O_QD, O_QDD = (
     k * LANES for k in (L_R, L_P, L_V, L_C, L_A, L_F, L_IA, L_S, L_U, L_u, L_DINV, L_RJ, L_O, L_COS, L_SIN, L_Q, L_QD,
                         L_QDD))
-O_PAR, O_DF, O_DIA, O_DE = (k * LANES for k in (L_PAR, L_DF, L_DIA, L_DE))
+O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED = (k * LANES for k in (L_PAR, L_DF, L_DIA, L_DE, L_VAPPLIED))
 
 
 #: the lane kernels: those of every kernel, with numpy's error model (1/0 is inf, as in a vector instruction,
@@ -76,10 +77,19 @@ def lanes_supported(model):
             return f"{what} is not a Revolute, Prismatic or Fixed joint"
     if getattr(model, "base_motion", None) is not None:
         return "the ground moves"
-    forces = [np.asarray(getattr(model, name)) for name in ("dof_stiffness", "dof_damping", "dof_effort")]
-    if any(np.any(f) for f in forces) or np.asarray(model.spring_k).shape[0]:
-        return "the model has springs, dampers or efforts"
+    if np.asarray(model.spring_k).shape[0]:
+        return "the model has point-to-point springs"
     return None
+
+
+def lanes_forces(model):
+    """The ``F`` argument of :func:`lanes_rhs` for ``model``: (4, nv) stiffness, damping, rest and effort of
+    its velocity coordinates, or (0, nv) when it has no joint springs, dampers or efforts (``tree_params``'s
+    test: the scalar loop then skips the applied forces, and so do the lanes)."""
+    F = np.array([np.asarray(getattr(model, name), dtype=np.float64).reshape(-1)
+                  for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]).reshape(4, model.nv)
+    applied = bool(np.any(F[0]) or np.any(F[1]) or np.any(F[3]) or np.asarray(model.spring_k).shape[0])
+    return np.ascontiguousarray(F if applied else F[:0])
 
 
 @njit(inline="always", cache=True)
@@ -368,29 +378,47 @@ def _accelerate(i, mi, W, nl):
 
 
 @njit(**LANE_KERNEL)
-def lanes_rhs(mi, mf, X, TAU, W, OUT):
+def lanes_rhs(mi, mf, X, TAU, F, W, OUT):
     """ẋ = [q̇; q̈] of ``LANES`` runs: X, TAU and OUT hold entry j of lane b at ``j * LANES + b`` (X the states
     [q; v], TAU the generalized forces τ, nv entries); W is the lane workspace (:func:`lanes_workspace_size`).
-    Leaves each lane's kinetic and potential energy at ``L_KINETIC * LANES + b`` and ``L_POTENTIAL * LANES + b``
-    of W (the numbers ``aba_kernel`` leaves in its workspace)."""
+    ``F`` (4, nv): the joint spring-dampers and efforts (stiffness, damping, rest, effort; see
+    ``forces.joint_forces_kernel``), or (0, nv) for a model without them. Leaves each lane's kinetic and
+    potential energy at ``L_KINETIC * LANES + b`` and ``L_POTENTIAL * LANES + b`` of W (the numbers
+    ``aba_kernel`` leaves in its workspace) and the potential of the joint springs at ``L_VAPPLIED * LANES + b``."""
     n = mi.shape[0]
     nl = W.shape[0] // (n * LW)
     nq = 0
     for i in range(1, n):
         nq += mi[i, NQ]
     _ground(mf, W, nl)
+    W0 = _row(W, 0)
     for i in range(1, n):
         if mi[i, NV] == 1:
             Wi = _row(W, i)
+            iv = mi[i, IV]
             xq = X[mi[i, IQ] * LANES:]
-            xv = X[(nq + mi[i, IV]) * LANES:]
-            tau = TAU[mi[i, IV] * LANES:]
+            xv = X[(nq + iv) * LANES:]
+            tau = TAU[iv * LANES:]
             dq = OUT[mi[i, IQ] * LANES:]
             for b in range(nl):
                 Wi[O_Q + b] = xq[b]
                 Wi[O_QD + b] = xv[b]
-                Wi[O_QDD + b] = tau[b]
                 dq[b] = xv[b]  # q̇ = v (``configuration.qdot_kernel``)
+            if F.shape[0] == 0:
+                for b in range(nl):
+                    Wi[O_QDD + b] = tau[b]
+            else:  # τ = (0 + effort − c q̇ − k (q − rest)) + τ_extra (``tree._applied_tau``, the same operations)
+                k = F[0, iv]
+                c = F[1, iv]
+                rest = F[2, iv]
+                effort = F[3, iv]
+                for b in range(nl):
+                    f = effort - c * xv[b]
+                    if k != 0.0:
+                        d = xq[b] - rest
+                        f -= k * d
+                        W0[O_VAPPLIED + b] += 0.5 * k * d * d
+                    Wi[O_QDD + b] = (0.0 + f) + tau[b]
         _placement(i, mi, mf, W, nl)
         _velocity_inertia(i, mi, mf, W, nl)
     for i in range(n - 1, 0, -1):
