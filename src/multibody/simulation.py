@@ -501,8 +501,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     lanes : run ``LANES`` (8) runs at once in the SIMD lanes of the processor (``kernels/lanes.py``), with the
         same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
         Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts but no
-        point-to-point springs, runs varying in their initial states and ``params["tau"]`` only, methods RK2,
-        HEUN, RK4, VERLET — and runs the others one by one; False always runs them one by one.
+        point-to-point springs, methods RK2, HEUN, RK4, VERLET — and runs the others one by one; False always
+        runs them one by one.
         ``result.info["path"]`` says which ran.
 
     The number of runs is the first axis of Q0, V0 or the params; all must agree (``ModelError`` naming the
@@ -559,11 +559,15 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.integrate.lanes import LANE_METHODS
         from multibody.kernels.lanes import lanes_forces, lanes_supported
         from multibody.formulations.tree import P_TAU
+        from multibody.kernels.kinematics import F_MASS
 
-        if (lanes_supported(model) is None and set(params or {}) <= {"tau"} and METHODS[mkey] in LANE_METHODS
-                and system.run_params is not None):
-            TAU = batch[0] if batch[0].shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], system.params[1], lanes_forces(model), TAU)
+        if lanes_supported(model) is None and METHODS[mkey] in LANE_METHODS and system.run_params is not None:
+            tau_runs, mass, gravity = batch
+            mf = system.params[1]
+            MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
+                                 gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
+            TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
+            simd = (system.params[0], mf, lanes_forces(model), TAU, MG)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

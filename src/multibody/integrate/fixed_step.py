@@ -431,8 +431,9 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     (runs, saved, n) and OBS (runs, saved, nobs), rows after a failed run's last finite state set to NaN;
     ``status`` and ``done`` per run.
 
-    ``lanes=(mi, mf, F, TAU)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
-    (``kernels.lanes.lanes_forces``) and the generalized forces TAU (runs, nv): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
+    ``lanes=(mi, mf, F, TAU, MG)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
+    (``kernels.lanes.lanes_forces``), the generalized forces TAU (runs, nv) and the body masses and gravity MG
+    (runs, nbodies + 3): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
     ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called).
     ``nchunk``: the number of slices (default four per thread)."""
     code, _, nsteps = _check(method, np.zeros(1 + int(nsplit)), nsteps, h, nsplit)
@@ -449,9 +450,10 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     if lanes is not None:
         from multibody.integrate.lanes import LANES, lanes_groups
 
-        mi, mf, F, TAU = lanes
-        in_threads(lanes_groups, (mi, mf, F, X, np.ascontiguousarray(TAU, dtype=np.float64), float(t0), float(h),
-                                  nsteps, save, code, int(nsplit), TS, XS, OBS, INFO), -(-nb // LANES), nchunk)
+        mi, mf, F, TAU, MG = lanes
+        in_threads(lanes_groups, (mi, mf, F, X, np.ascontiguousarray(TAU, dtype=np.float64),
+                                  np.ascontiguousarray(MG, dtype=np.float64), float(t0), float(h), nsteps, save, code,
+                                  int(nsplit), TS, XS, OBS, INFO), -(-nb // LANES), nchunk)
     else:
         loops = specialize(rhs, project, observe, run_params)
         in_threads(loops.rk_batch, (X, float(t0), float(h), nsteps, save, params, batch, code, int(nsplit)), nb,

@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
-from multibody.kernels.lanes import LANES, LW, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_rhs
+from multibody.kernels.lanes import LANES, LW, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_parameters, lanes_rhs
 
 #: the methods (codes of ``fixed_step.METHODS``) the lanes run: the explicit tableaux RK2, HEUN, RK4, VERLET
 LANE_METHODS = (0, 1, 2, 3)
@@ -45,11 +45,12 @@ def _observe(W, runs, pending, OBS):
 
 
 @njit(cache=True)
-def lanes_run(mi, mf, F, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
+def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
     """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
     see the module docstring). ``F``: the joint forces (``kernels.lanes.lanes_forces``); ``XL``: the runs'
     states, entry j of lane b at ``j * LANES + b`` (ends as the final states); ``TL``: their generalized forces,
-    likewise; ``runs[b]``: the run of lane b; ``real[b]``: False for a padding lane, whose outputs are not
+    likewise; ``ML``: their body masses and gravity (``kernels.lanes.lanes_parameters``), likewise;
+    ``runs[b]``: the run of lane b; ``real[b]``: False for a padding lane, whose outputs are not
     written. ``W``, ``XT``, ``K``, ``ACC``: scratch."""
     n = XS.shape[2]
     nsave = save.shape[0]
@@ -60,6 +61,7 @@ def lanes_run(mi, mf, F, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real
     done = np.zeros(LANES, dtype=np.int64)
     status = np.zeros(LANES, dtype=np.int64)
     alive = np.ones(LANES, dtype=np.bool_)
+    lanes_parameters(mi, ML, W)
     for b in range(LANES):
         if not real[b]:
             pending[b] = -2  # never observed, never saved
@@ -129,9 +131,9 @@ def lanes_run(mi, mf, F, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real
 
 
 @njit(cache=True, nogil=True)
-def lanes_groups(mi, mf, F, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
+def lanes_groups(mi, mf, F, X, TAU, MG, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
     """The groups g0 ≤ g < g1 of ``LANES`` consecutive runs of X (runs, n), with the generalized forces TAU
-    (runs, nv), one after the other (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
+    (runs, nv) and the body masses and gravity MG (runs, nbodies + 3), one after the other (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
     states. Compiled without the GIL: ``fixed_step.run_fixed_batch`` runs slices of the groups in threads
     (``fixed_step.in_threads``; a numba ``prange`` loop took 6 s to compile on a fresh install)."""
     nb, n = X.shape
@@ -139,6 +141,8 @@ def lanes_groups(mi, mf, F, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS,
     W = np.empty(mi.shape[0] * LW * LANES)
     XL = np.empty(n * LANES)
     TL = np.empty(nv * LANES)
+    nm = MG.shape[1]
+    ML = np.empty(nm * LANES)
     XT = np.empty(n * LANES)
     K = np.empty((4, n * LANES))
     ACC = np.empty(LANES)
@@ -153,7 +157,9 @@ def lanes_groups(mi, mf, F, X, TAU, t0, h, nsteps, save, method, nsplit, TS, XS,
                 XL[j * LANES + b] = X[runs[b], j]
             for j in range(nv):
                 TL[j * LANES + b] = TAU[runs[b], j]
-        lanes_run(mi, mf, F, XL, TL, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC)
+            for j in range(nm):
+                ML[j * LANES + b] = MG[runs[b], j]
+        lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC)
         for b in range(LANES):
             if real[b]:
                 for j in range(n):

@@ -15,7 +15,8 @@ trees), and the lane count and the number of threads change nothing.
 
 Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, with gravity,
 joint spring-dampers and efforts and constant generalized forces, without point-to-point springs or external
-spatial forces; the runs may differ in their initial states and constant generalized forces. Other models take the
+spatial forces; the runs may differ in their initial states, constant generalized forces, body masses and
+gravity (every parameter ``simulate_batch`` varies). Other models take the
 per-run compiled loop (``integrate/rk_template.py``).
 
 The passes are those of ``kernels/aba.py`` (RBDA Table 7.1 in ground coordinates; seed 001 §3.5, eqs.
@@ -27,7 +28,7 @@ from numba import njit
 
 from multibody.kernels.energy import body_energy_at
 from multibody.kernels.kinematics import (AXIS, DOF_TRANS_CHILD, DOF_ROT_CHILD, DOF_ROT_JOINT, F_A1, F_COM, F_DAX,
-                                          F_IC, F_JP, F_MASS, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
+                                          F_IC, F_JP, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
                                           PRISMATIC, REVOLUTE, ROT_ID)
 from multibody.kernels.spatial import (KERNEL, cross3, force_cross_motion, load9, mat3_mul, mat3_times_axis_rotation,
                                        mat3_vec, motion_cross_motion, rank1_downdate_packed, rigid_inertia_sym6,
@@ -43,8 +44,10 @@ L_R, L_P, L_V, L_C, L_A, L_F, L_IA, L_S, L_U, L_u, L_DINV, L_RJ, L_O, L_COS, L_S
 # inertia, energies): every long loop over the lanes then touches the body's own row alone, at constant distances,
 # which the compiler vectorizes without tests; short loops copy between the rows
 L_PAR, L_DF, L_DIA, L_DE = 88, 100, 106, 127
+# the mass of the body and the gravity, per lane (runs may differ in them)
+L_MASS, L_G = 129, 130
 #: entries per body
-LW = 129
+LW = 133
 #: where the kinetic and the potential energy of the last evaluation are, and the joint springs' potential
 #: (the ground's force entries)
 L_KINETIC, L_POTENTIAL, L_VAPPLIED = L_F, L_F + 1, L_F + 2
@@ -54,7 +57,8 @@ _K = tuple(k * LANES for k in range(21))
 O_R, O_P, O_V, O_C, O_A, O_F, O_IA, O_S, O_U, O_u, O_DINV, O_RJ, O_O, O_COS, O_SIN, O_Q, O_QD, O_QDD = (
     k * LANES for k in (L_R, L_P, L_V, L_C, L_A, L_F, L_IA, L_S, L_U, L_u, L_DINV, L_RJ, L_O, L_COS, L_SIN, L_Q, L_QD,
                         L_QDD))
-O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED = (k * LANES for k in (L_PAR, L_DF, L_DIA, L_DE, L_VAPPLIED))
+O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED, O_MASS, O_G = (k * LANES for k in (L_PAR, L_DF, L_DIA, L_DE, L_VAPPLIED,
+                                                                            L_MASS, L_G))
 
 
 #: the lane kernels: those of every kernel, with numpy's error model (1/0 is inf, as in a vector instruction,
@@ -161,22 +165,21 @@ def _add_into(dst, od, src, os_, m, nl):
 
 
 @njit(**LANE_KERNEL)
-def _ground(mf, W, nl):
-    """Body 0 of every lane: at the origin, identity rotation, at rest; its acceleration −g
-    (``kinematics.set_ground`` and ``set_ground_acceleration`` of a fixed ground)."""
+def _ground(W, nl):
+    """Body 0 of every lane: at the origin, identity rotation, at rest; its acceleration −g (``kinematics.set_ground``
+    and ``set_ground_acceleration`` of a fixed ground), with the lane's g, which the caller wrote in the entries
+    L_G of body 1."""
     W0 = _row(W, 0)
+    W1 = _row(W, 1)
     for k in range(LW * LANES):
         W0[k] = 0.0
-    g0 = mf[0, 0]
-    g1 = mf[0, 1]
-    g2 = mf[0, 2]
     for b in range(nl):
         W0[O_R + b] = 1.0
         W0[O_R + _K[4] + b] = 1.0
         W0[O_R + _K[8] + b] = 1.0
-        W0[O_A + _K[3] + b] = 0.0 - g0
-        W0[O_A + _K[4] + b] = 0.0 - g1
-        W0[O_A + _K[5] + b] = 0.0 - g2
+        W0[O_A + _K[3] + b] = 0.0 - W1[O_G + b]
+        W0[O_A + _K[4] + b] = 0.0 - W1[O_G + _K[1] + b]
+        W0[O_A + _K[5] + b] = 0.0 - W1[O_G + _K[2] + b]
 
 
 @njit(inline="always", cache=True)
@@ -269,8 +272,10 @@ def _placement(i, mi, mf, W, nl):
 
 
 @njit(inline="always", cache=True)
-def _velocity_inertia_lane(Wi, b, moving, com, Ic, m, g):
+def _velocity_inertia_lane(Wi, b, moving, com, Ic):
     """Lane b of :func:`_velocity_inertia`."""
+    m = Wi[O_MASS + b]
+    g = (Wi[O_G + b], Wi[O_G + _K[1] + b], Wi[O_G + _K[2] + b])
     vJ = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     if moving:  # vJ = S q̇ as ``kinematics._subspace_times`` sums it, from 0.0
         vk = Wi[O_QD + b]
@@ -302,15 +307,13 @@ def _velocity_inertia(i, mi, mf, W, nl):
     _copy(Wi, O_PAR, _row(W, mi[i, PARENT]), O_V, 6, nl)  # the parent's v
     com = (mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2])
     Ic = (mf[i, F_IC], mf[i, F_IC + 1], mf[i, F_IC + 2], mf[i, F_IC + 3], mf[i, F_IC + 4], mf[i, F_IC + 5])
-    m = mf[i, F_MASS]
-    g = (mf[0, 0], mf[0, 1], mf[0, 2])
     moving = mi[i, NV] == 1
     if Ic[1] == 0.0 and Ic[2] == 0.0 and Ic[4] == 0.0:  # the branch of ``rigid_inertia_world``, out of the loop
         for b in range(nl):
-            _velocity_inertia_lane(Wi, b, moving, com, Ic, m, g)
+            _velocity_inertia_lane(Wi, b, moving, com, Ic)
     else:
         for b in range(nl):
-            _velocity_inertia_lane(Wi, b, moving, com, Ic, m, g)
+            _velocity_inertia_lane(Wi, b, moving, com, Ic)
     _add_into(_row(W, 0), O_F, Wi, O_DE, 2, nl)  # T += dT, V += dV (entries L_KINETIC, L_POTENTIAL)
 
 
@@ -378,19 +381,38 @@ def _accelerate(i, mi, W, nl):
 
 
 @njit(**LANE_KERNEL)
+def lanes_parameters(mi, MG, W):
+    """Write the lanes' body masses and gravity into the lane workspace W, where :func:`lanes_rhs` reads them (the
+    passes do not overwrite them): ``MG`` holds the masses of bodies 1..n−1, then the gravity vector, entry j of
+    lane b at ``j * LANES + b``."""
+    n = mi.shape[0]
+    nl = W.shape[0] // (n * LW)
+    for i in range(1, n):  # the masses, and the gravity in every row
+        Wi = _row(W, i)
+        m = MG[(i - 1) * LANES:]
+        g = MG[(n - 1) * LANES:]
+        for b in range(nl):
+            Wi[O_MASS + b] = m[b]
+            Wi[O_G + b] = g[b]
+            Wi[O_G + _K[1] + b] = g[LANES + b]
+            Wi[O_G + _K[2] + b] = g[2 * LANES + b]
+
+
+@njit(**LANE_KERNEL)
 def lanes_rhs(mi, mf, X, TAU, F, W, OUT):
     """ẋ = [q̇; q̈] of ``LANES`` runs: X, TAU and OUT hold entry j of lane b at ``j * LANES + b`` (X the states
     [q; v], TAU the generalized forces τ, nv entries); W is the lane workspace (:func:`lanes_workspace_size`).
     ``F`` (4, nv): the joint spring-dampers and efforts (stiffness, damping, rest, effort; see
     ``forces.joint_forces_kernel``), or (0, nv) for a model without them. Leaves each lane's kinetic and
     potential energy at ``L_KINETIC * LANES + b`` and ``L_POTENTIAL * LANES + b`` of W (the numbers
-    ``aba_kernel`` leaves in its workspace) and the potential of the joint springs at ``L_VAPPLIED * LANES + b``."""
+    ``aba_kernel`` leaves in its workspace) and the potential of the joint springs at ``L_VAPPLIED * LANES + b``.
+    The lanes' masses and gravity are those :func:`lanes_parameters` wrote into W (``mf``'s are not read)."""
     n = mi.shape[0]
     nl = W.shape[0] // (n * LW)
     nq = 0
     for i in range(1, n):
         nq += mi[i, NQ]
-    _ground(mf, W, nl)
+    _ground(W, nl)
     W0 = _row(W, 0)
     for i in range(1, n):
         if mi[i, NV] == 1:
