@@ -416,6 +416,32 @@ def store21(out, i, a):
 
 
 @helper
+def add21(out, i, a):
+    """out[i, 0:21] += the 21-tuple a (constant indices, as :func:`store21`)."""
+    out[i, 0] += a[0]
+    out[i, 1] += a[1]
+    out[i, 2] += a[2]
+    out[i, 3] += a[3]
+    out[i, 4] += a[4]
+    out[i, 5] += a[5]
+    out[i, 6] += a[6]
+    out[i, 7] += a[7]
+    out[i, 8] += a[8]
+    out[i, 9] += a[9]
+    out[i, 10] += a[10]
+    out[i, 11] += a[11]
+    out[i, 12] += a[12]
+    out[i, 13] += a[13]
+    out[i, 14] += a[14]
+    out[i, 15] += a[15]
+    out[i, 16] += a[16]
+    out[i, 17] += a[17]
+    out[i, 18] += a[18]
+    out[i, 19] += a[19]
+    out[i, 20] += a[20]
+
+
+@helper
 def store_rigid_inertia_sym6(out, i, m, h, I):
     """Write the spatial inertia [[I, h̃], [h̃ᵀ, m E]] into the packed symmetric row out[i, 0:21]."""
     a = rigid_inertia_sym6(m, h, I)
@@ -493,9 +519,8 @@ def transform_inertia_to_parent(R, p, I):
 
 @helper
 def sym6_times_packed(a, x0, x1, x2, x3, x4, x5):
-    """A x for the packed symmetric 6x6 A given as its 21-tuple ``a``: the operations of :func:`sym6_times`, in
-    the same order (the SIMD lanes of ``kernels/lanes.py`` use it; the scalar kernels keep the array form, whose
-    loads the compiler schedules better: ABA at N = 100 was 5 % slower through the tuple)."""
+    """A x for the packed symmetric 6x6 A given as its 21-tuple ``a`` (:func:`sym6_times` for a row of an array;
+    the SIMD lanes of ``kernels/lanes.py`` load the tuple from their own layout)."""
     return (a[0] * x0 + a[1] * x1 + a[2] * x2 + a[3] * x3 + a[4] * x4 + a[5] * x5,
             a[1] * x0 + a[6] * x1 + a[7] * x2 + a[8] * x3 + a[9] * x4 + a[10] * x5,
             a[2] * x0 + a[7] * x1 + a[11] * x2 + a[12] * x3 + a[13] * x4 + a[14] * x5,
@@ -505,20 +530,22 @@ def sym6_times_packed(a, x0, x1, x2, x3, x4, x5):
 
 
 @helper
+def load21(A, i):
+    """Row i of A's first 21 columns (a packed symmetric 6x6) as a 21-tuple."""
+    return (A[i, 0], A[i, 1], A[i, 2], A[i, 3], A[i, 4], A[i, 5], A[i, 6], A[i, 7], A[i, 8], A[i, 9], A[i, 10],
+            A[i, 11], A[i, 12], A[i, 13], A[i, 14], A[i, 15], A[i, 16], A[i, 17], A[i, 18], A[i, 19], A[i, 20])
+
+
+@helper
 def sym6_times(A, i, x0, x1, x2, x3, x4, x5):
     """A[i] x for the packed symmetric 6x6 in row i of A."""
-    return (A[i, 0] * x0 + A[i, 1] * x1 + A[i, 2] * x2 + A[i, 3] * x3 + A[i, 4] * x4 + A[i, 5] * x5,
-            A[i, 1] * x0 + A[i, 6] * x1 + A[i, 7] * x2 + A[i, 8] * x3 + A[i, 9] * x4 + A[i, 10] * x5,
-            A[i, 2] * x0 + A[i, 7] * x1 + A[i, 11] * x2 + A[i, 12] * x3 + A[i, 13] * x4 + A[i, 14] * x5,
-            A[i, 3] * x0 + A[i, 8] * x1 + A[i, 12] * x2 + A[i, 15] * x3 + A[i, 16] * x4 + A[i, 17] * x5,
-            A[i, 4] * x0 + A[i, 9] * x1 + A[i, 13] * x2 + A[i, 16] * x3 + A[i, 18] * x4 + A[i, 19] * x5,
-            A[i, 5] * x0 + A[i, 10] * x1 + A[i, 14] * x2 + A[i, 17] * x3 + A[i, 19] * x4 + A[i, 20] * x5)
+    return sym6_times_packed(load21(A, i), x0, x1, x2, x3, x4, x5)
 
 
 @helper
 def rank1_downdate_packed(b, s, u0, u1, u2, u3, u4, u5):
-    """B − s u uᵀ for the packed symmetric B given as its 21-tuple ``b`` (a 21-tuple): the operations of
-    :func:`sym6_add_rank1_update` before its additions, in the same order (see :func:`sym6_times_packed`)."""
+    """B − s u uᵀ for the packed symmetric B given as its 21-tuple ``b`` (a 21-tuple; :func:`sym6_add_rank1_update`
+    adds it to a row of an array)."""
     w0 = s * u0
     w1 = s * u1
     w2 = s * u2
@@ -537,33 +564,7 @@ def rank1_downdate_packed(b, s, u0, u1, u2, u3, u4, u5):
 def sym6_add_rank1_update(A, j, B, i, s, u0, u1, u2, u3, u4, u5):
     """A[j] += B[i] − s u uᵀ (packed symmetric rows): the articulated-inertia hand-over of a
     one-degree-of-freedom joint, IA_parent += IA − U Uᵀ / D (RBDA Table 7.1)."""
-    w0 = s * u0
-    w1 = s * u1
-    w2 = s * u2
-    w3 = s * u3
-    w4 = s * u4
-    w5 = s * u5
-    A[j, 0] += B[i, 0] - w0 * u0
-    A[j, 1] += B[i, 1] - w0 * u1
-    A[j, 2] += B[i, 2] - w0 * u2
-    A[j, 3] += B[i, 3] - w0 * u3
-    A[j, 4] += B[i, 4] - w0 * u4
-    A[j, 5] += B[i, 5] - w0 * u5
-    A[j, 6] += B[i, 6] - w1 * u1
-    A[j, 7] += B[i, 7] - w1 * u2
-    A[j, 8] += B[i, 8] - w1 * u3
-    A[j, 9] += B[i, 9] - w1 * u4
-    A[j, 10] += B[i, 10] - w1 * u5
-    A[j, 11] += B[i, 11] - w2 * u2
-    A[j, 12] += B[i, 12] - w2 * u3
-    A[j, 13] += B[i, 13] - w2 * u4
-    A[j, 14] += B[i, 14] - w2 * u5
-    A[j, 15] += B[i, 15] - w3 * u3
-    A[j, 16] += B[i, 16] - w3 * u4
-    A[j, 17] += B[i, 17] - w3 * u5
-    A[j, 18] += B[i, 18] - w4 * u4
-    A[j, 19] += B[i, 19] - w4 * u5
-    A[j, 20] += B[i, 20] - w5 * u5
+    add21(A, j, rank1_downdate_packed(load21(B, i), s, u0, u1, u2, u3, u4, u5))
 
 
 @helper
