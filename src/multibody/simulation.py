@@ -557,8 +557,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     if lanes is None or lanes:
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
-        from multibody.kernels.lanes import lanes_forces, lanes_supported
-        from multibody.formulations.tree import P_TAU
+        from multibody.kernels.lanes import lanes_supported
+        from multibody.formulations.tree import P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
 
         if lanes_supported(model) is None and METHODS[mkey] in LANE_METHODS and system.run_params is not None:
@@ -567,7 +567,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], mf, lanes_forces(model), TAU, MG)
+            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

@@ -33,7 +33,8 @@ from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
 __all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_params", "tree_energy",
-           "tree_energies", "tree_energies_plain", "tree_observe", "tree_run_params", "tree_batch", "BATCH_PARAMS"]
+           "tree_energies", "tree_energies_plain", "tree_observe", "tree_run_params", "tree_batch", "tree_joint_forces",
+           "BATCH_PARAMS"]
 
 #: position in the parameter tuple of :func:`tree_params` of the flag "the model has applied forces" (joint
 #: springs, dampers or efforts, point springs): without them the right-hand side skips their pass
@@ -176,6 +177,14 @@ def tree_params(model, tau_const=None, data=None):
             tc,  # 16 (P_TAU): constant generalized forces
             applied,  # 17 (P_APPLIED)
             np.zeros(1))  # 18 (P_VAPPLIED)
+
+
+def tree_joint_forces(p):
+    """The joint spring-dampers and efforts of the parameter tuple ``p`` of :func:`tree_params` as one (4, nv) array
+    (stiffness, damping, rest, effort), or (0, nv) when the model has no applied forces (``p[P_APPLIED]`` false:
+    the right-hand side skips them) — the ``F`` of ``kernels.lanes.lanes_rhs``."""
+    F = np.array(p[3:7])
+    return F if p[P_APPLIED] else F[:0]
 
 
 def tree_energy(model, Q, V, params=None, t=None):

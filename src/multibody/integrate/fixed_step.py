@@ -424,15 +424,15 @@ def in_threads(func, args, count, slices=None, tail=()):
 
 def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="RK4", project=no_project,
                     save=None, nsplit=0, observe=None, nobs=0, nchunk=None, lanes=None):
-    """Many fixed-step runs, in slices run by threads (:func:`in_threads`): run b starts from ``X0[b]`` with the parameters
-    ``run_params(params, batch, b)`` (a numba function returning a parameter tuple with workspaces of its own).
+    """Many fixed-step runs, in slices run by threads (:func:`in_threads`): run b starts from ``X0[b]`` with the
+    parameters ``run_params(params, batch, b)`` (a numba function returning a parameter tuple with workspaces of its own).
     Each run is computed exactly as :func:`run_fixed` would (the same loop and order of operations), whatever
     the number of threads. Returns ``(t, X, status, done, OBS)``: ``t`` the saved times (of a complete run), X
     (runs, saved, n) and OBS (runs, saved, nobs), rows after a failed run's last finite state set to NaN;
     ``status`` and ``done`` per run.
 
     ``lanes=(mi, mf, F, TAU, MG)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
-    (``kernels.lanes.lanes_forces``), the generalized forces TAU (runs, nv) and the body masses and gravity MG
+    (``formulations.tree.tree_joint_forces``), the generalized forces TAU (runs, nv) and the body masses and gravity MG
     (runs, nbodies + 3): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
     ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called).
     ``nchunk``: the number of slices (default four per thread)."""

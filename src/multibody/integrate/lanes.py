@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit
 
 from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
-from multibody.kernels.lanes import LANES, LW, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_parameters, lanes_rhs
+from multibody.kernels.lanes import (LANES, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_parameters, lanes_rhs,
+                                     lanes_workspace_size)
 
 #: the methods (codes of ``fixed_step.METHODS``) the lanes run: the explicit tableaux RK2, HEUN, RK4, VERLET
 LANE_METHODS = (0, 1, 2, 3)
@@ -47,7 +48,7 @@ def _observe(W, runs, pending, OBS):
 @njit(cache=True)
 def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
     """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
-    see the module docstring). ``F``: the joint forces (``kernels.lanes.lanes_forces``); ``XL``: the runs'
+    see the module docstring). ``F``: the joint forces (``tree.tree_joint_forces``); ``XL``: the runs'
     states, entry j of lane b at ``j * LANES + b`` (ends as the final states); ``TL``: their generalized forces,
     likewise; ``ML``: their body masses and gravity (``kernels.lanes.lanes_parameters``), likewise;
     ``runs[b]``: the run of lane b; ``real[b]``: False for a padding lane, whose outputs are not
@@ -138,7 +139,7 @@ def lanes_groups(mi, mf, F, X, TAU, MG, t0, h, nsteps, save, method, nsplit, TS,
     (``fixed_step.in_threads``; a numba ``prange`` loop took 6 s to compile on a fresh install)."""
     nb, n = X.shape
     nv = TAU.shape[1]
-    W = np.empty(mi.shape[0] * LW * LANES)
+    W = np.empty(lanes_workspace_size(mi.shape[0]))
     XL = np.empty(n * LANES)
     TL = np.empty(nv * LANES)
     nm = MG.shape[1]

@@ -66,6 +66,7 @@ O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED, O_MASS, O_G = (k * LANES for k in (L_PAR, 
 LANE_KERNEL = dict(KERNEL, error_model="numpy")
 
 
+@njit(cache=True)
 def lanes_workspace_size(n):
     """Floats of the lane workspace of a tree of n bodies (the ground included)."""
     return n * LW * LANES
@@ -84,16 +85,6 @@ def lanes_supported(model):
     if np.asarray(model.spring_k).shape[0]:
         return "the model has point-to-point springs"
     return None
-
-
-def lanes_forces(model):
-    """The ``F`` argument of :func:`lanes_rhs` for ``model``: (4, nv) stiffness, damping, rest and effort of
-    its velocity coordinates, or (0, nv) when it has no joint springs, dampers or efforts (``tree_params``'s
-    test: the scalar loop then skips the applied forces, and so do the lanes)."""
-    F = np.array([np.asarray(getattr(model, name), dtype=np.float64).reshape(-1)
-                  for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]).reshape(4, model.nv)
-    applied = bool(np.any(F[0]) or np.any(F[1]) or np.any(F[3]) or np.asarray(model.spring_k).shape[0])
-    return np.ascontiguousarray(F if applied else F[:0])
 
 
 @njit(inline="always", cache=True)
