@@ -246,6 +246,13 @@ def test_lanes_take_only_the_models_they_compute():
     Q0, V0 = chain_states(3, 3)
     assert mb.simulate_batch(chain, Q0, V0, 0.01, h=H).info["path"] == "compiled lanes"
     assert mb.simulate_batch(chain, Q0, V0, 0.01, h=H, method="STORMER6").info["path"] == "compiled batch"
+    for model, kwargs, why in ((m, {}, "'jb' is not a Revolute"), (chain, {"method": "STORMER6"}, "STORMER6")):
+        with pytest.raises(ModelError, match=why) as err:
+            mb.simulate_batch(model, np.tile(model.neutral(), (2, 1)), None, 0.01, h=H, lanes=True, **kwargs)
+        assert err.value.element == "lanes"
+    with pytest.raises(ModelError) as err:
+        mb.simulate_batch(chain, Q0, V0, 0.01, h=H, lanes="yes")
+    assert err.value.element == "lanes"
 
 
 def test_batch_bad_input_names_the_element():

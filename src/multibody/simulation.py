@@ -502,7 +502,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
         Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts but no
         point-to-point springs, methods RK2, HEUN, RK4, VERLET — and runs the others one by one; False always
-        runs them one by one.
+        runs them one by one; True requires the lanes (a ``ModelError`` says why a model cannot take them).
         ``result.info["path"]`` says which ran.
 
     The number of runs is the first axis of Q0, V0 or the params; all must agree (``ModelError`` naming the
@@ -554,6 +554,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     import numba
 
     simd = None
+    if lanes not in (None, True, False):
+        raise ModelError(f"lanes must be None (where the model allows), True or False, got {lanes!r}", element="lanes")
     if lanes is None or lanes:
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
@@ -561,7 +563,13 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.formulations.tree import P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
 
-        if lanes_supported(model) is None and METHODS[mkey] in LANE_METHODS and system.run_params is not None:
+        why = lanes_supported(model)
+        if why is None and METHODS[mkey] not in LANE_METHODS:
+            why = f"method {method!r} is not one of RK2, HEUN, RK4, VERLET"
+        if why is not None and lanes:
+            raise ModelError(f"model '{model.name}' cannot run in SIMD lanes: {why} (lanes=None takes the per-run "
+                             "loop then)", element="lanes")
+        if why is None and system.run_params is not None:
             tau_runs, mass, gravity = batch
             mf = system.params[1]
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
