@@ -9,6 +9,7 @@ from multibody.errors import ConstraintError, IntegrationError, ModelError
 from multibody.model.graph import Graph
 from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, GeneralJoint, Model, ModelBuilder, Placement,
                              Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
+from multibody.model import Box, Capsule, Cylinder, HalfSpace, Mesh, Sphere
 from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
                              UserConstraint, VelocityConstraint)
 
@@ -43,7 +44,7 @@ __all__ = [
     "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about", "BaseMotion",
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed", "GeneralJoint",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
-    "VelocityConstraint",
+    "VelocityConstraint", "Sphere", "Capsule", "Cylinder", "Box", "HalfSpace", "Mesh",
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",

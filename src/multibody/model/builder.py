@@ -29,6 +29,7 @@ from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
+from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
 from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
@@ -66,6 +67,9 @@ class ModelBuilder:
         self._constraints = []
         self._torque = None
         self._base = as_base_motion(base_motion)
+        self._frames = {}       # name -> (body, placement)
+        self._visuals = []      # (name, body, shape, placement, color)
+        self._collisions = []   # (name, body, shape, placement, friction)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -158,6 +162,49 @@ class ModelBuilder:
                 raise ModelError(f"{constraint.element}: body '{body}' is not defined (add it with add_body first)",
                                  element=constraint.element)
         self._constraints.append(constraint)
+        return name
+
+    # ---- frames and geometry (``multibody.model.geometry``; not part of the dynamics arrays) -----------------
+    def _attached(self, kind, name, body, placement):
+        element = f"{kind} '{name}'"
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"{kind} name must be a non-empty string, got {name!r}", element=repr(name))
+        if body != GROUND and body not in self._bodies:
+            raise ModelError(f"{element}: body '{body}' is not defined (add it with add_body first)", element=element)
+        return element, _as_placement(placement, element)
+
+    def add_frame(self, name, body, placement=None):
+        """A named frame fixed on ``body`` at ``placement`` (in the body's frame): an operational point for
+        ``mb.frame_placement``, ``mb.frame_jacobian`` and the other frame algorithms. Every body is a frame of
+        its own name already. Returns the frame's name."""
+        element, place = self._attached("frame", name, body, placement)
+        if name in self._frames or name in self._bodies or name == GROUND:
+            raise ModelError(f"{element}: the name is already a frame or a body", element=element)
+        self._frames[name] = (body, place)
+        return name
+
+    def add_visual(self, name, body, shape, placement=None, color=None):
+        """A shape drawn on ``body`` at ``placement`` (body frame) by the animations; ``color`` RGB(A) in
+        [0, 1]. Returns the name."""
+        element, place = self._attached("visual", name, body, placement)
+        if any(v[0] == name for v in self._visuals):
+            raise ModelError(f"{element} is defined twice", element=element)
+        self._visuals.append((name, body, check_shape(shape, element), place, check_color(color, element)))
+        return name
+
+    def add_collision(self, name, body, shape, placement=None, friction=1.0):
+        """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
+        ``friction`` (>= 0): what contact detection reads. Returns the name."""
+        element, place = self._attached("collision", name, body, placement)
+        if any(c[0] == name for c in self._collisions):
+            raise ModelError(f"{element} is defined twice", element=element)
+        try:
+            mu = float(friction)
+        except (TypeError, ValueError, OverflowError):
+            raise ModelError(f"{element}: friction must be a number, got {friction!r}", element=element) from None
+        if not np.isfinite(mu) or mu < 0.0:
+            raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
+        self._collisions.append((name, body, check_shape(shape, element), place, mu))
         return name
 
     def set_torque(self, callback):
@@ -340,11 +387,17 @@ class ModelBuilder:
                 c._bind(nq if hasattr(c, "f") else int(nv_j.sum()), q_neutral)
         table = ConstraintTable.build(constraints, lambda name, c: index[name] if isinstance(name, str) else name,
                                       lambda i: body_frames[i])
+        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in self._frames.items())
+        visuals = tuple(Visual(name, index[b], b, shape, place, color)
+                        for name, b, shape, place, color in self._visuals)
+        collisions = tuple(Collision(name, index[b], b, shape, place, mu)
+                           for name, b, shape, place, mu in self._collisions)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
                      cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(constraints),
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
-                     metadata=self.metadata, base_motion=self._base)
+                     metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
+                     collisions=collisions)
 
 
 def _make_graph(n, edges):

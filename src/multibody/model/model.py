@@ -82,7 +82,9 @@ class Model:
     ``cut_joints``, ``springs``, ``base_motion`` (None, or the prescribed motion of body 0: ``BaseMotion``,
     seed 001 §3.1–3.2), ``constraints`` (every constraint: a ``LoopJoint`` per cut joint, then the
     constraints added with ``add_constraint``), ``constraint_table`` (their packed form), ``torque_callback``,
-    ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``, ``metadata`` (a read-only
+    ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``, ``frames``, ``visuals`` and
+    ``collisions`` (named frames, drawn and colliding shapes on the bodies, ``multibody.model.geometry``; see
+    :meth:`frame`), ``metadata`` (a read-only
     mapping of descriptive data the dynamics do not use: joint limits, visuals, the source file).
 
     Body frames. The kernels use, for body i, the frame of its tree joint moved by the joint coordinates.
@@ -94,7 +96,7 @@ class Model:
 
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
                  constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
-                 base_motion=None):
+                 base_motion=None, frames=(), visuals=(), collisions=()):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -121,6 +123,10 @@ class Model:
         self.base_motion = base_motion
         self.graph = graph
         self.metadata = _frozen_copy(metadata or {})
+        #: named frames on bodies, visual and collision shapes (``multibody.model.geometry``)
+        self.frames = tuple(frames)
+        self.visuals = tuple(visuals)
+        self.collisions = tuple(collisions)
         self.nbodies = len(self.body_names) - 1
         self.nq = int(self.nq_j.sum())
         self.nv = int(self.nv_j.sum())
@@ -171,6 +177,22 @@ class Model:
         except ValueError:
             raise ModelError(f"model '{self.name}' has no body '{name}' (bodies: {', '.join(self.body_names)})",
                              element=f"body '{name}'") from None
+
+    def frame(self, name):
+        """The ``Frame`` named ``name``: a frame added with ``add_frame`` (or read from a URDF), or a body (its own
+        frame, identity placement). ``ModelError`` listing the names otherwise."""
+        from multibody.model.geometry import Frame
+
+        for f in self.frames:
+            if f.name == name:
+                return f
+        if name in self.body_names:
+            i = self.body_names.index(name)
+            return Frame(name, i, name, Placement())
+        names = [f.name for f in self.frames] + list(self.body_names)
+        shown = ", ".join(names[:40]) + (", ..." if len(names) > 40 else "")
+        raise ModelError(f"model '{self.name}' has no frame '{name}' (frames and bodies: {shown})",
+                         element=f"frame '{name}'")
 
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""
