@@ -24,6 +24,7 @@ import pytest
 
 import multibody as mb
 from multibody.errors import ModelError
+from multibody.formulations.cartesian import quat_to_matrix
 from multibody.systems import bicycle, hoop_on_profile, pendulums, solar_panels
 from multibody.viz import shapes, viewer
 from multibody.viz.animation import Scene
@@ -186,6 +187,34 @@ def test_bicycle_wheels_are_discs_of_their_radius():
         assert abs(W[:, 2].min()) < 1e-9                                  # standing on the floor
 
 
+def test_visual_and_collision_elements():
+    """A body with visuals is drawn by them, its collision shapes hidden until asked for; a body with collision
+    shapes only is drawn by them; a half-space on the ground is a patch of its plane under the motion."""
+    b = mb.ModelBuilder(name="ball and box")
+    b.add_body("ball", 1.0, inertia=(0.004, 0.004, 0.004))
+    b.add_body("box", 1.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.01))
+    b.add_joint("free", mb.Free(), "ground", "ball")
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ball", "box")
+    b.add_visual("ball_look", "ball", mb.Sphere(0.1), color=(0.2, 0.4, 0.6, 0.5))
+    b.add_collision("ball_geom", "ball", mb.Sphere(0.11))
+    b.add_collision("box_geom", "box", mb.Box((0.1, 0.1, 1.0)), mb.Placement(translation=(0, 0, -0.5)))
+    tilt = mb.rotation_about((1, 0, 0), 0.3)
+    b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(tilt, (0, 0, -2.0)))
+    model = b.build()
+    q = model.neutral()
+    parts, notes = shapes.body_parts(model, q)
+    assert notes == [] and [(p.body, p.role, p.name) for p in parts] == [
+        (1, "visual", "ball_look"), (1, "collision", "ball_geom"), (2, "collision", "box_geom")]
+    assert np.allclose(np.ptp(parts[2].vertices, axis=0), [0.1, 0.1, 1.0], rtol=0, atol=1e-15)
+    data = _page_data(viewer.page(model, q=q))
+    assert [(m["body"], m["role"], m["visible"], m["color"], m["opacity"]) for m in data["meshes"]] == [
+        (1, "visual", True, "rgb(51, 102, 153)", 0.5), (1, "collision", False, viewer.PALETTE[1], 0.5),
+        (2, "collision", True, viewer.PALETTE[2], 1.0)]
+    patch = data["static"][0]
+    corners = np.c_[patch["x"], patch["y"], patch["z"]] - (0, 0, -2.0)
+    assert np.max(np.abs(corners @ tilt[:, 2])) < 1e-12                  # in the plane of the half-space
+
+
 def test_urdf_visuals_kept_in_metadata(tmp_path):
     """A model whose URDF visuals are in ``metadata["visuals"]``: boxes, cylinders, spheres, and meshes named
     ``package://NAME/...`` found in a folder NAME above the URDF file."""
@@ -205,156 +234,13 @@ def test_urdf_visuals_kept_in_metadata(tmp_path):
         {"placement": place, "mesh": "package://my_robot/meshes/cube.stl", "scale": [1.0, 1.0, 2.0]}]}}
     model = b.build()
     vis = shapes.model_visuals(model)
-    assert [type(v.shape).__name__ for v in vis] == ["Box", "Cylinder", "Sphere", "Mesh"]
-    assert vis[3].shape.filename == str(pkg / "meshes" / "cube.stl") and vis[2].name == "ball"
+    assert [type(v.shape).__name__ for v in vis] == ["Box", "Cylinder", "Sphere", "Mesh"] and vis[2].name == "ball"
     parts, notes = shapes.body_parts(model, [0.0])
     assert notes == [] and [p.role for p in parts] == ["visual"] * 4 and parts[0].color == (1.0, 0.0, 0.0, 1.0)
     assert np.allclose(np.ptp(parts[3].vertices, axis=0), [0.1, 0.1, 0.2], rtol=0, atol=1e-6)
 
 
-# ------------------------------------------------------------------------------------------------ the page's data
-def _page_data(text):
-    payload = re.search(r'<script id="mb-data" type="application/json">(.*?)</script>', text, re.S).group(1)
-    return json.loads(payload.replace("<\\/", "</"))
-
-
-def _array(text, dtype, shape=(-1,)):
-    return np.frombuffer(base64.b64decode(text), dtype=dtype).reshape(shape)
-
-
-def test_quaternions_of_rotations():
-    rng = np.random.default_rng(7)
-    R = np.array([np.linalg.qr(rng.normal(size=(3, 3)))[0] for _ in range(200)])
-    R[np.linalg.det(R) < 0] *= -1
-    R[:4] = [np.eye(3), np.diag([1.0, -1, -1]), np.diag([-1.0, 1, -1]), np.diag([-1.0, -1, 1])]   # half turns
-    qs = viewer._quaternions(R)
-    w, x, y, z = qs.T
-    back = np.stack([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]]).transpose(2, 0, 1)
-    assert np.allclose(np.linalg.norm(qs, axis=1), 1.0, rtol=0, atol=1e-15) and np.all(w >= 0)
-    assert np.max(np.abs(back - R)) < 1e-14
-
-
-@pytest.fixture(scope="module")
-def panel_run():
-    return solar_panels.deploy(t_end=2.0, n_out=201)
-
-
-def test_page_carries_the_result(panel_run):
-    """The frames are samples of the Result, thinned to 50 per second of motion; each body's origin is
-    forward_kinematics' at that sample, bit for bit; the energies are the Result's."""
-    res = panel_run
-    data = _page_data(viewer.page(res))
-    idx = np.array(data["samples"])
-    assert len(idx) == 101 and idx[0] == 0 and idx[-1] == len(res) - 1
-    assert np.array_equal(_array(data["times"], "<f8"), res.t[idx])
-    poses = _array(data["poses"], "<f8", (len(idx), res.model.nbodies + 1, 7))
-    for f in (0, 37, len(idx) - 1):
-        K = mb.forward_kinematics(res.model, res.q[idx[f]])
-        assert np.array_equal(poses[f, :, :3], K.p)
-    assert np.array_equal(_array(data["energy"]["total"], "<f8"), res.energy["total"])
-    assert data["bodies"] == ["ground", "leaf1", "leaf2"] and data["contacts"] is None
-    few = _page_data(viewer.page(res, frame_rate=1000, max_frames=7))
-    assert few["samples"] == np.linspace(0, 200, 7).round().astype(int).tolist()
-    one = _page_data(viewer.page(res.model, q=res.q[50]))            # a Model at one configuration
-    assert one["samples"] == [0] and one["energy"] is None
-    path = _page_data(viewer.page(res.model, q=res.q[:30]))          # configurations without times: each one
-    assert path["samples"] == list(range(30)) and np.array_equal(_array(path["times"], "<f8"), np.arange(30) / 50)
-
-
-def test_moving_base():
-    """A ground that moves in a prescribed way (Kapitza's pendulum, seed 001 §3.1): the page moves body 0 as well."""
-    a, W = 0.02, 2 * np.pi * 60.0
-    model = pendulums.kapitza_pendulum(amplitude=a, omega=W)
-    t = np.linspace(0.0, 0.02, 7)
-    data = _page_data(viewer.page(model, q=np.linspace(0.1, -0.1, 7)[:, None], t=t, frame_rate=1000))
-    poses = _array(data["poses"], "<f8", (7, 2, 7))
-    assert np.max(np.abs(poses[:, 0, :3] - np.c_[0 * t, 0 * t, a * np.cos(W * t)])) < 1e-15
-    with pytest.raises(ModelError, match="moving base"):
-        viewer.page(model, q=[0.1])
-
-
-def test_contact_points_of_the_bicycle_and_the_hoop():
-    """The bicycle's contact points (RollingDisc: lowest rim point) lie on the floor where
-    ``bicycle_outputs`` puts them; the hoop's are on its rim, at the contact angle the stabilized run records."""
-    res = bicycle.simulate_nonlinear(speed=4.6, roll_rate=0.5, t_end=0.5, n_out=26)
-    data = _page_data(viewer.page(res))
-    c = _array(data["contacts"], "<f8", (len(data["samples"]), 2, 3))
-    idx = data["samples"]
-    assert np.max(np.abs(c[:, :, 2])) < 1e-9
-    assert np.max(np.abs(c[:, 0, :2] - res.series["rear_contact_xy"][idx])) < 1e-12
-    assert np.max(np.abs(c[:, 1, :2] - res.series["front_contact_xy"][idx])) < 1e-12
-    model = hoop_on_profile.hoop_model()
-    q0, v0 = hoop_on_profile.initial_state(model, -0.9, 0.3)
-    run = mb.simulate(model, q0, v0, 0.05, formulation="stabilized", energy_constraint=True, lam=1e3, method="RK2",
-                      h=1e-4, n_out=6)
-    data = _page_data(viewer.page(run))
-    idx = data["samples"]
-    c = _array(data["contacts"], "<f8", (len(idx), 1, 3))
-    xa, za = hoop_on_profile.contact_point(model, run)
-    assert np.max(np.abs(c[:, 0, 0] - xa[idx])) < 1e-14 and np.max(np.abs(c[:, 0, 2] - za[idx])) < 1e-14
-
-
-def test_errors(panel_run, tmp_path, monkeypatch):
-    loaded = mb.Result.load(panel_run.save(tmp_path / "run.npz"))
-    with pytest.raises(ModelError, match="carries no model"):
-        viewer.page(loaded)
-    assert _page_data(viewer.page(loaded, model=panel_run.model))["samples"][-1] == 200
-    with pytest.raises(ModelError, match="frame_rate"):
-        viewer.page(panel_run, frame_rate=0)
-    with pytest.raises(ModelError, match="Model or a Result"):
-        viewer.page("panel")
-    monkeypatch.setitem(sys.modules, "plotly.offline", None)
-    with pytest.raises(ModelError, match=r"plotly \(pip install 'multibody\[viewer\]'\)"):
-        viewer.page(panel_run)
-
-
-def test_show_in_jupyter(panel_run, monkeypatch):
-    """Result.show(): the page in an iframe through IPython.display; without IPython a clear ModelError."""
-    monkeypatch.setitem(sys.modules, "IPython", None)
-    monkeypatch.setitem(sys.modules, "IPython.display", None)
-    with pytest.raises(ModelError, match="needs IPython.*to_html"):
-        panel_run.show()
-    shown = []
-    fake = types.ModuleType("IPython.display")
-    fake.HTML = lambda data: types.SimpleNamespace(data=data)
-    fake.display = shown.append
-    monkeypatch.setitem(sys.modules, "IPython.display", fake)
-    assert panel_run.show(frame_rate=5) is None
-    assert len(shown) == 1 and shown[0].data.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
-
-
-def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
-    from multibody.cli import main
-
-    path = panel_run.to_html(tmp_path / "out" / "panel.html", frame_rate=10)
-    text = path.read_text()
-    assert text.startswith("<!DOCTYPE html>") and 'id="mb-plotly"' in text
-    assert re.search(r"<(script|link)[^>]*\b(src|href)=", text) is None          # nothing fetched: self-contained
-    npz = str(panel_run.save(tmp_path / "run.npz"))
-    out = tmp_path / "cli.html"
-    assert main(["animate", npz, "--model", "multibody.systems.solar_panels:solar_panel", "--html", str(out)]) == 0
-    assert "3-D view of 201 samples" in capsys.readouterr().out
-    assert _page_data(out.read_text())["samples"] == _page_data(viewer.page(panel_run))["samples"]
-
-
-# ------------------------------------------------------------------------------------------------ GIF length
-def test_gif_length_follows_the_run(tmp_path):
-    """Without ``frames`` a GIF plays the run in real time at ``fps``, at most 20 s of film."""
-    from PIL import Image
-
-    from multibody.viz import animate
-
-    model = pendulums.simple_pendulum()
-    for span, frames in ((3.0, 7), (60.0, 41)):
-        t = np.linspace(0.0, span, 121)
-        res = mb.Result(t, 0.5 * np.sin(t)[:, None], 0.5 * np.cos(t)[:, None], model=model)
-        out = animate(res, tmp_path / "p.gif", fps=2, size=(80, 60))
-        assert Image.open(out).n_frames == frames
-
-
-# ------------------------------------------------------------------------------------------------ in a browser
+# ------------------------------------------------------------------------------------------------ the runs
 def _robots():
     try:
         dist = importlib.metadata.distribution("example-robot-data")
@@ -390,7 +276,8 @@ def _runs():
         "solar panel": (lambda: solar_panels.deploy(t_end=3.0, n_out=301), "leaf2", False),
         "hoop": (hoop, "hoop", True),
         "panda": (lambda: _run_robot(robots / "panda_description/urdf/panda.urdf", False, 0.6), "panda_link7", False),
-        "solo12": (lambda: _run_robot(robots / "solo_description/robots/solo12.urdf", True, 0.6), "FL_LOWER_LEG", False),
+        "solo12": (lambda: _run_robot(robots / "solo_description/robots/solo12.urdf", True, 0.6), "FL_LOWER_LEG",
+                   False),
     }
 
 
@@ -412,6 +299,134 @@ def exports(tmp_path_factory):
     return export
 
 
+# ------------------------------------------------------------------------------------------------ the page's data
+def _page_data(text):
+    payload = re.search(r'<script id="mb-data" type="application/json">(.*?)</script>', text, re.S).group(1)
+    return json.loads(payload.replace("<\\/", "</"))
+
+
+def _array(text, dtype, shape=(-1,)):
+    return np.frombuffer(base64.b64decode(text), dtype=dtype).reshape(shape)
+
+
+@pytest.fixture(scope="module")
+def panel_run(exports):
+    """The solar panel deploying (seed 001 §3.2.1) over 3 s, 301 samples."""
+    return exports("solar panel")[0]
+
+
+def test_page_carries_the_result(panel_run):
+    """The frames are samples of the Result, thinned to 50 per second of motion; each body's origin is
+    forward_kinematics' at that sample, bit for bit; the energies are the Result's."""
+    res = panel_run
+    data = _page_data(viewer.page(res))
+    idx = np.array(data["samples"])
+    assert len(idx) == 151 and idx[0] == 0 and idx[-1] == len(res) - 1
+    assert np.array_equal(_array(data["times"], "<f8"), res.t[idx])
+    poses = _array(data["poses"], "<f8", (len(idx), res.model.nbodies + 1, 7))
+    for f in (0, 37, len(idx) - 1):
+        K = mb.forward_kinematics(res.model, res.q[idx[f]])
+        assert np.array_equal(poses[f, :, :3], K.p)
+        assert np.max(np.abs(quat_to_matrix(poses[f, :, 3:]) - K.R)) < 1e-14        # the page's rotation formula
+    assert np.array_equal(_array(data["energy"]["total"], "<f8"), res.energy["total"])
+    assert data["bodies"] == ["ground", "leaf1", "leaf2"] and data["contacts"] is None
+    few = _page_data(viewer.page(res, frame_rate=1000, max_frames=7))
+    assert few["samples"] == np.linspace(0, 300, 7).round().astype(int).tolist()
+    one = _page_data(viewer.page(res.model, q=res.q[50]))            # a Model at one configuration
+    assert one["samples"] == [0] and one["energy"] is None
+    path = _page_data(viewer.page(res.model, q=res.q[:30]))          # configurations without times: each one
+    assert path["samples"] == list(range(30)) and np.array_equal(_array(path["times"], "<f8"), np.arange(30) / 50)
+
+
+def test_moving_base():
+    """A ground that moves in a prescribed way (Kapitza's pendulum, seed 001 §3.1): the page moves body 0 as well."""
+    a, W = 0.02, 2 * np.pi * 60.0
+    model = pendulums.kapitza_pendulum(amplitude=a, omega=W)
+    t = np.linspace(0.0, 0.02, 7)
+    data = _page_data(viewer.page(model, q=np.linspace(0.1, -0.1, 7)[:, None], t=t, frame_rate=1000))
+    poses = _array(data["poses"], "<f8", (7, 2, 7))
+    assert np.max(np.abs(poses[:, 0, :3] - np.c_[0 * t, 0 * t, a * np.cos(W * t)])) < 1e-15
+    with pytest.raises(ModelError, match="moving base"):
+        viewer.page(model, q=[0.1])
+
+
+def test_contact_points_of_the_bicycle_and_the_hoop(exports):
+    """The bicycle's contact points (RollingDisc: lowest rim point) lie on the floor where
+    ``bicycle_outputs`` puts them; the hoop's are on its rim, at the contact angle the stabilized run records."""
+    res, path, _, _ = exports("bicycle")
+    data = _page_data(path.read_text())
+    idx = data["samples"]
+    c = _array(data["contacts"], "<f8", (len(idx), 2, 3))
+    assert np.max(np.abs(c[:, :, 2])) < 1e-9
+    assert np.max(np.abs(c[:, 0, :2] - res.series["rear_contact_xy"][idx])) < 1e-12
+    assert np.max(np.abs(c[:, 1, :2] - res.series["front_contact_xy"][idx])) < 1e-12
+    run, path, _, _ = exports("hoop")
+    data = _page_data(path.read_text())
+    idx = data["samples"]
+    c = _array(data["contacts"], "<f8", (len(idx), 1, 3))
+    xa, za = hoop_on_profile.contact_point(run.model, run)
+    assert np.max(np.abs(c[:, 0, 0] - xa[idx])) < 1e-14 and np.max(np.abs(c[:, 0, 2] - za[idx])) < 1e-14
+
+
+def test_errors(panel_run, tmp_path, monkeypatch):
+    loaded = mb.Result.load(panel_run.save(tmp_path / "run.npz"))
+    with pytest.raises(ModelError, match="carries no model"):
+        viewer.page(loaded)
+    assert _page_data(viewer.page(loaded, model=panel_run.model))["samples"][-1] == 300
+    with pytest.raises(ModelError, match="frame_rate"):
+        viewer.page(panel_run, frame_rate=0)
+    with pytest.raises(ModelError, match="Model or a Result"):
+        viewer.page("panel")
+    monkeypatch.setitem(sys.modules, "plotly.offline", None)
+    with pytest.raises(ModelError, match=r"plotly \(pip install 'multibody\[viewer\]'\)"):
+        viewer.page(panel_run)
+
+
+def test_show_in_jupyter(panel_run, monkeypatch):
+    """Result.show(): the page in an iframe through IPython.display; without IPython a clear ModelError."""
+    monkeypatch.setitem(sys.modules, "IPython", None)
+    monkeypatch.setitem(sys.modules, "IPython.display", None)
+    with pytest.raises(ModelError, match="needs IPython.*to_html"):
+        panel_run.show()
+    shown = []
+    fake = types.ModuleType("IPython.display")
+    fake.HTML = lambda data: types.SimpleNamespace(data=data)
+    fake.display = shown.append
+    monkeypatch.setitem(sys.modules, "IPython.display", fake)
+    assert panel_run.show(frame_rate=5) is None
+    assert len(shown) == 1 and shown[0].data.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+
+
+def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
+    from multibody.cli import main
+
+    path = panel_run.to_html(tmp_path / "out" / "panel.html", frame_rate=10)
+    text = path.read_text()
+    assert text.startswith("<!DOCTYPE html>") and 'id="mb-plotly"' in text
+    assert re.search(r"<(script|link)[^>]*\b(src|href)=", text) is None          # nothing fetched: self-contained
+    npz = str(panel_run.save(tmp_path / "run.npz"))
+    out = tmp_path / "cli.html"
+    assert main(["animate", npz, "--model", "multibody.systems.solar_panels:solar_panel", "--html", str(out)]) == 0
+    assert "3-D view of 301 samples" in capsys.readouterr().out
+    assert _page_data(out.read_text())["samples"] == _page_data(viewer.page(panel_run))["samples"]
+
+
+# ------------------------------------------------------------------------------------------------ GIF length
+def test_gif_length_follows_the_run(tmp_path):
+    """Without ``frames`` a GIF plays the run in real time at ``fps``, at most 20 s of film."""
+    from PIL import Image
+
+    from multibody.viz import animate
+
+    model = pendulums.simple_pendulum()
+    for span, frames in ((3.0, 7), (60.0, 41)):
+        t = np.linspace(0.0, span, 121)
+        res = mb.Result(t, 0.5 * np.sin(t)[:, None], 0.5 * np.cos(t)[:, None], model=model)
+        out = animate(res, tmp_path / "p.gif", fps=2, size=(80, 60))
+        assert Image.open(out).n_frames == frames
+
+
+# ------------------------------------------------------------------------------------------------ in a browser
 def test_bicycle_file_size(exports):
     """The bicycle's 10 s run under 5 MB (it is about 2.3 MB, 2.0 MB of it plotly.js packed)."""
     assert exports("bicycle")[1].stat().st_size < 5e6

@@ -57,7 +57,7 @@ def _unit(v):
     return v / n if n > 0 else v
 
 
-def _up(model):
+def up_direction(model):
     """The direction against gravity (world z when there is none)."""
     g = np.asarray(model.gravity, dtype=float)
     return _unit(-g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
@@ -113,14 +113,14 @@ def planar_basis(model, configurations):
                     n = _unit(np.cross(span[0], span[np.argmax(np.linalg.norm(np.cross(span[0], span), axis=1))]))
                 else:                               # one sliding direction (or none): the plane that shows "up"
                     a = _unit(span[0]) if len(span) else np.zeros(3)
-                    for cand in (np.cross(a, _up(model)), np.cross(a, [0.0, 0.0, 1.0]), np.cross(a, [0.0, 1.0, 0.0]),
-                                 np.array([0.0, 0.0, 1.0])):
+                    for cand in (np.cross(a, up_direction(model)), np.cross(a, [0.0, 0.0, 1.0]),
+                                 np.cross(a, [0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])):
                         if np.linalg.norm(cand) > 1e-6:
                             n = _unit(cand)
                             break
         if any(np.linalg.norm(np.cross(n, a)) > 1e-7 for a in par) or any(abs(n @ b) > 1e-7 for b in perp):
             return None
-    up = _up(model)
+    up = up_direction(model)
     e2 = up - (up @ n) * n
     if np.linalg.norm(e2) < 1e-6:                   # gravity normal to the plane: any in-plane "up"
         for cand in ([0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]):
@@ -317,7 +317,7 @@ def _plot_basis(model, basis):
     if basis is not None:
         E = np.array(basis[:2])
     else:
-        up = _up(model)
+        up = up_direction(model)
         e1 = np.array([1.0, 0.0, 0.0]) - up[0] * up
         if np.linalg.norm(e1) < 1e-6:
             e1 = np.array([0.0, 1.0, 0.0]) - up[1] * up

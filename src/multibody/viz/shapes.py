@@ -15,8 +15,9 @@ reports, ``frames="user"``), so a view transmits it once and moves it by the bod
   (:func:`inertia_ellipsoid`), with a rod from its origin to the ellipsoid when the origin lies outside it (the
   massless rod of a simple pendulum); a body with joints gets its ellipsoid as well unless it is slender (its
   ellipsoid no wider than a few rods) with its centre of mass on a rod — a panel in a chain, a bicycle's rear frame
-  with its rider are drawn whole, a thin rod of a pendulum is its rod. A body that rolls (``RollingDisc``, ``RollingOnProfile``)
-  is a disc of the constraint's radius with a dark stripe across it, so that its rotation shows.
+  with its rider are drawn whole, a thin rod of a pendulum is its rod. A body that rolls (``RollingDisc``,
+  ``RollingOnProfile``) is a disc of the constraint's radius with a dark stripe across it, so that its rotation
+  shows.
 """
 import math
 from pathlib import Path
@@ -318,7 +319,8 @@ def _package_path(filename, urdf_path):
 
 def model_visuals(model):
     """The visual elements of a model: ``model.visuals``, or — for a model read from a URDF file before visuals were
-    Model elements — those kept in ``model.metadata["visuals"]`` (mesh names resolved against the URDF's folders)."""
+    Model elements — those kept in ``model.metadata["visuals"]`` (a relative mesh name taken from the URDF's folder;
+    :func:`body_parts` resolves ``package://`` names)."""
     if model.visuals or "visuals" not in model.metadata:
         return tuple(model.visuals)
     urdf = model.metadata.get("urdf", {}).get("path", "")
@@ -328,7 +330,8 @@ def model_visuals(model):
         for v in items:
             P = Placement(v["placement"]["rotation"], v["placement"]["translation"])
             if "mesh" in v:
-                shape = Mesh(_package_path(v["mesh"], urdf), v.get("scale", (1.0, 1.0, 1.0)))
+                shape = Mesh(v["mesh"] if v["mesh"].startswith("package://") else _package_path(v["mesh"], urdf),
+                             v.get("scale", (1.0, 1.0, 1.0)))
             elif "box" in v:
                 shape = Box(v["box"])
             elif "cylinder" in v:
@@ -343,14 +346,19 @@ def body_parts(model, q, max_faces=3000):
     """Every drawn part of ``model`` at rest configuration ``q``, and the notes of what could not be drawn:
     ``(parts, notes)``. A body's visual elements are drawn; its collision shapes too (role "collision": a view shows
     them on demand where a body has visuals, always where it has none); a body with neither gets
-    :func:`inferred_parts`. A mesh that cannot be read (no trimesh, a format trimesh needs another package for, a
-    missing file) is left out with a note, and its body falls back to the next kind of shape."""
+    :func:`inferred_parts`. A mesh named ``package://NAME/...`` is looked for in a folder NAME above the model's URDF
+    file. A mesh that cannot be read (no trimesh, a format trimesh needs another package for, a missing file) is
+    left out with a note, and its body falls back to the next kind of shape."""
     parts, notes = [], []
     drawn = set()
+    urdf = model.metadata.get("urdf", {}).get("path", "")
     for role, elements in (("visual", model_visuals(model)), ("collision", model.collisions)):
         for e in elements:
+            shape = e.shape
+            if isinstance(shape, Mesh) and shape.filename.startswith("package://"):
+                shape = Mesh(_package_path(shape.filename, urdf), shape.scale)
             try:
-                mesh = shape_mesh(e.shape, max_faces)
+                mesh = shape_mesh(shape, max_faces)
             except ModelError as exc:
                 notes.append(str(exc))
                 continue

@@ -27,6 +27,7 @@ Example::
     res.to_html("panel.html")                   # or: multibody animate run.npz --model SPEC --html panel.html
 """
 import base64
+import functools
 import gzip
 import html
 import json
@@ -37,7 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.viz.animation import Scene, read_motion
+from multibody.formulations.cartesian import matrix_to_quat
+from multibody.viz.animation import Scene, read_motion, up_direction
 from multibody.viz.shapes import body_parts, characteristic_length
 
 __all__ = ["page", "to_html", "show"]
@@ -47,34 +49,8 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#17becf")
 
 
-def _plotly_bundle():
-    try:
-        from plotly.offline import get_plotlyjs
-    except ImportError:
-        raise ModelError("the 3-D viewer needs plotly (pip install 'multibody[viewer]')", element="plotly") from None
-    return get_plotlyjs()
-
-
 def _b64(array, dtype):
     return base64.b64encode(np.ascontiguousarray(array, dtype=dtype).tobytes()).decode("ascii")
-
-
-def _quaternions(R):
-    """Unit quaternions (w, x, y, z) of rotation matrices R (..., 3, 3), by the largest of the four squares
-    (Shepperd 1978)."""
-    R = np.asarray(R, dtype=float)
-    t = np.stack([1 + R[..., 0, 0] + R[..., 1, 1] + R[..., 2, 2], 1 + R[..., 0, 0] - R[..., 1, 1] - R[..., 2, 2],
-                  1 - R[..., 0, 0] + R[..., 1, 1] - R[..., 2, 2], 1 - R[..., 0, 0] - R[..., 1, 1] + R[..., 2, 2]], -1)
-    k = np.argmax(t, axis=-1)
-    s = np.sqrt(np.maximum(np.take_along_axis(t, k[..., None], -1)[..., 0], 1e-300)) * 2.0    # 4 |largest|
-    a = {(0, 1): R[..., 2, 1] - R[..., 1, 2], (0, 2): R[..., 0, 2] - R[..., 2, 0], (0, 3): R[..., 1, 0] - R[..., 0, 1],
-         (1, 2): R[..., 0, 1] + R[..., 1, 0], (1, 3): R[..., 0, 2] + R[..., 2, 0], (2, 3): R[..., 1, 2] + R[..., 2, 1]}
-    out = np.empty(R.shape[:-2] + (4,))
-    for c in range(4):
-        for m in range(4):
-            val = s / 4.0 if c == m else a[(min(c, m), max(c, m))] / s
-            out[..., m] = np.where(k == c, val, out[..., m])
-    return out * np.where(out[..., :1] < 0, -1.0, 1.0)
 
 
 def _contacts(model, result, Q, K):
@@ -96,11 +72,6 @@ def _contacts(model, result, Q, K):
             C = np.einsum("fij,j->fi", K[0][:, b], c.center) + K[1][:, b]
             cols.append(C + c.radius * (np.cos(al)[:, None] * c.e1 + np.sin(al)[:, None] * c.e2))
     return np.stack(cols, axis=1) if cols else None
-
-
-def _up(model):
-    g = np.asarray(model.gravity, dtype=float)
-    return -g / np.linalg.norm(g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
 
 
 def _nice(x):
@@ -161,6 +132,89 @@ def _frames(t, n, frame_rate, max_frames):
     return np.unique(np.linspace(0, n - 1, count).round().astype(int))
 
 
+def _meshes(parts, nb):
+    """The parts as meshes for the page, one per body, role and colour: (list of dicts, each body's reach — the
+    largest distance of its vertices from its origin)."""
+    groups = {}
+    for part in parts:
+        groups.setdefault((part.body, part.role, part.color), []).append(part)
+    has_visual = {p.body for p in parts if p.role == "visual"}
+    meshes, reach = [], np.zeros(nb)
+    for (b, role, rgba), items in groups.items():
+        V = np.concatenate([p.vertices for p in items])
+        offsets = np.cumsum([0] + [len(p.vertices) for p in items])[:-1]
+        F = np.concatenate([p.faces + o for p, o in zip(items, offsets)])
+        reach[b] = max(reach[b], float(np.max(np.linalg.norm(V, axis=1))))
+        overlay = role == "collision" and b in has_visual          # shown on demand, half-transparent
+        meshes.append({"body": b, "role": role, "vertices": _b64(V, "<f4"), "faces": _b64(F, "<u4"),
+                       "color": (f"rgb({', '.join(str(round(255 * c)) for c in rgba[:3])})" if rgba is not None
+                                 else PALETTE[b % 10]),
+                       "opacity": (rgba[3] if rgba is not None else 1.0) * (0.5 if overlay else 1.0),
+                       "visible": not overlay})
+    return meshes, reach
+
+
+def _window(P, reach, scene, parts, follow, moving_base):
+    """The box of the whole motion ``(lo, hi)``, and the view's half side and centre per frame: a cube around the
+    whole motion (and the static drawings), or — ``follow`` — around each frame's bodies, the size of the largest."""
+    nb = len(reach)
+    moving = slice(1 if nb > 1 and not moving_base else 0, nb)         # a fixed ground is not part of the motion
+    ext_lo = (P[:, moving] - reach[None, moving, None]).min(axis=1)    # (f, 3): each frame's box of the bodies
+    ext_hi = (P[:, moving] + reach[None, moving, None]).max(axis=1)
+    for arr in (scene.springs, scene.slides):
+        if arr.size:
+            ext_lo = np.minimum(ext_lo, arr.reshape(len(P), -1, 3).min(axis=1))
+            ext_hi = np.maximum(ext_hi, arr.reshape(len(P), -1, 3).max(axis=1))
+    lo, hi = ext_lo.min(axis=0), ext_hi.max(axis=0)
+    if follow:
+        return lo, hi, 0.6 * max(float(np.max(ext_hi - ext_lo)), 1e-9), 0.5 * (ext_lo + ext_hi)
+    static = list(scene.curves) + [scene.ground] + [p.vertices for p in parts if p.body == 0 and not moving_base]
+    for pts in static:
+        if len(pts):
+            lo, hi = np.minimum(lo, pts.min(axis=0)), np.maximum(hi, pts.max(axis=0))
+    return lo, hi, 0.55 * max(float(np.max(hi - lo)), 1e-9), np.repeat([0.5 * (lo + hi)], len(P), axis=0)
+
+
+def _camera_eye(up):
+    """plotly's camera eye (in units of the scene's half side): from the side, between +x and −y where "up" is z,
+    somewhat above."""
+    side = np.array([1.0, -1.6, 0.0]) if abs(up[2]) > 0.9 else np.cross(up, [0.0, 0.0, 1.0])
+    side = side - (side @ up) * up
+    return 1.7 * side / np.linalg.norm(side) + 0.6 * up
+
+
+def _plotly_script(compress):
+    """The plotly.js bundle as a script element: gzip-packed and base64-encoded (``viewer.js`` unpacks it), or plain."""
+    try:
+        from plotly.offline import get_plotlyjs
+    except ImportError:
+        raise ModelError("the 3-D viewer needs plotly (pip install 'multibody[viewer]')", element="plotly") from None
+    return _script(get_plotlyjs(), bool(compress))
+
+
+@functools.lru_cache(maxsize=2)
+def _script(bundle, compress):
+    if not compress:
+        return f"<script>{bundle}</script>"
+    packed = base64.b64encode(gzip.compress(bundle.encode("utf-8"), 9, mtime=0)).decode("ascii")
+    return f'<script id="mb-plotly" type="application/octet-stream">{packed}</script>'
+
+
+def _static_traces(model, scene, lo, hi, size):
+    """What does not move (a fixed ground): the floors and half-spaces over the box ``lo``–``hi``, the profiles of
+    discs on curves, the ground's joint points — plotly traces."""
+    plane_meshes, plane_lines = _planes(model, lo, hi, size)
+    traces = list(plane_meshes)
+    lines = plane_lines + [p for c in scene.curves for p in list(c) + [None]]
+    if lines:
+        traces.append(dict(type="scatter3d", mode="lines", line=dict(color="#888888", width=2), hoverinfo="skip",
+                           **_polyline(lines)))
+    if len(scene.ground):
+        traces.append(dict(type="scatter3d", mode="markers", marker=dict(color="black", size=4, symbol="square"),
+                           hoverinfo="skip", **_polyline(scene.ground)))
+    return traces
+
+
 def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=50.0, max_frames=2000,
          follow=None, max_faces=3000, compress=True):
     """The HTML text of the viewer page (see the module docstring).
@@ -176,6 +230,7 @@ def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=
     from multibody.model.joints import FREE
     from multibody.result import Result
 
+    plotly = _plotly_script(compress)
     model, Q, times = read_motion(result_or_model, q, t, model, who="viewer")
     result = result_or_model if isinstance(result_or_model, Result) else None
     if not frame_rate > 0 or int(max_frames) < 1:
@@ -197,79 +252,31 @@ def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=
     scene = Scene(model, Q[idx], ft if moving_base else None)
     size = characteristic_length(model, Q[idx[0]])
 
-    # the meshes, one trace per body, role and colour
-    groups = {}
-    for part in parts:
-        groups.setdefault((part.body, part.role, part.color), []).append(part)
-    has_visual = {p.body for p in parts if p.role == "visual"}
-    meshes, reach = [], np.zeros(nb)
-    for (b, role, color), items in groups.items():
-        V = np.concatenate([p.vertices for p in items])
-        offsets = np.cumsum([0] + [len(p.vertices) for p in items])[:-1]
-        F = np.concatenate([p.faces + o for p, o in zip(items, offsets)])
-        reach[b] = max(reach[b], float(np.max(np.linalg.norm(V, axis=1))))
-        rgba = color if color is not None else None
-        meshes.append({"body": b, "role": role, "vertices": _b64(V, "<f4"), "faces": _b64(F, "<u4"),
-                       "color": (f"rgb({', '.join(str(round(255 * c)) for c in rgba[:3])})" if rgba is not None
-                                 else PALETTE[b % 10]),
-                       "opacity": (rgba[3] if rgba is not None else 1.0) * (0.5 if role == "collision" else 1.0),
-                       "visible": not (role == "collision" and b in has_visual)})
-
-    # the window of the view
-    moving = slice(1 if model.nbodies and not moving_base else 0, nb)    # a fixed ground is not part of the motion
-    ext_lo = (P[:, moving] - reach[None, moving, None]).min(axis=1)       # (f, 3): each frame's box of the bodies
-    ext_hi = (P[:, moving] + reach[None, moving, None]).max(axis=1)
-    for arr in (scene.springs, scene.slides):
-        if arr.size:
-            ext_lo = np.minimum(ext_lo, arr.reshape(len(idx), -1, 3).min(axis=1))
-            ext_hi = np.maximum(ext_hi, arr.reshape(len(idx), -1, 3).max(axis=1))
+    meshes, reach = _meshes(parts, nb)
     if follow is None:
         follow = any(j.parent == 0 and j.joint.code == FREE for j in model.joints[1:])
-    static = [c for c in scene.curves] + ([scene.ground] if len(scene.ground) else [])
-    lo, hi = ext_lo.min(axis=0), ext_hi.max(axis=0)
-    if not follow:
-        for pts in static + [p.vertices for p in parts if p.body == 0 and not moving_base]:
-            lo, hi = np.minimum(lo, pts.min(axis=0)), np.maximum(hi, pts.max(axis=0))
-    half = 0.55 * max(float(np.max(hi - lo)), 1e-9) if not follow else 0.6 * max(float(np.max(ext_hi - ext_lo)), 1e-9)
-    centres = 0.5 * (ext_lo + ext_hi) if follow else np.repeat([0.5 * (lo + hi)], len(idx), axis=0)
+    lo, hi, half, centres = _window(P, reach, scene, parts, follow, moving_base)
 
-    # static traces: floors, profiles, the ground's joint points
-    plane_meshes, plane_lines = _planes(model, lo - half * follow, hi + half * follow, size)
-    static_traces = list(plane_meshes)
-    lines = plane_lines + [p for c in scene.curves for p in list(c) + [None]]
-    if lines:
-        static_traces.append(dict(type="scatter3d", mode="lines", line=dict(color="#888888", width=2),
-                                  hoverinfo="skip", **_polyline(lines)))
-    if len(scene.ground):
-        static_traces.append(dict(type="scatter3d", mode="markers", marker=dict(color="black", size=4, symbol="square"),
-                                  hoverinfo="skip", **_polyline(scene.ground)))
+    static = _static_traces(model, scene, lo - half * follow, hi + half * follow, size)
     segs = np.concatenate([scene.springs, scene.slides], axis=1)    # (f, s, 2, 3) drawn as lines, per frame
     contacts = _contacts(model, result, idx, (R, P))
     energy = None
     if result is not None and result.energy:
         energy = {k: _b64(v, "<f8") for k, v in result.energy.items()}
         energy["t"] = _b64(result.t, "<f8")
-    up = _up(model)
-    eye = 1.6 * (np.cross(up, [0.0, 0.0, 1.0]) if abs(up[2]) < 0.9 else np.array([0.6, -1.0, 0.0]))
-    eye = (eye / np.linalg.norm(eye) * 1.6 + 0.5 * up) if np.linalg.norm(eye) > 0 else up
+    up = up_direction(model)
     data = {
         "title": title if title is not None else model.name,
         "bodies": list(model.body_names), "times": _b64(ft, "<f8"), "samples": idx.tolist(),
-        "poses": _b64(np.concatenate([P, _quaternions(R)], axis=2), "<f8"),
-        "meshes": meshes, "static": static_traces, "notes": notes,
+        "poses": _b64(np.concatenate([P, [[matrix_to_quat(Rb) for Rb in Rf] for Rf in R]], axis=2), "<f8"),
+        "meshes": meshes, "static": static, "notes": notes,
         "segments": _b64(segs, "<f4") if segs.size else None, "nsegments": int(segs.shape[1]),
         "contacts": _b64(contacts, "<f8") if contacts is not None else None,
         "ncontacts": 0 if contacts is None else int(contacts.shape[1]),
         "window": {"follow": bool(follow), "half": half, "centres": _b64(centres, "<f8")},
-        "triad": 0.12 * half, "energy": energy, "up": up.tolist(), "eye": eye.tolist(),
+        "triad": 0.12 * half, "energy": energy, "up": up.tolist(), "eye": _camera_eye(up).tolist(),
     }
     js = resources.files("multibody.viz").joinpath("viewer.js").read_text()
-    bundle = _plotly_bundle()
-    if compress:
-        packed = base64.b64encode(gzip.compress(bundle.encode("utf-8"), 9, mtime=0)).decode("ascii")
-        plotly = f'<script id="mb-plotly" type="application/octet-stream">{packed}</script>'
-    else:
-        plotly = f"<script>{bundle}</script>"
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False, default=_json).replace("</", "<\\/")
     name = html.escape(str(data["title"]))
     return _TEMPLATE.format(title=name, payload=payload, plotly=plotly, js=js)
