@@ -345,3 +345,17 @@ class Result:
         if path is not None:
             fig.savefig(path, dpi=100)
         return fig
+
+    def to_html(self, path, model=None, **options):
+        """Write the motion as one self-contained HTML page: the bodies in 3-D, played in time, with the energies
+        (``multibody.viz.viewer``; needs the viewer extra, ``pip install 'multibody[viewer]'``). ``model``: the
+        Model, for a Result loaded from a file. Returns the path."""
+        from multibody.viz.viewer import to_html
+
+        return to_html(self, path, model=model, **options)
+
+    def show(self, model=None, **options):
+        """Display the same view inline in Jupyter (``multibody.viz.viewer.show``)."""
+        from multibody.viz.viewer import show
+
+        return show(self, model=model, **options)
