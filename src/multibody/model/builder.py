@@ -19,17 +19,26 @@ a joint becomes the tree joint of its child when its parent is already connected
 child is not; the remaining joints close loops and become *cut joints* (``model.cut_joints``), handled by
 the constrained formulations. Pass ``cut=True`` to choose a cut joint yourself. Bodies are then numbered
 regularly (every parent before its children), keeping the order they were added where possible.
+
+Inertias (``multibody.model.inertia``): a body's inertia must be physical (non-negative principal moments, the
+triangle inequality) unless the builder is made with ``inertia="warn"`` (kept, one ``InertiaWarning`` per
+build listing the bodies), ``"repair"`` (moved to the nearest physical inertia, reported the same way) or
+``"accept"``; zero moments, point masses and massless bodies are accepted. Whatever the policy, ``build()``
+refuses a model whose mass matrix is singular (a point mass on its hinge axis, a massless leaf body), naming
+the body, its joint and the numbers.
 """
 import heapq
+import warnings
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import InertiaWarning, ModelError
 from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
+from multibody.model.inertia import POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
@@ -53,8 +62,15 @@ def _as_placement(value, element):
 class ModelBuilder:
     """Collects bodies, joints and forces; ``build()`` validates them and returns a ``Model``."""
 
-    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None, base_motion=None):
-        """``base_motion``: a prescribed motion of the ground, body 0 (see :meth:`set_base_motion`)."""
+    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None, base_motion=None, inertia="refuse"):
+        """``base_motion``: a prescribed motion of the ground, body 0 (see :meth:`set_base_motion`).
+        ``inertia``: what to do with a body inertia that is not physical: ``"refuse"`` (a ``ModelError``),
+        ``"warn"``, ``"repair"`` or ``"accept"`` (see the module docstring and ``multibody.model.inertia``)."""
+        if inertia not in POLICIES:
+            raise ModelError(f"ModelBuilder: inertia must be one of {', '.join(POLICIES)}, got {inertia!r}",
+                             element="inertia")
+        #: the policy for inertias that are not physical (``multibody.model.inertia``)
+        self.inertia = inertia
         g = numbers_or_symbols(gravity, (3,), "gravity", "gravity")
         self.name = name
         #: descriptive data carried to ``model.metadata`` and not used by the dynamics (JSON-like: joint limits,
@@ -73,12 +89,12 @@ class ModelBuilder:
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
-        """Add a rigid body (see ``Body``); returns its name."""
+        """Add a rigid body (see ``Body``; its inertia under the builder's ``inertia`` policy); returns its name."""
         if name == GROUND:
             raise ModelError(f"body name '{GROUND}' is reserved for the fixed base", element=f"body '{name}'")
         if name in self._bodies:
             raise ModelError(f"body '{name}' is defined twice", element=f"body '{name}'")
-        self._bodies[name] = Body(name, mass, com, inertia)
+        self._bodies[name] = Body(name, mass, com, inertia, policy=self.inertia)
         return name
 
     def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
@@ -131,9 +147,10 @@ class ModelBuilder:
         """A spring-damper between ``point_a`` of ``body_a`` and ``point_b`` of ``body_b`` (body frames;
         ``"ground"`` allowed). Force magnitude ``stiffness (l − rest_length) + damping l̇``."""
         element = f"spring '{name}'"
-        for body in (body_a, body_b):
+        for role, body in (("body_a", body_a), ("body_b", body_b)):
             if body != GROUND and body not in self._bodies:
-                raise ModelError(f"{element}: body '{body}' is not defined", element=element)
+                raise ModelError(f"{element}: {role} '{body}' is not defined (bodies: "
+                                 f"{', '.join([GROUND, *self._bodies][:20])})", element=element)
         if any(s.name == name for s in self._springs):
             raise ModelError(f"{element} is defined twice", element=element)
         values = []
@@ -264,8 +281,10 @@ class ModelBuilder:
                 heapq.heappush(heap, (order_key[c], c))
         return order
 
-    def build(self):
-        """Validate the description and return the immutable ``Model``."""
+    def build(self, warn=True):
+        """Validate the description and return the immutable ``Model``. A model with bodies whose inertias were
+        kept or repaired under the ``inertia`` policy ``"warn"`` or ``"repair"`` gives one ``InertiaWarning``
+        listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
         if not self._bodies:
             raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
         tree_of, cut = self._spanning_tree()
@@ -356,6 +375,17 @@ class ModelBuilder:
             if not symbolic and not (np.all(np.isfinite(inertia_o[i])) and np.all(np.isfinite(h[i]))):
                 raise ModelError(f"body '{order[i - 1]}': mass {mass[i]:g} and com {com[i].tolist()} give an inertia "
                                  "about the body origin beyond the floating-point range", element=f"body '{order[i - 1]}'")
+        if not symbolic:
+            singular = singular_joint(dict(parent=parent, jtype=jtype, jaxis=jaxis, jplace_R=jplace_R, jplace_p=jplace_p,
+                                           mass=mass, com=com, inertia_com=inertia_com),
+                                      [GROUND] + order, [None] + [j.name for j in joints[1:]])
+            if singular is not None:
+                raise ModelError(singular[1], element=f"body '{singular[0]}'")
+        notes = [f"body '{b.name}': {b.inertia_note}" for b in self._bodies.values() if b.inertia_note]
+        if notes and warn:
+            what = "kept as written" if self.inertia == "warn" else "repaired"
+            warnings.warn(InertiaWarning(f"model '{self.name}': {len(notes)} inertia{'s' * (len(notes) > 1)} that "
+                                         f"no body has, {what}: " + "; ".join(notes)), stacklevel=2)
 
         ns = len(self._springs)
         spring_body = np.zeros((ns, 2), dtype=np.int64)
