@@ -84,7 +84,7 @@ def run(args):
     from multibody.io.documents import ModelFileError
 
     try:
-        mf = load_for_run(args.file, args.floating_base, args.strict)
+        mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False))
     except ModelFileError as exc:
         report_problems(exc)
         return 2

@@ -260,7 +260,8 @@ class _Skip(Exception):
 
 #: for each kind of element: (field, words of the builder's messages that point to it), in order of precedence
 _ROUTES = {
-    "body": [("inertia", ("inertia", "principal moments")), ("mass", ("mass",)), ("com", ("com",)),
+    "body": [("mass", ("a body of mass 0",)), ("inertia", ("inertia", "principal moments")), ("mass", ("mass",)),
+             ("com", ("com",)),
              ("name", ("defined twice", "reserved", "name"))],
     "joint": [("parent", ("parent body",)), ("child", ("child body",)),
               ("child_placement", ("child_placement", "closes a loop")),

@@ -176,9 +176,9 @@ def apply_policy(mass, com, inertia, policy, element, keep_negative=False):
         return fixed, (f"{text}; repaired to principal moments {_shown(principal_moments(fixed))}, moved by "
                        f"{distance:.3g} kg m² ({distance / size:.2g} of its norm)")
     if policy == "refuse" or (kind == "negative" and not keep_negative):
-        hint = ("; the inertia policy 'repair' (repair=True of the file readers) moves it to the nearest physical one"
-                if kind == "negative" else "; the inertia policy 'warn' keeps it as written, 'repair' moves it to the "
-                "nearest physical one (strict=False, repair=True of the file readers)")
+        hint = ("; the inertia policy 'repair' moves it to the nearest physical one" if kind == "negative" else
+                "; the inertia policy 'warn' keeps it as written, 'repair' moves it to the nearest physical one")
+        hint += " (ModelBuilder(inertia=...), a model file's inertia_check, repair=True of the readers)"
         raise ModelError(f"{element}: {text}{hint}", element=element)
     return inertia, (text if policy == "warn" else None)
 
