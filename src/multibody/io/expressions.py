@@ -207,7 +207,9 @@ class Expression:
         except ModelError:
             raise
         except (ArithmeticError, FloatingPointError, ValueError) as exc:
-            self._fail(f"cannot be evaluated ({type(exc).__name__}: a division by zero or an overflow)")
+            why = {ZeroDivisionError: "a division by zero", OverflowError: "beyond the floating-point range"}.get(
+                type(exc), str(exc))
+            self._fail(f"cannot be evaluated ({why})")
         if np.iscomplexobj(x):
             self._fail(f"is not a real number ({x})")
         x = float(x)

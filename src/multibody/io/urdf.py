@@ -576,7 +576,8 @@ def _built(rd, builder):
         return builder.build()
     except ModelError as exc:
         element = str(getattr(exc, "element", "") or "")
-        path = f"link[@name='{element[6:-1]}']" if element.startswith("body '") else ""
+        path = (f"link[@name='{element[6:-1]}']" if element.startswith("body '") else
+                f"joint[@name='{element[7:-1]}']" if element.startswith("joint '") else "")
         raise ModelFileError([Problem(path, str(exc))], rd.source) from None
 
 

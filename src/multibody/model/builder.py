@@ -86,6 +86,7 @@ class ModelBuilder:
         self._frames = {}       # name -> (body, placement)
         self._visuals = []      # (name, body, shape, placement, color)
         self._collisions = []   # (name, body, shape, placement, friction)
+        self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -113,7 +114,7 @@ class ModelBuilder:
         element = f"joint '{name}'"
         if not isinstance(name, str) or not name:
             raise ModelError(f"joint name must be a non-empty string, got {name!r}", element=repr(name))
-        if any(j["name"] == name for j in self._joints):
+        if name in self._names["joint"]:
             raise ModelError(f"{element} is defined twice", element=element)
         if not isinstance(joint, Joint):
             raise ModelError(f"{element}: expected a joint type (Revolute, Spherical, ...), got {joint!r}",
@@ -141,6 +142,7 @@ class ModelBuilder:
             child_placement=None if child_placement is None else _as_placement(child_placement, element),
             force=force, cut=bool(cut),
         ))
+        self._names["joint"].add(name)
         return name
 
     def add_spring(self, name, body_a, point_a, body_b, point_b, stiffness, damping=0.0, rest_length=0.0):
@@ -171,7 +173,7 @@ class ModelBuilder:
             raise ModelError(f"add_constraint expects a constraint of multibody.model.constraints (PointOnPlane, "
                              f"RollingDisc, UserConstraint, ...), got {constraint!r}", element=repr(constraint))
         name = constraint.name
-        if any(c.name == name for c in self._constraints) or any(j["name"] == name for j in self._joints):
+        if any(c.name == name for c in self._constraints) or name in self._names["joint"]:
             raise ModelError(f"{constraint.element}: the name is already used by a joint or constraint",
                              element=constraint.element)
         for body in constraint.bodies:
@@ -204,16 +206,17 @@ class ModelBuilder:
         """A shape drawn on ``body`` at ``placement`` (body frame) by the animations; ``color`` RGB(A) in
         [0, 1]. Returns the name."""
         element, place = self._attached("visual", name, body, placement)
-        if any(v[0] == name for v in self._visuals):
+        if name in self._names["visual"]:
             raise ModelError(f"{element} is defined twice", element=element)
         self._visuals.append((name, body, check_shape(shape, element), place, check_color(color, element)))
+        self._names["visual"].add(name)
         return name
 
     def add_collision(self, name, body, shape, placement=None, friction=1.0):
         """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
         ``friction`` (>= 0): what contact detection reads. Returns the name."""
         element, place = self._attached("collision", name, body, placement)
-        if any(c[0] == name for c in self._collisions):
+        if name in self._names["collision"]:
             raise ModelError(f"{element} is defined twice", element=element)
         try:
             mu = float(friction)
@@ -222,6 +225,7 @@ class ModelBuilder:
         if not np.isfinite(mu) or mu < 0.0:
             raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
         self._collisions.append((name, body, check_shape(shape, element), place, mu))
+        self._names["collision"].add(name)
         return name
 
     def set_torque(self, callback):
