@@ -89,6 +89,12 @@ def test_the_field_a_message_is_about():
                               "-1.0")
     assert _problem(_text(joint=", limits: {effort: -3}")) == (
         "probe.yaml:5: joints[0].limits.effort: joint 'j': the effort limit must be >= 0, got -3.0")
+    text = _text() + "constraints:\n  - {name: c, type: point_on_plane, body: b, plane_body: bb}\n"
+    assert _problem(text) == ("probe.yaml:7: constraints[0].plane_body: constraint 'c': plane_body 'bb' is not defined "
+                              "(add it with add_body first)")
+    text = _text() + "constraints:\n  - {name: m, type: mimic, joint: j, reference: jj}\n"
+    assert _problem(text) == ("probe.yaml:7: constraints[0].reference: mimic of joint 'j': the reference 'jj' is not a "
+                              "joint of model 'probe' (joints: j)")
 
 
 def test_singular_mass_matrices_are_refused_with_the_numbers(tmp_path, capsys):

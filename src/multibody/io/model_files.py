@@ -207,18 +207,23 @@ def mimic_constraint(model, joint, reference, multiplier=1.0, offset=0.0, name=N
     """The ``UserConstraint`` (default name ``<joint>_mimic``) that makes ``joint`` follow ``reference``:
     ``q_joint = multiplier · q_reference + offset``; both joints must have one plain coordinate (revolute,
     prismatic), else a ``ModelError`` naming them."""
+    name = name or f"{joint}_mimic"
+    element = f"constraint '{name}'"
     ends = []
     for role, jname in (("joint", joint), ("reference", reference)):
-        j = model.joint(jname)
+        j = next((j for j in model.joints[1:] + model.cut_joints if j.name == jname), None)
+        if j is None:
+            raise ModelError(f"mimic of joint '{joint}': the {role} '{jname}' is not a joint of model '{model.name}' "
+                             f"(joints: {', '.join(model.joint_names[1:])})", element=element)
         if j.is_cut or j.joint.nq != 1 or not j.joint.linear_coordinates:
             raise ModelError(f"mimic of joint '{joint}': the {role} '{jname}' must be a tree joint with one coordinate "
-                             f"(revolute or prismatic), got {type(j.joint).__name__}", element=f"joint '{joint}'")
+                             f"(revolute or prismatic), got {type(j.joint).__name__}", element=element)
         ends.append(j.q_slice.start)
     for what, value in (("multiplier", multiplier), ("offset", offset)):
         if not math.isfinite(float(value)):
-            raise ModelError(f"mimic of joint '{joint}': {what} must be finite, got {value}", element=f"joint '{joint}'")
+            raise ModelError(f"mimic of joint '{joint}': {what} must be finite, got {value}", element=element)
     f = Mimic(joint, reference, multiplier, offset, *ends, model.nq)
-    return UserConstraint(name or f"{joint}_mimic", f, nrows=1, jacobian=f.jacobian)
+    return UserConstraint(name, f, nrows=1, jacobian=f.jacobian)
 
 
 # ---- the loaded file -------------------------------------------------------------------------------------------
@@ -271,11 +276,12 @@ _ROUTES = {
     "spring": [("stiffness", ("stiffness",)), ("damping", ("damping",)), ("rest_length", ("rest_length",)),
                ("body_b", ("body_b",)), ("body_a", ("body_a",)), ("point_b", ("point_b",)), ("point_a", ("point_a",)),
                ("name", ("defined twice",))],
-    "constraint": [("reference", ("the reference",)), ("joint", ("mimic of joint",)),
+    "constraint": [("reference", ("the reference",)), ("joint", ("mimic of joint",)), ("plane_body", ("plane_body",)),
                    ("profile", ("profile", "curvature", "h'_z")), ("x_range", ("x_range",)),
                    ("radius", ("radius",)), ("normal", ("normal",)), ("axis", ("axle", "axis")),
                    ("point", ("point",)), ("origin", ("origin",)), ("center", ("center",)), ("plane", ("plane",)),
-                   ("body", ("body",)), ("name", ("name",)), ("f", ("f(q, t)", "f returned")),
+                   ("body", ("body",)), ("name", ("name",)),
+                   ("f", ("f(q, t)", "f returned")),
                    ("jacobian", ("jacobian",)), ("bias", ("bias",))],
 }
 

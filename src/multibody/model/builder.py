@@ -178,7 +178,8 @@ class ModelBuilder:
                              element=constraint.element)
         for body in constraint.bodies:
             if body != GROUND and body not in self._bodies:
-                raise ModelError(f"{constraint.element}: body '{body}' is not defined (add it with add_body first)",
+                role = next((k for k in ("body", "plane_body") if getattr(constraint, k, None) == body), "body")
+                raise ModelError(f"{constraint.element}: {role} '{body}' is not defined (add it with add_body first)",
                                  element=constraint.element)
         self._constraints.append(constraint)
         return name
