@@ -42,7 +42,8 @@ from multibody.model.placement import rotation_about
 #: relative tolerance of the symmetry, sign and triangle-inequality checks (times the body's inertia scale)
 INERTIA_RTOL = 1e-10
 #: a joint whose D = Sᵀ I^A S has an eigenvalue below this fraction of the composite inertia it moves makes the
-#: mass matrix singular (a truly singular one gives round-off, ~1e-16; a valid robot rarely goes below 1e-8)
+#: mass matrix singular: a truly singular one gives round-off (~1e-16); over the 130 robots of example-robot-data
+#: that load (fixed and floating base) the smallest fraction is 9e-4 (iCub)
 SINGULAR_RTOL = 1e-12
 #: what may be done with a non-physical inertia (see the module docstring)
 POLICIES = ("refuse", "warn", "repair", "accept")
