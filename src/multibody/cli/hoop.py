@@ -47,6 +47,10 @@ def outputs(nsteps, at_most=20000):
 
 
 def run(args):
+    from multibody.cli.paths import output_file
+
+    output_file(args.plot, "--plot")
+    output_file(args.fig4, "--fig4")
     if args.fig4:
         return run_fig4(args)
     model = hoop_model(r=args.r, M=args.M)
