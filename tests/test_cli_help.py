@@ -79,9 +79,14 @@ def test_bicycle_maneuver_without_iftomm_suggests_the_command(capsys):
     ["hoop", "--plot", "{d}", "--method", "dop853"],
     ["bench", "--json", "{d}", "--only", "sweep"],
     ["demo", "--out", "{f}"],
+    ["examples", "four_bar", "--run", "--out", "{f}"],
+    ["animate", "{d}/run.npz", "--out", "{d}"],
+    ["hoop", "--h", "1e-300"],                                 # 1e301 steps: refused, not run for ever
+    ["hoop", "--method", "dop853", "--rtol", "0"],
 ])
 def test_unusable_outputs_are_refused_before_the_work(argv, tmp_path, capsys):
     (tmp_path / "file").write_text("")
+    (tmp_path / "run.npz").write_text("")
     argv = [a.format(d=tmp_path, f=tmp_path / "file") for a in argv]
     assert main(argv) == 2
     err = capsys.readouterr().err

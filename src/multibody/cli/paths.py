@@ -9,8 +9,9 @@ from multibody.errors import ModelError
 
 
 def output_file(path, option):
-    """Check that ``path`` can be written as a file (its folder exists and is writable, it is not a folder, an
-    existing file is writable); returns ``path``. ``option`` names the argument in the one-line ModelError."""
+    """Check that ``path`` can be written as a file (its folder exists, it is not a folder, and opening it for
+    writing works: an existing file is opened to append, without a change; a new one is created and removed);
+    returns ``path``. ``option`` names the argument in the one-line ModelError."""
     if path is None:
         return None
     text = os.fspath(path)
@@ -19,11 +20,17 @@ def output_file(path, option):
     folder = os.path.dirname(os.path.abspath(text))
     if not os.path.isdir(folder):
         raise ModelError(f"{option} '{text}': the folder '{folder}' does not exist", element=option)
-    if os.path.exists(text):
-        if not os.access(text, os.W_OK):
-            raise ModelError(f"{option} '{text}' exists and cannot be written (permissions)", element=option)
-    elif not os.access(folder, os.W_OK | os.X_OK):
-        raise ModelError(f"{option} '{text}': the folder '{folder}' cannot be written (permissions)", element=option)
+    try:   # a real test, also where permissions do not tell (root, /proc, read-only mounts)
+        if os.path.exists(text):
+            if os.path.isfile(text):     # not a device or a pipe, which opening may block or change
+                with open(text, "ab"):
+                    pass
+        else:
+            with open(text, "xb"):
+                pass
+            os.remove(text)
+    except OSError as exc:
+        raise ModelError(f"{option} '{text}' cannot be written ({exc.strerror})", element=option) from None
     return path
 
 
@@ -37,6 +44,12 @@ def output_folder(path, option):
         os.makedirs(text, exist_ok=True)
     except OSError as exc:
         raise ModelError(f"{option} '{text}': cannot create the folder ({exc.strerror})", element=option) from None
-    if not os.access(text, os.W_OK | os.X_OK):
-        raise ModelError(f"{option} '{text}': the folder cannot be written (permissions)", element=option)
+    probe = os.path.join(text, f".multibody-write-test-{os.getpid()}")
+    try:
+        with open(probe, "xb"):
+            pass
+        os.remove(probe)
+    except OSError as exc:
+        raise ModelError(f"{option} '{text}': files cannot be written in the folder ({exc.strerror})",
+                         element=option) from None
     return path

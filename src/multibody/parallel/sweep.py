@@ -336,7 +336,8 @@ def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size,
                     if attempts >= RETRIES:
                         raise SweepError(f"sweep: points {points[0][0]}..{points[-1][0]} lost their worker "
                                          f"{attempts + 1} times ({type(exc).__name__}: {exc}); the finished points "
-                                         "are kept, run again with resume=True" + backend.lost_hint) from None
+                                         "are kept, run again with resume=True" +
+                                         (backend.lost_hint if chunks.per_point is None else "")) from None
                     chunks.retry.append((points, attempts + 1))
                     broken = True
                     continue
