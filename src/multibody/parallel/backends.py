@@ -388,12 +388,11 @@ def backend_starter(scheduler, workers, timeout):
         if workers is not None and not (isinstance(workers, numbers.Integral) and workers >= 1):
             raise ModelError(f"sweep: workers must be a positive integer, got {workers!r}", element="workers")
 
-        def start(points):
+        def start(points):   # never more processes than points
             n = workers
             if n is None:
                 n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-                n = min(n, points)
-            return ProcessBackend(int(n), timed)
+            return ProcessBackend(int(min(n, points)), timed)
         return start
     if isinstance(scheduler, str) and scheduler == "serial":
         if timed:

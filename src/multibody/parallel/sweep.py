@@ -182,7 +182,7 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
         ``error`` column and NaN outputs, and the sweep goes on. ``"raise"``: the first such exception is
         raised (with a note naming the point) after the points that finished are written.
     workers : int, optional
-        Number of local processes (``scheduler=None`` only).
+        Number of local processes (``scheduler=None`` only; default one per CPU, never more than the points).
     chunk_size : int, optional
         Points per task; default adaptive (about ``TARGET_CHUNK_SECONDS`` of work per task).
     timeout : float, optional
