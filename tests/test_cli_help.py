@@ -3,6 +3,7 @@ description, every argument error is one line with status 2 (never a traceback),
 before the work, and ``MODULE:FUNCTION`` / ``FILE.py:FUNCTION`` are read by one loader for every sub-command."""
 import pickle
 import re
+import sys
 
 import pytest
 
@@ -156,3 +157,24 @@ def test_sweep_takes_a_file_target_on_local_processes(tmp_path, capsys):
     import os
 
     assert os.getpid() not in set(df["pid"])                       # computed by the worker process
+
+
+def test_file_targets_behave_like_imported_modules(tmp_path):
+    """A file is a module in sys.modules while it runs (a dataclass needs that), two files named alike stay
+    apart, and a file that calls sys.exit is a ModelError, not the end of the program."""
+    for sub, value in (("a", 1), ("b", 2)):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "m.py").write_text("from __future__ import annotations\nimport dataclasses\n\n"
+                                             "@dataclasses.dataclass\nclass P:\n    x: int = " + str(value) + "\n")
+    assert load_object(f"{tmp_path}/a/m.py:P", "--model")().x == 1
+    assert load_object(f"{tmp_path}/b/m.py:P", "--model")().x == 2
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(0)\n")
+    with pytest.raises(ModelError, match="running .* failed \\(SystemExit: 0\\)"):
+        load_object(f"{tmp_path}/exits.py:f", "TARGET")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        with pytest.raises(ModelError, match="importing module 'exits' failed \\(SystemExit: 0\\)"):
+            load_object("exits:f", "TARGET")
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("exits", None)

@@ -18,6 +18,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import zlib
 
 from multibody.errors import ModelError
 
@@ -48,12 +49,17 @@ def load_file(path, option="FILE"):
     folder = os.path.dirname(path)
     if folder not in sys.path:
         sys.path.insert(0, folder)
-    modname = "_multibody_file_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_").replace(".", "_")
+    stem = "".join(c if c.isalnum() else "_" for c in os.path.splitext(os.path.basename(path))[0])
+    modname = f"_multibody_file_{stem}_{zlib.crc32(path.encode()):08x}"   # two files named alike stay apart
     spec = importlib.util.spec_from_file_location(modname, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[modname] = module          # as an import does (dataclasses, pickling look the module up there)
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:
+    except BaseException as exc:           # a file that calls sys.exit, too
+        del sys.modules[modname]
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise ModelError(f"{option}: running '{path}' failed ({type(exc).__name__}: {exc})", element=option) from None
     _LOADED[path] = module
     return module
@@ -68,7 +74,9 @@ def import_module(modname, option):
         return importlib.import_module(modname)
     except ModuleNotFoundError as exc:
         raise ModelError(f"{option}: cannot import module '{modname}' ({exc})", element=option) from None
-    except Exception as exc:
+    except BaseException as exc:           # a module that calls sys.exit, too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
         raise ModelError(f"{option}: importing module '{modname}' failed ({type(exc).__name__}: {exc})",
                          element=option) from None
 
