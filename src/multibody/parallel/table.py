@@ -38,7 +38,7 @@ from multibody.errors import ModelError, SweepError
 
 try:
     import fcntl
-except ImportError:    # not POSIX: the lock file alone (created exclusively; a dead local owner's is taken over)
+except ImportError:    # not POSIX: the lock file alone, created exclusively (see TableLock)
     fcntl = None
 
 #: columns the table adds to the grid's and the function's
