@@ -3,7 +3,9 @@
 A :class:`Result` is a plain container of numpy arrays with **time as the first axis**:
 
 ``t`` (n,), ``q`` (n, nq), ``v`` (n, nv);
-``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
+``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed), and
+for a run with contact ``"dissipated"``, the energy its contacts and dampers dissipated since the start (so that
+``total + dissipated`` is conserved when no other force does work);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
 ``reactions``: dict joint or constraint name -> array (n, k). One convention in every formulation
 (``multibody.analysis.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
@@ -16,7 +18,9 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
-``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
+``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header);
+``contacts``: for a run with contact (``simulate(..., contact=...)``), the active contacts at each output time
+(:class:`Contacts`; None for other runs; not saved to files yet).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -30,7 +34,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 
-ENERGY_KEYS = ("kinetic", "potential", "total")
+ENERGY_KEYS = ("kinetic", "potential", "total", "dissipated")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
 DRIVE_FORCE = "drive force "
 
@@ -56,7 +60,7 @@ class Result:
     __doc__ = __doc__       # the fields, the one convention of the reactions and the file formats (help(mb.Result))
 
     def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
-                 v_names=None, model=None, series=None):
+                 v_names=None, model=None, series=None, contacts=None):
         self.t = np.asarray(t, dtype=float).reshape(-1)
         n = self.t.shape[0]
         self.q = _as_2d(q, n, "q")
@@ -87,6 +91,7 @@ class Result:
             raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
+        self.contacts = contacts  # not saved to files
 
     @property
     def reactions(self):
@@ -321,7 +326,7 @@ class Result:
             k += 1
         if show_energy:
             ax = axes[k]
-            labels = {"kinetic": "T", "potential": "V", "total": "T + V"}
+            labels = {"kinetic": "T", "potential": "V", "total": "T + V", "dissipated": "dissipated"}
             for key in ENERGY_KEYS:
                 if key in self.energy:
                     ax.plot(self.t, self.energy[key], label=labels[key])
@@ -359,3 +364,53 @@ class Result:
         from multibody.viz.viewer import show
 
         return show(self, model=model, **options)
+
+
+class Contacts:
+    """The active contacts of a run at each output time, in flat arrays (one row per contact and time).
+
+    The contacts at output k are rows ``offsets[k]:offsets[k + 1]``; per row: ``pair`` (index into ``pairs``, the
+    pair of collision elements ``(collision A, collision B, body A, body B)``), ``point`` (3, the contact point in
+    ground coordinates), ``normal`` (3, unit, from A to B), ``normal_force`` (N, on B along the normal; A receives
+    the opposite), ``friction_force`` (3, N, on B, tangent to the surfaces) and ``distance`` (m, signed: negative in
+    penetration). ``len(contacts)`` is the number of output times; ``count`` the contacts at each; ``at(k)`` the
+    rows of output k as a dict; ``total_force()`` (n, 3) the sum of the forces on the B sides at each output.
+    """
+
+    FIELDS = ("pair", "point", "normal", "normal_force", "friction_force", "distance")
+
+    def __init__(self, offsets, pairs, pair, point, normal, normal_force, friction_force, distance):
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.pairs = [tuple(p) for p in pairs]
+        self.pair = np.asarray(pair, dtype=np.int64)
+        self.point = np.asarray(point, dtype=float).reshape(-1, 3)
+        self.normal = np.asarray(normal, dtype=float).reshape(-1, 3)
+        self.normal_force = np.asarray(normal_force, dtype=float).reshape(-1)
+        self.friction_force = np.asarray(friction_force, dtype=float).reshape(-1, 3)
+        self.distance = np.asarray(distance, dtype=float).reshape(-1)
+
+    def __len__(self):
+        return self.offsets.shape[0] - 1
+
+    @property
+    def count(self):
+        """(n,) the number of contacts at each output time."""
+        return np.diff(self.offsets)
+
+    def at(self, k):
+        """The contacts at output k: a dict of the fields (arrays) and ``"names"``, their pairs' names."""
+        s = slice(self.offsets[k], self.offsets[k + 1])
+        out = {f: getattr(self, f)[s] for f in self.FIELDS}
+        out["names"] = [self.pairs[p] for p in out["pair"]]
+        return out
+
+    def total_force(self):
+        """(n, 3): the sum over the contacts at each output of the force on their B sides."""
+        F = self.normal_force[:, None] * self.normal + self.friction_force
+        out = np.zeros((len(self), 3))
+        rows = np.repeat(np.arange(len(self)), self.count)
+        np.add.at(out, rows, F)
+        return out
+
+    def __repr__(self):
+        return f"Contacts({len(self)} times, {self.offsets[-1] if len(self) else 0} contact rows, {len(self.pairs)} pairs)"

@@ -52,9 +52,11 @@ import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
+from multibody.formulations.contact import contact_system
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, solve_adaptive
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch, save_steps
+from multibody.integrate.time_stepping import STEPPING_OK, SteppingSystem, run_stepping
 from multibody.result import Result
 
 __all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_count"]
@@ -84,7 +86,7 @@ def _time_span(t0, t_end):
 
 def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1e-9, atol=1e-12, t_eval=None,
              n_out=None, formulation="tree", tau=None, progress=None, max_steps=None, events=None, t0=0.0,
-             energy=True, output_every=None, checkpoint=None, every=None, **options):
+             energy=True, output_every=None, checkpoint=None, every=None, contact=None, **options):
     """Integrate ``model`` from ``(q0, v0)`` at ``t0`` to ``t_end``; return a :class:`multibody.Result`.
 
     Parameters
@@ -113,6 +115,11 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         A run that cannot be written as data (a Python torque callback, events) is refused with a
         ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
         torque expressions: checkpoint it with an adaptive method).
+    contact : a contact model for the model's collision elements (``multibody.formulations.contact``):
+        ``"compliant"`` (Hunt–Crossley forces in the tree's right-hand side, any method) or ``"stepping"``
+        (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method); its
+        parameters are keyword options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``);
+        ``result.contacts`` holds the contacts at each output, ``result.energy["dissipated"]`` what they took.
     options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
         drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
         ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).
@@ -134,7 +141,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     ('compiled', 2000)
     """
     return _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress,
-                     max_steps, events, t0, energy, output_every, checkpoint, every, options)
+                     max_steps, events, t0, energy, output_every, checkpoint, every, options, contact=contact)
 
 
 def resume(path, progress=None):
@@ -187,11 +194,20 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 
 
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
-              events, t0, energy, output_every, checkpoint, every, options, restart=None):
+              events, t0, energy, output_every, checkpoint, every, options, restart=None, contact=None):
     """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
     if formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
+    system = None
+    if contact is not None:   # ---- a contact model (formulations/contact.py) with its own parameters
+        for name, value in (("checkpoint", checkpoint), ("events", events)):
+            if value is not None:
+                raise ModelError(f"{name}= is not available with contact yet", element=name)
+        system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
+        options = {}
+        if isinstance(system, SteppingSystem):
+            return _simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress)
     accepted = formulation_options(formulation)
     if accepted is not None:
         unknown = sorted(set(options) - set(accepted))
@@ -221,7 +237,8 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
                              element="t0")
     if formulation != "tree":
         refuse_general_joints(model, f"the {formulation!r} formulation")
-    system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
+    if system is None:
+        system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
     if writer is not None:
         info["checkpoint"] = str(checkpoint)
@@ -317,6 +334,30 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {run.reason}", result=res,
                                reason=run.reason) from run.error
     return finish(run.t, run.y, run.status, run.message, extra)
+
+
+def _simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):
+    """``simulate`` with the time-stepping contact model: its own semi-implicit Euler step of size ``h``
+    (``integrate/time_stepping.py``); the outputs on the step grid as for the fixed-step methods."""
+    if str(method).upper() not in ("DOP853", "STEPPING"):
+        raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
+                         "apply: give h only", element="method")
+    t0, t_end = _time_span(t0, t_end)
+    nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    cpu, wall = time.process_time(), time.perf_counter()
+    t, Q, V, D, counts, recs, status, done = run_stepping(system, t0, h_used, nsteps, save,
+                                                          progress=bool(progress) or nsteps >= 1_000_000)
+    info = {"method": "stepping", "model": model.name, **system.info, "h": h_used, "nsteps_requested": nsteps,
+            "steps": int(done), "path": "python" if system.callback is not None else "compiled",
+            "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall}
+    if status != STEPPING_OK:
+        reason = (f"the state became non-finite (NaN or inf) at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g})")
+        info.update(status="failed", message=reason)
+        raise IntegrationError(f"stepping integration of model '{model.name}' failed: {reason}",
+                               result=system.make_result(t, Q, V, D, counts, recs, info), reason=reason)
+    info.update(status="success", message="completed")
+    return system.make_result(t, Q, V, D, counts, recs, info)
 
 
 def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):

@@ -37,7 +37,7 @@ from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
-from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
+from multibody.model.geometry import Collision, Frame, Sphere, Visual, check_color, check_shape
 from multibody.model.inertia import POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
@@ -228,6 +228,23 @@ class ModelBuilder:
         self._collisions.append((name, body, check_shape(shape, element), place, mu))
         self._names["collision"].add(name)
         return name
+
+    def add_contact_sphere(self, frame, radius, friction=1.0, name=None):
+        """A collision sphere of ``radius`` centred on ``frame`` (a frame added with ``add_frame``, or a body): the
+        usual contact of a robot's foot. Named ``name`` (default: the frame's name). Returns the name."""
+        element = f"contact sphere at '{frame}'"
+        if frame in self._frames:
+            body, place = self._frames[frame]
+        elif frame in self._bodies or frame == GROUND:
+            body, place = frame, None
+        else:
+            raise ModelError(f"{element}: '{frame}' is neither a frame nor a body (add it with add_frame or "
+                             "add_body first)", element=element)
+        try:
+            shape = Sphere(radius)
+        except ModelError as exc:
+            raise ModelError(f"{element}: {str(exc).split(': ', 1)[-1]}", element=element) from None
+        return self.add_collision(frame if name is None else name, body, shape, place, friction)
 
     def set_torque(self, callback):
         """Generalized forces ``tau(t, q, v) -> array (nv,)`` added to the other applied forces."""

@@ -194,6 +194,14 @@ class Model:
         raise ModelError(f"model '{self.name}' has no frame '{name}' (frames and bodies: {shown})",
                          element=f"frame '{name}'")
 
+    def with_collisions(self, elements=(), spheres=None, friction=1.0, keep=True):
+        """A copy of this model with more collision elements: ``elements`` tuples ``(name, body or frame, shape[,
+        placement[, friction]])``, ``spheres`` ``{frame: radius}`` (a sphere centred on each frame, e.g. the feet of
+        a legged robot); ``keep=False`` drops the model's own (``multibody.model.contact.with_collisions``)."""
+        from multibody.model.contact import with_collisions
+
+        return with_collisions(self, elements, spheres, friction, keep)
+
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""
         for c in self.constraints:
