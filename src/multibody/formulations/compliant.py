@@ -22,7 +22,8 @@ from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state
 from multibody.formulations.contact import (contact_parameter, contact_setup, contacts_record, register_contact_model,
                                             torques)
-from multibody.formulations.tree import tree_energy
+from multibody.data import default_data
+from multibody.formulations.tree import tree_energy, tree_params
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.aba import aba_kernel
@@ -126,11 +127,11 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
     if settings[1] < 1.0:
         raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
                          element="exponent")
-    cs, data, G, F = contact_setup(model, contact_pairs, exclude, "compliant")
+    cs, (mi, mf, work), G, F = contact_setup(model, contact_pairs, exclude, "compliant")
     nq, nv = model.nq, model.nv
     tau_const, law, callback = torques(model, tau)
-    params = (data.mi, data.mf, data.work, G, F, Compliant(np.zeros((model.nbodies + 1, 6)), settings), tau_const)
-    quats = has_quaternions(data.mi)
+    params = (mi, mf, work, G, F, Compliant(np.zeros((model.nbodies + 1, 6)), settings), tau_const)
+    quats = has_quaternions(mi)
     x0 = np.concatenate([q0, v0, [0.0]])
     if quats:
         normalize_quaternions(x0, params)
@@ -169,7 +170,7 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
         compliant_outputs(params, Q, V, counts, records, potential)
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V)
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
             en = {"kinetic": T, "potential": Vp + potential, "dissipated": X[:, -1].copy()}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records))

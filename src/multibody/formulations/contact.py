@@ -29,10 +29,10 @@ import inspect
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from multibody.data import Data
+from multibody.data import default_data
 from multibody.errors import ModelError
 from multibody.formulations.base import check_state
-from multibody.formulations.tree import tree_energy
+from multibody.formulations.tree import tree_energy, tree_params
 from multibody.integrate.time_stepping import SteppingSystem
 from multibody.kernels.collision import C_WIDTH
 from multibody.kernels.contact_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
@@ -48,6 +48,8 @@ __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "conta
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
+#: the attribute of a Model that caches its packed collision sets (by filters; ``with_collisions`` drops it)
+COLLISION_CACHE = "_multibody_collision_sets"
 COMMON_ARGS = ("model", "q0", "v0", "tau", "energy")
 
 
@@ -113,8 +115,9 @@ def torques(model, tau):
 
 
 def contact_setup(model, contact_pairs, exclude, what):
-    """The packed collision set of ``model`` and the shared kernel arguments: ``(collision set, data, Geometry,
-    AppliedForces)``; models contact cannot run yet are refused with a ``ModelError`` naming why."""
+    """The packed collision set of ``model`` and the shared kernel arguments: ``(collision set, (mi, mf, work),
+    Geometry, AppliedForces)`` (a workspace of its own; the packed arrays of ``data.default_data``); models contact
+    cannot run yet are refused with a ``ModelError`` naming why."""
     if not getattr(model, "collisions", ()):
         raise ModelError(f"model '{model.name}' has no collision elements; add them (ModelBuilder.add_collision, "
                          "Model.with_collisions) to simulate contact", element="collisions")
@@ -126,11 +129,15 @@ def contact_setup(model, contact_pairs, exclude, what):
     if model.base_motion is not None:
         raise ModelError(f"model '{model.name}' has a moving base: the {what} contact model needs a fixed ground",
                          element="base motion")
-    data = Data(model)
+    data = default_data(model)
     if data.fill is not None:
         raise ModelError(f"model '{model.name}' has general joints: the {what} contact model does not take them",
                          element="general joints")
-    cs = pack_collisions(model, contact_pairs, exclude)
+    cache = model.__dict__.setdefault(COLLISION_CACHE, {})   # packed once per model and filters (a cache only)
+    key = (repr(contact_pairs), repr(exclude))
+    cs = cache.get(key)
+    if cs is None:
+        cs = cache[key] = pack_collisions(model, contact_pairs, exclude)
     cap = max(cs.capacity, 1)
     geometry = Geometry(cs.gi, cs.gf, cs.verts, cs.pairs, np.zeros((cs.gi.shape[0], GW_WIDTH)),
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
@@ -143,7 +150,7 @@ def contact_setup(model, contact_pairs, exclude, what):
                       np.ascontiguousarray(model.spring_c, dtype=np.float64),
                       np.ascontiguousarray(model.spring_l0, dtype=np.float64),
                       np.zeros((model.nbodies + 1, 6)), np.zeros(model.nv))
-    return cs, data, geometry, F
+    return cs, (data.mi, data.mf, np.zeros_like(data.work)), geometry, F
 
 
 def contacts_record(cs, counts, records):
@@ -173,7 +180,7 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise ModelError(f"contact parameter iterations must be a whole number >= 1, got {iterations!r}",
                          element="iterations")
-    cs, data, G, F = contact_setup(model, contact_pairs, exclude, "stepping")
+    cs, arrays, G, F = contact_setup(model, contact_pairs, exclude, "stepping")
     nv = model.nv
     cap = max(cs.capacity, 1)
     S = Solver(np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((3 * cap, nv)), np.zeros((3 * cap, nv)),
@@ -186,12 +193,12 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     def make_result(t, Q, V, dissipated, counts, records, info):
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V)
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
             en = {"kinetic": T, "potential": Vp, "dissipated": dissipated}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records))
 
-    return SteppingSystem(q0=q0, v0=v0, params=(data.mi, data.mf, data.work, G, F, S), tau=tau_const,
+    return SteppingSystem(q0=q0, v0=v0, params=(*arrays, G, F, S), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, law=law, callback=callback,
                           info={"formulation": "tree", "contact": "stepping", "contact_pairs": int(cs.pairs.shape[0]),
                                 "torque_law": law is not None, "torque_callback": callback is not None})

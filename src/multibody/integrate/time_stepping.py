@@ -44,12 +44,6 @@ class SteppingSystem:
 
 
 @njit(cache=True)
-def _no_law(t, q, v, out):
-    """No torque law (the loop's placeholder)."""
-    return
-
-
-@njit(cache=True)
 def _record(k, t, q, v, dissipated, S, m, ts, Q, V, D, counts, recs):
     ts[k] = t
     Q[k, :] = q
@@ -61,43 +55,61 @@ def _record(k, t, q, v, dissipated, S, m, ts, Q, V, D, counts, recs):
 
 
 @njit(cache=True)
-def stepping_loop(params, tau_const, law, use_law, q, v, t0, h, first, stop, save, dissipated0, ts, Q, V, D,
-                  counts, recs):
+def _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q, V, D, counts, recs):
+    """Step number ``step`` (from t0 + (step − 1) h) with the generalized forces ``tau``: the new state into q, v,
+    recorded as output j when ``save[j]`` is this step. Returns (next output, status, dissipated energy)."""
+    mi, mf, work, G, F, S = params
+    m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, q, v, h, tau, qn, vn)
+    dissipated += damper - impulse_work
+    for k in range(v.shape[0]):
+        if not math.isfinite(vn[k]):
+            return j, STEPPING_NONFINITE, dissipated
+    q[:] = qn
+    v[:] = vn
+    if j < save.shape[0] and save[j] == step:
+        _record(j, t0 + step * h, q, v, dissipated, S, m, ts, Q, V, D, counts, recs)
+        j += 1
+    return j, STEPPING_OK, dissipated
+
+
+@njit(cache=True)
+def stepping_loop(params, tau_const, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs):
     """Steps ``first + 1 .. stop`` from (q, v) at step ``first`` (time t0 + first h), leaving the last state in q
     and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs. Returns (rows written,
     status, last step done, dissipated energy)."""
-    mi, mf, work, G, F, S = params
-    nq = q.shape[0]
-    nv = v.shape[0]
-    qn = np.empty(nq)
-    vn = np.empty(nv)
-    tau = np.empty(nv)
-    extra = np.empty(nv)
-    dissipated = dissipated0
+    qn, vn = np.empty_like(q), np.empty_like(v)
     j = 0
     if save.shape[0] > 0 and save[0] == first:
-        _record(0, t0 + first * h, q, v, dissipated, S, 0, ts, Q, V, D, counts, recs)
+        _record(0, t0 + first * h, q, v, dissipated, params[5], 0, ts, Q, V, D, counts, recs)
         j = 1
     for step in range(first + 1, stop + 1):
-        t = t0 + (step - 1) * h
-        for k in range(nv):
-            tau[k] = tau_const[k]
-        if use_law:
-            for k in range(nv):
-                extra[k] = 0.0
-            law(t, q, v, extra)
-            for k in range(nv):
-                tau[k] += extra[k]
-        m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, q, v, h, tau, qn, vn)
-        dissipated += damper - impulse_work
-        for k in range(nv):
-            if not math.isfinite(vn[k]):
-                return j, STEPPING_NONFINITE, step - 1, dissipated
-        q[:] = qn
-        v[:] = vn
-        if j < save.shape[0] and save[j] == step:
-            _record(j, t0 + step * h, q, v, dissipated, S, m, ts, Q, V, D, counts, recs)
-            j += 1
+        j, status, dissipated = _advance(params, tau_const, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q,
+                                         V, D, counts, recs)
+        if status != STEPPING_OK:
+            return j, status, step - 1, dissipated
+    return j, STEPPING_OK, stop, dissipated
+
+
+@njit
+def stepping_loop_law(params, tau_const, law, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts,
+                      recs):
+    """:func:`stepping_loop` with a compiled torque law ``law(t, q, v, out)`` added before each step. numba types a
+    function argument by the function itself, so this loop is compiled once per law and process (seconds; not
+    cached on disk), around the cached step."""
+    qn, vn = np.empty_like(q), np.empty_like(v)
+    tau, extra = np.empty_like(v), np.empty_like(v)
+    j = 0
+    if save.shape[0] > 0 and save[0] == first:
+        _record(0, t0 + first * h, q, v, dissipated, params[5], 0, ts, Q, V, D, counts, recs)
+        j = 1
+    for step in range(first + 1, stop + 1):
+        extra[:] = 0.0
+        law(t0 + (step - 1) * h, q, v, extra)
+        tau[:] = tau_const + extra
+        j, status, dissipated = _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q, V, D,
+                                         counts, recs)
+        if status != STEPPING_OK:
+            return j, status, step - 1, dissipated
     return j, STEPPING_OK, stop, dissipated
 
 
@@ -112,7 +124,6 @@ def run_stepping(system, t0, h, nsteps, save, progress=False):
     counts = np.zeros(n, dtype=np.int64)
     recs = np.zeros((n, max(system.capacity, 1), R_WIDTH))
     tau = np.ascontiguousarray(system.tau, dtype=np.float64)
-    law = _no_law if system.law is None else system.law
     if system.callback is not None:
         return _python_loop(system, t0, h, nsteps, save, progress, ts, Q, V, D, counts, recs)
     bar = None
@@ -128,9 +139,13 @@ def run_stepping(system, t0, h, nsteps, save, progress=False):
         while done < nsteps:
             stop = min(done + chunk, nsteps)
             part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
-            j, status, last, dissipated = stepping_loop(
-                system.params, tau, law, system.law is not None, q, v, float(t0), float(h), done, stop, part,
-                dissipated, ts[rows:], Q[rows:], V[rows:], D[rows:], counts[rows:], recs[rows:])
+            outputs = (ts[rows:], Q[rows:], V[rows:], D[rows:], counts[rows:], recs[rows:])
+            if system.law is None:
+                j, status, last, dissipated = stepping_loop(system.params, tau, q, v, float(t0), float(h), done, stop,
+                                                            part, dissipated, *outputs)
+            else:
+                j, status, last, dissipated = stepping_loop_law(system.params, tau, system.law, q, v, float(t0),
+                                                                float(h), done, stop, part, dissipated, *outputs)
             rows += j
             if bar is not None:
                 bar.update(last - done)
