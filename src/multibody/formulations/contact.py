@@ -167,16 +167,18 @@ def contacts_record(cs, counts, records):
 
 # ---- the time-stepping model ------------------------------------------------------------------------------------
 def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance=1e-10, iterations=200,
-                    contact_pairs=None, exclude=None):
+                    recovery=0.01, contact_pairs=None, exclude=None):
     """Velocity-level time stepping with exact Coulomb friction cones (``kernels/contact_solver.py``).
 
     ``margin`` (m): pairs closer than this (plus the distance their speeds cover in a step) enter each step's
     contact problem; ``tolerance``: the projected Gauss–Seidel sweeps stop when no impulse changes by more than
-    this fraction of the largest; ``iterations``: at most this many sweeps per step. Needs ``h`` (the method is
+    this fraction of the largest; ``iterations``: at most this many sweeps per step; ``recovery`` (s): an
+    overlap (a body started inside another) is undone in this time (at least a step). Needs ``h`` (the method is
     the model's own semi-implicit Euler step)."""
     q0, v0 = check_state(model, q0, v0)
     margin = contact_parameter(margin, "margin", allow_zero=True)
     tolerance = contact_parameter(tolerance, "tolerance")
+    recovery = contact_parameter(recovery, "recovery", allow_zero=True)
     if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
         raise ModelError(f"contact parameter iterations must be a whole number >= 1, got {iterations!r}",
                          element="iterations")
@@ -186,7 +188,7 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     S = Solver(np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((3 * cap, nv)), np.zeros((3 * cap, nv)),
                np.zeros((3 * cap, 3 * cap)), np.zeros(3 * cap), np.zeros(3 * cap), np.zeros(nv), np.zeros(nv),
                np.zeros((0, 6)), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros((cap, 4)),
-               np.zeros((cap, R_WIDTH)), np.array([margin, tolerance, float(iterations)]),
+               np.zeros((cap, R_WIDTH)), np.array([margin, tolerance, float(iterations), recovery]),
                np.zeros(2, dtype=np.int64))
     tau_const, law, callback = torques(model, tau)
 

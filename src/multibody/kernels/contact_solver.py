@@ -24,7 +24,9 @@ dissipation: Alart & Curnier, Comput. Methods Appl. Mech. Eng. 92 (1991) 353–3
 155 (1998) 31–47). Sweeps stop when no impulse changes by more than ``tolerance`` times the largest impulse; the
 impulses of the previous step start them (matched by pair and feature: a box's corner, a capsule's end).
 
-Contacts enter before they touch: every pair within ``margin`` plus the distance the shapes can close in one step
+Overlaps (a body started inside another, or the round-off of a resting contact) are undone gradually: for φ < 0
+the condition is ``u_n ≥ −φ / max(h, recovery)``, so a body that starts 1 cm deep rises at 1 m/s (recovery 10 ms),
+not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance the shapes can close in one step
 (their speeds times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
 on the surface (φ⁺ = 0) instead of sinking in. The step dissipates energy: the impulses' work
 ``λ·(u⁻ + u)/2`` (u⁻ = J v, the contact velocities before the step) is never positive (inelastic in the normal, maximal dissipation in the
@@ -55,15 +57,15 @@ AppliedForces = namedtuple("AppliedForces", "applied k c rest effort sbody spoin
 Geometry = namedtuple("Geometry", "gi gf verts pairs gw rows ws")
 #: the solver's arrays: mass matrix and factor, contact rows J, Y = L⁻¹Jᵀ (stored as rows), Delassus W, impulses,
 #: right-hand side b, free velocity and acceleration, the warm-start keys and impulses of the last step, the
-#: output record of each contact, ``settings`` = (margin, tolerance, iterations) and ``count`` (last step's
-#: contacts, sweeps)
+#: output record of each contact, ``settings`` = (margin, tolerance, iterations, recovery) and ``count`` (last
+#: step's contacts, sweeps)
 Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext key prev_key prev_lam rec settings count")
 #: columns of a contact record: pair, point (3), normal (3), normal force, friction force (3), signed distance,
 #: feature
 R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
 R_WIDTH = 13
 #: settings
-S_MARGIN, S_TOL, S_ITER = 0, 1, 2
+S_MARGIN, S_TOL, S_ITER, S_RECOVERY = 0, 1, 2, 3
 #: warm-start key: pair * KEY_STRIDE + feature
 KEY_STRIDE = 1 << 32
 
@@ -306,8 +308,9 @@ def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
                     s += S.Y[r, k] * S.Y[j, k]
                 S.W[r, j] = s
                 S.W[j, r] = s
-        for c in range(m):
-            S.b[3 * c] += S.rec[c, R_DIST] / h
+        for c in range(m):   # the gap condition; an overlap is undone in the time ``recovery`` (at least h)
+            phi = S.rec[c, R_DIST]
+            S.b[3 * c] += phi / h if phi >= 0.0 else phi / max(h, S.settings[S_RECOVERY])
         _warm_start(S, m)
         sweeps = projected_gauss_seidel(S.W, S.b, S.lam, G.rows[:, C_MU], m, S.settings[S_TOL],
                                         int(S.settings[S_ITER]))

@@ -425,7 +425,7 @@ def epa(gi, gf, gw, verts, ga, gb, m, tol, ws):
         if found < 0 or dmin < last - tol:
             # the polytope only grows, so its distance to the origin never decreases: a decrease means round-off
             # broke its surface (faces seen from a new point within round-off): keep the last good face
-            return _face_result(pv, faces, fn, best, sx, ws[1][0])
+            return _face_result(pv, faces, fn, best, sx, ws[1][0], tol)
         best = found
         last = dmin
         if nv >= EPA_VERTICES:
@@ -461,11 +461,11 @@ def epa(gi, gf, gw, verts, ga, gb, m, tol, ws):
             _face(pv, faces, fn, nf, edges[x, 0], edges[x, 1], nv, c0, c1, c2)
             nf += 1
         nv += 1
-    return _epa_result(pv, faces, fn, nf, sx, ws[1][0])
+    return _epa_result(pv, faces, fn, nf, sx, ws[1][0], tol)
 
 
 @njit(**KERNEL)
-def _epa_result(pv, faces, fn, nf, sx, lam):
+def _epa_result(pv, faces, fn, nf, sx, lam, tol):
     """Depth, normal and witness points at the end of EPA: the point of the polytope's boundary nearest to the
     origin (the origin's projection on the nearest face: of the faces in that plane, the one that holds it),
     found as the nearest of the faces' closest points (Voronoi-region tests of :func:`_triangle`, robust for thin
@@ -484,13 +484,14 @@ def _epa_result(pv, faces, fn, nf, sx, lam):
                 best = f
     if best < 0:
         return 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    return _face_result(pv, faces, fn, best, sx, lam)
+    return _face_result(pv, faces, fn, best, sx, lam, tol)
 
 
 @njit(**KERNEL)
-def _face_result(pv, faces, fn, f, sx, lam):
+def _face_result(pv, faces, fn, f, sx, lam, tol):
     """Depth, normal and witness points of face f: its point nearest to the origin q (the normal along it; the
-    face's own when q is at the origin) and the same barycentric combination of its points on A and on B."""
+    face's own when q is within 1000 tol of the origin, where its direction is round-off) and the same
+    barycentric combination of its points on A and on B."""
     for v in range(3):
         i = faces[f, v]
         for r in range(3):
@@ -500,6 +501,8 @@ def _face_result(pv, faces, fn, f, sx, lam):
     a0, a1, a2 = _combination(sx, lam, 3, 1)
     b0, b1, b2 = _combination(sx, lam, 3, 2)
     depth = math.sqrt(q2)
-    if depth > 1e-12 * (abs(fn[f, 3]) + 1e-300):
-        return depth, (a0 - b0) / depth, (a1 - b1) / depth, (a2 - b2) / depth, a0, a1, a2, b0, b1, b2
+    if depth > 1e3 * tol:
+        n0, n1, n2 = a0 - b0, a1 - b1, a2 - b2
+        s = 1.0 / math.sqrt(n0 * n0 + n1 * n1 + n2 * n2)
+        return depth, n0 * s, n1 * s, n2 * s, a0, a1, a2, b0, b1, b2
     return fn[f, 3], fn[f, 0], fn[f, 1], fn[f, 2], a0, a1, a2, b0, b1, b2

@@ -1,0 +1,256 @@
+"""Contact with friction (issue 26): the two contact models against the mechanics they must reproduce.
+
+Bounds, and where they come from:
+
+* block on an incline (stepping model): the issue's bounds — a sticking block drifts < 1e-6 m over 2 s, a sliding
+  one accelerates at g (sin θ − μ cos θ) to 1e-3. The discrete scheme reproduces both exactly: with the block's
+  four corners on the plane, each step's impulses cancel gravity's normal part and give friction μ N h (sliding)
+  or the whole tangential part (sticking), to the solver's tolerance 1e-10 (relative impulse change);
+* a ball dropped on the floor (stepping): at rest at height r with penetration < 1e-4 m (the issue's bound; the
+  gap condition φ + h u_n ≥ 0 keeps it 0 to round-off), and its energy never increases from one step to the next
+  (semi-implicit Euler in free fall loses ½ m g² h² per step; inelastic impacts and resting contact take energy
+  out), to the round-off of the energy, 1e-12 E;
+* restitution (compliant model): an impact at v_in leaves at v_out with α (v_in + v_out) = (2/3) ln((1 + 3α v_in/2)
+  / (1 − 3α v_out/2)), the first integral of the Hunt–Crossley contact (kernels/contact_forces.py); without gravity
+  the run must match it to the integrator's error: DOP853 at rtol 1e-11 over ~70 steps, bound 3 × 70 × 1e-11 × v
+  ≈ 2e-9 v;
+* a ball launched sliding without spin: angular momentum about the contact point is conserved, so it rolls at
+  v = 5/7 v0 (the issue's 1e-3): exactly in the stepping model (impulses at the contact point), and in the
+  compliant one up to its contact radius r − δ/2 (δ = (mg/k)^(1/p)): (2/7)(δ/r) = 3e-4 at k = 1e7;
+* energy balance of the compliant model: total + dissipated is constant to the integration error (rtol 1e-10).
+"""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import IntegrationError, ModelError
+from multibody.kernels.contact_forces import hunt_crossley_damping, hunt_crossley_restitution
+
+G = 9.81
+
+
+def ball(r=0.1, m=1.0, mu=0.5, g=G, floor_mu=0.0):
+    b = mb.ModelBuilder(gravity=(0, 0, -g))
+    inertia = 0.4 * m * r * r
+    b.add_body("ball", mass=m, inertia=(inertia, inertia, inertia))
+    b.add_joint("free", mb.Free(), parent="ground", child="ball")
+    b.add_collision("ball", "ball", mb.Sphere(r), friction=mu)
+    b.add_collision("floor", "ground", mb.HalfSpace(), friction=floor_mu)
+    return b.build()
+
+
+def quat_matrix(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def incline(theta, mu, half=(0.2, 0.15, 0.05), m=2.0):
+    """A box on a half-space tilted by theta about y (its downhill direction R x), bottom face on the plane."""
+    hx, hy, hz = half
+    b = mb.ModelBuilder()
+    b.add_body("block", mass=m, inertia=(m / 3 * (hy * hy + hz * hz), m / 3 * (hx * hx + hz * hz),
+                                         m / 3 * (hx * hx + hy * hy)))
+    b.add_joint("free", mb.Free(), parent="ground", child="block")
+    b.add_collision("block", "block", mb.Box((2 * hx, 2 * hy, 2 * hz)), friction=mu)
+    R = mb.rotation_about((0, 1, 0), theta)
+    b.add_collision("slope", "ground", mb.HalfSpace(), mb.Placement(R, (0, 0, 0)), friction=0.0)
+    model = b.build()
+    q0 = model.neutral()
+    q0[:3] = R @ np.array([0.0, 0.0, hz])
+    q0[3:7] = [np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0]
+    return model, q0, R
+
+
+@pytest.mark.parametrize("theta, mu", [(0.3, 0.5), (0.45, 0.5), (0.5, 0.3), (0.6, 0.2)])
+def test_block_on_incline(theta, mu):
+    model, q0, R = incline(theta, mu)
+    res = mb.simulate(model, q0, None, 2.0, h=1e-3, contact="stepping", n_out=201)
+    downhill = R @ [1.0, 0.0, 0.0]
+    s = (res.q[:, :3] - q0[:3]) @ downhill
+    height = (res.q[:, :3] - q0[:3]) @ (R @ [0.0, 0.0, 1.0])
+    assert np.max(np.abs(height)) <= 1e-9                       # it stays on the plane
+    if np.tan(theta) < mu:
+        assert np.max(np.abs(s)) < 1e-6
+    else:
+        a = G * (np.sin(theta) - mu * np.cos(theta))
+        speed = (quat_matrix(res.q[-1, 3:7]) @ res.v[-1, 3:]) @ downhill
+        assert abs(speed / res.t[-1] / a - 1.0) < 1e-3
+        # friction force on the block: μ N against the motion, N = m g cos θ over the corners
+        F = res.contacts.total_force()[-1]
+        assert F @ downhill == pytest.approx(-mu * 2.0 * G * np.cos(theta), rel=1e-6)
+
+
+def test_ball_dropped_comes_to_rest_and_never_gains_energy():
+    r = 0.1
+    model = ball(r)
+    q0 = model.neutral()
+    q0[2] = 1.0
+    res = mb.simulate(model, q0, None, 2.0, h=1e-3, contact="stepping")
+    assert res.q[-1, 2] == pytest.approx(r, abs=1e-12)
+    assert -np.min(res.contacts.distance) < 1e-4
+    assert np.min(res.q[:, 2]) > r - 1e-4
+    E = res.energy["total"]
+    assert np.max(np.diff(E)) <= 1e-12 * E[0]
+    # the energy that left is in "dissipated" (up to the integrator's ½ m g² h² per step of free fall)
+    fall = int(np.sqrt(2 * (1.0 - r) / G) / 1e-3) + 1
+    assert E[-1] + res.energy["dissipated"][-1] == pytest.approx(E[0], abs=fall * 0.5 * G * G * 1e-6 * 1.01)
+    at_rest = res.contacts.at(len(res) - 1)
+    assert at_rest["names"] == [("floor", "ball", "ground", "ball")]
+    assert at_rest["normal_force"][0] == pytest.approx(G, rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha, v_in", [(0.5, 1.0), (0.2, 2.0)])
+def test_compliant_restitution_follows_hunt_crossley(alpha, v_in):
+    model = ball(g=0.0)
+    q0 = model.neutral()
+    q0[2] = 0.2
+    v0 = np.zeros(6)
+    v0[5] = -v_in
+    res = mb.simulate(model, q0, v0, 0.3, contact="compliant", damping=alpha, rtol=1e-11, atol=1e-13, n_out=31)
+    e = res.v[-1, 5] / v_in
+    assert e == pytest.approx(hunt_crossley_restitution(alpha, v_in), abs=2e-9)
+    assert hunt_crossley_damping(e, v_in) == pytest.approx(alpha, rel=1e-6)
+    E = res.energy["total"] + res.energy["dissipated"]
+    assert np.max(np.abs(E - E[0])) <= 1e-8 * E[0]
+
+
+@pytest.mark.parametrize("contact, options", [("stepping", {"h": 1e-3}),
+                                              ("compliant", {"stiffness": 1e7, "rtol": 1e-9, "atol": 1e-11})])
+def test_ball_rolls_at_five_sevenths(contact, options):
+    r, v0 = 0.1, 2.0
+    model = ball(r, mu=0.3)
+    q0 = model.neutral()
+    q0[2] = r
+    if contact == "compliant":   # start at its resting penetration
+        q0[2] = r - (G / options["stiffness"]) ** (1 / 1.5)
+    v = np.zeros(6)
+    v[3] = v0
+    res = mb.simulate(model, q0, v, 2.0, contact=contact, n_out=21, **options)
+    speed = quat_matrix(res.q[-1, 3:7]) @ res.v[-1, 3:]
+    assert speed[0] / (5 / 7 * v0) == pytest.approx(1.0, abs=1e-3)
+    spin = quat_matrix(res.q[-1, 3:7]) @ res.v[-1, :3]
+    assert spin[1] * r / speed[0] == pytest.approx(1.0, abs=1e-3)  # rolling: ω r = v
+
+
+def test_compliant_ball_settles_with_energy_balance():
+    model = ball(0.1)
+    q0 = model.neutral()
+    q0[2] = 0.5
+    res = mb.simulate(model, q0, None, 2.0, contact="compliant", rtol=1e-10, atol=1e-12, n_out=101)
+    E = res.energy["total"] + res.energy["dissipated"]
+    assert np.max(np.abs(E - E[0])) <= 1e-6 * E[0]
+    assert np.all(np.diff(res.energy["dissipated"]) >= -1e-12)
+    delta = (G / 1e6) ** (1 / 1.5)                       # weight = k δ^p
+    assert res.q[-1, 2] == pytest.approx(0.1 - delta, abs=1e-6)
+    fixed = mb.simulate(model, q0, None, 2.0, contact="compliant", method="RK4", h=2e-4, n_out=101)
+    assert fixed.info["path"] == "compiled"
+    assert fixed.q[-1, 2] == pytest.approx(0.1 - delta, abs=1e-6)
+
+
+def test_torque_laws_compiled_and_python_agree():
+    """A compiled torque law and a Python callback of the same torques give the same run."""
+    from numba import njit
+
+    @njit
+    def push(t, q, v, out):
+        out[3] = 1.0
+
+    model = ball(0.1, mu=0.2, floor_mu=0.2)
+    q0 = model.neutral()
+    q0[2] = 0.1
+    a = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", tau=push, n_out=11)
+    b = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=11,
+                    tau=lambda t, q, v: np.array([0, 0, 0, 1.0, 0, 0]))
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-15)
+    assert a.info["path"] == "compiled" and b.info["path"] == "python"
+
+
+# ---- elements and bad input ------------------------------------------------------------------------------------
+def test_contact_spheres_at_frames():
+    b = mb.ModelBuilder()
+    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
+    b.add_frame("foot", "leg", mb.Placement(translation=(0, 0, -0.5)))
+    b.add_contact_sphere("foot", 0.02, friction=0.8)
+    model = b.build()
+    (c,) = model.collisions
+    assert (c.name, c.body_name, c.shape.radius, c.friction) == ("foot", "leg", 0.02, 0.8)
+    np.testing.assert_array_equal(c.placement.translation, [0, 0, -0.5])
+    m2 = model.with_collisions([("floor", "ground", mb.HalfSpace())], spheres={"foot": 0.03}, keep=False)
+    assert [(e.name, e.shape.radius if e.shape.kind == "sphere" else None) for e in m2.collisions] == \
+        [("floor", None), ("foot", 0.03)]
+    assert m2.collisions[1].placement.translation.tolist() == [0, 0, -0.5]
+    assert m2.nv == model.nv and model.collisions == (c,)    # the original is unchanged
+
+
+@pytest.mark.parametrize("make, element", [
+    (lambda b: b.add_collision("c", "leg", mb.Sphere(-0.1)), "Sphere"),
+    (lambda b: b.add_collision("c", "leg", mb.Sphere(0.1), friction=-0.5), "collision 'c'"),
+    (lambda b: b.add_collision("c", "arm", mb.Sphere(0.1)), "collision 'c'"),
+    (lambda b: b.add_contact_sphere("toe", 0.01), "contact sphere at 'toe'"),
+    (lambda b: b.add_contact_sphere("leg", -0.01), "contact sphere at 'leg'"),
+])
+def test_bad_collision_elements(make, element):
+    b = mb.ModelBuilder()
+    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
+    with pytest.raises(ModelError) as err:
+        make(b)
+    assert err.value.element == element and element.split("'")[0].strip() in str(err.value)
+
+
+def test_bad_contact_arguments():
+    model = ball()
+    with pytest.raises(ModelError, match="no frame 'toe'"):
+        model.with_collisions(spheres={"toe": 0.01})
+    with pytest.raises(ModelError, match="friction must be a finite number >= 0"):
+        model.with_collisions([("c", "ball", mb.Sphere(0.1), None, -1.0)])
+    with pytest.raises(ModelError, match="unknown; registered: compliant, stepping"):
+        mb.simulate(model, None, None, 0.1, h=1e-3, contact="soft")
+    with pytest.raises(ModelError, match="has no parameter 'stifness'"):
+        mb.simulate(model, None, None, 0.1, contact="compliant", stifness=1.0)
+    with pytest.raises(ModelError, match="stiffness must be > 0"):
+        mb.simulate(model, None, None, 0.1, contact="compliant", stiffness=-1.0)
+    with pytest.raises(ModelError, match="makes its own steps"):
+        mb.simulate(model, None, None, 0.1, h=1e-3, method="RK4", contact="stepping")
+    with pytest.raises(ModelError, match="needs the step h"):
+        mb.simulate(model, None, None, 0.1, contact="stepping")
+    with pytest.raises(ModelError, match="no collision elements"):
+        mb.simulate(model.with_collisions(keep=False), None, None, 0.1, h=1e-3, contact="stepping")
+    with pytest.raises(ModelError, match="'wall' is neither a collision element nor a body"):
+        mb.simulate(model, None, None, 0.1, h=1e-3, contact="stepping", exclude=[("wall", "ball")])
+
+
+def test_pair_filters():
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 0.1                                        # resting on the floor
+    res = mb.simulate(model, q0, None, 0.01, h=1e-3, contact="stepping", exclude=[("floor", "ball")], n_out=2)
+    assert res.info["contact_pairs"] == 0 and res.contacts.count.tolist() == [0, 0]
+    assert res.q[-1, 2] < 0.1                          # it falls through
+    res = mb.simulate(model, q0, None, 0.01, h=1e-3, contact="stepping", contact_pairs=[("ground", "ball")], n_out=2)
+    assert res.info["contact_pairs"] == 1 and res.contacts.count[-1] == 1 and res.q[-1, 2] == 0.1
+
+
+def test_overlap_is_undone_gradually():
+    """A ball started 1 cm into the floor rises at |φ| / recovery (1 m/s), not |φ| / h."""
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 0.09
+    res = mb.simulate(model, q0, None, 1e-3, h=1e-3, contact="stepping")
+    assert res.v[-1, 5] == pytest.approx(0.01 / 0.01, rel=1e-9)
+
+
+def test_failed_run_keeps_its_outputs():
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 1.0
+    v0 = np.zeros(6)
+    v0[5] = np.inf
+    with pytest.raises(ModelError):
+        mb.simulate(model, q0, v0, 0.1, h=1e-3, contact="stepping")
+    with pytest.raises(IntegrationError) as err:
+        mb.simulate(model, q0, None, 0.1, h=1e-3, contact="stepping", tau=lambda t, q, v: np.full(6, np.nan))
+    assert err.value.result is not None and err.value.result.info["status"] == "failed"
