@@ -36,7 +36,8 @@ from multibody.algorithms import (as_batch, as_fext, as_vector, base_copy, bind_
 from multibody.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
-from multibody.kernels.derivatives_aba import aba_derivatives_batch_kernel, aba_derivatives_kernel
+from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
+                                               aba_derivatives_kernel)
 from multibody.kernels.derivatives_minv import minv_kernel
 
 __all__ = ["rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch",
@@ -44,8 +45,10 @@ __all__ = ["rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rn
 
 _F64 = np.dtype(np.float64)
 _empty = np.empty
+# the compiled entry points of the fast paths (``algorithms``: ``bind_on_first_call``)
 _ABA_D = bind_on_first_call(aba_derivatives_kernel, "_ABA_D", globals())
 _RNEA_D = bind_on_first_call(rnea_derivatives_kernel, "_RNEA_D", globals())
+_MINV = bind_on_first_call(minv_kernel, "_MINV", globals())
 _ARG = {8: "data (its derivative workspace)"}
 
 
@@ -80,15 +83,28 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     >>> from multibody.systems.pendulums import simple_pendulum
     >>> model = simple_pendulum(length=0.7, mass=2.0, g=9.81)
     >>> dq, dv, M = rnea_derivatives(model, np.array([np.pi / 2]), np.zeros(1), np.zeros(1))
-    >>> round(float(dq[0, 0]), 12), float(dv[0, 0]), float(M[0, 0])     # m g L cos θ, 0, m L²
+    >>> round(float(dq[0, 0]), 12), float(dv[0, 0]), round(float(M[0, 0]), 12)     # m g L cos θ, 0, m L²
     (0.0, 0.0, 0.98)
     """
+    try:  # the fast path of :func:`aba_derivatives`
+        if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
+            f = (model._multibody_data if data is None else data).derivatives.fast
+            if f is not None and (data is None or data.model is model):
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
+                A = _empty(shape)
+                B = _empty(shape)
+                C = _empty(shape)
+                if _RNEA_D(mi, mf, q, v, a, no_fext, work, dwork, qdd, A, B, C) == 0:
+                    return A, B, C
+    except (AttributeError, ZeroDivisionError):
+        pass
     d, w = _work(model, data, t)
     q = as_vector(q, d.nq, "q", model)
     v = as_vector(v, d.nv, "v", model)
     a = as_vector(a, d.nv, "a", model)
     out = [_empty(d.mshape) for _ in range(3)]
-    err = _call(_RNEA_D, model, d, q, d.mi, d.mf, q, v, a, as_fext(fext, d, model), d.work, w.dwork, w.qdd, *out)
+    err = _call(rnea_derivatives_kernel, model, d, q, d.mi, d.mf, q, v, a, as_fext(fext, d, model), d.work, w.dwork,
+                w.qdd, *out)
     if err:
         raise _error(model, d, err, "a")
     return tuple(out)
@@ -106,11 +122,11 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
                 and q.ndim == v.ndim == tau.ndim == 1):
             f = (model._multibody_data if data is None else data).derivatives.fast
             if f is not None and (data is None or data.model is model):
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = f
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
                 A = _empty(shape)
                 B = _empty(shape)
                 C = _empty(shape)
-                if _ABA_D(mi, mf, q, v, tau, no_fext, False, forces, work, dwork, dint, qdd, A, B, C) == 0:
+                if _ABA_D(mi, mf, q, v, tau, no_fext, work, dwork, dint, qdd, A, B, C) == 0:
                     return A, B, C
     except (AttributeError, ZeroDivisionError):  # no Data or workspace yet; the slow path names a zero quaternion
         pass
@@ -119,8 +135,13 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     v = as_vector(v, d.nv, "v", model)
     tau = as_vector(tau, d.nv, "tau", model)
     out = [_empty(d.mshape) for _ in range(3)]
-    err = _call(_ABA_D, model, d, q, d.mi, d.mf, q, v, tau, as_fext(fext, d, model), bool(applied) and w.applied,
-                w.forces, d.work, w.dwork, w.dint, w.qdd, *out)
+    fx = as_fext(fext, d, model)
+    if applied and w.applied:
+        err = _call(aba_derivatives_applied_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, w.forces, d.work, w.dwork,
+                    w.dint, w.qdd, *out)
+    else:
+        err = _call(aba_derivatives_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, d.work, w.dwork, w.dint, w.qdd,
+                    *out)
     if err:
         raise _error(model, d, err, "tau")
     return tuple(out)
@@ -130,6 +151,16 @@ def minv(model, q, data=None):
     """M(q)⁻¹ (nv x nv, symmetric positive definite) by the articulated-body recursion in O(N²), without forming
     or factorizing M (``kernels/derivatives_minv.py``; Pinocchio's ``computeMinverse``). A moving base does not
     change it."""
+    try:  # the fast path of :func:`aba_derivatives`
+        if q.dtype is _F64 and q.ndim == 1:
+            f = (model._multibody_data if data is None else data).derivatives.fast
+            if f is not None and (data is None or data.model is model):
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
+                A = _empty(shape)
+                if _MINV(mi, mf, q, zeros, no_fext, work, dwork, dint, A) == 0:
+                    return A
+    except (AttributeError, ZeroDivisionError):
+        pass
     d, w = _work(model, data, None)
     q = as_vector(q, d.nq, "q", model)
     out = _empty(d.mshape)

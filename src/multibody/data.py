@@ -230,7 +230,7 @@ class DerivativeWork:
         self.qdd = np.zeros(data.nv)
         self.zeros = np.zeros(data.nv)
         self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
-                                                    self.forces, self.qdd, data.mshape)
+                                                    self.forces, self.qdd, data.mshape, self.zeros)
 
 
 def default_data(model):

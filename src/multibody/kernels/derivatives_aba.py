@@ -22,17 +22,13 @@ from multibody.kernels.derivatives_forces import applied_force_derivatives
 from multibody.kernels.derivatives_minv import derivative_workspace_size, minv_passes, scratch_views
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.rnea import copy_base_block, workspace_len
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import KERNEL, helper
 
 
-@njit(**KERNEL)
-def aba_derivatives_kernel(mi, mf, q, v, tau, fext, applied, forces, work, dwork, dint, qdd, da_dq, da_dv, Minv):
-    """q̈ = aba(q, q̇ = v, τ) into ``qdd``, and ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ into ``da_dq``, ``da_dv``, ``Minv`` (nv, nv).
-    ``fext``: (n, 6) spatial forces fixed in ground coordinates, or (0, 6). With ``applied``, τ + τ_app(q, q̇):
-    ``forces`` holds the model's joint and point spring-dampers (dof stiffness, damping, rest, effort; spring
-    bodies, points, stiffness, damping, rest length; a (n, 6) scratch), as ``kernels/forces.py`` reads them.
-    ``dwork``: ``derivatives_minv.derivative_workspace_size(n, nv)`` floats; ``dint``:
-    ``derivatives_minv.subtree_tables``. Returns 0 or the position of the first argument that does not fit."""
+@helper
+def _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """0, or the position of the first argument of :func:`aba_derivatives_kernel` that does not fit the model
+    (``derivatives.check_derivative_sizes``; 8: a derivative workspace too short)."""
     err = check_derivative_sizes(mi, q, v, tau, fext, work, dwork, da_dq)
     if err != 0:
         return err
@@ -42,24 +38,56 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, applied, forces, work, dwork
         return 6
     if dwork.shape[0] < derivative_workspace_size(n, nv) or dint.shape[0] < 2 * n + 4 * nv:
         return 8
-    dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
-    t = tau
-    if applied:
-        dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, fb = forces
-        applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
-                              spring_c, spring_l0, work, fb, tau_app)
-        for k in range(nv):
-            tau_app[k] += tau[k]
-        t = tau_app
-    aba_kernel(mi, mf, q, v, t, fext, work, qdd)
+    return 0
+
+
+@njit(**KERNEL)
+def derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv):
+    """M⁻¹ into ``Minv`` and ∂τ/∂q, ∂τ/∂q̇ of RNEA at q̈ = ``qdd`` into ``dq``, ``dv``, from what ``aba_kernel`` left
+    in ``work``."""
     minv_passes(mi, work, dwork, dint, Minv)
     derivative_forward(mi, mf, v, qdd, fext, work, dwork)
-    derivative_backward(mi, work, dwork, fext.shape[0] == n, False, dq, dv, dq)
-    if applied:
-        db, dd = derivative_views(dwork, n, nv)
-        dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, fb = forces
-        applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0,
-                                  work, dd[:, DD_DFQ:], dint, dq, dv)
+    derivative_backward(mi, work, dwork, fext.shape[0] == mi.shape[0], False, dq, dv, dq)
+
+
+@njit(**KERNEL)
+def aba_derivatives_kernel(mi, mf, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """q̈ = aba(q, q̇ = v, τ) into ``qdd``, and ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ into ``da_dq``, ``da_dv``, ``Minv`` (nv, nv).
+    ``fext``: (n, 6) spatial forces fixed in ground coordinates, or (0, 6). ``dwork``:
+    ``derivatives_minv.derivative_workspace_size(n, nv)`` floats; ``dint``: ``derivatives_minv.subtree_tables``.
+    Returns 0 or the position of the first argument that does not fit (nothing is computed)."""
+    err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
+    if err != 0:
+        return err
+    dq, dv, x, y, z, blas = scratch_views(dwork, mi.shape[0], v.shape[0])
+    aba_kernel(mi, mf, q, v, tau, fext, work, qdd)
+    derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
+    matmul(Minv, dq, da_dq, -1.0, blas)
+    matmul(Minv, dv, da_dv, -1.0, blas)
+    return 0
+
+
+@njit(**KERNEL)
+def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, forces, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(q, q̇)): ``forces`` holds the model's joint and
+    point spring-dampers (dof stiffness, damping, rest, effort; spring bodies, points, stiffness, damping, rest
+    length; a (n, 6) scratch), as ``kernels/forces.py`` reads them."""
+    err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    nv = v.shape[0]
+    dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
+    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, fb = forces
+    applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
+                          spring_c, spring_l0, work, fb, tau_app)
+    for k in range(nv):
+        tau_app[k] += tau[k]
+    aba_kernel(mi, mf, q, v, tau_app, fext, work, qdd)
+    derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
+    db, dd = derivative_views(dwork, n, nv)
+    applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, work,
+                              dd[:, DD_DFQ:], dint, dq, dv)
     matmul(Minv, dq, da_dq, -1.0, blas)
     matmul(Minv, dv, da_dv, -1.0, blas)
     return 0
@@ -88,8 +116,12 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint,
         f = (forces[0], forces[1], forces[2], forces[3], forces[4], forces[5], forces[6], forces[7], forces[8],
              fbs[ch])
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, applied, f, work[ch], dwork[ch],
-                                       dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
+            if applied:
+                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, f, work[ch], dwork[ch],
+                                                   dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
+            else:
+                e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],
+                                           QDD[b], DQ[b], DV[b], MINV[b])
             if e != 0 and errs[ch] == 0:
                 errs[ch] = e
     for ch in range(nchunk):

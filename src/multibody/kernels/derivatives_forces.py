@@ -104,8 +104,8 @@ def _velocity_change(mi, cb, wd, sc, flag, lst, m, v, w0, w1, w2, bit, col, dcol
 @njit(**KERNEL)
 def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, work,
                               sc, dint, dq, dv):
-    """Add ∂τ/∂q and ∂τ/∂q̇ of the joint spring-dampers and of the point spring-dampers (module docstring) to ``dq``
-    and ``dv`` (nv, nv), from the placements, velocities and motion subspaces that a forward pass left in
+    """Subtract ∂τ/∂q and ∂τ/∂q̇ of the joint spring-dampers and of the point spring-dampers (module docstring) from
+    ``dq`` and ``dv`` (nv, nv) — the derivatives of rnea − τ_app that the ABA derivatives need — from the placements, velocities and motion subspaces that a forward pass left in
     ``work``. ``sc``: (nv, ≥ 12) scratch; ``dint``: ``derivatives_minv.subtree_tables`` (the body of each
     coordinate, and 2 nv scratch entries)."""
     n = mi.shape[0]
@@ -114,9 +114,9 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
     for i in range(1, n):
         linear = mi[i, NQ] == mi[i, NV]
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
-            dv[k, k] -= dof_c[k]
+            dv[k, k] += dof_c[k]
             if linear:
-                dq[k, k] -= dof_k[k]
+                dq[k, k] += dof_k[k]
     ns = spring_k.shape[0]
     if ns == 0:
         return
@@ -171,7 +171,8 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
                 L1 = sc[k, S_JB + 1] - sc[k, S_JA + 1]
                 L2 = sc[k, S_JB + 2] - sc[k, S_JA + 2]
                 ek = e0 * L0 + e1 * L1 + e2 * L2
-                dv[k, j] -= C * ek * ej
+                dv[k, j] += C * ek * ej
+                # −∂τ_k/∂q_j
                 x = ek * dS + S * (J0 * L0 + J1 * L1 + J2 * L2 - ej * ek) / length
                 # S eᵀ ∂J_d,k/∂q_j: the columns of each point with both coordinates on its path
                 both = flag[j] & flag[k]
@@ -181,6 +182,6 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
                 if both & 1:
                     c0, c1, c2 = _column_change(mi, cb, wd, sc, S_JA, j, k)
                     x -= S * (e0 * c0 + e1 * c1 + e2 * c2)
-                dq[k, j] -= x
+                dq[k, j] += x
         for c in range(m):
             flag[lst[c]] = 0
