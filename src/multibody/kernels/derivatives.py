@@ -312,6 +312,7 @@ def coriolis_backward(mi, work, dwork, C):
     for r in range(nv):
         for c in range(nv):
             C[r, c] = 0.0
+        store6(dd, r, DD_DA, _axpy6(load6(dd, r, DD_DAV), -1.0, load6(dd, r, DD_DV)))  # Ṡ_r
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
         iv = mi[i, IV]
@@ -319,8 +320,7 @@ def coriolis_backward(mi, work, dwork, C):
         m, h, I, D, P, F, Fe = _load_body(db, i, False)
         for k in range(iv, ive):
             S = load6(wd, k, 0)
-            Sd = _axpy6(load6(dd, k, DD_DAV), -1.0, load6(dd, k, DD_DV))
-            store6(dd, k, DD_DA, Sd)  # Ṡ_k, read by the descendants below
+            Sd = load6(dd, k, DD_DA)
             store6(dd, k, DD_AL, _inertia_times(m, h, I, S))
             be = _variation_T_times(D, P, S)
             dd[k, DD_BE] = 0.5 * be[0]
