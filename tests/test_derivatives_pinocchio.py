@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
+from multibody.bench.derivatives import ROBOT, robots_dir
 from multibody.bench.dynamics import random_tree, revolute_chain, to_pinocchio
 
 pin = pytest.importorskip("pinocchio")
@@ -153,27 +154,18 @@ def test_the_benchmark_chains():
 
 
 # ---- robots of example-robot-data, loaded from their URDF by both libraries ------------------------------------
-def _robots_dir():
-    import importlib.util
-
-    spec = importlib.util.find_spec("pinocchio")
-    base = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(spec.origin)))))
-    path = os.path.join(base, "share", "example-robot-data", "robots")
-    return path if os.path.isdir(path) else None
-
-
 #: (name, URDF path below example-robot-data's robots/, floating base)
 ROBOTS = [("UR5", "ur_description/urdf/ur5_robot.urdf", False),
           ("Panda", "panda_description/urdf/panda.urdf", False),
           ("Solo12", "solo_description/robots/solo12.urdf", True),
-          ("Talos", "talos_data/robots/talos_full_v2.urdf", True)]
+          ROBOT]
 
 
 @pytest.mark.parametrize("name,path,floating", ROBOTS, ids=[r[0] for r in ROBOTS])
 def test_robots(name, path, floating):
     from multibody.bench.urdf import pinocchio_state
 
-    root = _robots_dir()
+    root = robots_dir()
     if root is None or not os.path.exists(os.path.join(root, path)):
         pytest.skip("example-robot-data is not installed")
     urdf = os.path.join(root, path)

@@ -117,11 +117,11 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     ``kernels/derivatives_aba.py``). ``applied=True``: q̈ = aba(q, q̇, τ + τ_app(q, q̇)) with the model's joint
     spring-dampers and efforts and point spring-dampers. ``fext`` is held fixed in ground coordinates; ``t``: the
     time of a moving base."""
-    try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, the Data cached on the model
-        if (fext is None and applied is False and q.dtype is v.dtype is tau.dtype is _F64
-                and q.ndim == v.ndim == tau.ndim == 1):
-            f = (model._multibody_data if data is None else data).derivatives.fast
-            if f is not None and (data is None or data.model is model):
+    try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
+        if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
+            w = (model._multibody_data if data is None else data).derivatives
+            f = w.fast
+            if f is not None and (data is None or data.model is model) and not (applied and w.applied):
                 mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
                 A = _empty(shape)
                 B = _empty(shape)

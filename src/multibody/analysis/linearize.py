@@ -23,22 +23,42 @@ kinematics' ∂δ̇/∂δ = −½ ad_v0 and ∂δ̇/∂v = E; otherwise complex 
 For a steady motion (v0 ≠ 0) the coordinates that move (the bicycle's position, heading and wheel angles) are
 cyclic: no equation depends on them, so they add zero eigenvalues and leave the others alone.
 """
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from multibody.algorithms_derivatives import aba_derivatives
 from multibody.errors import ConstraintError, ModelError
+from multibody.kernels.kinematics import FREE, SPHERICAL
 
 __all__ = ["linearize", "Linearization", "consistent_velocities", "modes"]
 
 
+#: model -> (velocity names, the state names of a linearization without constraints, [(first velocity index,
+#: joint code) of each Spherical and Free joint]): what every linearization of a model reads, made once (a sweep
+#: linearizes the same model many times)
+_MODEL_INFO = weakref.WeakKeyDictionary()
+
+
+def _model_info(model):
+    info = _MODEL_INFO.get(model)
+    if info is None:
+        names = list(model.velocity_names())
+        info = (names, names + [f"d({n})" for n in names],
+                [(j.v_slice.start, j.joint.code) for j in model.joints[1:] if j.joint.code in (SPHERICAL, FREE)])
+        _MODEL_INFO[model] = info
+    return info
+
+
 def _names(model):
-    return list(model.velocity_names())
+    return list(_model_info(model)[0])
 
 
 def _indices(model, names, what):
-    all_names = _names(model)
+    if not names:
+        return []
+    all_names = _model_info(model)[0]
     out = []
     for n in names:
         if n not in all_names:
@@ -163,18 +183,19 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
     that ran.
     """
     from multibody.analysis.derivatives import directional_derivatives, reduced_dynamics
-    from multibody.data import refuse_general_joints
+    from multibody.data import default_data, refuse_general_joints
 
     if getattr(model, "base_motion", None) is not None:
         raise ModelError(f"linearize: model '{model.name}' has a moving base (base motion), whose equations depend on "
                          "time; linearization about a time-varying base is not supported", element="base motion")
-    refuse_general_joints(model, "linearize (complex steps through the kernels)")
+    if default_data(model).fill is not None:
+        refuse_general_joints(model, "linearize (complex steps through the kernels)")
     q0 = np.array(q0, dtype=float).reshape(-1)
     v0 = np.array(v0, dtype=float).reshape(-1)
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
         raise ModelError(f"linearize: q0 must have {model.nq} and v0 {model.nv} entries, got {q0.shape} and {v0.shape}",
                          element="q0/v0")
-    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
+    if not (np.isfinite(q0).all() and np.isfinite(v0).all()):
         raise ModelError("linearize: the state must be finite", element="q0/v0")
     if derivative not in ("auto", "analytic", "complex", "central"):
         raise ModelError(f"derivative must be 'auto', 'analytic', 'complex' or 'central', got {derivative!r}",
@@ -241,43 +262,41 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
 _PATHS = {"complex": "complex step", "central": "central differences"}
 
 
-def _chart_kinematics(model, v0):
-    """∂δ̇/∂δ at δ = 0 of the chart kinematics δ̇ = v + ½ ad_δ v (``ReducedDynamics``): −½ ad_v0 on the joints of a
-    Lie group (Spherical: −½ [ω]; Free: −½ [[ω], 0; [v], [ω]] for its twist [ω; v]), zero elsewhere."""
-    out = np.zeros((model.nv, model.nv))
-    for j in model.joints[1:]:
-        code, k = j.joint.code, j.v_slice.start
-        if code in (5, 7):                                 # Spherical, Free
-            w = v0[k:k + 3]
-            W = -0.5 * np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-            out[k:k + 3, k:k + 3] = W
-            if code == 7:
-                u = v0[k + 3:k + 6]
-                out[k + 3:k + 6, k:k + 3] = -0.5 * np.array([[0.0, -u[2], u[1]], [u[2], 0.0, -u[0]],
-                                                             [-u[1], u[0], 0.0]])
-                out[k + 3:k + 6, k + 3:k + 6] = W
-    return out
+def _skew(w, scale):
+    return scale * np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
 def _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative):
-    """:func:`linearize` of a model without constraints by the analytical derivatives (module docstring)."""
+    """:func:`linearize` of a model without constraints by the analytical derivatives (module docstring): J =
+    [[∂δ̇/∂δ, E], [∂q̈/∂q, ∂q̈/∂q̇]] with the model's applied forces, ∂δ̇/∂δ = −½ ad_v0 of the chart kinematics
+    δ̇ = v + ½ ad_δ v (``ReducedDynamics``) on the Spherical (−½ [ω]) and Free joints (−½ [[ω], 0; [v], [ω]] for
+    the twist [ω; v]), zero elsewhere."""
     nv = model.nv
-    names = _names(model)
-    empty = np.zeros((0, nv))
-    ci, _ = _partition(empty, None if coordinates is None else _indices(model, coordinates, "coordinates"), nv,
-                       "coordinates")
-    si, _ = _partition(empty, None if speeds is None else _indices(model, speeds, "speeds"), nv, "speeds")
-    inp = _indices(model, list(inputs), "inputs")
+    names, states, lie = _model_info(model)
+    ci = list(range(nv)) if coordinates is None else _partition(np.zeros((0, nv)), _indices(model, coordinates,
+                                                                                             "coordinates"),
+                                                                 nv, "coordinates")[0]
+    si = list(range(nv)) if speeds is None else _partition(np.zeros((0, nv)), _indices(model, speeds, "speeds"), nv,
+                                                           "speeds")[0]
+    inp = _indices(model, inputs, "inputs")
     da_dq, da_dv, Minv = aba_derivatives(model, q0, v0, np.zeros(nv), applied=True)
-    J = np.empty((2 * nv, 2 * nv))
-    J[:nv, :nv] = _chart_kinematics(model, v0)
-    J[:nv, nv:] = np.eye(nv)
+    J = np.zeros((2 * nv, 2 * nv))
+    np.fill_diagonal(J[:nv, nv:], 1.0)
     J[nv:, :nv] = da_dq
     J[nv:, nv:] = da_dv
-    S = np.concatenate([np.asarray(ci, dtype=int), nv + np.asarray(si, dtype=int)])
+    for k, code in lie:
+        W = _skew(v0[k:k + 3], -0.5)
+        J[k:k + 3, k:k + 3] = W
+        if code == FREE:
+            J[k + 3:k + 6, k:k + 3] = _skew(v0[k + 3:k + 6], -0.5)
+            J[k + 3:k + 6, k + 3:k + 6] = W
     B = np.zeros((2 * nv, len(inp)))
     B[nv:] = Minv[:, inp]
-    return Linearization(J[np.ix_(S, S)], B[S], [names[k] for k in ci] + [f"d({names[k]})" for k in si],
-                         [names[k] for k in inp],
+    if coordinates is not None or speeds is not None:
+        S = np.concatenate([np.asarray(ci, dtype=int), nv + np.asarray(si, dtype=int)])
+        J = J[np.ix_(S, S)]
+        B = B[S]
+        states = [names[k] for k in ci] + [f"d({names[k]})" for k in si]
+    return Linearization(J, B, list(states), [names[k] for k in inp],
                          info=dict(dependent_coordinates=[], dependent_speeds=[], derivative=derivative,
                                    path="analytic"))
