@@ -85,35 +85,26 @@ def _tree(n, seed, types=ALL, base=False):
 
 
 # ---- RNEA and ABA derivatives against complex steps -----------------------------------------------------------
+@pytest.mark.parametrize("algorithm", ["rnea", "aba"])
 @SETTINGS
 @given(st.integers(1, 8), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
-def test_rnea_derivatives_equal_complex_steps(n, seed, with_fext, base):
+def test_derivatives_equal_complex_steps(algorithm, n, seed, with_fext, base):
     """Every joint type, with and without external forces (held fixed in ground coordinates), on a fixed and on a
-    moving base: ∂τ/∂q, ∂τ/∂q̇ and M."""
+    moving base: ∂τ/∂q, ∂τ/∂q̇ and M of ``rnea_derivatives``; ∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ = ∂q̈/∂τ of
+    ``aba_derivatives``."""
     model, rng = _tree(n, seed, base=base)
-    q, v, a = _state(model, rng)
+    q, v, x = _state(model, rng)
     fext = rng.normal(size=(model.nbodies + 1, 6)) if with_fext else None
     t = float(rng.uniform(0, 2)) if base else None
-    ours = mb.rnea_derivatives(model, q, v, a, fext=fext, t=t)
-    ref = complex_step(model, rnea_kernel, q, v, a, fext, 0.0 if t is None else t)
-    for x, y in zip(ours, ref):
-        _close(x, y)
-    _close(ours[2], mb.crba(model, q))
-
-
-@SETTINGS
-@given(st.integers(1, 8), st.integers(0, 2**32 - 1), st.booleans(), st.booleans())
-def test_aba_derivatives_equal_complex_steps(n, seed, with_fext, base):
-    """∂q̈/∂q, ∂q̈/∂q̇ and M⁻¹ = ∂q̈/∂τ on the same trees."""
-    model, rng = _tree(n, seed, base=base)
-    q, v, tau = _state(model, rng)
-    fext = rng.normal(size=(model.nbodies + 1, 6)) if with_fext else None
-    t = float(rng.uniform(0, 2)) if base else None
-    ours = mb.aba_derivatives(model, q, v, tau, fext=fext, t=t)
-    ref = complex_step(model, aba_kernel, q, v, tau, fext, 0.0 if t is None else t)
-    tol = max(TOL, 100 * np.finfo(float).eps * np.linalg.cond(mb.crba(model, q)))
+    function, kernel = {"rnea": (mb.rnea_derivatives, rnea_kernel), "aba": (mb.aba_derivatives, aba_kernel)}[algorithm]
+    ours = function(model, q, v, x, fext=fext, t=t)
+    ref = complex_step(model, kernel, q, v, x, fext, 0.0 if t is None else t)
+    M = mb.crba(model, q)
+    tol = TOL if algorithm == "rnea" else max(TOL, 100 * np.finfo(float).eps * np.linalg.cond(M))
     for x, y in zip(ours, ref):
         _close(x, y, tol)
+    if algorithm == "rnea":
+        _close(ours[2], M)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])

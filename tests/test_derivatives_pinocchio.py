@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import multibody as mb
 from multibody.bench.derivatives import ROBOT, robots_dir
 from multibody.bench.dynamics import random_tree, revolute_chain, to_pinocchio
+from multibody.kernels.derivatives_minv import subtree_tables
 
 pin = pytest.importorskip("pinocchio")
 
@@ -42,15 +43,11 @@ def _tol_aba(M):
 
 
 def _depth_first(model):
-    """Whether every body's subtree is numbered contiguously right after it (the parent of body i is body i − 1 or
-    one of its ancestors)."""
-    for i in range(2, model.nbodies + 1):
-        j = i - 1
-        while j != model.parent[i] and j > 0:
-            j = model.parent[j]
-        if j != model.parent[i]:
-            return False
-    return True
+    """Whether each joint's subtree has a contiguous range of velocity indices right after the joint's own (the
+    depth-first positions of ``derivatives_minv.subtree_tables`` are the indices themselves), as Pinocchio needs."""
+    n, nv = model.nbodies + 1, model.nv
+    coord = subtree_tables(model.parent, model.idx_v, model.nv_j)[2 * n:2 * n + nv]
+    return bool(np.array_equal(coord, np.arange(nv)))
 
 
 def _depth_first_tree(n, rng, types):

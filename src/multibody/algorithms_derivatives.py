@@ -66,6 +66,13 @@ def _error(model, d, err, third):
     return size_error(model, d, err, third)
 
 
+def _fast_work(model, data):
+    """The ``DerivativeWork`` of the fast path (float64 vectors, the Data cached on the model or given for it, no
+    general joints or moving base), or None; AttributeError when no workspace is made yet."""
+    w = (model._multibody_data if data is None else data).derivatives
+    return w if w.fast is not None and (data is None or data.model is model) else None
+
+
 def _call(kernel, model, d, q, *args):
     try:
         return kernel(*args)
@@ -88,12 +95,10 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     """
     try:  # the fast path of :func:`aba_derivatives`
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
-            f = (model._multibody_data if data is None else data).derivatives.fast
-            if f is not None and (data is None or data.model is model):
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
-                A = _empty(shape)
-                B = _empty(shape)
-                C = _empty(shape)
+            w = _fast_work(model, data)
+            if w is not None:
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = w.fast
+                A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _RNEA_D(mi, mf, q, v, a, no_fext, work, dwork, qdd, A, B, C) == 0:
                     return A, B, C
     except (AttributeError, ZeroDivisionError):
@@ -119,13 +124,10 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     time of a moving base."""
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
-            w = (model._multibody_data if data is None else data).derivatives
-            f = w.fast
-            if f is not None and (data is None or data.model is model) and not (applied and w.applied):
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
-                A = _empty(shape)
-                B = _empty(shape)
-                C = _empty(shape)
+            w = _fast_work(model, data)
+            if w is not None and not (applied and w.applied):
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = w.fast
+                A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _ABA_D(mi, mf, q, v, tau, no_fext, work, dwork, dint, qdd, A, B, C) == 0:
                     return A, B, C
     except (AttributeError, ZeroDivisionError):  # no Data or workspace yet; the slow path names a zero quaternion
@@ -153,9 +155,9 @@ def minv(model, q, data=None):
     change it."""
     try:  # the fast path of :func:`aba_derivatives`
         if q.dtype is _F64 and q.ndim == 1:
-            f = (model._multibody_data if data is None else data).derivatives.fast
-            if f is not None and (data is None or data.model is model):
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = f
+            w = _fast_work(model, data)
+            if w is not None:
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = w.fast
                 A = _empty(shape)
                 if _MINV(mi, mf, q, zeros, no_fext, work, dwork, dint, A) == 0:
                     return A

@@ -401,6 +401,25 @@ def coriolis_kernel(mi, mf, q, v, zeros, no_fext, work, dwork, C):
     return 0
 
 
+@njit(cache=True)
+def batch_workspaces(mi, nv, nchunk, base, dsize):
+    """The workspaces of the ``nchunk`` chunks of rows of a batched derivative kernel: ``work`` (rows of
+    ``workspace_len``, each with the base block ``base``), ``dwork`` (rows of ``dsize`` floats) and each chunk's
+    error code."""
+    work = np.empty((nchunk, workspace_len(mi.shape[0], nv)))
+    copy_base_block(base, work)
+    return work, np.zeros((nchunk, dsize)), np.zeros(nchunk, dtype=np.int64)
+
+
+@njit(cache=True)
+def first_error(errs):
+    """The first nonzero error code of the chunks, or 0."""
+    for e in errs:
+        if e != 0:
+            return e
+    return 0
+
+
 @njit(parallel=True, cache=True)
 def rnea_derivatives_batch_kernel(mi, mf, Q, V, A, fext, nchunk, base, DQ, DV, M):
     """``rnea_derivatives_kernel`` for every row of Q, V, A (leading batch axis) into DQ, DV, M (B, nv, nv), in
@@ -408,22 +427,13 @@ def rnea_derivatives_batch_kernel(mi, mf, Q, V, A, fext, nchunk, base, DQ, DV, M
     block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
     nb = Q.shape[0]
     nchunk = min(nb, nchunk)
-    if nchunk <= 0:
-        return 0
-    n = mi.shape[0]
     nv = V.shape[1]
-    work = np.empty((nchunk, workspace_len(n, nv)))
-    copy_base_block(base, work)
-    dwork = np.empty((nchunk, n * DB_WIDTH + nv * DD_WIDTH))
-    tau = np.empty((nchunk, nv))
-    errs = np.zeros(nchunk, dtype=np.int64)
+    work, dwork, errs = batch_workspaces(mi, nv, max(nchunk, 0), base, mi.shape[0] * DB_WIDTH + nv * DD_WIDTH)
+    tau = np.empty((max(nchunk, 0), nv))
     for ch in prange(nchunk):
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             e = rnea_derivatives_kernel(mi, mf, Q[b], V[b], A[b], fext, work[ch], dwork[ch], tau[ch], DQ[b], DV[b],
                                         M[b])
             if e != 0 and errs[ch] == 0:
                 errs[ch] = e
-    for ch in range(nchunk):
-        if errs[ch] != 0:
-            return errs[ch]
-    return 0
+    return first_error(errs)

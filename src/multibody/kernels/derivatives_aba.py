@@ -16,12 +16,11 @@ from numba import njit, prange
 
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.blas import matmul
-from multibody.kernels.derivatives import (DD_DFQ, derivative_backward, derivative_forward, derivative_views,
-                                           check_derivative_sizes)
+from multibody.kernels.derivatives import (DD_DFQ, batch_workspaces, check_derivative_sizes, derivative_backward,
+                                           derivative_forward, derivative_views, first_error)
 from multibody.kernels.derivatives_forces import applied_force_derivatives
 from multibody.kernels.derivatives_minv import derivative_workspace_size, minv_passes, scratch_views
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.rnea import copy_base_block, workspace_len
 from multibody.kernels.spatial import KERNEL, helper
 
 
@@ -99,17 +98,12 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint,
     MINV (B, nv, nv), in parallel (numba prange over ``nchunk`` chunks of rows, each with its own workspaces);
     ``base``: the base block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
     nb = Q.shape[0]
-    nchunk = min(nb, nchunk)
-    if nchunk <= 0:
-        return 0
+    nchunk = max(min(nb, nchunk), 0)
     n = mi.shape[0]
     nv = V.shape[1]
-    work = np.empty((nchunk, workspace_len(n, nv)))
-    copy_base_block(base, work)
-    dwork = np.zeros((nchunk, derivative_workspace_size(n, nv)))
+    work, dwork, errs = batch_workspaces(mi, nv, nchunk, base, derivative_workspace_size(n, nv))
     dints = np.empty((nchunk, dint.shape[0]), dtype=np.int64)
     fbs = np.empty((nchunk, n, 6))
-    errs = np.zeros(nchunk, dtype=np.int64)
     for ch in prange(nchunk):
         for k in range(dint.shape[0]):
             dints[ch, k] = dint[k]
@@ -124,7 +118,4 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint,
                                            QDD[b], DQ[b], DV[b], MINV[b])
             if e != 0 and errs[ch] == 0:
                 errs[ch] = e
-    for ch in range(nchunk):
-        if errs[ch] != 0:
-            return errs[ch]
-    return 0
+    return first_error(errs)

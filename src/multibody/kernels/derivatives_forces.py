@@ -18,8 +18,9 @@ angular velocity when it moves). Per spring O(L²) for the L coordinates on the 
 """
 from numba import njit
 
-from multibody.kernels.kinematics import (B_P, B_V, FREE, IV, JTYPE, NQ, NV, PARENT, SPHERICAL, workspace_views)
-from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec
+from multibody.kernels.forces import spring_points
+from multibody.kernels.kinematics import B_V, FREE, IV, JTYPE, NQ, NV, PARENT, SPHERICAL, workspace_views
+from multibody.kernels.spatial import KERNEL, cross3, helper
 
 # per-coordinate scratch columns (of the derivative workspace's coordinate rows, free once the RNEA derivatives
 # are done): the columns of J_a and J_b at the spring's points, and ∂ẋ_a/∂q, ∂ẋ_b/∂q
@@ -27,16 +28,9 @@ S_JA, S_JB, S_DXA, S_DXB = 0, 3, 6, 9
 
 
 @helper
-def _point(wb, body, r0, r1, r2):
-    """Position and velocity (ground coordinates) of the point r (body coordinates) of ``body``: x = p + R r,
-    ẋ = v_O + ω × x (the body velocity [ω; v_O] is taken at the ground origin)."""
-    R = load9(wb, body)
-    d0, d1, d2 = mat3_vec(R, r0, r1, r2)
-    x0 = wb[body, B_P] + d0
-    x1 = wb[body, B_P + 1] + d1
-    x2 = wb[body, B_P + 2] + d2
-    e0, e1, e2 = cross3(wb[body, B_V], wb[body, B_V + 1], wb[body, B_V + 2], x0, x1, x2)
-    return x0, x1, x2, wb[body, B_V + 3] + e0, wb[body, B_V + 4] + e1, wb[body, B_V + 5] + e2
+def _difference_column(sc, k):
+    """Column k of J_d = J_b − J_a."""
+    return sc[k, S_JB] - sc[k, S_JA], sc[k, S_JB + 1] - sc[k, S_JA + 1], sc[k, S_JB + 2] - sc[k, S_JA + 2]
 
 
 @helper
@@ -129,24 +123,13 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
     w1 = wb[0, B_V + 1]
     w2 = wb[0, B_V + 2]
     for s in range(ns):
-        a = spring_body[s, 0]
-        b = spring_body[s, 1]
-        xa0, xa1, xa2, va0, va1, va2 = _point(wb, a, spring_point[s, 0, 0], spring_point[s, 0, 1],
-                                              spring_point[s, 0, 2])
-        xb0, xb1, xb2, vb0, vb1, vb2 = _point(wb, b, spring_point[s, 1, 0], spring_point[s, 1, 1],
-                                              spring_point[s, 1, 2])
-        d0 = xb0 - xa0
-        d1 = xb1 - xa1
-        d2 = xb2 - xa2
-        length = (d0 * d0 + d1 * d1 + d2 * d2) ** 0.5
+        (a, b, xa0, xa1, xa2, xb0, xb1, xb2, r0, r1, r2, d0, d1, d2,
+         length) = spring_points(wb, spring_body, spring_point, s)
         if length < 1e-300:
             continue
         e0 = d0 / length
         e1 = d1 / length
         e2 = d2 / length
-        r0 = vb0 - va0
-        r1 = vb1 - va1
-        r2 = vb2 - va2
         K = spring_k[s]
         C = spring_c[s]
         S = K * (length - spring_l0[s]) + C * (e0 * r0 + e1 * r1 + e2 * r2)
@@ -156,9 +139,7 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
         _velocity_change(mi, cb, wd, sc, flag, lst, m, v, w0, w1, w2, 2, S_JB, S_DXB)
         for cj in range(m):
             j = lst[cj]
-            J0 = sc[j, S_JB] - sc[j, S_JA]
-            J1 = sc[j, S_JB + 1] - sc[j, S_JA + 1]
-            J2 = sc[j, S_JB + 2] - sc[j, S_JA + 2]
+            J0, J1, J2 = _difference_column(sc, j)
             ej = e0 * J0 + e1 * J1 + e2 * J2
             # ∂l̇/∂q_j and ∂S/∂q_j
             dl = ((J0 - e0 * ej) * r0 + (J1 - e1 * ej) * r1 + (J2 - e2 * ej) * r2) / length
@@ -167,21 +148,17 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
             dS = K * ej + C * dl
             for ck in range(m):
                 k = lst[ck]
-                L0 = sc[k, S_JB] - sc[k, S_JA]
-                L1 = sc[k, S_JB + 1] - sc[k, S_JA + 1]
-                L2 = sc[k, S_JB + 2] - sc[k, S_JA + 2]
+                L0, L1, L2 = _difference_column(sc, k)
                 ek = e0 * L0 + e1 * L1 + e2 * L2
                 dv[k, j] += C * ek * ej
                 # −∂τ_k/∂q_j
                 x = ek * dS + S * (J0 * L0 + J1 * L1 + J2 * L2 - ej * ek) / length
-                # S eᵀ ∂J_d,k/∂q_j: the columns of each point with both coordinates on its path
+                # S eᵀ ∂J_d,k/∂q_j = S eᵀ (∂J_b,k − ∂J_a,k)/∂q_j, each point's with both coordinates on its path
                 both = flag[j] & flag[k]
-                if both & 2:
-                    c0, c1, c2 = _column_change(mi, cb, wd, sc, S_JB, j, k)
-                    x += S * (e0 * c0 + e1 * c1 + e2 * c2)
-                if both & 1:
-                    c0, c1, c2 = _column_change(mi, cb, wd, sc, S_JA, j, k)
-                    x -= S * (e0 * c0 + e1 * c1 + e2 * c2)
+                for bit, col, sign in ((2, S_JB, S), (1, S_JA, -S)):
+                    if both & bit:
+                        c0, c1, c2 = _column_change(mi, cb, wd, sc, col, j, k)
+                        x += sign * (e0 * c0 + e1 * c1 + e2 * c2)
                 dq[k, j] += x
         for c in range(m):
             flag[lst[c]] = 0

@@ -17,11 +17,12 @@ forward, root -> leaves: the acceleration P_i[:, c] of body i for τ = e_c; M⁻
 import numpy as np
 from numba import njit
 
-from multibody.kernels.aba import aba_kernel
+from multibody.kernels.aba import articulate_joint
 from multibody.kernels.blas import MATMUL_SCRATCH
 from multibody.kernels.derivatives import DB_WIDTH, DD_DFQ, DD_WIDTH, check_derivative_sizes
-from multibody.kernels.kinematics import D_DINV, D_U, D_UD, IV, NV, PARENT, workspace_views
-from multibody.kernels.spatial import INLINE, KERNEL, helper, load6
+from multibody.kernels.kinematics import (B_IA, D_DINV, D_U, D_UD, IV, NV, PARENT, body_inertia_world,
+                                          joint_placement_world, set_ground, workspace_views)
+from multibody.kernels.spatial import INLINE, KERNEL, helper, load6, store_rigid_inertia_sym6
 
 @njit(**KERNEL)
 def derivative_workspace_size(n, nv):
@@ -219,10 +220,28 @@ def minv_passes(mi, work, dwork, dint, Minv):
 
 
 @njit(**KERNEL)
+def articulate(mi, mf, q, zeros, work):
+    """ABA's articulation of the bodies at q alone (RBDA Table 7.1, passes 1 and 2 without the velocity terms,
+    which M⁻¹ does not need): the placements, S, the rigid and then articulated inertias, U, D⁻¹ and U D⁻¹ of every
+    coordinate into ``work``. ``zeros``: nv zeros (τ)."""
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, zeros.shape[0])
+    IA = wb[:, B_IA:B_IA + 21]
+    set_ground(mf, work, wb, zeros.shape[0])
+    for i in range(1, n):
+        joint_placement_world(i, mi, mf, q, wb, wd)
+        m, h, I = body_inertia_world(i, mf, wb)
+        store_rigid_inertia_sym6(IA, i, m, h, I)
+    z = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    for i in range(n - 1, 0, -1):
+        articulate_joint(i, mi[i, PARENT], mi[i, IV], mi[i, NV], zeros, z, z, IA, wb, wd)
+
+
+@njit(**KERNEL)
 def minv_kernel(mi, mf, q, zeros, no_fext, work, dwork, dint, Minv):
-    """M(q)⁻¹ into ``Minv`` (nv, nv): ABA's articulation at (q, q̇ = 0, τ = 0) (``aba_kernel``; ``zeros``: nv
-    zeros, ``no_fext`` a (0, 6) array), then :func:`minv_passes`. Returns 0 or the position of the first argument
-    that does not fit."""
+    """M(q)⁻¹ into ``Minv`` (nv, nv): the articulation of the bodies at q (:func:`articulate`; ``zeros``: nv zeros,
+    ``no_fext`` a (0, 6) array), then :func:`minv_passes`. Returns 0 or the position of the first argument that does
+    not fit."""
     err = check_derivative_sizes(mi, q, zeros, zeros, no_fext, work, dwork, Minv)
     if err != 0:
         return err
@@ -230,7 +249,6 @@ def minv_kernel(mi, mf, q, zeros, no_fext, work, dwork, dint, Minv):
     nv = zeros.shape[0]
     if dwork.shape[0] < derivative_workspace_size(n, nv) or dint.shape[0] < 2 * n + 4 * nv:
         return 8
-    A, B, qdd, x, y, blas = scratch_views(dwork, n, nv)
-    aba_kernel(mi, mf, q, zeros, zeros, no_fext, work, qdd)
+    articulate(mi, mf, q, zeros, work)
     minv_passes(mi, work, dwork, dint, Minv)
     return 0
