@@ -49,6 +49,7 @@ _empty = np.empty
 _ABA_D = bind_on_first_call(aba_derivatives_kernel, "_ABA_D", globals())
 _RNEA_D = bind_on_first_call(rnea_derivatives_kernel, "_RNEA_D", globals())
 _MINV = bind_on_first_call(minv_kernel, "_MINV", globals())
+_CORIOLIS = bind_on_first_call(coriolis_kernel, "_CORIOLIS", globals())
 _ARG = {8: "data (its derivative workspace)"}
 
 
@@ -97,7 +98,7 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             w = _fast_work(model, data)
             if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _RNEA_D(mi, mf, q, v, a, no_fext, work, dwork, qdd, A, B, C) == 0:
                     return A, B, C
@@ -126,7 +127,7 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             w = _fast_work(model, data)
             if w is not None and not (applied and w.applied):
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _ABA_D(mi, mf, q, v, tau, no_fext, work, dwork, dint, qdd, A, B, C) == 0:
                     return A, B, C
@@ -157,16 +158,16 @@ def minv(model, q, data=None):
         if q.dtype is _F64 and q.ndim == 1:
             w = _fast_work(model, data)
             if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape, zeros = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
                 A = _empty(shape)
-                if _MINV(mi, mf, q, zeros, no_fext, work, dwork, dint, A) == 0:
+                if _MINV(mi, mf, q, work, dwork, dint, A) == 0:
                     return A
     except (AttributeError, ZeroDivisionError):
         pass
     d, w = _work(model, data, None)
     q = as_vector(q, d.nq, "q", model)
     out = _empty(d.mshape)
-    err = _call(minv_kernel, model, d, q, d.mi, d.mf, q, w.zeros, d.no_fext, d.work, w.dwork, w.dint, out)
+    err = _call(minv_kernel, model, d, q, d.mi, d.mf, q, d.work, w.dwork, w.dint, out)
     if err:
         raise _error(model, d, err, "q")
     return out
@@ -177,11 +178,21 @@ def coriolis_matrix(model, q, v, data=None):
     C = Σ_i J_iᵀ (I_i J̇_i + ½ D_i J_i) (``kernels/derivatives.py``): C q̇ is the velocity part of the bias forces
     (``bias_forces − gravity_forces`` on a fixed ground) and Ṁ − 2C is skew-symmetric. For the tree relative to
     its base (a moving base changes neither M nor C)."""
+    try:  # the fast path of :func:`aba_derivatives`
+        if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
+            w = _fast_work(model, data)
+            if w is not None:
+                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
+                A = _empty(shape)
+                if _CORIOLIS(mi, mf, q, v, work, dwork, A) == 0:
+                    return A
+    except (AttributeError, ZeroDivisionError):
+        pass
     d, w = _work(model, data, None)
     q = as_vector(q, d.nq, "q", model)
     v = as_vector(v, d.nv, "v", model)
     out = _empty(d.mshape)
-    err = _call(coriolis_kernel, model, d, q, d.mi, d.mf, q, v, w.zeros, d.no_fext, d.work, w.dwork, out)
+    err = _call(coriolis_kernel, model, d, q, d.mi, d.mf, q, v, d.work, w.dwork, out)
     if err:
         raise _error(model, d, err, "v")
     return out

@@ -214,11 +214,11 @@ class DerivativeWork:
     """The workspaces of the derivative kernels (``kernels/derivatives*.py``) for one :class:`Data`, made on first
     use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
     tables), ``forces`` (the model's applied forces and a per-body scratch, ``applied_force_arrays``),
-    ``applied`` (whether the model has any), ``qdd`` and ``zeros`` (nv), and ``fast``: the arguments of the
+    ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
     kernels on the fast path of ``algorithms_derivatives`` (None where general joints or a moving base need a
     step before each call, as ``Data.fast``)."""
 
-    __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "zeros", "fast")
+    __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "fast")
 
     def __init__(self, data):
         model = data.model
@@ -228,9 +228,8 @@ class DerivativeWork:
         arrays, self.applied = applied_force_arrays(model)
         self.forces = (*arrays, np.zeros((n, 6)))
         self.qdd = np.zeros(data.nv)
-        self.zeros = np.zeros(data.nv)
         self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
-                                                    self.forces, self.qdd, data.mshape, self.zeros)
+                                                    self.forces, self.qdd, data.mshape)
 
 
 def default_data(model):

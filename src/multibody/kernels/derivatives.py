@@ -45,8 +45,8 @@ The Coriolis matrix is Pinocchio's ``computeCoriolisMatrix`` convention, C = Σ_
 import numpy as np
 from numba import njit, prange
 
-from multibody.kernels.kinematics import (B_A, B_V, FREE, IV, JTYPE, NV, PARENT, SPHERICAL, body_inertia_world,
-                                          check_sizes, kinematics_kernel, workspace_views)
+from multibody.kernels.kinematics import (B_A, B_V, FREE, IQ, IV, JTYPE, NQ, NV, PARENT, SPHERICAL,
+                                          body_inertia_world, check_sizes, kinematics_kernel, strided, workspace_views)
 from multibody.kernels.rnea import copy_base_block, rnea_kernel, workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, cross3, force_cross_motion, helper, load6, load_rigid_inertia,
                                        motion_cross_motion, rigid_inertia_times_motion, store6, store_rigid_inertia)
@@ -381,14 +381,37 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, work, dwork, tau, dq, dv, M):
     return 0
 
 
+@helper
+def check_configuration_sizes(mi, q, work, dwork, out):
+    """0 when q (nq), ``work``, ``dwork`` (the rows of this module) and ``out`` (nv, nv) fit the model, else the
+    codes of ``kinematics.check_sizes`` (1 q, 5 work, 6 out, 7 q not contiguous) or 8 (dwork)."""
+    n = mi.shape[0]
+    nv = mi[n - 1, IV] + mi[n - 1, NV]
+    if q.shape[0] != mi[n - 1, IQ] + mi[n - 1, NQ]:
+        return 1
+    if work.shape[0] < workspace_len(n, nv):
+        return 5
+    if out.shape[0] != nv or out.shape[1] != nv:
+        return 6
+    if strided(q):
+        return 7
+    if dwork.shape[0] < n * DB_WIDTH + nv * DD_WIDTH:
+        return 8
+    return 0
+
+
 @njit(**KERNEL)
-def coriolis_kernel(mi, mf, q, v, zeros, no_fext, work, dwork, C):
+def coriolis_kernel(mi, mf, q, v, work, dwork, C):
     """The Coriolis matrix C(q, q̇ = v) into ``C`` (nv, nv) (module docstring), for the tree relative to its base
-    (a moving base changes neither M nor C: the velocities are taken relative to body 0). ``zeros``: nv zeros;
-    ``no_fext``: a (0, 6) array. Returns 0 or the position of the first argument that does not fit."""
-    err = check_derivative_sizes(mi, q, v, zeros, no_fext, work, dwork, C)
+    (a moving base changes neither M nor C: the velocities are taken relative to body 0). Returns 0 or the
+    position of the first argument that does not fit."""
+    err = check_configuration_sizes(mi, q, work, dwork, C)
     if err != 0:
         return err
+    if v.shape[0] != C.shape[0]:
+        return 2
+    if strided(v):
+        return 7
     n = mi.shape[0]
     kinematics_kernel(mi, mf, q, v, v, work, 1)
     wb, wd = workspace_views(work, n, v.shape[0])
@@ -396,7 +419,8 @@ def coriolis_kernel(mi, mf, q, v, zeros, no_fext, work, dwork, C):
         for k in range(6):
             wb[i, B_V + k] -= wb[0, B_V + k]
             wb[i, B_A + k] = 0.0
-    derivative_forward(mi, mf, v, zeros, no_fext, work, dwork)
+    # C reads dV and dAv of the forward pass, which the accelerations do not enter: v stands in for them
+    derivative_forward(mi, mf, v, v, work[:0].reshape((0, 6)), work, dwork)
     coriolis_backward(mi, work, dwork, C)
     return 0
 

@@ -19,7 +19,7 @@ from numba import njit
 
 from multibody.kernels.aba import articulate_joint
 from multibody.kernels.blas import MATMUL_SCRATCH
-from multibody.kernels.derivatives import DB_WIDTH, DD_DFQ, DD_WIDTH, check_derivative_sizes
+from multibody.kernels.derivatives import DB_WIDTH, DD_DFQ, DD_WIDTH, check_configuration_sizes
 from multibody.kernels.kinematics import (B_IA, D_DINV, D_U, D_UD, IV, NV, PARENT, body_inertia_world,
                                           joint_placement_world, set_ground, workspace_views)
 from multibody.kernels.spatial import INLINE, KERNEL, helper, load6, store_rigid_inertia_sym6
@@ -238,17 +238,19 @@ def articulate(mi, mf, q, zeros, work):
 
 
 @njit(**KERNEL)
-def minv_kernel(mi, mf, q, zeros, no_fext, work, dwork, dint, Minv):
-    """M(q)⁻¹ into ``Minv`` (nv, nv): the articulation of the bodies at q (:func:`articulate`; ``zeros``: nv zeros,
-    ``no_fext`` a (0, 6) array), then :func:`minv_passes`. Returns 0 or the position of the first argument that does
-    not fit."""
-    err = check_derivative_sizes(mi, q, zeros, zeros, no_fext, work, dwork, Minv)
+def minv_kernel(mi, mf, q, work, dwork, dint, Minv):
+    """M(q)⁻¹ into ``Minv`` (nv, nv): the articulation of the bodies at q (:func:`articulate`), then
+    :func:`minv_passes`. Returns 0 or the position of the first argument that does not fit (``dint``: 8)."""
+    err = check_configuration_sizes(mi, q, work, dwork, Minv)
     if err != 0:
         return err
     n = mi.shape[0]
-    nv = zeros.shape[0]
+    nv = Minv.shape[0]
     if dwork.shape[0] < derivative_workspace_size(n, nv) or dint.shape[0] < 2 * n + 4 * nv:
         return 8
+    A, B, zeros, x, y, blas = scratch_views(dwork, n, nv)
+    for k in range(nv):
+        zeros[k] = 0.0
     articulate(mi, mf, q, zeros, work)
     minv_passes(mi, work, dwork, dint, Minv)
     return 0
