@@ -228,8 +228,13 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
 
 
 #: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms_derivatives``)
-data_at, as_vector, as_batch, as_fext, fill_general, size_error, bind_on_first_call, base_copy = (
-    _data, _vector, _batch, _fext, _fill, _size_error, _bind_on_first_call, lambda d: _base(d))
+data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
+                                                                          _bind_on_first_call)
+
+
+def base_copy(d):
+    """The base block of ``d``'s workspace (a copy, as the batch kernels take it)."""
+    return _base(d)
 
 
 def aba(model, q, v, tau, data=None, fext=None, t=None):
