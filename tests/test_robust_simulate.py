@@ -297,7 +297,7 @@ def test_adaptive_outputs_of_every_step_stop_at_the_memory_limit(monkeypatch):
 
 
 # ---- the algorithms' arguments ----------------------------------------------------------------------------
-def test_algorithm_arguments_refused():
+def test_model_and_algorithm_arguments_refused():
     model = simple_pendulum()
     z = np.zeros(1)
     for call, element in ((lambda: mb.aba(model, np.array([1j]), z, z), "q"),
@@ -309,6 +309,10 @@ def test_algorithm_arguments_refused():
                           (lambda: mb.point_position(model, z, True), "body"),
                           (lambda: mb.point_position(model, z, 1, point=[1j, 0, 0]), "point"),
                           (lambda: mb.aba(model, z, z, z, data="workspace"), "data"),
+                          (lambda: mb.aba("pendulum", z, z, z), "model"),
+                          (lambda: mb.simulate("pendulum"), "model"),
+                          (lambda: mb.simulate(None, method="RK4", h=0.1), "model"),
+                          (lambda: mb.simulate_batch(None, np.zeros((2, 1)), h=0.1), "model"),
                           (lambda: mb.energy(model, z, [np.nan + 1j]), "v")):
         with pytest.raises(ModelError) as info:
             call()

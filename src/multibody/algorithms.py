@@ -52,6 +52,7 @@ import numpy as np
 
 from multibody.data import _CACHE_ATTR, Data, base_block, default_data
 from multibody.errors import ModelError
+from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.energy import energy_kernel
@@ -76,6 +77,9 @@ Kinematics = namedtuple("Kinematics", "R p velocity acceleration")
 def _data(model, data, t=None):
     """The Data to use (``data``, or the one cached on the model), with the moving base's state at ``t``
     (default 0) written into its workspace."""
+    if not isinstance(model, Model):
+        raise ModelError(f"model must be a multibody Model (ModelBuilder.build(), load_model, ...), got "
+                         f"{type(model).__name__}", element="model")
     if data is None:
         data = default_data(model)
     elif not isinstance(data, Data):

@@ -288,6 +288,20 @@ class Result:
         raise ResultFileError(f"Result.save: suffix of '{path}' must be .npz or .csv", path=path)
 
     @classmethod
+    def from_file(cls, get, meta, path):
+        """The Result of a file's arrays, ``get(name)`` (``"t"``, ``"q"``, ``"energy/<kind>"``, ``"residual/<k>"``,
+        ...), and its checked metadata (:func:`checked_meta`); a file that holds fewer times than its metadata
+        records is a ``ResultFileError``."""
+        if "length" in meta and np.shape(get("t")) != (meta["length"],):
+            raise ResultFileError(f"Result file '{path}' is truncated or damaged: it holds {np.size(get('t'))} of "
+                                  f"its {meta['length']} times", path=path)
+        return cls(get("t"), get("q"), get("v"), energy={k: get(f"energy/{k}") for k in meta["energy"]},
+                   residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
+                   reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
+                   series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"])
+
+    @classmethod
     def load(cls, path):
         """Read a file written by :meth:`save` (``.npz`` or ``.csv``). A missing, truncated, foreign or damaged
         file is a ``ResultFileError`` (a ``ModelError``) naming the file and what is wrong."""
@@ -324,14 +338,7 @@ class Result:
                     raise ResultFileError(f"Result file '{path}' has {data.shape[1]} columns, its header names "
                                           f"{len(header)}", path=path)
                 get = _columns(data, meta, path)
-            if "length" in meta and np.shape(get("t")) != (meta["length"],):
-                raise ResultFileError(f"Result file '{path}' is truncated or damaged: it holds "
-                                      f"{np.size(get('t'))} of its {meta['length']} times", path=path)
-            return cls(get("t"), get("q"), get("v"), energy={k: get(f"energy/{k}") for k in meta["energy"]},
-                       residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
-                       reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
-                       series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
-                       info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"])
+            return cls.from_file(get, meta, path)
         except Exception as exc:  # BadZipFile, EOFError, JSONDecodeError, UnicodeDecodeError, a shape that misfits
             raise unreadable(path, "Result file", exc, "multibody Result file") from None
 

@@ -58,6 +58,7 @@ from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries
 from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
+from multibody.model.model import Model
 from multibody.result import Result
 
 __all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_count"]
@@ -67,6 +68,13 @@ __all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_co
 def _adaptive_key(method):
     key = str(method).upper()
     return key if key in SOLVERS else None
+
+
+def _check_model(model, formulation="tree"):
+    """The formulations of multibody take a Model (a registered formulation of its own may take anything)."""
+    if FORMULATIONS[formulation].__module__.startswith("multibody.") and not isinstance(model, Model):
+        raise ModelError(f"model must be a multibody Model (ModelBuilder.build(), load_model, ...), got "
+                         f"{type(model).__name__}", element="model")
 
 
 def _state_names(model, formulation, options, n):
@@ -236,6 +244,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
+    _check_model(model, formulation)
     accepted = formulation_options(formulation)
     if accepted is not None:
         unknown = sorted(set(options) - set(accepted))
@@ -664,6 +673,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     >>> bool(np.array_equal(batch[9].q, single.q))
     True
     """
+    _check_model(model)
     mkey = str(method).upper()
     if mkey not in FIXED_METHODS:
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"

@@ -78,13 +78,6 @@ def load_result(path):
                     raise ResultFileError(f"Result file '{path}' is damaged: it has no dataset '{key}'", path=path)
                 return np.asarray(f[key])
 
-            if "length" in meta and np.shape(get("t")) != (meta["length"],):
-                raise ResultFileError(f"Result file '{path}' is truncated or damaged: it holds "
-                                      f"{np.size(get('t'))} of its {meta['length']} times", path=path)
-            return Result(get("t"), get("q"), get("v"), energy={k: get(f"energy/{k}") for k in meta["energy"]},
-                          residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
-                          reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
-                          series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
-                          info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"])
+            return Result.from_file(get, meta, path)
     except Exception as exc:  # not an HDF5 file, truncated, a misfit shape, ...
         raise unreadable(path, "Result file", exc, "multibody Result file (HDF5)") from None
