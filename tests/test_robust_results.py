@@ -343,3 +343,18 @@ def test_run_keeps_a_result_it_cannot_write(tmp_path, monkeypatch, capsys):
         assert mb.Result.load(kept).t[-1] == 0.5
     finally:
         shutil.rmtree(os.path.dirname(kept))
+
+
+def test_too_many_checkpoints_and_plot_arguments(tmp_path, result):
+    """A checkpoint every microsecond of a 1-s run would rewrite the outputs a million times: refused, naming
+    every; a plot of a coordinate that is not there, or into a place that cannot be written, is one clear error."""
+    with pytest.raises(ModelError, match="more than 10000") as info:
+        mb.simulate(simple_pendulum(), [0.1], [0.0], 1.0, checkpoint=tmp_path / "run.ckpt", every=1e-6)
+    assert info.value.element == "every" and not list(tmp_path.iterdir())
+    for coords in ([7], ["q[7]"], ["v[x]"], [True], ["nothing"]):
+        with pytest.raises(ModelError, match="Result.plot: coordinate") as info:
+            result.plot(coords=coords)
+        assert info.value.element == "coords"
+    with pytest.raises(ResultFileError) as info:
+        result.plot(path="/proc/plot.png")
+    one_line(info.value, "/proc/plot.png")

@@ -345,7 +345,8 @@ class Result:
     # ------------------------------------------------------------------------------------------------
     def _resolve(self, c):
         """A coordinate selector -> (label, series). ints and 'q[i]' index q, 'v[i]' v, or a name."""
-        if isinstance(c, (int, np.integer)):
+        if isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) and \
+                -self.q.shape[1] <= int(c) < self.q.shape[1]:
             return self.q_names[int(c)], self.q[:, int(c)]
         c = str(c)
         if c in self.q_names:
@@ -355,10 +356,11 @@ class Result:
             i = self.v_names.index(c)
             return c, self.v[:, i]
         for prefix, arr in (("q[", self.q), ("v[", self.v)):
-            if c.startswith(prefix) and c.endswith("]"):
-                return c, arr[:, int(c[2:-1])]
-        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
-                         f"or one of {self.q_names + self.v_names}")
+            index = c[2:-1]
+            if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
+                return c, arr[:, int(index)]
+        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}), "
+                         f"'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
 
     def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
         """Plot chosen coordinates against time, and the energies (and residuals if any) below.
@@ -414,5 +416,9 @@ class Result:
         if title:
             fig.suptitle(str(title))
         if path is not None:
-            fig.savefig(path, dpi=100)
+            try:
+                fig.savefig(path, dpi=100)
+            except OSError as exc:
+                raise ResultFileError(f"Result.plot: '{path}' could not be written: {exc.strerror or exc}",
+                                      path=path) from None
         return fig

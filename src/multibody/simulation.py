@@ -127,8 +127,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         methods only; the event times are in ``result.info["t_events"]`` (one list per event).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
     checkpoint, every : a file to which the run's state and outputs so far are written every ``every``
-        simulated seconds (default: a twentieth of the span), at the start and at the end; :func:`resume`
-        continues the run from it. Fixed-step methods write every ``round(every / h)`` steps (at least one).
+        simulated seconds (default: a twentieth of the span; at most ``MAX_CHECKPOINTS`` of them), at the start
+        and at the end; :func:`resume` continues the run from it. Fixed-step methods write every ``round(every / h)`` steps (at least one).
         A run that cannot be written as data (a Python torque callback, events) is refused with a
         ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
         torque expressions: checkpoint it with an adaptive method).
@@ -187,7 +187,10 @@ def resume(path, progress=None):
     equals the uninterrupted one to the tolerance (both have local errors of order ``rtol`` per step), not bit
     for bit.
 
-    A missing, corrupt or foreign file, or one written by a newer multibody, is a ``ModelError``.
+    A missing, corrupt or foreign file, or one written by a newer multibody, is a ``ResultFileError`` (a
+    ``ModelError``); so is a checkpoint that does not fit the run its settings describe (a hand edit: its step
+    and time disagree, its outputs are not those of the steps up to it, a setting is invalid, ...), naming the
+    field (``element``, e.g. ``"checkpoint t"``) before anything runs.
 
     Example
     -------
@@ -222,8 +225,13 @@ def resume(path, progress=None):
                               "damaged?)", path=ck.path, element=f"checkpoint {exc.element}") from exc
 
 
-def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings):
-    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint)."""
+#: the most checkpoints a run writes: each rewrites the outputs so far, so their cost grows with their square
+MAX_CHECKPOINTS = 10_000
+
+
+def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings, step=None):
+    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint);
+    ``step``: the fixed step (a checkpoint is written every ``max(every, step)``), None for adaptive runs."""
     if path is None:
         if every is not None:
             raise ModelError("every is the interval of the checkpoints: give checkpoint= too", element="every")
@@ -232,6 +240,11 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
     every = arg.number(every, "every", "every (the interval of the checkpoints in simulated seconds)")
     if not (math.isfinite(every) and every > 0.0):
         raise ModelError(f"every must be a positive number of simulated seconds, got {every}", element="every")
+    count = (t_end - t0) / max(every, step or 0.0)
+    if count > MAX_CHECKPOINTS:
+        raise ModelError(f"every = {every:g} s makes {count:.3g} checkpoints of the span {t_end - t0:g} s, more than "
+                         f"{MAX_CHECKPOINTS} (each rewrites the outputs so far): take a larger every",
+                         element="every")
     from multibody.checkpoint import Writer
 
     settings = dict(settings, every=every)
@@ -288,7 +301,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
-         "max_steps": max_steps})
+         "max_steps": max_steps}, h_used if fixed else None)
     if getattr(model, "base_motion", None) is not None:
         if formulation not in ("tree", "poisson"):
             raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
@@ -475,6 +488,7 @@ def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer,
 
         if prev is None:
             writer.write(t0, 0, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, {"steps": 0})
+
     def joined(t, X, obs):
         if prev is None:
             return t, X, obs

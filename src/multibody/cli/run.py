@@ -114,11 +114,7 @@ def write_outputs(result, out, title=None):
     files = []
     for path in output_files(out):
         if path.suffix == ".png":
-            try:
-                result.plot(path=path, title=title)
-            except OSError as exc:
-                raise ResultFileError(f"result plot '{path}' could not be written: {exc.strerror or exc}",
-                                      path=path) from None
+            result.plot(path=path, title=title)
         else:
             save_result(result, path)
         files.append(path)
