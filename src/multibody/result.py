@@ -25,7 +25,6 @@ values are written with 17 significant digits, so a round trip is exact). Files 
 missing, truncated, foreign or damaged file is a ``ResultFileError`` naming it and what is wrong.
 """
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -359,8 +358,8 @@ class Result:
             index = c[2:-1]
             if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
                 return c, arr[:, int(index)]
-        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}), "
-                         f"'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
+        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
+                         f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
 
     def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
         """Plot chosen coordinates against time, and the energies (and residuals if any) below.

@@ -128,10 +128,11 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
     checkpoint, every : a file to which the run's state and outputs so far are written every ``every``
         simulated seconds (default: a twentieth of the span; at most ``MAX_CHECKPOINTS`` of them), at the start
-        and at the end; :func:`resume` continues the run from it. Fixed-step methods write every ``round(every / h)`` steps (at least one).
-        A run that cannot be written as data (a Python torque callback, events) is refused with a
-        ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
-        torque expressions: checkpoint it with an adaptive method).
+        and at the end; :func:`resume` continues the run from it. Fixed-step methods write every
+        ``round(every / h)`` steps (at least one). A run that cannot be written as data (a Python torque
+        callback, events) is refused with a ``ModelError`` before it starts, and so is a fixed-step run that takes
+        the Python loop (a model with torque expressions: checkpoint it with an adaptive method); so is a place
+        that cannot be written (a ``ResultFileError``, checked by writing a file there).
     options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
         drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
         ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).
@@ -211,7 +212,8 @@ def resume(path, progress=None):
         options = dict(s["options"] or {})
     except (TypeError, ValueError):
         raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: settings options = {s['options']!r} is "
-                              "not a mapping (edited or damaged?)", path=ck.path, element="checkpoint options") from None
+                              "not a mapping (edited or damaged?)", path=ck.path,
+                              element="checkpoint options") from None
     try:
         return _simulate(ck.model, ck.q0, ck.v0, s["t_end"], s["method"], s["h"], s["rtol"], s["atol"], ck.t_eval,
                          s["n_out"], s["formulation"], ck.tau, progress, s["max_steps"], None, s["t0"], s["energy"],
