@@ -509,7 +509,9 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
     ``detect_singular``: check the rank of the position rows' Jacobian after every step (default: for
     nv ≤ 60; adaptive methods); a rank drop is recorded in ``result.info["singular_configurations"]`` with the
     time and the constraints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
-    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``).
+    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``); through singular positions it
+    sets a window of width ~√al_eps whose error grows with it, while below ~1e-9 round-off off the constraints,
+    amplified near the passage, dominates (``multibody.systems.iftomm.A02_AL_EPS``).
     """
     if not model.constraints:
         raise ConstraintError(f"model '{model.name}' has no constraints (no cut joints, nothing added with "
