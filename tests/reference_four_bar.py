@@ -5,8 +5,8 @@ All links are uniform bars of mass m = 1 kg and length L = 1 m and the ground pi
 branch the motion starts on (the parallelogram branch) every crank has the same absolute angle φ (from +x) and
 every coupler stays horizontal, translating with the crank tips.  With g = 9.81 N/kg along −y:
 
-    T = ½ J φ̇²,   J = (N + 1)·m L²/3 + N·m L²        (cranks about their pivots; couplers translating at L φ̇)
-    V = K sin φ,  K = m g L·((N + 1)/2 + N)           (crank centres at L/2 sin φ, coupler centres at L sin φ)
+    T = ½ J φ̇²,   J = (N + 1)·m L²/3 + N·m L²     (cranks about their pivots; couplers translating at L φ̇)
+    V = K sin φ,  K = m g L·((N + 1)/2 + N)        (crank centres at L/2 sin φ, coupler centres at L sin φ)
 
 so Lagrange's equation is J φ̈ = −K cos φ, with φ(0) = π/2 (cranks vertical) and φ̇(0) = −v_B0/L = −1 rad/s
 (B0, the tip of crank 0, moves at 1 m/s along +x).  E = ½J + K exceeds K, the potential's maximum: the cranks
