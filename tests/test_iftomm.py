@@ -407,3 +407,11 @@ def test_a05_cartesian_short_run_agrees_with_the_tree():
     b = I.run_problem("A05", t_end=0.02)
     assert a["formulation"] == "cartesian" and abs(a["s"] - b["s"]) < 1e-8
     assert abs(a["shaft_speed"] - b["shaft_speed"]) < 1e-8
+
+
+def test_cli_a05_cartesian_refuses_in_one_line(capsys):
+    """``multibody iftomm A05 --formulation cartesian``: one line on stderr saying why and what fits, status 2."""
+    from multibody.cli import main
+    assert main(["iftomm", "A05", "--formulation", "cartesian"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "Cartesian coordinates" in err and "formulation 'tree'" in err
