@@ -75,6 +75,9 @@ def callback_forces(callback, t, q, v, nv, model_name):
     if out is None:
         raise ModelError(f"{where} returned None at t = {t}, expected an array of nv = {nv} numbers",
                          element="torque callback")
+    if np.iscomplexobj(out):   # numpy would drop the imaginary part with a warning only
+        raise ModelError(f"{where} returned complex values at t = {t}, expected nv = {nv} real numbers",
+                         element="torque callback")
     try:
         arr = np.asarray(out, dtype=np.float64)
     except (TypeError, ValueError):
@@ -142,6 +145,12 @@ def check_state(model, q0, v0):
 #: the largest change (rad or m, per coordinate) that making an initial state consistent may make to q0 without
 #: being asked: beyond it q0 is a different configuration, not a rounded one
 MAX_INITIAL_CORRECTION = 0.1
+
+#: the position residual below which a Newton projection onto the constraints polishes to round-off: it goes on
+#: until a step no longer halves the residual. Near a singular configuration (a row of the constraint Jacobian of
+#: size σ → 0) a residual f leaves the coordinates up to f/σ off the constraints along the extra degree of
+#: freedom, which the equations of motion then amplify: a fixed residual is no bound on the distance.
+POLISH = 1e-8
 
 
 def initial_correction(model, q0, q1, v0, v1, max_correction=MAX_INITIAL_CORRECTION, constraints=()):
