@@ -254,3 +254,41 @@ def test_failed_run_keeps_its_outputs():
     with pytest.raises(IntegrationError) as err:
         mb.simulate(model, q0, None, 0.1, h=1e-3, contact="stepping", tau=lambda t, q, v: np.full(6, np.nan))
     assert err.value.result is not None and err.value.result.info["status"] == "failed"
+
+
+def test_model_file_with_contact(tmp_path):
+    """A model file's collisions and its contact settings (simulation.contact, the parameters in options)."""
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 0.5
+    path = mb.io.save_model(model, tmp_path / "ball.yaml", q0=q0,
+                            simulation={"t_end": 1.0, "h": 1e-3, "contact": "stepping", "options": {"margin": 2e-3}})
+    mf = mb.io.load(path)
+    assert mf.simulation["contact"] == "stepping" and [c.name for c in mf.model.collisions] == ["ball", "floor"]
+    res = mf.simulate(n_out=11)
+    assert res.info["contact"] == "stepping" and res.q[-1, 2] == pytest.approx(0.1, abs=1e-12)
+    text = path.read_text().replace("margin: 0.002", "stiffness: 1.0")
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(mb.io.ModelFileError, match="the stepping contact model has no option 'stiffness'"):
+        mb.io.load(tmp_path / "bad.yaml")
+
+
+def test_mesh_collisions_are_hulled(tmp_path):
+    """A collision mesh is its convex hull (trimesh): a cube mesh file drops and rests on a face, as a box does."""
+    trimesh = pytest.importorskip("trimesh")
+    cube = trimesh.creation.box(extents=(0.2, 0.2, 0.2))
+    cube.export(tmp_path / "cube.stl")
+    b = mb.ModelBuilder()
+    b.add_body("cube", mass=1.0, inertia=(1 / 150, 1 / 150, 1 / 150))
+    b.add_joint("free", mb.Free(), parent="ground", child="cube")
+    b.add_collision("cube", "cube", mb.Mesh(str(tmp_path / "cube.stl"), scale=(1.0, 1.0, 0.5)), friction=0.5)
+    b.add_collision("floor", "ground", mb.HalfSpace())
+    model = b.build()
+    q0 = model.neutral()
+    q0[2] = 0.3
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    assert res.q[-1, 2] == pytest.approx(0.05, abs=1e-9)         # half of its scaled height 0.1
+    assert res.contacts.count[-1] >= 3
+    missing = model.with_collisions([("ghost", "cube", mb.Mesh(str(tmp_path / "nowhere.stl")))])
+    with pytest.raises(ModelError, match="collision 'ghost'.*file not found"):
+        mb.simulate(missing, q0, None, 0.01, h=1e-3, contact="stepping")

@@ -489,4 +489,5 @@ class Contacts:
         return out
 
     def __repr__(self):
-        return f"Contacts({len(self)} times, {self.offsets[-1] if len(self) else 0} contact rows, {len(self.pairs)} pairs)"
+        rows = self.offsets[-1] if len(self) else 0
+        return f"Contacts({len(self)} times, {rows} contact rows, {len(self.pairs)} pairs)"

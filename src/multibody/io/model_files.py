@@ -231,7 +231,7 @@ def mimic_constraint(model, joint, reference, multiplier=1.0, offset=0.0, name=N
 class ModelFile:
     """A loaded model file: the ``model``, the initial state ``q0``, ``v0`` (defaults: neutral, at rest) and the
     ``simulation`` settings (keys of ``multibody.simulate``: formulation, method, t_end, h, rtol, atol, n_out,
-    and the formulation's ``options``)."""
+    contact, and the formulation's or the contact model's ``options``)."""
 
     model: object
     q0: np.ndarray
@@ -860,16 +860,29 @@ class _Loader:
                 if m.upper() in METHODS and "h" not in spec:
                     self.fail("simulation.h", f"the fixed-step method {m} needs the step h")
                 out["method"] = m
+        with self.element("simulation.contact"):   # a contact model (formulations/contact.py): its parameters in options
+            if "contact" in spec:
+                from multibody.formulations.contact import CONTACT_MODELS
+
+                if spec["contact"] not in CONTACT_MODELS:
+                    self.fail("simulation.contact", f"'{spec['contact']}' is not one of: "
+                                                    f"{', '.join(sorted(CONTACT_MODELS))}")
+                out["contact"] = spec["contact"]
         options = spec.get("options") if isinstance(spec.get("options"), dict) else {}
-        if "formulation" in spec and "formulation" not in out:
+        if ("formulation" in spec and "formulation" not in out) or ("contact" in spec and "contact" not in out):
             return out
         with self.element("simulation.options"):
-            accepted = formulation_options(out.get("formulation", "tree"))
+            if "contact" in out:
+                from multibody.formulations.contact import contact_options
+
+                accepted, what = contact_options(out["contact"]), f"the {out['contact']} contact model"
+            else:
+                accepted, what = formulation_options(out.get("formulation", "tree")), \
+                    f"the {out.get('formulation', 'tree')} formulation"
             for key in options:
                 if accepted is not None and key not in accepted:
                     self.fail(format_path(("simulation", "options", key)),
-                              f"the {out.get('formulation', 'tree')} formulation has no option '{key}' (its options: "
-                              f"{', '.join(accepted) or 'none'})")
+                              f"{what} has no option '{key}' (its options: {', '.join(accepted) or 'none'})")
             if options:
                 out["options"] = dict(options)
         return out

@@ -72,7 +72,7 @@ def _emit(out, k, pair, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, feature):
 
 
 @helper
-def _unit_perpendicular(a0, a1, a2):
+def unit_perpendicular(a0, a1, a2):
     """A unit vector perpendicular to a (a non-zero)."""
     if abs(a0) <= abs(a1) and abs(a0) <= abs(a2):
         p0, p1, p2 = cross3(a0, a1, a2, 1.0, 0.0, 0.0)
@@ -130,7 +130,7 @@ def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k):
         if un > 1e-12:
             u0, u1, u2 = u0 / un, u1 / un, u2 / un
         else:
-            u0, u1, u2 = _unit_perpendicular(a0, a1, a2)
+            u0, u1, u2 = unit_perpendicular(a0, a1, a2)
         w0, w1, w2 = cross3(a0, a1, a2, u0, u1, u2)
         feature = 0
         for s in (-1.0, 1.0):
@@ -141,7 +141,7 @@ def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k):
                 feature += 1
         return k
     # HULL: the deepest vertex and the extremes along two in-plane directions among those within the margin
-    t0, t1, t2 = _unit_perpendicular(n0, n1, n2)
+    t0, t1, t2 = unit_perpendicular(n0, n1, n2)
     s0, s1, s2 = cross3(n0, n1, n2, t0, t1, t2)
     v0 = gi[gb, GI_V0]
     deepest = lo_t = hi_t = lo_s = hi_s = -1
@@ -251,9 +251,9 @@ def segments_distance(gi, gf, gw, ga, gb):
         if cn > 1e-9 * dn * en:
             n0, n1, n2 = c0 / cn, c1 / cn, c2 / cn
         elif dn > 0.0:
-            n0, n1, n2 = _unit_perpendicular(d0, d1, d2)
+            n0, n1, n2 = unit_perpendicular(d0, d1, d2)
         elif en > 0.0:
-            n0, n1, n2 = _unit_perpendicular(e0, e1, e2)
+            n0, n1, n2 = unit_perpendicular(e0, e1, e2)
         else:
             n0, n1, n2 = 0.0, 0.0, 1.0
         dc = n0 * w0 + n1 * w1 + n2 * w2

@@ -28,6 +28,7 @@ import math
 from numba import njit
 
 from multibody.kernels.collision import C_DIST, C_MU, C_N, C_PA, C_PAIR, C_PB
+from multibody.kernels.forces import add_point_force
 from multibody.kernels.kinematics import B_V
 from multibody.kernels.shapes import GI_BODY
 from multibody.kernels.spatial import KERNEL, cross3, helper
@@ -41,17 +42,6 @@ def point_velocity(wb, b, x0, x1, x2):
     """The velocity of the point x of body b (wb's body velocity [ω; v_O], ground Plücker coordinates)."""
     e0, e1, e2 = cross3(wb[b, B_V], wb[b, B_V + 1], wb[b, B_V + 2], x0, x1, x2)
     return wb[b, B_V + 3] + e0, wb[b, B_V + 4] + e1, wb[b, B_V + 5] + e2
-
-
-@helper
-def _add_force(fext, b, x0, x1, x2, F0, F1, F2):
-    n0, n1, n2 = cross3(x0, x1, x2, F0, F1, F2)
-    fext[b, 0] += n0
-    fext[b, 1] += n1
-    fext[b, 2] += n2
-    fext[b, 3] += F0
-    fext[b, 4] += F1
-    fext[b, 5] += F2
 
 
 @njit(**KERNEL)
@@ -93,8 +83,8 @@ def compliant_forces(rows, m, gi, pairs, wb, settings, fext):
     for c in range(m):
         x0, x1, x2, F0, F1, F2, _, Vc, Pc = contact_force(rows, c, gi, pairs, wb, settings)
         p = int(rows[c, C_PAIR])
-        _add_force(fext, gi[pairs[p, 1], GI_BODY], x0, x1, x2, F0, F1, F2)
-        _add_force(fext, gi[pairs[p, 0], GI_BODY], x0, x1, x2, -F0, -F1, -F2)
+        add_point_force(fext, gi[pairs[p, 1], GI_BODY], x0, x1, x2, F0, F1, F2)
+        add_point_force(fext, gi[pairs[p, 0], GI_BODY], x0, x1, x2, -F0, -F1, -F2)
         V += Vc
         P += Pc
     return V, P

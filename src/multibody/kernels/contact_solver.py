@@ -40,7 +40,7 @@ from collections import namedtuple
 from numba import njit
 
 from multibody.kernels.aba import aba_kernel
-from multibody.kernels.collision import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect
+from multibody.kernels.collision import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, unit_perpendicular
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
@@ -73,14 +73,7 @@ KEY_STRIDE = 1 << 32
 @helper
 def tangent_basis(n0, n1, n2):
     """Two unit tangents t1, t2 with (n, t1, t2) right-handed (t1 ⊥ the axis n is least aligned with)."""
-    if abs(n0) <= abs(n1) and abs(n0) <= abs(n2):
-        a0, a1, a2 = cross3(n0, n1, n2, 1.0, 0.0, 0.0)
-    elif abs(n1) <= abs(n2):
-        a0, a1, a2 = cross3(n0, n1, n2, 0.0, 1.0, 0.0)
-    else:
-        a0, a1, a2 = cross3(n0, n1, n2, 0.0, 0.0, 1.0)
-    s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2)
-    a0, a1, a2 = a0 * s, a1 * s, a2 * s
+    a0, a1, a2 = unit_perpendicular(n0, n1, n2)
     b0, b1, b2 = cross3(n0, n1, n2, a0, a1, a2)
     return a0, a1, a2, b0, b1, b2
 

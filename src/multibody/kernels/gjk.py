@@ -59,16 +59,6 @@ def dot3(a0, a1, a2, b0, b1, b2):
 
 
 @njit(**KERNEL)
-def _minkowski(gi, gf, gw, verts, ga, gb, d0, d1, d2, sx, k):
-    """sx[:, k] ← the support point of D = A − B (cores) in direction d and its two parts s_A(d), s_B(−d)."""
-    a0, a1, a2 = support(gi, gf, gw, verts, ga, d0, d1, d2, True)
-    b0, b1, b2 = support(gi, gf, gw, verts, gb, -d0, -d1, -d2, True)
-    sx[1, k, 0], sx[1, k, 1], sx[1, k, 2] = a0, a1, a2
-    sx[2, k, 0], sx[2, k, 1], sx[2, k, 2] = b0, b1, b2
-    sx[0, k, 0], sx[0, k, 1], sx[0, k, 2] = a0 - b0, a1 - b1, a2 - b2
-
-
-@njit(**KERNEL)
 def _copy_vertex(sx, src, dst):
     for r in range(3):
         for c in range(3):
@@ -257,7 +247,7 @@ def gjk(gi, gf, gw, verts, ga, gb, tol, ws):
     m = 0
     vv = math.inf
     for _ in range(GJK_ITERATIONS):
-        _minkowski(gi, gf, gw, verts, ga, gb, -v0, -v1, -v2, sx, m)
+        support_vertex(gi, gf, gw, verts, ga, gb, -v0, -v1, -v2, sx, m)
         if m > 0:
             w0, w1, w2 = sx[0, m, 0], sx[0, m, 1], sx[0, m, 2]
             vn = math.sqrt(vv)
@@ -298,8 +288,9 @@ def witness(ws, m):
 
 # ---- EPA --------------------------------------------------------------------------------------------------------
 @njit(**KERNEL)
-def _epa_vertex(gi, gf, gw, verts, ga, gb, d0, d1, d2, pv, k):
-    """pv[:, k] ← the support point of D in direction d and its parts on A and B."""
+def support_vertex(gi, gf, gw, verts, ga, gb, d0, d1, d2, pv, k):
+    """pv[:, k] ← the support point of D = A − B (cores) in direction d and its parts s_A(d), s_B(−d) (a simplex's
+    or a polytope's vertex arrays: row 0 the point of D, rows 1 and 2 its parts)."""
     a0, a1, a2 = support(gi, gf, gw, verts, ga, d0, d1, d2, True)
     b0, b1, b2 = support(gi, gf, gw, verts, gb, -d0, -d1, -d2, True)
     pv[1, k, 0], pv[1, k, 1], pv[1, k, 2] = a0, a1, a2
@@ -339,7 +330,7 @@ def _blow_up(gi, gf, gw, verts, ga, gb, pv, m, tol):
             d0 = 1.0 if a == 0 else -1.0 if a == 1 else 0.0
             d1 = 1.0 if a == 2 else -1.0 if a == 3 else 0.0
             d2 = 1.0 if a == 4 else -1.0 if a == 5 else 0.0
-            _epa_vertex(gi, gf, gw, verts, ga, gb, d0, d1, d2, pv, 1)
+            support_vertex(gi, gf, gw, verts, ga, gb, d0, d1, d2, pv, 1)
             e = (pv[0, 1, 0] - pv[0, 0, 0]) ** 2 + (pv[0, 1, 1] - pv[0, 0, 1]) ** 2 + (pv[0, 1, 2] - pv[0, 0, 2]) ** 2
             if e > best:
                 best = e
@@ -363,7 +354,7 @@ def _blow_up(gi, gf, gw, verts, ga, gb, pv, m, tol):
             d0 = c * p0 / pn + sn * q0 / qn
             d1 = c * p1 / pn + sn * q1 / qn
             d2 = c * p2 / pn + sn * q2 / qn
-            _epa_vertex(gi, gf, gw, verts, ga, gb, d0, d1, d2, pv, 2)
+            support_vertex(gi, gf, gw, verts, ga, gb, d0, d1, d2, pv, 2)
             f0, f1, f2 = cross3(e0, e1, e2, pv[0, 2, 0] - pv[0, 0, 0], pv[0, 2, 1] - pv[0, 0, 1],
                                 pv[0, 2, 2] - pv[0, 0, 2])
             off = f0 * f0 + f1 * f1 + f2 * f2
@@ -379,8 +370,8 @@ def _blow_up(gi, gf, gw, verts, ga, gb, pv, m, tol):
     if m == 3:
         n0, n1, n2 = cross3(pv[0, 1, 0] - pv[0, 0, 0], pv[0, 1, 1] - pv[0, 0, 1], pv[0, 1, 2] - pv[0, 0, 2],
                             pv[0, 2, 0] - pv[0, 0, 0], pv[0, 2, 1] - pv[0, 0, 1], pv[0, 2, 2] - pv[0, 0, 2])
-        _epa_vertex(gi, gf, gw, verts, ga, gb, n0, n1, n2, pv, 3)
-        _epa_vertex(gi, gf, gw, verts, ga, gb, -n0, -n1, -n2, pv, 4)
+        support_vertex(gi, gf, gw, verts, ga, gb, n0, n1, n2, pv, 3)
+        support_vertex(gi, gf, gw, verts, ga, gb, -n0, -n1, -n2, pv, 4)
         return 5
     return 4
 
@@ -431,7 +422,7 @@ def epa(gi, gf, gw, verts, ga, gb, m, tol, ws):
         if nv >= EPA_VERTICES:
             break
         n0, n1, n2 = fn[best, 0], fn[best, 1], fn[best, 2]
-        _epa_vertex(gi, gf, gw, verts, ga, gb, n0, n1, n2, pv, nv)
+        support_vertex(gi, gf, gw, verts, ga, gb, n0, n1, n2, pv, nv)
         w0, w1, w2 = pv[0, nv, 0], pv[0, nv, 1], pv[0, nv, 2]
         if dot3(n0, n1, n2, w0, w1, w2) - dmin <= tol:
             break
