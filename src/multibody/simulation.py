@@ -560,7 +560,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
         from multibody.kernels.lanes import lanes_supported
-        from multibody.formulations.tree import P_TAU, tree_joint_forces
+        from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
 
         why = lanes_supported(model)
@@ -571,11 +571,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                              "loop then)", element="lanes")
         if why is None and system.run_params is not None:
             tau_runs, mass, gravity = batch
-            mf = system.params[1]
+            mf = system.params[P_MF]
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

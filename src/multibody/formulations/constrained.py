@@ -32,7 +32,7 @@ from multibody.kernels.spatial import KERNEL
 from multibody.errors import ConstraintError, ModelError
 from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          initial_correction, register_formulation)
-from multibody.formulations.tree import P_TAU, P_VAPPLIED, tree_energy, tree_params, tree_rhs_extra
+from multibody.formulations.tree_rhs import tree_energy, tree_rhs_extra
 from multibody.integrate.manifold import has_quaternions
 from multibody.kernels.configuration import integrate_kernel, normalize_kernel
 from multibody.kernels.constraints import constraint_rows_kernel, initial_contact_angles, rows_jacobian
@@ -40,6 +40,7 @@ from multibody.kernels.crba import crba_kernel
 from multibody.kernels.kinematics import kinematics_kernel
 from multibody.kernels.kkt import kkt_solve
 from multibody.result import Result
+from multibody.tree_parameters import P_TAU, P_VAPPLIED, tree_params
 
 __all__ = ["ConstraintRows", "ConstrainedTree", "constrained_system", "STABILIZATIONS"]
 

@@ -389,8 +389,8 @@ def _unpack(states, params, xname="x", pname="params"):
 
 
 SOLVERS = {
-    "dls": ("multibody.formulations.stabilized", "solve_dls"),
-    "exact": ("multibody.formulations.stabilized", "solve_exact"),
+    "dls": ("multibody.kernels.stabilization", "solve_dls"),
+    "exact": ("multibody.kernels.stabilization", "solve_exact"),
 }
 
 

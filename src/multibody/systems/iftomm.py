@@ -181,7 +181,7 @@ def run_flyball(t_end=10.0, rtol=None, method="DOP853", samples_per_second=10000
     the energy balance T + V + W, W the work of the dampers (conserved; W by Simpson's rule on the
     output grid of ``samples_per_second``, whose quadrature error dominates the figure).
     """
-    from multibody.formulations.tree import tree_energy
+    from multibody.formulations.tree_rhs import tree_energy
     t_end = FLYBALL["t_end"] if t_end is None else float(t_end)
     tol = rtol or 1e-9
     m, q0, v0 = flyball_model()
