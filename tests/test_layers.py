@@ -203,7 +203,6 @@ def test_no_private_name_imported_from_another_module(graph):
     assert private_imports(graph[0]) == []
 
 
-@PENDING
 def test_matplotlib_only_in_viz_and_cli(graph):
     assert plotting_imports(graph[0]) == []
 

@@ -16,7 +16,7 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
-``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
+``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -272,8 +272,9 @@ class Result:
                    q_names=meta["q_names"], v_names=meta["v_names"], series=series)
 
     # ------------------------------------------------------------------------------------------------
-    def _resolve(self, c):
-        """A coordinate selector -> (label, series). ints and 'q[i]' index q, 'v[i]' v, or a name."""
+    def coordinate(self, c):
+        """A coordinate selector -> (label, series): an int or ``'q[i]'`` indexes q, ``'v[i]'`` v, or a name of
+        ``q_names`` or ``v_names``; a ``ModelError`` otherwise."""
         if isinstance(c, (int, np.integer)):
             return self.q_names[int(c)], self.q[:, int(c)]
         c = str(c)
@@ -286,62 +287,5 @@ class Result:
         for prefix, arr in (("q[", self.q), ("v[", self.v)):
             if c.startswith(prefix) and c.endswith("]"):
                 return c, arr[:, int(c[2:-1])]
-        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
+        raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
                          f"or one of {self.q_names + self.v_names}")
-
-    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
-        """Plot chosen coordinates against time, and the energies (and residuals if any) below.
-
-        ``coords``: list of q indices, names or ``"q[i]"``/``"v[i]"`` (default: every q, at most 12).
-        Uses matplotlib's Agg canvas (no display, no pyplot state). Writes a PNG if ``path`` is given.
-        Returns the ``matplotlib.figure.Figure``.
-        """
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        if coords is None:
-            coords = list(range(min(self.q.shape[1], 12)))
-        series = [self._resolve(c) for c in coords]
-        panels = 1 if series else 0
-        show_energy = bool(energy) and bool(self.energy)
-        show_res = bool(residuals) and bool(self.residuals)
-        panels += show_energy + show_res
-        panels = max(panels, 1)
-        fig = Figure(figsize=(8, 2.8 * panels), constrained_layout=True)
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
-        k = 0
-        if series:
-            ax = axes[k]
-            for label, s in series:
-                ax.plot(self.t, s, label=label)
-            ax.set_ylabel("coordinates")
-            ax.legend(loc="best", fontsize="small", ncol=min(4, len(series)))
-            ax.grid(True, alpha=0.3)
-            k += 1
-        if show_energy:
-            ax = axes[k]
-            labels = {"kinetic": "T", "potential": "V", "total": "T + V"}
-            for key in ENERGY_KEYS:
-                if key in self.energy:
-                    ax.plot(self.t, self.energy[key], label=labels[key])
-            ax.set_ylabel("energy")
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-            k += 1
-        if show_res:
-            ax = axes[k]
-            for name, r in self.residuals.items():
-                rr = np.abs(r.reshape(len(self), -1))
-                ax.semilogy(self.t, np.maximum(rr.max(axis=1), 1e-300), label=name)
-            ax.set_ylabel("|residual|")
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-        axes[-1].set_xlabel("t, s")
-        if title is None:
-            title = self.info.get("title") or self.info.get("model")
-        if title:
-            fig.suptitle(str(title))
-        if path is not None:
-            fig.savefig(path, dpi=100)
-        return fig

@@ -63,13 +63,14 @@ def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, for
 def write_outputs(result, out, title=None):
     """Write result.npz, result.csv, result.h5 (with h5py) and result.png into ``out``; returns the paths."""
     from multibody.io.results import have_h5py, save_result
+    from multibody.viz import plot_result
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     files = [save_result(result, out / "result.npz"), save_result(result, out / "result.csv")]
     if have_h5py():
         files.append(save_result(result, out / "result.h5"))
-    result.plot(path=out / "result.png", title=title)
+    plot_result(result, path=out / "result.png", title=title)
     files.append(out / "result.png")
     return files
 
