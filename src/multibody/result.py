@@ -6,7 +6,7 @@ A :class:`Result` is a plain container of numpy arrays with **time as the first 
 ``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
 ``reactions``: dict joint or constraint name -> array (n, k). One convention in every formulation
-(``multibody.analysis.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
+(``multibody.rows.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
 joint applies to its child body, the moment about the joint frame's origin, both in the axes of the joint
 frame on the child's side; the whole force the joint transmits (reaction and drive: its projection on the
 joint's motion subspace is the joint's τ; seed 001 §3.5, eq. 3.175). For a constraint that is not a joint,

@@ -51,7 +51,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import ConstraintError, ModelError
-from ..analysis.reactions import cut_joint_frames, in_joint_frame
+from multibody.rows.reactions import cut_joint_frames, in_joint_frame
 from .base import MAX_INITIAL_CORRECTION, register_formulation
 
 __all__ = [
@@ -1956,7 +1956,7 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
 def _joint_reaction(emb, gen, Rb, c, Rj, oj):
     """The generalized reaction ``Q_bᵀλ`` of a joint on its child body b (seed 001 eq. 2.26: planar (F_x, F_y,
     M_z), spatial (force in ground axes, moment about the centre of mass c in body axes R_b)) as the joint
-    reaction of ``multibody.analysis.reactions``: [moment about the joint origin oj; force] in the joint axes Rj."""
+    reaction of ``multibody.rows.reactions``: [moment about the joint origin oj; force] in the joint axes Rj."""
     if emb.dim == 2:
         F = gen[0] * emb.e1 + gen[1] * emb.e2
         Mc = gen[2] * emb.n

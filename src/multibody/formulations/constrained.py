@@ -456,7 +456,7 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
     constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions (a
     function: computed when the Result's reactions are first read): the multipliers of every constraint and
-    every joint's reaction (tree and cut) in the joint frame (``multibody.analysis.reactions``)."""
+    every joint's reaction (tree and cut) in the joint frame (``multibody.rows.reactions``)."""
     res, reac = {}, {}
     if not len(t):
         return res, reac
@@ -476,7 +476,7 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
 
     def reactions():
-        from multibody.analysis.reactions import all_joint_reactions
+        from multibody.rows.reactions import all_joint_reactions
 
         joints = {}
         for k in range(len(t)):

@@ -93,7 +93,7 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
     ``params`` from ``tree_parameters.tree_params`` on ``data`` (whose workspace receives a moving base's state at every
     evaluation), ``callback`` a Python torque callback or None, ``tau_const`` the constant generalized forces or
     None. The prescribed entries of q0 and v0 are ignored (f(t0) replaces them)."""
-    from multibody.analysis.reactions import tree_reactions_along
+    from multibody.rows.reactions import tree_reactions_along
 
     names, iq, iv, functions = prescribed_indices(model, prescribed)
     nq, nv = model.nq, model.nv

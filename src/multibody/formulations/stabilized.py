@@ -279,7 +279,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     Residuals of the result: every row by name (e.g. ``"contact.contact"``, ``"contact.no_slip"``,
     ``"contact.tangency"``, ``"energy"``); reactions: N per constraint; series: the auxiliary variables.
     """
-    from multibody.analysis.reactions import all_joint_reactions
+    from multibody.rows.reactions import all_joint_reactions
     from multibody.result import Result
 
     if not model.constraints:

@@ -194,8 +194,8 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                       v_names=model.velocity_names(), model=model, reactions=lambda: reactions_along(t, Q, V))
 
     def reactions_along(t, Q, V):
-        """The joint reactions at the samples (``multibody.analysis.reactions``), q̈ from the right-hand side."""
-        from multibody.analysis.reactions import tree_reactions_along
+        """The joint reactions at the samples (``multibody.rows.reactions``), q̈ from the right-hand side."""
+        from multibody.rows.reactions import tree_reactions_along
 
         A = np.array([fun(t[k], np.concatenate([Q[k], V[k]]))[nq:] for k in range(len(t))]).reshape(len(t), nv)
         return tree_reactions_along(model, Q, V, A, t=t)

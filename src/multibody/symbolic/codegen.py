@@ -8,7 +8,7 @@ the file is named by a hash of its source, so numba's own cache serves later pro
 * ``mass_matrix(q, params, M)``: H(q) into the (nv, nv) array M;
 * ``bias_forces(q, v, params, b)``: h(q, q̇) + g(q) into b (what ``multibody.bias_forces`` returns);
 * ``rhs_extra(t, x, p, tau_extra, out)`` / ``rhs(t, x, p, out)``: the state derivative ẋ = [v; H⁻¹(τ − h − g)]
-  of the ``"symbolic"`` formulation (:mod:`multibody.symbolic.formulation`), τ the applied forces of the
+  of the ``"symbolic"`` formulation (:mod:`multibody.formulations.symbolic`), τ the applied forces of the
   model (``kernels/forces.py``) plus ``tau_extra`` (``rhs``: plus the constant forces ``p[P_TAU]``); ``p`` is
   the parameter tuple of :mod:`multibody.tree_parameters` with the model's parameter values appended as
   ``p[P_SIZE]``.
@@ -30,7 +30,7 @@ True
 """
 import sympy as sp
 
-from multibody.symbolic.dae import _body
+from multibody.codegen import function_body
 from multibody.symbolic.equations import equations_of_motion
 from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
                                        P_MI, P_SIZE, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0,
@@ -74,14 +74,14 @@ P_VALUES = {P_SIZE}  # the model's parameter values, appended to tree_params
 @njit(cache=True)
 def mass_matrix(q, params, M):
     """H(q) (composite-rigid-body recursion, RBDA Table 6.2)."""
-{_body(unpack_q, M_out)}
+{function_body(unpack_q, M_out)}
 {pad}
 
 
 @njit(cache=True)
 def bias_forces(q, v, params, b):
     """h(q, v) + g(q) (Newton-Euler recursion, RBDA Table 5.1)."""
-{_body(unpack_q + unpack_v, b_out)}
+{function_body(unpack_q + unpack_v, b_out)}
 
 
 @njit(cache=True)

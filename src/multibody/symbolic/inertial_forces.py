@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from multibody.analysis.inertial_forces import permutation, telegin_split
 from multibody.symbolic.equations import equations_of_motion
+from multibody.symbolic.telegin import permutation, telegin_split
 
 __all__ = ["InertialForces", "split_inertial_forces", "GROUPS"]
 
