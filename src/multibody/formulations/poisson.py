@@ -271,4 +271,4 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
                            "torque_callback": callback is not None})
 
 
-register_formulation("poisson", poisson_system)
+register_formulation("poisson", poisson_system, supports=("moving base from t = 0",))

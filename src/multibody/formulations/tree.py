@@ -210,4 +210,4 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                      run_params=tree_run_params, batch=lambda runs, values: tree_batch(model, runs, values))
 
 
-register_formulation("tree", tree_system)
+register_formulation("tree", tree_system, supports=("moving base", "general joints", "batch"))
