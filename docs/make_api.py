@@ -4,9 +4,9 @@
     python docs/make_api.py --check    # exit status 1 when docs/api.md is out of date
 
 What is documented (with ``inspect``): the names of ``multibody.__all__`` (classes with their public methods and
-properties), ``multibody.analysis.linearize`` (its ``__all__``), ``multibody.viz.animation`` (its ``__all__``) and
-every module of ``multibody.systems`` (its docstring and the public functions and classes it defines, in source
-order). The library is imported from this checkout (``src/`` next to ``docs/``). ``tests/test_docs.py`` fails when
+properties), ``multibody.analysis.linearize``, ``multibody.viz.animation`` and ``multibody.viz.viewer`` (their
+``__all__``) and every module of ``multibody.systems`` (its docstring and the public functions and classes it
+defines, in source order). The library is imported from this checkout (``src/`` next to ``docs/``). ``tests/test_docs.py`` fails when
 the committed file differs from what this script writes.
 """
 import importlib
@@ -117,7 +117,7 @@ def sections():
     import multibody.systems
 
     out = [("multibody", _doc(multibody), [(n, getattr(multibody, n)) for n in multibody.__all__])]
-    for modname in ("multibody.analysis.linearize", "multibody.viz.animation"):
+    for modname in ("multibody.analysis.linearize", "multibody.viz.animation", "multibody.viz.viewer"):
         mod = importlib.import_module(modname)
         out.append((modname, _doc(mod), [(n, getattr(mod, n)) for n in mod.__all__]))
     for info in sorted(pkgutil.iter_modules(multibody.systems.__path__), key=lambda m: m.name):

@@ -240,6 +240,24 @@ def seed003_iftomm(out):
     fig.savefig(out[0], dpi=100)
 
 
+# ------------------------------------------------------------------------------------------------ the 3-D viewer
+@figure("viewer.png")
+def viewer(out):
+    """The viewer's page of the Solo12 as the browser test sees it (tests/test_viewer.py, which copies its screenshot
+    where MULTIBODY_DOCS_IMG says): needs Chromium and Playwright, as the test does."""
+    import os
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, MULTIBODY_DOCS_IMG=tmp, PYTHONPATH=str(DOCS.parent / "src"))
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_viewer.py",
+                        "-k", "browser and solo12"], check=True, env=env, cwd=DOCS.parent)
+        shot = Path(tmp) / "viewer.png"
+        if not shot.is_file():
+            raise RuntimeError("the browser test took no screenshot (skipped: is Chromium or Playwright missing?)")
+        shutil.copy(shot, out[0])
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if "--list" in argv:

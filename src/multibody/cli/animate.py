@@ -15,7 +15,10 @@ A Result file holds the motion (t, q, v, ...), not the model, so ``--model`` say
   ``multibody.io.load_model`` (imported when needed; an installation without it says so).
 
 The drawing is :func:`multibody.viz.animation.animate`'s: links, body frames, sliders, springs and rolling discs,
-2-D for planar systems and 3-D otherwise.
+2-D for planar systems and 3-D otherwise. ``--html OUT.html`` writes instead the 3-D viewer page of
+:mod:`multibody.viz.viewer` (one self-contained file for any browser)::
+
+    multibody animate run.npz --model robot.urdf --html robot.html
 """
 import importlib
 import importlib.util
@@ -112,6 +115,13 @@ def run(args):
     if res.q.shape[1] != model.nq:
         raise ModelError(f"'{args.result}' has {res.q.shape[1]} coordinates per sample, model '{model.name}' from "
                          f"--model {args.model} has nq = {model.nq}", element="--model")
+    if args.html is not None:
+        from multibody.viz.viewer import to_html
+
+        out = to_html(res, args.html, model=model)
+        print(f"3-D view of {len(res)} samples of model '{model.name}' written to {out} "
+              f"({out.stat().st_size / 1e6:.1f} MB)")
+        return 0
     out = animate(res, args.out, model=model, frames=args.frames, fps=args.fps, size=_size(args.size),
                   view=args.view)
     print(f"animation of {len(res)} samples of model '{model.name}' written to {out}")
@@ -119,7 +129,7 @@ def run(args):
 
 
 def cli_register(subparsers):
-    p = subparsers.add_parser("animate", help="animation (GIF/MP4) of a saved Result",
+    p = subparsers.add_parser("animate", help="animation (GIF/MP4, or a 3-D HTML page) of a saved Result",
                               description="Write an animation of a Result saved with Result.save (.npz or .csv): "
                                           "links, body frames, sliders, springs and rolling discs; 2-D for planar "
                                           "systems, 3-D otherwise. MP4 needs ffmpeg.")
@@ -129,9 +139,12 @@ def cli_register(subparsers):
                         "(.yaml, .yml, .json, .urdf, read with multibody.io.load_model)")
     p.add_argument("--out", default="animation.gif", help="output file, .gif or .mp4 (default animation.gif)")
     p.add_argument("--fps", type=float, default=20.0, help="frames per second (default 20)")
-    p.add_argument("--frames", type=int, default=60, help="number of frames, evenly spaced in the samples "
-                                                          "(default 60)")
+    p.add_argument("--frames", type=int, default=None, help="number of frames, evenly spaced in the samples "
+                                                            "(default: the run in real time, at most 20 s)")
     p.add_argument("--size", default="640x480", help="WIDTHxHEIGHT in pixels (default 640x480)")
     p.add_argument("--view", choices=["2d", "3d"], default=None,
                    help="force a 2-D or 3-D view (default: 2-D when the system moves in one plane)")
+    p.add_argument("--html", metavar="OUT.html", default=None,
+                   help="write instead one self-contained HTML page: the bodies in 3-D from their geometry, played "
+                        "in time, with the energies (needs: pip install 'multibody[viewer]')")
     p.set_defaults(func=run)
