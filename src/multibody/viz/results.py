@@ -5,6 +5,8 @@ import numpy as np
 from multibody.result import ENERGY_KEYS
 from multibody.viz.figures import figure
 
+__all__ = ["plot_result"]
+
 
 def plot_result(result, coords=None, energy=True, path=None, residuals=True, title=None):
     """Plot chosen coordinates of a :class:`multibody.Result` against time, and the energies (and residuals if
