@@ -5,10 +5,10 @@
 
 What is documented (with ``inspect``): the names of ``multibody.__all__`` (classes with their public methods and
 properties), ``multibody.analysis.linearize``, ``multibody.viz.results``, ``multibody.viz.animation`` and
-``multibody.viz.viewer`` (their
-``__all__``) and every module of ``multibody.systems`` (its docstring and the public functions and classes it
-defines, in source order; for a package, those of its modules that its ``__all__`` names). The library is imported from this checkout (``src/`` next to ``docs/``). ``tests/test_docs.py`` fails when
-the committed file differs from what this script writes.
+``multibody.viz.viewer`` (their ``__all__``) and every module of ``multibody.systems`` (its docstring and the
+public functions and classes it defines, in source order; for a package, those of its modules that its
+``__all__`` names). The library is imported from this checkout (``src/`` next to ``docs/``).
+``tests/test_docs.py`` fails when the committed file differs from what this script writes.
 """
 import importlib
 import inspect
