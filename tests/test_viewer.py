@@ -24,7 +24,7 @@ import pytest
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.formulations.cartesian import quat_to_matrix
+from multibody.model.rotations import quat_to_matrix
 from multibody.systems import bicycle, hoop_on_profile, pendulums, solar_panels
 from multibody.viz import shapes, viewer
 from multibody.viz.animation import Scene

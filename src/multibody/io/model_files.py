@@ -24,7 +24,6 @@ Saving writes the Model's own description (``model.bodies``, ``model.joints``, `
 ``VelocityConstraint`` holding Python functions (those made from expressions are saved), a base motion given by
 Python functions (the kinds ``harmonic`` and ``rotation`` are saved as data).
 """
-import math
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -39,10 +38,10 @@ from multibody.model import (GROUND, BaseMotion, Cylindrical, Fixed, Free, Model
                              PointOnProfile, Prismatic, Profile, Revolute, RollingDisc, RollingOnProfile, Spherical,
                              Universal, UserConstraint, VelocityConstraint, rotation_about)
 from multibody.model.constraints import LoopJoint
+from multibody.model.rotations import quat_to_matrix, rpy_matrix
 
 __all__ = ["ModelFile", "load", "load_model", "save_model", "validate_file", "model_from_dict", "model_to_dict",
-           "ExpressionTorque", "ExpressionVector", "ExpressionMatrix", "rpy_matrix", "quaternion_matrix",
-           "FORMAT"]
+           "ExpressionTorque", "ExpressionVector", "ExpressionMatrix", "FORMAT"]
 
 FORMAT = "multibody-model"
 
@@ -62,23 +61,6 @@ CONSTRAINT_KEYS = {
 }
 PLANES = {"xz": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)), "yz": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
           "xy": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0))}
-
-
-# ---- rotations written in files ------------------------------------------------------------------------------
-def rpy_matrix(roll, pitch, yaw):
-    """R = Rz(yaw) Ry(pitch) Rx(roll): roll, pitch, yaw about the fixed x, y, z axes (the URDF convention)."""
-    cr, sr, cp, sp_, cy, sy = math.cos(roll), math.sin(roll), math.cos(pitch), math.sin(pitch), math.cos(yaw), \
-        math.sin(yaw)
-    return np.array([[cy * cp, cy * sp_ * sr - sy * cr, cy * sp_ * cr + sy * sr],
-                     [sy * cp, sy * sp_ * sr + cy * cr, sy * sp_ * cr - cy * sr],
-                     [-sp_, cp * sr, cp * cr]])
-
-
-def quaternion_matrix(w, x, y, z):
-    """Rotation matrix of the unit quaternion (w, x, y, z) (Euler parameters, scalar first)."""
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 # ---- expression-backed callables (what a file can hold of the Python callbacks) -----------------------------
@@ -336,7 +318,7 @@ class _Loader:
             if abs(n - 1.0) > 1e-3:
                 self.fail(f"{path}.quaternion", f"a rotation quaternion (w, x, y, z) has unit length, got length "
                                                 f"{n:.6g}")
-            R = quaternion_matrix(*(qv / n))
+            R = quat_to_matrix(qv / n)
         elif "axis" in spec:
             a = self.numbers(spec["axis"], f"{path}.axis", 3)
             if not np.linalg.norm(a) > 0:

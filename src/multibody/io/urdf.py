@@ -38,9 +38,9 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.io.documents import ModelFileError, Problem, read_text
-from multibody.io.model_files import rpy_matrix
 from multibody.model import GROUND, Free, ModelBuilder, Placement, Planar, Prismatic, Revolute
 from multibody.model.bodies import check_inertia
+from multibody.model.rotations import rpy_matrix
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
 

@@ -8,7 +8,8 @@ from multibody.model.geometry import Box, Capsule, Collision, Cylinder, Frame, H
 from multibody.model.joints import (Cylindrical, Fixed, Free, GeneralJoint, Joint, Planar, Prismatic, Revolute,
                                     Spherical, Universal)
 from multibody.model.model import JointInfo, Model
-from multibody.model.placement import Placement, rotation_about
+from multibody.model.placement import Placement
+from multibody.model.rotations import rotation_about
 
 __all__ = ["BaseMotion", "BaseState", "Body", "GROUND", "ModelBuilder", "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc",
            "RollingOnProfile", "UserConstraint", "VelocityConstraint", "Joint", "Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal",

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.formulations.cartesian import matrix_to_quat
+from multibody.model.rotations import matrix_to_quat
 from multibody.viz.animation import Scene, read_motion, up_direction
 from multibody.viz.shapes import body_parts, characteristic_length
 
