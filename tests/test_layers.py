@@ -38,8 +38,6 @@ LAYERS = (
     ("__main__",),
 )
 FACE = "multibody"
-#: the checks the package does not pass yet (the restructuring of the layers is under way)
-PENDING = pytest.mark.xfail(reason="the layers are being restructured", strict=True)
 MAX_LINES = 800
 PLOTTING = ("viz", "cli")  # the parts that may import matplotlib
 
@@ -181,24 +179,20 @@ def graph():
     return imports(SRC)
 
 
-@PENDING
 def test_every_part_has_a_layer(graph):
     edges, mods = graph
     parts = {part(m) for m in mods} - {FACE}
     assert sorted(parts - set(level_of(LAYERS))) == []
 
 
-@PENDING
 def test_imports_go_down_the_layers(graph):
     assert layer_breaks(graph[0], LAYERS) == []
 
 
-@PENDING
 def test_no_import_cycle_between_files(graph):
     assert file_cycles(graph[0]) == []
 
 
-@PENDING
 def test_no_private_name_imported_from_another_module(graph):
     assert private_imports(graph[0]) == []
 
@@ -207,7 +201,6 @@ def test_matplotlib_only_in_viz_and_cli(graph):
     assert plotting_imports(graph[0]) == []
 
 
-@PENDING
 def test_no_file_over_800_lines(graph):
     assert long_files(graph[1]) == []
 

@@ -170,6 +170,11 @@ class Result:
 
     # ------------------------------------------------------------------------------------------------
     # files
+    def meta_json(self):
+        """The metadata of the Result's files as JSON text: format, version, names of the coordinates, which energies,
+        residuals, reactions and series it holds (with their shapes) and ``info``."""
+        return json.dumps(self._meta(), default=_json_default)
+
     def _meta(self):
         return {
             "format": "multibody.Result", "version": 1,
@@ -185,7 +190,7 @@ class Result:
         """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path."""
         path = Path(path)
         suffix = path.suffix.lower()
-        meta = json.dumps(self._meta(), default=_json_default)
+        meta = self.meta_json()
         if suffix == ".npz":
             arrays = {"t": self.t, "q": self.q, "v": self.v, "meta": np.array(meta)}
             for k, val in self.energy.items():

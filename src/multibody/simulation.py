@@ -33,7 +33,7 @@ compiled forces + ABA kernels once, plus the callback; fixed-step methods then r
 Checkpoints
 -----------
 ``checkpoint="run.ckpt"`` writes the state of the run to that file every ``every`` simulated seconds (replacing it
-atomically; format in ``multibody/checkpoint.py``), and :func:`resume` continues a run from its file. Fixed-step
+atomically; format in ``multibody/io/checkpoints.py``), and :func:`resume` continues a run from its file. Fixed-step
 runs are made in chunks of whole steps between checkpoints and resume bit for bit; adaptive runs write from their
 step loop and resume by a new adaptive run from the checkpoint state (equal to the tolerance, see ``resume``).
 
@@ -161,7 +161,7 @@ def resume(path, progress=None):
     >>> bool(np.array_equal(again.q, full.q))
     True
     """
-    from multibody import checkpoint as checkpoint_file
+    from multibody.io import checkpoints as checkpoint_file
 
     ck = checkpoint_file.read(path)
     s = ck.settings
@@ -171,7 +171,7 @@ def resume(path, progress=None):
 
 
 def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings):
-    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint)."""
+    """The :class:`multibody.io.checkpoints.Writer` of a run and its interval (None, None without a checkpoint)."""
     if path is None:
         if every is not None:
             raise ModelError("every is the interval of the checkpoints: give checkpoint= too", element="every")
@@ -180,7 +180,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
     every = _number(every, "every", "every (the interval of the checkpoints in simulated seconds)")
     if not (math.isfinite(every) and every > 0.0):
         raise ModelError(f"every must be a positive number of simulated seconds, got {every}", element="every")
-    from multibody.checkpoint import Writer
+    from multibody.io.checkpoints import Writer
 
     settings = dict(settings, every=every)
     return Writer(path, model, settings, q0=q0, v0=v0, tau=tau, t_eval=t_eval, events=events), every
@@ -188,7 +188,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
               events, t0, energy, output_every, checkpoint, every, options, restart=None):
-    """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
+    """``simulate`` (and, with ``restart`` a :class:`multibody.io.checkpoints.Checkpoint`, ``resume``)."""
     if formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")

@@ -43,6 +43,7 @@ def load_for_run(path, floating_base=False, strict=False):
 def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None):
     """Run the ModelFile ``mf`` with its settings, the arguments that are not None replacing them."""
     from multibody.integrate.fixed_step import METHODS
+    from multibody.simulation import simulate
 
     settings = mf.settings(t_end=t_end, method=method, h=h, rtol=rtol, atol=atol, formulation=formulation,
                            n_out=n_out)
@@ -58,7 +59,7 @@ def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, for
             settings["n_out"] = output_count(te, settings["h"], m)
         else:
             settings["n_out"] = 1001
-    return mf.simulate(**settings)
+    return simulate(mf.model, mf.q0, mf.v0, **mf.settings(**settings))
 
 
 def write_outputs(result, out, title=None):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.result import Result, _json_default
+from multibody.result import Result
 
 __all__ = ["save_result", "load_result", "HDF5_SUFFIXES", "have_h5py"]
 
@@ -42,7 +42,7 @@ def save_result(result, path):
         return result.save(path)
     h5py = _h5py(path)
     with h5py.File(path, "w") as f:
-        f.attrs["meta"] = json.dumps(result._meta(), default=_json_default)
+        f.attrs["meta"] = result.meta_json()
         for key in ("t", "q", "v"):
             f.create_dataset(key, data=getattr(result, key))
         for k, val in result.energy.items():
