@@ -15,8 +15,7 @@ from numba import njit
 from multibody.errors import ConstraintError, ModelError
 from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          register_formulation)
-from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, consistent_state, eval_rows,
-                                                free_dynamics, make_work)
+from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
 from multibody.formulations.stabilized_dae import each_state
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.kernels.configuration import normalize_kernel
@@ -25,6 +24,7 @@ from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.kernels.stabilization import DLS_EPS_REL, shifted_energy_into
+from multibody.rows.constraint_rows import ConstraintRows, eval_rows, make_work
 from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
                                        P_MI, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU,
                                        P_TAU_BUFFER, P_WORK)
