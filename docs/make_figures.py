@@ -51,7 +51,7 @@ def _figure(w, h):
 # ------------------------------------------------------------------------------------------------ getting started
 @figure("getting-started-plot.png", "getting-started-animation.gif")
 def getting_started(out):
-    """The files the code of getting-started.md writes: its Result.plot and its animation."""
+    """The files the code of getting-started.md writes: its plot_result and its animation."""
     from doc_blocks import run_page
 
     with tempfile.TemporaryDirectory() as tmp:
