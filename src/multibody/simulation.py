@@ -51,10 +51,11 @@ import numpy as np
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError
-from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
+from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, solve_adaptive
-from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
+from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch, save_steps
+from multibody.integrate.tableaux import STAGES
 from multibody.result import Result
 
 __all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_count"]
@@ -210,17 +211,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps})
-    if getattr(model, "base_motion", None) is not None:
-        if formulation not in ("tree", "poisson"):
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
-                             f"'poisson' formulations integrate it; formulation {formulation!r} does not support it "
-                             "yet", element="base motion")
-        if formulation == "poisson" and t0 != 0.0:
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'poisson' "
-                             f"formulation forms the initial impulses with the base at t = 0; got t0 = {t0}",
-                             element="t0")
-    if formulation != "tree":
-        refuse_general_joints(model, f"the {formulation!r} formulation")
+    check_supported(formulation, model, t0)   # a moving base, general joints: what the formulation declared
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
     if writer is not None:

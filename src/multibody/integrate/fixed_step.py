@@ -84,8 +84,8 @@ import sys
 import numpy as np
 from numba import njit
 
-from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, METHODS, STAGES, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A,
-                                          TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
+from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, METHODS, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
+                                          TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
 from multibody.kernels.spatial import KERNEL
 
 #: Status codes returned by the loops.
