@@ -61,7 +61,7 @@ class ReducedDynamics:
     control). Every function takes real or complex arguments."""
 
     def __init__(self, model, q0, v0, t=0.0):
-        from multibody.model.constraints import qdot_matrix
+        from multibody.model.user_constraints import qdot_matrix
 
         if model.constraint_table.python:
             names = [c.name for c, _ in model.constraint_table.python]

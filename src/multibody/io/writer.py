@@ -12,7 +12,7 @@ from multibody.io.mimic import Mimic
 from multibody.io.vocabulary import FORMAT, JOINT_NAMES, PLANES
 from multibody.model import (GROUND, PointOnPlane, PointOnProfile, RollingDisc, RollingOnProfile, Universal,
                              UserConstraint, VelocityConstraint)
-from multibody.model.constraints import LoopJoint
+from multibody.model.loop_joints import LoopJoint
 from multibody.model.inertia import inertia_defect
 
 __all__ = ["model_to_dict", "HEADER", "save_model"]

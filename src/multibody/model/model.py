@@ -112,7 +112,7 @@ class Model:
         self.springs = tuple(springs)
         self.constraints = tuple(constraints)
         if constraint_table is None:
-            from multibody.model.constraints import ConstraintTable, identity_frames
+            from multibody.model.constraint_table import ConstraintTable, identity_frames
             constraint_table = ConstraintTable.build(self.constraints, lambda name, c: self.body_index(name),
                                                      identity_frames)
         self.constraint_table = constraint_table

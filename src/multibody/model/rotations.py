@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-__all__ = ["rotation_about", "rotations_about", "rotation_angle", "rpy_matrix", "quat_to_matrix", "matrix_to_quat",
-           "quat_mul", "quat_exp", "rotation_2d"]
+__all__ = ["rotation_about", "rotations_about", "rotation_angle", "perpendicular_axes", "rpy_matrix", "quat_to_matrix",
+           "matrix_to_quat", "quat_mul", "quat_exp", "rotation_2d"]
 
 
 def rotation_about(axis, angle):
@@ -34,6 +34,14 @@ def rotation_angle(a, R):
     """The angle θ of the rotation R = rot(a, θ) about the unit axis a."""
     vee = 0.5 * np.array([R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]])
     return float(np.arctan2(a @ vee, 0.5 * (np.trace(R) - 1.0)))
+
+
+def perpendicular_axes(u):
+    """Two unit vectors n2, n3 with (u, n2, n3) right-handed and orthonormal, for the unit vector ``u``."""
+    t = np.array([1.0, 0, 0]) if abs(u[0]) < 0.9 else np.array([0, 1.0, 0])
+    n2 = np.cross(u, t)
+    n2 /= np.linalg.norm(n2)
+    return n2, np.cross(u, n2)
 
 
 def rpy_matrix(roll, pitch, yaw):

@@ -27,7 +27,6 @@ __all__ = ["CFG_STAB", "CFG_ALPHA", "CFG_BETA", "CFG_LAMBDA", "CFG_EPS", "CFG_IT
 # entries of the settings array ``cfg``
 CFG_STAB, CFG_ALPHA, CFG_BETA, CFG_LAMBDA, CFG_EPS, CFG_ITER, CFG_M, CFG_TOL, CFG_MAXIT, CFG_PROJECT = range(10)
 
-
 #: everything the compiled right-hand side of a constrained model reads and writes (one per run)
 Work = namedtuple("Work", [
     "tree",                      # tree_params(model): packed model, force arrays, workspace

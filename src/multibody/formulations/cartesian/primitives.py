@@ -4,6 +4,7 @@ position residual of every row (:data:`EVALUATORS` by kind)."""
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.model.rotations import perpendicular_axes
 
 
 OMEGA = np.array([[0.0, -1.0], [1.0, 0.0]])
@@ -19,12 +20,7 @@ def unit_vector(v):
 
 def perpendicular_frame(a):
     """Two unit vectors n2, n3 with (a, n2, n3) right-handed and orthonormal."""
-    a = unit_vector(a)
-    t = np.array([1.0, 0, 0]) if abs(a[0]) < 0.9 else np.array([0, 1.0, 0])
-    n2 = np.cross(a, t)
-    n2 /= np.linalg.norm(n2)
-    n3 = np.cross(a, n2)
-    return n2, n3
+    return perpendicular_axes(unit_vector(a))
 
 
 def eval_planar_pointline(P, K):
