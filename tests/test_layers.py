@@ -3,16 +3,22 @@
 Every ``import`` of ``src/multibody`` is read from the source (``ast``), those inside functions too, and checked:
 imports go one way, from a layer to the layers below it (:data:`LAYERS`, bottom first; the parts of one layer
 do not import each other); no import cycle between files; no module imports another module's private
-(underscore) name; matplotlib only under ``viz/`` and ``cli/``; no file over 800 lines. The last test builds a
-throw-away package that breaks each rule and checks that the same checks find every break.
+(underscore) name; matplotlib only under ``viz/`` and ``cli/``; no file over 800 lines. docs/architecture.md's
+table of the layers is the same list, and ``import multibody`` stays free of the heavy optional libraries. The last
+test builds a throw-away package that breaks each rule and checks that the same checks find every break.
 """
 import ast
 import collections
+import os
 import pathlib
+import re
+import subprocess
+import sys
 
 import pytest
 
 SRC = pathlib.Path(__file__).resolve().parent.parent / "src"
+ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 
 #: the layers, bottom first: a part (a subpackage or a top-level module of ``multibody``) imports only the parts of
 #: the layers below its own. ``multibody`` itself (the package's ``__init__``, the public face) sits just above
@@ -203,6 +209,24 @@ def test_matplotlib_only_in_viz_and_cli(graph):
 
 def test_no_file_over_800_lines(graph):
     assert long_files(graph[1]) == []
+
+
+def test_architecture_lists_the_layers():
+    """docs/architecture.md's table of the layers names the parts of :data:`LAYERS`, a row per layer, in order."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    section = text.split("## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line.split("|")[1] for line in section.splitlines() if line.startswith("| `")]
+    assert [tuple(re.findall(r"`([\w.]+)`", cell)) for cell in rows] == list(LAYERS)
+
+
+def test_import_multibody_stays_light():
+    """``import multibody`` (and the command line's module) imports none of sympy, matplotlib, pandas, dask or
+    scipy.integrate: they are imported where they are used."""
+    code = ("import sys, multibody, multibody.cli; "
+            "print(sorted(m for m in ('sympy', 'matplotlib', 'pandas', 'dask', 'scipy.integrate') if m in sys.modules))")
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "[]"
 
 
 def test_the_checks_find_a_violating_package(tmp_path):
