@@ -29,6 +29,7 @@ LAYERS = (
     ("model",),
     ("data",),
     ("algorithms", "tree_parameters"),
+    ("algorithms_derivatives",),
     ("result", "integrate"),
     ("rows",),
     ("symbolic",),

@@ -18,6 +18,8 @@ from multibody.rows.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
                                   point_velocity, rnea, rnea_batch)
+from multibody.algorithms_derivatives import (aba_derivatives, aba_derivatives_batch, coriolis_matrix, minv,
+                                              rnea_derivatives, rnea_derivatives_batch)
 from multibody.data import Data
 from multibody.result import Result
 from multibody.simulation import BatchResult, resume, simulate, simulate_batch
@@ -48,6 +50,7 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
+    "rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch", "aba_derivatives_batch",
     "joint_wrenches", "joint_reactions",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",

@@ -96,7 +96,7 @@ def _time(t):
     return t
 
 
-def state_vector(x, n, what, model):
+def _vector(x, n, what, model):
     """x as a float64 vector of length n (x itself when it already is one), or a ModelError naming what was
     expected."""
     if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,) and x.flags.c_contiguous:
@@ -172,13 +172,15 @@ _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
 assert CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
 
 
-def _bind_on_first_call(kernel, name):
-    """A stand-in for the module global ``name``: it calls ``kernel`` through numba's dispatcher (which compiles
-    or loads it), replaces itself by the compiled entry point for these argument types, and returns the
-    result."""
+def _bind_on_first_call(kernel, name, namespace=None):
+    """A stand-in for the module global ``name`` (of ``namespace``, default this module's globals): it calls
+    ``kernel`` through numba's dispatcher (which compiles or loads it), replaces itself by the compiled entry
+    point for these argument types, and returns the result."""
+    space = globals() if namespace is None else namespace
+
     def first_call(*args):
         result = kernel(*args)
-        globals()[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
+        space[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
         return result
 
     return first_call
@@ -210,9 +212,9 @@ def _fill(d, q, v, t):
 def _call3(kernel, model, q, v, x, data, fext, third, t):
     """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
     d = _data(model, data, t)
-    q = state_vector(q, d.nq, "q", model)
-    v = state_vector(v, d.nv, "v", model)
-    x = state_vector(x, d.nv, third, model)
+    q = _vector(q, d.nq, "q", model)
+    v = _vector(v, d.nv, "v", model)
+    x = _vector(x, d.nv, third, model)
     _fill(d, q, v, t)
     out = np.empty(d.nv)
     try:
@@ -223,6 +225,16 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
     if err:
         raise _size_error(model, d, err, third)
     return out
+
+
+#: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms_derivatives``)
+data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
+                                                                          _bind_on_first_call)
+
+
+def base_copy(d):
+    """The base block of ``d``'s workspace (a copy, as the batch kernels take it)."""
+    return _base(d)
 
 
 def aba(model, q, v, tau, data=None, fext=None, t=None):
@@ -266,11 +278,11 @@ def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None, t=
     True
     """
     d = _data(model, data, t)
-    q = state_vector(q, d.nq, "q", model)
-    v = state_vector(v, d.nv, "v", model)
-    tau = state_vector(tau, d.nv, "tau", model)
+    q = _vector(q, d.nq, "q", model)
+    v = _vector(v, d.nv, "v", model)
+    tau = _vector(tau, d.nv, "tau", model)
     mask = known_mask(model, known, d.nv)
-    qdd = state_vector(qdd_known, d.nv, "qdd_known", model).copy()
+    qdd = _vector(qdd_known, d.nv, "qdd_known", model).copy()
     if not np.all(np.isfinite(qdd[mask != 0.0])):
         raise ModelError(f"qdd_known must be finite on the prescribed coordinates (model '{model.name}')",
                          element="qdd_known")
@@ -383,7 +395,7 @@ def crba(model, q, data=None, t=0.0):
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
     d = _data(model, data)
-    q = state_vector(q, d.nq, "q", model)
+    q = _vector(q, d.nq, "q", model)
     _fill(d, q, np.zeros(d.nv), t)
     M = _empty((d.nv, d.nv))
     try:
@@ -400,8 +412,8 @@ def energy(model, q, v, data=None, t=None):
     """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin); with a
     moving base (at time ``t``), T of the absolute velocities and V of the absolute positions."""
     d = _data(model, data, t)
-    q = state_vector(q, d.nq, "q", model)
-    v = state_vector(v, d.nv, "v", model)
+    q = _vector(q, d.nq, "q", model)
+    v = _vector(v, d.nv, "v", model)
     _fill(d, q, v, t)
     T, V = energy_kernel(d.mi, d.mf, q, v, d.work)
     return float(T), float(V)
@@ -416,13 +428,13 @@ def forward_kinematics(model, q, v=None, a=None, data=None, frames="user", t=Non
     ``"kernel"`` the frames the kernels use (they differ where a tree joint was given a child placement; see
     ``Model``). With a moving base (at time ``t``) body 0 moves and all of these are absolute."""
     d = _data(model, data, t)
-    q = state_vector(q, d.nq, "q", model)
+    q = _vector(q, d.nq, "q", model)
     level = 0
     if v is not None:
-        v = state_vector(v, d.nv, "v", model)
+        v = _vector(v, d.nv, "v", model)
         level = 1
         if a is not None:
-            a = state_vector(a, d.nv, "a", model)
+            a = _vector(a, d.nv, "a", model)
             level = 2
     elif a is not None:
         raise ModelError("forward_kinematics: accelerations a need the velocities v as well", element="v")
@@ -459,8 +471,8 @@ def _to_user_frames(model, R, p, vel, acc, level):
 
 def _point_call(model, q, v, body, point, data, jac, t):
     d = _data(model, data, t)
-    q = state_vector(q, d.nq, "q", model)
-    v = np.zeros(d.nv) if v is None else state_vector(v, d.nv, "v", model)
+    q = _vector(q, d.nq, "q", model)
+    v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
     _fill(d, q, v, t)
     b = _body(model, body)
     r = _point(point)
@@ -497,8 +509,8 @@ def center_of_mass(model, q, v=None, data=None, t=None):
     """(total mass, centre of mass (3,), linear momentum (3,)) in ground coordinates (moving base: at time
     ``t``, absolute momentum)."""
     d = _data(model, data, t)
-    q = state_vector(q, d.nq, "q", model)
-    v = np.zeros(d.nv) if v is None else state_vector(v, d.nv, "v", model)
+    q = _vector(q, d.nq, "q", model)
+    v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
     _fill(d, q, v, t)
     out = np.empty(7)
     com_kernel(d.mi, d.mf, q, v, d.work, out)
