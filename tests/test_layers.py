@@ -24,7 +24,8 @@ ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 #: the layers below its own. ``multibody`` itself (the package's ``__init__``, the public face) sits just above
 #: the highest part it imports at its top level; what it imports on first use (``__getattr__``) is free.
 LAYERS = (
-    ("errors", "cache", "codegen"),
+    ("errors",),
+    ("cache", "codegen", "files"),
     ("kernels",),
     ("model",),
     ("data",),

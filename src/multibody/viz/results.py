@@ -2,6 +2,7 @@
 constraint residuals."""
 import numpy as np
 
+from multibody.errors import ResultFileError
 from multibody.result import ENERGY_KEYS
 from multibody.viz.figures import figure
 
@@ -60,5 +61,9 @@ def plot_result(result, coords=None, energy=True, path=None, residuals=True, tit
     if title:
         fig.suptitle(str(title))
     if path is not None:
-        fig.savefig(path, dpi=100)
+        try:
+            fig.savefig(path, dpi=100)
+        except OSError as exc:
+            raise ResultFileError(f"plot_result: '{path}' could not be written: {exc.strerror or exc}",
+                                  path=path) from None
     return fig
