@@ -51,7 +51,7 @@ def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
     def z(shape, dtype=dtype):
         return np.zeros(shape, dtype=dtype)
     cfg = np.zeros(10)
-    cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 1e-12, 25
+    cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 0.0, 25
     cfg[CFG_PROJECT] = 1.0
     # rows: compiled, [auxiliary (mode 1)], Python, extra; the auxiliary rows are velocity-level (degree 1)
     mc = tab.m_compiled

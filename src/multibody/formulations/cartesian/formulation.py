@@ -17,7 +17,8 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
     the three planar coordinates per body (seed 001 §2.5); False forces the spatial form. ``stabilization``:
     ``"projection"`` (positions and velocities projected onto the constraints after every step), ``"baumgarte"``
     (``b − 2α Q V − β² φ``, gains ``baumgarte``) or ``"none"`` (the acceleration-level rows alone). ``al_eps``:
-    the relative regularization of the augmented-Lagrangian solve (default 1e-10). ``solver``: the KKT
+    the relative regularization of the augmented-Lagrangian solve (default 1e-10; through singular positions see
+    ``multibody.systems.iftomm.A02_AL_EPS``). ``solver``: the KKT
     solver of :class:`CartesianSystem` (``"auto"``: the tree-ordered block LDLᵀ when the joint graph allows
     it, else the augmented Lagrangian). Residuals: ``position``, ``velocity``, ``acceleration`` (max over the
     rows) and per non-joint constraint. ``consistent``, ``max_correction``: as in the constrained formulation

@@ -7,6 +7,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from multibody.errors import ConstraintError, ModelError
+from multibody.formulations.base import POLISH
 from multibody.formulations.cartesian.forces import BodyTorque, PointSpring, RelativeTorque
 from multibody.formulations.cartesian.joints import RowBlock
 from multibody.formulations.cartesian.primitives import EVALUATORS, OMEGA
@@ -509,10 +510,15 @@ class CartesianSystem(KKTSolver):
         return xdd, -mu
 
     def rhs(self, t, y, baumgarte=None):
-        """State derivative of ``y = [x; V]`` for an ODE integrator."""
+        """State derivative of ``y = [x; V]`` for an ODE integrator.
+
+        Quiet about floating-point overflow: an adaptive method's trial step on a stiff model (A05's
+        spring-dampers) may reach a state far off, whose derivative overflows; the method rejects that step,
+        and a state that stays non-finite ends the run with its reason."""
         x, V = y[: self.nq], y[self.nq:]
-        xdd, _ = self.accelerations(t, x, V, baumgarte)
-        return np.concatenate([self.qdot(x, V), xdd])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            xdd, _ = self.accelerations(t, x, V, baumgarte)
+            return np.concatenate([self.qdot(x, V), xdd])
 
     def residuals(self, t, x, V):
         """Position, velocity and acceleration constraint residuals (max-abs each)."""
@@ -573,18 +579,22 @@ class CartesianSystem(KKTSolver):
         d, _ = self.solve_kkt(Q, np.zeros(self.nv), rhs_b)
         return d
 
-    def project_position(self, x, tol=1e-12, maxiter=20, t=None):
-        """Newton projection of the coordinates onto φ(x) = 0 (mass-weighted least change)."""
+    def project_position(self, x, tol=0.0, maxiter=20, t=None):
+        """Newton projection of the coordinates onto φ(x) = 0 (mass-weighted least change), down to
+        ``|φ| ≤ tol`` (0: round-off: once below ``POLISH``, until a step no longer halves ``|φ|``; near a
+        singular position a small residual alone is no small distance, see ``formulations/base.py``)."""
         self.finalize()
         x = x.copy()
         if self.dim == 3:  # renormalize quaternions
             X = x.reshape(self.nb, 7)
             X[:, 3:] /= np.linalg.norm(X[:, 3:], axis=1)[:, None]
+        prev = np.inf
         for it in range(maxiter):
             Q, phi = self._position_rows(x)
             err = np.abs(phi).max(initial=0.0)
-            if err <= tol:
+            if err <= tol or (prev <= POLISH and not err < 0.5 * prev):
                 return x
+            prev = err
             x = self.retract(x, self._min_norm_correction(Q, -phi))
         Q, phi = self._position_rows(x)
         err = np.abs(phi).max(initial=0.0)
