@@ -375,7 +375,8 @@ def test_a05_cartesian_refuses_a_run_of_tens_of_minutes(monkeypatch):
     """A05 in Cartesian coordinates over its 10 s: the spring-dampers make it stiff (fastest decay rate 8.1e3 1/s,
     the same as the tree's linearized equations by finite differences), an explicit method needs ≥ 13 000 steps
     of a Python right-hand side: refused before any simulation starts, with the reason and what fits."""
-    from multibody.formulations.tree import tree_params, tree_rhs
+    from multibody.formulations.tree_rhs import tree_rhs
+    from multibody.tree_parameters import tree_params
     m, q0, v0 = I.flyball_model()
     P = tree_params(m)
     x = np.concatenate([q0, v0])
