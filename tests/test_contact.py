@@ -265,7 +265,7 @@ def test_model_file_with_contact(tmp_path):
                             simulation={"t_end": 1.0, "h": 1e-3, "contact": "stepping", "options": {"margin": 2e-3}})
     mf = mb.io.load(path)
     assert mf.simulation["contact"] == "stepping" and [c.name for c in mf.model.collisions] == ["ball", "floor"]
-    res = mf.simulate(n_out=11)
+    res = mb.simulate(mf.model, mf.q0, mf.v0, **mf.settings(n_out=11))
     assert res.info["contact"] == "stepping" and res.q[-1, 2] == pytest.approx(0.1, abs=1e-12)
     text = path.read_text().replace("margin: 0.002", "stiffness: 1.0")
     (tmp_path / "bad.yaml").write_text(text)

@@ -33,7 +33,7 @@ compiled forces + ABA kernels once, plus the callback; fixed-step methods then r
 Checkpoints
 -----------
 ``checkpoint="run.ckpt"`` writes the state of the run to that file every ``every`` simulated seconds (replacing it
-atomically; format in ``multibody/checkpoint.py``), and :func:`resume` continues a run from its file. Fixed-step
+atomically; format in ``multibody/io/checkpoints.py``), and :func:`resume` continues a run from its file. Fixed-step
 runs are made in chunks of whole steps between checkpoints and resume bit for bit; adaptive runs write from their
 step loop and resume by a new adaptive run from the checkpoint state (equal to the tolerance, see ``resume``).
 
@@ -52,14 +52,15 @@ import numpy as np
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
-from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
-from multibody.formulations.contact import contact_system
+from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
+from multibody.formulations.contact import contact_system, simulate_stepping
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
 from multibody.integrate.arguments import fixed_step_count, output_steps
-from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
+from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
-from multibody.integrate.time_stepping import STEPPING_OK, SteppingSystem, run_stepping
+from multibody.integrate.tableaux import STAGES
+from multibody.integrate.time_stepping import SteppingSystem
 from multibody.model.model import Model
 from multibody.result import Result
 
@@ -210,7 +211,7 @@ def resume(path, progress=None):
     >>> bool(np.array_equal(again.q, full.q))
     True
     """
-    from multibody import checkpoint as checkpoint_file
+    from multibody.io import checkpoints as checkpoint_file
 
     progress = arg.flag(progress, "progress", none_allowed=True)
     ck = checkpoint_file.read(path)
@@ -239,7 +240,7 @@ MAX_CHECKPOINTS = 10_000
 
 
 def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings, step=None):
-    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint);
+    """The :class:`multibody.io.checkpoints.Writer` of a run and its interval (None, None without a checkpoint);
     ``step``: the fixed step (a checkpoint is written every ``max(every, step)``), None for adaptive runs."""
     if path is None:
         if every is not None:
@@ -254,7 +255,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
         raise ModelError(f"every = {every:g} s makes {count:.3g} checkpoints of the span {t_end - t0:g} s, more than "
                          f"{MAX_CHECKPOINTS} (each rewrites the outputs so far): take a larger every",
                          element="every")
-    from multibody.checkpoint import Writer
+    from multibody.io.checkpoints import Writer
 
     settings = dict(settings, every=every)
     return Writer(path, model, settings, q0=q0, v0=v0, tau=tau, t_eval=t_eval, events=events), every
@@ -262,7 +263,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
               events, t0, energy, output_every, checkpoint, every, options, restart=None, contact=None):
-    """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
+    """``simulate`` (and, with ``restart`` a :class:`multibody.io.checkpoints.Checkpoint`, ``resume``)."""
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
@@ -275,7 +276,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
         options = {}
         if isinstance(system, SteppingSystem):
-            return _simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress)
+            return simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress)
     accepted = formulation_options(formulation)
     if accepted is not None:
         unknown = sorted(set(options) - set(accepted))
@@ -320,22 +321,12 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps}, h_used if fixed else None)
-    if getattr(model, "base_motion", None) is not None:
-        if formulation not in ("tree", "poisson"):
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
-                             f"'poisson' formulations integrate it; formulation {formulation!r} does not support it "
-                             "yet", element="base motion")
-        if formulation == "poisson" and t0 != 0.0:
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'poisson' "
-                             f"formulation forms the initial impulses with the base at t = 0; got t0 = {t0}",
-                             element="t0")
-    if formulation != "tree":
-        refuse_general_joints(model, f"the {formulation!r} formulation")
+    check_supported(formulation, model, t0)   # a moving base, general joints: what the formulation declared
     if system is None:
         system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     names = _state_names(model, formulation, options, system.x0.shape[0])
     if restart is not None:
-        from multibody.checkpoint import check_resumable
+        from multibody.io.checkpoints import check_resumable
 
         grid = (nsteps, h_used, output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)) if fixed else None
         times = np.linspace(t0, t_end, n_out) if n_out is not None and not fixed else t_eval
@@ -475,30 +466,6 @@ def _derivative_note(system, t, x, names):
     if f.shape != np.shape(x) or np.all(np.isfinite(f)):
         return ""
     return f"; the derivative at t = {t:.17g} (the last finite state): {nonfinite_entries(f, names)}"
-
-
-def _simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):
-    """``simulate`` with the time-stepping contact model: its own semi-implicit Euler step of size ``h``
-    (``integrate/time_stepping.py``); the outputs on the step grid as for the fixed-step methods."""
-    if str(method).upper() not in ("DOP853", "STEPPING"):
-        raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
-                         "apply: give h only", element="method")
-    t0, t_end = arg.time_span(t0, t_end)
-    nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
-    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
-    cpu, wall = time.process_time(), time.perf_counter()
-    t, Q, V, D, counts, recs, status, done = run_stepping(system, t0, h_used, nsteps, save,
-                                                          progress=bool(progress) or nsteps >= 1_000_000)
-    info = {"method": "stepping", "model": model.name, **system.info, "h": h_used, "nsteps_requested": nsteps,
-            "steps": int(done), "path": "python" if system.callback is not None else "compiled",
-            "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall}
-    if status != STEPPING_OK:
-        reason = (f"the state became non-finite (NaN or inf) at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g})")
-        info.update(status="failed", message=reason)
-        raise IntegrationError(f"stepping integration of model '{model.name}' failed: {reason}",
-                               result=system.make_result(t, Q, V, D, counts, recs, info), reason=reason)
-    info.update(status="success", message="completed")
-    return system.make_result(t, Q, V, D, counts, recs, info)
 
 
 def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):
@@ -782,7 +749,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
         from multibody.kernels.lanes import lanes_supported
-        from multibody.formulations.tree import P_TAU, tree_joint_forces
+        from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
 
         why = lanes_supported(model)
@@ -793,11 +760,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                              "loop then)", element="lanes")
         if why is None and system.run_params is not None:
             tau_runs, mass, gravity = batch
-            mf = system.params[1]
+            mf = system.params[P_MF]
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

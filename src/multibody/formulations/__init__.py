@@ -14,4 +14,4 @@
 from multibody.formulations import base, tree  # noqa: F401
 from multibody.formulations import constrained, cartesian, stabilized, poisson  # noqa: F401  (each registers itself)
 from multibody.formulations import contact, compliant  # noqa: F401  (register the contact models)
-from multibody.symbolic import formulation  # noqa: F401  (registers "symbolic")
+from multibody.formulations import symbolic  # noqa: F401  (registers "symbolic")

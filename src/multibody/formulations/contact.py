@@ -25,15 +25,18 @@ The Result carries ``result.contacts`` (:class:`multibody.result.Contacts`: per 
 with their pair, point, normal, normal and friction forces) and ``energy["dissipated"]``.
 """
 import inspect
+import time
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from multibody.data import default_data
-from multibody.errors import ModelError
+from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
 from multibody.formulations.tree import tree_energy, tree_params
-from multibody.integrate.time_stepping import SteppingSystem
+from multibody.integrate import arguments as arg
+from multibody.integrate.arguments import fixed_step_count, output_steps
+from multibody.integrate.time_stepping import STEPPING_OK, SteppingSystem, run_stepping
 from multibody.kernels.collision import C_WIDTH
 from multibody.kernels.contact_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
                                               AppliedForces, Geometry, Solver)
@@ -207,3 +210,27 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
 
 
 register_contact_model("stepping", stepping_system)
+
+
+def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):
+    """``simulate`` with the time-stepping contact model: its own semi-implicit Euler step of size ``h``
+    (``integrate/time_stepping.py``); the outputs on the step grid as for the fixed-step methods."""
+    if str(method).upper() not in ("DOP853", "STEPPING"):
+        raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
+                         "apply: give h only", element="method")
+    t0, t_end = arg.time_span(t0, t_end)
+    nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    cpu, wall = time.process_time(), time.perf_counter()
+    t, Q, V, D, counts, recs, status, done = run_stepping(system, t0, h_used, nsteps, save,
+                                                          progress=bool(progress) or nsteps >= 1_000_000)
+    info = {"method": "stepping", "model": model.name, **system.info, "h": h_used, "nsteps_requested": nsteps,
+            "steps": int(done), "path": "python" if system.callback is not None else "compiled",
+            "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall}
+    if status != STEPPING_OK:
+        reason = (f"the state became non-finite (NaN or inf) at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g})")
+        info.update(status="failed", message=reason)
+        raise IntegrationError(f"stepping integration of model '{model.name}' failed: {reason}",
+                               result=system.make_result(t, Q, V, D, counts, recs, info), reason=reason)
+    info.update(status="success", message="completed")
+    return system.make_result(t, Q, V, D, counts, recs, info)
