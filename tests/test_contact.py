@@ -287,8 +287,44 @@ def test_mesh_collisions_are_hulled(tmp_path):
     q0 = model.neutral()
     q0[2] = 0.3
     res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
-    assert res.q[-1, 2] == pytest.approx(0.05, abs=1e-9)         # half of its scaled height 0.1
+    half = 0.5 * float(np.float32(0.1))     # half of its scaled height 0.1; an STL file holds float32 vertices
+    assert res.q[-1, 2] == pytest.approx(half, abs=1e-9)
     assert res.contacts.count[-1] >= 3
     missing = model.with_collisions([("ghost", "cube", mb.Mesh(str(tmp_path / "nowhere.stl")))])
     with pytest.raises(ModelError, match="collision 'ghost'.*file not found"):
         mb.simulate(missing, q0, None, 0.01, h=1e-3, contact="stepping")
+
+
+URDF_CRATE = """<robot name="crate">
+  <link name="crate">
+    <inertial><mass value="2.0"/><inertia ixx="0.02" iyy="0.02" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 0.05"/><geometry>{geometry}</geometry></collision>
+  </link>
+</robot>"""
+
+
+@pytest.mark.parametrize("geometry", ["box", "mesh"])
+def test_urdf_collisions_rest_on_the_floor(tmp_path, geometry):
+    """A URDF link's <collision> (a box primitive, or a mesh file hulled by trimesh) placed 5 cm above the link
+    frame: dropped on a floor (stepping model), the frame comes to rest at half the height − 0.05 m (the height as
+    the file holds it: float32 in an STL), to 1e-9 m (the gap condition keeps the face on the plane to round-off)."""
+    if geometry == "box":
+        shape = '<box size="0.3 0.2 0.16"/>'
+    else:
+        trimesh = pytest.importorskip("trimesh")
+        trimesh.creation.box(extents=(0.3, 0.2, 0.16)).export(tmp_path / "crate.stl")
+        shape = '<mesh filename="package://crate_description/crate.stl"/>'
+    (tmp_path / "crate_description").mkdir()
+    if geometry == "mesh":
+        (tmp_path / "crate.stl").rename(tmp_path / "crate_description" / "crate.stl")
+    path = tmp_path / "crate.urdf"
+    path.write_text(URDF_CRATE.format(geometry=shape))
+    model = mb.io.load_urdf(path, floating_base=True, package_dirs=[tmp_path])
+    model = model.with_collisions([("floor", "ground", mb.HalfSpace(), None, 0.5)])
+    assert [c.shape.kind for c in model.collisions] == [geometry, "halfspace"]
+    q0 = model.neutral()
+    q0[2] = 0.3
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    half = 0.08 if geometry == "box" else float(np.float32(0.08))   # an STL file holds float32 vertices
+    assert res.q[-1, 2] == pytest.approx(half - 0.05, abs=1e-9)
+    assert res.contacts.total_force()[-1, 2] == pytest.approx(2.0 * G, rel=1e-9)

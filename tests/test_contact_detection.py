@@ -45,6 +45,7 @@ CURVED_GJK = {("capsule", "cylinder"), ("cylinder", "cylinder"), ("cylinder", "b
 TOL = 1e-9
 WS = gjk_workspace()
 
+
 def random_shape(kind, offset, seed):
     """A random shape of ``kind`` from the seed: uniform random rotation, centre uniform in the cube of half-side
     ``offset``, sizes uniform in [0.05, 1] m (a hull: the hull of 16 normal points scaled by up to 1 m per axis).
