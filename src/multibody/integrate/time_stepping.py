@@ -55,6 +55,15 @@ def _record(k, t, q, v, dissipated, S, m, ts, Q, V, D, counts, recs):
 
 
 @njit(cache=True)
+def _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs):
+    """The state at step ``first`` as output 0 when it is to be saved; returns the next output (0 or 1)."""
+    if save.shape[0] > 0 and save[0] == first:
+        _record(0, t0 + first * h, q, v, dissipated, params[5], 0, ts, Q, V, D, counts, recs)
+        return 1
+    return 0
+
+
+@njit(cache=True)
 def _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q, V, D, counts, recs):
     """Step number ``step`` (from t0 + (step − 1) h) with the generalized forces ``tau``: the new state into q, v,
     recorded as output j when ``save[j]`` is this step. Returns (next output, status, dissipated energy)."""
@@ -78,10 +87,7 @@ def stepping_loop(params, tau_const, q, v, t0, h, first, stop, save, dissipated,
     and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs. Returns (rows written,
     status, last step done, dissipated energy)."""
     qn, vn = np.empty_like(q), np.empty_like(v)
-    j = 0
-    if save.shape[0] > 0 and save[0] == first:
-        _record(0, t0 + first * h, q, v, dissipated, params[5], 0, ts, Q, V, D, counts, recs)
-        j = 1
+    j = _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs)
     for step in range(first + 1, stop + 1):
         j, status, dissipated = _advance(params, tau_const, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q,
                                          V, D, counts, recs)
@@ -98,10 +104,7 @@ def stepping_loop_law(params, tau_const, law, q, v, t0, h, first, stop, save, di
     cached on disk), around the cached step."""
     qn, vn = np.empty_like(q), np.empty_like(v)
     tau, extra = np.empty_like(v), np.empty_like(v)
-    j = 0
-    if save.shape[0] > 0 and save[0] == first:
-        _record(0, t0 + first * h, q, v, dissipated, params[5], 0, ts, Q, V, D, counts, recs)
-        j = 1
+    j = _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs)
     for step in range(first + 1, stop + 1):
         extra[:] = 0.0
         law(t0 + (step - 1) * h, q, v, extra)

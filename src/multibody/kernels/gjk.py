@@ -334,12 +334,8 @@ def _blow_up(gi, gf, gw, verts, ga, gb, pv, m, tol):
             e = (pv[0, 1, 0] - pv[0, 0, 0]) ** 2 + (pv[0, 1, 1] - pv[0, 0, 1]) ** 2 + (pv[0, 1, 2] - pv[0, 0, 2]) ** 2
             if e > best:
                 best = e
-                for r in range(3):
-                    for c in range(3):
-                        pv[r, 3, c] = pv[r, 1, c]
-        for r in range(3):
-            for c in range(3):
-                pv[r, 1, c] = pv[r, 3, c]
+                _copy_vertex(pv, 1, 3)
+        _copy_vertex(pv, 3, 1)
         m = 2
     if m == 2:
         e0, e1, e2 = pv[0, 1, 0] - pv[0, 0, 0], pv[0, 1, 1] - pv[0, 0, 1], pv[0, 1, 2] - pv[0, 0, 2]
@@ -360,12 +356,8 @@ def _blow_up(gi, gf, gw, verts, ga, gb, pv, m, tol):
             off = f0 * f0 + f1 * f1 + f2 * f2
             if off > best:
                 best = off
-                for r in range(3):
-                    for cc in range(3):
-                        pv[r, 3, cc] = pv[r, 2, cc]
-        for r in range(3):
-            for cc in range(3):
-                pv[r, 2, cc] = pv[r, 3, cc]
+                _copy_vertex(pv, 2, 3)
+        _copy_vertex(pv, 3, 2)
         m = 3
     if m == 3:
         n0, n1, n2 = cross3(pv[0, 1, 0] - pv[0, 0, 0], pv[0, 1, 1] - pv[0, 0, 1], pv[0, 1, 2] - pv[0, 0, 2],
