@@ -357,8 +357,7 @@ def free_bodies(shapes, g=G, floor=True):
 def test_ball_on_a_box_carry_their_weights():
     """A 2 kg ball of radius 0.05 m on a 1 kg cube of 0.2 m on the floor (stepping): both come to rest, the ball on
     the box's top face at 0.2 + 0.05 m, and the contacts carry the weights — the floor 3 g, the box's top 2 g (the
-    impulses of a resting contact cancel gravity exactly, to the solver's tolerance 1e-10, relative). (A box on a
-    box touches at one point: docs/contact.md, limits.)"""
+    impulses of a resting contact cancel gravity exactly, to the solver's tolerance 1e-10, relative)."""
     model = free_bodies([("box", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
                          ("ball", 2.0, (0.002,) * 3, mb.Sphere(0.05), 0.5)])
     q0 = model.neutral()
@@ -374,6 +373,31 @@ def test_ball_on_a_box_carry_their_weights():
         load[(a, b)] = load.get((a, b), 0.0) + fn
     # pairs are stored with the lower shape code first (kernels/collision.py): (ball, box)
     assert load == pytest.approx({("floor", "box"): 3.0 * G, ("ball", "box"): 2.0 * G}, rel=1e-9)
+
+
+@pytest.mark.parametrize("yaw, x", [(0.0, 0.02), (0.5, 0.06)])
+def test_stacked_boxes_rest_face_on_face(yaw, x):
+    """A 2 kg cube of 0.1 m dropped 1 mm onto a 1 kg cube of 0.2 m on the floor (stepping), off-centre, turned by
+    ``yaw`` about z (0.5 rad at x = 0.06: it hangs over the edge, its centre of mass over the support): the box–box
+    face manifold holds it flat at 0.2 + 0.05 m where it landed, at rest, the floor carrying 3 g and the lower top
+    2 g (resting impulses cancel gravity to the solver's tolerance 1e-10, relative). Heights to 1e-9 m (the gap
+    condition); the landing's slide and turn within 1e-6 (the impact's nine redundant contacts stop Gauss–Seidel
+    on its impulse change, not on the sliding velocity it leaves, ~1e-7 m/s for a few steps: 4e-9 m measured)."""
+    model = free_bodies([("low", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("top", 2.0, (1 / 300,) * 3, mb.Box((0.1, 0.1, 0.1)), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[7], q0[9] = 0.101, x, 0.252
+    q0[10:14] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    np.testing.assert_allclose(res.q[-1, [2, 9]], [0.1, 0.25], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.q[-1, [0, 1, 7, 8]], [0.0, 0.0, x, 0.0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(res.q[-1, 10:14], q0[10:14], rtol=0, atol=1e-6)
+    assert np.max(np.abs(res.v[-1])) < 1e-9
+    last = res.contacts.at(len(res) - 1)
+    load = {}
+    for (a, b, _, _), fn in zip(last["names"], last["normal_force"]):
+        load[(a, b)] = load.get((a, b), 0.0) + fn
+    assert load == pytest.approx({("floor", "low"): 3.0 * G, ("low", "top"): 2.0 * G}, rel=1e-9)
 
 
 @pytest.mark.parametrize("contact", ["stepping", "compliant"])

@@ -32,7 +32,8 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 from contact_reference import reference_distance, support_value, surface_gap
-from multibody.kernels.collision import pair_distance
+from multibody.kernels.collision import C_DIST, C_N, C_PA, C_PB, C_WIDTH, MAX_MANIFOLD, pair_distance
+from multibody.kernels.collision import detect as collision_detect
 from multibody.kernels.gjk import gjk_workspace
 from multibody.kernels.shapes import (GF_RAD, GF_SIZE, GF_WIDTH, GI_NV, GI_TYPE, GI_V0, GI_WIDTH, GW_WIDTH,
                                       SHAPE_CODES)
@@ -136,3 +137,38 @@ def test_touching_and_nested_shapes():
     s1 = dict(kind="sphere", R=I, p=np.zeros(3), radius=0.2)
     d, n, _, _ = detect(s1, dict(s1, radius=0.1))
     assert d == pytest.approx(-0.3, abs=1e-14) and np.linalg.norm(n) == pytest.approx(1.0, abs=1e-14)
+
+
+def test_touching_pair_has_a_unit_normal():
+    """Two boxes face on face to round-off (GJK's distance ~1e-17): the normal is the face normal, not the
+    direction of a difference of witness points that has none left."""
+    I = np.eye(3)
+    yaw = Rotation.from_euler("z", 0.5).as_matrix()
+    low = dict(kind="box", R=I, p=np.array([0.0, 0.0, 0.1]), half_sizes=np.array([0.1, 0.1, 0.1]))
+    for dz in (0.0, 1e-17, -1e-17, 3e-17):
+        top = dict(kind="box", R=yaw, p=np.array([0.06, 0.0, 0.25 + dz]), half_sizes=np.array([0.05, 0.05, 0.05]))
+        d, n, _, _ = detect(low, top)
+        assert abs(d) <= 1e-15 and np.linalg.norm(n - [0.0, 0.0, 1.0]) <= 1e-12
+
+
+def test_box_on_box_manifold():
+    """A yawed cube of 0.1 m pressed 1 mm into the top of a cube of 0.2 m and hanging over its edge x = 0.1: the
+    contacts are the corners of the pressed face over the lower top and the two points where its edges cross
+    x = 0.1 (the two squares' intersection, computed here from the corners), each 1 mm deep along z."""
+    low = dict(kind="box", R=np.eye(3), p=np.array([0.0, 0.0, 0.1]), half_sizes=np.array([0.1, 0.1, 0.1]))
+    R = Rotation.from_euler("z", 0.5).as_matrix()
+    top = dict(kind="box", R=R, p=np.array([0.06, 0.0, 0.25 - 1e-3]), half_sizes=np.array([0.05, 0.05, 0.05]))
+    gi, gf, gw, verts = pack([low, top])
+    out = np.zeros((MAX_MANIFOLD, C_WIDTH))
+    k = collision_detect(gi, gf, verts, np.array([[0, 1]]), gw, 1e-3, out, WS)
+    corners = [top["p"][:2] + R[:2, :2] @ [sx * 0.05, sy * 0.05] for sx, sy in ((1, 1), (-1, 1), (-1, -1), (1, -1))]
+    expected = [c for c in corners if c[0] <= 0.1]
+    for a, b in zip(corners, corners[1:] + corners[:1]):
+        if (a[0] - 0.1) * (b[0] - 0.1) < 0:
+            expected.append(a + (0.1 - a[0]) / (b[0] - a[0]) * (b - a))
+    assert k == len(expected) == 5
+    np.testing.assert_allclose(out[:k, C_DIST], -1e-3, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out[:k, C_N:C_N + 3], np.tile([0.0, 0.0, 1.0], (k, 1)), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(out[:k, C_PA + 2], 0.2, rtol=0, atol=1e-15)           # on the lower top
+    got = sorted(map(tuple, out[:k, C_PB:C_PB + 2]))
+    np.testing.assert_allclose(got, sorted(map(tuple, expected)), rtol=0, atol=1e-15)

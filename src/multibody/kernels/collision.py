@@ -19,7 +19,10 @@ Narrow phase, by pair of shape codes:
 * sphere with box and with cylinder: the closest point of the solid to the sphere's centre (clamping in its
   axes), or, from inside, its nearest face;
 * every other pair (capsule, cylinder, box, hull): GJK on the cores, EPA when they overlap (``kernels/gjk.py``):
-  exact for polytopes, to ``GJK_TOL`` relative for cylinders.
+  exact for polytopes, to ``GJK_TOL`` relative for cylinders. A box on a box whose normal is a face normal (a
+  face, an edge or a corner on a face) gives a manifold: the face of the other box most opposed to it (the
+  incident face) clipped to the reference face's sides (Sutherland–Hodgman), each point of it within the margin
+  a contact along the face normal, at most eight (the clipping of ODE's ``dBoxBox``, R. Smith; Ericson §5.5).
 
 Broad phase: the world bounding boxes (``shapes.bounds``) of the two geometries, widened by the margin, must
 overlap; pairs with a half-space skip it (their narrow phase is one support point). Which pairs are tried at all
@@ -33,7 +36,7 @@ import math
 from numba import njit
 
 from multibody.kernels.gjk import INTERSECTING, epa, gjk, witness
-from multibody.kernels.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P,
+from multibody.kernels.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P, GW_R,
                                       HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local,
                                       to_world)
 from multibody.kernels.spatial import KERNEL, cross3, helper
@@ -45,15 +48,17 @@ C_PAIR, C_DIST, C_N, C_PA, C_PB, C_MU, C_FEAT = 0, 1, 2, 5, 8, 11, 12
 C_WIDTH = 13
 #: relative tolerance of GJK and EPA (times the sum of the two bounding radii)
 GJK_TOL = 1e-12
-#: the most points a pair can give (a box or a cylinder on a half-space)
+#: the most points a pair can give (a box or a cylinder on a half-space, a box on a box)
 MAX_MANIFOLD = 8
+#: a box–box contact is a face contact (a manifold) when its normal is within this of a face normal (1 − cos)
+FACE_ALIGNED = 1e-6
 
 
 def manifold_size(type_a, type_b):
     """The most contact rows a pair of shape codes gives (to size the output)."""
     if type_a == HALFSPACE:
         return {SPHERE: 1, CAPSULE: 2, CYLINDER: 8, BOX: 8, HULL: 5}.get(type_b, 0)
-    return 1
+    return MAX_MANIFOLD if type_a == BOX and type_b == BOX else 1
 
 
 @helper
@@ -336,7 +341,7 @@ def pair_distance(gi, gf, gw, verts, ga, gb, ws):
         return d - ra, -m0, -m1, -m2, c0 - ra * m0, c1 - ra * m1, c2 - ra * m2, s0, s1, s2
     tol = GJK_TOL * (gf[ga, GF_RAD] + gf[gb, GF_RAD])
     status, dc, m = gjk(gi, gf, gw, verts, ga, gb, tol, ws)
-    if status == INTERSECTING:
+    if status == INTERSECTING or dc <= tol:   # touching: the witness points' difference has no direction left
         depth, n0, n1, n2, a0, a1, a2, b0, b1, b2 = epa(gi, gf, gw, verts, ga, gb, m, tol, ws)
         dc = -depth
     else:
@@ -377,5 +382,103 @@ def detect(gi, gf, verts, pairs, gw, margin, out, ws):
             continue
         d, n0, n1, n2, a0, a1, a2, b0, b1, b2 = pair_distance(gi, gf, gw, verts, ga, gb, ws)
         if d < margin:
+            if gi[ga, GI_TYPE] == BOX and gi[gb, GI_TYPE] == BOX:
+                face = box_box_contacts(gf, gw, p, ga, gb, n0, n1, n2, margin, mu, out, k, ws[2])
+                if face >= 0:
+                    k = face
+                    continue
             k = _emit(out, k, p, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, 0)
     return k
+
+
+# ---- box on box: the face manifold ---------------------------------------------------------------------------------
+@helper
+def _box_axis(gw, g, i):
+    """Axis i of box g in world coordinates (column i of its rotation)."""
+    return gw[g, GW_R + i], gw[g, GW_R + 3 + i], gw[g, GW_R + 6 + i]
+
+
+@helper
+def _facing_axis(gw, g, d0, d1, d2):
+    """The axis i of box g most aligned with the world direction d, the sign s of that alignment and |cos|."""
+    l0, l1, l2 = to_local(gw, g, d0, d1, d2)
+    i = 0 if abs(l0) >= abs(l1) and abs(l0) >= abs(l2) else 1 if abs(l1) >= abs(l2) else 2
+    c = l0 if i == 0 else l1 if i == 1 else l2
+    return i, 1.0 if c >= 0.0 else -1.0, abs(c)
+
+
+@njit(**KERNEL)
+def _clip(poly, m, u0, u1, u2, limit):
+    """Sutherland–Hodgman: the polygon poly[0, :m] cut to the half-space u·x <= limit, into poly[0]; returns its
+    vertex count (poly[1] is scratch)."""
+    k = 0
+    for a in range(m):
+        b = (a + 1) % m
+        da = u0 * poly[0, a, 0] + u1 * poly[0, a, 1] + u2 * poly[0, a, 2] - limit
+        db = u0 * poly[0, b, 0] + u1 * poly[0, b, 1] + u2 * poly[0, b, 2] - limit
+        if da <= 0.0:
+            for c in range(3):
+                poly[1, k, c] = poly[0, a, c]
+            k += 1
+        if (da < 0.0 < db) or (db < 0.0 < da):
+            t = da / (da - db)
+            for c in range(3):
+                poly[1, k, c] = poly[0, a, c] + t * (poly[0, b, c] - poly[0, a, c])
+            k += 1
+    for a in range(k):
+        for c in range(3):
+            poly[0, a, c] = poly[1, a, c]
+    return k
+
+
+@njit(**KERNEL)
+def box_box_contacts(gf, gw, pair, ga, gb, n0, n1, n2, margin, mu, out, k, poly):
+    """The face manifold of boxes ga (A) and gb (B) whose contact normal (A to B) is n (the module docstring), into
+    rows k.. of ``out``; returns the next row, or −1 when n is not a face normal of either box (an edge on an edge:
+    the pair's one contact stands). ``poly`` (≥ 2, ≥ 8, 3): scratch."""
+    ia, sa, ca = _facing_axis(gw, ga, n0, n1, n2)
+    ib, sb, cb = _facing_axis(gw, gb, -n0, -n1, -n2)
+    if max(ca, cb) < 1.0 - FACE_ALIGNED:
+        return -1
+    flip = cb > ca                                   # the reference face is B's (its outward normal ≈ −n)
+    ref, inc, i, s = (gb, ga, ib, sb) if flip else (ga, gb, ia, sa)
+    f0, f1, f2 = _box_axis(gw, ref, i)
+    f0, f1, f2 = s * f0, s * f1, s * f2              # the reference face's outward normal
+    h = gf[ref, GF_SIZE + i]
+    c0, c1, c2 = gw[ref, GW_P] + h * f0, gw[ref, GW_P + 1] + h * f1, gw[ref, GW_P + 2] + h * f2
+    # the incident face: the face of the other box most opposed to f, its corners in order around it
+    j, sj, _ = _facing_axis(gw, inc, -f0, -f1, -f2)
+    e0, e1, e2 = _box_axis(gw, inc, j)
+    hj = gf[inc, GF_SIZE + j]
+    o0, o1, o2 = gw[inc, GW_P] + sj * hj * e0, gw[inc, GW_P + 1] + sj * hj * e1, gw[inc, GW_P + 2] + sj * hj * e2
+    j1, j2 = (j + 1) % 3, (j + 2) % 3
+    u0, u1, u2 = _box_axis(gw, inc, j1)
+    w0, w1, w2 = _box_axis(gw, inc, j2)
+    hu, hw = gf[inc, GF_SIZE + j1], gf[inc, GF_SIZE + j2]
+    for a in range(4):
+        su = 1.0 if a == 0 or a == 3 else -1.0
+        sw = 1.0 if a < 2 else -1.0
+        poly[0, a, 0] = o0 + su * hu * u0 + sw * hw * w0
+        poly[0, a, 1] = o1 + su * hu * u1 + sw * hw * w1
+        poly[0, a, 2] = o2 + su * hu * u2 + sw * hw * w2
+    # cut it to the four sides of the reference face
+    m = 4
+    for side in range(1, 3):
+        r = (i + side) % 3
+        a0, a1, a2 = _box_axis(gw, ref, r)
+        hr = gf[ref, GF_SIZE + r]
+        centre = a0 * c0 + a1 * c1 + a2 * c2
+        m = _clip(poly, m, a0, a1, a2, centre + hr)
+        m = _clip(poly, m, -a0, -a1, -a2, hr - centre)
+    start = k
+    for a in range(m):
+        x0, x1, x2 = poly[0, a, 0], poly[0, a, 1], poly[0, a, 2]
+        sep = f0 * (x0 - c0) + f1 * (x1 - c1) + f2 * (x2 - c2)
+        if sep < margin:
+            y0, y1, y2 = x0 - sep * f0, x1 - sep * f1, x2 - sep * f2      # its projection on the reference face
+            feature = 16 * (2 * i + (1 if s > 0.0 else 0) + (6 if flip else 0)) + a
+            if flip:
+                k = _emit(out, k, pair, sep, -f0, -f1, -f2, x0, x1, x2, y0, y1, y2, mu, feature)
+            else:
+                k = _emit(out, k, pair, sep, f0, f1, f2, y0, y1, y2, x0, x1, x2, mu, feature)
+    return k if k > start else -1
