@@ -342,6 +342,15 @@ def test_urdf_collisions_rest_on_the_floor(tmp_path, geometry):
 
 
 # ---- contact between two moving bodies ---------------------------------------------------------------------------
+def loads(res):
+    """The normal force each pair of collision elements carries at the last output: {(A, B): N}."""
+    last = res.contacts.at(len(res) - 1)
+    out = {}
+    for (a, b, _, _), fn in zip(last["names"], last["normal_force"]):
+        out[(a, b)] = out.get((a, b), 0.0) + fn
+    return out
+
+
 def free_bodies(shapes, g=G, floor=True):
     """Bodies on free joints from the ground, ``shapes``: (name, mass, inertia (3,), shape, friction)."""
     b = mb.ModelBuilder(gravity=(0, 0, -g))
@@ -367,10 +376,7 @@ def test_ball_on_a_box_carry_their_weights():
     assert res.q[-1, 2] == pytest.approx(0.1, abs=1e-9) and res.q[-1, 9] == pytest.approx(0.25, abs=1e-9)
     assert res.q[-1, 7] == pytest.approx(0.02, abs=1e-9)
     assert np.max(np.abs(res.v[-1])) < 1e-9
-    last = res.contacts.at(len(res) - 1)
-    load = {}
-    for (a, b, _, _), fn in zip(last["names"], last["normal_force"]):
-        load[(a, b)] = load.get((a, b), 0.0) + fn
+    load = loads(res)
     # pairs are stored with the lower shape code first (kernels/collision.py): (ball, box)
     assert load == pytest.approx({("floor", "box"): 3.0 * G, ("ball", "box"): 2.0 * G}, rel=1e-9)
 
@@ -393,10 +399,7 @@ def test_stacked_boxes_rest_face_on_face(yaw, x):
     np.testing.assert_allclose(res.q[-1, [0, 1, 7, 8]], [0.0, 0.0, x, 0.0], rtol=0, atol=1e-6)
     np.testing.assert_allclose(res.q[-1, 10:14], q0[10:14], rtol=0, atol=1e-6)
     assert np.max(np.abs(res.v[-1])) < 1e-9
-    last = res.contacts.at(len(res) - 1)
-    load = {}
-    for (a, b, _, _), fn in zip(last["names"], last["normal_force"]):
-        load[(a, b)] = load.get((a, b), 0.0) + fn
+    load = loads(res)
     assert load == pytest.approx({("floor", "low"): 3.0 * G, ("low", "top"): 2.0 * G}, rel=1e-9)
 
 
