@@ -18,6 +18,10 @@ from multibody.analysis.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
                                   point_velocity, rnea, rnea_batch)
+from multibody.algorithms_centroidal import (centroidal_bias, centroidal_map, centroidal_map_time_variation,
+                                             centroidal_momentum, com_jacobian)
+from multibody.algorithms_frames import (frame_acceleration, frame_jacobian, frame_jacobian_time_variation,
+                                         frame_placement, frame_velocity)
 from multibody.data import Data
 from multibody.result import Result
 from multibody.simulation import BatchResult, resume, simulate, simulate_batch
@@ -49,6 +53,8 @@ __all__ = [
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
     "joint_wrenches", "joint_reactions",
+    "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration", "frame_jacobian_time_variation",
+    "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]

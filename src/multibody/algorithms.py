@@ -225,6 +225,11 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
     return out
 
 
+#: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms_derivatives``)
+data_at, as_vector, as_batch, as_fext, fill_general, size_error, bind_on_first_call, base_copy = (
+    _data, _vector, _batch, _fext, _fill, _size_error, _bind_on_first_call, lambda d: _base(d))
+
+
 def aba(model, q, v, tau, data=None, fext=None, t=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t``: the
