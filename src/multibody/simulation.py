@@ -52,6 +52,7 @@ import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
+from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, solve_adaptive
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch, save_steps
@@ -221,6 +222,11 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
                              element="t0")
     if formulation != "tree":
         refuse_general_joints(model, f"the {formulation!r} formulation")
+        if getattr(model, "controllers", ()):
+            names = ", ".join(c.name for c in model.controllers)
+            raise ModelError(f"model '{getattr(model, 'name', '')}' has controllers ({names}): the 'tree' formulation "
+                             f"evaluates them; formulation {formulation!r} does not",
+                             element=f"controller '{model.controllers[0].name}'")
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
     if writer is not None:
@@ -525,9 +531,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     if mkey not in FIXED_METHODS:
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
                          f"), not {method!r}; use simulate for adaptive methods", element="method")
-    if callable(tau) or (tau is None and getattr(model, "torque_callback", None) is not None):
+    law = getattr(model, "torque_callback", None) if tau is None else tau
+    if callable(law) and not is_compiled_torque(law):
         raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
-                         "vary constant torques with params={'tau': ...} or use simulate", element="tau")
+                         "give a numba function tau(t, q, v, out), vary constant torques with params={'tau': ...} "
+                         "or use simulate", element="tau")
     t0, t_end = _time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, method)
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
@@ -562,8 +570,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.kernels.lanes import lanes_supported
         from multibody.formulations.tree import P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
+        from multibody.model.controllers import ControllerTable
 
         why = lanes_supported(model)
+        if why is None and is_compiled_torque(law):
+            why = "a compiled torque law runs in the per-run loop"
         if why is None and METHODS[mkey] not in LANE_METHODS:
             why = f"method {method!r} is not one of RK2, HEUN, RK4, VERLET"
         if why is not None and lanes:
@@ -575,7 +586,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG,
+                    ControllerTable(model.controllers, model.nv).arrays())
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

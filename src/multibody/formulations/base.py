@@ -69,8 +69,14 @@ FORMULATIONS = {}
 def callback_forces(callback, t, q, v, nv, model_name):
     """The generalized forces ``callback(t, q, v)`` returns, checked the same way in every formulation: an
     array of ``nv`` numbers (shape (nv,)); anything else is a ``ModelError`` naming the model and the time.
-    ``q`` and ``v`` are given as copies, so the callback cannot change the state."""
-    out = callback(t, q.copy(), v.copy())
+    ``q`` and ``v`` are given as copies, so the callback cannot change the state. A numba function
+    ``callback(t, q, v, out)`` (the compiled torque law of ``formulations/tree_control.py``, which the 'tree'
+    formulation calls in its compiled loop) is called from Python here, with out zeroed."""
+    if getattr(callback, "py_func", None) is not None and hasattr(callback, "signatures"):   # a numba dispatcher
+        out = np.zeros(nv)
+        callback(float(t), np.array(q, dtype=np.float64), np.array(v, dtype=np.float64), out)
+    else:
+        out = callback(t, q.copy(), v.copy())
     where = f"torque callback of model '{model_name}'"
     if out is None:
         raise ModelError(f"{where} returned None at t = {t}, expected an array of nv = {nv} numbers",

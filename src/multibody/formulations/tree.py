@@ -22,6 +22,8 @@ from numba import njit
 from multibody.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
+from multibody.formulations.tree_control import (P_CONTROL, control_extra, control_params, is_compiled_torque,
+                                                 run_controls)
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
 from multibody.kernels.aba import aba_kernel
@@ -32,7 +34,8 @@ from multibody.kernels.kinematics import F_MASS, GENERAL, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
-__all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_params", "tree_energy",
+__all__ = ["tree_system", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_rhs_control",
+           "tree_control_run_params", "tree_params", "tree_energy",
            "tree_energies", "tree_energies_plain", "tree_observe", "tree_run_params", "tree_batch", "tree_joint_forces",
            "BATCH_PARAMS"]
 
@@ -96,6 +99,13 @@ def tree_rhs(t, x, p, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`tree_rhs_extra` with the constant
     generalized forces ``params[16]``."""
     tree_rhs_extra(t, x, p, p[P_TAU], out)
+
+
+@njit(**KERNEL)
+def tree_rhs_control(t, x, p, out):
+    """:func:`tree_rhs` with the model's controllers and a compiled torque law (``formulations/tree_control.py``;
+    their tuple at ``params[P_CONTROL]``) added to the constant generalized forces."""
+    tree_rhs_extra(t, x, p, control_extra(t, x, p[P_TAU], p[P_CONTROL], p[0], p[2].shape[0], p[13]), out)
 
 
 @njit(**KERNEL)
@@ -248,6 +258,12 @@ def tree_run_params(p, batch, b):
             np.zeros_like(p[13]), np.zeros_like(p[14]), p[15], tc, p[P_APPLIED], np.zeros(1))
 
 
+@njit(cache=True)
+def tree_control_run_params(p, batch, b):
+    """:func:`tree_run_params` of a model with controllers: the run's tree parameters and controllers' tuple."""
+    return tree_run_params(p[:P_CONTROL], batch, b) + (run_controls(p[P_CONTROL]),)
+
+
 def tree_batch(model, runs, params):
     """``batch`` tuple of :func:`tree_run_params` for ``runs`` runs from the dict ``params`` (keys of
     :data:`BATCH_PARAMS`), validated: a ``ModelError`` names the key, the shape expected, or the bad value."""
@@ -303,6 +319,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
     nq, nv = model.nq, model.nv
     callback = model.torque_callback if tau is None else tau
     tau_const = None
+    compiled = None      # a numba torque law (formulations/tree_control.py)
+    if is_compiled_torque(callback):
+        compiled, callback = callback, None
     if callback is not None and not callable(callback):
         tau_const = np.array(callback, dtype=float).reshape(-1)
         if tau_const.shape != (nv,) or not np.all(np.isfinite(tau_const)):
@@ -313,7 +332,11 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
     params = tree_params(model, tau_const, data)
     moving = data.base_motion is not None
     fill = data.fill
+    controlled = bool(model.controllers) or compiled is not None
     if prescribed is not None:
+        if controlled:
+            raise ModelError(f"model '{model.name}': prescribed coordinates with controllers or a compiled torque law "
+                             "are not supported (drive the coordinates or control them)", element="prescribed")
         from multibody.formulations.prescribed import prescribed_system
 
         return prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data)
@@ -324,6 +347,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
         normalize_quaternions(x0, params)
 
     rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
+    if controlled:
+        params = control_params(model, params, compiled)
+        rhs = tree_rhs_control
     work = params[13]
     if callback is None:
         def fun(t, x):
@@ -385,9 +411,12 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                      project_py=project_py if quats else None, nsplit=nq,
                      python_only=callback is not None or moving or fill is not None,
                      info={"formulation": "tree", "torque_callback": callback is not None,
+                           **({"compiled_torque": getattr(compiled, "__name__", "")} if compiled is not None else {}),
+                           **({"controllers": [c.name for c in model.controllers]} if model.controllers else {}),
                            **({"base_motion": repr(data.base_motion)} if moving else {})},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,
-                     run_params=tree_run_params, batch=lambda runs, values: tree_batch(model, runs, values))
+                     run_params=tree_control_run_params if controlled else tree_run_params,
+                     batch=lambda runs, values: tree_batch(model, runs, values))
 
 
 register_formulation("tree", tree_system)

@@ -4,6 +4,7 @@ from multibody.model.bodies import Body
 from multibody.model.builder import GROUND, ModelBuilder
 from multibody.model.constraints import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc,
                                          RollingOnProfile, UserConstraint, VelocityConstraint)
+from multibody.model.controllers import ComputedTorque, JointPD, Trajectory
 from multibody.model.geometry import Box, Capsule, Collision, Cylinder, Frame, HalfSpace, Mesh, Sphere, Visual
 from multibody.model.joints import (Cylindrical, Fixed, Free, GeneralJoint, Joint, Planar, Prismatic, Revolute,
                                     Spherical, Universal)
@@ -13,4 +14,5 @@ from multibody.model.placement import Placement, rotation_about
 __all__ = ["BaseMotion", "BaseState", "Body", "GROUND", "ModelBuilder", "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc",
            "RollingOnProfile", "UserConstraint", "VelocityConstraint", "Joint", "Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal",
            "Spherical", "Planar", "Free", "GeneralJoint", "JointInfo", "Model", "Placement", "rotation_about",
-           "Box", "Capsule", "Collision", "Cylinder", "Frame", "HalfSpace", "Mesh", "Sphere", "Visual"]
+           "Box", "Capsule", "Collision", "Cylinder", "Frame", "HalfSpace", "Mesh", "Sphere", "Visual",
+           "JointPD", "ComputedTorque", "Trajectory"]
