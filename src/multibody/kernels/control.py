@@ -6,7 +6,8 @@ controlled velocity coordinate (columns ``C_IV`` ... below), its gains (kp, kd),
 
 * reference (:func:`reference_at`): the piecewise cubic a0 + a1 τ + a2 τ² + a3 τ³ (τ = t − t_s on the segment
   [t_s, t_s+1) found by bisection), its first and second derivative; held at the first knot's value before the
-  first knot and at the last one after the last (velocity and acceleration zero there);
+  first knot and at the last one from the last on (velocity and acceleration zero there). Each piece is closed on
+  the left, so a run that starts at the first knot starts with the spline's acceleration there;
 * ``MODE_PD``: τ = kp (q_ref − q) + kd (q̇_ref − q̇) (:func:`pd_torque`);
 * ``MODE_PD_GRAVITY``: the same + g(q), the generalized gravity forces (:func:`gravity_kernel`): with the first
   moment h_i = m_i c_i of each body about the ground origin and the subtree sums M_i = Σ m_j, H_i = Σ h_j (leaves to
@@ -49,7 +50,7 @@ def no_torque(t, q, v, out, nq, nv):
 @helper
 def reference_at(t, RT, RC, k0, m, r0):
     """(q, q̇, q̈) of a reference: knots RT[k0:k0 + m], cubics RC[r0:r0 + m] (module docstring)."""
-    if m == 1 or t <= RT[k0]:
+    if m == 1 or t < RT[k0]:
         return RC[r0, 0], 0.0, 0.0
     if t >= RT[k0 + m - 1]:
         return RC[r0 + m - 1, 0], 0.0, 0.0

@@ -1,0 +1,332 @@
+"""Controllers in the compiled loop (issue 23): ``mb.JointPD``, ``mb.ComputedTorque``, a numba torque law.
+
+* The controllers' torques are the formulas of ``multibody.model.controllers``, computed independently here: the
+  reference from scipy's clamped cubic spline, g(q) from ``mb.gravity_forces`` (RNEA), the computed torque from
+  ``mb.rnea`` — the same sums in another order: 1e-12 relative to the largest term. The right-hand side a
+  simulation integrates is ABA with these torques added (the same numbers).
+* Computed torque makes the error obey ë + Kd ė + Kp e = 0 exactly, whatever the robot: the simulated error equals
+  the closed form of that linear equation to the error of RK4 (h = 1e-3 over 1 s: ≲ T h⁴ max|x⁽⁵⁾| ≈ 1e-9 for
+  errors of 0.1 rad decaying at 5 s⁻¹ and a spline reference; tolerance 1e-7, where a wrong model term gives 1e-2).
+* PD with gravity compensation holds the UR5 of example-robot-data at a posture (the issue's case).
+* The SIMD lanes give the per-run loop's numbers bit for bit with PD controllers, as without.
+"""
+import importlib.metadata as md
+import warnings
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from scipy.interpolate import CubicSpline
+
+import multibody as mb
+from multibody.bench.dynamics import _random_rotation, _random_unit, random_tree
+from multibody.errors import ModelError
+from multibody.formulations.tree import tree_system
+
+SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+H = 1e-3
+
+
+def _reference(traj, t):
+    """(q, q̇, q̈) of a Trajectory by scipy: the clamped spline, held outside its times."""
+    if traj.times.size == 1 or t < traj.times[0]:
+        return traj.positions[0], np.zeros(traj.ncoordinates), np.zeros(traj.ncoordinates)
+    if t >= traj.times[-1]:
+        return traj.positions[-1], np.zeros(traj.ncoordinates), np.zeros(traj.ncoordinates)
+    cs = CubicSpline(traj.times, traj.positions, bc_type="clamped")
+    return cs(t), cs(t, 1), cs(t, 2)
+
+
+def _random_trajectory(rng, nc):
+    if rng.random() < 0.3:
+        return mb.Trajectory.constant(rng.uniform(-1, 1, nc))
+    m = int(rng.integers(2, 6))
+    return mb.Trajectory(np.cumsum(rng.uniform(0.05, 0.3, m)), rng.uniform(-1, 1, (m, nc)))
+
+
+def controlled_tree(n, rng, joint_types=None, modes=("pd", "pd_gravity", "computed_torque")):
+    """A random tree (every joint type by default, half the joints with a child placement) with controllers of the
+    given kinds on random disjoint sets of its plain-coordinate joints (some joints left uncontrolled)."""
+    types = joint_types or ("Revolute", "Prismatic", "Cylindrical", "Universal", "Planar", "Spherical", "Free",
+                            "Fixed")
+    b = mb.ModelBuilder(gravity=rng.normal(size=3) * 5)
+    names = ["ground"]
+    plain = []
+    for k in range(n):
+        name = f"body{k + 1}"
+        moments = np.sort(rng.uniform(0.2, 2.0, 3))
+        moments[2] = rng.uniform(moments[1], moments[0] + moments[1])
+        Q = _random_rotation(rng)
+        b.add_body(name, mass=rng.uniform(0.2, 3.0), com=rng.uniform(-0.5, 0.5, 3), inertia=Q @ np.diag(moments) @ Q.T)
+        a1, a2 = _random_unit(rng), _random_unit(rng)
+        kind = types[rng.integers(len(types))]
+        joint = {"Fixed": mb.Fixed, "Revolute": lambda: mb.Revolute(a1), "Prismatic": lambda: mb.Prismatic(a1),
+                 "Cylindrical": lambda: mb.Cylindrical(a1), "Universal": lambda: mb.Universal(a1, a2),
+                 "Spherical": mb.Spherical, "Planar": mb.Planar, "Free": mb.Free}[kind]()
+        child = mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)) if rng.random() < 0.5 else None
+        b.add_joint(f"joint{k + 1}", joint, parent=names[rng.integers(len(names))], child=name,
+                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)), child_placement=child)
+        names.append(name)
+        if joint.linear_coordinates and joint.nv:
+            plain.append((f"joint{k + 1}", joint.nv))
+    groups = {mode: [] for mode in modes}
+    for name, nv in plain:
+        mode = rng.integers(len(modes) + 1)
+        if mode < len(modes):
+            groups[modes[mode]].append((name, nv))
+    for mode, joints in groups.items():
+        if not joints:
+            continue
+        nc = sum(nv for _, nv in joints)
+        kp, kd = rng.uniform(0, 50, nc), rng.uniform(0, 10, nc)
+        target = _random_trajectory(rng, nc)
+        names_ = [j for j, _ in joints]
+        c = (mb.ComputedTorque(kp, kd, target, joints=names_) if mode == "computed_torque" else
+             mb.JointPD(kp, kd, target, gravity_compensation=mode == "pd_gravity", joints=names_))
+        b.add_controller(mode, c)
+    return b.build()
+
+
+def _expected_torques(model, t, q, v):
+    """The controllers' τ from their definitions (module docstring)."""
+    tau = np.zeros(model.nv)
+    g = mb.gravity_forces(model, q)
+    a_star = np.zeros(model.nv)
+    ct = []
+    for info in model.controllers:
+        c = info.controller
+        qr, vr, ar = _reference(c.reference, t)
+        iv, iq = np.array(info.iv), np.array(info.iq)
+        e, ed = qr - q[iq], vr - v[iv]
+        if isinstance(c, mb.ComputedTorque):
+            a_star[iv] = ar + (c.kd * ed + c.kp * e)
+            ct += list(iv)
+        else:
+            tau[iv] = c.kp * e + c.kd * ed + (g[iv] if c.gravity_compensation else 0.0)
+    if ct:
+        tau[ct] = mb.rnea(model, q, v, a_star)[ct]
+    return tau
+
+
+@SETTINGS
+@given(st.integers(1, 10), st.integers(0, 2**32 - 1))
+def test_controller_torques_are_their_formulas(n, seed):
+    rng = np.random.default_rng(seed)
+    model = controlled_tree(n, rng)
+    assume(model.controllers)
+    q = model.random_configuration(rng)
+    v = rng.uniform(-1, 1, model.nv)
+    for t in (0.0, rng.uniform(0, 1.5), 5.0):
+        tau = mb.controller_torques(model, q, v, t)
+        np.testing.assert_allclose(tau, _expected_torques(model, t, q, v), rtol=0,
+                                   atol=1e-12 * max(1.0, np.abs(tau).max()))
+    # what a simulation integrates: ABA with them added to the constant torques
+    tau_const = rng.normal(size=model.nv)
+    system = tree_system(model, q, v, tau=tau_const)
+    t = 0.3
+    qdd = system.fun(t, np.concatenate([q, v]))[model.nq:]
+    expected = mb.aba(model, q, v, tau_const + mb.controller_torques(model, q, v, t))
+    np.testing.assert_allclose(qdd, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
+
+
+def test_trajectory_is_the_clamped_spline():
+    traj = mb.Trajectory([0.0, 0.4, 1.0, 1.3], [[0.0, 1.0], [0.5, -1.0], [0.2, 0.0], [1.0, 2.0]])
+    for t in np.linspace(-0.5, 1.8, 47):
+        for ours, theirs in zip(traj.at(t), _reference(traj, t)):
+            np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+    q, v, a = traj.at(1.3)
+    assert q.tolist() == [1.0, 2.0] and not v.any() and not a.any()
+
+
+def _damped(kp, kd, e0, ed0, t):
+    """The solution of ë + kd ė + kp e = 0 (kd² < 4 kp): e^{−σt}(e0 cos ωt + (ė0 + σ e0)/ω sin ωt)."""
+    s, w = kd / 2, np.sqrt(kp - kd * kd / 4)
+    return np.exp(-s * t) * (e0 * np.cos(w * t) + (ed0 + s * e0) / w * np.sin(w * t))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_computed_torque_makes_the_error_dynamics_linear(seed):
+    rng = np.random.default_rng(seed)
+    m = random_tree(5, rng, joint_types=("Revolute", "Prismatic", "Universal", "Planar"))
+    times = np.array([0.0, 0.3, 0.7, 1.0])
+    traj = mb.Trajectory(times, rng.uniform(-1, 1, (4, m.nv)))
+    kp, kd = 25.0, 6.0
+    model = m.with_controllers({"track": mb.ComputedTorque(kp, kd, traj)})
+    q0 = traj.positions[0] + rng.uniform(-0.1, 0.1, m.nv)
+    v0 = rng.uniform(-0.3, 0.3, m.nv)
+    r = mb.simulate(model, q0, v0, 1.0, method="RK4", h=H, output_every=50)
+    e0, ed0 = traj.positions[0] - q0, -v0
+    for t, q in zip(r.t, r.q):
+        np.testing.assert_allclose(traj.at(t)[0] - q, _damped(kp, kd, e0, ed0, t), rtol=0, atol=1e-7)
+
+
+def _robots():
+    try:
+        root = md.distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots")
+    except md.PackageNotFoundError:
+        return None
+    return root if root.is_dir() else None
+
+
+def ur5_holding(posture, omega=40.0):
+    """The UR5 with a PD + gravity compensation holding ``posture``: per joint Kp = ω² M_ii, Kd = 2 ω M_ii (M at the
+    posture), the gains of a critically damped joint of natural frequency ω if M were diagonal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.io.load_urdf(_robots() / "ur_description/urdf/ur5_robot.urdf")
+    d = np.diag(mb.crba(model, posture))
+    return model, model.with_controllers({"hold": mb.JointPD(omega**2 * d, 2 * omega * d, posture)})
+
+
+POSTURE = np.array([0.3, -1.2, 1.5, -0.8, 1.2, 0.4])
+
+
+@pytest.mark.skipif(_robots() is None, reason="example-robot-data is not installed")
+def test_ur5_holds_a_posture_with_pd_and_gravity_compensation():
+    """Started 0.05 rad off on every joint, at rest, RK4 h = 1e-3 for 2 s: the final posture error is below 1e-10
+    rad. Why it must be: with g(q) compensated exactly the posture q* is an equilibrium and the error obeys
+    M ë + (C + Kd) ė + Kp e = 0 (Takegaki & Arimoto); near q* its decay is that of the linear system
+    ë = −M*⁻¹(Kd ė + Kp e), whose slowest eigenvalue has real part −σ: |e(t)| ≤ κ(V) |x(0)| e^{−σt} (V its
+    eigenvectors). The gains make σ ≈ 20 s⁻¹, so the bound at 2 s is checked to be below 1e-13 (1000 times under
+    the requirement), and the largest |λ| h ≈ 0.3 is far inside RK4's stability region (2.78)."""
+    model, held = ur5_holding(POSTURE)
+    M = mb.crba(model, POSTURE)
+    kp, kd = held.controllers[0].controller.kp, held.controllers[0].controller.kd
+    A = np.block([[np.zeros((6, 6)), np.eye(6)], [-np.linalg.solve(M, np.diag(kp)), -np.linalg.solve(M, np.diag(kd))]])
+    lam, V = np.linalg.eig(A)
+    sigma = -lam.real.max()
+    x0 = np.concatenate([np.full(6, 0.05), np.zeros(6)])
+    assert np.linalg.cond(V) * np.linalg.norm(x0) * np.exp(-2.0 * sigma) < 1e-13
+    assert np.abs(lam).max() * H < 1.0
+    r = mb.simulate(held, POSTURE + 0.05, np.zeros(6), 2.0, method="RK4", h=H, n_out=3)
+    assert r.info["path"] == "compiled"
+    assert np.abs(r.q[-1] - POSTURE).max() < 1e-10
+    assert np.abs(r.v[-1]).max() < 1e-9
+    # started at the posture it stays there (the gravity compensation is exact to round-off)
+    r = mb.simulate(held, POSTURE, np.zeros(6), 2.0, method="RK4", h=H, n_out=3)
+    assert np.abs(r.q[-1] - POSTURE).max() < 1e-13
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 2**32 - 1), st.integers(1, 19), st.sampled_from(["RK4", "RK2", "HEUN", "VERLET"]))
+def test_lanes_with_pd_controllers_equal_the_per_run_loop_bit_for_bit(seed, runs, method):
+    """Random trees of Revolute, Prismatic and Fixed joints with PD controllers (with and without gravity
+    compensation, constant and spline references), joint springs half the time, per-run torques and masses: the
+    lanes give the numbers of the per-run loop, and of single runs, exactly."""
+    rng = np.random.default_rng(seed)
+    model = controlled_tree(int(rng.integers(1, 7)), rng, ("Revolute", "Prismatic", "Fixed"), ("pd", "pd_gravity"))
+    assume(model.nv > 0)
+    Q0 = rng.uniform(-1.0, 1.0, (runs, model.nq))
+    V0 = rng.uniform(-1.0, 1.0, (runs, model.nv))
+    params = {"tau": rng.normal(size=(runs, model.nv))}
+    if rng.random() < 0.5:
+        params["mass"] = model.mass[1:] * rng.uniform(0.5, 2.0, (runs, model.nbodies))
+    kw = dict(method=method, h=H, output_every=7, params=params)
+    lanes = mb.simulate_batch(model, Q0, V0, 0.03, **kw)
+    loop = mb.simulate_batch(model, Q0, V0, 0.03, lanes=False, **kw)
+    assert lanes.info["path"] == "compiled lanes" and loop.info["path"] == "compiled batch"
+    for a, b in ((lanes.q, loop.q), (lanes.v, loop.v), (lanes.energy["total"], loop.energy["total"])):
+        np.testing.assert_array_equal(a, b)
+    k = int(rng.integers(runs))
+    if "mass" not in params:
+        single = mb.simulate(model, Q0[k], V0[k], 0.03, method=method, h=H, output_every=7, tau=params["tau"][k])
+        np.testing.assert_array_equal(single.q, lanes.q[k])
+
+
+def test_lanes_with_joint_springs_and_controllers():
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_body("a", mass=1.0, com=(0.0, 0.0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_body("c", mass=0.5, com=(0.0, 0.1, -0.2), inertia=np.diag([0.05, 0.04, 0.02]))
+    b.add_body("d", mass=0.8, com=(0.1, 0.0, -0.3), inertia=np.diag([0.06, 0.05, 0.03]))
+    b.add_joint("j1", mb.Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="a", stiffness=4.0, damping=0.3,
+                rest=0.2)
+    b.add_joint("j2", mb.Prismatic(axis=(0.0, 0.0, 1.0)), parent="a", child="c", stiffness=50.0, rest=-0.1,
+                placement=mb.Placement(np.eye(3), (0.0, 0.0, -1.0)))
+    b.add_joint("j3", mb.Revolute(axis=(0.6, 0.0, 0.8)), parent="c", child="d", damping=0.1, effort=0.4)
+    b.add_controller("arm", mb.JointPD([30.0, 10.0], [3.0, 1.0], mb.Trajectory([0.0, 0.01], [[0.0, 0.1], [0.3, 0.0]]),
+                                       joints=["j1", "j3"]))
+    b.add_controller("slide", mb.JointPD(100.0, 5.0, [0.05], gravity_compensation=False, joints=["j2"]))
+    model = b.build()
+    rng = np.random.default_rng(3)
+    Q0, V0 = rng.uniform(-0.5, 0.5, (10, 3)), rng.uniform(-1.0, 1.0, (10, 3))
+    kw = dict(method="RK4", h=H, output_every=4, params={"tau": rng.normal(size=(10, 3))})
+    lanes = mb.simulate_batch(model, Q0, V0, 0.02, **kw)
+    loop = mb.simulate_batch(model, Q0, V0, 0.02, lanes=False, **kw)
+    assert lanes.info["path"] == "compiled lanes"
+    np.testing.assert_array_equal(lanes.q, loop.q)
+    np.testing.assert_array_equal(lanes.energy["total"], loop.energy["total"])
+
+
+@numba.njit(cache=True)
+def damping_law(t, q, v, out):
+    """A compiled torque law: viscous damping and a torque that grows with time on the first coordinate."""
+    for k in range(v.shape[0]):
+        out[k] = -0.5 * v[k]
+    out[0] += 0.1 * t
+
+
+def test_compiled_torque_law_runs_in_the_compiled_loop():
+    rng = np.random.default_rng(4)
+    model = random_tree(4, rng, joint_types=("Revolute", "Prismatic", "Spherical"))
+    q0, v0 = model.random_configuration(rng), rng.uniform(-1, 1, model.nv)
+
+    def python_law(t, q, v):
+        out = -0.5 * v
+        out[0] += 0.1 * t
+        return out
+
+    compiled = mb.simulate(model, q0, v0, 0.2, method="RK4", h=H, tau=damping_law)
+    python = mb.simulate(model, q0, v0, 0.2, method="RK4", h=H, tau=python_law)
+    assert compiled.info["path"] == "compiled" and python.info["path"] == "python"
+    np.testing.assert_allclose(compiled.q, python.q, rtol=0, atol=1e-13)
+    # adaptive runs call it in the compiled right-hand side too
+    a = mb.simulate(model, q0, v0, 0.2, method="DOP853", rtol=1e-11, atol=1e-11, tau=damping_law)
+    np.testing.assert_allclose(a.q[-1], compiled.q[-1], rtol=0, atol=1e-9)
+    # in a batch (the per-run loop: the lanes do not call it), each run equals the single run
+    Q0 = np.array([q0, model.random_configuration(rng)])
+    batch = mb.simulate_batch(model, Q0, np.array([v0, v0]), 0.2, h=H, tau=damping_law)
+    assert batch.info["path"] == "compiled batch"
+    np.testing.assert_array_equal(batch.q[0], compiled.q)
+    # other formulations call it from Python (the Poisson form's states differ: RK4's error, ≲ 1e-12 here)
+    c = mb.simulate(model, q0, v0, 0.05, method="RK4", h=H, tau=damping_law, formulation="poisson")
+    np.testing.assert_allclose(c.q[-1], compiled.q[50], rtol=0, atol=1e-9)
+
+
+def test_bad_controllers_are_named():
+    rng = np.random.default_rng(0)
+    model = random_tree(3, rng, joint_types=("Revolute",))
+    with pytest.raises(ModelError, match="controller 'c': joint 'elbow' is not a tree joint"):
+        model.with_controllers({"c": mb.JointPD(1.0, 1.0, [0.0], joints=["elbow"])})
+    with pytest.raises(ModelError, match=r"the target has 2 values per time for 3 coordinates"):
+        model.with_controllers({"c": mb.JointPD(1.0, 1.0, [0.0, 0.0])})
+    with pytest.raises(ModelError, match="kp has 2 values for 3 coordinates"):
+        model.with_controllers({"c": mb.JointPD([1.0, 2.0], 1.0, [0.0, 0.0, 0.0])})
+    with pytest.raises(ModelError, match="kd must be one non-negative number"):
+        mb.JointPD(1.0, -1.0, [0.0])
+    with pytest.raises(ModelError, match="times must be one or more strictly increasing"):
+        mb.Trajectory([0.0, 0.0], [[0.0], [1.0]])
+    with pytest.raises(ModelError, match="coordinate 'joint1.angle' is controlled by controller 'a' already"):
+        model.with_controllers({"a": mb.JointPD(1.0, 1.0, [0.0], joints=["joint1"]),
+                                "b": mb.ComputedTorque(1.0, 1.0, [0.0], joints=["joint1"])})
+    free = random_tree(2, rng, joint_types=("Free",))
+    with pytest.raises(ModelError, match="joint 'joint1' is a Free joint, whose quaternion coordinates"):
+        free.with_controllers({"c": mb.JointPD(1.0, 1.0, np.zeros(6), joints=["joint1"])})
+    with pytest.raises(ModelError, match="no joint with plain coordinates to control"):
+        free.with_controllers({"c": mb.JointPD(1.0, 1.0, [0.0])})
+    held = model.with_controllers({"c": mb.JointPD(1.0, 1.0, [0.0, 0.0, 0.0])})
+    with pytest.raises(ModelError, match="has controllers \\(c\\): the 'tree' formulation evaluates them") as err:
+        mb.simulate(held, held.neutral(), None, 0.01, method="RK4", h=H, formulation="constrained")
+    assert err.value.element == "controller 'c'"
+    with pytest.raises(ModelError, match="prescribed coordinates with controllers"):
+        mb.simulate(held, held.neutral(), None, 0.01, method="RK4", h=H,
+                    prescribed={"joint1.angle": lambda t: (0.0, 0.0, 0.0)})
+
+    @numba.njit
+    def wrong(t, q):
+        return q
+
+    with pytest.raises(ModelError, match="tau: the numba function 'wrong' must compile as tau\\(t, q, v, out\\)") as err:
+        mb.simulate(model, model.neutral(), None, 0.01, method="RK4", h=H, tau=wrong)
+    assert err.value.element == "tau"
