@@ -330,3 +330,30 @@ def test_bad_controllers_are_named():
     with pytest.raises(ModelError, match="tau: the numba function 'wrong' must compile as tau\\(t, q, v, out\\)") as err:
         mb.simulate(model, model.neutral(), None, 0.01, method="RK4", h=H, tau=wrong)
     assert err.value.element == "tau"
+
+
+@pytest.mark.skipif(_robots() is None, reason="example-robot-data is not installed")
+def test_cli_runs_a_robot_holding_a_posture(tmp_path, capsys):
+    """``multibody run ur5.urdf --controller pd --posture ...``: from the neutral configuration towards the posture
+    with the default gains (Kp = ω² M_ii, Kd = 2 ω M_ii at the posture, ω = 20 rad/s): the run the library makes with
+    that controller, number for number."""
+    from multibody.cli import main
+    from multibody.result import Result
+
+    urdf = str(_robots() / "ur_description/urdf/ur5_robot.urdf")
+    posture = ",".join(map(str, POSTURE))
+    assert main(["run", urdf, "--controller", "pd", "--posture", posture, "--method", "RK4", "--h", "1e-3",
+                 "--t-end", "2", "--out", str(tmp_path / "ur5")]) == 0
+    out = capsys.readouterr().out
+    assert "controller 'pd': largest |q - target| at the end" in out
+    res = Result.load(tmp_path / "ur5" / "result.npz")
+    model, _ = ur5_holding(POSTURE)
+    d = np.diag(mb.crba(model, POSTURE))
+    held = model.with_controllers({"pd": mb.JointPD(400.0 * d, 40.0 * d, POSTURE)})
+    lib = mb.simulate(held, model.neutral(), np.zeros(6), 2.0, method="RK4", h=H, n_out=res.t.size)
+    np.testing.assert_array_equal(res.q, lib.q)
+    assert np.abs(res.q[-1] - POSTURE).max() < 1e-3 * np.abs(POSTURE).max()       # (it got there)
+    assert main(["run", urdf, "--controller", "pd", "--posture", "0.1,0.2", "--t-end", "1"]) == 2
+    assert "--posture has 2 values for the 6 controlled coordinates" in capsys.readouterr().err
+    assert main(["run", urdf, "--posture", posture, "--t-end", "1"]) == 2
+    assert "give it" in capsys.readouterr().err
