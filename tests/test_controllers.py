@@ -1,7 +1,7 @@
 """Controllers in the compiled loop (issue 23): ``mb.JointPD``, ``mb.ComputedTorque``, a numba torque law.
 
 * The controllers' torques are the formulas of ``multibody.model.controllers``, computed independently here: the
-  reference from scipy's clamped cubic spline, g(q) from ``mb.gravity_forces`` (RNEA), the computed torque from
+  reference from scipy's quintic spline at rest at both ends, g(q) from ``mb.gravity_forces`` (RNEA), the computed torque from
   ``mb.rnea`` — the same sums in another order: 1e-12 relative to the largest term. The right-hand side a
   simulation integrates is ABA with these torques added (the same numbers).
 * Computed torque makes the error obey ë + Kd ė + Kp e = 0 exactly, whatever the robot: the simulated error equals
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from scipy.interpolate import CubicSpline
+from scipy.interpolate import make_interp_spline
 
 import multibody as mb
 from multibody.bench.dynamics import _random_rotation, _random_unit, random_tree
@@ -30,13 +30,15 @@ H = 1e-3
 
 
 def _reference(traj, t):
-    """(q, q̇, q̈) of a Trajectory by scipy: the clamped spline, held outside its times."""
+    """(q, q̇, q̈) of a Trajectory by scipy: the quintic spline at rest at both ends, held outside its times."""
+    nc = traj.ncoordinates
     if traj.times.size == 1 or t < traj.times[0]:
-        return traj.positions[0], np.zeros(traj.ncoordinates), np.zeros(traj.ncoordinates)
+        return traj.positions[0], np.zeros(nc), np.zeros(nc)
     if t >= traj.times[-1]:
-        return traj.positions[-1], np.zeros(traj.ncoordinates), np.zeros(traj.ncoordinates)
-    cs = CubicSpline(traj.times, traj.positions, bc_type="clamped")
-    return cs(t), cs(t, 1), cs(t, 2)
+        return traj.positions[-1], np.zeros(nc), np.zeros(nc)
+    rest = [(1, np.zeros(nc)), (2, np.zeros(nc))]
+    spline = make_interp_spline(traj.times, traj.positions, k=5, bc_type=(rest, rest))
+    return spline(t), spline(t, 1), spline(t, 2)
 
 
 def _random_trajectory(rng, nc):
@@ -131,13 +133,18 @@ def test_controller_torques_are_their_formulas(n, seed):
     np.testing.assert_allclose(qdd, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
 
 
-def test_trajectory_is_the_clamped_spline():
+def test_trajectory_is_the_rest_to_rest_quintic_spline():
+    """The reference against scipy's spline (its Taylor coefficients against its own evaluation: round-off of
+    degree-5 polynomials in values of order 10, 1e-12), and continuous in q, q̇, q̈ where it starts and ends."""
     traj = mb.Trajectory([0.0, 0.4, 1.0, 1.3], [[0.0, 1.0], [0.5, -1.0], [0.2, 0.0], [1.0, 2.0]])
     for t in np.linspace(-0.5, 1.8, 47):
         for ours, theirs in zip(traj.at(t), _reference(traj, t)):
             np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
     q, v, a = traj.at(1.3)
     assert q.tolist() == [1.0, 2.0] and not v.any() and not a.any()
+    for t in (0.0, 1.3):   # |Δq̈| ≤ max jerk · 2e-9, the jerk ≲ 60 |Δq| / T³ ≈ 4e3 on the last segment: 1e-5
+        for left, right in zip(traj.at(t - 1e-9), traj.at(t + 1e-9)):
+            np.testing.assert_allclose(left, right, rtol=0, atol=1e-4)    # (a jump of q̈ would be of order 10)
 
 
 def _damped(kp, kd, e0, ed0, t):

@@ -1,13 +1,12 @@
 """The controllers' torques, compiled: references, gravity compensation, computed torque (``model/controllers.py``).
 
 The controllers of a model come packed as a table (``model.controllers.ControllerTable``): one integer row per
-controlled velocity coordinate (columns ``C_IV`` ... below), its gains (kp, kd), and the cubics of its reference.
+controlled velocity coordinate (columns ``C_IV`` ... below), its gains (kp, kd), and the polynomial pieces of its reference.
 :func:`control_kernel` evaluates them at (t, q, v):
 
-* reference (:func:`reference_at`): the piecewise cubic a0 + a1 τ + a2 τ² + a3 τ³ (τ = t − t_s on the segment
-  [t_s, t_s+1) found by bisection), its first and second derivative; held at the first knot's value before the
-  first knot and at the last one from the last on (velocity and acceleration zero there). Each piece is closed on
-  the left, so a run that starts at the first knot starts with the spline's acceleration there;
+* reference (:func:`reference_at`): the piecewise quintic Σ a_i τ^i (τ = t − t_s on the segment [t_s, t_s+1) found
+  by bisection; ``model.controllers.Trajectory``, at rest at both ends), its first and second derivative; held at
+  the first knot's value before the first knot and at the last one from the last on;
 * ``MODE_PD``: τ = kp (q_ref − q) + kd (q̇_ref − q̇) (:func:`pd_torque`);
 * ``MODE_PD_GRAVITY``: the same + g(q), the generalized gravity forces (:func:`gravity_kernel`): with the first
   moment h_i = m_i c_i of each body about the ground origin and the subtree sums M_i = Σ m_j, H_i = Σ h_j (leaves to
@@ -30,9 +29,11 @@ from multibody.kernels.kinematics import (B_P, F_COM, F_MASS, IV, NV, PARENT, jo
 from multibody.kernels.rnea import rnea_kernel
 from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec
 
+#: the degree of the references' polynomial pieces (``model.controllers.Trajectory``)
+DEGREE = 5
 #: controller modes
 MODE_PD, MODE_PD_GRAVITY, MODE_COMPUTED_TORQUE = 0, 1, 2
-#: columns of the table's integer rows: velocity index, q index, mode, first knot, number of knots, first cubic row
+#: columns of the table's integer rows: velocity index, q index, mode, first knot, number of knots, first row of polynomial coefficients
 C_IV, C_IQ, C_MODE, C_KNOT, C_NKNOT, C_ROW = range(6)
 CI_WIDTH = 6
 
@@ -49,7 +50,7 @@ def no_torque(t, q, v, out, nq, nv):
 
 @helper
 def reference_at(t, RT, RC, k0, m, r0):
-    """(q, q̇, q̈) of a reference: knots RT[k0:k0 + m], cubics RC[r0:r0 + m] (module docstring)."""
+    """(q, q̇, q̈) of a reference: knots RT[k0:k0 + m], quintics RC[r0:r0 + m] (module docstring)."""
     if m == 1 or t < RT[k0]:
         return RC[r0, 0], 0.0, 0.0
     if t >= RT[k0 + m - 1]:
@@ -68,7 +69,12 @@ def reference_at(t, RT, RC, k0, m, r0):
     a1 = RC[r, 1]
     a2 = RC[r, 2]
     a3 = RC[r, 3]
-    return a0 + s * (a1 + s * (a2 + s * a3)), a1 + s * (2.0 * a2 + 3.0 * a3 * s), 2.0 * a2 + 6.0 * a3 * s
+    a4 = RC[r, 4]
+    a5 = RC[r, 5]
+    q = a0 + s * (a1 + s * (a2 + s * (a3 + s * (a4 + s * a5))))
+    v = a1 + s * (2.0 * a2 + s * (3.0 * a3 + s * (4.0 * a4 + s * 5.0 * a5)))
+    a = 2.0 * a2 + s * (6.0 * a3 + s * (12.0 * a4 + s * 20.0 * a5))
+    return q, v, a
 
 
 @helper

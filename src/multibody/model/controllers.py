@@ -36,12 +36,14 @@ Example
 >>> model.controllers[0].name, model.controllers[0].coordinates
 ('hold', ('shoulder.angle',))
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.kernels.control import C_MODE, CI_WIDTH, MODE_COMPUTED_TORQUE, MODE_PD, MODE_PD_GRAVITY, reference_at
+from multibody.kernels.control import (C_MODE, CI_WIDTH, DEGREE, MODE_COMPUTED_TORQUE, MODE_PD, MODE_PD_GRAVITY,
+                                       reference_at)
 
 
 def _numbers(value, what, element, shape=None):
@@ -58,14 +60,16 @@ def _numbers(value, what, element, shape=None):
 
 class Trajectory:
     """A reference motion of the controlled coordinates through waypoints: ``times`` (m,) strictly increasing,
-    ``positions`` (m, nc). Between the first and the last waypoint the coordinates follow the clamped cubic spline
-    through them (C², zero velocity at the first and the last waypoint: the motion starts and ends at rest); before
-    ``times[0]`` they hold the first waypoint and after ``times[-1]`` the last. One waypoint is a constant target.
+    ``positions`` (m, nc). Between the first and the last waypoint the coordinates follow the quintic spline through
+    them with zero velocity and acceleration at the first and the last waypoint (scipy's ``make_interp_spline``, k =
+    5; C⁴ between the waypoints): the motion starts and ends at rest, without a jump of acceleration; before
+    ``times[0]`` they hold the first waypoint and after ``times[-1]`` the last, so that q, q̇ and q̈ are continuous
+    at all times. One waypoint is a constant target.
 
     >>> traj = Trajectory([0.0, 1.0], [[0.0], [1.0]])
     >>> q, v, a = traj.at(0.5)
-    >>> float(q[0]), float(v[0]), float(a[0])     # the cubic 3 s² − 2 s³ at its midpoint
-    (0.5, 1.5, 0.0)
+    >>> float(q[0]), float(v[0]), round(float(a[0]), 12)     # the rest-to-rest quintic 10 s³ − 15 s⁴ + 6 s⁵
+    (0.5, 1.875, 0.0)
     """
 
     def __init__(self, times, positions, element="trajectory"):
@@ -93,16 +97,19 @@ class Trajectory:
         return self.positions.shape[1]
 
     def coefficients(self):
-        """(nc, m, 4): for each coordinate and segment s < m − 1 the cubic a0 + a1 τ + a2 τ² + a3 τ³ in τ = t − times[s];
-        row m − 1 holds the last waypoint (a0), the value held after the last time."""
+        """(nc, m, DEGREE + 1): for each coordinate and segment s < m − 1 the quintic Σ a_i τ^i in τ = t − times[s]
+        (the spline's Taylor coefficients at times[s]); row m − 1 holds the last waypoint (a0), the value held from
+        the last time on."""
         m, nc = self.positions.shape
-        out = np.zeros((nc, m, 4))
+        out = np.zeros((nc, m, DEGREE + 1))
         out[:, m - 1, 0] = self.positions[-1]
         if m > 1:
-            from scipy.interpolate import CubicSpline
+            from scipy.interpolate import make_interp_spline
 
-            c = CubicSpline(self.times, self.positions, bc_type="clamped").c     # (4, m − 1, nc), highest power first
-            out[:, :m - 1, :] = np.transpose(c[::-1], (2, 1, 0))
+            rest = [(1, np.zeros(nc)), (2, np.zeros(nc))]
+            spline = make_interp_spline(self.times, self.positions, k=DEGREE, bc_type=(rest, rest))
+            for i in range(DEGREE + 1):
+                out[:, :m - 1, i] = (spline(self.times[:-1], i) / math.factorial(i)).T
         return out
 
     def at(self, t):
@@ -292,7 +299,7 @@ def check_overlap(infos):
 class ControllerTable:
     """The model's controllers packed for the kernels (``kernels/control.py``): ``CI`` (nc, CI_WIDTH) int64 rows
     (velocity index, q index, mode, first knot, knots, first coefficient row), ``CF`` (nc, 2) the gains (kp, kd),
-    ``RT`` the knots, ``RC`` (rows, 4) the cubics of the references (``Trajectory.coefficients``), ``CROW`` (nv,) the
+    ``RT`` the knots, ``RC`` (rows, 6) the quintics of the references (``Trajectory.coefficients``), ``CROW`` (nv,) the
     row of each velocity coordinate (−1: not controlled)."""
 
     def __init__(self, infos, nv):
@@ -316,7 +323,7 @@ class ControllerTable:
         self.CI = np.array(ci, dtype=np.int64).reshape(-1, CI_WIDTH)
         self.CF = np.array(cf, dtype=np.float64).reshape(-1, 2)
         self.RT = np.array(rt, dtype=np.float64)
-        self.RC = np.concatenate(rc).reshape(-1, 4) if rc else np.zeros((0, 4))
+        self.RC = np.concatenate(rc).reshape(-1, DEGREE + 1) if rc else np.zeros((0, DEGREE + 1))
         self.CROW = crow
         #: which parts the kernels compute: any gravity compensation, any computed torque
         self.gravity = bool(np.any(self.CI[:, C_MODE] == MODE_PD_GRAVITY))
