@@ -19,6 +19,8 @@ from multibody.analysis.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
                                   point_velocity, rnea, rnea_batch)
+from multibody.algorithms_derivatives import (aba_derivatives, aba_derivatives_batch, coriolis_matrix, minv,
+                                              rnea_derivatives, rnea_derivatives_batch)
 from multibody.algorithms_centroidal import (centroidal_bias, centroidal_map, centroidal_map_time_variation,
                                              centroidal_momentum, com_jacobian)
 from multibody.algorithms_control import controller_torques
@@ -55,6 +57,7 @@ __all__ = [
     "ModelError", "ConstraintError", "IntegrationError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
+    "rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch", "aba_derivatives_batch",
     "joint_wrenches", "joint_reactions",
     "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration", "frame_jacobian_time_variation",
     "controller_torques", "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",

@@ -172,13 +172,15 @@ _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
 assert _CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
 
 
-def _bind_on_first_call(kernel, name):
-    """A stand-in for the module global ``name``: it calls ``kernel`` through numba's dispatcher (which compiles
-    or loads it), replaces itself by the compiled entry point for these argument types, and returns the
-    result."""
+def _bind_on_first_call(kernel, name, namespace=None):
+    """A stand-in for the module global ``name`` (of ``namespace``, default this module's globals): it calls
+    ``kernel`` through numba's dispatcher (which compiles or loads it), replaces itself by the compiled entry
+    point for these argument types, and returns the result."""
+    space = globals() if namespace is None else namespace
+
     def first_call(*args):
         result = kernel(*args)
-        globals()[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
+        space[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
         return result
 
     return first_call
@@ -226,8 +228,17 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
 
 
 #: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms_derivatives``)
-data_at, as_vector, as_batch, as_fext, fill_general, size_error, bind_on_first_call, base_copy = (
-    _data, _vector, _batch, _fext, _fill, _size_error, _bind_on_first_call, lambda d: _base(d))
+data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
+                                                                          _bind_on_first_call)
+
+
+def base_copy(d):
+    """The base block of ``d``'s workspace (a copy, as the batch kernels take it)."""
+    return _base(d)
+
+
+#: writing the general joints' kinematics before a kernel, shared with the frame and centroidal algorithms
+fill_general = _fill
 
 
 def aba(model, q, v, tau, data=None, fext=None, t=None):
