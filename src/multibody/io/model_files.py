@@ -41,6 +41,7 @@ from multibody.model import (GROUND, BaseMotion, Cylindrical, Fixed, Free, Model
                              PointOnProfile, Prismatic, Profile, Revolute, RollingDisc, RollingOnProfile, Spherical,
                              Universal, UserConstraint, VelocityConstraint, rotation_about)
 from multibody.model.constraints import LoopJoint
+from multibody.model.controllers import controller_from_dict
 from multibody.model.geometry import Box, Cylinder, Mesh, Sphere, shape_from_dict
 from multibody.model.inertia import inertia_defect
 
@@ -426,6 +427,7 @@ class _Loader:
         for k, spec in enumerate(_list(d.get("springs"))):
             self._spring(b, k, spec)
         self._elements(b, d, old_visuals)
+        self._controllers(b, d)
         pending = [self._constraint(k, spec) for k, spec in enumerate(_list(d.get("constraints")))]
         if limits:
             meta["limits"] = limits
@@ -552,6 +554,28 @@ class _Loader:
                 b.add_visual(label, bname, self._old_shape(spec, path),
                              self.placement(spec.get("placement"), f"{path}.placement", f"visual at {path}"),
                              self.numbers(spec["color"], f"{path}.color") if "color" in spec else None)
+
+    def _controllers(self, b, d):
+        """The controller elements (``multibody.model.controllers``): their numbers checked here, their joints and
+        sizes when the model is built."""
+        for k, spec in enumerate(_list(d.get("controllers"))):
+            path = f"controllers[{k}]"
+            if self._has_schema_problem(path):
+                continue
+            with self.element(path):
+                data = dict(spec)
+                for key in ("kp", "kd"):
+                    data[key] = self.per_dof(spec[key], f"{path}.{key}")
+                if "target" in spec:
+                    data["target"] = self.numbers(spec["target"], f"{path}.target")
+                if "trajectory" in spec:
+                    traj = spec["trajectory"]
+                    data["trajectory"] = {"times": self.numbers(traj["times"], f"{path}.trajectory.times"),
+                                          "positions": [self.numbers(row, f"{path}.trajectory.positions[{r}]")
+                                                        for r, row in enumerate(traj["positions"])]}
+                name = data.pop("name")
+                self.paths[f"controller '{name}'"] = path
+                b.add_controller(name, controller_from_dict(data, path))
 
     def _shape(self, spec, path):
         data = {"kind": spec["kind"]}
@@ -1123,6 +1147,8 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     if cons:
         d["constraints"] = cons
     _write_elements(d, model)
+    if model.controllers:
+        d["controllers"] = [_plain({"name": c.name, **c.controller.as_dict()}) for c in model.controllers]
     tau = model.torque_callback
     if tau is not None:
         if not isinstance(tau, ExpressionTorque):

@@ -142,10 +142,10 @@ class Controller:
         if isinstance(target, Trajectory):
             self.reference = target
         elif target is None:
-            raise ModelError(f"{element}: give the target (one value per controlled coordinate) or a Trajectory",
+            raise ModelError(f"{element}: target: give one value per controlled coordinate, or a Trajectory",
                              element=element)
         else:
-            self.reference = Trajectory.constant(target, f"{element} target")
+            self.reference = Trajectory.constant(target, element)
         if joints is not None:
             if isinstance(joints, str) or not all(isinstance(j, str) for j in joints):
                 raise ModelError(f"{element}: joints must be a list of joint names, got {joints!r}", element=element)
@@ -229,6 +229,11 @@ def controller_from_dict(data, element="controller"):
         return CONTROLLERS[data["kind"]](**args)
     except TypeError as exc:
         raise ModelError(f"{element}: {exc}", element=element) from None
+    except ModelError as exc:      # "JointPD: kp must be ..." -> "controllers[0].kp: kp must be ..."
+        body = str(exc).split(": ", 1)[-1]
+        field = next((k for k in ("kp", "kd", "target", "joints") if body.startswith(k)), None)
+        where = element if field is None else f"{element}.{field}"
+        raise ModelError(f"{where}: {body}", element=where) from None
 
 
 @dataclass(frozen=True)
