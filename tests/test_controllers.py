@@ -10,8 +10,6 @@
 * PD with gravity compensation holds the UR5 of example-robot-data at a posture (the issue's case).
 * The SIMD lanes give the per-run loop's numbers bit for bit with PD controllers, as without.
 """
-import importlib.metadata as md
-import warnings
 
 import numba
 import numpy as np
@@ -21,10 +19,13 @@ from hypothesis import strategies as st
 from scipy.interpolate import make_interp_spline
 
 import multibody as mb
-from multibody.bench.dynamics import _random_rotation, _random_unit, random_tree
+from multibody.bench.dynamics import random_tree, random_tree_builder
+from multibody.bench import robots
+from multibody.bench.robots import robots_folder, ur5_holding
 from multibody.errors import ModelError
 from multibody.formulations.tree import tree_system
 
+POSTURE = np.array(robots.POSTURE)
 SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 H = 1e-3
 
@@ -51,28 +52,8 @@ def _random_trajectory(rng, nc):
 def controlled_tree(n, rng, joint_types=None, modes=("pd", "pd_gravity", "computed_torque")):
     """A random tree (every joint type by default, half the joints with a child placement) with controllers of the
     given kinds on random disjoint sets of its plain-coordinate joints (some joints left uncontrolled)."""
-    types = joint_types or ("Revolute", "Prismatic", "Cylindrical", "Universal", "Planar", "Spherical", "Free",
-                            "Fixed")
-    b = mb.ModelBuilder(gravity=rng.normal(size=3) * 5)
-    names = ["ground"]
-    plain = []
-    for k in range(n):
-        name = f"body{k + 1}"
-        moments = np.sort(rng.uniform(0.2, 2.0, 3))
-        moments[2] = rng.uniform(moments[1], moments[0] + moments[1])
-        Q = _random_rotation(rng)
-        b.add_body(name, mass=rng.uniform(0.2, 3.0), com=rng.uniform(-0.5, 0.5, 3), inertia=Q @ np.diag(moments) @ Q.T)
-        a1, a2 = _random_unit(rng), _random_unit(rng)
-        kind = types[rng.integers(len(types))]
-        joint = {"Fixed": mb.Fixed, "Revolute": lambda: mb.Revolute(a1), "Prismatic": lambda: mb.Prismatic(a1),
-                 "Cylindrical": lambda: mb.Cylindrical(a1), "Universal": lambda: mb.Universal(a1, a2),
-                 "Spherical": mb.Spherical, "Planar": mb.Planar, "Free": mb.Free}[kind]()
-        child = mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)) if rng.random() < 0.5 else None
-        b.add_joint(f"joint{k + 1}", joint, parent=names[rng.integers(len(names))], child=name,
-                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)), child_placement=child)
-        names.append(name)
-        if joint.linear_coordinates and joint.nv:
-            plain.append((f"joint{k + 1}", joint.nv))
+    b, joints = random_tree_builder(n, rng, joint_types, child_placements=0.5)
+    plain = [(name, j.nv) for name, j in joints if j.linear_coordinates and j.nv]
     groups = {mode: [] for mode in modes}
     for name, nv in plain:
         mode = rng.integers(len(modes) + 1)
@@ -169,28 +150,7 @@ def test_computed_torque_makes_the_error_dynamics_linear(seed):
         np.testing.assert_allclose(traj.at(t)[0] - q, _damped(kp, kd, e0, ed0, t), rtol=0, atol=1e-7)
 
 
-def _robots():
-    try:
-        root = md.distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots")
-    except md.PackageNotFoundError:
-        return None
-    return root if root.is_dir() else None
-
-
-def ur5_holding(posture, omega=40.0):
-    """The UR5 with a PD + gravity compensation holding ``posture``: per joint Kp = ω² M_ii, Kd = 2 ω M_ii (M at the
-    posture), the gains of a critically damped joint of natural frequency ω if M were diagonal."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        model = mb.io.load_urdf(_robots() / "ur_description/urdf/ur5_robot.urdf")
-    d = np.diag(mb.crba(model, posture))
-    return model, model.with_controllers({"hold": mb.JointPD(omega**2 * d, 2 * omega * d, posture)})
-
-
-POSTURE = np.array([0.3, -1.2, 1.5, -0.8, 1.2, 0.4])
-
-
-@pytest.mark.skipif(_robots() is None, reason="example-robot-data is not installed")
+@pytest.mark.skipif(robots_folder() is None, reason="example-robot-data is not installed")
 def test_ur5_holds_a_posture_with_pd_and_gravity_compensation():
     """Started 0.05 rad off on every joint, at rest, RK4 h = 1e-3 for 2 s: the final posture error is below 1e-10
     rad. Why it must be: with g(q) compensated exactly the posture q* is an equilibrium and the error obeys
@@ -243,22 +203,25 @@ def test_lanes_with_pd_controllers_equal_the_per_run_loop_bit_for_bit(seed, runs
 
 
 def test_lanes_with_joint_springs_and_controllers():
+    """Joint spring-dampers and efforts on some coordinates, PD controllers (a trajectory with gravity compensation,
+    a constant target without) on others and on some of the same: the lanes equal the per-run loop."""
     b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
-    b.add_body("a", mass=1.0, com=(0.0, 0.0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
-    b.add_body("c", mass=0.5, com=(0.0, 0.1, -0.2), inertia=np.diag([0.05, 0.04, 0.02]))
-    b.add_body("d", mass=0.8, com=(0.1, 0.0, -0.3), inertia=np.diag([0.06, 0.05, 0.03]))
-    b.add_joint("j1", mb.Revolute(axis=(0.0, 1.0, 0.0)), parent="ground", child="a", stiffness=4.0, damping=0.3,
-                rest=0.2)
-    b.add_joint("j2", mb.Prismatic(axis=(0.0, 0.0, 1.0)), parent="a", child="c", stiffness=50.0, rest=-0.1,
-                placement=mb.Placement(np.eye(3), (0.0, 0.0, -1.0)))
-    b.add_joint("j3", mb.Revolute(axis=(0.6, 0.0, 0.8)), parent="c", child="d", damping=0.1, effort=0.4)
+    forces = [dict(stiffness=4.0, damping=0.3, rest=0.2), dict(stiffness=50.0, rest=-0.1), dict(damping=0.1, effort=0.4),
+              {}]
+    parent = "ground"
+    for k, (joint, f) in enumerate(zip([mb.Revolute((0, 1, 0)), mb.Prismatic((0, 0, 1)), mb.Revolute((0.6, 0, 0.8)),
+                                        mb.Revolute((1, 0, 0))], forces)):
+        b.add_body(f"link{k}", mass=1.0 - 0.2 * k, com=(0.05 * k, 0.0, -0.3), inertia=np.diag([0.1, 0.08, 0.02]))
+        b.add_joint(f"j{k}", joint, parent=parent, child=f"link{k}", placement=mb.Placement(translation=(0, 0, -0.5 * k)),
+                    **f)
+        parent = f"link{k}"
     b.add_controller("arm", mb.JointPD([30.0, 10.0], [3.0, 1.0], mb.Trajectory([0.0, 0.01], [[0.0, 0.1], [0.3, 0.0]]),
-                                       joints=["j1", "j3"]))
-    b.add_controller("slide", mb.JointPD(100.0, 5.0, [0.05], gravity_compensation=False, joints=["j2"]))
+                                       joints=["j0", "j2"]))
+    b.add_controller("slide", mb.JointPD(100.0, 5.0, [0.05], gravity_compensation=False, joints=["j1"]))
     model = b.build()
     rng = np.random.default_rng(3)
-    Q0, V0 = rng.uniform(-0.5, 0.5, (10, 3)), rng.uniform(-1.0, 1.0, (10, 3))
-    kw = dict(method="RK4", h=H, output_every=4, params={"tau": rng.normal(size=(10, 3))})
+    Q0, V0 = rng.uniform(-0.5, 0.5, (10, 4)), rng.uniform(-1.0, 1.0, (10, 4))
+    kw = dict(method="RK4", h=H, output_every=4, params={"tau": rng.normal(size=(10, 4))})
     lanes = mb.simulate_batch(model, Q0, V0, 0.02, **kw)
     loop = mb.simulate_batch(model, Q0, V0, 0.02, lanes=False, **kw)
     assert lanes.info["path"] == "compiled lanes"
@@ -339,7 +302,7 @@ def test_bad_controllers_are_named():
     assert err.value.element == "tau"
 
 
-@pytest.mark.skipif(_robots() is None, reason="example-robot-data is not installed")
+@pytest.mark.skipif(robots_folder() is None, reason="example-robot-data is not installed")
 def test_cli_runs_a_robot_holding_a_posture(tmp_path, capsys):
     """``multibody run ur5.urdf --controller pd --posture ...``: from the neutral configuration towards the posture
     with the default gains (Kp = ω² M_ii, Kd = 2 ω M_ii at the posture, ω = 20 rad/s): the run the library makes with
@@ -347,7 +310,7 @@ def test_cli_runs_a_robot_holding_a_posture(tmp_path, capsys):
     from multibody.cli import main
     from multibody.result import Result
 
-    urdf = str(_robots() / "ur_description/urdf/ur5_robot.urdf")
+    urdf = str(robots_folder() / "ur_description/urdf/ur5_robot.urdf")
     posture = ",".join(map(str, POSTURE))
     assert main(["run", urdf, "--controller", "pd", "--posture", posture, "--method", "RK4", "--h", "1e-3",
                  "--t-end", "2", "--out", str(tmp_path / "ur5")]) == 0

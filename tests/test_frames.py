@@ -18,7 +18,6 @@ as an earlier ``computeCentroidalMomentum`` left it there): on a fresh Data it l
 of moving the moment to the centre of mass (which vanishes on v, ċ × m ċ = 0), so the test calls it after
 ``computeCentroidalMomentum`` at the same state; Ȧ_G here is the time derivative of A_G (the differences above).
 """
-import importlib.metadata as md
 import warnings
 
 import numpy as np
@@ -27,37 +26,20 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.bench.dynamics import _random_rotation, _random_unit
+from multibody.bench.dynamics import _random_rotation, random_tree_builder
+from multibody.bench.robots import robots_folder
 from multibody.errors import ModelError
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 REFERENCES = ("world", "local", "local_world_aligned")
-JOINTS = ("Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free")
 
 
 def tree_with_frames(n, rng, base_motion=None):
-    """A random tree of n bodies, every joint type, half of the joints given a random child placement (the body's
-    own frame is then not the kernels'), a random frame on every body and one on the ground."""
-    b = mb.ModelBuilder(gravity=rng.normal(size=3) * 5, base_motion=base_motion)
-    names = ["ground"]
+    """A random tree of n bodies, every joint type, half of the joints with a random child placement (the body's own
+    frame is then not the kernels'), a random frame on every body and one on the ground."""
+    b, _ = random_tree_builder(n, rng, base_motion=base_motion, child_placements=0.5)
     for k in range(n):
-        name = f"body{k + 1}"
-        moments = np.sort(rng.uniform(0.2, 2.0, 3))
-        moments[2] = rng.uniform(moments[1], moments[0] + moments[1])
-        Q = _random_rotation(rng)
-        b.add_body(name, mass=rng.uniform(0.2, 3.0), com=rng.uniform(-0.5, 0.5, 3), inertia=Q @ np.diag(moments) @ Q.T)
-        a1, a2 = _random_unit(rng), _random_unit(rng)
-        while abs(a1 @ a2) > 0.9:
-            a2 = _random_unit(rng)
-        kind = JOINTS[rng.integers(len(JOINTS))]
-        joint = {"Fixed": mb.Fixed, "Revolute": lambda: mb.Revolute(a1), "Prismatic": lambda: mb.Prismatic(a1),
-                 "Cylindrical": lambda: mb.Cylindrical(a1), "Universal": lambda: mb.Universal(a1, a2),
-                 "Spherical": mb.Spherical, "Planar": mb.Planar, "Free": mb.Free}[kind]()
-        child = mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)) if rng.random() < 0.5 else None
-        b.add_joint(f"joint{k + 1}", joint, parent=names[rng.integers(len(names))], child=name,
-                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)), child_placement=child)
-        b.add_frame(f"frame{k + 1}", name, mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)))
-        names.append(name)
+        b.add_frame(f"frame{k + 1}", f"body{k + 1}", mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)))
     b.add_frame("on_ground", "ground", mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)))
     return b.build()
 
@@ -203,14 +185,6 @@ def test_bad_input_is_named():
 
 
 # ---- against Pinocchio on the robots of example-robot-data ------------------------------------------------------
-def _robots():
-    try:
-        root = md.distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots")
-    except md.PackageNotFoundError:
-        return None
-    return root if root.is_dir() else None
-
-
 ROBOTS = [("ur_description/urdf/ur5_robot.urdf", False), ("panda_description/urdf/panda.urdf", False),
           ("solo_description/robots/solo12.urdf", True), ("talos_data/robots/talos_full_v2.urdf", True)]
 TOL = 1e-12
@@ -221,13 +195,13 @@ def _ours(x):
     return np.concatenate([x[3:6], x[0:3]], axis=0)
 
 
-@pytest.mark.skipif(_robots() is None, reason="example-robot-data is not installed")
+@pytest.mark.skipif(robots_folder() is None, reason="example-robot-data is not installed")
 @pytest.mark.parametrize("path, floating_base", ROBOTS, ids=[p.split("/")[-1] for p, _ in ROBOTS])
 def test_frames_and_centroidal_equal_pinocchio(path, floating_base):
     pin = pytest.importorskip("pinocchio")
     from multibody.bench.urdf import pinocchio_state
 
-    full = str(_robots() / path)
+    full = str(robots_folder() / path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = mb.io.load_urdf(full, floating_base=floating_base)

@@ -81,12 +81,21 @@ def random_tree(n, rng, joint_types=None, fixed_on_ground=True, gravity=None, ba
     (principal moments in [0.2, 2] satisfying the triangle inequality, random principal axes).
     ``fixed_on_ground=False`` keeps Fixed joints off the ground (Pinocchio ignores bodies welded to it).
     ``base_motion``: a prescribed motion of the ground (``ModelBuilder(base_motion=...)``)."""
+    return random_tree_builder(n, rng, joint_types, fixed_on_ground, gravity, base_motion)[0].build()
+
+
+def random_tree_builder(n, rng, joint_types=None, fixed_on_ground=True, gravity=None, base_motion=None,
+                        child_placements=0.0):
+    """``(builder, joints)``: the ``ModelBuilder`` of :func:`random_tree` (before ``build``: frames, controllers ...
+    may be added) and its (joint name, joint) pairs in the order added, with a random child placement (the body's own
+    frame apart from its joint's) on each joint with probability ``child_placements``."""
     mb = _mb()
     rng = np.random.default_rng(rng)
     types = list(joint_types or ("Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical",
                                  "Planar", "Free"))
     g = rng.normal(size=3) * 5.0 if gravity is None else gravity
     b = mb.ModelBuilder(gravity=g, name=f"random_tree_{n}", base_motion=base_motion)
+    joints = []
     names = ["ground"]
     for k in range(n):
         name = f"body{k + 1}"
@@ -107,10 +116,14 @@ def random_tree(n, rng, joint_types=None, fixed_on_ground=True, gravity=None, ba
                  "Prismatic": lambda: mb.Prismatic(a1), "Cylindrical": lambda: mb.Cylindrical(a1),
                  "Universal": lambda: mb.Universal(a1, a2), "Spherical": lambda: mb.Spherical(),
                  "Planar": lambda: mb.Planar(), "Free": lambda: mb.Free()}[kind]()
+        child = None
+        if child_placements and rng.random() < child_placements:
+            child = mb.Placement(_random_rotation(rng), rng.uniform(-1.0, 1.0, 3))
         b.add_joint(f"joint{k + 1}", joint, parent=parent, child=name,
-                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1.0, 1.0, 3)))
+                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1.0, 1.0, 3)), child_placement=child)
+        joints.append((f"joint{k + 1}", joint))
         names.append(name)
-    return b.build()
+    return b, joints
 
 
 # ---- the same model in Pinocchio --------------------------------------------------------------------------

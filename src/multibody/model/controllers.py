@@ -23,18 +23,18 @@ lists them; ``ControllerTable`` packs them for the kernels (``kernels/control.py
 
 Example
 -------
->>> import numpy as np
 >>> import multibody as mb
 >>> b = mb.ModelBuilder(gravity=(0, 0, -9.81))
->>> b.add_body("arm", mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0.01, 0.1, 0.1]))
-'arm'
->>> b.add_joint("shoulder", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="arm")
-'shoulder'
->>> b.add_controller("hold", mb.JointPD(kp=100.0, kd=20.0, target=[0.3]))
-'hold'
+>>> b.add_body("carriage", mass=5.0)
+'carriage'
+>>> b.add_joint("rail", mb.Prismatic(axis=(1, 0, 0)), parent="ground", child="carriage")
+'rail'
+>>> lift = mb.Trajectory(times=[0.0, 2.0], positions=[[0.0], [0.4]])      # 0.4 m in 2 s, from rest to rest
+>>> b.add_controller("move", mb.ComputedTorque(kp=25.0, kd=10.0, target=lift))
+'move'
 >>> model = b.build()
 >>> model.controllers[0].name, model.controllers[0].coordinates
-('hold', ('shoulder.angle',))
+('move', ('rail.displacement',))
 """
 import math
 from dataclasses import dataclass
