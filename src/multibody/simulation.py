@@ -25,10 +25,13 @@ outputs only are normalised).
 Torques
 -------
 ``tau`` is either an array (nv,) of constant generalized forces — kept in the compiled path — or a callable
-``tau(t, q, v) -> (nv,)``; it replaces ``model.torque_callback`` when given. A Python callable cannot be
-called from compiled code, so it forces the *Python right-hand side path*: each evaluation calls the
+``tau(t, q, v) -> (nv,)``; it replaces ``model.torque_callback`` when given. A numba function
+``tau(t, q, v, out)`` (``@numba.njit``; it writes the nv generalized forces into ``out``, zeroed before the call)
+runs inside the compiled loop (``formulations/tree_control.py``), as do the model's controllers
+(``model.controllers``: ``mb.JointPD``, ``mb.ComputedTorque``), with the 'tree' formulation. A Python callable cannot
+be called from compiled code, so it forces the *Python right-hand side path*: each evaluation calls the
 compiled forces + ABA kernels once, plus the callback; fixed-step methods then run as a Python loop
-(``fixed_step.rk_fixed_python``), about two orders of magnitude slower per step than the compiled loop.
+(``fixed_step.rk_fixed_python``), one to two orders of magnitude slower per step than the compiled loop.
 
 Checkpoints
 -----------
@@ -102,7 +105,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         (``nsteps`` divisible by ``n_out − 1``), or ``t_eval`` times on the step grid ``t0 + k h`` (to 1e-9 h).
     formulation : name of a registered formulation (default ``"tree"``; the list is at the end of this
         docstring); ``options`` are its own keyword options.
-    tau : constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (see the module docstring).
+    tau : constant generalized forces (nv,), a callable ``tau(t, q, v)``, or a numba function ``tau(t, q, v, out)``
+        run in the compiled loop (see the module docstring).
     progress : tqdm bar; default on for runs over a million fixed steps.
     max_steps : adaptive methods: the step limit (``IntegrationError`` when reached).
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
@@ -502,12 +506,14 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         (the centre of mass and the inertia about it stay the model's); ``"gravity"`` (runs, 3). Everything
         else is the model's. Missing keys: the model's values.
     t_eval, n_out, output_every : the output times, as for fixed-step ``simulate`` (default every step).
-    tau : constant generalized forces (nv,) for every run (a callable is refused).
+    tau : constant generalized forces (nv,) for every run, or a numba function ``tau(t, q, v, out)`` (a Python
+        callable is refused).
     energy : compute the energies of the outputs in the loop (``result.energy``).
     lanes : run ``LANES`` (8) runs at once in the SIMD lanes of the processor (``kernels/lanes.py``), with the
         same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
-        Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts but no
-        point-to-point springs, methods RK2, HEUN, RK4, VERLET — and runs the others one by one; False always
+        Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts and PD
+        controllers but no point-to-point springs, computed-torque controllers or numba torque laws, methods RK2,
+        HEUN, RK4, VERLET — and runs the others one by one; False always
         runs them one by one; True requires the lanes (a ``ModelError`` says why a model cannot take them).
         ``result.info["path"]`` says which ran.
 

@@ -3,7 +3,9 @@
 State ``x = [q, v]``, ``ẋ = [q̇(q, v), aba(q, v, τ)]`` with ``τ = τ_applied(q, v) + τ_extra``: the joint
 spring-dampers and efforts and the point spring-dampers of the model (``kernels/forces.py``), gravity being
 inside ``aba``. The right-hand side :func:`tree_rhs` is a numba function, so fixed-step runs are one compiled
-loop; a Python torque callback forces the Python right-hand side (see ``multibody.simulation``). Prescribed
+loop; the model's controllers and a numba torque law run in it too (:func:`tree_rhs_control`,
+``formulations/tree_control.py``); a Python torque callback forces the Python right-hand side (see
+``multibody.simulation``). Prescribed
 (driven) coordinates, ``prescribed={name: f}``, are in ``formulations/prescribed.py``.
 
 

@@ -14,8 +14,10 @@ therefore gives the numbers of ``simulate`` bit for bit (``tests/test_simulate_b
 trees), and the lane count and the number of threads change nothing.
 
 Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, with gravity,
-joint spring-dampers and efforts and constant generalized forces, without point-to-point springs or external
-spatial forces; the runs may differ in their initial states, constant generalized forces, body masses and
+joint spring-dampers and efforts, constant generalized forces and PD controllers with or without gravity
+compensation (``kernels/control.py``: the gravity torques from the subtrees' masses and first moments summed in the
+backward pass, before each body's articulated-body step), without point-to-point springs, computed-torque
+controllers or external spatial forces; the runs may differ in their initial states, constant generalized forces, body masses and
 gravity (every parameter ``simulate_batch`` varies). Other models take the
 per-run compiled loop (``integrate/rk_template.py``).
 
