@@ -5,7 +5,7 @@ Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics
 exact linearization about equilibria and steady motions (``linearize``), and the
 reference systems of the texts in ``multibody.systems``.
 """
-from multibody.errors import ConstraintError, IntegrationError, ModelError
+from multibody.errors import ConstraintError, IntegrationError, ModelError, ResultFileError
 from multibody.model.graph import Graph
 from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, GeneralJoint, Model, ModelBuilder, Placement,
                              Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
@@ -54,7 +54,7 @@ __all__ = [
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint", "Sphere", "Capsule", "Cylinder", "Box", "HalfSpace", "Mesh",
     "JointPD", "ComputedTorque", "Trajectory",
-    "ModelError", "ConstraintError", "IntegrationError",
+    "ModelError", "ConstraintError", "IntegrationError", "ResultFileError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
     "rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch", "aba_derivatives_batch",
