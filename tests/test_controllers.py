@@ -1,8 +1,8 @@
 """Controllers in the compiled loop (issue 23): ``mb.JointPD``, ``mb.ComputedTorque``, a numba torque law.
 
 * The controllers' torques are the formulas of ``multibody.model.controllers``, computed independently here: the
-  reference from scipy's quintic spline at rest at both ends, g(q) from ``mb.gravity_forces`` (RNEA), the computed torque from
-  ``mb.rnea`` — the same sums in another order: 1e-12 relative to the largest term. The right-hand side a
+  reference from scipy's quintic spline at rest at both ends, g(q) from ``mb.gravity_forces`` (RNEA), the computed
+  torque from ``mb.rnea`` — the same sums in another order: 1e-12 relative to the largest term. The right-hand side a
   simulation integrates is ABA with these torques added (the same numbers).
 * Computed torque makes the error obey ë + Kd ė + Kp e = 0 exactly, whatever the robot: the simulated error equals
   the closed form of that linear equation to the error of RK4 (h = 1e-3 over 1 s: ≲ T h⁴ max|x⁽⁵⁾| ≈ 1e-9 for
@@ -206,14 +206,14 @@ def test_lanes_with_joint_springs_and_controllers():
     """Joint spring-dampers and efforts on some coordinates, PD controllers (a trajectory with gravity compensation,
     a constant target without) on others and on some of the same: the lanes equal the per-run loop."""
     b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
-    forces = [dict(stiffness=4.0, damping=0.3, rest=0.2), dict(stiffness=50.0, rest=-0.1), dict(damping=0.1, effort=0.4),
-              {}]
+    forces = [dict(stiffness=4.0, damping=0.3, rest=0.2), dict(stiffness=50.0, rest=-0.1),
+              dict(damping=0.1, effort=0.4), {}]
     parent = "ground"
     for k, (joint, f) in enumerate(zip([mb.Revolute((0, 1, 0)), mb.Prismatic((0, 0, 1)), mb.Revolute((0.6, 0, 0.8)),
                                         mb.Revolute((1, 0, 0))], forces)):
         b.add_body(f"link{k}", mass=1.0 - 0.2 * k, com=(0.05 * k, 0.0, -0.3), inertia=np.diag([0.1, 0.08, 0.02]))
-        b.add_joint(f"j{k}", joint, parent=parent, child=f"link{k}", placement=mb.Placement(translation=(0, 0, -0.5 * k)),
-                    **f)
+        b.add_joint(f"j{k}", joint, parent=parent, child=f"link{k}",
+                    placement=mb.Placement(translation=(0, 0, -0.5 * k)), **f)
         parent = f"link{k}"
     b.add_controller("arm", mb.JointPD([30.0, 10.0], [3.0, 1.0], mb.Trajectory([0.0, 0.01], [[0.0, 0.1], [0.3, 0.0]]),
                                        joints=["j0", "j2"]))
@@ -297,7 +297,7 @@ def test_bad_controllers_are_named():
     def wrong(t, q):
         return q
 
-    with pytest.raises(ModelError, match="tau: the numba function 'wrong' must compile as tau\\(t, q, v, out\\)") as err:
+    with pytest.raises(ModelError, match=r"tau: the numba function 'wrong' must compile as tau\(t, q, v, out\)") as err:
         mb.simulate(model, model.neutral(), None, 0.01, method="RK4", h=H, tau=wrong)
     assert err.value.element == "tau"
 
@@ -370,7 +370,8 @@ def test_controllers_in_model_files(tmp_path):
            "  - {name: hold, kind: pid, kp: 10, kd: 1, target: [0.2, 0]}": ("controllers[0].kind", "'pid'"),
            "  - {name: hold, kind: joint_pd, kp: 10, kd: 1, target: [0.2]}":
            ("controllers[0]", "the target has 1 values per time for 2 coordinates"),
-           "  - {name: t, kind: computed_torque, kp: 1, kd: 1, trajectory: {times: [0, 0], positions: [[0, 0], [1, 1]]}}":
+           "  - {name: t, kind: computed_torque, kp: 1, kd: 1,\n"
+           "     trajectory: {times: [0, 0], positions: [[0, 0], [1, 1]]}}":
            ("controllers[0].trajectory", "times must be one or more strictly increasing"),
            "  - {name: a, kind: joint_pd, kp: 1, kd: 1, target: [0, 0]}\n"
            "  - {name: b, kind: joint_pd, kp: 1, kd: 1, target: [0], joints: [j2]}":

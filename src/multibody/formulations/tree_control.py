@@ -66,7 +66,7 @@ def compiled_torque(tau):
     except NumbaError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ModelError(f"tau: the numba function {getattr(tau, '__name__', tau)!r} must compile as tau(t, q, v, out) "
-                         f"with t a float and q, v, out float64 arrays (out: nv generalized forces to write), returning "
+                         f"with t a float and q, v, out float64 arrays (out: the nv generalized forces), returning "
                          f"nothing: {first}", element="tau") from None
     _WRAPPED[key] = (tau, wrapped)
     return wrapped

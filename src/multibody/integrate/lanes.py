@@ -163,8 +163,8 @@ def lanes_groups(mi, mf, F, X, TAU, MG, C, t0, h, nsteps, save, method, nsplit, 
                 TL[j * LANES + b] = TAU[runs[b], j]
             for j in range(nm):
                 ML[j * LANES + b] = MG[runs[b], j]
-        lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC,
-                  C)
+        lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K,
+                  ACC, C)
         for b in range(LANES):
             if real[b]:
                 for j in range(n):

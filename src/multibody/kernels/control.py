@@ -1,7 +1,8 @@
 """The controllers' torques, compiled: references, gravity compensation, computed torque (``model/controllers.py``).
 
 The controllers of a model come packed as a table (``model.controllers.ControllerTable``): one integer row per
-controlled velocity coordinate (columns ``C_IV`` ... below), its gains (kp, kd), and the polynomial pieces of its reference.
+controlled velocity coordinate (columns ``C_IV`` ... below), its gains (kp, kd), and the polynomial pieces of its
+reference.
 :func:`control_kernel` evaluates them at (t, q, v):
 
 * reference (:func:`reference_at`): the piecewise quintic Σ a_i τ^i (τ = t − t_s on the segment [t_s, t_s+1) found
@@ -33,7 +34,8 @@ from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec
 DEGREE = 5
 #: controller modes
 MODE_PD, MODE_PD_GRAVITY, MODE_COMPUTED_TORQUE = 0, 1, 2
-#: columns of the table's integer rows: velocity index, q index, mode, first knot, number of knots, first row of polynomial coefficients
+#: columns of the table's integer rows: velocity index, q index, mode, first knot, number of knots, first row of
+#: polynomial coefficients
 C_IV, C_IQ, C_MODE, C_KNOT, C_NKNOT, C_ROW = range(6)
 CI_WIDTH = 6
 

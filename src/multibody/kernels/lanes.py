@@ -17,9 +17,9 @@ Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints o
 joint spring-dampers and efforts, constant generalized forces and PD controllers with or without gravity
 compensation (``kernels/control.py``: the gravity torques from the subtrees' masses and first moments summed in the
 backward pass, before each body's articulated-body step), without point-to-point springs, computed-torque
-controllers or external spatial forces; the runs may differ in their initial states, constant generalized forces, body masses and
-gravity (every parameter ``simulate_batch`` varies). Other models take the
-per-run compiled loop (``integrate/rk_template.py``).
+controllers or external spatial forces; the runs may differ in their initial states, constant generalized forces,
+body masses and gravity (every parameter ``simulate_batch`` varies). Other models take the per-run compiled loop
+(``integrate/rk_template.py``).
 
 The passes are those of ``kernels/aba.py`` (RBDA Table 7.1 in ground coordinates; seed 001 §3.5, eqs.
 3.172–3.179); the lane loops are written per joint kind, with the model's numbers of that body read before the
