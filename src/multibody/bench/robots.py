@@ -7,7 +7,8 @@ against Pinocchio on the largest robot (issue 23).
 * the UR5 holding a posture for 2 s (RK4, h = 1e-3) with a PD + gravity compensation — as a controller element
   (``mb.JointPD``), as a numba torque law ``tau(t, q, v, out)`` calling ``mb``'s gravity kernel, and as a Python
   callback — against the same run with constant torques (the cost of the dynamics alone);
-* 1 000 runs of the controlled UR5 in ``simulate_batch`` (the SIMD lanes), per run, against one single run;
+* 1 000 runs of the controlled UR5 in ``simulate_batch`` (the SIMD lanes and the per-run loop), processor time per
+  run, against one single run;
 * ABA of the largest robot that loads (TIAGo dual-arm, floating base: 102 bodies, nv = 107) against ``pin.aba``,
   with the agreement of the two (``bench.urdf.pinocchio_agreement``).
 
@@ -115,10 +116,8 @@ def bench_control(rounds=7, t_end=2.0, h=1e-3, verbose=True):
 
 def bench_batch(runs=1000, t_end=2.0, h=1e-3, rounds=3, verbose=True):
     """``runs`` runs of the controlled UR5 in ``simulate_batch`` through the SIMD lanes and through the per-run loop
-    (``lanes=False``), and single runs: seconds per run, wall clock (the batches on every thread), in interleaved
-    rounds."""
-    import time
-
+    (``lanes=False``), and single runs: the processor time per run (of every thread: the cost of a run, which a busy
+    machine does not change as it changes the wall clock), in interleaved rounds."""
     import multibody as mb
     from multibody.bench.timing import interleaved, spread
 
@@ -132,7 +131,7 @@ def bench_batch(runs=1000, t_end=2.0, h=1e-3, rounds=3, verbose=True):
     batch = mb.simulate_batch(held, Q0[:9], None, t_end, **kw)       # compile
     mb.simulate_batch(held, Q0[:9], None, t_end, lanes=False, **kw)
     calls[2]()
-    times = interleaved(calls, 1, rounds, clock=time.perf_counter)
+    times = interleaved(calls, 1, rounds)            # process time: the threads' processor time added
     lanes, loop, single = (spread(times[:, k])[0] for k in range(3))
     batch = calls[0]()
     err = np.abs(batch.q[:, -1] - np.asarray(POSTURE)).max()
@@ -140,9 +139,9 @@ def bench_batch(runs=1000, t_end=2.0, h=1e-3, rounds=3, verbose=True):
            "loop_s": loop, "single_ms": single * 1e3, "lanes_per_run_ms": lanes / runs * 1e3,
            "loop_per_run_ms": loop / runs * 1e3, "final_error": err}
     if verbose:
-        print(f"\n{runs} runs of the controlled UR5 in simulate_batch, {row['threads']} threads, wall clock (median of "
-              f"{rounds} interleaved rounds); largest final error {err:.1e} rad")
-        print("| path | s for the batch | ms per run | ratio to a single run |")
+        print(f"\n{runs} runs of the controlled UR5 in simulate_batch, {row['threads']} threads, processor time (median "
+              f"of {rounds} interleaved rounds); largest final error {err:.1e} rad")
+        print("| path | CPU s for the batch | CPU ms per run | ratio to a single run |")
         print("|---|---:|---:|---:|")
         for name, total in ((batch.info["path"], lanes), ("compiled batch (lanes=False)", loop)):
             print(f"| {name} | {total:.2f} | {total / runs * 1e3:.2f} | {total / runs / single:.2f} |")
