@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.bench.dynamics import _random_rotation, random_tree_builder
+from multibody.bench.dynamics import random_rotation, random_tree_builder
 from multibody.bench.robots import robots_folder
 from multibody.errors import ModelError
 
@@ -39,8 +39,8 @@ def tree_with_frames(n, rng, base_motion=None):
     frame is then not the kernels'), a random frame on every body and one on the ground."""
     b, _ = random_tree_builder(n, rng, base_motion=base_motion, child_placements=0.5)
     for k in range(n):
-        b.add_frame(f"frame{k + 1}", f"body{k + 1}", mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)))
-    b.add_frame("on_ground", "ground", mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)))
+        b.add_frame(f"frame{k + 1}", f"body{k + 1}", mb.Placement(random_rotation(rng), rng.uniform(-1, 1, 3)))
+    b.add_frame("on_ground", "ground", mb.Placement(random_rotation(rng), rng.uniform(-1, 1, 3)))
     return b.build()
 
 

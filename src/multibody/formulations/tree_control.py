@@ -8,14 +8,14 @@ right-hand side then adds to the constant generalized forces ``tau_const`` of th
 
     τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v)
 
-(``tree.tree_rhs_control``), in this order, before the model's applied forces are added and ABA runs. ``f`` is
+(:func:`tree_rhs_control`), in this order, before the model's applied forces are added and ABA runs. ``f`` is
 called through a C function pointer (:func:`compiled_torque` wraps it in a ``numba.cfunc`` of
 ``kernels.control.TORQUE_SIGNATURE``, compiled once per function and process): the compiled loops are compiled for
 the pointer's type, not for each function, and stay cached on disk. ``f`` must not raise (an exception cannot
 leave compiled code called through a pointer).
 
-The parameter tuple of ``tree.tree_params`` gets one more entry, at :data:`P_CONTROL` (the first position after the
-tree's own): the tuple :func:`control_params` makes, entries ``K_*`` below.
+The parameter tuple of ``tree_parameters.tree_params`` gets one more entry, at :data:`P_CONTROL` (its first free
+position, ``P_SIZE``): the tuple :func:`control_params` makes, entries ``K_*`` below.
 """
 import numpy as np
 from numba import carray, cfunc, njit
@@ -23,13 +23,17 @@ from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
 from numba.core.registry import CPUDispatcher
 
 from multibody.errors import ModelError
+from multibody.formulations.tree_rhs import tree_rhs_extra
 from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, control_kernel, no_torque
+from multibody.kernels.spatial import KERNEL
 from multibody.model.controllers import ControllerTable
+from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
 
-__all__ = ["P_CONTROL", "control_params", "compiled_torque", "is_compiled_torque", "control_extra", "run_controls"]
+__all__ = ["P_CONTROL", "control_params", "compiled_torque", "is_compiled_torque", "control_extra", "run_controls",
+           "tree_rhs_control"]
 
-#: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's 19)
-P_CONTROL = 19
+#: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
+P_CONTROL = P_SIZE
 #: entries of the controllers' tuple: the table (``ControllerTable.arrays``), the model's packed float array as
 #: built, whether any controller compensates gravity / computes torques, scratch (G (n, 4), A, TG, TI), no external
 #: forces, the controllers' torques, τ_extra, the compiled law's q, v and output, the law, whether there is one
@@ -78,7 +82,7 @@ def control_params(model, params, torque=None):
     table = ControllerTable(model.controllers, model.nv)
     n, nq, nv = model.nbodies + 1, model.nq, model.nv
     user = no_torque if torque is None else compiled_torque(torque)
-    controls = (table.CI, table.CF, table.RT, table.RC, params[1], table.gravity, table.inverse_dynamics,
+    controls = (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
                 np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
                 np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
     return tuple(params) + (controls,)
@@ -123,3 +127,10 @@ def run_controls(c):
             np.zeros_like(c[K_A]), np.zeros_like(c[K_TG]), np.zeros_like(c[K_TI]), c[K_NO_FEXT],
             np.zeros_like(c[K_OUT]), np.zeros_like(c[K_EXTRA]), np.zeros_like(c[K_USER_Q]),
             np.zeros_like(c[K_USER_V]), np.zeros_like(c[K_USER_OUT]), c[K_USER], c[K_HAS_USER])
+
+
+@njit(**KERNEL)
+def tree_rhs_control(t, x, p, out):
+    """``tree_rhs`` with the model's controllers and a compiled torque law (their tuple at ``p[P_CONTROL]``) added
+    to the constant generalized forces (module docstring)."""
+    tree_rhs_extra(t, x, p, control_extra(t, x, p[P_TAU], p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
