@@ -60,16 +60,17 @@ def _skew_vector(W):
     return np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]]) / 2
 
 
-def _state(model, rng):
-    return (model.random_configuration(rng), rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv))
+def _case(n, seed, base_motion=None):
+    """A random tree of n bodies with frames (:func:`tree_with_frames`) and a random state (q, v, q̈) of it."""
+    rng = np.random.default_rng(seed)
+    model = tree_with_frames(n, rng, base_motion)
+    return model, model.random_configuration(rng), rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
 
 
 @SETTINGS
 @given(st.integers(1, 12), st.integers(0, 2**32 - 1))
 def test_frame_quantities_are_the_derivatives_of_the_placement(n, seed):
-    rng = np.random.default_rng(seed)
-    model = tree_with_frames(n, rng)
-    q, v, a = _state(model, rng)
+    model, q, v, a = _case(n, seed)
 
     def q_at(t):
         return model.integrate(q, v * t + 0.5 * a * t * t, 1.0)
@@ -104,9 +105,7 @@ def test_frame_quantities_are_the_derivatives_of_the_placement(n, seed):
 @given(st.integers(1, 12), st.integers(0, 2**32 - 1))
 def test_body_frames_are_the_forward_kinematics(n, seed):
     """A body's name is the frame of the body (its own frame, where the user placed com and inertia)."""
-    rng = np.random.default_rng(seed)
-    model = tree_with_frames(n, rng)
-    q, v, a = _state(model, rng)
+    model, q, v, a = _case(n, seed)
     kin = mb.forward_kinematics(model, q, v, a)
     for i, name in enumerate(model.body_names[1:], start=1):
         R, p = mb.frame_placement(model, q, name)
@@ -123,9 +122,7 @@ def test_body_frames_are_the_forward_kinematics(n, seed):
 @SETTINGS
 @given(st.integers(1, 12), st.integers(0, 2**32 - 1))
 def test_centroidal_momentum(n, seed):
-    rng = np.random.default_rng(seed)
-    model = tree_with_frames(n, rng)
-    q, v, a = _state(model, rng)
+    model, q, v, a = _case(n, seed)
     Ag = mb.centroidal_map(model, q)
     h = mb.centroidal_momentum(model, q, v)
     mass, c, momentum = mb.center_of_mass(model, q, v)
@@ -153,15 +150,13 @@ def test_centroidal_momentum(n, seed):
 def test_a_moving_base_gives_absolute_velocities():
     """With a prescribed motion of the ground, the frame's velocity and the centroidal momentum are absolute: J v
     plus the base's share, as the forward kinematics give it."""
-    rng = np.random.default_rng(5)
 
     def state(t):    # p0 = (0.3 t, sin t, 0), turning about z by t²/2
         return ((0.3 * t, np.sin(t), 0.0), mb.rotation_about((0, 0, 1), 0.5 * t * t), (0.3, np.cos(t), 0.0),
                 (0.0, 0.0, t), (0.0, -np.sin(t), 0.0), (0.0, 0.0, 1.0))
 
     base = mb.BaseMotion(state)
-    model = tree_with_frames(4, rng, base_motion=base)
-    q, v, a = _state(model, rng)
+    model, q, v, a = _case(4, 5, base)
     kin = mb.forward_kinematics(model, q, v, a, t=0.7)
     for i, name in enumerate(model.body_names[1:], start=1):
         _close(mb.frame_velocity(model, q, v, name, "local_world_aligned", t=0.7), kin.velocity[i], 1e-12)
