@@ -77,7 +77,7 @@ def compiled_torque(tau):
 
 
 def control_params(model, params, torque=None):
-    """``params`` (``tree.tree_params``) with the controllers' tuple appended (module docstring): the model's
+    """``params`` (``tree_parameters.tree_params``) with the controllers' tuple appended (module docstring): the model's
     controllers and the compiled torque law ``torque`` (a numba function, or None)."""
     table = ControllerTable(model.controllers, model.nv)
     n, nq, nv = model.nbodies + 1, model.nq, model.nv

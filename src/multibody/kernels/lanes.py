@@ -6,7 +6,7 @@ stored lane-innermost — entry k of body i of lane b at ``(i * LW + k) * LANES 
 that the innermost loop of every step of the articulated-body algorithm runs over the lanes, with unit stride
 and no branch, and the compiler turns it into vector instructions (AVX: 4 or 8 doubles per instruction).
 
-Each lane does *exactly* the floating-point operations of ``aba.aba_kernel`` and ``tree.tree_rhs_plain`` for
+Each lane does *exactly* the floating-point operations of ``aba.aba_kernel`` and ``tree_rhs.tree_rhs_plain`` for
 its run, in the same order: the arithmetic is the same inline helpers (``spatial``: ``mat3_mul``,
 ``rigid_inertia_world``, ``sym6_times_packed``, ``rank1_downdate_packed``, ...; ``energy.body_energy_at``), fed
 from the lane workspace instead of the per-run one, and ``cos``/``sin`` are the same scalar library calls. A run
@@ -490,7 +490,7 @@ def lanes_rhs(mi, mf, X, TAU, F, W, OUT, t, C):
                 elif CI[r, C_MODE] != MODE_PD_GRAVITY:
                     for b in range(nl):
                         Wi[O_QDD + b] = tau[b] + Wi[O_PD + b]
-            else:  # τ = (0 + effort − c q̇ − k (q − rest)) + τ_extra (``tree._applied_tau``, the same operations)
+            else:  # τ = (0 + effort − c q̇ − k (q − rest)) + τ_extra (``tree_rhs._applied_tau``, the same operations)
                 k = F[0, iv]
                 c = F[1, iv]
                 rest = F[2, iv]
