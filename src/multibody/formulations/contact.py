@@ -212,6 +212,17 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
 register_contact_model("stepping", stepping_system)
 
 
+def check_contact_run(model, checkpoint, events):
+    """Refuse what a run with contact does not take yet (a ``ModelError`` naming it): checkpoints, events and the
+    model's controller elements (their torques can be given as a compiled torque law, ``tau=``)."""
+    for name, value in (("checkpoint", checkpoint), ("events", events)):
+        if value is not None:
+            raise ModelError(f"{name}= is not available with contact yet", element=name)
+    if getattr(model, "controllers", ()):
+        raise ModelError(f"model '{model.name}': controller elements are not available with contact yet (give "
+                         "their torques as a compiled torque law, tau=)", element="controllers")
+
+
 def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):
     """``simulate`` with the time-stepping contact model: its own semi-implicit Euler step of size ``h``
     (``integrate/time_stepping.py``); the outputs on the step grid as for the fixed-step methods."""
