@@ -379,6 +379,25 @@ class Result:
         raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
                          f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
 
+    # ---- views (multibody.viz, looked up by name) ----------------------------------------------------------
+    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
+        """A figure of chosen coordinates, the energies and the residuals against time:
+        ``multibody.viz.plot_result(self, ...)`` (its arguments); written to ``path`` if given."""
+        return _view("plot_result")(self, coords=coords, energy=energy, path=path, residuals=residuals, title=title)
+
+    def to_html(self, path, model=None, **options):
+        """The 3-D viewer as one self-contained HTML file: ``multibody.viz.to_html(self, path, ...)``; ``model``
+        for a Result read from a file (which carries no model). Returns the path."""
+        return _view("to_html")(self, path, model=model, **options)
+
+    def show(self, model=None, **options):
+        """The 3-D viewer inline in Jupyter: ``multibody.viz.show(self, ...)``."""
+        return _view("show")(self, model=model, **options)
+
+    def animate(self, path, **options):
+        """A GIF (or MP4) of the motion: ``multibody.viz.animate(self, path, ...)``. Returns the path."""
+        return _view("animate")(self, path, **options)
+
 
 class Contacts:
     """The active contacts of a run at each output time, in flat arrays (one row per contact and time).
@@ -429,22 +448,3 @@ class Contacts:
     def __repr__(self):
         rows = self.offsets[-1] if len(self) else 0
         return f"Contacts({len(self)} times, {rows} contact rows, {len(self.pairs)} pairs)"
-
-    # ---- views (multibody.viz, looked up by name) ----------------------------------------------------------
-    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
-        """A figure of chosen coordinates, the energies and the residuals against time:
-        ``multibody.viz.plot_result(self, ...)`` (its arguments); written to ``path`` if given."""
-        return _view("plot_result")(self, coords=coords, energy=energy, path=path, residuals=residuals, title=title)
-
-    def to_html(self, path, model=None, **options):
-        """The 3-D viewer as one self-contained HTML file: ``multibody.viz.to_html(self, path, ...)``; ``model``
-        for a Result read from a file (which carries no model). Returns the path."""
-        return _view("to_html")(self, path, model=model, **options)
-
-    def show(self, model=None, **options):
-        """The 3-D viewer inline in Jupyter: ``multibody.viz.show(self, ...)``."""
-        return _view("show")(self, model=model, **options)
-
-    def animate(self, path, **options):
-        """A GIF (or MP4) of the motion: ``multibody.viz.animate(self, path, ...)``. Returns the path."""
-        return _view("animate")(self, path, **options)
