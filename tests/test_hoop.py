@@ -129,7 +129,7 @@ def test_sec4_rk2_h1e6(model):
     q0, v0 = H.initial_state(model, -0.9, 0.0)
     res6 = run(model, q0, v0, 1.0, h=1e-6, n_out=100001)
     w6, by = worst(res6)
-    assert w6 < 5e-12, by
+    assert w6 < 5e-12, by     # the paper's bound (Sec. 4); ours, RK2's truncation error (the h² scaling below), is 4.0e-12
     res5 = run(model, q0, v0, 1.0, h=1e-5, n_out=100001)
     assert worst(res5, 0.0)[0] / worst(res6, 0.0)[0] == pytest.approx(100.0, rel=0.05)
 
@@ -198,7 +198,9 @@ def test_fig4_lambda0_leaves_profile(model, tmp_path):
     assert np.all(lag > -1e-5) and np.all(lag < dt + 1e-5), (lag, dt)
     late = stab.t >= 0.05
     assert max(np.max(np.abs(v[late])) for v in stab.residuals.values()) < 1e-8
-    assert stab_s["max_contact_distance"] < 4e-7        # peak of the decaying transient ḟ1(0)/(λ e) / ‖∇h‖
+    # the peak of the decaying transient f1 = ḟ1(0) t exp(−λt) is ḟ1(0)/(λ e) at t = 1/λ, a distance n/(λ e) = 3.68e-7
+    # from the profile (ḟ1(0) = ‖∇h‖ n); ‖∇h‖ changes by about 1e-3 relative while the hoop moves 3e-4 m meanwhile
+    assert stab_s["max_contact_distance"] == pytest.approx(1e-3 / (1e3 * math.e), rel=3e-3)
     assert stab_s["final_contact_distance"] < 1e-10
     png = tmp_path / "fig4.png"
     plot_fig4(model, runs, str(png))

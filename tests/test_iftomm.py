@@ -15,6 +15,12 @@ from multibody.formulations.cartesian import cartesian_from_model
 from multibody.systems import iftomm as I
 from reference_andrews import AndrewsDAE
 
+#: A03 against the IVP test set's reference at t = 0.03 s: the reference is 1.43e-9 from the converged solution of
+#: its own equations in the two fast angles β, Θ (|β| ≈ 16 rad after turning at up to 1e3 rad/s; our runs at rtol
+#: 1e-11 to 1e-14 agree with each other to 3e-12) and within 2e-11 in the others; 2e-9 is that plus room for our
+#: error at rtol 1e-12, a few 1e-12
+ANDREWS_REF_TOL = 2e-9
+
 
 def test_andrews_initial_accelerations_and_multipliers():
     """HW II §VII.7 / andrews.f INITIAL: q̈(0) = (14222.44…, −10666.83…, 0, …), λ(0) = (98.566…, −6.1226…, 0, …)."""
@@ -30,7 +36,7 @@ def test_andrews_seven_angles_at_003_match_the_test_set():
     """The seven angles at t = 0.03 s agree with the IVP test set reference to 2e-9 (abs)."""
     r = AndrewsDAE().solve(t_end=0.03, rtol=1e-12, atol=1e-12)
     err = np.abs(r["q"][-1] - I.ANDREWS_REF_003)
-    assert err.max() < 2e-9, err
+    assert err.max() < ANDREWS_REF_TOL, err
     assert r["position_residual"].max() < 1e-13 and r["velocity_residual"].max() < 1e-10
     # the energy balance T + spring − mom·(β − β0) is an invariant of the exact solution
     assert np.ptp(r["energy_balance"]) < 1e-10
@@ -56,7 +62,7 @@ def test_andrews_from_bodies_and_joints_matches():
     out = I.run_problem("A03")
     assert out["formulation"] == "cartesian"
     ang = np.array([out[k] for k in I.ANDREWS_NAMES])
-    assert np.abs(ang - I.ANDREWS_REF_003).max() < 2e-9
+    assert np.abs(ang - I.ANDREWS_REF_003).max() < ANDREWS_REF_TOL
     assert out["max_position_residual"] < 1e-12
 
 
@@ -139,7 +145,7 @@ def test_cli_a03_json(capsys):
     for key in ("beta", "Theta", "gamma", "Phi", "delta", "Omega", "epsilon", "cpu_seconds",
                 "energy_balance_variation", "max_position_residual"):
         assert key in out
-    assert out["beta"] == pytest.approx(15.81077119629904, abs=2e-9)
+    assert out["beta"] == pytest.approx(15.81077119629904, abs=ANDREWS_REF_TOL)
 
 
 def test_builder_models_tree_plus_cut_joints():
@@ -178,7 +184,7 @@ def test_andrews_built_with_the_builder_tree_plus_cut_joints():
     acc = I.andrews_angles_from_model(m, vd) - I.andrews_angles_from_model(m, np.zeros(m.nq))
     assert np.allclose(acc, I.ANDREWS_QDD0, rtol=1e-12, atol=1e-8)
     r = mb.simulate(m, q0, v0, 0.03, formulation="constrained", rtol=1e-12, atol=1e-12, n_out=4)
-    assert np.abs(I.andrews_angles_from_model(m, r.q[-1]) - I.ANDREWS_REF_003).max() < 2e-9
+    assert np.abs(I.andrews_angles_from_model(m, r.q[-1]) - I.ANDREWS_REF_003).max() < ANDREWS_REF_TOL
 
 
 # ----------------------------------------------------------------------------------------------
@@ -247,7 +253,7 @@ def test_a05_one_second_invariants():
     assert out["angular_momentum_drift_relative"] < 1e-12
     assert out["energy_balance_variation_relative"] < 5e-9
     assert 0 < out["damper_work"] < 1e-2
-    assert 0.70 < out["s_max"] < 0.78 and 0.49 < out["s_min"] <= 0.5
+    assert 0.70 < out["s_max"] < 0.78 and 0.49 < out["s_min"] <= 0.5      # ±0.04 about the plots' 0.74
     m, q0, v0 = I.flyball_model()
     r = mb.simulate(m, q0, v0, 1.0, rtol=1e-9, atol=1e-9, n_out=101)
     h1, h2 = m.joint("hinge1").q_slice.start, m.joint("hinge2").q_slice.start
