@@ -9,6 +9,8 @@
   session. It is set in ``os.environ`` when this file is imported, before any test module, so every process a
   test starts (``subprocess``, process pools, Dask workers) inherits it. ``MULTIBODY_TEST_CACHE=DIR`` keeps the
   session's generated code in ``DIR`` instead (kept afterwards: a developer's warm cache between runs).
+- hypothesis keeps its files (the constants it collects, examples when a test has a database) in the same
+  session folder, not in ``.hypothesis/`` of the working directory.
 - numba functions defined in the tests themselves are compiled without ``cache=True`` (numba would write their
   cache beside the test file, into ``tests/__pycache__``); a test that needs a cached one writes its module
   to a temporary folder (``test_integrate.py``).
@@ -17,11 +19,14 @@ import os
 import shutil
 import tempfile
 
+from hypothesis.configuration import set_hypothesis_home_dir
+
 collect_ignore = ["fuzz"]
 
 _KEEP = os.environ.get("MULTIBODY_TEST_CACHE")
 SESSION_CACHE = _KEEP or tempfile.mkdtemp(prefix="multibody-tests-")
 os.environ["MULTIBODY_CACHE"] = SESSION_CACHE
+set_hypothesis_home_dir(os.path.join(SESSION_CACHE, "hypothesis"))
 
 
 def pytest_report_header(config):

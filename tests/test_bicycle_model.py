@@ -132,6 +132,8 @@ def test_iftomm_maneuvers_conserve_energy(name):
     out = bicycle.iftomm_maneuver(name, P, n_out=201)
     assert out["energy_variation_percent"] < 1e-3
     speed, _ = bicycle.IFTOMM_MANEUVERS[name]
+    # the lateral motion gives energy to the forward motion or takes it (+1.7 % for M1, whose weave grows below
+    # v_w; +0.5 % M2; +0.06 % M3): physics, the same to 1e-9 on any machine; 5 % says nothing runs away
     assert out["forward_speed"] == pytest.approx(speed, rel=0.05)
 
 

@@ -366,14 +366,19 @@ def test_dop853_residuals_stay_bounded(capsys):
     :func:`dop853_residual_bounds`, which does not grow with t: the stabilization (λ = 10) removes what the
     integration error adds. Without it the contact residual drifts (λ = 0: f1 = 9.2e-7 after 100 units, 13 times
     its bound, measured; f1 grows like t², each step's error of ḟ1 being integrated twice)."""
+    check_cli_dop853_run(capsys, 100.0)
+
+
+def check_cli_dop853_run(capsys, t_end, lam=10.0, rtol=1e-9, atol=1e-11):
+    """``multibody hoop --method dop853 --json``: each residual within its bound of :func:`dop853_residual_bounds`."""
     import json
 
     from multibody.cli import main
 
-    assert main(["hoop", "--method", "dop853", "--lam", "10", "--rtol", "1e-9", "--atol", "1e-11", "--t-end", "100",
-                 "--json"]) == 0
+    assert main(["hoop", "--method", "dop853", "--lam", f"{lam:g}", "--rtol", f"{rtol:g}", "--atol", f"{atol:g}",
+                 "--t-end", f"{t_end:g}", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    bounds = dop853_residual_bounds(out["steps"], 100.0, 10.0, 1e-9, 1e-11)
+    bounds = dop853_residual_bounds(out["steps"], t_end, lam, rtol, atol)
     for name, value in out["max_residual_by_constraint"].items():
         assert value < bounds[name], (name, value, bounds)
 
@@ -397,12 +402,7 @@ def test_cli_json_and_plot(tmp_path, capsys):
     assert mpimg.imread(str(png)).shape[0] > 200
     # DOP853 at the CLI's tolerances: each residual within its bound derived from rtol, atol and λ
     # (dop853_residual_bounds: here about 3e-7 for f2; measured 5e-9 to 1.2e-8 on different machines)
-    assert main(["hoop", "--method", "dop853", "--lam", "10", "--rtol", "1e-9", "--atol", "1e-11", "--t-end", "0.5",
-                 "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
-    bounds = dop853_residual_bounds(out["steps"], 0.5, 10.0, 1e-9, 1e-11)
-    for name, value in out["max_residual_by_constraint"].items():
-        assert value < bounds[name], (name, value, bounds)
+    check_cli_dop853_run(capsys, 0.5)
     assert main(["hoop", "--r", "0.5", "--t-end", "0.1"]) == 2    # inadmissible profile for r = 0.5: one line
     assert "not admissible" in capsys.readouterr().err
     assert main(["hoop", "--h", "-1"]) == 2

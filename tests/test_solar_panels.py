@@ -306,7 +306,7 @@ def test_deploy_reaches_deployed_state_and_settles(deployment, reference):
     summary = sp.deployment_summary(res)
     t_latch = summary["latch_time"]
     assert np.all(np.isfinite(t_latch)) and t_latch[1] < t_latch[0] < 5.0
-    assert summary["settle_time"] < 12.0
+    assert summary["settle_time"] < 12.0     # 10.14: the late swings decay by 0.64 per 0.29 s; that at 11.8 s is 8e-5
     np.testing.assert_allclose(res.q[-1], _equilibrium(p), rtol=0, atol=3e-5)
     np.testing.assert_allclose(summary["final_angles_deg"], np.degrees(sp.absolute_angles(_equilibrium(p))),
                                rtol=0, atol=2e-3)
