@@ -326,5 +326,7 @@ def test_from_built_model():
     B = barycenter_vectors(S, T, c, m)
     b_ = b_vectors(S, T, B, c)
     Mt = vals["m1"] + vals["m2"]
-    np.testing.assert_allclose(b_[0, 0, :2], -vals["m2"] / Mt * np.array([vals["s12"], -vals["h12"]]), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(b_[1, 1, :2], -vals["m1"] / Mt * np.array([-vals["s21"], -vals["h21"]]), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(b_[0, 0, :2], -vals["m2"] / Mt * np.array([vals["s12"], -vals["h12"]]),
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(b_[1, 1, :2], -vals["m1"] / Mt * np.array([-vals["s21"], -vals["h21"]]),
+                               rtol=0, atol=1e-15)

@@ -426,8 +426,9 @@ def test_animation_draws_the_moving_base(tmp_path):
     Q = np.linspace(0.1, -0.1, 7)[:, None]
     scene = Scene(model, Q, t)
     z0 = np.c_[0 * t, 0 * t, a * np.cos(W * t)]
-    assert np.allclose(scene.links[:, scene.link_body == 1][:, 0, 0], z0, rtol=0, atol=1e-15)   # the rod starts at the hinge
-    assert np.allclose(scene.links[:, scene.link_body == 0][:, 0, 1], z0, rtol=0, atol=1e-15)   # the support's joint point
+    # the rod starts at the hinge; the support's joint point
+    assert np.allclose(scene.links[:, scene.link_body == 1][:, 0, 0], z0, rtol=0, atol=1e-15)
+    assert np.allclose(scene.links[:, scene.link_body == 0][:, 0, 1], z0, rtol=0, atol=1e-15)
     assert scene.ground.shape == (0, 3)
     with pytest.raises(ModelError, match="moving base"):
         Scene(model, Q)

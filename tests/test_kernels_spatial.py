@@ -92,12 +92,14 @@ def test_inertias():
     np.testing.assert_allclose(sp.rigid_inertia_times_motion(m, h, I, *v), dense @ v, rtol=0, atol=1e-13)
     # the same inertia built in the body frame and transformed with transform_inertia_to_parent
     body = np.block([[Ic + m * (c @ c * np.eye(3) - np.outer(c, c)), skew(m * c)], [skew(m * c).T, m * np.eye(3)]])
-    np.testing.assert_allclose(unpack(sp.transform_inertia_to_parent(T(R), T(p), pack(body))), dense, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(unpack(sp.transform_inertia_to_parent(T(R), T(p), pack(body))), dense,
+                               rtol=0, atol=1e-12)
     # a general symmetric (articulated) inertia: Xᵀ I X
     G = rng.normal(size=(6, 6))
     G = G @ G.T
     X = X_child_parent(R, p)
-    np.testing.assert_allclose(unpack(sp.transform_inertia_to_parent(T(R), T(p), pack(G))), X.T @ G @ X, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(unpack(sp.transform_inertia_to_parent(T(R), T(p), pack(G))), X.T @ G @ X,
+                               rtol=0, atol=1e-12)
     out = np.zeros((2, 21))
     sp.store_rigid_inertia_sym6(out, 1, m, h, I)
     np.testing.assert_allclose(unpack(out[1]), dense, rtol=0, atol=1e-13)
