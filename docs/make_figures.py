@@ -51,7 +51,7 @@ def _figure(w, h):
 # ------------------------------------------------------------------------------------------------ getting started
 @figure("getting-started-plot.png", "getting-started-animation.gif")
 def getting_started(out):
-    """The files the code of getting-started.md writes: its Result.plot and its animation."""
+    """The files the code of getting-started.md writes: its plot_result and its animation."""
     from doc_blocks import run_page
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,8 +67,8 @@ def seed001_slider_crank(out):
     Cartesian and the tree + cut-joint formulations, the joint reactions over one cycle (eqs. 2.26, 2.47)."""
     from multibody.systems import slider_crank as sc
 
-    cart = sc.simulate(turns=10, n_out=2401)
-    tree = sc.simulate(t_end=cart.t[-1], formulation="constrained", n_out=len(cart.t))
+    cart = sc.simulate_turns(turns=10, n_out=2401)
+    tree = sc.simulate_turns(t_end=cart.t[-1], formulation="constrained", n_out=len(cart.t))
     phi = sc.crank_angle(cart)
     turns = (phi - phi[0]) / (2 * math.pi)
     fig = _figure(15, 4.2)
@@ -100,8 +100,9 @@ def seed001_slider_crank(out):
 def seed001_solar_panel(out):
     """The two-leaf panel's deployment (seed 001 §3.2.1)."""
     from multibody.systems import solar_panels as sp
+    from multibody.viz.solar_panels import plot_deployment
 
-    sp.plot_deployment(sp.deploy(t_end=12.0, n_out=1201), out[0])
+    plot_deployment(sp.deploy(t_end=12.0, n_out=1201), out[0])
 
 
 @figure("seed001-triple-pendulum.png")
@@ -237,6 +238,24 @@ def seed003_iftomm(out):
         a.legend(fontsize=8)
         a.grid(True, alpha=0.3)
     fig.savefig(out[0], dpi=100)
+
+
+# ------------------------------------------------------------------------------------------------ the 3-D viewer
+@figure("viewer.png")
+def viewer(out):
+    """The viewer's page of the Solo12 as the browser test sees it (tests/test_viewer.py, which copies its screenshot
+    where MULTIBODY_DOCS_IMG says): needs Chromium and Playwright, as the test does."""
+    import os
+    import subprocess
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, MULTIBODY_DOCS_IMG=tmp, PYTHONPATH=str(DOCS.parent / "src"))
+        subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_viewer.py",
+                        "-k", "browser and solo12"], check=True, env=env, cwd=DOCS.parent)
+        shot = Path(tmp) / "viewer.png"
+        if not shot.is_file():
+            raise RuntimeError("the browser test took no screenshot (skipped: is Chromium or Playwright missing?)")
+        shutil.copy(shot, out[0])
 
 
 def main(argv=None):

@@ -20,7 +20,8 @@ from io_models import same_model
 from multibody import examples
 from multibody.bench.dynamics import _random_rotation, _random_unit
 from multibody.io import ExpressionTorque, ModelFileError, load, load_model, load_text, save_model, schema
-from multibody.io.model_files import ExpressionMatrix, ExpressionVector, expression_variables, model_to_dict
+from multibody.io.expression_callables import ExpressionMatrix, ExpressionVector, expression_variables
+from multibody.io.writer import model_to_dict
 
 KINDS = ("Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free")
 
@@ -210,7 +211,7 @@ def test_load_model_picks_the_format_by_extension(tmp_path):
 
 def test_initial_state_forms():
     base = """
-bodies: [{name: a, mass: 1}, {name: b, mass: 1}]
+bodies: [{name: a, mass: 1, inertia: [1, 1, 1]}, {name: b, mass: 1, inertia: [1, 1, 1]}]
 joints:
   - {name: free, type: free, parent: ground, child: a}
   - {name: hinge, type: revolute, parent: a, child: b}

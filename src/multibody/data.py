@@ -1,17 +1,7 @@
 """Data: the preallocated workspace of one Model (one per thread or process), and the packed model arrays.
 
-The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, so a call
-from Python passes few arguments:
-
-``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
-the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
-fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the coordinate axis ±e_k
-(``kinematics.AXIS``), or for a general joint the first row of its block in the workspace;
-``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
-about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
-holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the ground moves in a prescribed way
-(``model.base_motion``; its state at the time of a call is then written into the workspace's base block,
-``Data.set_time``).
+The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, ``mi`` (integers)
+and ``mf`` (floats), so a call from Python passes few arguments (``kernels/packing.py`` describes them).
 
 ``Data(model)`` holds these and a flat float workspace (per body, per velocity coordinate, and the state of a
 moving base) that the kernels overwrite; results are
@@ -36,71 +26,12 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
-from multibody.kernels.kinematics import (AXIS, BASE_WIDTH, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS,
-                                          G_MOVING, M_DOF, MF_WIDTH, MI_WIDTH, workspace_size)
+from multibody.kernels.derivatives_minv import derivative_workspace_size, subtree_tables
+from multibody.kernels.kinematics import BASE_WIDTH, workspace_size
+from multibody.kernels.packing import general_rows, pack_model
 
-_CACHE_ATTR = "_multibody_data"
-
-
-_E = np.eye(3)
-
-
-def _dof_table(jtype, axes):
-    """(kind, axis) of each velocity coordinate of a joint (see ``kinematics.M_DOF``): what its column of the
-    motion subspace is, per docs/model-arrays.md."""
-    a1, a2 = axes[0], axes[1]
-    TJ, RJ, TC, RC = K.DOF_TRANS_JOINT, K.DOF_ROT_JOINT, K.DOF_TRANS_CHILD, K.DOF_ROT_CHILD
-    return {K.FIXED: [],
-            K.REVOLUTE: [(RJ, a1)],
-            K.PRISMATIC: [(TJ, a1)],
-            K.CYLINDRICAL: [(RJ, a1), (TJ, a1)],
-            K.UNIVERSAL: [(RJ, a1), (RC, a2)],  # a2 is fixed in the child
-            K.SPHERICAL: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2])],  # ω in the child frame
-            K.PLANAR: [(TJ, _E[0]), (TJ, _E[1]), (RJ, _E[2])],  # ẋ, ẏ in the joint frame; θ̇ about its z
-            K.FREE: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2]), (TC, _E[0]), (TC, _E[1]), (TC, _E[2])],
-            K.GENERAL: [],  # its columns come from the workspace (kinematics module docstring)
-            }[jtype]
-
-
-def pack_model(model):
-    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring)."""
-    n = model.nbodies + 1
-    mi = np.zeros((n, MI_WIDTH), dtype=np.int64)
-    mf = np.zeros((n, MF_WIDTH), dtype=np.float64)
-    mi[:, 0] = model.parent
-    mi[:, 1] = model.jtype
-    mi[:, 2] = model.idx_q
-    mi[:, 3] = model.nq_j
-    mi[:, 4] = model.idx_v
-    mi[:, 5] = model.nv_j
-    R = np.asarray(model.jplace_R, dtype=np.float64).reshape(n, 3, 3)
-    mi[:, 6] = [1 if np.array_equal(R[i], np.eye(3)) else 0 for i in range(n)]
-    mf[:, F_JR:F_JR + 9] = R.reshape(n, 9)
-    mf[:, F_JP:F_JP + 3] = model.jplace_p
-    mf[:, F_A1:F_A1 + 3] = model.jaxis[:, 0, :]
-    mf[:, F_A2:F_A2 + 3] = model.jaxis[:, 1, :]
-    mf[:, F_MASS] = model.mass
-    mf[:, F_COM:F_COM + 3] = model.com
-    Ic = np.asarray(model.inertia_com, dtype=np.float64)
-    mf[:, F_IC:F_IC + 6] = np.stack([Ic[:, 0, 0], Ic[:, 0, 1], Ic[:, 0, 2], Ic[:, 1, 1], Ic[:, 1, 2], Ic[:, 2, 2]],
-                                    axis=1)
-    for i in range(1, n):
-        for k, (kind, axis) in enumerate(_dof_table(int(model.jtype[i]), model.jaxis[i])):
-            mi[i, M_DOF + k] = kind
-            mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis
-        a = np.asarray(model.jaxis[i, 0], dtype=np.float64)
-        if int(model.jtype[i]) in (K.REVOLUTE, K.CYLINDRICAL) and np.count_nonzero(a) == 1 and np.max(np.abs(a)) == 1:
-            k = int(np.flatnonzero(a)[0])
-            mi[i, AXIS] = (k + 1) * int(np.sign(a[k]))
-    row = model.nv
-    for i in range(1, n):
-        if int(model.jtype[i]) == K.GENERAL:
-            mi[i, AXIS] = row
-            row += K.general_rows(int(model.nv_j[i]))
-    mf[0, :] = 0.0
-    mf[0, 0:3] = model.gravity
-    mf[0, G_MOVING] = 0.0 if getattr(model, "base_motion", None) is None else 1.0
-    return mi, mf
+#: the attribute of a Model under which :func:`default_data` keeps its Data (a cache: the Model is unchanged)
+CACHE_ATTR = "_multibody_data"
 
 
 def base_block(work):
@@ -119,12 +50,6 @@ def refuse_general_joints(model, what):
                              element=f"joint '{j.name}'")
 
 
-def general_rows(model):
-    """Rows of the workspace's ``wd`` that the general joints' blocks take (``kinematics`` module docstring)."""
-    return sum(K.general_rows(int(model.nv_j[i])) for i in range(1, model.nbodies + 1)
-               if int(model.jtype[i]) == K.GENERAL)
-
-
 class Data:
     """Preallocated workspace for one Model: ``Data(model)``.
 
@@ -140,14 +65,9 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape")
+                 "mshape", "derivatives")
 
     def __init__(self, model):
-        if model.symbolic:
-            element, what, value = model.symbolic_element()
-            raise ModelError(f"{element}: {what} is symbolic ({value!r}) in model '{model.name}'; the numeric "
-                             "algorithms need numbers (build the model with numeric values, or derive its "
-                             "equations with multibody.symbolic)", element=element)
         self.model = model
         self.nq = int(model.nq)
         self.nv = int(model.nv)
@@ -157,10 +77,10 @@ class Data:
         self.work = np.zeros(workspace_size(self.nbodies + 1, self.nv, rows))
         self.no_fext = np.zeros((0, 6))
         #: ``fill(q, v, t, work)``: the compiled function that writes the general joints' kinematics at
-        #: (q, q̇ = v, t) into ``work`` (``symbolic/general_joint.py``), or None for a model without them
+        #: (q, q̇ = v, t) into ``work`` (``kernels/general_joint.py``), or None for a model without them
         self.fill = None
         if rows:
-            from multibody.symbolic.general_joint import compile_general_joints
+            from multibody.kernels.general_joint import compile_general_joints
 
             self.fill = compile_general_joints(model, self.mi).fill
 
@@ -174,6 +94,14 @@ class Data:
                      else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
+        #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
+        self.derivatives = None
+
+    def derivative_work(self):
+        """The :class:`DerivativeWork` of this Data (made on the first call)."""
+        if self.derivatives is None:
+            self.derivatives = DerivativeWork(self)
+        return self.derivatives
 
     def set_time(self, t, work=None):
         """Write the state of the moving base at time ``t`` into the base block of ``work`` (default: this
@@ -186,13 +114,50 @@ class Data:
         return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"
 
 
+def applied_force_arrays(model):
+    """The model's joint spring-dampers and efforts and point spring-dampers as the kernels read them
+    (``kernels/forces.py``): ``(dof stiffness, damping, rest, effort, spring bodies (ns, 2), spring points
+    (ns, 2, 3), spring stiffness, damping, rest length)``, and whether any of them acts."""
+    joint = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
+             for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
+    springs = (np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
+               np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
+               np.ascontiguousarray(model.spring_k, dtype=np.float64),
+               np.ascontiguousarray(model.spring_c, dtype=np.float64),
+               np.ascontiguousarray(model.spring_l0, dtype=np.float64))
+    acts = bool(np.any(joint[0]) or np.any(joint[1]) or np.any(joint[3]) or springs[2].shape[0])
+    return (*joint, *springs), acts
+
+
+class DerivativeWork:
+    """The workspaces of the derivative kernels (``kernels/derivatives*.py``) for one :class:`Data`, made on first
+    use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
+    tables), ``forces`` (the model's applied forces and a per-body scratch, ``applied_force_arrays``),
+    ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
+    kernels on the fast path of ``algorithms_derivatives`` (None where general joints or a moving base need a
+    step before each call, as ``Data.fast``)."""
+
+    __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "fast")
+
+    def __init__(self, data):
+        model = data.model
+        n = data.nbodies + 1
+        self.dwork = np.zeros(derivative_workspace_size(n, data.nv))
+        self.dint = subtree_tables(np.asarray(model.parent), np.asarray(model.idx_v), np.asarray(model.nv_j))
+        arrays, self.applied = applied_force_arrays(model)
+        self.forces = (*arrays, np.zeros((n, 6)))
+        self.qdd = np.zeros(data.nv)
+        self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
+                                                    self.forces, self.qdd, data.mshape)
+
+
 def default_data(model):
     """The Data cached on ``model`` (created on first use). A cache only: the Model's arrays are unchanged."""
     try:
-        return model.__dict__[_CACHE_ATTR]
+        return model.__dict__[CACHE_ATTR]
     except KeyError:
         d = Data(model)
-        model.__dict__[_CACHE_ATTR] = d
+        model.__dict__[CACHE_ATTR] = d
         return d
     except AttributeError:  # an object without __dict__: no caching
         return Data(model)

@@ -6,7 +6,7 @@ A :class:`Result` is a plain container of numpy arrays with **time as the first 
 ``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
 ``reactions``: dict joint or constraint name -> array (n, k). One convention in every formulation
-(``multibody.analysis.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
+(``multibody.rows.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
 joint applies to its child body, the moment about the joint frame's origin, both in the axes of the joint
 frame on the child's side; the whole force the joint transmits (reaction and drive: its projection on the
 joint's motion subspace is the joint's τ; seed 001 §3.5, eq. 3.175). For a constraint that is not a joint,
@@ -16,19 +16,20 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
-``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
+``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
-line carries the layout and ``info`` as JSON; values are written with 17 significant digits, so a round trip is
-exact).
+line carries the layout (with the number of times) and ``info`` as JSON, a last comment line ``# end`` closes it;
+values are written with 17 significant digits, so a round trip is exact). Files are replaced atomically; a
+missing, truncated, foreign or damaged file is a ``ResultFileError`` naming it and what is wrong.
 """
 import json
-from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, ResultFileError
+from multibody.files import as_path, atomic_write, check_readable, unreadable
 
 ENERGY_KEYS = ("kinetic", "potential", "total")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
@@ -50,6 +51,58 @@ def _json_default(obj):
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     return str(obj)
+
+
+#: the last line of a CSV Result file (a file cut short, e.g. in the middle of its last number, lacks it)
+CSV_END = "# end"
+#: the keys of a Result file's metadata and their types (``series``, absent from the first files, defaults to none)
+META_KEYS = {"q_names": list, "v_names": list, "energy": list, "residuals": dict, "reactions": dict, "info": dict,
+             "series": dict}
+
+
+def checked_meta(meta, path):
+    """The metadata of a Result file, checked: a dict of the format ``multibody.Result`` with every key of
+    :data:`META_KEYS` of its type; else a ``ResultFileError`` naming the file and the key."""
+    if not isinstance(meta, dict) or meta.get("format") != "multibody.Result":
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (format {found!r})", path=path)
+    meta = dict(meta)
+    meta.setdefault("series", {})
+    for key, kind in META_KEYS.items():
+        if not isinstance(meta.get(key), kind):
+            raise ResultFileError(f"Result file '{path}' is damaged: its metadata has no {kind.__name__} "
+                                  f"'{key}'", path=path)
+    return meta
+
+
+def _member(arrays, path):
+    """``get(name)``: the array ``name`` of an .npz Result file, or a ``ResultFileError`` naming it."""
+    def get(name):
+        if name not in arrays:
+            raise ResultFileError(f"Result file '{path}' is damaged: it has no array '{name}'", path=path)
+        return arrays[name]
+
+    return get
+
+
+def _columns(data, meta, path):
+    """``get(name)`` for the columns of a CSV Result file (in the order :meth:`Result.save` writes them)."""
+    nq, nv = len(meta["q_names"]), len(meta["v_names"])
+    blocks = {"t": data[:, 0], "q": data[:, 1:1 + nq], "v": data[:, 1 + nq:1 + nq + nv]}
+    c = 1 + nq + nv
+    for k in meta["energy"]:
+        blocks[f"energy/{k}"] = data[:, c]
+        c += 1
+    for group, key in (("residual", "residuals"), ("reaction", "reactions"), ("series", "series")):
+        for i, shape in enumerate(meta[key].values()):
+            shape = tuple(int(s) for s in shape)
+            size = int(np.prod(shape)) if shape else 1
+            blocks[f"{group}/{i}"] = data[:, c:c + size].reshape((data.shape[0],) + shape)
+            c += size
+    if c != data.shape[1]:
+        raise ResultFileError(f"Result file '{path}' is damaged: its metadata describes {c} columns, it has "
+                              f"{data.shape[1]}", path=path)
+    return _member(blocks, path)
 
 
 class Result:
@@ -178,14 +231,22 @@ class Result:
             "residuals": {k: list(v.shape[1:]) for k, v in self.residuals.items()},
             "reactions": {k: list(v.shape[1:]) for k, v in self.reactions.items()},
             "series": {k: list(v.shape[1:]) for k, v in self.series.items()},
+            "length": len(self),
             "info": self.info,
         }
 
+    def metadata_json(self):
+        """The layout of the arrays and ``info``, as the JSON text every Result file carries."""
+        return json.dumps(self._meta(), default=_json_default)
+
     def save(self, path):
-        """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path."""
-        path = Path(path)
+        """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path.
+
+        The file is replaced atomically (``multibody.files.atomic_write``): a failed write leaves the previous
+        file, never a torn one; a place that cannot be written is a ``ResultFileError`` naming the file."""
+        path = as_path(path, "Result file")
         suffix = path.suffix.lower()
-        meta = json.dumps(self._meta(), default=_json_default)
+        meta = self.metadata_json()
         if suffix == ".npz":
             arrays = {"t": self.t, "q": self.q, "v": self.v, "meta": np.array(meta)}
             for k, val in self.energy.items():
@@ -196,9 +257,8 @@ class Result:
                 arrays[f"reaction/{i}"] = val
             for i, (k, val) in enumerate(self.series.items()):
                 arrays[f"series/{i}"] = val
-            with open(path, "wb") as fh:
-                np.savez(fh, **arrays)
-        elif suffix == ".csv":
+            return atomic_write(path, lambda fh: np.savez(fh, **arrays), "Result file")
+        if suffix == ".csv":
             cols = [self.t[:, None], self.q, self.v]
             # q. and v. prefixes: a one-coordinate joint's coordinate and velocity have the same name
             header = ["t"] + [f"q.{n}" for n in self.q_names] + [f"v.{n}" for n in self.v_names]
@@ -216,65 +276,77 @@ class Result:
             for name in header:
                 if "," in name or "\n" in name:
                     raise ModelError(f"Result.save: column name {name!r} contains a comma or newline (CSV)")
-            with open(path, "w") as fh:
+
+            def write(fh):
                 fh.write("# " + meta + "\n")
                 fh.write(",".join(header) + "\n")
                 np.savetxt(fh, data, delimiter=",", fmt="%.17g")
-        else:
-            raise ModelError(f"Result.save: suffix of '{path}' must be .npz or .csv")
-        return path
+                fh.write(CSV_END + "\n")
+
+            return atomic_write(path, write, "Result file", mode="w")
+        raise ResultFileError(f"Result.save: suffix of '{path}' must be .npz or .csv", path=path)
+
+    @classmethod
+    def from_file(cls, get, meta, path):
+        """The Result of a file's arrays, ``get(name)`` (``"t"``, ``"q"``, ``"energy/<kind>"``, ``"residual/<k>"``,
+        ...), and its checked metadata (:func:`checked_meta`); a file that holds fewer times than its metadata
+        records is a ``ResultFileError``."""
+        if "length" in meta and np.shape(get("t")) != (meta["length"],):
+            raise ResultFileError(f"Result file '{path}' is truncated or damaged: it holds {np.size(get('t'))} of "
+                                  f"its {meta['length']} times", path=path)
+        return cls(get("t"), get("q"), get("v"), energy={k: get(f"energy/{k}") for k in meta["energy"]},
+                   residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
+                   reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
+                   series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"])
 
     @classmethod
     def load(cls, path):
-        """Read a file written by :meth:`save` (``.npz`` or ``.csv``)."""
-        path = Path(path)
+        """Read a file written by :meth:`save` (``.npz`` or ``.csv``). A missing, truncated, foreign or damaged
+        file is a ``ResultFileError`` (a ``ModelError``) naming the file and what is wrong."""
+        path = as_path(path, "Result file")
         suffix = path.suffix.lower()
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                t, q, v = z["t"], z["q"], z["v"]
-                energy = {k: z[f"energy/{k}"] for k in meta["energy"]}
-                residuals = {k: z[f"residual/{i}"] for i, k in enumerate(meta["residuals"])}
-                reactions = {k: z[f"reaction/{i}"] for i, k in enumerate(meta["reactions"])}
-                series = {k: z[f"series/{i}"] for i, k in enumerate(meta.get("series", {}))}
-        elif suffix == ".csv":
-            with open(path) as fh:
-                first = fh.readline()
-                if not first.startswith("# "):
-                    raise ModelError(f"Result.load: '{path}' is not a multibody Result CSV (no metadata line)")
-                meta = json.loads(first[2:])
-                header = fh.readline().strip().split(",")
-                data = np.loadtxt(fh, delimiter=",", ndmin=2)
-            if data.size == 0:
-                data = np.zeros((0, len(header)))
-            if data.shape[1] != len(header):
-                raise ModelError(f"Result.load: '{path}' has {data.shape[1]} columns, header names {len(header)}")
-            nq, nv = len(meta["q_names"]), len(meta["v_names"])
-            t = data[:, 0]
-            q = data[:, 1:1 + nq]
-            v = data[:, 1 + nq:1 + nq + nv]
-            c = 1 + nq + nv
-            energy = {}
-            for k in meta["energy"]:
-                energy[k] = data[:, c]
-                c += 1
-            residuals, reactions, series = {}, {}, {}
-            for d, key in ((residuals, "residuals"), (reactions, "reactions"), (series, "series")):
-                for k, shape in meta.get(key, {}).items():
-                    size = int(np.prod(shape)) if shape else 1
-                    d[k] = data[:, c:c + size].reshape((len(t),) + tuple(shape))
-                    c += size
-        else:
-            raise ModelError(f"Result.load: suffix of '{path}' must be .npz or .csv")
-        if meta.get("format") != "multibody.Result":
-            raise ModelError(f"Result.load: '{path}' is not a multibody Result file")
-        return cls(t, q, v, energy=energy, residuals=residuals, reactions=reactions, info=meta["info"],
-                   q_names=meta["q_names"], v_names=meta["v_names"], series=series)
+        if suffix not in (".npz", ".csv"):
+            raise ResultFileError(f"Result.load: suffix of '{path}' must be .npz or .csv", path=path)
+        check_readable(path, "Result file")
+        try:
+            if suffix == ".npz":
+                with np.load(path, allow_pickle=False) as z:
+                    if "meta" not in z.files:
+                        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (an .npz "
+                                              "archive without the Result's metadata)", path=path)
+                    meta = checked_meta(json.loads(str(z["meta"])), path)
+                    arrays = {name: z[name] for name in z.files if name != "meta"}
+                get = _member(arrays, path)
+            else:
+                with open(path, encoding="utf-8") as fh:
+                    first = fh.readline()
+                    if not first.startswith("# "):
+                        raise ResultFileError(f"Result file '{path}' is not a multibody Result CSV (no metadata "
+                                              "line)", path=path)
+                    meta = checked_meta(json.loads(first[2:]), path)
+                    header = fh.readline().strip().split(",")
+                    lines = fh.readlines()
+                if "length" in meta and (not lines or lines[-1].rstrip("\n") != CSV_END):
+                    raise ResultFileError(f"Result file '{path}' is truncated: its last line is not "
+                                          f"'{CSV_END}'", path=path)
+                data = np.loadtxt(lines, delimiter=",", ndmin=2)
+                if data.size == 0:
+                    data = np.zeros((0, len(header)))
+                if data.shape[1] != len(header):
+                    raise ResultFileError(f"Result file '{path}' has {data.shape[1]} columns, its header names "
+                                          f"{len(header)}", path=path)
+                get = _columns(data, meta, path)
+            return cls.from_file(get, meta, path)
+        except Exception as exc:  # BadZipFile, EOFError, JSONDecodeError, UnicodeDecodeError, a shape that misfits
+            raise unreadable(path, "Result file", exc, "multibody Result file") from None
 
     # ------------------------------------------------------------------------------------------------
-    def _resolve(self, c):
-        """A coordinate selector -> (label, series). ints and 'q[i]' index q, 'v[i]' v, or a name."""
-        if isinstance(c, (int, np.integer)):
+    def coordinate(self, c):
+        """A coordinate selector -> (label, series): an int or ``'q[i]'`` indexes q, ``'v[i]'`` v, or a name of
+        ``q_names`` or ``v_names``; a ``ModelError`` (element ``coords``) otherwise."""
+        if isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) and \
+                -self.q.shape[1] <= int(c) < self.q.shape[1]:
             return self.q_names[int(c)], self.q[:, int(c)]
         c = str(c)
         if c in self.q_names:
@@ -284,64 +356,8 @@ class Result:
             i = self.v_names.index(c)
             return c, self.v[:, i]
         for prefix, arr in (("q[", self.q), ("v[", self.v)):
-            if c.startswith(prefix) and c.endswith("]"):
-                return c, arr[:, int(c[2:-1])]
-        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
-                         f"or one of {self.q_names + self.v_names}")
-
-    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
-        """Plot chosen coordinates against time, and the energies (and residuals if any) below.
-
-        ``coords``: list of q indices, names or ``"q[i]"``/``"v[i]"`` (default: every q, at most 12).
-        Uses matplotlib's Agg canvas (no display, no pyplot state). Writes a PNG if ``path`` is given.
-        Returns the ``matplotlib.figure.Figure``.
-        """
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        if coords is None:
-            coords = list(range(min(self.q.shape[1], 12)))
-        series = [self._resolve(c) for c in coords]
-        panels = 1 if series else 0
-        show_energy = bool(energy) and bool(self.energy)
-        show_res = bool(residuals) and bool(self.residuals)
-        panels += show_energy + show_res
-        panels = max(panels, 1)
-        fig = Figure(figsize=(8, 2.8 * panels), constrained_layout=True)
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
-        k = 0
-        if series:
-            ax = axes[k]
-            for label, s in series:
-                ax.plot(self.t, s, label=label)
-            ax.set_ylabel("coordinates")
-            ax.legend(loc="best", fontsize="small", ncol=min(4, len(series)))
-            ax.grid(True, alpha=0.3)
-            k += 1
-        if show_energy:
-            ax = axes[k]
-            labels = {"kinetic": "T", "potential": "V", "total": "T + V"}
-            for key in ENERGY_KEYS:
-                if key in self.energy:
-                    ax.plot(self.t, self.energy[key], label=labels[key])
-            ax.set_ylabel("energy")
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-            k += 1
-        if show_res:
-            ax = axes[k]
-            for name, r in self.residuals.items():
-                rr = np.abs(r.reshape(len(self), -1))
-                ax.semilogy(self.t, np.maximum(rr.max(axis=1), 1e-300), label=name)
-            ax.set_ylabel("|residual|")
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-        axes[-1].set_xlabel("t, s")
-        if title is None:
-            title = self.info.get("title") or self.info.get("model")
-        if title:
-            fig.suptitle(str(title))
-        if path is not None:
-            fig.savefig(path, dpi=100)
-        return fig
+            index = c[2:-1]
+            if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
+                return c, arr[:, int(index)]
+        raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
+                         f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")

@@ -31,13 +31,29 @@ class Tour:
         self.rows.append(Row(section, quantity, fmt(computed), fmt(reference), source))
 
     def path(self, name):
+        """The path of the output file ``name`` (listed once, however often it is asked for)."""
         p = os.path.join(self.out, name)
-        self.files.append(p)
+        if p not in self.files:
+            self.files.append(p)
         return p
+
+
+def markdown_cell(text):
+    """``text`` as one cell of a Markdown table: ``|`` escaped, line breaks as spaces."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown_table(rows):
+    """The Markdown table (header, rule, one line per row) of the demo's rows."""
+    fields = ["section", "quantity", "computed", "reference", "source"]
+    lines = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
+    lines += ["| " + " | ".join(markdown_cell(getattr(r, f)) for f in fields) + " |" for r in rows]
+    return lines
 
 
 def section_bicycle(tour):
     from multibody.systems import bicycle
+    from multibody.viz.bicycle import plot_eigenvalues
 
     p = bicycle.benchmark_parameters()
     cs = bicycle.critical_speeds(p)
@@ -46,7 +62,7 @@ def section_bicycle(tour):
     tour.row("Whipple bicycle", "capsize speed v_c [m/s]", cs.capsize, 6.02426201538837, src)
     ev = bicycle.eigenvalues(p, [0.0])
     tour.row("Whipple bicycle", "capsize eigenvalue at v = 0 [1/s]", float(ev.capsize[0].real), -3.13164324790656, src)
-    bicycle.plot_eigenvalues(p, tour.path("bicycle_eigenvalues.png"))
+    plot_eigenvalues(p, tour.path("bicycle_eigenvalues.png"))
     # the same bicycle as a generic model (bodies, hinges, rolling discs), linearized by the library
     import numpy as np
 
@@ -74,6 +90,7 @@ def section_triple_pendulum(tour):
     import numpy as np
 
     from multibody.systems import pendulums
+    from multibody.viz import plot_result
 
     res = pendulums.simulate_triple_pendulum_seed001(t_end=10.0)
     ref = {1.0: [-0.245186, -0.007221, -0.000042], 10.0: [-1.888975, -2.812204, -2.965351]}
@@ -84,13 +101,14 @@ def section_triple_pendulum(tour):
         tour.row("triple pendulum", f"absolute angles at t = {t:g} s", np.array2string(qabs, precision=6),
                  str(qref), src)
     tour.row("triple pendulum", "max |T + П| over 10 s", float(np.max(np.abs(res.energy_total))), "0", src)
-    res.plot(energy=True, path=tour.path("triple_pendulum.png"), title="seed 001 triple pendulum (relative angles)")
+    plot_result(res, energy=True, path=tour.path("triple_pendulum.png"), title="seed 001 triple pendulum (relative angles)")
 
 
 def section_solar_panel(tour):
     import numpy as np
 
     from multibody.systems import solar_panels
+    from multibody.viz.solar_panels import plot_deployment
 
     params = solar_panels.SolarPanelParameters()
     table = solar_panels.barycentric_table(params)
@@ -109,7 +127,7 @@ def section_solar_panel(tour):
     phi = solar_panels.absolute_angles(res.q[-1])
     tour.row("solar panel", "final absolute angles φ1, φ2 [deg]", np.array2string(np.degrees(phi), precision=3),
              "[0, 0] (deployed)", src)
-    solar_panels.plot_deployment(res, tour.path("solar_panel_deployment.png"), params)
+    plot_deployment(res, tour.path("solar_panel_deployment.png"), params)
     return summary
 
 
@@ -145,12 +163,13 @@ def section_constrained(tour):
     import numpy as np
 
     from multibody.systems import iftomm, slider_crank
+    from multibody.viz.slider_crank import plot_reactions
 
-    res = slider_crank.simulate(turns=2, n_out=401)
+    res = slider_crank.simulate_turns(turns=2, n_out=401)
     worst = max(float(np.max(res.residuals[k])) for k in ("position", "velocity", "acceleration"))
     tour.row("slider-crank", "max constraint residual over 2 crank turns (projection)", worst, "< 1e-10",
              "seed 001 §2.6.2")
-    fig = slider_crank.plot_reactions(res, tour.path("slider_crank_reactions.png"))
+    fig = plot_reactions(res, tour.path("slider_crank_reactions.png"))
     import matplotlib.pyplot as plt
 
     plt.close(fig)
@@ -256,8 +275,9 @@ def section_model_files(tour):
     worst = max(float(np.max(np.abs(r))) for k, r in res.residuals.items() if k not in ("velocity", "acceleration"))
     tour.row("model files", "four_bar.yaml, 2 s constrained: energy variation / max position residual",
              f"{np.ptp(e) / max(abs(e[0]), 1.0):.1e} / {worst:.1e}", "< 1e-8 / < 1e-10", "seed 001 §3.6")
-    mb.save_model(model, tour.path("four_bar_saved.yaml"))
-    again = mb.load_model(tour.path("four_bar_saved.yaml"))
+    saved = tour.path("four_bar_saved.yaml")
+    mb.save_model(model, saved)
+    again = mb.load_model(saved)
     from multibody.io import model_to_dict
 
     tour.row("model files", "saved and loaded again: the same model", str(model_to_dict(model) == model_to_dict(again)),
@@ -278,16 +298,16 @@ SECTIONS = [
 
 
 def run(args):
-    out = os.path.abspath(args.out)
-    os.makedirs(out, exist_ok=True)
+    from multibody.cli.paths import output_folder
+
+    out = os.path.abspath(output_folder(args.out, "--out"))
     tour = Tour(out)
     for name, func in SECTIONS:
         t0 = time.perf_counter()
         print(f"[demo] {name} ...", flush=True)
         func(tour)
         print(f"[demo] {name}: {time.perf_counter() - t0:.1f} s", flush=True)
-    lines = ["| section | quantity | computed | reference | source |", "|---|---|---|---|---|"]
-    lines += [f"| {r.section} | {r.quantity} | {r.computed} | {r.reference} | {r.source} |" for r in tour.rows]
+    lines = markdown_table(tour.rows)
     with open(tour.path("results.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     with open(tour.path("results.json"), "w") as fh:

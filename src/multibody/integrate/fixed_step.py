@@ -80,65 +80,18 @@ Many runs at once: :func:`run_fixed_batch` (slices of the runs in threads over l
 import inspect
 import os
 import sys
+import time
 
 import numpy as np
 from numba import njit
 
+from multibody.integrate.progress import progress_bar
+from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, METHODS, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
+                                          TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
 from multibody.kernels.spatial import KERNEL
 
-#: Method name -> integer code understood by the loops.
-METHODS = {"RK2": 0, "MIDPOINT": 0, "HEUN": 1, "RK4": 2, "VERLET": 3, "STORMER": 3, "STORMER6": 4}
-
-#: Number of right-hand-side evaluations per step, by method code (STORMER6: its 9 Störmer–Verlet stages;
-#: each takes three or more evaluations, as many as its fixed-point iterations need).
-STAGES = {0: 2, 1: 2, 2: 4, 3: 3, 4: 9}
-
-#: Kahan & Li's s9odr6a composition coefficients (Math. Comp. 66 (1997) 1089–1099; GNI §V.3.2), for STORMER6
-KAHAN_LI_S9ODR6 = (0.39216144400731413927925056, 0.33259913678935943859974864, -0.70624617255763935980996482,
-                   0.08221359629355080023149045, 0.79854399093482996339895035, 0.08221359629355080023149045,
-                   -0.70624617255763935980996482, 0.33259913678935943859974864, 0.39216144400731413927925056)
-#: STORMER6 fixed-point iterations: the relative change that ends them; the change accepted when they stop
-#: contracting (at the round-off floor of the right-hand side); their limit per implicit equation
-SV_TOL = 1e-15
-SV_FLOOR = 1e-12
-SV_MAX_ITER = 50
-
-
-def _tableaux():
-    """The explicit (partitioned) Butcher tableaux of the methods, by code, for the compiled loops: stage s
-    (after the first, at x) evaluates at ``t + C[s] h`` and ``x + h Σ_r A[s, r, part] K_r``; the step is
-    ``x + (h / DIV) Σ_r B[r, part] K_r``; ``part`` 0 are the positions (the first ``nsplit`` entries of x), 1
-    the velocities. Only VERLET has two different parts (kick-drift-kick); DIV keeps the classical forms
-    (RK4: h/6 (k1 + 2 k2 + 2 k3 + k4)). STORMER6 (code 4) is not a tableau (its rows stay zero; the loops
-    step it with its own implicit stages)."""
-    A = np.zeros((5, 4, 4, 2))
-    B = np.zeros((5, 4, 2))
-    C = np.zeros((5, 4))
-    DIV = np.ones(5)
-    A[0, 1, 0] = 0.5  # explicit midpoint
-    B[0, 1] = 1.0
-    C[0, 1] = 0.5
-    A[1, 1, 0] = 1.0  # Heun
-    B[1, 0] = B[1, 1] = 1.0
-    C[1, 1] = 1.0
-    DIV[1] = 2.0
-    A[2, 1, 0] = A[2, 2, 1] = 0.5  # classical RK4
-    A[2, 3, 2] = 1.0
-    B[2, :4] = ((1.0,), (2.0,), (2.0,), (1.0,))
-    C[2, 1:4] = (0.5, 0.5, 1.0)
-    DIV[2] = 6.0
-    A[3, 1, 0, 1] = A[3, 2, 0, 1] = 0.5  # Störmer–Verlet: kick v by h/2 a(q, v) ...
-    A[3, 2, 1, 0] = 1.0  # ... drift q by h q̇(q, v½) ...
-    B[3, 1, 0] = 1.0
-    B[3, 0, 1] = B[3, 2, 1] = 0.5  # ... kick v by h/2 a(q+, v½)
-    C[3, 1:3] = (0.5, 1.0)
-    stages = np.array([STAGES[k] for k in range(5)], dtype=np.int64)
-    for arr in (A, B, C, DIV, stages):
-        arr.flags.writeable = False
-    return A, B, C, DIV, stages
-
-
-TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES = _tableaux()
+#: seconds of computing between two updates of the progress bar of a compiled run (pieces of whole steps)
+PIECE_SECONDS = 0.25
 
 #: Status codes returned by the loops.
 STATUS_OK = 0
@@ -320,11 +273,13 @@ def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_projec
     ``x0`` is the state at step ``first`` of the grid ``t0 + k h`` (default 0, the start); the run makes the
     steps ``first + 1 .. nsteps`` and ``save`` holds step numbers of that grid (``first .. nsteps``).
 
-    With ``progress`` or ``on_chunk`` the run is made in chunks of ``chunk`` whole steps (default about 100
-    chunks), ending on the step numbers ``first + j chunk``: a tqdm bar is updated between chunks and
-    ``on_chunk(done, x, parts)`` is called after each finished chunk with the step reached, the state there
-    and the outputs so far (a list of ``(t, x, obs)`` arrays). Every step time is ``t0 + k h`` computed from
-    the step number ``k``, so the chunks give the numbers of a single call, bit for bit."""
+    ``on_chunk(done, x, parts)`` is called after each ``chunk`` of whole steps (ending on the step numbers
+    ``first + j chunk``, and at the end) with the step reached, the state there and the outputs so far (a list of
+    ``(t, x, obs)`` arrays); an exception it raises propagates with ``exc.partial = (t, x, obs, done)``, what
+    was computed. ``progress``: a tqdm bar of the steps (None: after two seconds, on a terminal; True; False;
+    ``integrate/progress.py``), updated between pieces of about ``PIECE_SECONDS`` of computing. Every step time
+    is ``t0 + k h`` computed from the step number ``k``, so pieces and chunks give the numbers of a single call,
+    bit for bit."""
     code, x0, nsteps = _check(method, x0, nsteps, h, nsplit)
     first = int(first)
     if not 0 <= first <= nsteps:
@@ -345,33 +300,41 @@ def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_projec
         k, status, d = run(x, float(t0), float(h), start, stop, steps, params, code, int(nsplit), ts, xs, obs, xt, K)
         return ts[:k], xs[:k], obs[:k], status, d
 
-    if (not progress and on_chunk is None) or nsteps == first:
+    bar = progress_bar(progress, nsteps, f"{method} h={h:g}", "step", initial=first)
+    if (bar is None and on_chunk is None) or nsteps == first:
+        if bar is not None:
+            bar.close()
         t, xs, obs, status, done = loop(first, nsteps, save)
         return t, xs, status, done, obs
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=nsteps, initial=first, unit="step", desc=f"{method} h={h:g}")
-    chunk = max(1, int(chunk) if chunk is not None else (nsteps - first) // 100)
+    # chunks: whole ``chunk``s between the calls of on_chunk, cut into pieces of about PIECE_SECONDS of computing
+    # for the bar (timed, so the bar moves on a slow model too; the numbers do not depend on the cut)
+    chunk = max(1, int(chunk) if chunk is not None else nsteps - first)
+    piece = min(chunk, 1000) if bar is not None else chunk
     parts = []
     done = first
     status = STATUS_OK
     try:
         while done < nsteps:
-            stop = min(done + chunk, nsteps)
+            boundary = first + ((done - first) // chunk + 1) * chunk
+            stop = min(done + piece, boundary, nsteps)
             lo = done if done == first else done + 1  # the state given is saved with the first chunk only
             part = save[(save >= lo) & (save <= stop)]
+            started = time.perf_counter()
             t, xs, obs, status, d = loop(done, stop, part)
+            elapsed = time.perf_counter() - started
             parts.append((t, xs, obs))
             if bar is not None:
                 bar.update(d - done)
+                piece = max(1, min(10 * piece, int(piece * PIECE_SECONDS / max(elapsed, 1e-6))))
             done = d
             if status != STATUS_OK:
                 break
-            if on_chunk is not None:
+            if on_chunk is not None and (done == boundary or done == nsteps):
                 on_chunk(done, x, parts)
+    except Exception as exc:   # on_chunk failed (a checkpoint that could not be written): keep what was computed
+        exc.partial = tuple(np.concatenate([p[k] for p in parts]) for k in range(3)) + (done,)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -529,11 +492,7 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
     status, done = STATUS_OK, 0
     ns0 = TABLEAU_STAGES[code]
     positions = np.arange(n) < nsplit
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=nsteps, unit="step", desc=f"{method} h={h:g}", miniters=max(1, nsteps // 100))
+    bar = progress_bar(progress, nsteps, f"{method} h={h:g}", "step")
     try:
         for step in range(nsteps):
             t = t0 + step * h

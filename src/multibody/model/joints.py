@@ -34,9 +34,13 @@ def unit_vector(axis, what, element):
         a = np.asarray(axis, dtype=float).reshape(3)
     except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be 3 numbers, got {axis!r}", element=element) from None
-    n = np.linalg.norm(a)
-    if not np.isfinite(n) or n < 1e-12:
+    big = np.max(np.abs(a))
+    if not (np.isfinite(big) and big > 0):
         raise ModelError(f"{element}: {what} must be a non-zero finite vector, got {a.tolist()}", element=element)
+    n = np.linalg.norm(a)
+    if not (np.isfinite(n) and n > 1e-150):   # scaled first, so that (0, 0, 1e-200) and (1e300, 0, 1e300) are directions
+        a = a / big
+        n = np.linalg.norm(a)
     # a unit vector is kept as given (a copy), so that normalizing is idempotent: files round-trip exactly
     a = a / n if abs(n - 1.0) > 4.0 * np.finfo(float).eps else a.copy()
     a.flags.writeable = False
@@ -194,7 +198,7 @@ class GeneralJoint(Joint):
     From these the joint's angular and linear partial velocities p_ak = (∂R/∂q_k Rᵀ)^∨, k_ak = ∂z/∂q_k, the
     rheonomic terms p_a0 = (∂R/∂t Rᵀ)^∨, k_a0 = ∂z/∂t (eqs. 3.101, 3.104) and the velocity-product terms
     s_a and w_a (eqs. 3.103, 3.107) are derived with sympy and compiled
-    (:mod:`multibody.symbolic.general_joint`). A model with general joints is simulated by the ``"tree"``
+    (:mod:`multibody.kernels.general_joint`). A model with general joints is simulated by the ``"tree"``
     formulation; ``aba``, ``rnea`` and ``crba`` take the time as ``t=``.
 
     >>> import sympy as sp

@@ -6,8 +6,10 @@ What is drawn, frame by frame, from the library's public kinematics only (``forw
 
 * **links**: for every body, straight segments from the origin of its tree joint's frame (the point where it
   hangs on its parent) to each joint frame it carries — the joints of its children and the cut joints that
-  close a loop on it (seed 001 §1.1: a joint is located on both bodies) — or, when it carries none, to its
-  centre of mass (a pendulum's bob, a wheel);
+  close a loop on it (seed 001 §1.1: a joint is located on both bodies) — and to the points where springs hold
+  it; a body that carries no joint (a pendulum's bob, a wheel, the last rod of a chain) runs to its centre of
+  mass and is drawn whole there: the three principal axes of the solid ellipsoid of its mass and inertia
+  (``multibody.viz.shapes.inertia_ellipsoid``), so that a spring held at a rod's tip meets the rod;
 * **body frames**: a small triad per body (x red, y green, z blue) in the body's own frame;
 * **sliding joints** (``Prismatic``, ``Cylindrical``): a thin grey line from the joint's frame on the parent to
   the joint's frame on the child — the stroke of a slider;
@@ -22,14 +24,14 @@ axis perpendicular to it, and no spherical, universal, cylindrical or free joint
 §2.5 and of the parallel hinges of §3.2.2. The picture is then the projection on that plane, with "up" (against
 gravity) pointing up. Every other system is drawn in a 3-D matplotlib projection, again with "up" up.
 
-``animate(model_or_result, path, q=None, t=None, frames=60, fps=20)``: the file type follows the suffix of
+``animate(model_or_result, path, q=None, t=None, frames=None, fps=20)``: the file type follows the suffix of
 ``path`` — ``.gif`` (matplotlib's ``PillowWriter``) or ``.mp4`` (``FFMpegWriter``; a ``ModelError`` when ffmpeg is
 not installed). Example::
 
     from multibody.systems import slider_crank
     from multibody.viz import animate
 
-    res = slider_crank.simulate(turns=1, n_out=121)
+    res = slider_crank.simulate_turns(turns=1, n_out=121)
     animate(res, "slider_crank.gif", frames=40)        # planar: drawn in the plane of the crank
 
 The command line does the same from a saved Result: ``multibody animate run.npz --model MODULE:FUNCTION``.
@@ -40,10 +42,13 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.model.joints import CYLINDRICAL, FIXED, FREE, PLANAR, PRISMATIC, REVOLUTE
+from multibody.viz.shapes import inertia_ellipsoid
 
-__all__ = ["animate", "planar_basis", "Scene"]
+__all__ = ["animate", "planar_basis", "Scene", "read_motion"]
 
 _TOL = 1e-9
+#: the longest default animation, in seconds: a longer run plays faster than real time
+MAX_SECONDS = 20.0
 _AXIS_COLOURS = ("tab:red", "tab:green", "tab:blue")
 
 
@@ -52,7 +57,7 @@ def _unit(v):
     return v / n if n > 0 else v
 
 
-def _up(model):
+def up_direction(model):
     """The direction against gravity (world z when there is none)."""
     g = np.asarray(model.gravity, dtype=float)
     return _unit(-g) if np.linalg.norm(g) > 0 else np.array([0.0, 0.0, 1.0])
@@ -108,14 +113,14 @@ def planar_basis(model, configurations):
                     n = _unit(np.cross(span[0], span[np.argmax(np.linalg.norm(np.cross(span[0], span), axis=1))]))
                 else:                               # one sliding direction (or none): the plane that shows "up"
                     a = _unit(span[0]) if len(span) else np.zeros(3)
-                    for cand in (np.cross(a, _up(model)), np.cross(a, [0.0, 0.0, 1.0]), np.cross(a, [0.0, 1.0, 0.0]),
-                                 np.array([0.0, 0.0, 1.0])):
+                    for cand in (np.cross(a, up_direction(model)), np.cross(a, [0.0, 0.0, 1.0]),
+                                 np.cross(a, [0.0, 1.0, 0.0]), np.array([0.0, 0.0, 1.0])):
                         if np.linalg.norm(cand) > 1e-6:
                             n = _unit(cand)
                             break
         if any(np.linalg.norm(np.cross(n, a)) > 1e-7 for a in par) or any(abs(n @ b) > 1e-7 for b in perp):
             return None
-    up = _up(model)
+    up = up_direction(model)
     e2 = up - (up @ n) * n
     if np.linalg.norm(e2) < 1e-6:                   # gravity normal to the plane: any in-plane "up"
         for cand in ([0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [1.0, 0.0, 0.0]):
@@ -176,11 +181,18 @@ class Scene:
             Pa, Pc = model.joint_frames(j)
             carried[j.parent].append(Pa.translation)
             carried[j.child].append(Pc.translation)
-        links = [(0, p) for p in carried[0]] if moving else []
+        links = [(0, np.zeros(3), p) for p in carried[0]] if moving else []
         for i in range(1, N + 1):
-            pts = [p for p in carried[i] if np.linalg.norm(p) > 1e-12] or [np.asarray(model.com[i], dtype=float)]
-            links += [(i, p) for p in pts]
-        self.link_body = np.array([i for i, _ in links], dtype=int)
+            joints = [p for p in carried[i] if np.linalg.norm(p) > 1e-12]
+            held = [np.asarray(model.spring_point[s, e], dtype=float) for s in range(len(model.spring_k))
+                    for e in range(2) if model.spring_body[s, e] == i]
+            links += [(i, np.zeros(3), p) for p in joints + [p for p in held if np.linalg.norm(p) > 1e-12]]
+            if not carried[i]:                    # a leaf: to its centre of mass, and its principal axes there
+                com = np.asarray(model.com[i], dtype=float)
+                links.append((i, np.zeros(3), com))
+                semi, axes = inertia_ellipsoid(model.mass[i], model.inertia_com[i])
+                links += [(i, com - a * e, com + a * e) for a, e in zip(semi, axes.T) if a > 1e-12]
+        self.link_body = np.array([i for i, _, _ in links], dtype=int)
         self.ground = np.array(carried[0]) if carried[0] and not moving else np.zeros((0, 3))
         spring_ends = [(int(model.spring_body[s, 0]), model.spring_point[s, 0], int(model.spring_body[s, 1]),
                         model.spring_point[s, 1]) for s in range(len(model.spring_k))]
@@ -208,8 +220,8 @@ class Scene:
             def world(i, p, Kk=Kk):
                 return Kk.R[i] @ p + Kk.p[i]
 
-            for m, (i, p) in enumerate(links):
-                self.links[f, m] = Kk.p[i], world(i, p)
+            for m, (i, a, b) in enumerate(links):
+                self.links[f, m] = world(i, a), world(i, b)
             for m, (a, pa, b, pb) in enumerate(slides):
                 self.slides[f, m] = world(a, pa), world(b, pb)
             for m, (a, pa, b, pb) in enumerate(spring_ends):
@@ -252,8 +264,10 @@ def _profile_curve(c, n=400):
     return c.origin + xs[:, None] * c.e1 + np.array(zs)[:, None] * c.e2
 
 
-def _inputs(model_or_result, q, t, model):
-    """(model, q (k, nq), t or None) from the arguments of :func:`animate`."""
+def read_motion(model_or_result, q=None, t=None, model=None, who="animate"):
+    """``(model, Q (k, nq), t or None)`` from a ``Result`` (its q and t, and its model unless ``model`` is given) or a
+    ``Model`` with configurations ``q`` (default its neutral one) and times ``t``; ``ModelError`` (prefixed by
+    ``who``) when they do not fit."""
     from multibody.model.model import Model
     from multibody.result import Result
 
@@ -261,7 +275,7 @@ def _inputs(model_or_result, q, t, model):
         res = model_or_result
         model = model if model is not None else res.model
         if model is None:
-            raise ModelError("animate: the Result carries no model (a Result loaded from a file does not); pass "
+            raise ModelError(f"{who}: the Result carries no model (a Result loaded from a file does not); pass "
                              "model=the Model it was computed with", element="model")
         q = res.q if q is None else q
         t = res.t if t is None else t
@@ -270,16 +284,16 @@ def _inputs(model_or_result, q, t, model):
         if q is None:
             q = model.neutral()
     else:
-        raise ModelError(f"animate: expected a Model or a Result, got {type(model_or_result).__name__}",
+        raise ModelError(f"{who}: expected a Model or a Result, got {type(model_or_result).__name__}",
                          element="model_or_result")
     Q = np.atleast_2d(np.asarray(q, dtype=float))
     if Q.shape[1] != model.nq:
-        raise ModelError(f"animate: q must have model.nq = {model.nq} columns for model '{model.name}', got shape "
+        raise ModelError(f"{who}: q must have model.nq = {model.nq} columns for model '{model.name}', got shape "
                          f"{Q.shape}", element="q")
     if t is not None:
         t = np.asarray(t, dtype=float).reshape(-1)
         if len(t) != len(Q):
-            raise ModelError(f"animate: t has {len(t)} values for {len(Q)} configurations", element="t")
+            raise ModelError(f"{who}: t has {len(t)} values for {len(Q)} configurations", element="t")
     return model, Q, t
 
 
@@ -303,7 +317,7 @@ def _plot_basis(model, basis):
     if basis is not None:
         E = np.array(basis[:2])
     else:
-        up = _up(model)
+        up = up_direction(model)
         e1 = np.array([1.0, 0.0, 0.0]) - up[0] * up
         if np.linalg.norm(e1) < 1e-6:
             e1 = np.array([0.0, 1.0, 0.0]) - up[1] * up
@@ -312,14 +326,16 @@ def _plot_basis(model, basis):
     return E, [_axis_label(e) for e in E]
 
 
-def animate(model_or_result, path, q=None, t=None, frames=60, fps=20, *, model=None, size=(640, 480), dpi=80,
+def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model=None, size=(640, 480), dpi=80,
             title=None, view=None, follow=None):
     """Write an animation of a motion to ``path`` (``.gif``, or ``.mp4`` when ffmpeg is installed); returns the path.
 
     ``model_or_result``: a ``Result`` of ``simulate`` (its ``q`` and ``t``; a Result loaded from a file carries no
     model: pass ``model=``), or a ``Model`` with ``q`` (one configuration or an array (k, nq); default the
     neutral one) and optional times ``t``. ``frames``: at most this many configurations, evenly spaced in the
-    samples; ``fps``: frames per second of the file; ``size``: (width, height) in pixels. ``view``: ``"2d"`` or
+    samples (default: with times, as many as play the run in real time at ``fps``, at most ``MAX_SECONDS`` = 20 s
+    of film — a longer run plays faster; without, 60); ``fps``: frames per second of the file; ``size``: (width,
+    height) in pixels. ``view``: ``"2d"`` or
     ``"3d"`` to override the choice (2-D for planar systems, see the module docstring; ``"2d"`` for a system that
     leaves the plane is a ``ModelError``). ``follow``: keep the system in the middle of a window of its own size
     (default: when a body floats on a ``Free`` joint, as the bicycle does) instead of showing the whole path.
@@ -332,9 +348,13 @@ def animate(model_or_result, path, q=None, t=None, frames=60, fps=20, *, model=N
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    model, Q, t = _inputs(model_or_result, q, t, model)
+    model, Q, t = read_motion(model_or_result, q, t, model)
     try:
-        frames, fps = int(frames), float(fps)
+        fps = float(fps)
+        if frames is None:
+            span = float(t[-1] - t[0]) if t is not None and len(t) > 1 else 0.0
+            frames = int(round(min(span, MAX_SECONDS) * fps)) + 1 if span > 0 and fps > 0 else 60
+        frames = int(frames)
     except (TypeError, ValueError):
         raise ModelError(f"animate: frames and fps must be numbers, got {frames!r}, {fps!r}", element="frames") from None
     if frames < 1 or not fps > 0:
