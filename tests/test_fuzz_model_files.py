@@ -32,24 +32,33 @@ FUZZ = settings(max_examples=FILES, derandomize=True, deadline=None, database=No
                 suppress_health_check=list(HealthCheck))
 
 
+class FuzzCaseHang(BaseException):
+    """A fuzz case over its CPU bound: a BaseException, so no ``except Exception`` in the library can take it."""
+
+
 @contextmanager
 def time_bound(seconds=TIME_BOUND):
     """A hang becomes a failure: SIGPROF after ``seconds`` of this process's CPU time (``ITIMER_PROF``: the
-    machine's load does not count; main thread, POSIX; elsewhere no bound)."""
+    machine's load does not count; main thread, POSIX; elsewhere no bound) raises :class:`FuzzCaseHang`, and
+    again every CPU second until the case ends; a case that caught it anyway fails when it ends."""
     if not hasattr(signal, "SIGPROF") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    fired = []
 
     def expired(signum, frame):
-        raise TimeoutError(f"a fuzz case took more than {seconds} CPU seconds")
+        fired.append(signum)
+        raise FuzzCaseHang(f"a fuzz case took more than {seconds} CPU seconds")
 
     old = signal.signal(signal.SIGPROF, expired)
-    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_PROF, seconds, 1.0)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_PROF, 0)
         signal.signal(signal.SIGPROF, old)
+    if fired:
+        raise FuzzCaseHang(f"a fuzz case took more than {seconds} CPU seconds (and its exception was caught)")
 
 
 @pytest.fixture(scope="module")
@@ -105,3 +114,23 @@ def test_validate_command_on_bad_files(rnd, workdir, capsys):
     assert len(lines) == max(1, len(getattr(out, "problems", ()))), captured.err
     assert all(line.startswith(path) for line in lines), captured.err
     assert "could not be checked" not in captured.err, captured.err
+
+
+def test_time_bound_cannot_be_swallowed():
+    """The hang guard itself: a case that catches every Exception and goes on spinning still ends, as a
+    FuzzCaseHang (one CPU second bound, a loop of at most 60 CPU seconds)."""
+    import time
+
+    if not hasattr(signal, "SIGPROF"):
+        pytest.skip("no SIGPROF on this platform")
+
+    def spin(until):
+        while time.process_time() < until:
+            try:
+                sum(range(1000))
+            except Exception:       # what a careless library might do
+                pass
+
+    with pytest.raises(FuzzCaseHang):
+        with time_bound(1):
+            spin(time.process_time() + 60)
