@@ -14,5 +14,6 @@ BENCHMARKS = [
     ("poisson", "multibody.bench.poisson", "bench_poisson"),
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
+    ("robots", "multibody.bench.robots", "bench_robots"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
 ]
