@@ -62,6 +62,11 @@ def test_new_user_writes_a_four_bar_validates_runs_and_sees_the_plot(tmp_path, m
     _png_ok(tmp_path / "fourbar_run" / "result.png")
     res = Result.load(tmp_path / "fourbar_run" / "result.npz")
     assert res.t[-1] == 2.0 and res.q_names == ["A.angle", "B.angle", "D.angle"]
+    # the energy line says what the change is relative to: Result.energy_drift's divisor
+    e, T = res.energy["total"], res.energy["kinetic"]
+    drift = np.abs(e - e[0]).max() / max(abs(e[0]), T.max())
+    assert (f"  largest change of T + V, relative to max(|T + V at t = 0|, largest T of the run) "
+            f"(0 for a conservative system): {drift:.3e}\n") in out
     # it moved: the crank turned round and the rocker rocked, with the loop closed (the Newton projection's
     # tolerance, 1e-12, 3x margin) from the consistent state the formulation made of the rough one
     assert np.ptp(res.q[:, 0]) > 2 * np.pi and 0.3 < np.ptp(res.q[:, 2]) < np.pi

@@ -392,10 +392,9 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         else:
             extra["path"] = "python"
             try:
-                t, X, status, done = rk_fixed_python(system.fun, system.project_py and
-                                                     (lambda x: system.project_py(None, x)), system.x0, t0,
-                                                     h_used, nsteps, save, mkey, nsplit=system.nsplit,
-                                                     progress=progress)
+                t, X, status, done = rk_fixed_python(system.fun, system.project_py, system.x0, t0, h_used, nsteps,
+                                                     save, mkey, nsplit=system.nsplit, progress=progress,
+                                                     on_step=system.on_step)
             except Exception as exc:
                 if not hasattr(exc, "partial"):
                     raise
@@ -545,18 +544,20 @@ def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, eve
         budget = step_budget(max_steps)
         if budget != math.inf:
             max_steps = max(1, budget - stats0["steps"])
-    callback = None
-    if writer is not None:
-        nxt = [t_start + every]
+    nxt = [t_start + every] if writer is not None else None
 
-        def callback(t, y, ts, ys, stats):
-            if t >= nxt[0]:
-                nxt[0] = t0 + every * (math.floor((t - t0) / every) + 1)
-                out_t, out_x = _joined(prev, ts, ys, y.shape[0])
-                writer.write(t, None, y, out_t, out_x, None, {k: stats0[k] + v for k, v in stats.items()})
+    def callback(t, y, ts, ys, stats):
+        if system.on_step is not None:
+            system.on_step(t, y)
+        if writer is not None and t >= nxt[0]:
+            nxt[0] = t0 + every * (math.floor((t - t0) / every) + 1)
+            out_t, out_x = _joined(prev, ts, ys, y.shape[0])
+            writer.write(t, None, y, out_t, out_x, None, {k: stats0[k] + v for k, v in stats.items()})
 
-        if prev is None:
-            writer.write(t0, None, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, stats0)
+    if writer is None and system.on_step is None:
+        callback = None
+    if writer is not None and prev is None:
+        writer.write(t0, None, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, stats0)
     if prev is not None and (prev.finished or t_start >= t_end or (rest is not None and rest.size == 0)):
         from multibody.integrate.adaptive import AdaptiveRun
 

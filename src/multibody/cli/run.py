@@ -19,6 +19,10 @@ from pathlib import Path
 
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 
+#: the line ``run`` prints with ``Result.energy_drift()``: max_t |E(t) − E(0)| / max(|E(0)|, max_t T(t)), E = T + V
+ENERGY_LINE = ("largest change of T + V, relative to max(|T + V at t = 0|, largest T of the run) "
+               "(0 for a conservative system)")
+
 
 def output_every(t_end, h, method, at_most=2001):
     """output_every for a fixed-step run: every k-th step (and the last), at most ``at_most`` outputs."""
@@ -244,7 +248,7 @@ def run(args):
         error = abs(res.q[-1][list(c.iq)] - c.controller.reference.at(res.t[-1])[0]).max()
         print(f"  controller '{c.name}': largest |q - target| at the end {error:.3e}")
     if res.energy and not mf.model.controllers:
-        print(f"  largest change of T + V (relative; 0 for a conservative system): {res.energy_drift():.3e}")
+        print(f"  {ENERGY_LINE}: {res.energy_drift():.3e}")
     if res.residuals:
         worst = max(float(abs(v).max()) for v in res.residuals.values())
         print(f"  largest constraint residual: {worst:.3e}")

@@ -38,7 +38,10 @@ class OdeSystem:
     ``project(x, params)`` for the compiled fixed-step loop (``rhs=None``: no compiled path). ``fun(t, x)``:
     the Python right-hand side (adaptive methods; the fixed-step Python loop when ``rhs`` is None or
     ``python_only``). ``project_py(t, x) -> x`` or None: after every step; ``project_output(t, x) -> x``: for
-    the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks. ``nsplit``: number of position coordinates
+    the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks.
+    ``on_step(t, x)`` or None: after every accepted step of the Python loops (adaptive, and fixed-step when
+    ``python_only`` or ``rhs`` is None) with the state the run goes on from, e.g. to follow joint angles through
+    whole turns between sparse outputs. ``nsplit``: number of position coordinates
     (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions; ``split_t(t, x)
     -> (q, v)`` in its place for a state that holds part of (q, v) only (prescribed coordinates).
 
@@ -65,6 +68,7 @@ class OdeSystem:
     run_params: object = None
     batch: object = None
     split_t: object = None
+    on_step: object = None
 
 
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem

@@ -469,12 +469,14 @@ def _stormer6_step(rhs, t, x, h, nsplit):
     return x, ok
 
 
-def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, progress=False):
+def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, progress=False, on_step=None):
     """The same schemes as the compiled loops as a Python loop, for right-hand sides that call Python
-    (e.g. a joint-torque callback ``tau(t, q, v)``): ``rhs(t, x) -> dx/dt`` and ``project(x) -> x`` (or
-    ``None`` for no projection) are plain Python callables. ``save`` is ``save_every`` (an int) or the step
-    numbers to save (as in :func:`run_fixed`). Same saving rules and return values; an exception raised by
-    ``rhs`` propagates after ``(t, x)`` so far are attached to it as ``exc.partial``.
+    (e.g. a joint-torque callback ``tau(t, q, v)``): ``rhs(t, x) -> dx/dt`` and ``project(t, x) -> x`` (at the
+    time the step reached, as a time-dependent constraint needs; or ``None`` for no projection) are plain Python
+    callables; ``on_step(t, x)`` (or None) is called after every step with the state reached. ``save`` is
+    ``save_every`` (an int) or the step numbers to save (as in :func:`run_fixed`). Same saving rules and return
+    values; an exception raised by ``rhs`` propagates after ``(t, x)`` so far are attached to it as
+    ``exc.partial``.
     """
     code = method_code(method) if isinstance(method, str) else int(method)
     save = save_steps(nsteps, int(save)) if np.ndim(save) == 0 else _save_array(save, nsteps)
@@ -517,12 +519,14 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
                     K.append(np.asarray(rhs(t + TABLEAU_C[code, s] * h, xt), dtype=np.float64))
             xt = np.asarray(xt, dtype=np.float64)
             if project is not None:
-                xt = np.asarray(project(xt), dtype=np.float64)
+                xt = np.asarray(project(t0 + (step + 1) * h, xt), dtype=np.float64)
             if not np.all(np.isfinite(xt)):
                 status = STATUS_NONFINITE
                 break
             x = xt
             done = step + 1
+            if on_step is not None:
+                on_step(t0 + done * h, x)
             if bar is not None:
                 bar.update(1)
             if k < save.size and save[k] == done:
