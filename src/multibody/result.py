@@ -16,7 +16,11 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
-``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
+``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header);
+``events``: the switches of a run with joint limits, latches or releases (``multibody.integrate.events``), a list
+of dicts with keys ``t``, ``element``, ``kind`` (``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``,
+``"release"``), ``impulse`` and more (empty for other runs); ``structures``: the models such a run went through,
+``[{"t": from when, "model": Model}]`` (None for other runs; not saved to files, like ``model``).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -56,7 +60,7 @@ class Result:
     __doc__ = __doc__       # the fields, the one convention of the reactions and the file formats (help(mb.Result))
 
     def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
-                 v_names=None, model=None, series=None):
+                 v_names=None, model=None, series=None, events=None):
         self.t = np.asarray(t, dtype=float).reshape(-1)
         n = self.t.shape[0]
         self.q = _as_2d(q, n, "q")
@@ -87,6 +91,8 @@ class Result:
             raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
+        self.events = [dict(e) for e in (events or ())]
+        self.structures = None  # not saved to files
 
     @property
     def reactions(self):
@@ -179,6 +185,7 @@ class Result:
             "reactions": {k: list(v.shape[1:]) for k, v in self.reactions.items()},
             "series": {k: list(v.shape[1:]) for k, v in self.series.items()},
             "info": self.info,
+            "events": self.events,
         }
 
     def save(self, path):
@@ -269,7 +276,7 @@ class Result:
         if meta.get("format") != "multibody.Result":
             raise ModelError(f"Result.load: '{path}' is not a multibody Result file")
         return cls(t, q, v, energy=energy, residuals=residuals, reactions=reactions, info=meta["info"],
-                   q_names=meta["q_names"], v_names=meta["v_names"], series=series)
+                   q_names=meta["q_names"], v_names=meta["v_names"], series=series, events=meta.get("events"))
 
     # ------------------------------------------------------------------------------------------------
     def _resolve(self, c):
@@ -337,6 +344,17 @@ class Result:
             ax.set_ylabel("|residual|")
             ax.legend(loc="best", fontsize="small")
             ax.grid(True, alpha=0.3)
+        if self.events:  # the switches of a run with limits, latches or releases: a line at each instant
+            colors = {"impact": "tab:red", "contact": "tab:purple", "separate": "tab:green", "lock": "k",
+                      "release": "tab:orange"}
+            for ax in axes:
+                shown = set()
+                for e in self.events:
+                    kind = e.get("kind")
+                    ax.axvline(e["t"], color=colors.get(kind, "gray"), lw=0.7, ls=":", alpha=0.8,
+                               label=f"{kind}" if kind not in shown and ax is axes[0] else None)
+                    shown.add(kind)
+            axes[0].legend(loc="best", fontsize="small", ncol=min(4, len(series) + len(shown)))
         axes[-1].set_xlabel("t, s")
         if title is None:
             title = self.info.get("title") or self.info.get("model")

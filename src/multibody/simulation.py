@@ -205,6 +205,9 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     elif _adaptive_key(method) is None:
         raise ModelError(f"method {method!r} is unknown; adaptive: DOP853, RK45, RK23, Radau, BDF, LSODA; "
                          f"fixed step: {', '.join(sorted(set(FIXED_METHODS)))}", element="method")
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
+        return _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
+                                   formulation, tau, progress, max_steps, events, energy, checkpoint, options)
     writer, every = _checkpoint_writer(
         checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
@@ -317,6 +320,33 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {run.reason}", result=res,
                                reason=run.reason) from run.error
     return finish(run.t, run.y, run.status, run.message, extra)
+
+
+def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
+                        progress, max_steps, events, energy, checkpoint, options, event_rows=True):
+    """``simulate`` of a model with joint limits, latches or releases (``integrate/events.py``)."""
+    from multibody.formulations.base import check_state
+    from multibody.integrate.events import refuse, run_switching
+
+    refuse(model, formulation, tau, mkey, events, checkpoint)
+    if options:
+        raise ModelError(f"option {sorted(options)[0]!r}: a run with joint limits, latches or releases takes none",
+                         element=sorted(options)[0])
+    q0, v0 = check_state(model, q0, v0)
+    if mkey in FIXED_METHODS:
+        nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+        return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
+                             energy=energy, progress=progress, event_rows=event_rows)
+    if output_every is not None:
+        raise ModelError("output_every is for the fixed-step methods (RK4, ...); adaptive methods take t_eval or "
+                         "n_out", element="output_every")
+    if t_eval is not None and n_out is not None:
+        raise ModelError("give t_eval or n_out, not both")
+    if n_out is not None:
+        t_eval = np.linspace(t0, t_end, int(n_out))
+    return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
+                         max_steps=max_steps, progress=progress)
 
 
 def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):
