@@ -32,7 +32,7 @@ from multibody.errors import ModelError
 from multibody.formulations.tree import P_TAU, tree_params, tree_rhs_extra
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.integrate.switching import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
-                                           S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_RELEASE_T, guard_values, mode_rhs,
+                                           S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T, S_SINCE, guard_values, mode_rhs,
                                            mode_rhs_extra, switch_arrays)
 from multibody.kernels.impulse import delassus, mixed_lcp
 
@@ -45,6 +45,8 @@ REST_VELOCITY = 1e-8
 #: the relative distance (to 1 + |value|) within which a guard other than the one located counts as reached at the
 #: same instant (simultaneous impacts); the one located is at its root to round-off
 SAME_INSTANT = 1e-12
+#: the relative size (to 1 + |largest gap acceleration|) below which a gap acceleration counts as zero
+ROUNDOFF = 1e-10
 
 
 class Structure:
@@ -106,10 +108,18 @@ class Structure:
     def arm(self, t, x):
         """Watch the guards that are ≥ 0 at (t, x), the start of a mode (those below zero by round-off at a switch
         are not crossings). Returns the guard values."""
-        self.S[S_MASK][:] = True
+        S = self.S
+        S[S_MASK][:] = True
+        S[S_ORDER][:] = 0
         self.guards(t, x)
-        g = self.S[S_GUARD].copy()
-        self.S[S_MASK][:] = g >= 0.0
+        g = S[S_GUARD].copy()
+        S[S_MASK][:] = g >= 0.0
+        u, v = self.u, x[self.nq:]
+        for k in range(self.nlim):   # gaps at exactly zero: divided by the time since (switching.guard_values)
+            for i, sigma in ((2 * k, 1.0), (2 * k + 1, -1.0)):
+                if S[S_LIM_STATE][k] == FREE and g[i] == 0.0 and sigma * v[u.lim_v[k]] >= 0.0:
+                    S[S_ORDER][i] = 1 if sigma * v[u.lim_v[k]] > 0.0 else 2
+                    S[S_SINCE][i] = t
         return g
 
     def free_accelerations(self, t, x):
@@ -258,7 +268,12 @@ class Structure:
         candidates = []
         for k in resting:
             c = int(u.lim_v[k])
-            if state[k] * v[c] <= self.rest_velocity:
+            if reached[2 * k]:
+                # its reaction has come down to zero (the guard located): at that instant reaction and gap
+                # acceleration are both zero, and the reaction's trend, not the round-off of either, says it leaves
+                state[k] = FREE
+                v[c] = 0.0
+            elif state[k] * v[c] <= self.rest_velocity:
                 v[c] = 0.0
                 candidates.append(k)
             else:
@@ -271,7 +286,7 @@ class Structure:
                 state[k] = ON_LOWER if sigma > 0 else ON_UPPER
                 candidates.append(k)
         self.sync()
-        held = self._contacts(t, x, candidates)
+        held = self._contacts(t, x, candidates, arrived={k for k, _ in hits})
         for k in candidates:
             if k not in held:
                 state[k] = FREE
@@ -330,9 +345,12 @@ class Structure:
         v += Y @ lam
         return lam
 
-    def _contacts(self, t, x, candidates):
+    def _contacts(self, t, x, candidates, arrived=()):
         """The limits among ``candidates`` (resting on their stops, zero gap velocity) whose reactions push at
-        (t, x): the acceleration-level problem (module docstring). Returns them as a set."""
+        (t, x): the acceleration-level problem (module docstring). A stop in ``arrived`` (its gap has just come
+        down to zero) is held also when its gap acceleration is zero to round-off: at that instant reaction and
+        gap acceleration are both zero, and the gap's trend, which brought it onto the stop, says it stays.
+        Returns them as a set."""
         if not candidates:
             return set()
         u, S = self.u, self.S
@@ -340,8 +358,11 @@ class Structure:
         rows = [(c, 1.0) for c in eq] + [(int(u.lim_v[k]), float(S[S_LIM_STATE][k])) for k in candidates]
         idx, sign, _, D = self._delassus(x[:self.nq], rows)
         a0 = self.free_accelerations(t, x)
-        lam, _ = self._lcp(D, sign * a0[idx], [True] * len(eq) + [False] * len(candidates))
-        return {k for i, k in enumerate(candidates) if lam[len(eq) + i] > 0.0}
+        b = sign * a0[idx]
+        lam, w = self._lcp(D, b, [True] * len(eq) + [False] * len(candidates))
+        zero = ROUNDOFF * (1.0 + float(np.max(np.abs(b), initial=0.0)))
+        return {k for i, k in enumerate(candidates)
+                if lam[len(eq) + i] > 0.0 or (k in arrived and w[len(eq) + i] <= zero)}
 
     def _entry(self, t, joint, coordinate, kind, impulse, before, after):
         return {"t": float(t), "element": joint, "coordinate": coordinate, "kind": kind, "impulse": float(impulse),

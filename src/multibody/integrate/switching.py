@@ -17,6 +17,10 @@ mode becomes < 0):
 * an armed latch: ``side · (q − value)``, side the sign of ``q − value`` when the latch was armed;
 * a release not yet made: ``t_release − t``.
 
+A gap that is exactly zero when its mode starts (the stop just left after a rebound, or a stop the joint separates
+from) is divided by the time since, to the order of its zero there (``S[S_ORDER]``), so that the root located is
+the next one and not the start itself.
+
 The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode and the guard data; ``integrate/events.py``
 (the Python side) locates the root of a guard, makes the switch and restarts.
 """
@@ -33,7 +37,7 @@ __all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "mode_
 
 #: positions in the switch tuple ``S``
 (S_KNOWN, S_QDD, S_FORCE, S_LIM_Q, S_LIM_V, S_LOWER, S_UPPER, S_LIM_STATE, S_LATCH_Q, S_LATCH_VALUE, S_LATCH_SIDE,
- S_RELEASE_T, S_GUARD, S_MASK, S_NLOCKED) = range(15)
+ S_RELEASE_T, S_GUARD, S_MASK, S_NLOCKED, S_SINCE, S_ORDER) = range(17)
 #: the state of a limited coordinate (``S[S_LIM_STATE]``): free, held on its lower or upper stop, locked otherwise
 #: (latched or held until a release: its stops are not watched)
 FREE, ON_LOWER, ON_UPPER, LOCKED = 0, 1, -1, 2
@@ -53,7 +57,7 @@ def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_releas
             np.zeros(nlim, dtype=np.int64),
             np.ascontiguousarray(latch_q, dtype=np.int64), np.ascontiguousarray(latch_value, dtype=np.float64),
             np.zeros(nlat), np.full(n_release, np.inf), np.zeros(ng), np.ones(ng, dtype=np.bool_),
-            np.zeros(1, dtype=np.int64))
+            np.zeros(1, dtype=np.int64), np.zeros(ng), np.zeros(ng, dtype=np.int64))
 
 
 @njit(cache=True)
@@ -106,8 +110,16 @@ def guard_values(t, x, S):
     rel = S[S_RELEASE_T]
     for r in range(rel.shape[0]):
         g[o + r] = rel[r] - t
+    # a gap that starts the mode at exactly zero (a stop just left) is divided by (t − t_s)^order, the order of its
+    # zero at t_s: the same sign and roots after t_s, positive at t_s, so that a bracketing solver finds the next
+    # root and not t_s itself; while the coordinate is still on the stop to the last bit (the motion away from it
+    # smaller than its rounding) the gap is not a root either
+    since, order = S[S_SINCE], S[S_ORDER]
     least = np.inf
     for i in range(g.shape[0]):
+        if order[i] > 0:
+            d = t - since[i]
+            g[i] = g[i] / (d if order[i] == 1 else d * d) if d > 0.0 and g[i] != 0.0 else 1.0
         if mask[i] and g[i] < least:
             least = g[i]
     return least

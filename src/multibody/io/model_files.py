@@ -505,20 +505,52 @@ class _Loader:
                         *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
                           for key in ("stiffness", "damping", "rest")]))),
                     lambda: self._effort(spec, path, jname, efforts) if known_type else None,
-                    lambda: self._limits(spec, path, jname, limits))
+                    lambda: self._limits(spec, path, jname, limits),
+                    lambda: self._unilateral(spec, path))
             except _Skip:
                 values = None
             if values is None or not known_type:   # reported: a stand-in checks the joint's name and bodies
-                values = (Fixed(), None, None, {}, None, None)
-            joint, placement, child_placement, forces, effort, _ = values
+                values = (Fixed(), None, None, {}, None, None, {})
+            joint, placement, child_placement, forces, effort, _, unilateral = values
             b.add_joint(jname, joint, spec["parent"], spec["child"], placement=placement,
-                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces)
+                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces,
+                        **unilateral)
 
     def _limits(self, spec, path, jname, limits):
         if spec.get("limits"):
             limits[jname] = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
                                    if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
                              for key, val in spec["limits"].items()}
+
+    def _unilateral(self, spec, path):
+        """The stops (``limits.lower``, ``limits.upper``: finite numbers, or ±.inf, or left out), ``restitution``,
+        ``latch`` and ``release`` of a joint, as ``add_joint`` takes them (``multibody.model.unilateral``)."""
+        out = {}
+        lim = spec.get("limits") or {}
+        if lim.get("lower") is not None or lim.get("upper") is not None:
+            out["limits"] = tuple(None if lim.get(key) is None else self._bound(lim[key], f"{path}.limits.{key}")
+                                  for key in ("lower", "upper"))
+        if spec.get("restitution") is not None:
+            out["restitution"] = self.per_dof(spec["restitution"], f"{path}.restitution")
+        lat = spec.get("latch")
+        if isinstance(lat, list):   # null: no latch on that coordinate
+            out["latch"] = [math.nan if v is None else self.number(v, f"{path}.latch[{k}]") for k, v in enumerate(lat)]
+        elif lat is not None:
+            out["latch"] = self.number(lat, f"{path}.latch")
+        rel = spec.get("release")
+        if isinstance(rel, dict):
+            out["release"] = {"at": self.number(rel.get("at"), f"{path}.release.at"),
+                              "mode": rel.get("mode", "separate")}
+        elif rel is not None:
+            out["release"] = self.number(rel, f"{path}.release")
+        return out
+
+    def _bound(self, value, path):
+        """A limit: numbers (per coordinate or one), where ±inf (YAML ``.inf``) means no stop on that side."""
+        values = value if isinstance(value, list) else [value]
+        out = [v if isinstance(v, float) and math.isinf(v) else self.number(v, f"{path}[{k}]" if isinstance(
+            value, list) else path) for k, v in enumerate(values)]
+        return out if isinstance(value, list) else out[0]
 
     def _joint_type(self, spec, path):
         jtype = spec["type"]
@@ -978,6 +1010,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
                     e[key] = val
         if j.name in limits:
             e["limits"] = limits[j.name]
+        _write_unilateral(e, model, j)
         joints.append(e)
     if joints:
         d["joints"] = joints
@@ -1002,6 +1035,33 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     if meta:
         d["metadata"] = _plain(meta)
     return d
+
+
+def _write_unilateral(e, model, j):
+    """The stops, restitution, latch and release of joint ``j`` into its entry ``e`` (one value or one per
+    coordinate; ±inf where a coordinate has no stop on that side)."""
+    u = model.unilateral
+    coords = j.joint.coordinate_names
+    lims = {lm.coordinate: lm for lm in u.limits if lm.joint == j.name}
+
+    def per_coordinate(values):
+        return _num(values[0]) if len(set(values)) == 1 else [_num(x) for x in values]
+
+    if lims:
+        lim = dict(e.get("limits", {}))
+        lim["lower"] = per_coordinate([lims[c].lower if c in lims else -math.inf for c in coords])
+        lim["upper"] = per_coordinate([lims[c].upper if c in lims else math.inf for c in coords])
+        e["limits"] = lim
+        e_values = [lims[c].restitution if c in lims else 0.0 for c in coords]
+        if any(e_values):
+            e["restitution"] = per_coordinate(e_values)
+    lats = {la.coordinate: la.value for la in u.latches if la.joint == j.name}
+    if lats:
+        e["latch"] = per_coordinate([lats.get(c, math.nan) for c in coords]) if len(lats) == len(coords) else \
+            [_num(lats[c]) if c in lats else None for c in coords]
+    rel = u.release_of(j.name)
+    if rel is not None:
+        e["release"] = _num(rel.at) if rel.mode == "separate" else {"at": _num(rel.at), "mode": rel.mode}
 
 
 def _write_torque(d, model, tau):

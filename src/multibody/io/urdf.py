@@ -11,7 +11,8 @@ What is read, and how it maps to the builder (``ModelBuilder``, so every builder
   is the joint frame moved by the joint (the builder's convention); ``<axis xyz>`` (default (1, 0, 0)) in the
   joint frame. ``<dynamics damping>`` becomes the joint's viscous damper (``damping``, used when simulating);
   ``<limit lower upper effort velocity>`` and ``<dynamics friction>`` are kept as data in
-  ``model.metadata["limits"]`` (nothing enforces them). ``<mimic>`` is not followed (the joint moves freely).
+  ``model.metadata["limits"]``; ``lower`` and ``upper`` of revolute and prismatic joints are also their end stops
+  (``model.lower_limits``, ``model.upper_limits``; plastic: restitution 0), unless ``limits=False``. ``<mimic>`` is not followed (the joint moves freely).
 * A link fixed to its parent (``fixed`` joint) is merged into the parent's body, as Pinocchio's parser does:
   masses, centres and inertias add up (parallel-axis theorem) and the link's frame is kept in
   ``model.metadata["frames"]`` (body and placement). Links fixed to a fixed root belong to the ground.
@@ -109,8 +110,9 @@ def _placement_data(P):
     return {"translation": P.translation.tolist(), "rotation": P.rotation.tolist()}
 
 
-def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81)):
-    """A Model from the text of a URDF file (see the module docstring)."""
+def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), limits=True):
+    """A Model from the text of a URDF file (see the module docstring); ``limits=False`` leaves the ``<limit lower
+    upper>`` of revolute and prismatic joints as data only (no end stops)."""
     rd = _Reader(source)
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ModelFileError([Problem("", "a URDF file needs no document type definition (<!DOCTYPE>, <!ENTITY>); "
@@ -167,7 +169,7 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
         what = "no link" if not roots else f"{len(roots)} links ({', '.join(roots)})"
         raise ModelFileError([Problem("/robot", f"a URDF tree has one root link (a link that is no joint's child); "
                                                 f"found {what}")], source)
-    return _build(rd, robot, links, joints, roots[0], floating_base, gravity, source)
+    return _build(rd, robot, links, joints, roots[0], floating_base, gravity, source, limits)
 
 
 def _read_link(rd, le, name, path):
@@ -285,7 +287,7 @@ def _combine(parts):
     return m, c, 0.5 * (I + I.T)
 
 
-def _build(rd, robot, links, joints, root, floating_base, gravity, source):
+def _build(rd, robot, links, joints, root, floating_base, gravity, source, stops=True):
     children = {}
     for j in joints:
         children.setdefault(j["parent"], []).append(j)
@@ -361,8 +363,11 @@ def _build(rd, robot, links, joints, root, floating_base, gravity, source):
                     if not np.array_equal(A, np.eye(3)):
                         place = place * Placement(A)
                         child_placement = Placement(A)
+                lim = j["limits"]
+                stop = ((lim.get("lower"), lim.get("upper")) if stops and j["kind"] in ("revolute", "prismatic")
+                        and ("lower" in lim or "upper" in lim) else None)
                 builder.add_joint(j["name"], joint, parent_body, j["child"], placement=place,
-                                  child_placement=child_placement, damping=j["damping"] or None)
+                                  child_placement=child_placement, damping=j["damping"] or None, limits=stop)
             except ModelError as exc:
                 rd.problems.append(Problem(j["path"], str(exc)))
             if j["limits"]:
@@ -389,7 +394,9 @@ def _build(rd, robot, links, joints, root, floating_base, gravity, source):
         raise ModelFileError([Problem("", str(exc))], source) from None
 
 
-def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81)):
+def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), limits=True):
     """The Model of the URDF file ``path`` (see the module docstring); ``floating_base=True`` puts the root link on
-    a free joint ``root_joint``. Problems of the file raise ``ModelFileError`` listing each one."""
-    return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity)
+    a free joint ``root_joint``; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
+    they are the end stops of revolute and prismatic joints: ``model.lower_limits``, plastic impacts, resting
+    contact). Problems of the file raise ``ModelFileError`` listing each one."""
+    return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, limits=limits)

@@ -164,12 +164,13 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
         for k, cname in enumerate(joint.coordinate_names):
             where = f"{element}, coordinate '{cname}'"
             if lo[k] == np.inf or hi[k] == -np.inf:
-                raise ModelError(f"{where}: lower limit {lo[k]} / upper limit {hi[k]} leave no room", element=element)
-            if lo[k] > hi[k]:
-                raise ModelError(f"{where}: the lower limit {lo[k]!r} is above the upper limit {hi[k]!r}",
+                raise ModelError(f"{where}: lower limit {float(lo[k])} / upper limit {float(hi[k])} leave no room",
                                  element=element)
+            if lo[k] > hi[k]:
+                raise ModelError(f"{where}: the lower limit {float(lo[k])!r} is above the upper limit "
+                                 f"{float(hi[k])!r}", element=element)
             if not (0.0 <= e[k] <= 1.0):
-                raise ModelError(f"{where}: the restitution must be in [0, 1], got {e[k]!r}", element=element)
+                raise ModelError(f"{where}: the restitution must be in [0, 1], got {float(e[k])!r}", element=element)
             if np.isfinite(lo[k]) or np.isfinite(hi[k]):
                 out_limits.append(JointLimit(name, cname, float(lo[k]), float(hi[k]), float(e[k])))
     elif restitution is not None:
@@ -183,11 +184,12 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
                 continue
             where = f"{element}, coordinate '{cname}'"
             if not np.isfinite(values[k]):
-                raise ModelError(f"{where}: the latch value must be finite, got {values[k]!r}", element=element)
+                raise ModelError(f"{where}: the latch value must be finite, got {float(values[k])!r}",
+                                 element=element)
             lim = next((lm for lm in out_limits if lm.coordinate == cname), None)
             if lim is not None and not (lim.lower <= values[k] <= lim.upper):
-                raise ModelError(f"{where}: the latch value {values[k]!r} is outside the limits [{lim.lower!r}, "
-                                 f"{lim.upper!r}]", element=element)
+                raise ModelError(f"{where}: the latch value {float(values[k])!r} is outside the limits "
+                                 f"[{lim.lower!r}, {lim.upper!r}]", element=element)
             out_latches.append(Latch(name, cname, float(values[k])))
     rel = as_release(release, element)
     if rel is not None:
