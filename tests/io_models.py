@@ -7,7 +7,7 @@ from multibody.model.model import ARRAY_NAMES
 def same_model(a, b, torque=True):
     """Assert that Models ``a`` and ``b`` are the same description: every packed array equal bit for bit, the
     constraint table, names, placements, springs, constraints' data, torque expressions (unless ``torque`` is
-    False) and metadata."""
+    False), metadata, frames, visual and collision elements."""
     assert a.name == b.name
     for key in ARRAY_NAMES:
         x, y = getattr(a, key), getattr(b, key)
@@ -31,3 +31,12 @@ def same_model(a, b, torque=True):
     if torque:
         assert repr(a.torque_callback) == repr(b.torque_callback)
     assert a.metadata == b.metadata
+    for kind in ("frames", "visuals", "collisions"):
+        ea, eb = getattr(a, kind), getattr(b, kind)
+        assert [(e.name, e.body, e.body_name) for e in ea] == [(e.name, e.body, e.body_name) for e in eb], kind
+        for x, y in zip(ea, eb):
+            assert np.array_equal(x.placement.rotation, y.placement.rotation), x.name
+            assert np.array_equal(x.placement.translation, y.placement.translation), x.name
+            assert getattr(x, "shape", None) == getattr(y, "shape", None), x.name
+            assert getattr(x, "color", None) == getattr(y, "color", None), x.name
+            assert getattr(x, "friction", None) == getattr(y, "friction", None), x.name

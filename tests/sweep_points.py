@@ -47,3 +47,39 @@ def calls(log):
         counts[(int(x), int(y))] = counts.get((int(x), int(y)), 0) + 1
         pids.add(int(pid))
     return counts, pids
+
+
+class Escape(BaseException):
+    """A BaseException that is neither SystemExit nor KeyboardInterrupt."""
+
+
+def escapes(x):
+    """Point 1 calls sys.exit(3), point 2 raises KeyboardInterrupt, point 3 a bare BaseException: none of them may
+    end a sweep."""
+    if x == 1:
+        raise SystemExit(3)
+    if x == 2:
+        raise KeyboardInterrupt
+    if x == 3:
+        raise Escape("escaped")
+    return {"s": x}
+
+
+def faulty(x):
+    """``escapes``, and point 4 never returns (a sleep loop, as a stuck solver would)."""
+    while x == 4:
+        time.sleep(0.05)
+    return escapes(x)
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no message")
+
+
+def odd_outputs(x):
+    """Outputs no table can hold: an empty key, a key with a line break, an int beyond float; and an exception
+    whose message cannot be shown."""
+    if x == 3:
+        raise Unprintable()
+    return [{"": 1.0}, {"a\nb": 1.0}, {"v": 10**400}][x]

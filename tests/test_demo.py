@@ -1,9 +1,14 @@
 """The README's main job: ``multibody demo`` writes its plots and a results table that match the texts."""
 import json
+import re
 
 import matplotlib.image as mpimg
 
 from multibody.cli import main
+from multibody.cli.demo import Row, Tour, markdown_table
+
+#: a Markdown table row: cells split at '|' that is not escaped
+CELLS = re.compile(r"(?<!\\)\|")
 
 
 def test_demo_writes_plots_and_results(tmp_path, capsys):
@@ -29,7 +34,21 @@ def test_demo_writes_plots_and_results(tmp_path, capsys):
     sweep = next(r for r in rows if r["section"] == "parameter sweeps")
     vw, vc = map(float, sweep["computed"].split(","))
     assert abs(vw - 4.29238253634111) < 1e-12 and abs(vc - 6.02426201538837) < 1e-12
-    assert (tmp_path / "results.md").read_text().count("\n") == len(rows) + 2
+    lines = (tmp_path / "results.md").read_text().splitlines()
+    assert len(lines) == len(rows) + 2 and all(len(CELLS.findall(line)) == 6 for line in lines)
+    listed = [line.strip() for line in out.split("files to", 1)[1].splitlines()[1:] if line.strip()]
+    assert len(listed) == len(set(listed)) and str(tmp_path / "four_bar_saved.yaml") in listed
+
+
+def test_results_table_escapes_bars_and_line_breaks_and_files_are_listed_once(tmp_path):
+    rows = [Row("a|b", "max |x - y|", "[1 2\n 3]", "< 1e-9", "seed 003 | Table 2")]
+    header, rule, line = markdown_table(rows)
+    assert header == "| section | quantity | computed | reference | source |" and rule == "|---|---|---|---|---|"
+    assert line == "| a\\|b | max \\|x - y\\| | [1 2 3] | < 1e-9 | seed 003 \\| Table 2 |"
+    assert [c.strip() for c in CELLS.split(line)[1:-1]] == ["a\\|b", "max \\|x - y\\|", "[1 2 3]", "< 1e-9",
+                                                            "seed 003 \\| Table 2"]
+    tour = Tour(str(tmp_path))
+    assert tour.path("m.yaml") == tour.path("m.yaml") and tour.files == [str(tmp_path / "m.yaml")]
 
 
 def test_cli_reports_model_errors_in_one_line(tmp_path, capsys):

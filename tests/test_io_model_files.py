@@ -210,7 +210,7 @@ def test_load_model_picks_the_format_by_extension(tmp_path):
 
 def test_initial_state_forms():
     base = """
-bodies: [{name: a, mass: 1}, {name: b, mass: 1}]
+bodies: [{name: a, mass: 1, inertia: [1, 1, 1]}, {name: b, mass: 1, inertia: [1, 1, 1]}]
 joints:
   - {name: free, type: free, parent: ground, child: a}
   - {name: hinge, type: revolute, parent: a, child: b}

@@ -97,11 +97,31 @@ def test_every_joint_type_against_pinocchio(tmp_path, pin, floating_base):
     assert model.nv == pm.nv
     diff = pinocchio_agreement(model, pm, np.random.default_rng(1), samples=5)
     assert max(diff.values()) < TOL, diff
-    # the fixed links are merged into their parents' bodies; the massless frame is kept as a frame
+    # the fixed links are merged into their parents' bodies and kept as frames on them, at Pinocchio's placements
     assert "l1_cover" not in model.body_names and "tool" not in model.body_names
-    assert model.metadata["frames"]["l1_cover"]["body"] == "l1"
-    assert model.metadata["frames"]["tool"]["body"] == "l5"
-    assert model.metadata["frames"]["world_frame"]["body"] == ("base" if floating_base else "ground")
+    assert model.frame("l1_cover").body_name == "l1" and model.frame("tool").body_name == "l5"
+    assert model.frame("world_frame").body_name == ("base" if floating_base else "ground")
+    assert model.frame("base").body_name == ("base" if floating_base else "ground")
+    same_frames_as_pinocchio(model, pm, pin, np.random.default_rng(4))
+
+
+def same_frames_as_pinocchio(model, pm, pin, rng, atol=1e-12):
+    """Every frame of the URDF's links (bodies and merged links) placed where Pinocchio places its frame of that
+    name (``oMf``), at a random configuration: forward kinematics round-off over a few bodies (~1e-15)."""
+    q = model.random_configuration(rng, scale=1.5)
+    qp, _, _ = pinocchio_state(model, pm, q)
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, qp)
+    kin = mb.forward_kinematics(model, q)
+    names = [f.name for f in model.frames] + [n for n in model.body_names[1:]]
+    for name in names:
+        f = model.frame(name)
+        R = kin.R[f.body] @ f.placement.rotation
+        p = kin.R[f.body] @ f.placement.translation + kin.p[f.body]
+        oMf = pd.oMf[pm.getFrameId(name)]
+        np.testing.assert_allclose(R, oMf.rotation, rtol=0, atol=atol, err_msg=name)
+        np.testing.assert_allclose(p, oMf.translation, rtol=0, atol=atol, err_msg=name)
+    return names
 
 
 def test_the_humanoid_against_pinocchio(tmp_path, pin):
@@ -138,17 +158,25 @@ def test_what_the_importer_keeps(tmp_path):
     assert md["limits"]["left_knee_joint"] == {"lower": -2.0, "upper": 2.0, "effort": 150.0, "velocity": 8.0,
                                               "friction": 0.05}
     assert md["limits"]["left_wrist_roll_joint"] == {"effort": 20.0, "velocity": 10.0, "friction": 0.05}  # continuous
-    vis = md["visuals"]["left_hand"]
-    assert {v["name"] for v in vis} == {"left_hand", "left_fingers"}   # the fingers are merged into the hand
-    assert vis[0]["mesh"] == "package://humanoid30_description/meshes/left_hand.stl"
-    assert vis[0]["scale"] == (0.001, 0.001, 0.001)
-    assert set(md["frames"]) == {"imu_link", "backpack", "chest_camera", "camera_link", "left_fingers",
-                                 "right_fingers", "left_tool_frame", "right_tool_frame", "left_sole", "right_sole"}
+    # visual and collision elements on the bodies (the fingers' are on the hand, where their link is merged)
+    hand = [v for v in model.visuals if v.body_name == "left_hand"]
+    assert [v.name for v in hand] == ["left_hand_visual", "left_fingers_visual"]
+    assert hand[0].shape == mb.Mesh("package://humanoid30_description/meshes/left_hand.stl", (0.001,) * 3)
+    assert hand[0].color == (0.6, 0.6, 0.6, 1.0)
+    fingers = model.frame("left_fingers")
+    assert np.array_equal(hand[1].placement.translation, fingers.placement.translation)
+    boxes = {c.name: c for c in model.collisions}
+    assert boxes["left_fingers_collision"].shape == mb.Box((0.03, 0.08, 0.06))
+    assert boxes["left_fingers_collision"].body_name == "left_hand"
+    assert {f.name for f in model.frames} == {"imu_link", "backpack", "chest_camera", "camera_link", "left_fingers",
+                                              "right_fingers", "left_tool_frame", "right_tool_frame", "left_sole",
+                                              "right_sole"}
     # the dampers act in simulations (dof_damping); Pinocchio's and our ABA leave them out
     assert np.all(model.dof_damping[6:] == 0.1) and np.all(model.dof_damping[:6] == 0)
-    # a URDF model is saved as a model file and read back identically
-    save_model(model, tmp_path / "humanoid.yaml")
-    same_model(model, load(tmp_path / "humanoid.yaml").model)
+    # a URDF model is saved as a model file and read back identically, frames and shapes included
+    for suffix in (".yaml", ".json"):
+        save_model(model, tmp_path / f"humanoid{suffix}")
+        same_model(model, load(tmp_path / f"humanoid{suffix}").model)
     # the total mass is the sum of the links' masses (merged ones included)
     assert model.mass[1:].sum() == pytest.approx(8 + 1 + 15 + 0.4 + 3.5 + 2 * (0.8 + 0.6 + 2 + 1.2 + 0.3 + 0.2 + 0.5)
                                                  + 2 * (1 + 1.2 + 7 + 4 + 0.4 + 1.2) + 2.0 + 0.15 + 2 * 0.2,
@@ -177,13 +205,18 @@ def test_planar_joint_moves_in_the_plane_normal_to_its_axis(tmp_path):
 BAD = [
     (ROBOT.replace('<child link="l2"/>', '<child link="l9"/>'), "joint[@name='j2']/child: joint 'j2': the child "
                                                                 "link 'l9' is not defined"),
-    (ROBOT.replace('<mass value="0.7"/>', '<mass value="0"/>'), "link[@name='l6']: link 'l6' has no mass"),
-    (ROBOT.replace('ixx="0.006" ixy="0" ixz="0" iyy="0.007"', 'ixx="0.001" ixy="0" ixz="0" iyy="0.001"'),
-     "link[@name='l3']/inertial/inertia: link 'l3': principal moments"),
+    (ROBOT.replace('<mass value="0.7"/>', '<mass value="0"/>'),
+     "link[@name='l6']: body 'l6' on joint 'j6' makes the mass matrix singular: the bodies it carries have no inertia "
+     "for its motion (D = Sᵀ I^A S has eigenvalues [0, 0, 0.004]"),
+    (ROBOT.replace('<mass value="0.7"/>', '<mass value="0"/>').replace('ixx="0.004" ixy="0" ixz="0" iyy="0.005" '
+                                                                      'iyz="0" izz="0.004"', ''),
+     "link[@name='l6']: link 'l6' has no mass (no <inertial> with a mass or inertia, nor links it carries"),
+    (ROBOT.replace('ixx="0.006" ixy="0" ixz="0" iyy="0.007"', 'ixx="-0.001" ixy="0" ixz="0" iyy="0.001"'),
+     "link[@name='l3']/inertial: link 'l3': inertia has a negative principal moment (principal moments [-0.001, "),
     (ROBOT.replace('type="prismatic"><parent link="l2"/>', 'type="slider"><parent link="l2"/>'),
      "joint[@name='j3']/@type: joint 'j3': the type 'slider' is not one of revolute, continuous"),
     (ROBOT.replace('<axis xyz="1 0 0"/>\n    <limit lower="-0.1"', '<axis xyz="0 0 0"/>\n    <limit lower="-0.1"'),
-     "joint[@name='j3']/axis: joint 'j3': the axis must not be zero"),
+     "joint[@name='j3']/axis/@xyz: joint 'j3': the axis must not be zero, got '0 0 0'"),
     (ROBOT.replace('<origin xyz="0 0 0.2" rpy="0.3 0 0.1"/>', '<origin xyz="0 0 two" rpy="0.3 0 0.1"/>'),
      "joint[@name='j1']/origin/@xyz: expected 3 numbers, got '0 0 two'"),
     (ROBOT.replace('<child link="world_frame"/>', '<child link="l1"/>'),

@@ -22,7 +22,7 @@ joints:
 CASES = [   # (replace, by, path and message in the one line, the line number)
     ("mass: 1.0, com: [0, 0, -0.5], inertia: [0.1, 0.1, 0.01]}\n  - {name: lower",
      "mass: -2.0, com: [0, 0, -0.5], inertia: [0.1, 0.1, 0.01]}\n  - {name: lower",
-     "bodies[0].mass: must be > 0, got -2.0", 3),
+     "bodies[0].mass: must be >= 0, got -2.0", 3),
     ("type: revolute, axis: [0, 1, 0], parent: upper", "type: hinge, axis: [0, 1, 0], parent: upper",
      "joints[1].type: 'hinge' is not one of: revolute, prismatic", 7),
     ("parent: upper, child: lower", "parent: uper, child: lower",
@@ -33,7 +33,8 @@ CASES = [   # (replace, by, path and message in the one line, the line number)
     ("name: two links", "name: !!python/object/apply:os.system ['touch PWNED']",
      "name: the YAML tag '!!python/object/apply:os.system' is not allowed", 1),
     ("inertia: [0.1, 0.1, 0.01]}\n  - {name: lower", "inertia: [0.1, 0.1, -0.01]}\n  - {name: lower",
-     "bodies[0].inertia: body 'upper': inertia must be positive definite", 3),
+     "bodies[0].inertia: body 'upper': inertia has a negative principal moment (principal moments [-0.01, 0.1, 0.1];"
+     " expected a positive semi-definite tensor)", 3),
     ("com: [0, 0, -0.5], inertia: [0.1, 0.1, 0.01]}\njoints", "com: [0, 0], inertia: [0.1, 0.1, 0.01]}\njoints",
      "bodies[1].com: expected 3 numbers, got 2 items", 4),
     ("axis: [0, 1, 0], parent: ground", "axis: [0, 0, 0], parent: ground",

@@ -27,7 +27,16 @@ def test_parse_grid_specs():
     (["--grid", "c=a:2:3"], "numbers a, b and an integer n"),
     (["--grid", "c=1:2:3", "--grid", "c=4"], "given twice"),
     (["--grid", "2c=1"], "Python identifier"),
-    (["--grid", "c=1,,2"], "empty or non-finite"),
+    (["--grid", "c=1,,2"], "empty value"),
+    (["--grid", "c=1e999"], "1e999 is not a finite number"),
+    (["--grid", "c=nan,1"], "nan is not a finite number"),
+    (["--grid", "c=0:1:1000000000000"], "at most 100000000 points"),
+    (["--grid", "a=0:1:100000", "--grid", "b=0:1:100000"], "100000 x 100000 = 10000000000 points"),
+    (["--grid", "c=1:0:0"], "n >= 1"),
+    (["--grid", "x=1", "--out", "t.csv", "--timeout", "0"], "--timeout must be a positive number of seconds"),
+    (["--grid", "x=1", "--out", "t.csv", "--timeout", "inf"], "--timeout must be a positive number of seconds"),
+    (["--grid", "x=1", "--out", "t.csv", "--timeout", "1", "--scheduler", "serial"], "timeout needs worker processes"),
+    (["--grid", "y=1"], "cannot take the grid's parameters y"),
     (["--grid", "c=1,rk4"], "mixes numbers and words"),
     (["--grid", "c=1:2:3", "--out", "t.xlsx"], "expected a .parquet or .csv file"),
     (["--grid", "c=1:2:3", "--out", "t.csv", "--workers", "0"], "--workers must be a positive integer"),
@@ -45,11 +54,12 @@ def test_bad_arguments_exit_2_with_one_line(args, message, capsys, tmp_path, mon
 
 
 @pytest.mark.parametrize("target, message", [
-    ("sweep_points", "is not 'module:function'"),
+    ("sweep_points", "expected MODULE:FUNCTION or FILE.py:FUNCTION"),
     ("no_such_module_xyz:f", "cannot import module 'no_such_module_xyz'"),
-    ("sweep_points:nope", "has no function 'nope'"),
+    ("sweep_points:nope", "'sweep_points' has no 'nope'"),
     ("sweep_points:os", "expected a function"),
-    ("./model.yaml", "is a file path; expected 'module:function'"),
+    ("./model.yaml", "is a file; expected MODULE:FUNCTION or FILE.py:FUNCTION"),
+    ("./missing.py:f", "no such Python file"),
 ])
 def test_bad_targets_exit_2_with_one_line(target, message, capsys, tmp_path):
     assert main(["sweep", target, "--grid", "x=1", "--out", str(tmp_path / "t.csv")]) == 2

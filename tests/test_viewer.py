@@ -215,28 +215,26 @@ def test_visual_and_collision_elements():
     assert np.max(np.abs(corners @ tilt[:, 2])) < 1e-12                  # in the plane of the half-space
 
 
-def test_urdf_visuals_kept_in_metadata(tmp_path):
-    """A model whose URDF visuals are in ``metadata["visuals"]``: boxes, cylinders, spheres, and meshes named
-    ``package://NAME/...`` found in a folder NAME above the URDF file."""
+def test_visual_elements_and_package_meshes(tmp_path):
+    """Visual elements: boxes, cylinders, spheres, and meshes named ``package://NAME/...`` found in a folder NAME
+    above the model's URDF file."""
     trimesh = pytest.importorskip("trimesh")
     pkg = tmp_path / "my_robot"
     (pkg / "meshes").mkdir(parents=True)
     trimesh.creation.box(extents=(0.1, 0.1, 0.1)).export(pkg / "meshes" / "cube.stl")
     urdf = pkg / "robot.urdf"
-    b = mb.ModelBuilder(name="robot")
+    b = mb.ModelBuilder(name="robot", metadata={"urdf": {"path": str(urdf)}})
     b.add_body("arm", 1.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.01))
     b.add_joint("j", mb.Revolute(axis=(0, 1, 0)), "ground", "arm")
-    place = {"translation": [0.0, 0.0, -0.5], "rotation": np.eye(3).tolist()}
-    b.metadata = {"urdf": {"path": str(urdf)}, "visuals": {"arm": [
-        {"placement": place, "box": [0.1, 0.1, 1.0], "color": [1.0, 0.0, 0.0, 1.0]},
-        {"placement": place, "cylinder": {"radius": 0.05, "length": 1.0}},
-        {"placement": place, "sphere": {"radius": 0.1}, "name": "ball"},
-        {"placement": place, "mesh": "package://my_robot/meshes/cube.stl", "scale": [1.0, 1.0, 2.0]}]}}
+    place = mb.Placement(translation=(0.0, 0.0, -0.5))
+    b.add_visual("box", "arm", mb.Box((0.1, 0.1, 1.0)), place, color=(1.0, 0.0, 0.0, 1.0))
+    b.add_visual("rod", "arm", mb.Cylinder(0.05, 1.0), place)
+    b.add_visual("ball", "arm", mb.Sphere(0.1), place)
+    b.add_visual("cube", "arm", mb.Mesh("package://my_robot/meshes/cube.stl", (1.0, 1.0, 2.0)), place)
     model = b.build()
-    vis = shapes.model_visuals(model)
-    assert [type(v.shape).__name__ for v in vis] == ["Box", "Cylinder", "Sphere", "Mesh"] and vis[2].name == "ball"
     parts, notes = shapes.body_parts(model, [0.0])
     assert notes == [] and [p.role for p in parts] == ["visual"] * 4 and parts[0].color == (1.0, 0.0, 0.0, 1.0)
+    assert [p.name for p in parts] == ["box", "rod", "ball", "cube"]
     assert np.allclose(np.ptp(parts[3].vertices, axis=0), [0.1, 0.1, 0.2], rtol=0, atol=1e-6)
 
 

@@ -45,3 +45,18 @@ class SweepError(MultibodyError, RuntimeError):
 
     The points that finished are kept in the sweep's table; ``resume=True`` computes the others.
     """
+
+
+class ModelWarning(UserWarning):
+    """Something in a model description that was read but not used, or kept as written although it is suspect: the
+    warning names each element (one warning per file or model)."""
+
+
+class InertiaWarning(ModelWarning):
+    """Inertias that no body has (the triangle inequality fails, a massless body has inertia), kept as written or
+    moved to the nearest physical ones: one warning per model (or file) naming each body or link and the numbers
+    (``multibody.model.inertia``)."""
+
+
+class MeshWarning(ModelWarning):
+    """Mesh files of a robot description that were not found: kept by their names (one warning per file read)."""

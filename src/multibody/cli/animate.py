@@ -8,9 +8,10 @@ Examples::
 
 A Result file holds the motion (t, q, v, ...), not the model, so ``--model`` says where the Model comes from:
 
-* ``MODULE:FUNCTION`` — an importable module (``package.module``) or a Python file (``path/to/file.py``) and the
-  name of a function in it that returns the Model (a function returning a tuple whose first Model is the one,
-  such as ``slider_crank.model`` → ``(model, q0, v0)``, is accepted too), or the name of a Model in it;
+* ``MODULE:FUNCTION`` or ``FILE.py:FUNCTION`` — an importable module (``package.module``) or a Python file
+  (``path/to/file.py``) and the name of a function in it that returns the Model (a function returning a tuple
+  whose first Model is the one, such as ``slider_crank.model`` → ``(model, q0, v0)``, is accepted too), or the
+  name of a Model in it; read by :mod:`multibody.cli.targets`, as ``multibody sweep`` reads its TARGET;
 * ``FILE`` with suffix ``.yaml``, ``.yml``, ``.json`` or ``.urdf`` — a model file, read with
   ``multibody.io.load_model`` (imported when needed; an installation without it says so).
 
@@ -21,7 +22,6 @@ The drawing is :func:`multibody.viz.animation.animate`'s: links, body frames, sl
     multibody animate run.npz --model robot.urdf --html robot.html
 """
 import importlib
-import importlib.util
 from pathlib import Path
 
 from multibody.errors import ModelError
@@ -62,29 +62,19 @@ def model_from_spec(spec):
                              "installation does not have; give --model MODULE:FUNCTION (a Python function that "
                              "returns the Model) instead", element="--model")
         return _first_model(loader(spec), spec)
-    where, sep, name = spec.rpartition(":")
-    if not sep or not where or not name:
+    if ":" not in spec:
         raise ModelError(f"--model {spec}: expected MODULE:FUNCTION, FILE.py:FUNCTION or a model file "
                          f"({', '.join(MODEL_FILE_SUFFIXES)})", element="--model")
-    if where.endswith(".py"):
-        if not Path(where).is_file():
-            raise ModelError(f"--model {spec}: no such Python file '{where}'", element="--model")
-        mspec = importlib.util.spec_from_file_location(Path(where).stem, where)
-        module = importlib.util.module_from_spec(mspec)
-        mspec.loader.exec_module(module)
-    else:
-        try:
-            module = importlib.import_module(where)
-        except ModuleNotFoundError as exc:
-            raise ModelError(f"--model {spec}: cannot import module '{where}' ({exc})", element="--model") from None
-    try:
-        obj = getattr(module, name)
-    except AttributeError:
-        raise ModelError(f"--model {spec}: module '{where}' has no '{name}'", element="--model") from None
+    from multibody.cli.targets import load_object
     from multibody.model.model import Model
 
+    obj = load_object(spec, "--model")
     if callable(obj) and not isinstance(obj, Model):
-        obj = obj()
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise ModelError(f"--model {spec}: calling it failed ({type(exc).__name__}: {exc})",
+                             element="--model") from None
     return _first_model(obj, spec)
 
 
@@ -103,8 +93,11 @@ def run(args):
     from multibody.result import Result
     from multibody.viz.animation import animate
 
+    from multibody.cli.paths import output_file
+
     if not Path(args.result).is_file():
         raise ModelError(f"no such result file '{args.result}'", element="RESULT")
+    output_file(args.out, "--out")
     res = Result.load(args.result)
     if args.model is None:
         raise ModelError(f"'{args.result}' holds the motion of model '{res.info.get('model', '?')}', not the model "

@@ -9,6 +9,9 @@ from multibody.errors import ModelError
 
 
 def run(args):
+    from multibody.cli.paths import output_file
+
+    output_file(args.json, "--json")
     wanted = None
     if args.only:
         wanted = {w.strip() for w in args.only.split(",") if w.strip()}
@@ -16,7 +19,7 @@ def run(args):
         unknown = sorted(wanted - set(names))
         if unknown or not wanted:
             raise ModelError(f"--only: no benchmark named {', '.join(unknown) or repr(args.only)}; "
-                             f"expected a comma-separated subset of {','.join(names)}", element="--only")
+                             f"expected a comma-separated subset of {', '.join(names)}", element="--only")
     results = {}
     for name, modname, funcname in BENCHMARKS:
         if wanted and name not in wanted:
@@ -40,6 +43,7 @@ def run(args):
 
 def cli_register(subparsers):
     p = subparsers.add_parser("bench", help="time the algorithms against peers (Pinocchio when installed)")
-    p.add_argument("--only", help="comma-separated subset: " + ",".join(b[0] for b in BENCHMARKS))
+    p.add_argument("--only", metavar="NAME,...",
+                   help="run only these benchmarks, comma-separated, of: " + ", ".join(b[0] for b in BENCHMARKS))
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.set_defaults(func=run)

@@ -169,14 +169,25 @@ def run_iftomm(args):
 
 
 def run(args):
-    from multibody.errors import MultibodyError
+    from multibody.cli.paths import output_file
+    from multibody.errors import ModelError, MultibodyError
     from multibody.systems import bicycle
 
-    if args.action == "iftomm":
+    if args.action is not None and args.action.lower() != "iftomm":
+        if args.action.upper() in bicycle.IFTOMM_MANEUVERS:
+            raise ModelError(f"{args.action} is an IFToMM maneuver: run it with `multibody bicycle iftomm "
+                             f"{args.action.upper()}`", element="maneuver")
+        raise ModelError(f"unexpected argument {args.action!r}; expected `multibody bicycle [options]` or "
+                         f"`multibody bicycle iftomm {'|'.join(bicycle.IFTOMM_MANEUVERS)}`", element="action")
+    if args.action is not None:
         return run_iftomm(args)
     if args.maneuver is not None:
-        print(f"multibody bicycle: error: unexpected argument {args.maneuver!r}", file=sys.stderr)
-        return 2
+        raise ModelError(f"unexpected argument {args.maneuver!r}; a maneuver goes after `iftomm` (`multibody bicycle "
+                         f"iftomm {args.maneuver}`)", element="maneuver")
+    for option, path in (("--csv", args.csv), ("--save-params", args.save_params), ("--plot", args.plot)):
+        output_file(path, option)
+    if args.speeds is not None and not args.csv:
+        output_file(DEFAULT_CSV, "--csv")
     try:
         if args.params:
             params = bicycle.load_parameters(args.params)
@@ -212,10 +223,13 @@ def run(args):
 
 
 def cli_register(subparsers):
+    from multibody.cli import describe
+
     p = subparsers.add_parser(
         "bicycle", help="Whipple bicycle benchmark (seed 003): M, C1, K0, K2, eigenvalues, critical speeds",
-        description=__doc__.split("\n\n")[0] + " Complex numbers in --json output are [re, im] pairs.")
-    p.add_argument("action", nargs="?", choices=["iftomm"],
+        description=describe(__doc__) + " Complex numbers in --json output are [re, im] pairs. `multibody bicycle "
+                                        "iftomm M1|M2|M3` runs an IFToMM maneuver on the nonlinear model.")
+    p.add_argument("action", nargs="?", metavar="iftomm",
                    help="iftomm M1|M2|M3: the IFToMM uncontrolled-bicycle maneuver on the generic nonlinear model")
     p.add_argument("maneuver", nargs="?", help="M1 (4 m/s, lean rate 0.05 rad/s), M2 (4.6, 0.5), M3 (8, 0.05)")
     p.add_argument("--from-model", action="store_true",

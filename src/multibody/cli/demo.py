@@ -31,9 +31,24 @@ class Tour:
         self.rows.append(Row(section, quantity, fmt(computed), fmt(reference), source))
 
     def path(self, name):
+        """The path of the output file ``name`` (listed once, however often it is asked for)."""
         p = os.path.join(self.out, name)
-        self.files.append(p)
+        if p not in self.files:
+            self.files.append(p)
         return p
+
+
+def markdown_cell(text):
+    """``text`` as one cell of a Markdown table: ``|`` escaped, line breaks as spaces."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def markdown_table(rows):
+    """The Markdown table (header, rule, one line per row) of the demo's rows."""
+    fields = ["section", "quantity", "computed", "reference", "source"]
+    lines = ["| " + " | ".join(fields) + " |", "|" + "---|" * len(fields)]
+    lines += ["| " + " | ".join(markdown_cell(getattr(r, f)) for f in fields) + " |" for r in rows]
+    return lines
 
 
 def section_bicycle(tour):
@@ -256,8 +271,9 @@ def section_model_files(tour):
     worst = max(float(np.max(np.abs(r))) for k, r in res.residuals.items() if k not in ("velocity", "acceleration"))
     tour.row("model files", "four_bar.yaml, 2 s constrained: energy variation / max position residual",
              f"{np.ptp(e) / max(abs(e[0]), 1.0):.1e} / {worst:.1e}", "< 1e-8 / < 1e-10", "seed 001 §3.6")
-    mb.save_model(model, tour.path("four_bar_saved.yaml"))
-    again = mb.load_model(tour.path("four_bar_saved.yaml"))
+    saved = tour.path("four_bar_saved.yaml")
+    mb.save_model(model, saved)
+    again = mb.load_model(saved)
     from multibody.io import model_to_dict
 
     tour.row("model files", "saved and loaded again: the same model", str(model_to_dict(model) == model_to_dict(again)),
@@ -278,16 +294,16 @@ SECTIONS = [
 
 
 def run(args):
-    out = os.path.abspath(args.out)
-    os.makedirs(out, exist_ok=True)
+    from multibody.cli.paths import output_folder
+
+    out = os.path.abspath(output_folder(args.out, "--out"))
     tour = Tour(out)
     for name, func in SECTIONS:
         t0 = time.perf_counter()
         print(f"[demo] {name} ...", flush=True)
         func(tour)
         print(f"[demo] {name}: {time.perf_counter() - t0:.1f} s", flush=True)
-    lines = ["| section | quantity | computed | reference | source |", "|---|---|---|---|---|"]
-    lines += [f"| {r.section} | {r.quantity} | {r.computed} | {r.reference} | {r.source} |" for r in tour.rows]
+    lines = markdown_table(tour.rows)
     with open(tour.path("results.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     with open(tour.path("results.json"), "w") as fh:

@@ -22,7 +22,9 @@ def run(args):
     from argparse import Namespace
 
     from multibody.cli import run as run_cmd
+    from multibody.cli.paths import output_folder
 
+    output_folder(args.out or f"{args.name}_run", "--out")
     return run_cmd.run(Namespace(file=str(path), t_end=args.t_end, method=args.method, h=None, rtol=None, atol=None,
                                  formulation=None, n_out=None, out=args.out or f"{args.name}_run",
                                  floating_base=False))

@@ -13,6 +13,7 @@ over the second half of the run), ``max_residual_by_constraint``, ``steps``, ``c
 settings).
 """
 import json
+import math
 
 import numpy as np
 
@@ -38,23 +39,33 @@ def summary(result):
             "rhs_evaluations": result.info.get("nfev")}
 
 
-def outputs(nsteps, at_most=20000):
-    """An output count n_out with (n_out − 1) dividing ``nsteps`` and n_out − 1 <= ``at_most``."""
-    every = max(1, -(-nsteps // at_most))
-    while nsteps % every:
-        every += 1
-    return nsteps // every + 1
+#: the most fixed steps ``multibody hoop`` takes (the paper's run is 1e7 steps; 1e9 take hours)
+MAX_STEPS = 10**9
+
+
+def output_every(nsteps, at_most=20000):
+    """Every how many steps a fixed-step run saves its state, for at most ``at_most`` outputs (and the last)."""
+    return max(1, -(-nsteps // at_most))
 
 
 def run(args):
+    from multibody.cli.paths import output_file
+
+    output_file(args.plot, "--plot")
+    output_file(args.fig4, "--fig4")
     if args.fig4:
         return run_fig4(args)
     model = hoop_model(r=args.r, M=args.M)
     q0, v0 = initial_state(model, args.x0, args.speed)
     kw = {}
     method = args.method.upper()
+    if not (math.isfinite(args.t_end) and args.t_end > 0):
+        raise ModelError(f"--t-end must be a positive time, got {args.t_end}", element="--t-end")
     if method in ("RK2", "RK4", "HEUN"):
         nsteps, _ = fixed_step_count(0.0, args.t_end, args.h, method)
+        if nsteps > MAX_STEPS:
+            raise ModelError(f"--t-end {args.t_end:g} with --h {args.h:g} is {nsteps:.3g} steps; at most {MAX_STEPS:.0e} "
+                             "(take a larger h, or --method dop853)", element="--h")
         # the residuals decay as exp(−λ t) (seed 000, eq. 2.5); an explicit Runge-Kutta step is stable on that
         # mode only for h λ inside its real stability interval: 2 for RK2 and Heun, 2.785 for RK4
         limit = 2.785 if method == "RK4" else 2.0
@@ -62,10 +73,11 @@ def run(args):
             raise ModelError(f"--h {args.h:g} with --lam {args.lam:g}: h·λ = {args.h * args.lam:.3g} exceeds {limit}, "
                              f"where {args.method} is unstable on the residuals' decay exp(-λt); take h <= "
                              f"{limit / args.lam:.3g}", element="--h")
-        kw = {"h": args.h, "n_out": outputs(nsteps), "progress": nsteps >= 2_000_000 and not args.json}
+        kw = {"h": args.h, "output_every": output_every(nsteps), "progress": nsteps >= 2_000_000 and not args.json}
     else:
-        if not (args.t_end > 0):
-            raise ModelError(f"--t-end must be positive, got {args.t_end}", element="--t-end")
+        for option, tol in (("--rtol", args.rtol), ("--atol", args.atol)):
+            if not (math.isfinite(tol) and tol > 0):
+                raise ModelError(f"{option} must be a positive number, got {tol}", element=option)
         kw = {"rtol": args.rtol, "atol": args.atol, "n_out": 20001}
     res = mb.simulate(model, q0, v0, args.t_end, formulation="stabilized", energy_constraint=True, lam=args.lam,
                       method=method, symbolic=not args.generic, **kw)

@@ -26,17 +26,18 @@ def output_count(t_end, h, method, at_most=2001):
     return nsteps // every + 1
 
 
-def load_for_run(path, floating_base=False):
-    """The ModelFile of ``path`` (a URDF gets the neutral state and no settings)."""
+def load_for_run(path, floating_base=False, strict=False):
+    """The ModelFile of ``path`` (a URDF gets the neutral state and no settings); ``strict``: refuse every inertia
+    that no body has (``multibody.model.inertia``)."""
     import numpy as np
 
     from multibody.io import load, load_urdf
     from multibody.io.model_files import ModelFile
 
     if Path(path).suffix.lower() == ".urdf":
-        model = load_urdf(path, floating_base=floating_base)
+        model = load_urdf(path, floating_base=floating_base, strict=strict)
         return ModelFile(model, model.neutral(), np.zeros(model.nv), {}, str(path))
-    return load(path)
+    return load(path, strict=strict)
 
 
 def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None):
@@ -83,7 +84,7 @@ def run(args):
     from multibody.io.documents import ModelFileError
 
     try:
-        mf = load_for_run(args.file, args.floating_base)
+        mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False))
     except ModelFileError as exc:
         report_problems(exc)
         return 2
@@ -119,4 +120,6 @@ def cli_register(subparsers):
     p.add_argument("--n-out", type=int, default=None, help="number of output times")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder (default: <file name>_run)")
     p.add_argument("--floating-base", action="store_true", help="URDF: put the root link on a free joint")
+    p.add_argument("--strict", action="store_true", help="refuse every inertia that no body has (a URDF's are kept "
+                                                         "with a warning otherwise)")
     p.set_defaults(func=run)

@@ -10,9 +10,9 @@ Examples::
     multibody sweep mypackage.study:point --grid "method=rk2,rk4" --grid h=1e-3,1e-4 --out study.csv
 
 A grid SPEC is ``a:b:n`` (n values from a to b, ends included), a comma-separated list of values (numbers or
-words), or one value (a fixed parameter). TARGET is ``module:function``; the function takes the grid's names
-as keyword arguments and returns a dict of numbers (:func:`multibody.sweep`). The current folder is
-importable, as with ``python -m``.
+words), or one value (a fixed parameter). TARGET is ``module:function`` or ``file.py:function`` (as for
+``multibody animate --model``); the function takes the grid's names as keyword arguments and returns a dict
+of numbers (:func:`multibody.sweep`). The current folder is importable, as with ``python -m``.
 """
 import json
 import math
@@ -27,66 +27,47 @@ FILE_TARGETS = {}
 
 
 def resolve_target(target):
-    """The point function named by TARGET: ``module:function``, or a file whose suffix is in ``FILE_TARGETS``."""
+    """The point function named by TARGET: ``MODULE:FUNCTION``, ``FILE.py:FUNCTION`` (:mod:`multibody.cli.targets`,
+    the loader ``animate --model`` uses too), or a file whose suffix is in ``FILE_TARGETS``."""
+    from multibody.cli.targets import load_function
+
     if not isinstance(target, str) or not target.strip():
-        raise ModelError("TARGET must be 'module:function'", element="TARGET")
+        raise ModelError("TARGET must be MODULE:FUNCTION or FILE.py:FUNCTION", element="TARGET")
     target = target.strip()
     suffix = os.path.splitext(target)[1].lower()
     if suffix in FILE_TARGETS:
         if not os.path.isfile(target):
             raise ModelError(f"TARGET file '{target}' does not exist", element="TARGET")
         return FILE_TARGETS[suffix](target)
-    if os.path.exists(target) or os.sep in target.split(":")[0]:
+    if ":" not in target and (os.path.exists(target) or os.sep in target):
         kinds = ", ".join(sorted(FILE_TARGETS)) or "none yet"
-        raise ModelError(f"TARGET '{target}' is a file path; expected 'module:function' (file targets supported: "
-                         f"{kinds})", element="TARGET")
-    modname, sep, funcname = target.partition(":")
-    if not sep or not modname or not funcname or not all(p.isidentifier() for p in modname.split(".")) \
-            or not all(p.isidentifier() for p in funcname.split(".")):
-        raise ModelError(f"TARGET {target!r} is not 'module:function' (e.g. "
-                         "multibody.parallel.studies:bicycle_stability)", element="TARGET")
-    import importlib
-
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:   # as `python -m` does: modules of the current folder
-        sys.path.insert(0, cwd)
-    try:
-        obj = importlib.import_module(modname)
-    except ModuleNotFoundError as exc:
-        raise ModelError(f"TARGET {target!r}: cannot import module '{modname}' ({exc})", element="TARGET") from None
-    except Exception as exc:
-        raise ModelError(f"TARGET {target!r}: importing module '{modname}' failed ({type(exc).__name__}: {exc})",
-                         element="TARGET") from None
-    for part in funcname.split("."):
-        if not hasattr(obj, part):
-            raise ModelError(f"TARGET {target!r}: module '{modname}' has no function '{funcname}'",
-                             element="TARGET")
-        obj = getattr(obj, part)
-    if not callable(obj):
-        raise ModelError(f"TARGET {target!r}: '{funcname}' is a {type(obj).__name__}, expected a function",
-                         element="TARGET")
-    return obj
+        raise ModelError(f"TARGET '{target}' is a file; expected MODULE:FUNCTION or FILE.py:FUNCTION (other file "
+                         f"targets supported: {kinds})", element="TARGET")
+    return load_function(target, "TARGET")
 
 
 def _value(text):
-    """A number when ``text`` reads as one (int before float), else the stripped word."""
+    """A number when ``text`` reads as one (int before float), else the stripped word; ValueError when it is
+    empty or a number that is not finite (inf, nan)."""
     text = text.strip()
+    if not text:
+        raise ValueError("empty value")
     for kind in (int, float):
         try:
             v = kind(text)
         except ValueError:
             continue
         if isinstance(v, float) and not math.isfinite(v):
-            break
+            raise ValueError(f"{text} is not a finite number")
         return v
-    if not text:
-        raise ValueError("empty value")
     return text
 
 
 def parse_grid(specs):
     """``["name=a:b:n", "name=v1,v2", "name=v"]`` -> ``{name: values}`` (a:b:n as ``numpy.linspace``)."""
     import numpy as np
+
+    from multibody.parallel.sweep import MAX_POINTS
 
     grid = {}
     for spec in specs or ():
@@ -110,20 +91,27 @@ def parse_grid(specs):
             if not (math.isfinite(a) and math.isfinite(b)) or n < 1 or (n == 1 and a != b):
                 raise ModelError(f"{where}: expected finite a, b and n >= 1 (n = 1 only when a = b)",
                                  element="--grid")
+            if n > MAX_POINTS:
+                raise ModelError(f"{where}: n = {n} values; at most {MAX_POINTS} points fit in one sweep",
+                                 element="--grid")
             grid[name] = np.linspace(a, b, n)
         elif ":" in body:
             raise ModelError(f"{where}: expected a:b:n (three fields)", element="--grid")
         else:
             try:
                 values = [_value(v) for v in body.split(",")]
-            except ValueError:
-                raise ModelError(f"{where}: empty or non-finite value; expected NAME=v1,v2,...", element="--grid") \
-                    from None
+            except ValueError as exc:
+                raise ModelError(f"{where}: {exc}; expected NAME=v1,v2,... with finite numbers or words",
+                                 element="--grid") from None
             if len({type(v) is str for v in values}) > 1:
                 raise ModelError(f"{where}: mixes numbers and words; expected one kind", element="--grid")
             grid[name] = values
     if not grid:
         raise ModelError("expected at least one --grid NAME=SPEC", element="--grid")
+    size = math.prod(len(v) for v in grid.values())
+    if size > MAX_POINTS:
+        raise ModelError(f"the grid has {' x '.join(str(len(v)) for v in grid.values())} = {size} points; at most "
+                         f"{MAX_POINTS} fit in one sweep (split it into several)", element="--grid")
     return grid
 
 
@@ -139,6 +127,8 @@ def run(args):
                          element="--workers")
     if args.chunk_size is not None and args.chunk_size < 1:
         raise ModelError(f"--chunk-size must be a positive integer, got {args.chunk_size}", element="--chunk-size")
+    if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
+        raise ModelError(f"--timeout must be a positive number of seconds, got {args.timeout}", element="--timeout")
     if args.resume and not os.path.exists(args.out) and not os.path.isdir(args.out + ".parts"):
         raise ModelError(f"--resume: there is no table '{args.out}' to resume", element="--resume")
     grid = parse_grid(args.grid)
@@ -149,16 +139,18 @@ def run(args):
     size = math.prod(len(v) for v in grid.values())
     try:
         df = sweep(fn, grid, scheduler=args.scheduler, out=args.out, resume=args.resume, on_error=args.on_error,
-                   workers=args.workers, chunk_size=args.chunk_size, progress=not args.no_progress and not args.json)
+                   workers=args.workers, chunk_size=args.chunk_size, timeout=args.timeout,
+                   progress=not args.no_progress and not args.json)
     except KeyboardInterrupt:
         print(f"multibody sweep: interrupted; the finished points are in {args.out} (--resume continues)",
               file=sys.stderr)
         return 130
-    except MultibodyError:
-        raise
-    except Exception as exc:   # --on-error raise: the point's own exception, as one line
+    except Exception as exc:   # --on-error raise: the point's own exception, as one line naming the point
         notes = "; ".join(getattr(exc, "__notes__", ()))
-        raise SweepError(f"{type(exc).__name__}: {exc}" + (f" ({notes})" if notes else "")) from None
+        if isinstance(exc, MultibodyError) and not notes:
+            raise
+        name = "" if isinstance(exc, MultibodyError) else f"{type(exc).__name__}: "
+        raise SweepError(f"{name}{exc}" + (f" ({notes})" if notes else "")) from None
     new, seconds = df.attrs["computed"], df.attrs["seconds"]
     summary = {"target": args.target, "points": size, "rows": int(len(df)), "computed": new,
                "errors": int(df["error"].notna().sum()), "seconds": seconds,
@@ -176,8 +168,8 @@ def run(args):
 def cli_register(subparsers):
     p = subparsers.add_parser("sweep", help="run a function over a parameter grid (local processes or Dask) into a "
                                             "table")
-    p.add_argument("target", metavar="TARGET", help="module:function taking the grid's names, returning a dict of "
-                                                    "numbers")
+    p.add_argument("target", metavar="TARGET", help="MODULE:FUNCTION or FILE.py:FUNCTION: a function taking the "
+                                                    "grid's names, returning a dict of numbers")
     p.add_argument("--grid", action="append", metavar="NAME=SPEC",
                    help="a parameter: a:b:n (n values from a to b), v1,v2,... or one value; repeat for each")
     p.add_argument("--out", metavar="TABLE", help="the table (.parquet or .csv), written as the points finish")
@@ -187,6 +179,9 @@ def cli_register(subparsers):
     p.add_argument("--workers", type=int, default=None, help="local processes (default: one per CPU)")
     p.add_argument("--chunk-size", type=int, default=None, help="points per task (default: adaptive)")
     p.add_argument("--resume", action="store_true", help="keep the points already in TABLE, compute the others")
+    p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                   help="a point running longer is recorded as failed ('timeout after N s') and its worker replaced "
+                        "(local processes or Dask; default: no limit)")
     p.add_argument("--on-error", choices=["record", "raise"], default="record",
                    help="a point that raises: record its message in the 'error' column (default) or stop")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

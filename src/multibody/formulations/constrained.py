@@ -268,7 +268,9 @@ class ConstraintRows:
         self._aux_ready = True
 
     def fill(self, q, v, t=0.0):
-        """Evaluate every row into the work arrays (``w.f``, ``w.fd``, ``w.G``, ``w.gam``); returns m."""
+        """Evaluate every row into the work arrays (``w.f``, ``w.fd``, ``w.G``, ``w.gam``); returns m. ``t`` None (the
+        fixed-step loop's projection knows no time) is taken as 0, as ``project_position`` does."""
+        t = 0.0 if t is None else t
         q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.zeros(self.model.nv) if v is None else np.ascontiguousarray(v, dtype=np.float64)
         if not self._aux_ready:

@@ -1,7 +1,7 @@
 """Files: YAML/JSON model files (schema, validation, safe expressions), URDF import, Result files.
 
 ================================  ====================================================================
-``load_model(path, floating_base)``  the Model of a ``.yaml``/``.yml``/``.json`` model file or a ``.urdf`` robot
+``load_model(path, ...)``         the Model of a ``.yaml``/``.yml``/``.json`` model file or a ``.urdf`` robot
 ``load(path)``                    a model file with its initial state and simulation settings (``ModelFile``)
 ``save_model(model, path, ...)``  write a model file (YAML or JSON by the extension)
 ``validate_file(path)``           every problem of a file, with its path in the file (``Problem``)
@@ -10,8 +10,9 @@
 ``schema()``                      the JSON Schema of model files (``model.schema.json``)
 ================================  ====================================================================
 
-Model files are data: YAML is read with ``yaml.safe_load`` after its tags are checked, formulas are parsed by
-the allow-list of :mod:`multibody.io.expressions`, nothing is evaluated as Python.
+Model files are data: YAML is read with the safe loader (YAML 1.2's plain scalars) after its tags are checked,
+formulas are parsed by the allow-list of :mod:`multibody.io.expressions`, nothing is evaluated as Python. Inertias
+that no body has: ``strict=True`` refuses them, ``repair=True`` repairs them (``multibody.model.inertia``).
 """
 from multibody.io.documents import ModelFileError, Problem, schema
 from multibody.io.expressions import Expression, parse_expression

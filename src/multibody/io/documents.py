@@ -4,13 +4,23 @@ YAML is read in two safe steps: ``yaml.compose`` with the safe loader (libyaml's
 the node tree without constructing any object, so every tag can be checked first (only the plain data tags —
 null, bool, int, float, str, seq, map — are accepted; ``!!python/object/apply:os.system`` is a problem
 reported with its place in the file) and the line of every value recorded; then the safe constructor of
-``yaml.safe_load`` builds the data from that tree. JSON is read with :mod:`json`
-(``NaN`` and ``Infinity`` refused). The schema (``model.schema.json``, packaged with multibody) is checked
+``yaml.safe_load`` builds the data from that tree.
+
+Plain values are read as YAML 1.2's core schema reads them, not as YAML 1.1 (PyYAML's default) does: a number is a
+decimal integer (``12``, ``-3``), a decimal float (``0.5``, ``1e-7``, ``.5``) or ``.inf``/``.nan``; a boolean
+is ``true`` or ``false``; null is ``null``, ``~`` or nothing. Everything else is a string, so ``1:30`` is not
+the sexagesimal 90, ``2024-01-01`` is not a date, ``yes``/``no``/``on``/``off`` are not booleans, ``0x10``,
+``0o17`` and ``1_000`` are not numbers (where a number is expected, such a string is reported with its key and
+line). Merge keys (``<<: *defaults``) are a YAML 1.1 feature and refused by name; aliases of whole values are
+read, within bounds on the expanded document (values and bytes: an "alias bomb" is refused).
+
+JSON is read with :mod:`json` (``NaN`` and ``Infinity`` refused). The schema (``model.schema.json``, packaged with multibody) is checked
 with :mod:`jsonschema` (draft 2020-12); every violation becomes one :class:`Problem` with the path of the
 offending value, such as ``bodies[3].mass``.
 """
 import difflib
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -22,8 +32,12 @@ __all__ = ["Problem", "ModelFileError", "format_path", "read_document", "parse_t
 
 #: the YAML tags a model file may hold: plain data only
 SAFE_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "str", "seq", "map")}
+MERGE_TAG = "tag:yaml.org,2002:merge"
 #: largest number of values (aliases expanded) accepted in a YAML document
 MAX_NODES = 1_000_000
+#: largest size of a model file, and of its values with aliases expanded (bytes of text); save_model refuses a model
+#: that would not load back
+MAX_BYTES = 16_000_000
 #: deepest nesting of lists and mappings accepted in a document (a model file needs fewer than 10 levels; libyaml's
 #: composer and the schema check recurse, and libyaml's crashes on a stack overflow)
 MAX_DEPTH = 100
@@ -81,7 +95,7 @@ def _walk_yaml(root):
     null = "tag:yaml.org,2002:null"
     stack = [(root, (), None)]
     seen_nodes = set()   # a node named by aliases is checked once, at its first place
-    checker = yaml.SafeLoader("")
+    checker = _core_constructor()("")
     while stack:
         node, path, replace = stack.pop()
         if id(node) in seen_nodes:
@@ -89,6 +103,8 @@ def _walk_yaml(root):
         seen_nodes.add(id(node))
         where = format_path(path)
         lines.setdefault(where, node.start_mark.line + 1)
+        if node.tag == MERGE_TAG:   # '<<' anywhere but as a key is a string
+            node.tag = "tag:yaml.org,2002:str"
         if node.tag not in SAFE_TAGS:
             tag = node.tag.replace("tag:yaml.org,2002:", "!!")
             problems.append(Problem(where, f"the YAML tag '{tag}' is not allowed: a model file holds data only "
@@ -106,6 +122,13 @@ def _walk_yaml(root):
             replace(yaml.ScalarNode(null, "", node.start_mark, node.end_mark))
             continue
         if isinstance(node, yaml.MappingNode):
+            merges = [key for key, _ in node.value if isinstance(key, yaml.ScalarNode) and key.tag == MERGE_TAG]
+            for key in merges:
+                problems.append(Problem(where, "a YAML merge key ('<<: *name') is not read in a model file (it is "
+                                               "YAML 1.1, not 1.2): write the keys out (an alias '*name' of a whole "
+                                               "value is read)", key.start_mark.line + 1))
+            if merges:
+                node.value[:] = [(k, v) for k, v in node.value if k.tag != MERGE_TAG]
             seen = set()
             for i, (key, value) in enumerate(node.value):
                 if not isinstance(key, yaml.ScalarNode) or key.tag not in SAFE_TAGS:
@@ -163,8 +186,11 @@ def _bad_value(node, checker):
     if isinstance(node, yaml.ScalarNode) and kind in ("int", "float", "bool", "null"):
         try:
             checker.construct_object(node)
-        except (ValueError, TypeError, KeyError, ArithmeticError, yaml.YAMLError):
-            return f"'{node.value[:40]}' is not a valid !!{kind}"
+        except ValueError as exc:   # an integer beyond the floats
+            return str(exc)
+        except (TypeError, KeyError, ArithmeticError, yaml.YAMLError):
+            return (f"'{node.value[:40]}' is not a valid !!{kind} (model files read YAML 1.2 numbers: decimal "
+                    "integers and floats, .inf, .nan; booleans true and false)")
     return None
 
 
@@ -180,9 +206,10 @@ def _children(node):
 
 def _size_problem(root):
     """A problem when the composed tree refers to itself (a recursive alias) or holds, aliases expanded, more than
-    MAX_NODES values or more than ten times its own number of values beyond 10 000 (an alias bomb, "billion
-    laughs"), else None. Sizes are counted on the tree's nodes (each once), not on the expansion."""
-    size, unique, active = {}, 0, set()
+    MAX_NODES values or more than ten times its own number of values beyond 10 000, or more than MAX_BYTES bytes of
+    text (an alias bomb, "billion laughs", or one long string named many times), else None. Sizes are counted on
+    the tree's nodes (each once), not on the expansion."""
+    size, nbytes, unique, unique_bytes, active = {}, {}, 0, 0, set()
     stack = [(root, False)]
     while stack:
         node, done = stack.pop()
@@ -190,6 +217,9 @@ def _size_problem(root):
         if done:
             active.discard(key)
             size[key] = 1 + sum(size[id(c)] for c in _children(node))
+            own = len(node.value) if isinstance(node.value, str) else 0
+            nbytes[key] = own + sum(nbytes[id(c)] for c in _children(node))
+            unique_bytes += own
             continue
         if key in size:
             continue
@@ -205,10 +235,13 @@ def _size_problem(root):
                                    "a tree of values", c.start_mark.line + 1)
             if id(c) not in size:
                 stack.append((c, False))
-    total = size[id(root)]
+    total, total_bytes = size[id(root)], nbytes[id(root)]
     if total > MAX_NODES or (total > 10_000 and total > 10 * unique):
         return Problem("", f"the aliases of the document expand it to {total} values ({unique} written): too many "
                            "for a model file")
+    if total_bytes > MAX_BYTES:
+        return Problem("", f"the aliases of the document expand its text to {total_bytes} bytes ({unique_bytes} "
+                           f"written): a model file holds at most {MAX_BYTES}")
     return None
 
 
@@ -219,6 +252,71 @@ def _safe_loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+#: the plain scalars that are not strings, as YAML 1.2's core schema reads them (see the module docstring)
+CORE_SCALARS = {
+    "null": r"^(?:~|null|Null|NULL|)$",
+    "bool": r"^(?:true|True|TRUE|false|False|FALSE)$",
+    "int": r"^[-+]?[0-9]+$",
+    "float": r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+}
+#: the decimal digits of the largest integer a model file may hold (beyond, it is not a float either)
+MAX_INT_DIGITS = 309
+
+
+@lru_cache(maxsize=1)
+def _core_loader():
+    """The safe loader (C when available) with YAML 1.2 core-schema resolvers, plus the ``<<`` merge key (recognized
+    only to be refused by name)."""
+    import re
+
+    import yaml
+
+    loader = type("CoreSchemaLoader", (_safe_loader(),), {"yaml_implicit_resolvers": {}})
+    first = {"null": ["~", "n", "N", ""], "bool": list("tTfF"), "int": list("-+0123456789"),
+             "float": list("-+0123456789.")}
+    for kind, pattern in CORE_SCALARS.items():
+        loader.add_implicit_resolver(f"tag:yaml.org,2002:{kind}", re.compile(pattern), first[kind])
+    loader.add_implicit_resolver(MERGE_TAG, re.compile(r"^<<$"), ["<"])
+    return loader
+
+
+@lru_cache(maxsize=1)
+def _core_constructor():
+    """A safe constructor that builds the plain scalars by the rules of :data:`CORE_SCALARS` (``010`` is ten; an
+    explicit ``!!int 0x10``, ``!!float 1:30`` or ``!!bool yes`` is an error)."""
+    import re
+
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    patterns = {kind: re.compile(p) for kind, p in CORE_SCALARS.items()}
+
+    def scalar(kind, convert):
+        def construct(self, node):
+            value = self.construct_scalar(node)
+            if not patterns[kind].match(value):
+                raise ConstructorError(None, None, f"'{value[:40]}' is not a YAML 1.2 {kind}", node.start_mark)
+            return convert(value)
+        return construct
+
+    def integer(text):
+        digits = text.lstrip("+-")
+        if len(digits.lstrip("0")) > MAX_INT_DIGITS:
+            raise ValueError(f"the integer {text[:20]}... has {len(digits)} digits: beyond the floating-point range")
+        return int(text, 10)
+
+    def real(text):
+        low = text.lower().lstrip("+")
+        return {".inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}.get(low) or float(text)
+
+    cls = type("CoreSchemaConstructor", (yaml.SafeLoader,), {})
+    cls.add_constructor("tag:yaml.org,2002:int", scalar("int", integer))
+    cls.add_constructor("tag:yaml.org,2002:float", scalar("float", real))
+    cls.add_constructor("tag:yaml.org,2002:bool", scalar("bool", lambda text: text.lower() == "true"))
+    cls.add_constructor("tag:yaml.org,2002:null", scalar("null", lambda text: None))
+    return cls
+
+
 def _read_yaml(text):
     import yaml
 
@@ -226,7 +324,7 @@ def _read_yaml(text):
         deep = _yaml_depth(text)
         if deep is not None:
             return None, {}, [deep]
-        root = yaml.compose(text, Loader=_safe_loader())
+        root = yaml.compose(text, Loader=_core_loader())
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -241,7 +339,10 @@ def _read_yaml(text):
         return None, lines, problems
     # the data are built from the checked tree by the safe constructor (that of yaml.safe_load), which knows only
     # the plain data tags; unsafe values were replaced by null (and reported) so that the rest can be checked
-    return yaml.SafeLoader("").construct_document(root), lines, problems
+    try:
+        return _core_constructor()("").construct_document(root), lines, problems
+    except (ValueError, yaml.YAMLError) as exc:   # a value _walk_yaml did not foresee: one line, not a traceback
+        return None, lines, problems + [Problem("", f"YAML: {str(exc).splitlines()[0]}")]
 
 
 # ---- JSON ----------------------------------------------------------------------------------------------------
@@ -249,9 +350,16 @@ def _refuse_constant(name):
     raise ValueError(f"{name} is not a number a model file may hold")
 
 
+def _json_int(text):
+    if len(text.lstrip("-").lstrip("0")) > MAX_INT_DIGITS:
+        raise ValueError(f"the integer {text[:20]}... has {len(text.lstrip('-'))} digits: beyond the floating-point "
+                         "range")
+    return int(text)
+
+
 def _read_json(text):
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_json_int)
     except RecursionError:   # the decoder recurses into nested lists and objects
         return None, {}, [Problem("", f"the document nests lists and mappings more than {MAX_DEPTH} levels deep")]
     except json.JSONDecodeError as exc:
@@ -277,6 +385,8 @@ def _too_deep(data):
 
 def parse_text(text, suffix):
     """``(data, lines, problems)`` of a YAML (``suffix`` .yaml/.yml) or JSON (.json) text."""
+    if len(text) > MAX_BYTES:
+        return None, {}, [Problem("", f"the text has {len(text)} characters; a model file holds at most {MAX_BYTES}")]
     if suffix == ".json":
         data, lines, problems = _read_json(text)
     else:
@@ -301,6 +411,10 @@ def read_text(path):
     """The UTF-8 text of the file ``path`` (a model file or a URDF), or a ModelError naming the file."""
     path = Path(path)
     try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise ModelError(f"'{path}': the file has {size} bytes; a model file or URDF read here holds at most "
+                             f"{MAX_BYTES}", element=str(path))
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ModelError(f"'{path}': no such file", element=str(path)) from None
@@ -349,6 +463,10 @@ def _message(error):
     if v == "const":
         return path, f"must be {_short(error.validator_value)}, got {_short(inst)}"
     if v == "type":
+        if error.validator_value == "boolean":
+            hint = (" (YAML 1.1's yes, no, on and off are strings in a model file)" if isinstance(inst, str)
+                    and inst.lower() in ("yes", "no", "on", "off", "y", "n") else "")
+            return path, f"expected true or false, got {_short(inst)}{hint}"
         return path, f"expected {desc or error.validator_value}, got {_short(inst)}"
     if v in ("exclusiveMinimum", "minimum"):
         op = ">" if v == "exclusiveMinimum" else ">="

@@ -7,7 +7,7 @@ into a closure (numbers) or a sympy expression (profiles). ``eval``, ``exec`` an
 
 Allowed:
 
-* numbers (integers and decimals, ``1e-3``), the constant ``pi``;
+* decimal numbers (``2``, ``0.5``, ``1e-3``; not ``0x10``, ``0o17``, ``1_000``, ``1j``), the constant ``pi``;
 * the names of the context: ``t`` (time), ``q.<joint>.<coordinate>`` and ``v.<joint>.<velocity>`` (entries of
   the model's q and v by their names, :meth:`multibody.Model.coordinate_names` and
   :meth:`~multibody.Model.velocity_names`; ``q.<joint>`` / ``v.<joint>`` for a joint with one coordinate),
@@ -36,6 +36,7 @@ joints[0].effort: in '__import__('os')': function '__import__' is not allowed
 """
 import ast
 import math
+import re
 
 import numpy as np
 
@@ -80,6 +81,16 @@ FUNCTIONS = {
 CONSTANTS = {"pi": math.pi}
 
 _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+#: how a number is written in an expression: decimal digits, an optional fraction and exponent
+DECIMAL = re.compile(r"^(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$")
+#: numbers YAML 1.1 (and Python) write in other ways, which a model file does not read as numbers
+_OTHER_NUMBERS = [
+    (re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"), "a sexagesimal number (YAML 1.1 reads 1:30 as 90)"),
+    (re.compile(r"^[-+]?0[xX][0-9a-fA-F_]+$"), "a hexadecimal number"),
+    (re.compile(r"^[-+]?0[oO]?[0-7_]+$"), "an octal number"),
+    (re.compile(r"^[-+]?0[bB][01_]+$"), "a binary number"),
+    (re.compile(r"^(?=.*_)[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?$"), "a number with '_' separators"),
+]
 
 
 def _shown(source, limit=80):
@@ -168,7 +179,16 @@ class Expression:
                 return lambda t, q, v: f(t, q, v) * g(t, q, v)
             if op is ast.Div:
                 return lambda t, q, v: f(t, q, v) / g(t, q, v)
-            return lambda t, q, v: f(t, q, v) ** g(t, q, v)
+
+            def power(t, q, v):
+                a, b = f(t, q, v), g(t, q, v)
+                r = a ** b
+                if type(r) is complex and not (np.iscomplexobj(a) or np.iscomplexobj(b)):
+                    self._fail(f"({a!r}) ** {b!r} is not a real number (a negative base with a fractional exponent)",
+                               node)
+                return r
+
+            return power
         if isinstance(node, ast.Call):
             fn = FUNCTIONS[node.func.id][0]
             args = [self._closure(a, variables) for a in node.args]
@@ -183,9 +203,16 @@ class Expression:
         f = self.function({})
         try:
             with np.errstate(all="raise"):
-                x = float(f(0.0, (), ()))
+                x = f(0.0, (), ())
+        except ModelError:
+            raise
         except (ArithmeticError, FloatingPointError, ValueError) as exc:
-            self._fail(f"cannot be evaluated ({type(exc).__name__}: a division by zero or an overflow)")
+            why = {ZeroDivisionError: "a division by zero", OverflowError: "beyond the floating-point range"}.get(
+                type(exc), str(exc))
+            self._fail(f"cannot be evaluated ({why})")
+        if np.iscomplexobj(x):
+            self._fail(f"is not a real number ({x})")
+        x = float(x)
         if not math.isfinite(x):
             self._fail(f"is not finite ({x})")
         return x
@@ -233,8 +260,12 @@ def _check(expr, node):
         if isinstance(n, ast.Constant):
             if type(n.value) not in (int, float):
                 expr._fail(f"the constant {n.value!r} is not a number", n)
+            written = ast.get_source_segment(expr.source, n) or ""
+            if not DECIMAL.match(written):
+                expr._fail(f"the number '{_shown(written, 40)}' is not written in decimal digits (as 16, 0.5 or 1e-3)",
+                           n)
             if isinstance(n.value, int) and abs(n.value) > 2**53:
-                expr._fail(f"the integer {n.value} is too large", n)
+                expr._fail(f"the integer {_shown(written, 20)} is too large", n)
             return
         if isinstance(n, (ast.Name, ast.Attribute)):
             name = _dotted(n)
@@ -324,7 +355,14 @@ def parse_expression(source, where="expression"):
 
 
 def constant(value, where):
-    """A number given in a file: a number, or a constant expression such as ``"pi/2"`` or ``"1/12"``."""
+    """A number given in a file: a number, or a constant expression such as ``"pi/2"`` or ``"1/12"``. A string that
+    YAML 1.1 would have read as a number (``1:30``, ``0x10``, ``1_000``) is refused by name."""
+    if isinstance(value, str):
+        text = value.strip()
+        for pattern, what in _OTHER_NUMBERS:
+            if pattern.match(text):
+                raise ModelError(f"{where}: '{_shown(text, 40)}' is {what}, which a model file does not read as a "
+                                 "number: write it in decimal digits (as 90, 0.5 or 1e-3)", element=where)
     if isinstance(value, bool):
         raise ModelError(f"{where}: expected a number, got {value!r}", element=where)
     if isinstance(value, (int, float)):

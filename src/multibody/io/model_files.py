@@ -26,23 +26,27 @@ Python functions (the kinds ``harmonic`` and ``rotation`` are saved as data).
 """
 import math
 import re
+import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
-from multibody.io.documents import ModelFileError, Problem, format_path, parse_text, read_document, schema_problems
+from multibody.errors import InertiaWarning, ModelError
+from multibody.io.documents import (MAX_BYTES, ModelFileError, Problem, format_path, parse_text, read_document,
+                                    schema_problems)
 from multibody.io.expressions import Expression, constant, parse_expression
 from multibody.model import (GROUND, BaseMotion, Cylindrical, Fixed, Free, ModelBuilder, Placement, Planar, PointOnPlane,
                              PointOnProfile, Prismatic, Profile, Revolute, RollingDisc, RollingOnProfile, Spherical,
                              Universal, UserConstraint, VelocityConstraint, rotation_about)
 from multibody.model.constraints import LoopJoint
+from multibody.model.geometry import Box, Cylinder, Mesh, Sphere, shape_from_dict
+from multibody.model.inertia import inertia_defect
 
 __all__ = ["ModelFile", "load", "load_model", "save_model", "validate_file", "model_from_dict", "model_to_dict",
-           "ExpressionTorque", "ExpressionVector", "ExpressionMatrix", "rpy_matrix", "quaternion_matrix",
-           "FORMAT"]
+           "ExpressionTorque", "ExpressionVector", "ExpressionMatrix", "Mimic", "mimic_constraint", "rpy_matrix",
+           "quaternion_matrix", "FORMAT"]
 
 FORMAT = "multibody-model"
 
@@ -59,6 +63,7 @@ CONSTRAINT_KEYS = {
     "rolling_on_profile": ("body", "radius", "profile", "center", "plane", "origin", "x_range"),
     "position": ("f",),
     "velocity": ("jacobian", "bias"),
+    "mimic": ("joint", "reference", "multiplier", "offset"),
 }
 PLANES = {"xz": ((1.0, 0.0, 0.0), (0.0, 0.0, 1.0)), "yz": ((0.0, 1.0, 0.0), (0.0, 0.0, 1.0)),
           "xy": ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0))}
@@ -180,6 +185,47 @@ class ExpressionMatrix:
         return [[e.source for e in r] for r in self.rows]
 
 
+class Mimic:
+    """``f(q, t) = q_joint − multiplier · q_reference − offset`` (one row): a joint that follows another, as URDF's
+    ``<mimic>`` says; ``jacobian`` is its constant row. Made by :func:`mimic_constraint`."""
+
+    def __init__(self, joint, reference, multiplier, offset, i, j, nq):
+        self.joint, self.reference, self.multiplier, self.offset = joint, reference, float(multiplier), float(offset)
+        self._i, self._j, self._nq = i, j, nq
+
+    def __call__(self, q, t):
+        return np.array([q[self._i] - self.multiplier * q[self._j] - self.offset])
+
+    def jacobian(self, q, t):
+        J = np.zeros((1, self._nq))
+        J[0, self._i] = 1.0
+        J[0, self._j] -= self.multiplier
+        return J
+
+
+def mimic_constraint(model, joint, reference, multiplier=1.0, offset=0.0, name=None):
+    """The ``UserConstraint`` (default name ``<joint>_mimic``) that makes ``joint`` follow ``reference``:
+    ``q_joint = multiplier · q_reference + offset``; both joints must have one plain coordinate (revolute,
+    prismatic), else a ``ModelError`` naming them."""
+    name = name or f"{joint}_mimic"
+    element = f"constraint '{name}'"
+    ends = []
+    for role, jname in (("joint", joint), ("reference", reference)):
+        j = next((j for j in model.joints[1:] + model.cut_joints if j.name == jname), None)
+        if j is None:
+            raise ModelError(f"mimic of joint '{joint}': the {role} '{jname}' is not a joint of model '{model.name}' "
+                             f"(joints: {', '.join(model.joint_names[1:])})", element=element)
+        if j.is_cut or j.joint.nq != 1 or not j.joint.linear_coordinates:
+            raise ModelError(f"mimic of joint '{joint}': the {role} '{jname}' must be a tree joint with one coordinate "
+                             f"(revolute or prismatic), got {type(j.joint).__name__}", element=element)
+        ends.append(j.q_slice.start)
+    for what, value in (("multiplier", multiplier), ("offset", offset)):
+        if not math.isfinite(float(value)):
+            raise ModelError(f"mimic of joint '{joint}': {what} must be finite, got {value}", element=element)
+    f = Mimic(joint, reference, multiplier, offset, *ends, model.nq)
+    return UserConstraint(name, f, nrows=1, jacobian=f.jacobian)
+
+
 # ---- the loaded file -------------------------------------------------------------------------------------------
 @dataclass
 class ModelFile:
@@ -219,7 +265,8 @@ class _Skip(Exception):
 
 #: for each kind of element: (field, words of the builder's messages that point to it), in order of precedence
 _ROUTES = {
-    "body": [("inertia", ("inertia", "principal moments")), ("mass", ("mass",)), ("com", ("com",)),
+    "body": [("mass", ("a body of mass 0",)), ("inertia", ("inertia", "principal moments")), ("mass", ("mass",)),
+             ("com", ("com",)),
              ("name", ("defined twice", "reserved", "name"))],
     "joint": [("parent", ("parent body",)), ("child", ("child body",)),
               ("child_placement", ("child_placement", "closes a loop")),
@@ -227,11 +274,14 @@ _ROUTES = {
               ("axis2", ("axis2",)), ("axis1", ("axis1",)), ("axis", ("axis",)),
               ("name", ("defined twice", "name")), ("parent", ("same body",))],
     "spring": [("stiffness", ("stiffness",)), ("damping", ("damping",)), ("rest_length", ("rest_length",)),
-               ("body_a", ("body",)), ("name", ("defined twice",))],
-    "constraint": [("profile", ("profile", "curvature", "h'_z")), ("x_range", ("x_range",)),
+               ("body_b", ("body_b",)), ("body_a", ("body_a",)), ("point_b", ("point_b",)), ("point_a", ("point_a",)),
+               ("name", ("defined twice",))],
+    "constraint": [("reference", ("the reference",)), ("joint", ("mimic of joint",)), ("plane_body", ("plane_body",)),
+                   ("profile", ("profile", "curvature", "h'_z")), ("x_range", ("x_range",)),
                    ("radius", ("radius",)), ("normal", ("normal",)), ("axis", ("axle", "axis")),
                    ("point", ("point",)), ("origin", ("origin",)), ("center", ("center",)), ("plane", ("plane",)),
-                   ("body", ("body",)), ("name", ("name",)), ("f", ("f(q, t)", "f returned")),
+                   ("body", ("body",)), ("name", ("name",)),
+                   ("f", ("f(q, t)", "f returned")),
                    ("jacobian", ("jacobian",)), ("bias", ("bias",))],
 }
 
@@ -239,8 +289,10 @@ _ROUTES = {
 class _Loader:
     """Turns the data of a file into a Model through the ModelBuilder, recording every problem."""
 
-    def __init__(self, data, lines=None, problems=()):
+    def __init__(self, data, lines=None, problems=(), inertia=None):
         self.data = data
+        #: the inertia policy (``multibody.model.inertia``): the caller's, else the file's inertia_check
+        self.inertia = inertia
         self.lines = lines or {}
         self.problems = list(problems)
         self.schema_paths = {p.path for p in self.problems}
@@ -363,20 +415,20 @@ class _Loader:
             if isinstance(d.get("base_motion"), dict) and not self._has_schema_problem("base_motion"):
                 base = self._base_motion(d["base_motion"])
         meta = dict(d.get("metadata") or {}) if isinstance(d.get("metadata"), dict) else {}
-        self.builder = b = ModelBuilder(gravity=gravity, name=name, base_motion=base)
-        limits, visuals = {}, {}
+        policy = self.inertia or (d.get("inertia_check") if not self._has_schema_problem("inertia_check") else None)
+        self.builder = b = ModelBuilder(gravity=gravity, name=name, base_motion=base, inertia=policy or "refuse")
+        limits, old_visuals = {}, []
         for k, spec in enumerate(_list(d.get("bodies"))):
-            self._body(b, k, spec, visuals)
+            self._body(b, k, spec, old_visuals)
         efforts = []
         for k, spec in enumerate(_list(d.get("joints"))):
             self._joint(b, k, spec, limits, efforts)
         for k, spec in enumerate(_list(d.get("springs"))):
             self._spring(b, k, spec)
+        self._elements(b, d, old_visuals)
         pending = [self._constraint(k, spec) for k, spec in enumerate(_list(d.get("constraints")))]
         if limits:
             meta["limits"] = limits
-        if visuals:
-            meta["visuals"] = visuals
         b.metadata = meta
         if self.problems or self.broken:
             return None
@@ -415,7 +467,7 @@ class _Loader:
 
     def _build(self, b):
         try:
-            return b.build()
+            return b.build(warn=False)   # one InertiaWarning per file, by the loader
         except ModelError as exc:
             path = self.paths.get(getattr(exc, "element", None), "")
             kind = "joint" if path.startswith("joints") else "constraint" if path.startswith("constraints") else None
@@ -434,7 +486,7 @@ class _Loader:
             except ModelError:
                 pass
 
-    def _body(self, b, k, spec, visuals):
+    def _body(self, b, k, spec, old_visuals):
         path = f"bodies[{k}]"
         bname = spec.get("name") if isinstance(spec, dict) else None
         if self._has_schema_problem(path) or not isinstance(spec, dict):
@@ -450,8 +502,7 @@ class _Loader:
                 lambda: (self.matrix(inertia, f"{path}.inertia") if inertia and isinstance(inertia[0], list)
                          else self.numbers(inertia, f"{path}.inertia")))
             b.add_body(bname, mass=mass, com=com, inertia=inertia)
-            if spec.get("visuals"):
-                visuals[bname] = [self._visual(v, f"{path}.visuals[{i}]") for i, v in enumerate(spec["visuals"])]
+            old_visuals += [(bname, f"{path}.visuals[{i}]", v) for i, v in enumerate(spec.get("visuals") or [])]
             ok = True
         if not ok:
             self._placeholder(b, bname)
@@ -469,19 +520,69 @@ class _Loader:
             raise _Skip
         return out
 
-    def _visual(self, spec, path):
-        out = {}
+    def _elements(self, b, d, old_visuals):
+        """Frames, visual and collision elements (and the visuals written under bodies by earlier files)."""
+        for k, spec in enumerate(_list(d.get("frames"))):
+            path = f"frames[{k}]"
+            if not self._has_schema_problem(path):
+                with self.element(path):
+                    b.add_frame(spec["name"], spec["body"], self.placement(spec.get("placement"), f"{path}.placement",
+                                                                           f"frame '{spec['name']}'"))
+        for kind in ("visuals", "collisions"):
+            for k, spec in enumerate(_list(d.get(kind))):
+                path = f"{kind}[{k}]"
+                if self._has_schema_problem(path):
+                    continue
+                with self.element(path):
+                    shape = self._shape(spec["shape"], f"{path}.shape")
+                    place = self.placement(spec.get("placement"), f"{path}.placement", f"{kind[:-1]} '{spec['name']}'")
+                    if kind == "visuals":
+                        color = self.numbers(spec["color"], f"{path}.color") if "color" in spec else None
+                        b.add_visual(spec["name"], spec["body"], shape, place, color)
+                    else:
+                        b.add_collision(spec["name"], spec["body"], shape, place,
+                                        self.number(spec.get("friction", 1.0), f"{path}.friction"))
+        names = {v["name"] for v in _list(d.get("visuals")) if isinstance(v, dict)}
+        for bname, path, spec in old_visuals:
+            with self.element(path):
+                label = spec.get("name") or f"{bname}_visual"
+                while label in names:
+                    label += "_"
+                names.add(label)
+                b.add_visual(label, bname, self._old_shape(spec, path),
+                             self.placement(spec.get("placement"), f"{path}.placement", f"visual at {path}"),
+                             self.numbers(spec["color"], f"{path}.color") if "color" in spec else None)
+
+    def _shape(self, spec, path):
+        data = {"kind": spec["kind"]}
         for key, val in spec.items():
-            if key == "placement":
-                P = self.placement(val, f"{path}.placement", f"visual at {path}")
-                out[key] = {"translation": P.translation.tolist(), "rotation": P.rotation.tolist()}
-            elif key in ("scale", "box", "color"):
-                out[key] = self.numbers(val, f"{path}.{key}").tolist()
-            elif key in ("cylinder", "sphere"):
-                out[key] = {kk: self.number(vv, f"{path}.{key}.{kk}") for kk, vv in val.items()}
-            else:
-                out[key] = val
-        return out
+            if key in ("radius", "length"):
+                data[key] = self.number(val, f"{path}.{key}")
+            elif key in ("size", "scale"):
+                data[key] = self.numbers(val, f"{path}.{key}", 3).tolist()
+            elif key == "filename":
+                data[key] = val
+        try:
+            return shape_from_dict(data, path)
+        except ModelError as exc:
+            self.fail(path, str(exc).removeprefix(f"{path}: "))
+
+    def _old_shape(self, spec, path):
+        """The shape of a visual written under a body (``mesh``/``scale``, ``box``, ``cylinder``, ``sphere``)."""
+        try:
+            if "mesh" in spec:
+                return Mesh(spec["mesh"], self.numbers(spec["scale"], f"{path}.scale", 3) if "scale" in spec else 1.0)
+            if "box" in spec:
+                return Box(self.numbers(spec["box"], f"{path}.box", 3))
+            if "cylinder" in spec:
+                c = spec["cylinder"]
+                return Cylinder(self.number(c["radius"], f"{path}.cylinder.radius"),
+                                self.number(c["length"], f"{path}.cylinder.length"))
+            if "sphere" in spec:
+                return Sphere(self.number(spec["sphere"]["radius"], f"{path}.sphere.radius"))
+        except ModelError as exc:
+            self.fail(path, str(exc))
+        self.fail(path, "a visual needs a shape: mesh, box, cylinder or sphere")
 
     def _joint(self, b, k, spec, limits, efforts):
         path = f"joints[{k}]"
@@ -518,9 +619,18 @@ class _Loader:
 
     def _limits(self, spec, path, jname, limits):
         if spec.get("limits"):
-            limits[jname] = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
-                                   if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
-                             for key, val in spec["limits"].items()}
+            values = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
+                            if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
+                      for key, val in spec["limits"].items()}
+            for key in ("velocity", "effort", "friction"):
+                if key in values and np.any(np.asarray(values[key]) < 0):
+                    self.fail(f"{path}.limits.{key}", f"joint '{jname}': the {key} limit must be >= 0, got {values[key]}")
+            if "lower" in values and "upper" in values:
+                lo, hi = np.broadcast_arrays(np.asarray(values["lower"]), np.asarray(values["upper"]))
+                if np.any(lo > hi):
+                    self.fail(f"{path}.limits", f"joint '{jname}': the lower limit {values['lower']} is above the upper "
+                                                f"limit {values['upper']}")
+            limits[jname] = values
 
     def _unilateral(self, spec, path):
         """The stops (``limits.lower``, ``limits.upper``: finite numbers, or ±.inf, or left out), ``restitution``,
@@ -657,7 +767,10 @@ class _Loader:
                 c = RollingDisc(cname, spec["body"], **vec)
             elif ctype == "rolling_on_profile":
                 c = RollingOnProfile(cname, spec["body"], **vec)
-            if ctype in ("position", "velocity"):
+            if ctype == "mimic":
+                k, o = (self.number(spec.get(key, d), f"{path}.{key}") for key, d in (("multiplier", 1.0), ("offset", 0.0)))
+                result = (path, lambda model: mimic_constraint(model, spec["joint"], spec["reference"], k, o, cname))
+            elif ctype in ("position", "velocity"):
                 result = (path, self._python_constraint(spec, path, ctype, cname))
             else:
                 result = (path, lambda model, c=c: c)
@@ -799,14 +912,21 @@ def _list(value):
 
 
 # ---- public functions --------------------------------------------------------------------------------------------
-def _load_data(data, lines, problems, source):
+def _policy(strict, repair):
+    """The inertia policy the readers' ``strict`` and ``repair`` ask for (None: the file's own)."""
+    if strict and repair:
+        raise ModelError("strict=True refuses the inertias that repair=True would move: choose one", element="strict")
+    return "refuse" if strict else "repair" if repair else None
+
+
+def _load_data(data, lines, problems, source, inertia=None):
     problems = list(problems)
     if isinstance(data, dict):   # values already reported (an unsafe YAML tag: null now) are not reported again
         seen = [p.path for p in problems]
         problems += [p for p in schema_problems(data, lines)
                      if not any(p.path == s or p.path.startswith(s + ".") or p.path.startswith(s + "[")
                                 for s in seen)]
-    loader = _Loader(data, lines, problems)
+    loader = _Loader(data, lines, problems, inertia)
     model = loader.build() if isinstance(data, dict) else None
     q0 = v0 = None
     sim = {}
@@ -820,50 +940,63 @@ def _load_data(data, lines, problems, source):
     if loader.problems or model is None:
         probs = loader.problems or [Problem("", "the model could not be built")]
         raise ModelFileError(sorted(dict.fromkeys(probs), key=lambda p: (p.line or 0, p.path)), source)
+    notes = [f"body '{b.name}': {b.inertia_note}" for b in model.bodies if b.inertia_note]
+    if notes:
+        what = "kept as written" if loader.builder.inertia == "warn" else "moved to the nearest physical ones"
+        warnings.warn(InertiaWarning(f"{source}: {len(notes)} inertia{'s' * (len(notes) > 1)} that no body has, "
+                                     f"{what}: " + "; ".join(notes)), stacklevel=3)
     return ModelFile(model, q0, v0, sim, source)
 
 
-def model_from_dict(data, source="<data>"):
+def model_from_dict(data, source="<data>", *, strict=False, repair=False):
     """A :class:`ModelFile` from the data of a model file (a dict as ``yaml.safe_load`` gives it)."""
-    return _load_data(data, {}, [] if isinstance(data, dict) else [Problem("", "a model file is a mapping")], source)
+    return _load_data(data, {}, [] if isinstance(data, dict) else [Problem("", "a model file is a mapping")], source,
+                      _policy(strict, repair))
 
 
-def load(path):
+def load(path, *, strict=False, repair=False):
     """Load a YAML or JSON model file: a :class:`ModelFile` (model, q0, v0, simulation settings). Every problem of
-    the file is reported at once, with its path, in a :class:`~multibody.io.documents.ModelFileError`."""
+    the file is reported at once, with its path, in a :class:`~multibody.io.documents.ModelFileError`. Inertias
+    that no body has follow the file's ``inertia_check`` (default: refused); ``strict=True`` refuses them whatever
+    the file says, ``repair=True`` moves each to the nearest physical one (``multibody.model.inertia``)."""
     data, lines, problems = read_document(path)
-    return _load_data(data, lines, problems, str(path))
+    return _load_data(data, lines, problems, str(path), _policy(strict, repair))
 
 
-def load_text(text, suffix=".yaml", source="<text>"):
+def load_text(text, suffix=".yaml", source="<text>", *, strict=False, repair=False):
     """A :class:`ModelFile` from the text of a model file."""
     data, lines, problems = parse_text(text, suffix)
-    return _load_data(data, lines, problems, source)
+    return _load_data(data, lines, problems, source, _policy(strict, repair))
 
 
-def load_model(path, floating_base=False):
+def load_model(path, floating_base=False, *, strict=False, repair=False, package_dirs=None, mimic=False):
     """The Model of a file, by extension: ``.yaml``/``.yml``/``.json`` model files, ``.urdf`` robots
-    (``floating_base=True`` adds a free joint at the root link; model files say it themselves)."""
+    (``floating_base=True`` adds a free joint at the root link, ``package_dirs`` locate its meshes, ``mimic=True``
+    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves).
+    ``strict=True`` refuses every inertia that no body has, ``repair=True`` moves each to the nearest physical one."""
     suffix = Path(path).suffix.lower()
     if suffix == ".urdf":
         from multibody.io.urdf import load_urdf
 
-        return load_urdf(path, floating_base=floating_base)
-    if floating_base:
-        raise ModelError(f"'{path}': floating_base applies to URDF files; in a model file give the root body a "
-                         "joint of type free", element="floating_base")
-    return load(path).model
+        return load_urdf(path, floating_base=floating_base, strict=strict, repair=repair, package_dirs=package_dirs,
+                         mimic=mimic)
+    for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
+        if value:
+            raise ModelError(f"'{path}': {key} applies to URDF files; a model file says it itself (a free joint at "
+                             "the root, mesh paths, mimic constraints)", element=key)
+    return load(path, strict=strict, repair=repair).model
 
 
-def validate_file(path):
-    """Every problem of a model file (YAML, JSON or URDF) as a list of :class:`Problem` (empty: valid)."""
+def validate_file(path, *, strict=False):
+    """Every problem of a model file (YAML, JSON or URDF) as a list of :class:`Problem` (empty: valid);
+    ``strict=True`` counts every inertia that no body has as a problem."""
     try:
         if Path(path).suffix.lower() == ".urdf":
             from multibody.io.urdf import load_urdf
 
-            load_urdf(path)
+            load_urdf(path, strict=strict)
         else:
-            load(path)
+            load(path, strict=strict)
     except ModelFileError as exc:
         return exc.problems
     except ModelError as exc:
@@ -943,6 +1076,8 @@ def _constraint_dict(c):
         d.update(type="rolling_on_profile", body=c.body, radius=_num(c.radius),
                  profile={"h": _profile_text(c.profile)}, center=_vec(c.center), plane=_plane(c.e1, c.e2),
                  origin=_vec(c.origin), x_range=_vec(c.x_range))
+    elif isinstance(c, UserConstraint) and isinstance(c.f, Mimic):
+        d.update(type="mimic", joint=c.f.joint, reference=c.f.reference, multiplier=c.f.multiplier, offset=c.f.offset)
     elif isinstance(c, UserConstraint) and isinstance(c.f, ExpressionVector) and c.jacobian is None:
         d.update(type="position", f=c.f.sources)
     elif isinstance(c, VelocityConstraint) and isinstance(c.jacobian, ExpressionMatrix) and (
@@ -968,11 +1103,12 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
 
     refuse_general_joints(model, "a model file (it names the built-in joint types)")
     meta = {k: v for k, v in model.metadata.items()}
-    limits = _plain(meta.pop("limits")) if meta.get("limits") else {}     # written with the joints and bodies
-    visuals = _plain(meta.pop("visuals")) if meta.get("visuals") else {}
+    limits = _plain(meta.pop("limits")) if meta.get("limits") else {}     # written with the joints
     d = {"format": FORMAT, "version": 1, "name": model.name, "gravity": _vec(model.gravity)}
     if getattr(model, "base_motion", None) is not None:
         d["base_motion"] = model.base_motion.to_data()
+    if any(inertia_defect(b.mass, b.com, b.inertia) for b in model.bodies):
+        d["inertia_check"] = "warn"     # the model keeps inertias that no body has (a URDF's, or inertia="warn")
     bodies = []
     for body in model.bodies:
         e = {"name": body.name, "mass": _num(body.mass)}
@@ -981,8 +1117,6 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         inertia = _inertia(body.inertia)
         if inertia is not None:
             e["inertia"] = inertia
-        if body.name in visuals:
-            e["visuals"] = visuals[body.name]
         bodies.append(e)
     d["bodies"] = bodies
     joints = []
@@ -1021,6 +1155,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     cons = [_constraint_dict(c) for c in model.constraints if not isinstance(c, LoopJoint)]
     if cons:
         d["constraints"] = cons
+    _write_elements(d, model)
     tau = model.torque_callback
     if tau is not None:
         if not isinstance(tau, ExpressionTorque):
@@ -1062,6 +1197,48 @@ def _write_unilateral(e, model, j):
     rel = u.release_of(j.name)
     if rel is not None:
         e["release"] = _num(rel.at) if rel.mode == "separate" else {"at": _num(rel.at), "mode": rel.mode}
+
+
+def _write_elements(d, model):
+    """The model's frames, visual and collision elements (``multibody.model.geometry``)."""
+    def placed(e):
+        out = {"name": e.name, "body": e.body_name}
+        place = _placement_dict(e.placement)
+        if place:
+            out["placement"] = place
+        return out
+
+    if model.frames:
+        d["frames"] = [placed(f) for f in model.frames]
+    for kind, elements in (("visuals", model.visuals), ("collisions", model.collisions)):
+        if elements:
+            d[kind] = []
+            for e in elements:
+                out = placed(e)
+                out["shape"] = _plain(e.shape.as_dict())
+                if kind == "visuals" and e.color is not None:
+                    out["color"] = _vec(e.color)
+                if kind == "collisions" and e.friction != 1.0:
+                    out["friction"] = _num(e.friction)
+                d[kind].append(out)
+
+
+def _expanded_size(value, budget):
+    """The bytes of text of JSON-like ``value`` with shared values counted each time they appear (as a file writes
+    them), counted up to just beyond ``budget`` (so it takes a time proportional to at most ``budget``)."""
+    total, stack = 0, [value]
+    while stack and total <= budget:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+            total += 2
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+            total += 2
+        else:
+            total += len(v) + 2 if isinstance(v, str) else 8
+    return total
 
 
 def _write_torque(d, model, tau):
@@ -1129,6 +1306,10 @@ def save_model(model, path, q0=None, v0=None, simulation=None, header=None):
     if suffix not in (".yaml", ".yml", ".json"):
         raise ModelError(f"'{path}': save_model writes .yaml, .yml or .json files", element=str(path))
     d = model_to_dict(model, q0, v0, simulation)
+    for key, value in d.items():   # what load_model would refuse is not written (and not spent time on)
+        if _expanded_size(value, MAX_BYTES) > MAX_BYTES:
+            raise ModelError(f"model '{model.name}': its {key} would take more than {MAX_BYTES} bytes in the file, "
+                             "more than a model file holds (load_model refuses it)", element=key)
     if suffix == ".json":
         import json
 
@@ -1136,7 +1317,9 @@ def save_model(model, path, q0=None, v0=None, simulation=None, header=None):
     else:
         import yaml
 
-        text = (HEADER if header is None else header) + yaml.safe_dump(d, sort_keys=False, default_flow_style=None,
-                                                                        width=120, allow_unicode=True)
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)   # libyaml's: the same text, ~100x faster
+        text = (HEADER if header is None else header) + yaml.dump(d, Dumper=dumper, sort_keys=False,
+                                                                  default_flow_style=None, width=120,
+                                                                  allow_unicode=True)
     path.write_text(text, encoding="utf-8")
     return path

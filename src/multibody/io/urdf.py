@@ -4,50 +4,73 @@ What is read, and how it maps to the builder (``ModelBuilder``, so every builder
 
 * ``<link>``: its ``<inertial>`` — ``mass``, and ``inertia`` (ixx … izz) about the centre of mass in the
   inertial frame, which ``<origin xyz rpy>`` places in the link frame: the body's ``com`` is ``xyz`` and its
-  inertia ``R I Rᵀ`` with ``R = Rz(yaw) Ry(pitch) Rx(roll)``. A link without ``<inertial>`` has no mass.
+  inertia ``R I Rᵀ`` with ``R = Rz(yaw) Ry(pitch) Rx(roll)``. A link without ``<inertial>`` has no mass; a link
+  of mass 0 keeps its inertia, as in Pinocchio.
+* Inertias as robot files carry them (:mod:`multibody.model.inertia`): round-off (iCub's ``head``, principal
+  moments [−2.4e-35, 0, 2.4e-35] for a point mass) is accepted silently; a link inertia that no body has but that
+  keeps the dynamics well defined (the triangle inequality broken, as CAD exports do, inertia without mass, or a
+  negative moment of a link fixed to a body that outweighs it, as Tiago's 1 mg antennas) is loaded as written
+  with one ``InertiaWarning`` per file naming each link; ``strict=True`` refuses those, ``repair=True`` moves each
+  to the nearest physical inertia and reports how far. A body (a link and the links fixed to it) with a negative
+  principal moment is refused (but by ``repair=True``): its kinetic energy could be negative. Whatever the
+  options, a model whose mass matrix is singular (a massless leaf link, a point mass on its hinge axis) is
+  refused, with the numbers. The root link's inertia is not read when it is the ground (``floating_base=False``),
+  nor that of the links fixed to it.
 * ``<joint>`` of type ``revolute``, ``continuous`` (→ ``Revolute``), ``prismatic`` (→ ``Prismatic``),
   ``floating`` (→ ``Free``), ``planar`` (→ ``Planar``, the motion in the plane normal to ``<axis>``) and
   ``fixed``: ``<origin xyz rpy>`` is the joint's placement in the parent link's frame; the child link's frame
   is the joint frame moved by the joint (the builder's convention); ``<axis xyz>`` (default (1, 0, 0)) in the
-  joint frame. ``<dynamics damping>`` becomes the joint's viscous damper (``damping``, used when simulating);
-  ``<limit lower upper effort velocity>`` and ``<dynamics friction>`` are kept as data in
-  ``model.metadata["limits"]``; ``lower`` and ``upper`` of revolute and prismatic joints are also their end stops
-  (``model.lower_limits``, ``model.upper_limits``; plastic: restitution 0), unless ``limits=False``. ``<mimic>`` is not followed (the joint moves freely).
+  joint frame, normalized (only a zero axis is refused). ``<dynamics damping>`` becomes the joint's viscous
+  damper (``damping``, used when simulating); ``<limit lower upper effort velocity>`` (lower <= upper, effort and
+  velocity >= 0) and ``<dynamics friction>`` are kept as data in ``model.metadata["limits"]``; ``lower`` and
+  ``upper`` of revolute and prismatic joints are also their end stops (``model.lower_limits``,
+  ``model.upper_limits``; plastic impacts, resting contact; ``multibody.model.unilateral``), unless ``limits=False``.
+* ``<mimic joint multiplier offset>``: q = multiplier · q_joint + offset, kept in ``model.metadata["mimic"]``;
+  with ``mimic=True`` each becomes a constraint (``UserConstraint`` named ``<joint>_mimic``, simulated by the
+  constrained formulations); Pinocchio's default, ``mimic=False``, leaves the joint free. A mimic on a fixed joint
+  is left out (as Pinocchio does); one naming a joint that is not there, or a joint that is not revolute,
+  continuous or prismatic, is refused with ``mimic=True`` and left out with one ``ModelWarning`` otherwise.
 * A link fixed to its parent (``fixed`` joint) is merged into the parent's body, as Pinocchio's parser does:
-  masses, centres and inertias add up (parallel-axis theorem) and the link's frame is kept in
-  ``model.metadata["frames"]`` (body and placement). Links fixed to a fixed root belong to the ground.
+  masses, centres and inertias add up (parallel-axis theorem). Every link that is not a body of its own becomes a
+  named frame on the body it is fixed to (``ModelBuilder.add_frame``, ``model.frame(name)``): the links fixed to
+  a fixed root, and the root itself, are frames of the ground.
 * The root link (the one that is no joint's child) is the ground; ``floating_base=True`` makes it a body on a
   ``Free`` joint named ``root_joint`` instead (q: position, quaternion (w, x, y, z); v: [ω; v] in the root
   frame).
-* ``<visual>`` shapes (meshes by file name, boxes, cylinders, spheres) are kept for drawing in
-  ``model.metadata["visuals"]`` (body → list, placed in the body frame); ``<collision>`` is ignored.
+* ``<visual>`` and ``<collision>`` shapes (boxes, cylinders, spheres, meshes) become the Model's visual and
+  collision elements (``model.visuals``, ``model.collisions``) on the link's body, placed in its frame; colours
+  from ``<material>`` (inline or defined under ``<robot>``). Mesh files: ``package://PKG/PATH`` is looked up as
+  ``DIR/PKG/PATH`` in each of ``package_dirs`` (or ``DIR/PATH`` when DIR is named PKG), ``file://`` and relative
+  paths (relative to the URDF file) are resolved too; a mesh file that is not found is kept by its name with one
+  warning (``MeshWarning``). Without ``package_dirs`` a ``package://`` URI is kept as written.
 
 Names come from the file: bodies are named after their links, joints keep their names, so
 ``model.coordinate_names()`` / ``velocity_names()`` are ``"<joint>.angle"`` etc. and map to other tools by the
-joint name. A moving link must have a mass (after its fixed children are merged): the builder's bodies have
-positive masses.
+joint name.
 
 Problems are collected and raised together (``ModelFileError``), each with its place in the file, e.g.
 ``link[@name='foot']/inertial/inertia: ...``. The XML is read with :mod:`xml.etree.ElementTree`; a document
 type definition (``<!DOCTYPE``, ``<!ENTITY``) is refused, so no entity is ever expanded.
 """
 import math
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarning
 from multibody.io.documents import ModelFileError, Problem, read_text
-from multibody.io.model_files import rpy_matrix
-from multibody.model import GROUND, Free, ModelBuilder, Placement, Planar, Prismatic, Revolute
-from multibody.model.bodies import check_inertia
+from multibody.io.model_files import mimic_constraint, rpy_matrix
+from multibody.model import GROUND, Box, Cylinder, Free, Mesh, ModelBuilder, Placement, Planar, Prismatic, Revolute, Sphere
+from multibody.model.inertia import apply_policy
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
 
 #: name of the free joint that ``floating_base=True`` adds (Pinocchio's name for it)
 ROOT_JOINT = "root_joint"
 JOINT_KINDS = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+ONE_DOF = ("revolute", "continuous", "prismatic")
 
 
 class _Problems(Exception):
@@ -55,9 +78,19 @@ class _Problems(Exception):
 
 
 class _Reader:
-    def __init__(self, source):
+    def __init__(self, source, package_dirs=None):
         self.source = source
         self.problems = []
+        self.base = Path(source).parent if source and not str(source).startswith("<") else None
+        self.package_dirs = [package_dirs] if isinstance(package_dirs, (str, Path)) else package_dirs
+        self.missing = set()     # mesh files looked for and not found
+
+    def mesh(self, filename):
+        """The file a mesh's name points to (see the module docstring); the name itself when it is not found."""
+        resolved, tried = _mesh_path(filename, self.base, self.package_dirs)
+        if tried and resolved == filename:
+            self.missing.add(filename)
+        return resolved
 
     def fail(self, path, message):
         self.problems.append(Problem(path, message))
@@ -72,9 +105,9 @@ class _Reader:
         try:
             vals = [float(x) for x in text.split()]
         except ValueError:
-            self.fail(f"{path}/@{attr}", f"expected {n} number{'s' * (n > 1)}, got '{text}'")
+            self.fail(f"{path}/@{attr}", f"expected {n} number{'s' * (n > 1)}, got '{text[:60]}'")
         if len(vals) != n or not all(math.isfinite(x) for x in vals):
-            self.fail(f"{path}/@{attr}", f"expected {n} finite number{'s' * (n > 1)}, got '{text}'")
+            self.fail(f"{path}/@{attr}", f"expected {n} finite number{'s' * (n > 1)}, got '{text[:60]}'")
         return np.array(vals)
 
     def number(self, elem, attr, path, default=None):
@@ -106,14 +139,21 @@ def _align_z(axis):
     return rotation_about(k, math.acos(max(-1.0, min(1.0, c))))
 
 
-def _placement_data(P):
-    return {"translation": P.translation.tolist(), "rotation": P.rotation.tolist()}
+def _unit(axis):
+    """``axis`` scaled to unit length (scaled by its largest component first, so that 1e-200 is no zero)."""
+    a = axis / np.max(np.abs(axis))
+    return a / np.linalg.norm(a)
 
 
-def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), limits=True):
-    """A Model from the text of a URDF file (see the module docstring); ``limits=False`` leaves the ``<limit lower
-    upper>`` of revolute and prismatic joints as data only (no end stops)."""
-    rd = _Reader(source)
+def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False,
+               package_dirs=None, mimic=False, limits=True):
+    """A Model from the text of a URDF file (see the module docstring). ``source`` names the file in messages, and
+    its folder is where relative mesh paths are looked up (when it is a path). ``limits=False`` keeps the ``<limit
+    lower upper>`` of revolute and prismatic joints as data only (no end stops)."""
+    if strict and repair:
+        raise ModelError("load_urdf: strict=True refuses the inertias that repair=True would move: choose one",
+                         element="strict")
+    rd = _Reader(source, package_dirs)
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ModelFileError([Problem("", "a URDF file needs no document type definition (<!DOCTYPE>, <!ENTITY>); "
                                           "they are refused")], source)
@@ -126,6 +166,7 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
         hint = " (a xacro file? expand it with xacro first)" if "xacro" in root.tag else ""
         raise ModelFileError([Problem(f"/{root.tag}", f"the root element of a URDF file is <robot>{hint}")], source)
     robot = root.get("name") or "robot"
+    materials = _materials(rd, root)
     links, link_order = {}, []
     for k, le in enumerate(root.findall("link")):
         name = le.get("name")
@@ -137,24 +178,22 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
             rd.problems.append(Problem(path, f"link '{name}' is defined twice"))
             continue
         try:
-            links[name] = _read_link(rd, le, name, path)
+            links[name] = _read_link(rd, le, name, path, materials)
             link_order.append(name)
         except _Problems:
             links[name] = None
-    joints = []
-    child_of = {}
-    seen = set()
+    joints, child_of, by_name = [], {}, {}
     for k, je in enumerate(root.findall("joint")):
         name = je.get("name")
         path = f"joint[@name='{name}']" if name else f"joint[{k + 1}]"
         try:
             if not name:
                 rd.fail(path, "a joint needs a name")
-            if name in seen or (floating_base and name == ROOT_JOINT):
-                rd.fail(path, f"joint '{name}' is defined twice" if name in seen else
+            if name in by_name or (floating_base and name == ROOT_JOINT):
+                rd.fail(path, f"joint '{name}' is defined twice" if name in by_name else
                         f"the name '{ROOT_JOINT}' is taken by the free joint of floating_base=True")
-            seen.add(name)
             j = _read_joint(rd, je, name, path, links)
+            by_name[name] = j
             if j["child"] in child_of:
                 rd.fail(f"{path}/child", f"link '{j['child']}' is already the child of joint '{child_of[j['child']]}'"
                                          " (a URDF describes a tree)")
@@ -162,6 +201,7 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
             joints.append(j)
         except _Problems:
             pass
+    mimics = _check_mimics(rd, joints, by_name, mimic)
     if rd.problems:
         raise ModelFileError(rd.problems, source)
     roots = [n for n in link_order if n not in child_of]
@@ -169,68 +209,94 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
         what = "no link" if not roots else f"{len(roots)} links ({', '.join(roots)})"
         raise ModelFileError([Problem("/robot", f"a URDF tree has one root link (a link that is no joint's child); "
                                                 f"found {what}")], source)
-    return _build(rd, robot, links, joints, roots[0], floating_base, gravity, source, limits)
+    policy = "refuse" if strict else "repair" if repair else "warn"
+    tree = _Tree(rd, links, joints, roots[0], floating_base, source)
+    tree.mimics = mimics
+    tree.stops = bool(limits)
+    model = _build(rd, robot, tree, policy, gravity, mimics if mimic else None)
+    if rd.missing:
+        shown = ", ".join(sorted(rd.missing)[:5]) + (", ..." if len(rd.missing) > 5 else "")
+        warnings.warn(MeshWarning(f"{source}: {len(rd.missing)} mesh file{'s' * (len(rd.missing) > 1)} not found "
+                                  f"(kept by name; package_dirs={package_dirs!r}): {shown}"), stacklevel=3)
+    return model
 
 
-def _read_link(rd, le, name, path):
-    link = {"name": name, "mass": 0.0, "com": np.zeros(3), "inertia": np.zeros((3, 3)), "visuals": []}
+def _materials(rd, root):
+    """The colours of the materials defined under ``<robot>``, by name."""
+    out = {}
+    for me in root.findall("material"):
+        ce = me.find("color")
+        if me.get("name") and ce is not None and ce.get("rgba"):
+            try:
+                out[me.get("name")] = rd.floats(ce, "rgba", 4, f"material[@name='{me.get('name')}']/color").tolist()
+            except _Problems:
+                pass
+    return out
+
+
+def _read_link(rd, le, name, path, materials):
+    link = {"name": name, "mass": 0.0, "com": np.zeros(3), "inertia": np.zeros((3, 3)), "path": path,
+            "shapes": []}
     inertial = le.find("inertial")
     if inertial is not None:
         ipath = f"{path}/inertial"
         me = inertial.find("mass")
         mass = rd.number(me, "value", f"{ipath}/mass") if me is not None else 0.0
-        if mass < 0 or not math.isfinite(mass):
-            rd.fail(f"{ipath}/mass", f"link '{name}': mass must be non-negative and finite, got {mass}")
+        if mass < 0:
+            rd.fail(f"{ipath}/mass/@value", f"link '{name}': mass must be >= 0, got {mass}")
+        if 0 < mass < np.finfo(float).tiny:
+            rd.fail(f"{ipath}/mass/@value", f"link '{name}': mass {mass:g} is below the smallest normal float "
+                                            f"({np.finfo(float).tiny:.3g} kg): write 0 for a massless link")
         P = rd.origin(inertial, ipath)
         ie = inertial.find("inertia")
         comps = np.zeros(6)
         if ie is not None:
             comps = np.array([rd.number(ie, a, f"{ipath}/inertia", 0.0)
                               for a in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")])
-        if mass > 0:
-            try:
-                I = check_inertia(comps, f"link '{name}'")
-            except ModelError as exc:
-                rd.fail(f"{ipath}/inertia", str(exc))
-            link.update(mass=mass, com=P.translation.copy(), inertia=P.rotation @ I @ P.rotation.T)
-    for k, ve in enumerate(le.findall("visual")):
-        vis = _read_visual(rd, ve, f"{path}/visual[{k + 1}]")
-        if vis is not None:
-            link["visuals"].append(vis)
+        ixx, iyy, izz, ixy, ixz, iyz = comps
+        inertia = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        link.update(mass=mass, com=P.translation.copy(), inertia=P.rotation @ inertia @ P.rotation.T)
+    for kind in ("visual", "collision"):
+        for k, ve in enumerate(le.findall(kind)):
+            shape = _read_shape(rd, ve, f"{path}/{kind}[{k + 1}]", materials)
+            if shape is not None:
+                link["shapes"].append((kind, ve.get("name"), *shape))
     return link
 
 
-def _read_visual(rd, ve, path):
+def _read_shape(rd, ve, path, materials):
+    """``(shape, placement in the link frame, colour)`` of a ``<visual>`` or ``<collision>``, None when it has no
+    geometry this reader knows."""
     ge = ve.find("geometry")
-    if ge is None:
-        return None
-    out = {"placement": rd.origin(ve, path)}
-    if ve.get("name"):
-        out["name"] = ve.get("name")
-    shape = next(iter(ge), None)
+    shape = next(iter(ge), None) if ge is not None else None
     if shape is None:
         return None
-    if shape.tag == "mesh":
-        out["mesh"] = shape.get("filename", "")
-        if shape.get("scale"):
-            out["scale"] = rd.floats(shape, "scale", 3, f"{path}/geometry/mesh").tolist()
-    elif shape.tag == "box":
-        out["box"] = rd.floats(shape, "size", 3, f"{path}/geometry/box").tolist()
-    elif shape.tag == "cylinder":
-        out["cylinder"] = {"radius": rd.number(shape, "radius", f"{path}/geometry/cylinder"),
-                           "length": rd.number(shape, "length", f"{path}/geometry/cylinder")}
-    elif shape.tag == "sphere":
-        out["sphere"] = {"radius": rd.number(shape, "radius", f"{path}/geometry/sphere")}
-    else:
-        return None
+    where = f"{path}/geometry/{shape.tag}"
+    try:
+        if shape.tag == "mesh":
+            scale = rd.floats(shape, "scale", 3, where, (1.0, 1.0, 1.0))
+            out = Mesh(rd.mesh(shape.get("filename") or rd.fail(where, "the mesh has no filename")), scale)
+        elif shape.tag == "box":
+            out = Box(rd.floats(shape, "size", 3, where))
+        elif shape.tag == "cylinder":
+            out = Cylinder(rd.number(shape, "radius", where), rd.number(shape, "length", where))
+        elif shape.tag == "sphere":
+            out = Sphere(rd.number(shape, "radius", where))
+        else:
+            return None
+    except ModelError as exc:
+        rd.fail(where, str(exc))
+    color = None
     me = ve.find("material")
     if me is not None:
-        if me.get("name"):
-            out["material"] = me.get("name")
         ce = me.find("color")
         if ce is not None and ce.get("rgba"):
-            out["color"] = rd.floats(ce, "rgba", 4, f"{path}/material/color").tolist()
-    return out
+            color = rd.floats(ce, "rgba", 4, f"{path}/material/color").tolist()
+        else:
+            color = materials.get(me.get("name"))
+        if color is not None and not all(0.0 <= c <= 1.0 for c in color):
+            rd.fail(f"{path}/material/color/@rgba", f"expected 4 numbers in [0, 1], got {color}")
+    return out, rd.origin(ve, path), color
 
 
 def _read_joint(rd, je, name, path, links):
@@ -249,36 +315,89 @@ def _read_joint(rd, je, name, path, links):
     if ends["parent"] == ends["child"]:
         rd.fail(f"{path}/child", f"joint '{name}': parent and child are the same link '{ends['child']}'")
     axis = rd.floats(je.find("axis"), "xyz", 3, f"{path}/axis", (1.0, 0.0, 0.0))
-    if kind in ("revolute", "continuous", "prismatic", "planar") and not np.linalg.norm(axis) > 1e-12:
-        rd.fail(f"{path}/axis", f"joint '{name}': the axis must not be zero")
+    if kind in ("revolute", "continuous", "prismatic", "planar"):
+        if not np.any(axis):
+            rd.fail(f"{path}/axis/@xyz", f"joint '{name}': the axis must not be zero, got "
+                                         f"'{je.find('axis').get('xyz')}'")
+        axis = _unit(axis)
     j = {"name": name, "kind": kind, "origin": rd.origin(je, path), "axis": axis, **ends, "path": path}
-    le = je.find("limit")
-    limits = {}
-    if le is not None:
-        for attr in ("lower", "upper", "effort", "velocity"):
-            if le.get(attr) is not None and not (kind == "continuous" and attr in ("lower", "upper")):
-                limits[attr] = rd.number(le, attr, f"{path}/limit")
+    j["limits"] = _read_limits(rd, je, name, path, kind)
     de = je.find("dynamics")
     j["damping"] = 0.0
     if de is not None:
         j["damping"] = rd.number(de, "damping", f"{path}/dynamics", 0.0)
         if j["damping"] < 0:
-            rd.fail(f"{path}/dynamics/@damping", f"joint '{name}': damping must be non-negative, got {j['damping']}")
+            rd.fail(f"{path}/dynamics/@damping", f"joint '{name}': damping must be >= 0, got {j['damping']}")
         if de.get("friction") is not None:
-            limits["friction"] = rd.number(de, "friction", f"{path}/dynamics")
-    if je.find("mimic") is not None:
-        limits["mimic"] = je.find("mimic").get("joint", "")
-    j["limits"] = limits
+            j["limits"]["friction"] = rd.number(de, "friction", f"{path}/dynamics")
+            if j["limits"]["friction"] < 0:
+                rd.fail(f"{path}/dynamics/@friction", f"joint '{name}': friction must be >= 0, got "
+                                                      f"{j['limits']['friction']}")
+    me = je.find("mimic")
+    j["mimic"] = None
+    if me is not None:
+        if not me.get("joint"):
+            rd.fail(f"{path}/mimic", f"joint '{name}': <mimic> needs the joint it follows (joint=\"...\")")
+        j["mimic"] = {"joint": me.get("joint"), "multiplier": rd.number(me, "multiplier", f"{path}/mimic", 1.0),
+                      "offset": rd.number(me, "offset", f"{path}/mimic", 0.0)}
     return j
+
+
+def _read_limits(rd, je, name, path, kind):
+    le = je.find("limit")
+    limits = {}
+    if le is None:
+        return limits
+    for attr in ("lower", "upper", "effort", "velocity"):
+        if le.get(attr) is not None and not (kind == "continuous" and attr in ("lower", "upper")):
+            limits[attr] = rd.number(le, attr, f"{path}/limit")
+    for attr in ("effort", "velocity"):
+        if limits.get(attr, 0.0) < 0:
+            rd.fail(f"{path}/limit/@{attr}", f"joint '{name}': the {attr} limit must be >= 0, got {limits[attr]}")
+    if "lower" in limits and "upper" in limits and limits["lower"] > limits["upper"]:
+        rd.fail(f"{path}/limit", f"joint '{name}': the lower limit {limits['lower']} is above the upper limit "
+                                 f"{limits['upper']}")
+    return limits
+
+
+def _check_mimics(rd, joints, by_name, follow):
+    """The mimics to follow (``{joint: {joint, multiplier, offset}}``): a mimic on a fixed joint is left out, as
+    Pinocchio does; one naming a joint that is not there, or one that is not revolute, continuous or prismatic, is a
+    problem when ``follow`` (``mimic=True``), else left out with one ``ModelWarning``."""
+    kept, broken = {}, []
+    for j in joints:
+        m = j["mimic"]
+        if m is None or j["kind"] == "fixed":
+            continue
+        ref = by_name.get(m["joint"])
+        if ref is None:
+            why = f"joint '{j['name']}' mimics joint '{m['joint']}', which is not defined"
+        elif ref is j:
+            why = f"joint '{j['name']}' mimics itself"
+        elif j["kind"] not in ONE_DOF or ref["kind"] not in ONE_DOF:
+            why = (f"joint '{j['name']}' ({j['kind']}) mimics joint '{m['joint']}' ({ref['kind']}): a mimic couples two "
+                   "revolute, continuous or prismatic joints")
+        else:
+            kept[j["name"]] = m
+            continue
+        if follow:
+            rd.problems.append(Problem(f"{j['path']}/mimic/@joint", why))
+        else:
+            broken.append(why)
+    if broken:
+        warnings.warn(ModelWarning(f"{rd.source}: {len(broken)} <mimic> element{'s' * (len(broken) > 1)} left out "
+                                   f"(mimic=False does not follow them; mimic=True refuses them): "
+                                   + "; ".join(broken[:5]) + ("; ..." if len(broken) > 5 else "")), stacklevel=4)
+    return kept
 
 
 def _combine(parts):
     """Mass, centre and inertia about the centre of rigidly joined parts ``[(m, c, I_c)]`` (one frame)."""
     m = sum(p[0] for p in parts)
-    if m == 0:
-        return 0.0, np.zeros(3), np.zeros((3, 3))
     if len(parts) == 1:
         return parts[0]
+    if m == 0:
+        return 0.0, np.zeros(3), sum((p[2] for p in parts), np.zeros((3, 3)))
     c = sum(p[0] * p[1] for p in parts) / m
     I = np.zeros((3, 3))
     for mi, ci, Ii in parts:
@@ -287,116 +406,216 @@ def _combine(parts):
     return m, c, 0.5 * (I + I.T)
 
 
-def _build(rd, robot, links, joints, root, floating_base, gravity, source, stops=True):
-    children = {}
-    for j in joints:
-        children.setdefault(j["parent"], []).append(j)
-    # each link's body (itself, or the body it is fixed to) and its frame in that body's frame
-    body_of = {root: (GROUND if not floating_base else root, Placement())}
-    order, moving = [], []        # depth-first, children in file order
-    stack = [root]
-    while stack:
-        name = stack.pop()
-        order.append(name)
-        for j in reversed(children.get(name, [])):
-            if j["kind"] == "fixed":
-                b, P = body_of[name]
-                body_of[j["child"]] = (b, P * j["origin"])
-            else:
-                body_of[j["child"]] = (j["child"], Placement())
-            stack.append(j["child"])
-    unreachable = [n for n in links if n not in body_of]
-    if unreachable:
-        raise ModelFileError([Problem(f"link[@name='{n}']", f"link '{n}' is not connected to the root link "
-                                                            f"'{root}'") for n in unreachable], source)
-    parts, visuals, frames = {}, {}, {}
-    for name in order:
-        b, P = body_of[name]
-        link = links[name]
-        if link["mass"] > 0:
-            R = P.rotation
-            parts.setdefault(b, []).append((link["mass"], P.act(link["com"]), R @ link["inertia"] @ R.T))
-        for vis in link["visuals"]:
-            v = dict(vis)
-            v["placement"] = _placement_data(P * vis["placement"])
-            v.setdefault("name", name)
-            visuals.setdefault(b, []).append(v)
-        if b != name:
-            frames[name] = {"body": b, "placement": _placement_data(P)}
-    builder = ModelBuilder(gravity=gravity, name=robot)
-    limits = {}
-    bodies = [n for n in order if body_of[n][0] == n]
-    for name in bodies:
-        m, c, I = _combine(parts.get(name, []))
-        if m <= 0:
-            how = ("the free joint of floating_base=True" if name == root else
-                   f"joint '{next(j['name'] for j in joints if j['child'] == name)}'")
-            rd.problems.append(Problem(f"link[@name='{name}']", f"link '{name}' has no mass (no <inertial> with a "
-                                                                 f"positive mass, nor links fixed to it that have one) "
-                                                                 f"but moves on {how}; give it an <inertial>"))
+class _Tree:
+    """The links as bodies: each link's body (itself, the body it is fixed to, or the ground) and its frame there."""
+
+    def _welded(self, name):
+        """Whether link ``name`` is welded to the ground (the fixed root, or fixed to it)."""
+        while name != self.root:
+            j = next(j for j in self.joints if j["child"] == name)
+            if j["kind"] != "fixed":
+                return False
+            name = j["parent"]
+        return not self.floating_base
+
+    def __init__(self, rd, links, joints, root, floating_base, source):
+        self.links, self.joints, self.root, self.floating_base = links, joints, root, floating_base
+        self.children = {}
+        for j in joints:
+            self.children.setdefault(j["parent"], []).append(j)
+        self.body_of = {root: (root if floating_base else GROUND, Placement())}
+        self.order = []                      # depth-first, children in file order
+        stack = [root]
+        while stack:
+            name = stack.pop()
+            self.order.append(name)
+            for j in reversed(self.children.get(name, [])):
+                b, P = self.body_of[name]
+                self.body_of[j["child"]] = (b, P * j["origin"]) if j["kind"] == "fixed" else (j["child"], Placement())
+                stack.append(j["child"])
+        unreachable = [n for n in links if n not in self.body_of]
+        if unreachable:
+            raise ModelFileError([Problem(f"link[@name='{n}']", f"link '{n}' is not connected to the root link "
+                                                                f"'{root}'") for n in unreachable], source)
+        self.bodies = [n for n in self.order if self.body_of[n][0] == n and not (n == GROUND and self._welded(n))]
+        for n in self.bodies:
+            if n == GROUND:
+                rd.problems.append(Problem(f"link[@name='{n}']", f"link '{n}' moves, but the name '{GROUND}' is "
+                                                                 "reserved for the fixed frame; rename the link"))
+
+
+def _build(rd, robot, tree, policy, gravity, follow):
+    notes, parts = [], {}
+    for name in tree.order:
+        b, P = tree.body_of[name]
+        link = tree.links[name]
+        if b == GROUND or not (link["mass"] or np.any(link["inertia"])):
+            continue       # the ground's links: their inertia is never used
+        try:
+            inertia, note = apply_policy(link["mass"], link["com"], link["inertia"], policy, f"link '{name}'",
+                                         keep_negative=True)
+        except ModelError as exc:
+            rd.problems.append(Problem(f"{link['path']}/inertial/inertia", str(exc)))
             continue
+        if note:
+            notes.append(f"link '{name}': {note}")
+        R = P.rotation
+        parts.setdefault(b, []).append((link["mass"], P.act(link["com"]), R @ inertia @ R.T))
+    builder = ModelBuilder(gravity=gravity, name=robot, inertia="accept")
+    for name in tree.bodies:
+        m, c, I = _combine(parts.get(name, [(0.0, np.zeros(3), np.zeros((3, 3)))]))
         try:
             builder.add_body(name, mass=m, com=c, inertia=I)
         except ModelError as exc:
-            rd.problems.append(Problem(f"link[@name='{name}']/inertial", str(exc)))
+            parts_of = [n for n in tree.order if tree.body_of[n][0] == name and tree.links[n]["mass"] + np.any(
+                tree.links[n]["inertia"])]
+            merged = f" (the inertias of links {', '.join(parts_of)} added)" if len(parts_of) > 1 else ""
+            rd.problems.append(Problem(f"link[@name='{name}']/inertial", f"link '{name}'{merged}: "
+                                                                          f"{str(exc).split(': ', 1)[-1]}"))
+    if not rd.problems:
+        _massless_subtrees(rd, tree, parts)
     if rd.problems:
-        raise ModelFileError(rd.problems, source)
-    if floating_base:
-        builder.add_joint(ROOT_JOINT, Free(), GROUND, root)
-    for name in order:
-        for j in children.get(name, []):
-            if j["kind"] == "fixed":
-                continue
-            parent_body, P = body_of[j["parent"]]
-            place = P * j["origin"]
-            child_placement = None
-            try:
-                if j["kind"] in ("revolute", "continuous"):
-                    joint = Revolute(axis=j["axis"])
-                elif j["kind"] == "prismatic":
-                    joint = Prismatic(axis=j["axis"])
-                elif j["kind"] == "floating":
-                    joint = Free()
-                else:   # planar: the joint frame's z along the URDF axis (the plane's normal)
-                    A = _align_z(j["axis"] / np.linalg.norm(j["axis"]))
-                    joint = Planar()
-                    if not np.array_equal(A, np.eye(3)):
-                        place = place * Placement(A)
-                        child_placement = Placement(A)
-                lim = j["limits"]
-                stop = ((lim.get("lower"), lim.get("upper")) if stops and j["kind"] in ("revolute", "prismatic")
-                        and ("lower" in lim or "upper" in lim) else None)
-                builder.add_joint(j["name"], joint, parent_body, j["child"], placement=place,
-                                  child_placement=child_placement, damping=j["damping"] or None, limits=stop)
-            except ModelError as exc:
-                rd.problems.append(Problem(j["path"], str(exc)))
+        raise ModelFileError(rd.problems, rd.source)
+    if tree.floating_base:
+        builder.add_joint(ROOT_JOINT, Free(), GROUND, tree.root)
+    limits = {}
+    for name in tree.order:
+        for j in tree.children.get(name, []):
+            if j["kind"] != "fixed":
+                _add_joint(rd, builder, tree, j)
             if j["limits"]:
                 limits[j["name"]] = j["limits"]
-        for j in children.get(name, []):
-            if j["kind"] == "fixed" and j["limits"]:
-                limits[j["name"]] = j["limits"]
+    _add_elements(rd, builder, tree)
     if rd.problems:
-        raise ModelFileError(rd.problems, source)
-    meta = {"urdf": {"robot": robot, "path": source, "root_link": root}}
+        raise ModelFileError(rd.problems, rd.source)
+    meta = {"urdf": {"robot": robot, "path": rd.source, "root_link": tree.root}}
     if limits:
         meta["limits"] = limits
-    if visuals:
-        meta["visuals"] = visuals
-    if frames:
-        meta["frames"] = frames
+    if tree.mimics:
+        meta["mimic"] = tree.mimics
     builder.metadata = meta
-    if not bodies or (not floating_base and not any(j["kind"] != "fixed" for j in joints)):
+    if not tree.bodies or (not tree.floating_base and not any(j["kind"] != "fixed" for j in tree.joints)):
         raise ModelFileError([Problem("/robot", "the robot has no moving link (with floating_base=False the root "
-                                                "link is the ground)")], source)
+                                                "link is the ground)")], rd.source)
+    model = _built(rd, builder)
+    if follow:
+        for jname, m in follow.items():
+            builder.add_constraint(mimic_constraint(model, jname, m["joint"], m["multiplier"], m["offset"]))
+        model = _built(rd, builder)
+    if notes:
+        what = ("kept as written (strict=True refuses them, repair=True moves each to the nearest physical one)"
+                if policy == "warn" else "moved to the nearest physical ones")
+        warnings.warn(InertiaWarning(f"{rd.source}: {len(notes)} link inertia{'s' * (len(notes) > 1)} that no body "
+                                     f"has, {what}: " + "; ".join(notes)), stacklevel=4)
+    return model
+
+
+def _massless_subtrees(rd, tree, parts):
+    """A moving link that carries no mass and no inertia at all (with everything it carries): the plain message."""
+    carried = {n: bool(parts.get(n)) for n in tree.bodies}
+    for name in reversed(tree.order):
+        b = tree.body_of[name][0]
+        for j in tree.children.get(name, []):
+            child_body = tree.body_of[j["child"]][0]
+            if child_body != b and child_body in carried and b in carried:
+                carried[b] = carried[b] or carried[child_body]
+    for name in tree.bodies:
+        if not carried[name]:
+            how = ("the free joint of floating_base=True" if name == tree.root else
+                   f"joint '{next(j['name'] for j in tree.joints if j['child'] == name)}'")
+            rd.problems.append(Problem(f"link[@name='{name}']", f"link '{name}' has no mass (no <inertial> with a "
+                                                                f"mass or inertia, nor links it carries that have "
+                                                                f"one) but moves on {how}; give it an <inertial>"))
+
+
+def _add_joint(rd, builder, tree, j):
+    parent_body, P = tree.body_of[j["parent"]]
+    place = P * j["origin"]
+    child_placement = None
+    try:
+        if j["kind"] in ("revolute", "continuous"):
+            joint = Revolute(axis=j["axis"])
+        elif j["kind"] == "prismatic":
+            joint = Prismatic(axis=j["axis"])
+        elif j["kind"] == "floating":
+            joint = Free()
+        else:   # planar: the joint frame's z along the URDF axis (the plane's normal)
+            A = _align_z(j["axis"])
+            joint = Planar()
+            if not np.array_equal(A, np.eye(3)):
+                place = place * Placement(A)
+                child_placement = Placement(A)
+        lim = j["limits"]
+        stop = ((lim.get("lower"), lim.get("upper")) if tree.stops and j["kind"] in ("revolute", "prismatic")
+                and ("lower" in lim or "upper" in lim) else None)
+        builder.add_joint(j["name"], joint, parent_body, j["child"], placement=place,
+                          child_placement=child_placement, damping=j["damping"] or None, limits=stop)
+    except ModelError as exc:
+        rd.problems.append(Problem(j["path"], str(exc)))
+
+
+def _add_elements(rd, builder, tree):
+    """Frames of the links that are not bodies, visual and collision elements of every link."""
+    used = set()
+    for name in tree.order:
+        b, P = tree.body_of[name]
+        if b != name and name != GROUND:   # (a link named 'ground' is no frame: the name is the ground's)
+            builder.add_frame(name, b, P)
+        counts = {}
+        for kind, given, shape, origin, color in tree.links[name]["shapes"]:
+            k = counts[kind] = counts.get(kind, 0) + 1
+            label = given if given and given not in used else f"{name}_{kind}" + (f"_{k - 1}" if k > 1 else "")
+            while label in used:
+                label += "_"
+            used.add(label)
+            try:
+                if kind == "visual":
+                    builder.add_visual(label, b, shape, P * origin, color)
+                else:
+                    builder.add_collision(label, b, shape, P * origin)
+            except ModelError as exc:
+                rd.problems.append(Problem(tree.links[name]["path"], str(exc)))
+
+
+def _built(rd, builder):
     try:
         return builder.build()
     except ModelError as exc:
-        raise ModelFileError([Problem("", str(exc))], source) from None
+        element = str(getattr(exc, "element", "") or "")
+        path = (f"link[@name='{element[6:-1]}']" if element.startswith("body '") else
+                f"joint[@name='{element[7:-1]}']" if element.startswith("joint '") else "")
+        raise ModelFileError([Problem(path, str(exc))], rd.source) from None
 
 
-def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), limits=True):
-    """The Model of the URDF file ``path`` (see the module docstring); ``floating_base=True`` puts the root link on
-    a free joint ``root_joint``; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
+# ---- mesh files ------------------------------------------------------------------------------------------------
+def _mesh_path(filename, base, package_dirs):
+    """``(resolved name, tried)``: the file a mesh's name points to when it is found, and whether it was looked for
+    (``package://`` without ``package_dirs`` is not)."""
+    if filename.startswith("package://"):
+        if package_dirs is None:
+            return filename, False
+        pkg, _, rest = filename[len("package://"):].lstrip("/").partition("/")
+        for d in package_dirs:
+            d = Path(d)
+            for candidate in (d / pkg / rest, d / rest if d.name == pkg else None):
+                if candidate is not None and candidate.is_file():
+                    return str(candidate.resolve()), True
+        return filename, True
+    path = Path(filename[len("file://"):] if filename.startswith("file://") else filename)
+    if not path.is_absolute():
+        if base is None:
+            return filename, False
+        path = base / path
+    return (str(path.resolve()), True) if path.is_file() else (filename, True)
+
+
+def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False, package_dirs=None,
+              mimic=False, limits=True):
+    """The Model of the URDF file ``path`` (see the module docstring). ``floating_base=True`` puts the root link on a
+    free joint ``root_joint``; ``strict=True`` refuses every inertia no body has, ``repair=True`` moves each to the
+    nearest physical one; ``package_dirs``: folders where ``package://`` meshes are looked up; ``mimic=True`` makes
+    each ``<mimic>`` a constraint; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
     they are the end stops of revolute and prismatic joints: ``model.lower_limits``, plastic impacts, resting
     contact). Problems of the file raise ``ModelFileError`` listing each one."""
-    return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, limits=limits)
+    return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, strict=strict,
+                      repair=repair, package_dirs=package_dirs, mimic=mimic, limits=limits)

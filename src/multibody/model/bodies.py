@@ -8,16 +8,16 @@ parameters of body i are m_i and J_i about its centre of mass C_i).
 Mass, com and inertia may be sympy expressions with symbols (a *symbolic* body, ``body.symbolic``; see
 ``multibody.model.placement``): only what sympy can decide is checked then (a mass known to be
 non-positive, an unsymmetric tensor); positive definiteness is the user's responsibility.
+
+Which numeric inertias are accepted, and what is done with the others, is :mod:`multibody.model.inertia`.
 """
 from dataclasses import dataclass
 
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.model.inertia import INERTIA_RTOL, apply_policy, inertia_matrix  # noqa: F401 (INERTIA_RTOL: its home)
 from multibody.model.placement import has_symbols, numbers_or_symbols
-
-#: relative tolerance of the symmetry, definiteness and triangle-inequality checks
-INERTIA_RTOL = 1e-10
 
 
 def vector3(value, what, element):
@@ -49,53 +49,24 @@ def _symbolic_inertia(arr, element):
     return arr
 
 
-def check_inertia(inertia, element):
+def check_inertia(inertia, element, mass=1.0, com=(0.0, 0.0, 0.0), policy="refuse"):
     """Validate an inertia tensor about the centre of mass and return it as a symmetric 3x3 array.
 
     Accepts a 3x3 matrix, the 3 principal moments ``(Ixx, Iyy, Izz)`` or the 6 components
-    ``(Ixx, Iyy, Izz, Ixy, Ixz, Iyz)``. Raises ``ModelError`` naming ``element`` when the tensor is not
-    symmetric, not positive definite, or its principal moments violate the triangle inequality
-    ``I1 + I2 >= I3`` (a necessary condition for any mass distribution). The zero tensor is accepted:
-    it describes a point mass.
+    ``(Ixx, Iyy, Izz, Ixy, Ixz, Iyz)``. Raises ``ModelError`` naming ``element`` when the tensor is not finite or
+    not symmetric, and applies ``policy`` to a tensor that is not physical (:mod:`multibody.model.inertia`:
+    negative principal moments, the triangle inequality ``I1 + I2 >= I3``, inertia without mass). Zero principal
+    moments are accepted: the zero tensor is a point mass, ``[I, I, 0]`` a thin rod.
     """
+    return _checked_inertia(inertia, element, mass, com, policy)[0]
+
+
+def _checked_inertia(inertia, element, mass, com, policy):
     if has_symbols(inertia):
-        return _symbolic_inertia(np.asarray(inertia, dtype=object), element)
-    try:
-        arr = np.asarray(inertia, dtype=float)
-    except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: inertia must be numeric, got {inertia!r}", element=element) from None
-    if arr.shape == (3,):
-        arr = np.diag(arr)
-    elif arr.shape == (6,):
-        ixx, iyy, izz, ixy, ixz, iyz = arr
-        arr = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    elif arr.shape != (3, 3):
-        raise ModelError(
-            f"{element}: inertia must be a 3x3 matrix, 3 principal moments or 6 components, got shape {arr.shape}",
-            element=element,
-        )
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{element}: inertia must be finite", element=element)
-    if not np.any(arr):
-        return arr  # point mass
-    scale = np.max(np.abs(arr))
-    if np.max(np.abs(arr - arr.T)) > INERTIA_RTOL * scale:
-        raise ModelError(f"{element}: inertia must be symmetric, got {arr.tolist()}", element=element)
-    arr = 0.5 * arr + 0.5 * arr.T   # (not 0.5 * (arr + arr.T): that overflows for components near 1e308)
-    moments = np.linalg.eigvalsh(arr / scale) * scale
-    if moments[0] <= INERTIA_RTOL * scale:
-        raise ModelError(
-            f"{element}: inertia must be positive definite (principal moments {moments.tolist()})",
-            element=element,
-        )
-    i1, i2, i3 = moments
-    if i1 + i2 < i3 * (1.0 - INERTIA_RTOL):
-        raise ModelError(
-            f"{element}: principal moments {moments.tolist()} violate the triangle inequality I1 + I2 >= I3; "
-            "no mass distribution has this inertia",
-            element=element,
-        )
-    return arr
+        return _symbolic_inertia(np.asarray(inertia, dtype=object), element), None
+    if has_symbols(mass) or has_symbols(com):   # a numeric tensor of a symbolic body: its own checks only
+        mass, com = 1.0, (0.0, 0.0, 0.0)
+    return apply_policy(mass, com, inertia_matrix(inertia, element), policy, element)
 
 
 @dataclass(frozen=True)
@@ -105,9 +76,12 @@ class Body:
     Parameters
     ----------
     name : str
-    mass : float, > 0 (or a sympy expression)
+    mass : float, >= 0 (or a sympy expression); 0 is a massless link, which the model's dynamics check
+        accepts where other bodies give its joint inertia (see ``multibody.model.inertia``)
     com : 3-vector, centre of mass in the body frame
     inertia : inertia about the centre of mass, body axes (3x3, 3 principal moments, or 6 components)
+    policy : what to do with an inertia that is not physical: ``"refuse"`` (default), ``"warn"``, ``"repair"``,
+        ``"accept"`` (``multibody.model.inertia``); ``inertia_note`` then says what was found (None otherwise)
 
     Example
     -------
@@ -121,7 +95,7 @@ class Body:
     com: np.ndarray
     inertia: np.ndarray
 
-    def __init__(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
+    def __init__(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0), policy="refuse"):
         element = f"body '{name}'"
         if not isinstance(name, str) or not name:
             raise ModelError(f"body name must be a non-empty string, got {name!r}", element=repr(name))
@@ -136,12 +110,18 @@ class Body:
                 mass = float(mass)
             except (TypeError, ValueError, OverflowError):
                 raise ModelError(f"{element}: mass must be a number, got {mass!r}", element=element) from None
-            if not np.isfinite(mass) or mass <= 0.0:
-                raise ModelError(f"{element}: mass must be positive and finite, got {mass}", element=element)
+            if not np.isfinite(mass) or mass < 0.0:
+                raise ModelError(f"{element}: mass must be a finite number >= 0, got {mass}", element=element)
+            if 0.0 < mass < np.finfo(float).tiny:
+                raise ModelError(f"{element}: mass {mass:g} is below the smallest normal float "
+                                 f"({np.finfo(float).tiny:.3g} kg): write 0 for a massless body", element=element)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "mass", mass)
         object.__setattr__(self, "com", numbers_or_symbols(com, (3,), "com", element))
-        object.__setattr__(self, "inertia", check_inertia(inertia, element))
+        inertia, note = _checked_inertia(inertia, element, mass, self.com, policy)
+        object.__setattr__(self, "inertia", inertia)
+        #: what the inertia policy found when the given inertia was not physical (kept or repaired), else None
+        object.__setattr__(self, "inertia_note", note)
         self.com.flags.writeable = False
         self.inertia.flags.writeable = False
 

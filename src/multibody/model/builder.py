@@ -19,17 +19,26 @@ a joint becomes the tree joint of its child when its parent is already connected
 child is not; the remaining joints close loops and become *cut joints* (``model.cut_joints``), handled by
 the constrained formulations. Pass ``cut=True`` to choose a cut joint yourself. Bodies are then numbered
 regularly (every parent before its children), keeping the order they were added where possible.
+
+Inertias (``multibody.model.inertia``): a body's inertia must be physical (non-negative principal moments, the
+triangle inequality) unless the builder is made with ``inertia="warn"`` (kept, one ``InertiaWarning`` per
+build listing the bodies), ``"repair"`` (moved to the nearest physical inertia, reported the same way) or
+``"accept"``; zero moments, point masses and massless bodies are accepted. Whatever the policy, ``build()``
+refuses a model whose mass matrix is singular (a point mass on its hinge axis, a massless leaf body), naming
+the body, its joint and the numbers.
 """
 import heapq
+import warnings
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import InertiaWarning, ModelError
 from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
+from multibody.model.inertia import POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
@@ -54,8 +63,15 @@ def _as_placement(value, element):
 class ModelBuilder:
     """Collects bodies, joints and forces; ``build()`` validates them and returns a ``Model``."""
 
-    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None, base_motion=None):
-        """``base_motion``: a prescribed motion of the ground, body 0 (see :meth:`set_base_motion`)."""
+    def __init__(self, gravity=(0.0, 0.0, -9.81), name="model", metadata=None, base_motion=None, inertia="refuse"):
+        """``base_motion``: a prescribed motion of the ground, body 0 (see :meth:`set_base_motion`).
+        ``inertia``: what to do with a body inertia that is not physical: ``"refuse"`` (a ``ModelError``),
+        ``"warn"``, ``"repair"`` or ``"accept"`` (see the module docstring and ``multibody.model.inertia``)."""
+        if inertia not in POLICIES:
+            raise ModelError(f"ModelBuilder: inertia must be one of {', '.join(POLICIES)}, got {inertia!r}",
+                             element="inertia")
+        #: the policy for inertias that are not physical (``multibody.model.inertia``)
+        self.inertia = inertia
         g = numbers_or_symbols(gravity, (3,), "gravity", "gravity")
         self.name = name
         #: descriptive data carried to ``model.metadata`` and not used by the dynamics (JSON-like: joint limits,
@@ -72,15 +88,16 @@ class ModelBuilder:
         self._visuals = []      # (name, body, shape, placement, color)
         self._collisions = []   # (name, body, shape, placement, friction)
         self._releases = []     # Release elements added with add_release (checked at build)
+        self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
-        """Add a rigid body (see ``Body``); returns its name."""
+        """Add a rigid body (see ``Body``; its inertia under the builder's ``inertia`` policy); returns its name."""
         if name == GROUND:
             raise ModelError(f"body name '{GROUND}' is reserved for the fixed base", element=f"body '{name}'")
         if name in self._bodies:
             raise ModelError(f"body '{name}' is defined twice", element=f"body '{name}'")
-        self._bodies[name] = Body(name, mass, com, inertia)
+        self._bodies[name] = Body(name, mass, com, inertia, policy=self.inertia)
         return name
 
     def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
@@ -103,7 +120,7 @@ class ModelBuilder:
         element = f"joint '{name}'"
         if not isinstance(name, str) or not name:
             raise ModelError(f"joint name must be a non-empty string, got {name!r}", element=repr(name))
-        if any(j["name"] == name for j in self._joints):
+        if name in self._names["joint"]:
             raise ModelError(f"{element} is defined twice", element=element)
         if not isinstance(joint, Joint):
             raise ModelError(f"{element}: expected a joint type (Revolute, Spherical, ...), got {joint!r}",
@@ -132,6 +149,7 @@ class ModelBuilder:
             child_placement=None if child_placement is None else _as_placement(child_placement, element),
             force=force, cut=bool(cut), unilateral=unilateral,
         ))
+        self._names["joint"].add(name)
         return name
 
     def add_release(self, joint, at, mode="separate"):
@@ -146,9 +164,10 @@ class ModelBuilder:
         """A spring-damper between ``point_a`` of ``body_a`` and ``point_b`` of ``body_b`` (body frames;
         ``"ground"`` allowed). Force magnitude ``stiffness (l − rest_length) + damping l̇``."""
         element = f"spring '{name}'"
-        for body in (body_a, body_b):
+        for role, body in (("body_a", body_a), ("body_b", body_b)):
             if body != GROUND and body not in self._bodies:
-                raise ModelError(f"{element}: body '{body}' is not defined", element=element)
+                raise ModelError(f"{element}: {role} '{body}' is not defined (bodies: "
+                                 f"{', '.join([GROUND, *self._bodies][:20])})", element=element)
         if any(s.name == name for s in self._springs):
             raise ModelError(f"{element} is defined twice", element=element)
         values = []
@@ -169,12 +188,13 @@ class ModelBuilder:
             raise ModelError(f"add_constraint expects a constraint of multibody.model.constraints (PointOnPlane, "
                              f"RollingDisc, UserConstraint, ...), got {constraint!r}", element=repr(constraint))
         name = constraint.name
-        if any(c.name == name for c in self._constraints) or any(j["name"] == name for j in self._joints):
+        if any(c.name == name for c in self._constraints) or name in self._names["joint"]:
             raise ModelError(f"{constraint.element}: the name is already used by a joint or constraint",
                              element=constraint.element)
         for body in constraint.bodies:
             if body != GROUND and body not in self._bodies:
-                raise ModelError(f"{constraint.element}: body '{body}' is not defined (add it with add_body first)",
+                role = next((k for k in ("body", "plane_body") if getattr(constraint, k, None) == body), "body")
+                raise ModelError(f"{constraint.element}: {role} '{body}' is not defined (add it with add_body first)",
                                  element=constraint.element)
         self._constraints.append(constraint)
         return name
@@ -202,16 +222,17 @@ class ModelBuilder:
         """A shape drawn on ``body`` at ``placement`` (body frame) by the animations; ``color`` RGB(A) in
         [0, 1]. Returns the name."""
         element, place = self._attached("visual", name, body, placement)
-        if any(v[0] == name for v in self._visuals):
+        if name in self._names["visual"]:
             raise ModelError(f"{element} is defined twice", element=element)
         self._visuals.append((name, body, check_shape(shape, element), place, check_color(color, element)))
+        self._names["visual"].add(name)
         return name
 
     def add_collision(self, name, body, shape, placement=None, friction=1.0):
         """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
         ``friction`` (>= 0): what contact detection reads. Returns the name."""
         element, place = self._attached("collision", name, body, placement)
-        if any(c[0] == name for c in self._collisions):
+        if name in self._names["collision"]:
             raise ModelError(f"{element} is defined twice", element=element)
         try:
             mu = float(friction)
@@ -220,6 +241,7 @@ class ModelBuilder:
         if not np.isfinite(mu) or mu < 0.0:
             raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
         self._collisions.append((name, body, check_shape(shape, element), place, mu))
+        self._names["collision"].add(name)
         return name
 
     def set_torque(self, callback):
@@ -279,8 +301,10 @@ class ModelBuilder:
                 heapq.heappush(heap, (order_key[c], c))
         return order
 
-    def build(self):
-        """Validate the description and return the immutable ``Model``."""
+    def build(self, warn=True):
+        """Validate the description and return the immutable ``Model``. A model with bodies whose inertias were
+        kept or repaired under the ``inertia`` policy ``"warn"`` or ``"repair"`` gives one ``InertiaWarning``
+        listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
         if not self._bodies:
             raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
         tree_of, cut = self._spanning_tree()
@@ -371,6 +395,17 @@ class ModelBuilder:
             if not symbolic and not (np.all(np.isfinite(inertia_o[i])) and np.all(np.isfinite(h[i]))):
                 raise ModelError(f"body '{order[i - 1]}': mass {mass[i]:g} and com {com[i].tolist()} give an inertia "
                                  "about the body origin beyond the floating-point range", element=f"body '{order[i - 1]}'")
+        if not symbolic:
+            singular = singular_joint(dict(parent=parent, jtype=jtype, jaxis=jaxis, jplace_R=jplace_R, jplace_p=jplace_p,
+                                           mass=mass, com=com, inertia_com=inertia_com),
+                                      [GROUND] + order, [None] + [j.name for j in joints[1:]])
+            if singular is not None:
+                raise ModelError(singular[1], element=f"body '{singular[0]}'")
+        notes = [f"body '{b.name}': {b.inertia_note}" for b in self._bodies.values() if b.inertia_note]
+        if notes and warn:
+            what = "kept as written" if self.inertia == "warn" else "repaired"
+            warnings.warn(InertiaWarning(f"model '{self.name}': {len(notes)} inertia{'s' * (len(notes) > 1)} that "
+                                         f"no body has, {what}: " + "; ".join(notes)), stacklevel=2)
 
         ns = len(self._springs)
         spring_body = np.zeros((ns, 2), dtype=np.int64)

@@ -34,9 +34,13 @@ def unit_vector(axis, what, element):
         a = np.asarray(axis, dtype=float).reshape(3)
     except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be 3 numbers, got {axis!r}", element=element) from None
-    n = np.linalg.norm(a)
-    if not np.isfinite(n) or n < 1e-12:
+    big = np.max(np.abs(a))
+    if not (np.isfinite(big) and big > 0):
         raise ModelError(f"{element}: {what} must be a non-zero finite vector, got {a.tolist()}", element=element)
+    n = np.linalg.norm(a)
+    if not (np.isfinite(n) and n > 1e-150):   # scaled first, so that (0, 0, 1e-200) and (1e300, 0, 1e300) are directions
+        a = a / big
+        n = np.linalg.norm(a)
     # a unit vector is kept as given (a copy), so that normalizing is idempotent: files round-trip exactly
     a = a / n if abs(n - 1.0) > 4.0 * np.finfo(float).eps else a.copy()
     a.flags.writeable = False

@@ -42,7 +42,7 @@ def separated_model(model, joint):
                          "which reads the q and v of the structure before the separation", element=f"joint '{joint}'")
     u = model.unilateral
     b = ModelBuilder(gravity=model.gravity, name=model.name, metadata=dict(model.metadata),
-                     base_motion=model.base_motion)
+                     base_motion=model.base_motion, inertia="accept")   # (the bodies were checked when built)
     for body in model.bodies:
         b.add_body(body.name, body.mass, body.com, body.inertia)
     names = model.body_names

@@ -1,6 +1,6 @@
 """``sweep``: one function evaluated over the Cartesian product of a parameter grid, in parallel, into one table.
 
-The points run in chunks on one of three backends:
+The points run in chunks on one of three backends (:mod:`multibody.parallel.backends`):
 
 * local worker processes (the default): a ``concurrent.futures.ProcessPoolExecutor`` with the ``spawn``
   start method, one process per CPU. It needs nothing beyond the standard library (Dask is an optional
@@ -21,11 +21,18 @@ the work stays balanced to the end). Inside a worker, numba's parallel regions r
 Finished points stream into the table ``out`` (:mod:`multibody.parallel.table`): an interrupted sweep keeps
 them, and ``resume=True`` computes only the points that are not in it. Points are identified by their flat
 index in the grid (the ``point`` column) and checked against their grid values on resume.
+
+Nothing a point function does ends the sweep silently: any exception it raises, also ``SystemExit`` (a
+``sys.exit`` call) and, on a worker, ``KeyboardInterrupt``, becomes that point's ``error``. With ``timeout``,
+the workers report when each point starts; a point that runs longer is recorded with the error ``"timeout
+after N s"`` and its worker is replaced (killed and started again), since a running Python function cannot
+be stopped from outside its process.
 """
 import collections
+import inspect
+import itertools
 import math
 import numbers
-import os
 import pickle
 import sys
 import time
@@ -33,13 +40,15 @@ import time
 import numpy as np
 
 from multibody.errors import ModelError, SweepError
+from multibody.parallel.backends import backend_starter
+from multibody.parallel.table import RESERVED
 
 #: seconds of work per chunk, once the cost of a point is known
 TARGET_CHUNK_SECONDS = 0.25
 #: times a chunk is sent again after its worker was lost, before the sweep gives up
 RETRIES = 3
-#: columns the table adds to the grid's and the function's
-RESERVED = ("point", "error")
+#: the largest grid one sweep takes (its point indices alone are 8 bytes each)
+MAX_POINTS = 10**8
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -66,25 +75,42 @@ class Grid:
                 raise ModelError(f"sweep: grid parameter '{name}' clashes with the table's own column '{name}'; "
                                  f"expected a name other than {', '.join(RESERVED)}",
                                  element=f"grid parameter '{name}'")
+            where = f"grid parameter '{name}'"
             if isinstance(seq, (str, bytes, numbers.Number)):
                 seq = [seq]
+            if hasattr(seq, "__len__") and not isinstance(seq, np.ndarray) and len(seq) > MAX_POINTS:
+                raise ModelError(f"sweep: {where} has {len(seq)} values; at most {MAX_POINTS} points fit in one "
+                                 "sweep", element=where)
             try:
-                arr = np.asarray(list(seq))
+                items = seq if isinstance(seq, np.ndarray) else list(seq)
             except TypeError:
-                raise ModelError(f"sweep: grid parameter '{name}' must be a sequence of values or a scalar, got "
-                                 f"{type(seq).__name__}", element=f"grid parameter '{name}'") from None
-            if arr.ndim != 1 or arr.size == 0 or arr.dtype == object:
-                raise ModelError(f"sweep: grid parameter '{name}' must be a non-empty 1-D sequence of numbers or "
-                                 f"strings, got shape {arr.shape} of {arr.dtype}", element=f"grid parameter '{name}'")
+                raise ModelError(f"sweep: {where} must be a sequence of values or a scalar, got "
+                                 f"{type(seq).__name__}", element=where) from None
+            words = [isinstance(v, str) for v in items] if not isinstance(seq, np.ndarray) else [True]
+            if any(words) and not all(words):
+                raise ModelError(f"sweep: {where} mixes numbers and strings; expected numbers only or strings only",
+                                 element=where)
+            try:
+                arr = np.asarray(items)
+            except (TypeError, ValueError, OverflowError):
+                arr = np.asarray(None, dtype=object)
+            if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "biufU":
+                raise ModelError(f"sweep: {where} must be a non-empty 1-D sequence of real numbers or strings, got "
+                                 f"{_describe(items, arr)}", element=where)
             if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
-                raise ModelError(f"sweep: grid parameter '{name}' holds non-finite values; expected finite numbers",
-                                 element=f"grid parameter '{name}'")
+                raise ModelError(f"sweep: {where} holds non-finite values; expected finite numbers", element=where)
+            if arr.dtype.kind == "U" and not all(v.strip() and v.isprintable() for v in items):
+                raise ModelError(f"sweep: {where} holds an empty or unprintable string; expected words (a table "
+                                 "cell cannot tell an empty string from a missing value)", element=where)
             names.append(name)
             values.append(arr)
         self.names = tuple(names)
         self.values = tuple(values)
         self.shape = tuple(v.size for v in values)
         self.size = math.prod(self.shape)
+        if self.size > MAX_POINTS:
+            raise ModelError(f"sweep: the grid has {' x '.join(map(str, self.shape))} = {self.size} points; at most "
+                             f"{MAX_POINTS} fit in one sweep (split it into several)", element="grid")
         self._lists = [v.tolist() for v in values]     # Python scalars, handed to the function
 
     def __len__(self):
@@ -101,245 +127,12 @@ class Grid:
         return {name: vals[j] for name, vals, j in zip(self.names, self.values, idx)}
 
 
-# ----------------------------------------------------------------------------------------------------
-# What runs on a worker
-# ----------------------------------------------------------------------------------------------------
-
-class _BadOutput(Exception):
-    pass
-
-
-def _numbers(out, names):
-    """The function's result as ``{key: float}`` (None -> NaN); anything else is an error of that point."""
-    if not isinstance(out, collections.abc.Mapping):
-        raise _BadOutput(f"the function returned {type(out).__name__}; expected a dict of numbers")
-    row = {}
-    for key, val in out.items():
-        if not isinstance(key, str):
-            raise _BadOutput(f"the function returned a non-string key {key!r}; expected a dict of named numbers")
-        if key in names or key in RESERVED:
-            raise _BadOutput(f"the function returned key '{key}', which is a grid parameter or a column of the "
-                             "table; expected other names")
-        if val is None:
-            row[key] = math.nan
-            continue
-        if isinstance(val, np.ndarray) and val.ndim == 0:
-            val = val[()]
-        if not isinstance(val, (numbers.Real, np.bool_)):
-            raise _BadOutput(f"the function returned {key}={val!r} ({type(val).__name__}); expected a real number "
-                             "or None")
-        row[key] = float(val)
-    return row
-
-
-def _limit_numba_threads():
-    """One thread for numba's parallel regions on this thread; returns the function that restores it."""
-    nb = sys.modules.get("numba")
-    if nb is None:
-        return lambda: None
-    try:
-        old = nb.get_num_threads()
-        nb.set_num_threads(1)
-    except Exception:   # numba without a threading layer: nothing to limit
-        return lambda: None
-    return lambda: nb.set_num_threads(old)
-
-
-def _picklable(exc):
-    try:
-        pickle.dumps(exc)
-        return exc
-    except Exception:
-        return SweepError(f"{type(exc).__name__}: {exc}")
-
-
-def _run_chunk(fn_bytes, names, points, stop_on_error, one_thread):
-    """Evaluate the function at ``points`` (a list of ``(index, values)``); runs on a worker.
-
-    Returns a dict: ``rows`` (``(index, outputs or None, error message or None)`` per point), ``seconds``
-    (the work's duration), and, when ``stop_on_error`` and a point raised, ``raised`` (the exception) and
-    ``raised_at`` (its index). When the function cannot be loaded here, only ``load_error``.
-    """
-    t0 = time.perf_counter()
-    try:
-        fn = pickle.loads(fn_bytes)
-    except Exception as exc:
-        return {"load_error": f"{type(exc).__name__}: {exc}"}
-    restore = _limit_numba_threads() if one_thread else (lambda: None)
-    rows = []
-    try:
-        for i, vals in points:
-            try:
-                rows.append((i, _numbers(fn(**dict(zip(names, vals))), names), None))
-            except Exception as exc:
-                msg = str(exc) if isinstance(exc, _BadOutput) else f"{type(exc).__name__}: {exc}"
-                rows.append((i, None, msg))
-                if stop_on_error:
-                    return {"rows": rows, "seconds": time.perf_counter() - t0, "raised": _picklable(exc),
-                            "raised_at": i}
-    finally:
-        restore()
-    return {"rows": rows, "seconds": time.perf_counter() - t0}
-
-
-def _ignore_sigint():
-    """Worker initializer: Ctrl-C stops the sweep in the parent, which then stops the workers."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-# ----------------------------------------------------------------------------------------------------
-# Backends: submit(chunk) -> future, wait(futures) -> done futures
-# ----------------------------------------------------------------------------------------------------
-
-class _SerialBackend:
-    """This process, one chunk at a time (the future is complete when ``submit`` returns)."""
-
-    workers = 1
-    one_thread = False
-    lost = ()
-    per_worker = 1     # a chunk is computed when submitted: one at a time, so an interruption loses none
-
-    def submit(self, *args):
-        from concurrent.futures import Future
-
-        fut = Future()
-        fut.set_result(_run_chunk(*args))
-        return fut
-
-    def wait(self, futures):
-        return list(futures)
-
-    def restart(self):
-        pass
-
-    def cancel(self, futures):
-        pass
-
-    def close(self, interrupted=False):
-        pass
-
-
-class _ProcessBackend:
-    """Local worker processes (``ProcessPoolExecutor``, ``spawn``)."""
-
-    one_thread = True
-    per_worker = 2     # chunks in flight per worker: the next one is queued while one runs
-
-    def __init__(self, workers):
-        from concurrent.futures.process import BrokenProcessPool
-
-        self.workers = workers
-        self.lost = (BrokenProcessPool,)
-        self._start()
-
-    def _start(self):
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_ignore_sigint)
-
-    def submit(self, *args):
-        return self.pool.submit(_run_chunk, *args)
-
-    def wait(self, futures):
-        from concurrent.futures import FIRST_COMPLETED, wait
-
-        return wait(futures, return_when=FIRST_COMPLETED).done
-
-    def restart(self):
-        self.close(interrupted=True)
-        self._start()
-
-    def cancel(self, futures):
-        for fut in futures:
-            fut.cancel()
-
-    def close(self, interrupted=False):
-        if interrupted:   # stop the running points now instead of waiting for their chunks
-            for proc in list((getattr(self.pool, "_processes", None) or {}).values()):
-                try:
-                    proc.kill()
-                except Exception:
-                    pass
-        self.pool.shutdown(wait=True, cancel_futures=True)
-
-
-class _DaskBackend:
-    """A Dask distributed cluster, through a ``distributed.Client`` (closed at the end when created here)."""
-
-    one_thread = True
-    per_worker = 2
-
-    def __init__(self, client, own):
-        import distributed
-
-        self.client, self.own = client, own
-        self.lost = (distributed.KilledWorker,)
-        self._wait = distributed.wait
-        self._workers, self._asked = 1, -math.inf
-
-    @property
-    def workers(self):
-        """Threads of the cluster's workers (asked again every 2 s: workers may join or leave during a sweep)."""
-        if time.monotonic() - self._asked > 2.0 and self.client.status == "running":
-            self._asked = time.monotonic()
-            self._workers = max(1, sum(self.client.nthreads().values()))
-        return self._workers
-
-    def submit(self, *args):
-        return self.client.submit(_run_chunk, *args, pure=False)
-
-    def wait(self, futures):
-        return self._wait(futures, return_when="FIRST_COMPLETED").done
-
-    def restart(self):
-        pass
-
-    def cancel(self, futures):
-        self.client.cancel(futures)
-
-    def close(self, interrupted=False):
-        if self.own:
-            self.client.close()
-
-
-def _backend(scheduler, workers, points):
-    if scheduler is None or (isinstance(scheduler, str) and scheduler == "processes"):
-        if workers is None:
-            workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-            workers = min(workers, points)
-        if not (isinstance(workers, numbers.Integral) and workers >= 1):
-            raise ModelError(f"sweep: workers must be a positive integer, got {workers!r}", element="workers")
-        return _ProcessBackend(int(workers))
-    if isinstance(scheduler, str) and scheduler == "serial":
-        return _SerialBackend()
-    if workers is not None:
-        raise ModelError("sweep: workers sets the number of local processes; a Dask cluster has its own workers "
-                         f"(got scheduler={scheduler!r})", element="workers")
-    try:
-        import distributed
-    except ImportError:
-        raise ModelError(f"sweep: scheduler={scheduler!r} needs dask.distributed; install it with "
-                         "`pip install multibody[distributed]`", element="scheduler") from None
-    if isinstance(scheduler, distributed.Client):
-        return _DaskBackend(scheduler, own=False)
-    if isinstance(scheduler, str):
-        if "://" not in scheduler and scheduler.count(":") != 1:
-            raise ModelError(f"sweep: scheduler {scheduler!r} is not an address; expected None or 'processes' "
-                             "(local processes), 'serial' (this process), a Dask scheduler address such as "
-                             "'tcp://host:8786', or a distributed.Client", element="scheduler")
-        try:
-            client = distributed.Client(scheduler, timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise SweepError(f"sweep: cannot connect to the Dask scheduler at {scheduler!r}: {exc}") from None
-        return _DaskBackend(client, own=True)
-    if hasattr(scheduler, "scheduler_address"):   # a cluster object (LocalCluster, ...)
-        return _DaskBackend(distributed.Client(scheduler), own=True)
-    raise ModelError(f"sweep: scheduler must be None, 'processes', 'serial', a Dask scheduler address or a "
-                     f"distributed.Client, got {type(scheduler).__name__}", element="scheduler")
+def _describe(items, arr):
+    """What a refused grid sequence holds, for the message."""
+    if arr.ndim == 1 and arr.size:
+        kinds = sorted({type(v).__name__ for v in items})
+        return f"values of type {', '.join(kinds)}"
+    return f"shape {arr.shape}" if arr.ndim != 1 else "no values"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -359,7 +152,7 @@ def _function_bytes(fn):
 
 
 def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record", workers=None, chunk_size=None,
-          progress=True):
+          timeout=None, progress=True):
     """Evaluate ``fn(**point)`` at every point of the Cartesian product of ``grid``; one table row per point.
 
     Parameters
@@ -367,7 +160,8 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
     fn : callable
         ``fn(**point) -> dict`` of numbers (``None`` is stored as NaN). It is sent to worker processes by
         pickling, so it must be a module-level function of an importable module (``functools.partial`` of
-        one also works); otherwise :class:`~multibody.errors.ModelError`.
+        one also works); otherwise :class:`~multibody.errors.ModelError`. A function whose signature cannot
+        take the grid's names as keyword arguments is refused before anything runs.
     grid : mapping
         Parameter name -> sequence of values (numbers or strings); a scalar is a fixed parameter. The
         product is swept with the last name varying fastest; point ``i`` is the ``i``-th of
@@ -378,7 +172,9 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
         ``distributed.Client`` or a Dask cluster object: that cluster's workers.
     out : str or path, optional
         The table the points stream into while they finish: ``.parquet`` (pyarrow) or ``.csv``. An existing
-        file is replaced unless ``resume``. See :mod:`multibody.parallel.table`.
+        file is replaced (once the first points finish) unless ``resume``. The table is locked while the sweep
+        runs (``<out>.lock``): a second sweep into it raises ``SweepError``. See
+        :mod:`multibody.parallel.table`.
     resume : bool
         Keep the points already in ``out`` (checked against the grid) and compute only the others.
     on_error : ``"record"`` or ``"raise"``
@@ -386,9 +182,15 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
         ``error`` column and NaN outputs, and the sweep goes on. ``"raise"``: the first such exception is
         raised (with a note naming the point) after the points that finished are written.
     workers : int, optional
-        Number of local processes (``scheduler=None`` only).
+        Number of local processes (``scheduler=None`` only; default one per CPU, never more than the points).
     chunk_size : int, optional
         Points per task; default adaptive (about ``TARGET_CHUNK_SECONDS`` of work per task).
+    timeout : float, optional
+        Seconds a point may run on its worker (counted from the point's start, so the workers' start-up is
+        not included, a first call's compilation is). A point that runs longer gets the error ``"timeout
+        after N s"`` and its worker is replaced: killed, with local processes (the pool restarts and the other
+        running chunks are sent again), or restarted through its nanny on Dask. Not with
+        ``scheduler="serial"``.
     progress : bool
         Show a tqdm progress bar (on stderr).
 
@@ -401,7 +203,9 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
         (its duration) and ``workers``.
 
     Raises ``KeyboardInterrupt`` when interrupted (the finished points are in ``out``), ``SweepError`` when
-    a chunk lost its worker more than ``RETRIES`` times or the cluster cannot be reached.
+    a chunk lost its worker more than ``RETRIES`` times, the cluster cannot be reached or another sweep writes
+    ``out``. A point's ``SystemExit`` (or any other exception) never ends the sweep: it is that point's
+    ``error`` (with ``on_error="raise"``, a ``SweepError`` naming the point).
 
     Example
     -------
@@ -420,19 +224,23 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
         raise ModelError(f"sweep: chunk_size must be a positive integer, got {chunk_size!r}", element="chunk_size")
     if resume and out is None:
         raise ModelError("sweep: resume=True needs the table of the interrupted sweep (out=...)", element="resume")
+    if timeout is not None and not (isinstance(timeout, numbers.Real) and math.isfinite(timeout) and timeout > 0):
+        raise ModelError(f"sweep: timeout must be a positive number of seconds, got {timeout!r}", element="timeout")
     g = Grid(grid)
     fn_bytes = _function_bytes(fn)
-    table = open_table(out, g, resume)          # validates out; reads what a resumed sweep already has
-    todo = np.setdiff1d(np.arange(g.size, dtype=np.int64), table.done, assume_unique=True)
+    _check_signature(fn, g)
+    start = backend_starter(scheduler, workers, timeout)   # checks the arguments; starts nothing yet
+    table = open_table(out, g, resume)          # validates and locks out; reads what a resumed sweep already has
     backend = None
     bar = None
     interrupted = True
     t0 = time.perf_counter()
     try:
-        backend = _backend(scheduler, workers, todo.size) if todo.size else None
+        todo = np.setdiff1d(np.arange(g.size, dtype=np.int64), table.done, assume_unique=True)
+        backend = start(todo.size) if todo.size else None
         if backend is not None:
             bar = _progress_bar(progress, g.size, g.size - todo.size)
-            _drive(backend, fn_bytes, g, todo, table, bar, on_error == "raise", chunk_size)
+            _drive(backend, fn_bytes, g, todo, table, bar, on_error == "raise", chunk_size, timeout)
         interrupted = False
     finally:
         if bar is not None:
@@ -444,6 +252,20 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
         result = table.close()
     result.attrs.update(computed=table.computed, seconds=time.perf_counter() - t0, workers=nworkers)
     return result
+
+
+def _check_signature(fn, grid):
+    """Refuse a function that cannot take the grid's names as keyword arguments (when its signature is known)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(**dict(zip(grid.names, grid.point(0))))
+    except TypeError as exc:
+        name = getattr(fn, "__qualname__", None) or repr(fn)
+        raise ModelError(f"sweep: the function {name}{sig} cannot take the grid's parameters "
+                         f"{', '.join(grid.names)} as keyword arguments ({exc})", element="fn") from None
 
 
 def _progress_bar(progress, total, initial):
@@ -488,28 +310,34 @@ class _Chunker:
         return [(int(i), self.grid.point(int(i))) for i in idx], 0
 
 
-def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size):
-    """Keep two chunks per worker in flight until every point of ``todo`` is in ``table``."""
+def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size, timeout):
+    """Keep two chunks per worker in flight until every point of ``todo`` is in ``table``; with ``timeout``, a
+    point that runs longer is recorded as failed and its worker replaced (the rest of its chunk is sent again)."""
     names = grid.names
     chunks = _Chunker(grid, todo, chunk_size)
-    in_flight = {}                         # future -> (points, attempts)
+    tokens = itertools.count()
+    in_flight = {}                         # future -> (points, attempts, token)
+    running = {}                           # token -> (index of the point running, worker, since when)
+    tick = None if timeout is None else min(0.5, max(0.05, timeout / 10))
     try:
         while chunks.pending() or in_flight:
             workers = backend.workers
             while chunks.pending() and len(in_flight) < backend.per_worker * workers:
                 points, attempts = chunks.next(workers)
-                in_flight[backend.submit(fn_bytes, names, points, stop_on_error, backend.one_thread)] = \
-                    (points, attempts)
+                token = next(tokens)
+                in_flight[backend.submit(fn_bytes, names, points, stop_on_error, token)] = (points, attempts, token)
             broken = False
-            for fut in backend.wait(list(in_flight)):
-                points, attempts = in_flight.pop(fut)
+            for fut in backend.wait(list(in_flight), tick):
+                points, attempts, token = in_flight.pop(fut)
+                running.pop(token, None)
                 try:
                     res = fut.result()
                 except backend.lost as exc:
                     if attempts >= RETRIES:
                         raise SweepError(f"sweep: points {points[0][0]}..{points[-1][0]} lost their worker "
                                          f"{attempts + 1} times ({type(exc).__name__}: {exc}); the finished points "
-                                         "are kept, run again with resume=True" + _hint(backend)) from None
+                                         "are kept, run again with resume=True" +
+                                         (backend.lost_hint if chunks.per_point is None else "")) from None
                     chunks.retry.append((points, attempts + 1))
                     broken = True
                     continue
@@ -522,17 +350,15 @@ def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size)
                 bar.update(len(rows))
                 chunks.observe(res["seconds"], len(rows))
                 if "raised" in res:
-                    exc = res["raised"]
-                    values = dict(zip(names, grid.point(res["raised_at"])))
-                    if hasattr(exc, "add_note"):   # Python >= 3.11
-                        exc.add_note(f"at sweep point {res['raised_at']}: " +
-                                     ", ".join(f"{k}={v!r}" for k, v in values.items()))
-                    raise exc
-            if broken and isinstance(backend, _ProcessBackend):
+                    raise _noted(res["raised"], res["raised_at"], grid)
+            if timeout is not None:
+                broken |= _expire(backend, in_flight, running, timeout, chunks, table, bar, stop_on_error, grid)
+            if broken and backend.pool_breaks:
                 # a lost local process breaks the whole pool: every chunk still in flight is lost with it
-                for points, attempts in in_flight.values():
+                for points, attempts, _ in in_flight.values():
                     chunks.retry.append((points, attempts))
                 in_flight.clear()
+                running.clear()
                 backend.restart()
             table.maybe_flush()
     finally:
@@ -540,8 +366,40 @@ def _drive(backend, fn_bytes, grid, todo, table, bar, stop_on_error, chunk_size)
             backend.cancel(list(in_flight))
 
 
-def _hint(backend):
-    if isinstance(backend, _ProcessBackend):
-        return (" (a script that calls sweep must do so under `if __name__ == '__main__':`, since the workers "
-                "import it)")
-    return ""
+def _expire(backend, in_flight, running, timeout, chunks, table, bar, stop_on_error, grid):
+    """Note the point starts the workers reported; record every point running longer than ``timeout`` as failed,
+    replace its worker and send the rest of its chunk again. Returns True when that lost the local pool."""
+    now = time.monotonic()
+    live = {task[2] for task in in_flight.values()}
+    for token, i, where in backend.started():
+        if token in live:
+            running[token] = (i, where, now)
+    lost_pool = False
+    for fut, (points, attempts, token) in list(in_flight.items()):
+        if token not in running or now - running[token][2] <= timeout:
+            continue
+        i, where, _ = running.pop(token)
+        del in_flight[fut]
+        message = f"timeout after {timeout:g} s"
+        table.add([(i, None, message)])
+        bar.update(1)
+        rest = [p for p in points if p[0] != i]    # those before i ran, but their rows went with the worker
+        if rest:
+            chunks.retry.append((rest, attempts))
+        lost_pool |= backend.replace(fut, where)
+        for other, (_, w, _) in list(running.items()):   # that worker's other chunks start again elsewhere
+            if w == where:
+                del running[other]
+        if stop_on_error:
+            raise _noted(SweepError(f"sweep: {message}"), i, grid)
+    return lost_pool
+
+
+def _noted(exc, i, grid):
+    """``exc`` with a note naming sweep point ``i`` and its values."""
+    values = ", ".join(f"{k}={v!r}" for k, v in zip(grid.names, grid.point(i)))
+    if hasattr(exc, "add_note"):   # Python >= 3.11
+        exc.add_note(f"at sweep point {i}: {values}")
+    else:
+        exc.__notes__ = [*getattr(exc, "__notes__", ()), f"at sweep point {i}: {values}"]
+    return exc

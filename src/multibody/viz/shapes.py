@@ -25,11 +25,11 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.model.geometry import Box, Capsule, Cylinder, Mesh, Sphere, Visual
+from multibody.model.geometry import Box, Capsule, Cylinder, Mesh, Sphere
 from multibody.model.joints import FREE, PLANAR
 from multibody.model.placement import Placement
 
-__all__ = ["Part", "shape_mesh", "inertia_ellipsoid", "inferred_parts", "body_parts", "model_visuals",
+__all__ = ["Part", "shape_mesh", "inertia_ellipsoid", "inferred_parts", "body_parts",
            "simplify", "characteristic_length"]
 
 #: segments around an axis of revolution and from pole to pole
@@ -317,31 +317,6 @@ def _package_path(filename, urdf_path):
     return filename
 
 
-def model_visuals(model):
-    """The visual elements of a model: ``model.visuals``, or — for a model read from a URDF file before visuals were
-    Model elements — those kept in ``model.metadata["visuals"]`` (a relative mesh name taken from the URDF's folder;
-    :func:`body_parts` resolves ``package://`` names)."""
-    if model.visuals or "visuals" not in model.metadata:
-        return tuple(model.visuals)
-    urdf = model.metadata.get("urdf", {}).get("path", "")
-    out = []
-    for body_name, items in model.metadata["visuals"].items():
-        b = model.body_index(body_name)
-        for v in items:
-            P = Placement(v["placement"]["rotation"], v["placement"]["translation"])
-            if "mesh" in v:
-                shape = Mesh(v["mesh"] if v["mesh"].startswith("package://") else _package_path(v["mesh"], urdf),
-                             v.get("scale", (1.0, 1.0, 1.0)))
-            elif "box" in v:
-                shape = Box(v["box"])
-            elif "cylinder" in v:
-                shape = Cylinder(v["cylinder"]["radius"], v["cylinder"]["length"])
-            else:
-                shape = Sphere(v["sphere"]["radius"])
-            out.append(Visual(v.get("name", body_name), b, body_name, shape, P, v.get("color")))
-    return tuple(out)
-
-
 def body_parts(model, q, max_faces=3000):
     """Every drawn part of ``model`` at rest configuration ``q``, and the notes of what could not be drawn:
     ``(parts, notes)``. A body's visual elements are drawn; its collision shapes too (role "collision": a view shows
@@ -352,7 +327,7 @@ def body_parts(model, q, max_faces=3000):
     parts, notes = [], []
     drawn = set()
     urdf = model.metadata.get("urdf", {}).get("path", "")
-    for role, elements in (("visual", model_visuals(model)), ("collision", model.collisions)):
+    for role, elements in (("visual", model.visuals), ("collision", model.collisions)):
         for e in elements:
             shape = e.shape
             if isinstance(shape, Mesh) and shape.filename.startswith("package://"):
