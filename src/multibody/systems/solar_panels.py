@@ -361,7 +361,8 @@ def energy_budget(params, q, v, t=None):
     −Σ m_i g·r_Ci, ``"total"``, and the dissipated powers ``"damper_power"`` Σ c θ̇², ``"latch_power"``;
     with ``t`` also ``"dissipated"``: the cumulative work of the dampers and the latch (composite Simpson
     rule on the samples, ``scipy.integrate.cumulative_simpson``; accurate where the power is smooth, i.e.
-    away from latch impacts, which need fine samples).
+    away from spring-latch impacts, which need fine samples), plus the energy taken by each lock of an exact latch
+    (a run's two samples at the instant of a lock).
     Energy balance (zero gravity, no other forces): total(t) + dissipated(t) = total(0).
     """
     p = _params(params)
@@ -386,8 +387,17 @@ def energy_budget(params, q, v, t=None):
     if t is not None:
         t = np.asarray(t, dtype=float)
         P = out["damper_power"] + Pl
-        out["dissipated"] = (cumulative_simpson(P, x=t, initial=0.0) if len(t) > 2 else
-                             np.concatenate([[0.0], np.cumsum(0.5 * (P[1:] + P[:-1]) * np.diff(t))]))
+        W = np.zeros(n)
+        # between the instants of the exact latches' locks (two samples at one time: before, after) the work is
+        # the integral of the power; at a lock it grows by the energy the plastic impact takes
+        cuts = [0] + [k + 1 for k in np.flatnonzero(np.diff(t) == 0.0)] + [n]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            if a > 0:
+                W[a] = W[a - 1] + out["total"][a - 1] - out["total"][a]
+            seg = (cumulative_simpson(P[a:b], x=t[a:b], initial=0.0) if b - a > 2 else
+                   np.concatenate([[0.0], np.cumsum(0.5 * (P[a + 1:b] + P[a:b - 1]) * np.diff(t[a:b]))]))
+            W[a:b] = W[a] + seg
+        out["dissipated"] = W
     return out
 
 
