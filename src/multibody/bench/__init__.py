@@ -14,4 +14,5 @@ BENCHMARKS = [
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
+    ("switching", "multibody.bench.switching", "bench_switching"),
 ]

@@ -248,8 +248,8 @@ class _SwitchingRun:
             ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
             xt, K = np.empty(n), np.empty((5, n))
             xk = np.ascontiguousarray(x, dtype=np.float64).copy()
-            saved, status, done = switching_run(xk, t0, h, k, nsteps, todo, st.params, st.S, code, st.nq, ts, xs,
-                                                xt, K)
+            saved, status, done = switching_run(xk, t0, h, k, nsteps, todo, st.params, st.S, code, st.nq,
+                                                st.quaternions, ts, xs, xt, K)
             self.steps += done - k
             self.nfev += (done - k) * STAGES[code]
             for r in range(saved):
@@ -316,6 +316,10 @@ class _SwitchingRun:
             elif x[i] > u.upper[k]:
                 x[i] = u.upper[k]
 
+    def _params_of(self, s):
+        """The parameter tuple of structure s (the current one's, else made anew)."""
+        return self.st.params if self.st.index == s else None
+
     def _result(self, status, message):
         """The Result of the rows so far (module docstring)."""
         rows = self.rows
@@ -336,7 +340,7 @@ class _SwitchingRun:
             Q[np.ix_(sel, qc)] = Qs
             V[np.ix_(sel, vc)] = Vs
             if self.energy:
-                T, P, _ = tree_energy(model, Qs, Vs)
+                T, P, _ = tree_energy(model, Qs, Vs, params=self._params_of(s))
                 kin[sel], pot[sel] = T, P
         info = {"method": self.key, "model": self.model.name, "formulation": "tree", "status": status,
                 "message": message, "steps": int(self.steps), "nfev": int(self.nfev), "switching": True,

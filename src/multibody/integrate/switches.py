@@ -29,7 +29,7 @@ import numpy as np
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.tree import P_TAU, tree_params, tree_rhs_extra
+from multibody.formulations.tree import P_APPLIED, P_TAU, tree_params, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.integrate.switching import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
                                            S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T, S_SINCE, guard_values, mode_rhs,
@@ -72,6 +72,8 @@ class Structure:
         self._M = np.empty((self.nv, self.nv))
         self.nlim, self.nlat = len(u.limits), len(u.latches)
         self.quaternions = has_quaternions(self.params[0])
+        self.resting = False     # a joint rests on a stop (its reaction is a guard)
+        self._tree_rhs = tree_rhs if self.params[P_APPLIED] else tree_rhs_plain
 
     # ---- the mode's right-hand side and guards -----------------------------------------------------------
     def extra(self, t, x):
@@ -89,7 +91,10 @@ class Structure:
         out = np.empty(self.nq + self.nv)
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.callback is None:
-            mode_rhs(float(t), x, self.params, self.S, out)
+            if self.resting or self.S[S_NLOCKED][0]:
+                mode_rhs(float(t), x, self.params, self.S, out)
+            else:   # no coordinate locked: the tree's own right-hand side (one argument tuple less to dispatch)
+                self._tree_rhs(float(t), x, self.params, out)
         else:
             mode_rhs_extra(float(t), x, self.params, self.S, self.extra(t, x), out)
         return out
@@ -101,9 +106,12 @@ class Structure:
         return x
 
     def guards(self, t, x):
-        """The least watched guard at (t, x) (the right-hand side evaluated there first); the guards in ``S``."""
-        self.rhs(t, x)
-        return guard_values(float(t), np.ascontiguousarray(x, dtype=np.float64), self.S)
+        """The least watched guard at (t, x); the guards in ``S`` (the right-hand side is evaluated there first when
+        a joint rests on a stop: its guard is its reaction)."""
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if self.resting:
+            self.rhs(t, x)
+        return guard_values(float(t), x, self.S)
 
     def arm(self, t, x):
         """Watch the guards that are ≥ 0 at (t, x), the start of a mode (those below zero by round-off at a switch
@@ -146,6 +154,7 @@ class Structure:
                 state[k] = LOCKED if base[u.lim_v[k]] else FREE
         S[S_KNOWN][:] = known
         S[S_NLOCKED][0] = int(np.count_nonzero(known))
+        self.resting = bool(np.any((state == ON_LOWER) | (state == ON_UPPER)))
         for j in range(self.nlat):
             if j in self.latched or base[u.latch_v[j]]:
                 S[S_LATCH_SIDE][j] = 0.0
@@ -179,34 +188,30 @@ class Structure:
             S[S_LATCH_SIDE][j] = math.copysign(1.0, q[la.q_index] - la.value) if q[la.q_index] != la.value else 1.0
         self.sync()
         g = self.arm(t, x)
-        reached = np.zeros(g.shape[0], dtype=bool)
-        for i in range(g.shape[0]):
-            reached[i] = g[i] <= self._tolerance(i, x)
-        return reached
+        return g <= self._tolerances(x)
 
-    def _tolerance(self, i, x):
-        """How close to zero guard i counts as reached at the instant of an event (module constant SAME_INSTANT)."""
+    def _tolerances(self, x):
+        """How close to zero each guard counts as reached at the instant of an event (``SAME_INSTANT`` relative to
+        the size of what it measures: the coordinate, the largest reaction, the latch value, the release time)."""
+        u, S = self.u, self.S
+        tol = np.empty(S[S_GUARD].shape[0])
         nlim2 = 2 * self.nlim
-        if i < nlim2:
-            k = i // 2
-            if self.S[S_LIM_STATE][k] in (ON_LOWER, ON_UPPER):
-                return SAME_INSTANT * (1.0 + float(np.max(np.abs(self.S[S_FORCE]), initial=0.0)))
-            return SAME_INSTANT * (1.0 + abs(x[self.u.lim_q[k]]))
-        if i < nlim2 + self.nlat:
-            return SAME_INSTANT * (1.0 + abs(self.u.latch_value[i - nlim2]))
-        return SAME_INSTANT * (1.0 + abs(self.u.releases[i - nlim2 - self.nlat].at))
+        on_stop = np.repeat((S[S_LIM_STATE] == ON_LOWER) | (S[S_LIM_STATE] == ON_UPPER), 2)
+        gap = np.repeat(1.0 + np.abs(x[u.lim_q]), 2) if self.nlim else np.zeros(0)
+        force = 1.0 + float(np.max(np.abs(S[S_FORCE]), initial=0.0))
+        tol[:nlim2] = np.where(on_stop, force, gap)
+        tol[nlim2:nlim2 + self.nlat] = 1.0 + np.abs(u.latch_value)
+        tol[nlim2 + self.nlat:] = [1.0 + abs(r.at) for r in u.releases]
+        return SAME_INSTANT * tol
 
     def reached(self, t, x):
         """The guards reached at the event (t, x): the least watched one and those within the tolerance."""
         self.guards(t, x)
         g = self.S[S_GUARD]
         mask = self.S[S_MASK]
-        out = np.zeros(g.shape[0], dtype=bool)
+        out = mask & (g <= self._tolerances(x))
         if g.shape[0]:
             out[int(np.argmin(np.where(mask, g, np.inf)))] = True
-        for i in range(g.shape[0]):
-            if mask[i] and g[i] <= self._tolerance(i, x):
-                out[i] = True
         return out
 
     # ---- the switch ---------------------------------------------------------------------------------------
@@ -237,12 +242,17 @@ class Structure:
         new_latch = [j for j in range(self.nlat) if reached[nlim2 + j] and j not in self.latched
                      and S[S_LATCH_SIDE][j] != 0.0]
         latch_coords = {int(u.latch_v[j]) for j in new_latch}
-        hits = []                  # (limit, sign): +1 on the lower stop, -1 on the upper one
+        # the stops reached, and the free ones closed already (exactly on the stop, leaving it or not: an impulse
+        # elsewhere may push them back onto it, and Newton's law holds on every closed stop at once)
+        hits, arrived = [], set()  # (limit, sign): +1 on the lower stop, -1 on the upper one
         for k in range(self.nlim):
             if state[k] == FREE and int(u.lim_v[k]) not in latch_coords:
-                if reached[2 * k]:
+                qk = q[u.lim_q[k]]
+                if reached[2 * k] or reached[2 * k + 1]:
+                    arrived.add(k)
+                if reached[2 * k] or qk == u.lower[k]:
                     hits.append((k, 1.0))
-                elif reached[2 * k + 1]:
+                elif reached[2 * k + 1] or qk == u.upper[k]:
                     hits.append((k, -1.0))
         resting = [k for k in range(self.nlim) if state[k] in (ON_LOWER, ON_UPPER)]
         resting_v = {int(u.lim_v[k]) for k in resting}
@@ -286,7 +296,7 @@ class Structure:
                 state[k] = ON_LOWER if sigma > 0 else ON_UPPER
                 candidates.append(k)
         self.sync()
-        held = self._contacts(t, x, candidates, arrived={k for k, _ in hits})
+        held = self._contacts(t, x, candidates, arrived=arrived)
         for k in candidates:
             if k not in held:
                 state[k] = FREE
@@ -299,8 +309,8 @@ class Structure:
                                    v_before[c], v[c]))
         for i, (k, sigma) in enumerate(hits):
             c = int(u.lim_v[k])
-            if k not in held and sigma * v_before[c] >= 0.0:
-                continue    # touching the stop without approaching it, and not resting on it: nothing happened
+            if k not in held and lam[first_hit + i] == 0.0 and sigma * v_before[c] >= 0.0:
+                continue    # on the stop without approaching it, no impulse, not resting on it: nothing happened
             entry = self._entry(t, u.limits[k].joint, u.limits[k].coordinate, "contact" if k in held else "impact",
                                 lam[first_hit + i] * sigma, v_before[c], v[c])
             entry["stop"] = "lower" if sigma > 0 else "upper"
@@ -341,7 +351,8 @@ class Structure:
         idx, sign, Y, D = self._delassus(q, rows)
         u_minus = sign * v[idx]
         e = np.array([r[2] for r in rows])
-        lam, _ = self._lcp(D, (1.0 + e) * u_minus, [r[3] for r in rows])
+        # w = u⁺ + e min(u⁻, 0) ≥ 0: Newton's law on the rows that approach, u⁺ ≥ 0 on those that leave
+        lam, _ = self._lcp(D, u_minus + e * np.minimum(u_minus, 0.0), [r[3] for r in rows])
         v += Y @ lam
         return lam
 

@@ -27,11 +27,11 @@ The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode and the gu
 import numpy as np
 from numba import njit
 
-from multibody.formulations.tree import P_TAU, tree_rhs_extra, tree_rhs_hybrid
+from multibody.formulations.tree import P_APPLIED, P_TAU, tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
 from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.integrate.manifold import normalize_quaternions
 
-__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "mode_step", "switching_run", "S_KNOWN", "S_FORCE",
+__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run", "S_KNOWN", "S_FORCE",
            "S_LIM_STATE", "S_LATCH_SIDE", "S_RELEASE_T", "S_GUARD", "S_MASK", "FREE", "ON_LOWER", "ON_UPPER",
            "LOCKED", "EVENT"]
 
@@ -60,27 +60,57 @@ def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_releas
             np.zeros(1, dtype=np.int64), np.zeros(ng), np.zeros(ng, dtype=np.int64))
 
 
-@njit(cache=True)
-def mode_rhs_extra(t, x, p, S, extra, out):
-    """ẋ of the mode with the generalized forces ``extra`` besides the model's: the tree right-hand side (ABA)
-    with no coordinate locked, else hybrid dynamics with the locked coordinates' accelerations zero (their
-    reactions into ``S[S_FORCE]``). Returns the kernel's code."""
-    if S[S_NLOCKED][0] == 0:
-        tree_rhs_extra(t, x, p, extra, out)
-        return 0
+@njit(cache=True, inline="always")
+def _locked_rhs(t, x, p, S, extra, out):
+    """Hybrid dynamics with the locked coordinates' accelerations zero (their reactions into ``S[S_FORCE]``)."""
     qdd = S[S_QDD]
     for k in range(qdd.shape[0]):
         qdd[k] = 0.0
     return tree_rhs_hybrid(t, x, p, extra, S[S_KNOWN], qdd, S[S_FORCE], out)
 
 
+#: what a mode's right-hand side calls (:func:`rhs_kind`): the tree's without applied forces, with them, hybrid
+PLAIN, APPLIED, HYBRID = 0, 1, 2
+
+
+@njit(cache=True, inline="always")
+def rhs_kind(p, S):
+    """Which right-hand side the mode calls: :data:`HYBRID` when a coordinate is locked, else the tree's own
+    (:data:`APPLIED` when the model has joint or point springs, dampers, efforts)."""
+    if S[S_NLOCKED][0] != 0:
+        return HYBRID
+    return APPLIED if p[P_APPLIED] else PLAIN
+
+
+@njit(cache=True, inline="always")
+def _rhs(kind, t, x, p, S, out):
+    if kind == PLAIN:
+        tree_rhs_plain(t, x, p, out)
+    elif kind == APPLIED:
+        tree_rhs(t, x, p, out)
+    else:
+        _locked_rhs(t, x, p, S, p[P_TAU], out)
+
+
 @njit(cache=True)
 def mode_rhs(t, x, p, S, out):
-    """:func:`mode_rhs_extra` with the constant generalized forces of the parameter tuple."""
-    return mode_rhs_extra(t, x, p, S, p[P_TAU], out)
+    """ẋ of the mode with the constant generalized forces of the parameter tuple: the tree right-hand side (ABA;
+    the same function as a run without limits) with no coordinate locked, else hybrid dynamics with the locked
+    coordinates' accelerations zero (their reactions into ``S[S_FORCE]``)."""
+    _rhs(rhs_kind(p, S), t, x, p, S, out)
 
 
 @njit(cache=True)
+def mode_rhs_extra(t, x, p, S, extra, out):
+    """:func:`mode_rhs` with the generalized forces ``extra`` in place of the constant ones (a Python torque
+    callback's, adaptive runs)."""
+    if S[S_NLOCKED][0] == 0:
+        tree_rhs_extra(t, x, p, extra, out)
+        return 0
+    return _locked_rhs(t, x, p, S, extra, out)
+
+
+@njit(cache=True, inline="always")
 def guard_values(t, x, S):
     """The guards of the mode at (t, x) into ``S[S_GUARD]`` (module docstring); the reactions are those the last
     :func:`mode_rhs` left in ``S[S_FORCE]`` (evaluate it at (t, x) first). Returns the least guard among those
@@ -125,11 +155,38 @@ def guard_values(t, x, S):
     return least
 
 
-@njit(cache=True)
-def mode_step(t, x, h, p, S, method, nsplit, xt, K):
-    """One step of the fixed-step ``method`` (``fixed_step.TABLEAU_*``: RK2, HEUN, RK4, VERLET) of the mode from
-    (t, x) into ``xt``, quaternions normalized; ``K[0]`` must hold ``mode_rhs(t, x)``. ``K`` (5, n) is scratch.
-    The step of any size h (0 < h): the dense output the events are located on in fixed-step runs."""
+@njit(cache=True, inline="always")
+def crossed(t, x, S):
+    """Whether a watched guard of the mode is below zero at (t, x) — :func:`guard_values` ``< 0`` without
+    computing the guards (their signs need no division), for the loop's check after every step."""
+    mask = S[S_MASK]
+    lim_q, lim_v, lower, upper, state = S[S_LIM_Q], S[S_LIM_V], S[S_LOWER], S[S_UPPER], S[S_LIM_STATE]
+    for k in range(lim_q.shape[0]):
+        s = state[k]
+        if s == FREE:
+            qk = x[lim_q[k]]
+            if (qk < lower[k] and mask[2 * k]) or (qk > upper[k] and mask[2 * k + 1]):
+                return True
+        elif s == ON_LOWER or s == ON_UPPER:
+            if mask[2 * k] and s * S[S_FORCE][lim_v[k]] < 0.0:
+                return True
+    o = 2 * lim_q.shape[0]
+    latch_q, value, side = S[S_LATCH_Q], S[S_LATCH_VALUE], S[S_LATCH_SIDE]
+    for j in range(latch_q.shape[0]):
+        if side[j] != 0.0 and mask[o + j] and side[j] * (x[latch_q[j]] - value[j]) < 0.0:
+            return True
+    o += latch_q.shape[0]
+    rel = S[S_RELEASE_T]
+    for r in range(rel.shape[0]):
+        if mask[o + r] and rel[r] < t:
+            return True
+    return False
+
+
+@njit(cache=True, inline="always")
+def _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K):
+    """One step of the fixed-step ``method`` from (t, x) into ``xt``, with ``K[k0]`` holding ẋ at (t, x) (k0 is 0 or
+    4); stage s > 0 goes to ``K[s]``. ``kind``: :func:`rhs_kind`; ``quats``: normalize the quaternions after it."""
     n = x.shape[0]
     ns = TABLEAU_STAGES[method]
     div = TABLEAU_DIV[method]
@@ -142,24 +199,37 @@ def mode_step(t, x, h, p, S, method, nsplit, xt, K):
             for r in range(s):
                 a = TABLEAU_B[method, r, part] if final else TABLEAU_A[method, s, r, part]
                 if a != 0.0:
-                    acc += a * K[r, j]
+                    acc += a * K[k0 if r == 0 else r, j]
             xt[j] = x[j] + scale * acc
         if not final:
-            mode_rhs(t + TABLEAU_C[method, s] * h, xt, p, S, K[s])
-    normalize_quaternions(xt, p)
+            _rhs(kind, t + TABLEAU_C[method, s] * h, xt, p, S, K[s])
+    if quats:
+        normalize_quaternions(xt, p)
 
 
 @njit(cache=True)
-def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, ts, xs, xt, K):
+def mode_step(t, x, h, p, S, method, nsplit, xt, K):
+    """One step of the fixed-step ``method`` (``fixed_step.TABLEAU_*``: RK2, HEUN, RK4, VERLET) of the mode from
+    (t, x) into ``xt``, quaternions normalized; ``K[0]`` must hold ``mode_rhs(t, x)``. ``K`` (5, n) is scratch.
+    The step of any size h (0 < h): the dense output the events are located on in fixed-step runs."""
+    _step(rhs_kind(p, S), True, 0, t, x, h, p, S, method, nsplit, xt, K)
+
+
+@njit(cache=True)
+def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts, xs, xt, K):
     """Step the mode from x, the state at step ``first`` of the grid ``t0 + k h``, through the steps up to
     ``nsteps``, saving the states of the step numbers ``save`` (ascending; ``first`` itself when listed) into
-    ``ts``, ``xs``; stop before a step after which a watched guard is negative (``S[S_MASK]``; status
+    ``ts``, ``xs``; stop before a step after which a watched guard is negative (:func:`crossed`; status
     :data:`EVENT`: x is the state at the last step done, the event lies in the next one) or that makes the state
-    non-finite (status 1). Each step evaluates the right-hand side at its end state, which is the first stage of
-    the next step: a step costs what it costs in ``rk_template.rk_run``. ``K`` (5, len(x)) is scratch.
+    non-finite (status 1). ``quats``: the model has quaternions (normalized after each step).
+
+    Each step evaluates the right-hand side at its end state, which is the first stage of the next step (rows 0
+    and 4 of ``K`` (5, len(x)) take turns): a step makes the evaluations of ``rk_template.rk_run``, calls the same
+    right-hand side while no coordinate is locked, and adds the guards' comparisons.
     Returns ``(rows saved, status, last step done)``."""
     n = x.shape[0]
     nsave = save.shape[0]
+    kind = rhs_kind(p, S)
     k = 0
     t = t0 + first * h
     if nsave > 0 and save[0] == first:
@@ -167,12 +237,13 @@ def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, ts, xs, x
         for j in range(n):
             xs[0, j] = x[j]
         k = 1
-    mode_rhs(t, x, p, S, K[0])
+    k0 = 0
+    _rhs(kind, t, x, p, S, K[k0])
     status = 0
     done = first
     for step in range(first, nsteps):
         t = t0 + step * h
-        mode_step(t, x, h, p, S, method, nsplit, xt, K)
+        _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K)
         finite = True
         for j in range(n):
             if not np.isfinite(xt[j]):
@@ -182,13 +253,14 @@ def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, ts, xs, x
             status = 1
             break
         t1 = t0 + (step + 1) * h
-        mode_rhs(t1, xt, p, S, K[4])
-        if guard_values(t1, xt, S) < 0.0:
+        k1 = 4 - k0
+        _rhs(kind, t1, xt, p, S, K[k1])
+        if crossed(t1, xt, S):
             status = EVENT
             break
         for j in range(n):
             x[j] = xt[j]
-            K[0, j] = K[4, j]
+        k0 = k1
         done = step + 1
         if k < nsave and save[k] == done:
             ts[k] = t1
