@@ -619,9 +619,10 @@ class _Loader:
 
     def _limits(self, spec, path, jname, limits):
         if spec.get("limits"):
-            values = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
-                            if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
-                      for key, val in spec["limits"].items()}
+            values = {key: (self._bound(val, f"{path}.limits.{key}") if key in ("lower", "upper") else
+                            self.per_dof(val, f"{path}.limits.{key}").tolist() if isinstance(val, list) else
+                            self.number(val, f"{path}.limits.{key}"))
+                      for key, val in spec["limits"].items() if key != "stops"}
             for key in ("velocity", "effort", "friction"):
                 if key in values and np.any(np.asarray(values[key]) < 0):
                     self.fail(f"{path}.limits.{key}", f"joint '{jname}': the {key} limit must be >= 0, got {values[key]}")
@@ -637,7 +638,7 @@ class _Loader:
         ``latch`` and ``release`` of a joint, as ``add_joint`` takes them (``multibody.model.unilateral``)."""
         out = {}
         lim = spec.get("limits") or {}
-        if lim.get("lower") is not None or lim.get("upper") is not None:
+        if lim.get("stops", True) and (lim.get("lower") is not None or lim.get("upper") is not None):
             out["limits"] = tuple(None if lim.get(key) is None else self._bound(lim[key], f"{path}.limits.{key}")
                                   for key in ("lower", "upper"))
         if spec.get("restitution") is not None:
@@ -1184,12 +1185,16 @@ def _write_unilateral(e, model, j):
 
     if lims:
         lim = dict(e.get("limits", {}))
-        lim["lower"] = per_coordinate([lims[c].lower if c in lims else -math.inf for c in coords])
-        lim["upper"] = per_coordinate([lims[c].upper if c in lims else math.inf for c in coords])
+        for key, none in (("lower", -math.inf), ("upper", math.inf)):
+            values = [getattr(lims[c], key) if c in lims else none for c in coords]
+            if any(x != none for x in values):    # (a side without any stop is left out)
+                lim[key] = per_coordinate(values)
         e["limits"] = lim
         e_values = [lims[c].restitution if c in lims else 0.0 for c in coords]
         if any(e_values):
             e["restitution"] = per_coordinate(e_values)
+    elif "lower" in e.get("limits", {}) or "upper" in e.get("limits", {}):
+        e["limits"] = dict(e["limits"], stops=False)     # limits kept as data only (e.g. load_urdf(limits=False))
     lats = {la.coordinate: la.value for la in u.latches if la.joint == j.name}
     if lats:
         e["latch"] = per_coordinate([lats.get(c, math.nan) for c in coords]) if len(lats) == len(coords) else \

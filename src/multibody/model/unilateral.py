@@ -204,8 +204,9 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
 
 
 class Unilateral:
-    """The unilateral elements of a Model (:class:`JointLimit`, :class:`Latch`, :class:`Release`), with the
-    indices of their coordinates in q and v, and packed arrays for the compiled switching loop:
+    """The unilateral elements of a Model (:class:`JointLimit`, :class:`Latch`, :class:`Release`; in the order of
+    their coordinates, the releases in the order of the bodies), with the indices of their coordinates in q and v,
+    and packed arrays for the compiled switching loop:
 
     ``lim_q``, ``lim_v`` (int64), ``lower``, ``upper``, ``restitution`` — one entry per limited coordinate;
     ``latch_q``, ``latch_v`` (int64), ``latch_value`` — one per latch. ``bool(unilateral)``: any element."""
@@ -254,7 +255,11 @@ class Unilateral:
             if r.joint in seen:
                 raise ModelError(f"joint '{r.joint}' is released twice", element=f"joint '{r.joint}'")
             seen.add(r.joint)
-        return cls(lims, lats, releases)
+        # in the order of the coordinates (of the tree joints), whatever the order they were given in
+        lims.sort(key=lambda lm: lm.q_index)
+        lats.sort(key=lambda la: la.q_index)
+        rels = sorted(releases, key=lambda r: by_name[r.joint].child)
+        return cls(lims, lats, rels)
 
     def __bool__(self):
         return bool(self.limits or self.latches or self.releases)
