@@ -453,3 +453,20 @@ def test_what_a_switching_run_refuses():
         mb.simulate(model, [0.5], [0.0], 1.0)
     with pytest.raises(ModelError, match="fixed-step method"):
         mb.simulate(model, [-0.5], [0.0], 1.0, method="RK4", h=1e-3, tau=lambda t, q, v: np.zeros(1))
+
+
+def test_batch_runs_each_across_its_switches():
+    """simulate_batch of a model with limits: each run through the switching loop, outputs on the common grid,
+    each run's switch log; run b equals simulate of run b on the grid (the same loop)."""
+    model = pendulum(e=0.7)
+    Q0 = np.array([[-0.5], [-0.3], [-0.1]])
+    batch = mb.simulate_batch(model, Q0, None, 2.0, method="RK4", h=1e-3, n_out=21)
+    assert batch.q.shape == (3, 21, 1) and np.all(batch.status == "success")
+    assert [len(ev) for ev in batch.events] == [len(batch[b].events) for b in range(3)] and batch.events[0]
+    for b in range(3):
+        single = mb.simulate(model, Q0[b], [0.0], 2.0, method="RK4", h=1e-3, n_out=21)
+        on_grid = np.isin(single.t, batch.t)      # the single run also has two rows at each switch
+        np.testing.assert_array_equal(batch.q[b], single.q[on_grid])
+        assert batch[b].events == single.events
+    with pytest.raises(ModelError, match="may vary 'tau' only"):
+        mb.simulate_batch(model, Q0, None, 1.0, method="RK4", h=1e-3, params={"mass": np.ones((3, 1))})

@@ -323,8 +323,9 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
 
 
 def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
-                        progress, max_steps, events, energy, checkpoint, options, event_rows=True):
-    """``simulate`` of a model with joint limits, latches or releases (``integrate/events.py``)."""
+                        progress, max_steps, events, energy, checkpoint, options, save=None):
+    """``simulate`` of a model with joint limits, latches or releases (``integrate/events.py``); ``save``: the
+    fixed-step output steps of a batch (its outputs then have no rows at the switches)."""
     from multibody.formulations.base import check_state
     from multibody.integrate.events import refuse, run_switching
 
@@ -335,9 +336,10 @@ def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n
     q0, v0 = check_state(model, q0, v0)
     if mkey in FIXED_METHODS:
         nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
-        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+        rows = save is None
+        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
         return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
-                             energy=energy, progress=progress, event_rows=event_rows)
+                             energy=energy, progress=progress, event_rows=rows)
     if output_every is not None:
         raise ModelError("output_every is for the fixed-step methods (RK4, ...); adaptive methods take t_eval or "
                          "n_out", element="output_every")
@@ -476,11 +478,18 @@ class BatchResult:
         """(runs,) True for the runs that completed."""
         return self.status == "success"
 
+    #: the switch log of each run (``Result.events``) of a model with joint limits, latches or releases; the
+    #: columns of q and v (``Result.q_names``), None: the model's
+    events = None
+    q_names = v_names = None
+
     def __getitem__(self, b):
         b = range(len(self))[b]
         info = {**self.info, "status": str(self.status[b]), "steps": int(self.steps[b]), "run": b}
         return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
-                      q_names=self.model.coordinate_names(), v_names=self.model.velocity_names(), model=self.model)
+                      q_names=self.q_names or self.model.coordinate_names(),
+                      v_names=self.v_names or self.model.velocity_names(), model=self.model,
+                      events=None if self.events is None else self.events[b])
 
     def __repr__(self):
         return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "
@@ -575,6 +584,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
+        return _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params)
     refuse_general_joints(model, "simulate_batch (one compiled loop for all runs)")
     system = FORMULATIONS["tree"](model, Q[0] if runs else None, V[0] if runs else None, tau=tau, energy=energy)
     batch = system.batch(runs, params)
@@ -623,6 +634,54 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             "varied": sorted(params or {})}
     return BatchResult(t, np.ascontiguousarray(XS[:, :, :nq]), np.ascontiguousarray(XS[:, :, nq:]), en,
                        np.where(status == STATUS_OK, "success", "failed"), done, info, model)
+
+
+def _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
+    """``simulate_batch`` of a model with joint limits, latches or releases: each run in turn through the switching
+    loop (``integrate/events.py``), outputs on the common step grid (no rows at the switches; each run's switches
+    in ``batch.events[b]``). Only ``params={"tau": ...}`` may vary per run."""
+    from multibody.integrate.events import union_names
+
+    other = sorted(set(params or {}) - {"tau"})
+    if other:
+        raise ModelError(f"params['{other[0]}']: the runs of a model with joint limits, latches or releases may vary "
+                         "'tau' only", element=other[0])
+    if callable(tau):
+        raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
+    taus = None if params is None or "tau" not in params else np.asarray(params["tau"], dtype=float)
+    if taus is not None and taus.shape != (Q.shape[0], model.nv):
+        raise ModelError(f"params['tau'] must have shape ({Q.shape[0]}, {model.nv}) (runs, nv), got {taus.shape}",
+                         element="tau")
+    nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    qn, vn = union_names(model)
+    runs, n = Q.shape[0], save.shape[0]
+    t = t0 + save * h_used
+    q, v = np.full((runs, n, len(qn)), np.nan), np.full((runs, n, len(vn)), np.nan)
+    en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total")} if energy else {}
+    status, steps, events = np.empty(runs, dtype=object), np.zeros(runs, dtype=np.int64), []
+    cpu, wall = time.process_time(), time.perf_counter()
+    for b in range(runs):
+        run_tau = tau if taus is None else (taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float)))
+        try:
+            res, status[b] = _simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
+                                                 t_eval=None, n_out=None, output_every=None, formulation="tree",
+                                                 tau=run_tau, progress=False, max_steps=None, events=None,
+                                                 energy=energy, checkpoint=None, options={}, save=save), "success"
+        except IntegrationError as exc:
+            res, status[b] = exc.result, "failed"
+        k = len(res.t)
+        q[b, :k], v[b, :k] = res.q, res.v
+        for key in en:
+            en[key][b, :k] = res.energy[key]
+        steps[b] = res.info.get("steps", 0)
+        events.append(res.events)
+    info = {"method": mkey, "model": model.name, "formulation": "tree", "h": h_used, "nsteps_requested": nsteps,
+            "runs": runs, "path": "switching, run by run", "cpu_seconds": time.process_time() - cpu,
+            "wall_seconds": time.perf_counter() - wall, "varied": sorted(params or {})}
+    batch = BatchResult(t, q, v, en, status.astype(str), steps, info, model)
+    batch.events, batch.q_names, batch.v_names = events, qn, vn
+    return batch
 
 
 def fixed_step_count(t0, t_end, h, method="fixed-step"):
