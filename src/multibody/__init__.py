@@ -5,7 +5,7 @@ Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics
 exact linearization about equilibria and steady motions (``linearize``), and the
 reference systems of the texts in ``multibody.systems``.
 """
-from multibody.errors import ConstraintError, IntegrationError, ModelError
+from multibody.errors import ConstraintError, IntegrationError, ModelError, ResultFileError
 from multibody.model.graph import Graph
 from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, GeneralJoint, Model, ModelBuilder, Placement,
                              Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
@@ -18,6 +18,8 @@ from multibody.analysis.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
                                   point_velocity, rnea, rnea_batch)
+from multibody.algorithms_derivatives import (aba_derivatives, aba_derivatives_batch, coriolis_matrix, minv,
+                                              rnea_derivatives, rnea_derivatives_batch)
 from multibody.data import Data
 from multibody.result import Result
 from multibody.simulation import BatchResult, resume, simulate, simulate_batch
@@ -45,9 +47,10 @@ __all__ = [
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed", "GeneralJoint",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint", "Sphere", "Capsule", "Cylinder", "Box", "HalfSpace", "Mesh",
-    "ModelError", "ConstraintError", "IntegrationError",
+    "ModelError", "ConstraintError", "IntegrationError", "ResultFileError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
+    "rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch", "aba_derivatives_batch",
     "joint_wrenches", "joint_reactions",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",

@@ -52,6 +52,7 @@ import numpy as np
 
 from multibody.data import _CACHE_ATTR, Data, base_block, default_data
 from multibody.errors import ModelError
+from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.energy import energy_kernel
@@ -76,8 +77,14 @@ Kinematics = namedtuple("Kinematics", "R p velocity acceleration")
 def _data(model, data, t=None):
     """The Data to use (``data``, or the one cached on the model), with the moving base's state at ``t``
     (default 0) written into its workspace."""
+    if not isinstance(model, Model):
+        raise ModelError(f"model must be a multibody Model (ModelBuilder.build(), load_model, ...), got "
+                         f"{type(model).__name__}", element="model")
     if data is None:
         data = default_data(model)
+    elif not isinstance(data, Data):
+        raise ModelError(f"data must be a multibody Data workspace (multibody.Data(model)), got "
+                         f"{type(data).__name__}", element="data")
     elif data.model is not model:
         raise ModelError(f"Data was made for model '{data.model.name}', not for model '{model.name}'",
                          element="data")
@@ -96,16 +103,23 @@ def _time(t):
     return t
 
 
+def _real(x, what, expected):
+    """x as a contiguous float64 array, or a ModelError naming ``what``: complex numbers (whose imaginary part
+    numpy would drop with a warning only), text and other objects are refused."""
+    if np.iscomplexobj(x):
+        raise ModelError(f"{what} must be real numbers ({expected}), got complex values", element=what)
+    try:
+        return np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ModelError(f"{what} must be {expected}, got {x!r}", element=what) from None
+
+
 def _vector(x, n, what, model):
     """x as a float64 vector of length n (x itself when it already is one), or a ModelError naming what was
     expected."""
     if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,) and x.flags.c_contiguous:
         return x
-    try:
-        arr = np.ascontiguousarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what} must be an array of {n} numbers for model '{model.name}', got {x!r}",
-                         element=what) from None
+    arr = _real(x, what, f"an array of {n} numbers for model '{model.name}'")
     if arr.shape != (n,):
         raise ModelError(f"{what} must have shape ({n},) for model '{model.name}' "
                          f"(nq={model.nq}, nv={model.nv}), got shape {arr.shape}", element=what)
@@ -115,10 +129,7 @@ def _vector(x, n, what, model):
 
 
 def _batch(x, n, what, model, nb=None):
-    try:
-        arr = np.ascontiguousarray(x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what} must be a (batch, {n}) array for model '{model.name}'", element=what) from None
+    arr = _real(x, what, f"a (batch, {n}) array for model '{model.name}'")
     if arr.ndim != 2 or arr.shape[1] != n or (nb is not None and arr.shape[0] != nb):
         want = f"({'batch' if nb is None else nb}, {n})"
         raise ModelError(f"{what} must have shape {want} for model '{model.name}' (nq={model.nq}, nv={model.nv}), "
@@ -130,11 +141,7 @@ def _fext(fext, d, model):
     if fext is None:
         return d.no_fext
     n = d.nbodies + 1
-    try:
-        arr = np.ascontiguousarray(fext, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ModelError(f"fext must be an ({n}, 6) array of spatial forces for model '{model.name}'",
-                         element="fext") from None
+    arr = _real(fext, "fext", f"an ({n}, 6) array of spatial forces for model '{model.name}'")
     if arr.shape != (n, 6):
         raise ModelError(f"fext must have shape ({n}, 6) (one [moment; force] per body, ground first) for model "
                          f"'{model.name}', got shape {arr.shape}", element="fext")
@@ -144,6 +151,9 @@ def _fext(fext, d, model):
 def _body(model, body):
     if isinstance(body, str):
         return model.body_index(body)
+    if isinstance(body, (bool, np.bool_)) or not isinstance(body, (int, np.integer)):
+        raise ModelError(f"body must be a body name or an index 0..{model.nbodies} for model '{model.name}', got "
+                         f"{body!r}", element="body")
     b = int(body)
     if not 0 <= b <= model.nbodies:
         raise ModelError(f"body index {b} out of range 0..{model.nbodies} for model '{model.name}'",
@@ -152,10 +162,10 @@ def _body(model, body):
 
 
 def _point(point):
-    try:
-        r = np.asarray(point, dtype=np.float64).reshape(3)
-    except (TypeError, ValueError):
-        raise ModelError(f"point must be 3 numbers (body coordinates), got {point!r}", element="point") from None
+    r = _real(point, "point", "3 numbers (body coordinates)")
+    if r.size != 3:
+        raise ModelError(f"point must be 3 numbers (body coordinates), got {point!r}", element="point")
+    r = r.reshape(3)
     return float(r[0]), float(r[1]), float(r[2])
 
 
@@ -172,13 +182,15 @@ _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
 assert _CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
 
 
-def _bind_on_first_call(kernel, name):
-    """A stand-in for the module global ``name``: it calls ``kernel`` through numba's dispatcher (which compiles
-    or loads it), replaces itself by the compiled entry point for these argument types, and returns the
-    result."""
+def _bind_on_first_call(kernel, name, namespace=None):
+    """A stand-in for the module global ``name`` (of ``namespace``, default this module's globals): it calls
+    ``kernel`` through numba's dispatcher (which compiles or loads it), replaces itself by the compiled entry
+    point for these argument types, and returns the result."""
+    space = globals() if namespace is None else namespace
+
     def first_call(*args):
         result = kernel(*args)
-        globals()[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
+        space[name] = kernel.get_overload(tuple(numba.typeof(a) for a in args))
         return result
 
     return first_call
@@ -223,6 +235,16 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
     if err:
         raise _size_error(model, d, err, third)
     return out
+
+
+#: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms_derivatives``)
+data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
+                                                                          _bind_on_first_call)
+
+
+def base_copy(d):
+    """The base block of ``d``'s workspace (a copy, as the batch kernels take it)."""
+    return _base(d)
 
 
 def aba(model, q, v, tau, data=None, fext=None, t=None):

@@ -18,20 +18,26 @@ archive read with ``allow_pickle=False`` — numbers in arrays, settings in JSON
 ``t_eval``      the output times asked for (absent: none)
 ==============  ===========================================================================================
 
-Files are replaced atomically (written to a temporary file in the same folder, then ``os.replace``): a run
-killed at any moment leaves the previous checkpoint or the new one, never a torn file. What cannot be written
-as data is refused before the run starts with a ``ModelError`` saying why: a Python torque callback (``tau`` or
-the model's), event functions, a symbolic model, formulation options that are not numbers or text.
+Files are replaced atomically (``multibody.files.atomic_write``: written to a temporary file in the same folder,
+then ``os.replace``): a run killed at any moment leaves the previous checkpoint or the new one, never a torn file.
+Refused before the run starts: what cannot be written as data, with a ``ModelError`` saying why (a Python torque
+callback (``tau`` or the model's), event functions, a symbolic model, formulation options that are not numbers or
+text); and a place that cannot be written (a folder, a missing folder, no permission), with a
+``ResultFileError`` naming the file. A checkpoint that cannot be written in the middle of a run fails the run with
+an ``IntegrationError`` that carries what was computed.
+
+Reading: a missing, truncated, foreign or damaged file, or one of a newer format version, is a
+``ResultFileError`` (a ``ModelError``) naming the file; before a run is resumed, :func:`check_resumable` checks
+that the checkpoint is a state of the run its settings describe (its step and time agree, its outputs are those
+of the steps up to it, ...), naming the field that does not fit.
 """
 import json
-import os
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, ResultFileError
+from multibody.files import as_path, atomic_write, check_readable, check_writable, unreadable
 
 FORMAT = "multibody.checkpoint"
 #: the format version written; files of a larger version are refused (written by a newer multibody)
@@ -84,7 +90,7 @@ class Writer:
     written (the model as a model file, the arguments as data) and refuses it with a ``ModelError`` otherwise."""
 
     def __init__(self, path, model, settings, q0=None, v0=None, tau=None, t_eval=None, events=None):
-        self.path = Path(path)
+        self.path = as_path(path, "checkpoint")
         if callable(tau):
             raise ModelError(f"checkpoint=: tau is a Python callable ({tau!r}); a checkpoint holds data, not code, "
                              "so the run could not be continued from it. Give constant torques as an array, or "
@@ -109,9 +115,7 @@ class Writer:
                     self.arrays[name] = np.array(value, dtype=np.float64)
                 except (TypeError, ValueError):
                     raise ModelError(f"checkpoint=: {name} must be an array of numbers", element=name) from None
-        folder = self.path.parent
-        if not folder.is_dir():
-            raise ModelError(f"checkpoint=: the folder of '{self.path}' does not exist", element="checkpoint")
+        self.path = check_writable(self.path, "checkpoint")   # before the run: never fail at its first write
 
     def write(self, t, step, x, out_t, out_x, out_obs=None, stats=None, finished=False):
         """Replace the checkpoint file by the state ``x`` at time ``t`` (step number ``step`` of a fixed-step run,
@@ -124,46 +128,29 @@ class Writer:
                       out_x=np.asarray(out_x, dtype=np.float64).reshape(-1, n))
         if out_obs is not None:
             arrays["out_obs"] = np.asarray(out_obs, dtype=np.float64)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(self.path, lambda fh: np.savez(fh, **arrays), "checkpoint")
 
 
 def read(path):
-    """The :class:`Checkpoint` in the file ``path``; a ``ModelError`` saying what is wrong for a missing, corrupt
-    or foreign file or one of a newer format version."""
-    path = Path(path)
+    """The :class:`Checkpoint` in the file ``path``; a ``ResultFileError`` (a ``ModelError``) saying what is wrong
+    for a missing, corrupt or foreign file or one of a newer format version."""
+    path = check_readable(path, "checkpoint")
     where = f"checkpoint '{path}'"
-    if not path.is_file():
-        raise ModelError(f"{where} does not exist", element=str(path))
     try:
         with np.load(path, allow_pickle=False) as z:
             if "meta" not in z.files:
-                raise ModelError(f"{where} is not a multibody checkpoint (no metadata)", element=str(path))
+                raise ResultFileError(f"{where} is not a multibody checkpoint (no metadata)", path=path)
             meta = json.loads(str(z["meta"]))
             arrays = {name: z[name] for name in z.files if name != "meta"}
-    except ModelError:
-        raise
     except Exception as exc:  # not a zip file, truncated, pickled objects, bad JSON, ...
-        raise ModelError(f"{where} is not a readable multibody checkpoint: {type(exc).__name__}: {exc}",
-                         element=str(path)) from None
+        raise unreadable(path, "checkpoint", exc, "multibody checkpoint") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise ModelError(f"{where} is not a multibody checkpoint (format {meta.get('format') if isinstance(meta, dict) else None!r})",
-                         element=str(path))
+        found = meta.get("format") if isinstance(meta, dict) else None
+        raise ResultFileError(f"{where} is not a multibody checkpoint (format {found!r})", path=path)
     version = meta.get("version")
     if not isinstance(version, int) or version > VERSION:
-        raise ModelError(f"{where} has format version {version!r}; this multibody reads versions up to {VERSION} "
-                         "(it was written by a newer multibody: upgrade to resume it)", element=str(path))
+        raise ResultFileError(f"{where} has format version {version!r}; this multibody reads versions up to "
+                              f"{VERSION} (it was written by a newer multibody: upgrade to resume it)", path=path)
     try:
         from multibody.io.model_files import model_from_dict
 
@@ -175,10 +162,68 @@ def read(path):
                         out_t=arrays["out_t"], out_x=arrays["out_x"], out_obs=arrays.get("out_obs"),
                         stats=dict(meta["stats"]), finished=bool(meta["finished"]), path=str(path))
     except ModelError as exc:
-        raise ModelError(f"{where} is damaged: {exc}", element=str(path)) from exc
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ModelError(f"{where} is damaged or incomplete ({type(exc).__name__}: {exc})",
-                         element=str(path)) from None
-    if ck.out_x.shape[0] != ck.out_t.shape[0] or ck.x.ndim != 1 or ck.out_x.shape[1:] != ck.x.shape:
-        raise ModelError(f"{where} is damaged: its arrays do not fit together", element=str(path))
+        raise ResultFileError(f"{where} is damaged: {exc}", path=path) from exc
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ResultFileError(f"{where} is damaged or incomplete ({type(exc).__name__}: {exc})", path=path) from None
+    if ck.x.ndim != 1 or ck.out_t.ndim != 1 or ck.out_x.shape != (ck.out_t.shape[0],) + ck.x.shape:
+        raise ResultFileError(f"{where} is damaged: its arrays x {ck.x.shape}, out_t {ck.out_t.shape} and out_x "
+                              f"{ck.out_x.shape} do not fit together", path=path, element="checkpoint x")
     return ck
+
+
+def check_resumable(ck, size, t0, t_end, grid=None, t_eval=None, nobs=0):
+    """Check that the checkpoint ``ck`` is a state of the run its settings describe, before it is resumed: a
+    ``ResultFileError`` naming the field that does not fit (a file edited by hand, or damaged) otherwise.
+
+    ``size``: the length of the run's state; ``t0``, ``t_end``: its span; ``grid = (nsteps, h, save)`` for a
+    fixed-step run (its step count, step and saved step numbers), None for an adaptive one; ``t_eval``: its output
+    times (adaptive), or None; ``nobs``: the numbers the compiled loop records with each output (fixed steps).
+    Checked: x has the run's size and is finite; t lies in [t0, t_end]; the outputs are finite, increasing and not
+    after t; a fixed-step checkpoint's t is the time of its step, and its outputs are those of the steps up to it;
+    an adaptive one's outputs are its ``t_eval`` up to t (or end at t); a finished one has reached the end.
+    """
+    where = f"checkpoint '{ck.path}'"
+
+    def bad(field, what):
+        raise ResultFileError(f"{where} does not fit its run: {field} {what} (edited or damaged?)", path=ck.path,
+                              element=f"checkpoint {field}")
+
+    if ck.x.shape != (size,):
+        bad("x", f"has {ck.x.size} entries, the state of the run has {size}")
+    if not np.all(np.isfinite(ck.x)):
+        bad("x", "is not finite")
+    if not (np.isfinite(ck.t) and t0 <= ck.t <= t_end):
+        bad("t", f"= {ck.t} is outside the run's span [t0, t_end] = [{t0}, {t_end}]")
+    if not (np.all(np.isfinite(ck.out_t)) and np.all(np.isfinite(ck.out_x))):
+        bad("out_t/out_x", "are not finite")
+    if ck.out_t.size and (np.any(np.diff(ck.out_t) <= 0) or ck.out_t[0] < t0 or ck.out_t[-1] > ck.t):
+        bad("out_t", f"are not increasing times in [t0, t] = [{t0}, {ck.t}]")
+    if any(not isinstance(v, int) or v < 0 for v in ck.stats.values()):
+        bad("stats", f"= {ck.stats} are not counts")
+    if grid is not None:
+        nsteps, h, save = grid
+        if ck.step is None or not 0 <= ck.step <= nsteps:
+            bad("step", f"= {ck.step} is not a step number of the run (0..{nsteps})")
+        if abs(ck.t - (t0 + ck.step * h)) > 1e-9 * h:
+            bad("t", f"= {ck.t!r} is not the time of step {ck.step} (t0 + step h = {t0 + ck.step * h!r})")
+        if ck.step > 0:
+            want = t0 + save[save <= ck.step] * h
+            if ck.out_t.shape != want.shape or np.any(np.abs(ck.out_t - want) > 1e-9 * h):
+                bad("out_t", f"are not the outputs of steps 0..{ck.step} ({want.size} times)")
+            if nobs and (ck.out_obs is None or ck.out_obs.shape != (want.size, nobs)):
+                bad("out_obs", f"do not hold {nobs} numbers for each of the {want.size} outputs")
+        if ck.finished and ck.step != nsteps:
+            bad("finished", f"is set at step {ck.step} of {nsteps}")
+        return
+    if ck.step is not None:
+        bad("step", f"= {ck.step} is set, and the run is adaptive (no step numbers)")
+    if ck.t > t0:
+        if t_eval is not None:
+            want = np.asarray(t_eval, dtype=float)
+            want = want[want <= ck.t]
+            if ck.out_t.shape != want.shape or np.any(ck.out_t != want):
+                bad("out_t", f"are not the output times t_eval up to t = {ck.t}")
+        elif not ck.out_t.size or ck.out_t[-1] != ck.t:
+            bad("t", f"= {ck.t!r} is not the time of the last output")
+    if ck.finished and ck.t != t_end:
+        bad("finished", f"is set at t = {ck.t} before t_end = {t_end}")

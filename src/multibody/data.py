@@ -36,6 +36,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
+from multibody.kernels.derivatives_minv import derivative_workspace_size, subtree_tables
 from multibody.kernels.kinematics import (AXIS, BASE_WIDTH, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS,
                                           G_MOVING, M_DOF, MF_WIDTH, MI_WIDTH, workspace_size)
 
@@ -140,7 +141,7 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape")
+                 "mshape", "derivatives")
 
     def __init__(self, model):
         if model.symbolic:
@@ -174,6 +175,14 @@ class Data:
                      else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
+        #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
+        self.derivatives = None
+
+    def derivative_work(self):
+        """The :class:`DerivativeWork` of this Data (made on the first call)."""
+        if self.derivatives is None:
+            self.derivatives = DerivativeWork(self)
+        return self.derivatives
 
     def set_time(self, t, work=None):
         """Write the state of the moving base at time ``t`` into the base block of ``work`` (default: this
@@ -184,6 +193,43 @@ class Data:
 
     def __repr__(self):
         return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"
+
+
+def applied_force_arrays(model):
+    """The model's joint spring-dampers and efforts and point spring-dampers as the kernels read them
+    (``kernels/forces.py``): ``(dof stiffness, damping, rest, effort, spring bodies (ns, 2), spring points
+    (ns, 2, 3), spring stiffness, damping, rest length)``, and whether any of them acts."""
+    joint = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
+             for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
+    springs = (np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
+               np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
+               np.ascontiguousarray(model.spring_k, dtype=np.float64),
+               np.ascontiguousarray(model.spring_c, dtype=np.float64),
+               np.ascontiguousarray(model.spring_l0, dtype=np.float64))
+    acts = bool(np.any(joint[0]) or np.any(joint[1]) or np.any(joint[3]) or springs[2].shape[0])
+    return (*joint, *springs), acts
+
+
+class DerivativeWork:
+    """The workspaces of the derivative kernels (``kernels/derivatives*.py``) for one :class:`Data`, made on first
+    use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
+    tables), ``forces`` (the model's applied forces and a per-body scratch, ``applied_force_arrays``),
+    ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
+    kernels on the fast path of ``algorithms_derivatives`` (None where general joints or a moving base need a
+    step before each call, as ``Data.fast``)."""
+
+    __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "fast")
+
+    def __init__(self, data):
+        model = data.model
+        n = data.nbodies + 1
+        self.dwork = np.zeros(derivative_workspace_size(n, data.nv))
+        self.dint = subtree_tables(np.asarray(model.parent), np.asarray(model.idx_v), np.asarray(model.nv_j))
+        arrays, self.applied = applied_force_arrays(model)
+        self.forces = (*arrays, np.zeros((n, 6)))
+        self.qdd = np.zeros(data.nv)
+        self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
+                                                    self.forces, self.qdd, data.mshape)
 
 
 def default_data(model):

@@ -60,3 +60,17 @@ class InertiaWarning(ModelWarning):
 
 class MeshWarning(ModelWarning):
     """Mesh files of a robot description that were not found: kept by their names (one warning per file read)."""
+
+
+class ResultFileError(ModelError, OSError):
+    """A file of a run — a Result file (``.npz``, ``.csv``, ``.h5``) or a checkpoint — that cannot be read or
+    written: missing, a folder, truncated, foreign, damaged, or in a place that cannot be written.
+
+    ``element`` (and ``path``) name the file. A ``ModelError`` as before (callers that caught a foreign file as
+    ``ModelError`` or ``ValueError`` still do) and an ``OSError`` (callers that caught a missing or unwritable file
+    as ``OSError`` still do).
+    """
+
+    def __init__(self, message, path=None, element=None):
+        super().__init__(message, element=element if element is not None else (None if path is None else str(path)))
+        self.path = None if path is None else str(path)

@@ -24,15 +24,16 @@ of dicts with keys ``t``, ``element``, ``kind`` (``"impact"``, ``"contact"``, ``
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
-line carries the layout and ``info`` as JSON; values are written with 17 significant digits, so a round trip is
-exact).
+line carries the layout (with the number of times) and ``info`` as JSON, a last comment line ``# end`` closes it;
+values are written with 17 significant digits, so a round trip is exact). Files are replaced atomically; a
+missing, truncated, foreign or damaged file is a ``ResultFileError`` naming it and what is wrong.
 """
 import json
-from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, ResultFileError
+from multibody.files import as_path, atomic_write, check_readable, unreadable
 
 ENERGY_KEYS = ("kinetic", "potential", "total")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
@@ -54,6 +55,58 @@ def _json_default(obj):
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     return str(obj)
+
+
+#: the last line of a CSV Result file (a file cut short, e.g. in the middle of its last number, lacks it)
+CSV_END = "# end"
+#: the keys of a Result file's metadata and their types (``series``, absent from the first files, defaults to none)
+META_KEYS = {"q_names": list, "v_names": list, "energy": list, "residuals": dict, "reactions": dict, "info": dict,
+             "series": dict}
+
+
+def checked_meta(meta, path):
+    """The metadata of a Result file, checked: a dict of the format ``multibody.Result`` with every key of
+    :data:`META_KEYS` of its type; else a ``ResultFileError`` naming the file and the key."""
+    if not isinstance(meta, dict) or meta.get("format") != "multibody.Result":
+        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
+        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (format {found!r})", path=path)
+    meta = dict(meta)
+    meta.setdefault("series", {})
+    for key, kind in META_KEYS.items():
+        if not isinstance(meta.get(key), kind):
+            raise ResultFileError(f"Result file '{path}' is damaged: its metadata has no {kind.__name__} "
+                                  f"'{key}'", path=path)
+    return meta
+
+
+def _member(arrays, path):
+    """``get(name)``: the array ``name`` of an .npz Result file, or a ``ResultFileError`` naming it."""
+    def get(name):
+        if name not in arrays:
+            raise ResultFileError(f"Result file '{path}' is damaged: it has no array '{name}'", path=path)
+        return arrays[name]
+
+    return get
+
+
+def _columns(data, meta, path):
+    """``get(name)`` for the columns of a CSV Result file (in the order :meth:`Result.save` writes them)."""
+    nq, nv = len(meta["q_names"]), len(meta["v_names"])
+    blocks = {"t": data[:, 0], "q": data[:, 1:1 + nq], "v": data[:, 1 + nq:1 + nq + nv]}
+    c = 1 + nq + nv
+    for k in meta["energy"]:
+        blocks[f"energy/{k}"] = data[:, c]
+        c += 1
+    for group, key in (("residual", "residuals"), ("reaction", "reactions"), ("series", "series")):
+        for i, shape in enumerate(meta[key].values()):
+            shape = tuple(int(s) for s in shape)
+            size = int(np.prod(shape)) if shape else 1
+            blocks[f"{group}/{i}"] = data[:, c:c + size].reshape((data.shape[0],) + shape)
+            c += size
+    if c != data.shape[1]:
+        raise ResultFileError(f"Result file '{path}' is damaged: its metadata describes {c} columns, it has "
+                              f"{data.shape[1]}", path=path)
+    return _member(blocks, path)
 
 
 class Result:
@@ -184,15 +237,23 @@ class Result:
             "residuals": {k: list(v.shape[1:]) for k, v in self.residuals.items()},
             "reactions": {k: list(v.shape[1:]) for k, v in self.reactions.items()},
             "series": {k: list(v.shape[1:]) for k, v in self.series.items()},
+            "length": len(self),
             "info": self.info,
             "events": self.events,
         }
 
+    def metadata_json(self):
+        """The layout of the arrays and ``info``, as the JSON text every Result file carries."""
+        return json.dumps(self._meta(), default=_json_default)
+
     def save(self, path):
-        """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path."""
-        path = Path(path)
+        """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path.
+
+        The file is replaced atomically (``multibody.files.atomic_write``): a failed write leaves the previous
+        file, never a torn one; a place that cannot be written is a ``ResultFileError`` naming the file."""
+        path = as_path(path, "Result file")
         suffix = path.suffix.lower()
-        meta = json.dumps(self._meta(), default=_json_default)
+        meta = self.metadata_json()
         if suffix == ".npz":
             arrays = {"t": self.t, "q": self.q, "v": self.v, "meta": np.array(meta)}
             for k, val in self.energy.items():
@@ -203,9 +264,8 @@ class Result:
                 arrays[f"reaction/{i}"] = val
             for i, (k, val) in enumerate(self.series.items()):
                 arrays[f"series/{i}"] = val
-            with open(path, "wb") as fh:
-                np.savez(fh, **arrays)
-        elif suffix == ".csv":
+            return atomic_write(path, lambda fh: np.savez(fh, **arrays), "Result file")
+        if suffix == ".csv":
             cols = [self.t[:, None], self.q, self.v]
             # q. and v. prefixes: a one-coordinate joint's coordinate and velocity have the same name
             header = ["t"] + [f"q.{n}" for n in self.q_names] + [f"v.{n}" for n in self.v_names]
@@ -223,65 +283,76 @@ class Result:
             for name in header:
                 if "," in name or "\n" in name:
                     raise ModelError(f"Result.save: column name {name!r} contains a comma or newline (CSV)")
-            with open(path, "w") as fh:
+
+            def write(fh):
                 fh.write("# " + meta + "\n")
                 fh.write(",".join(header) + "\n")
                 np.savetxt(fh, data, delimiter=",", fmt="%.17g")
-        else:
-            raise ModelError(f"Result.save: suffix of '{path}' must be .npz or .csv")
-        return path
+                fh.write(CSV_END + "\n")
+
+            return atomic_write(path, write, "Result file", mode="w")
+        raise ResultFileError(f"Result.save: suffix of '{path}' must be .npz or .csv", path=path)
+
+    @classmethod
+    def from_file(cls, get, meta, path):
+        """The Result of a file's arrays, ``get(name)`` (``"t"``, ``"q"``, ``"energy/<kind>"``, ``"residual/<k>"``,
+        ...), and its checked metadata (:func:`checked_meta`); a file that holds fewer times than its metadata
+        records is a ``ResultFileError``."""
+        if "length" in meta and np.shape(get("t")) != (meta["length"],):
+            raise ResultFileError(f"Result file '{path}' is truncated or damaged: it holds {np.size(get('t'))} of "
+                                  f"its {meta['length']} times", path=path)
+        return cls(get("t"), get("q"), get("v"), energy={k: get(f"energy/{k}") for k in meta["energy"]},
+                   residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
+                   reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
+                   series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"))
 
     @classmethod
     def load(cls, path):
-        """Read a file written by :meth:`save` (``.npz`` or ``.csv``)."""
-        path = Path(path)
+        """Read a file written by :meth:`save` (``.npz`` or ``.csv``). A missing, truncated, foreign or damaged
+        file is a ``ResultFileError`` (a ``ModelError``) naming the file and what is wrong."""
+        path = as_path(path, "Result file")
         suffix = path.suffix.lower()
-        if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                meta = json.loads(str(z["meta"]))
-                t, q, v = z["t"], z["q"], z["v"]
-                energy = {k: z[f"energy/{k}"] for k in meta["energy"]}
-                residuals = {k: z[f"residual/{i}"] for i, k in enumerate(meta["residuals"])}
-                reactions = {k: z[f"reaction/{i}"] for i, k in enumerate(meta["reactions"])}
-                series = {k: z[f"series/{i}"] for i, k in enumerate(meta.get("series", {}))}
-        elif suffix == ".csv":
-            with open(path) as fh:
-                first = fh.readline()
-                if not first.startswith("# "):
-                    raise ModelError(f"Result.load: '{path}' is not a multibody Result CSV (no metadata line)")
-                meta = json.loads(first[2:])
-                header = fh.readline().strip().split(",")
-                data = np.loadtxt(fh, delimiter=",", ndmin=2)
-            if data.size == 0:
-                data = np.zeros((0, len(header)))
-            if data.shape[1] != len(header):
-                raise ModelError(f"Result.load: '{path}' has {data.shape[1]} columns, header names {len(header)}")
-            nq, nv = len(meta["q_names"]), len(meta["v_names"])
-            t = data[:, 0]
-            q = data[:, 1:1 + nq]
-            v = data[:, 1 + nq:1 + nq + nv]
-            c = 1 + nq + nv
-            energy = {}
-            for k in meta["energy"]:
-                energy[k] = data[:, c]
-                c += 1
-            residuals, reactions, series = {}, {}, {}
-            for d, key in ((residuals, "residuals"), (reactions, "reactions"), (series, "series")):
-                for k, shape in meta.get(key, {}).items():
-                    size = int(np.prod(shape)) if shape else 1
-                    d[k] = data[:, c:c + size].reshape((len(t),) + tuple(shape))
-                    c += size
-        else:
-            raise ModelError(f"Result.load: suffix of '{path}' must be .npz or .csv")
-        if meta.get("format") != "multibody.Result":
-            raise ModelError(f"Result.load: '{path}' is not a multibody Result file")
-        return cls(t, q, v, energy=energy, residuals=residuals, reactions=reactions, info=meta["info"],
-                   q_names=meta["q_names"], v_names=meta["v_names"], series=series, events=meta.get("events"))
+        if suffix not in (".npz", ".csv"):
+            raise ResultFileError(f"Result.load: suffix of '{path}' must be .npz or .csv", path=path)
+        check_readable(path, "Result file")
+        try:
+            if suffix == ".npz":
+                with np.load(path, allow_pickle=False) as z:
+                    if "meta" not in z.files:
+                        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (an .npz "
+                                              "archive without the Result's metadata)", path=path)
+                    meta = checked_meta(json.loads(str(z["meta"])), path)
+                    arrays = {name: z[name] for name in z.files if name != "meta"}
+                get = _member(arrays, path)
+            else:
+                with open(path, encoding="utf-8") as fh:
+                    first = fh.readline()
+                    if not first.startswith("# "):
+                        raise ResultFileError(f"Result file '{path}' is not a multibody Result CSV (no metadata "
+                                              "line)", path=path)
+                    meta = checked_meta(json.loads(first[2:]), path)
+                    header = fh.readline().strip().split(",")
+                    lines = fh.readlines()
+                if "length" in meta and (not lines or lines[-1].rstrip("\n") != CSV_END):
+                    raise ResultFileError(f"Result file '{path}' is truncated: its last line is not "
+                                          f"'{CSV_END}'", path=path)
+                data = np.loadtxt(lines, delimiter=",", ndmin=2)
+                if data.size == 0:
+                    data = np.zeros((0, len(header)))
+                if data.shape[1] != len(header):
+                    raise ResultFileError(f"Result file '{path}' has {data.shape[1]} columns, its header names "
+                                          f"{len(header)}", path=path)
+                get = _columns(data, meta, path)
+            return cls.from_file(get, meta, path)
+        except Exception as exc:  # BadZipFile, EOFError, JSONDecodeError, UnicodeDecodeError, a shape that misfits
+            raise unreadable(path, "Result file", exc, "multibody Result file") from None
 
     # ------------------------------------------------------------------------------------------------
     def _resolve(self, c):
         """A coordinate selector -> (label, series). ints and 'q[i]' index q, 'v[i]' v, or a name."""
-        if isinstance(c, (int, np.integer)):
+        if isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) and \
+                -self.q.shape[1] <= int(c) < self.q.shape[1]:
             return self.q_names[int(c)], self.q[:, int(c)]
         c = str(c)
         if c in self.q_names:
@@ -291,10 +362,11 @@ class Result:
             i = self.v_names.index(c)
             return c, self.v[:, i]
         for prefix, arr in (("q[", self.q), ("v[", self.v)):
-            if c.startswith(prefix) and c.endswith("]"):
-                return c, arr[:, int(c[2:-1])]
-        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q, 'q[i]', 'v[i]' "
-                         f"or one of {self.q_names + self.v_names}")
+            index = c[2:-1]
+            if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
+                return c, arr[:, int(index)]
+        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
+                         f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
 
     def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
         """Plot chosen coordinates against time, and the energies (and residuals if any) below.
@@ -361,7 +433,11 @@ class Result:
         if title:
             fig.suptitle(str(title))
         if path is not None:
-            fig.savefig(path, dpi=100)
+            try:
+                fig.savefig(path, dpi=100)
+            except OSError as exc:
+                raise ResultFileError(f"Result.plot: '{path}' could not be written: {exc.strerror or exc}",
+                                      path=path) from None
         return fig
 
     def to_html(self, path, model=None, **options):

@@ -39,9 +39,10 @@ step loop and resume by a new adaptive run from the checkpoint state (equal to t
 
 Failures
 --------
-A failed integration (non-finite state, solver failure, ``max_steps`` exceeded, an exception in a callback)
-raises ``IntegrationError`` whose ``result`` is the partial ``Result`` up to the failure and ``reason`` says
-why.
+A failed integration (non-finite state or derivative, solver failure, ``max_steps`` exceeded or out of reach,
+an exception in a callback, a checkpoint that could not be written) raises ``IntegrationError`` whose
+``result`` is the partial ``Result`` up to the failure and ``reason`` says why. Bad arguments are refused before
+anything runs (``integrate/arguments.py``); the guarantees are listed in ``help(simulate)``.
 """
 import math
 import time
@@ -50,11 +51,14 @@ import numpy as np
 
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
-from multibody.errors import IntegrationError, ModelError
+from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
-from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, solve_adaptive
+from multibody.integrate import arguments as arg
+from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
+from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
-from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch, save_steps
+from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
+from multibody.model.model import Model
 from multibody.result import Result
 
 __all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_count"]
@@ -66,20 +70,28 @@ def _adaptive_key(method):
     return key if key in SOLVERS else None
 
 
-def _number(value, element, what):
-    """``value`` as a float, or a ModelError ``"<what> must be a number, got ..."`` naming ``element``."""
+def _check_model(model, formulation="tree"):
+    """The formulations of multibody take a Model (a registered formulation of its own may take anything)."""
+    if FORMULATIONS[formulation].__module__.startswith("multibody.") and not isinstance(model, Model):
+        raise ModelError(f"model must be a multibody Model (ModelBuilder.build(), load_model, ...), got "
+                         f"{type(model).__name__}", element="model")
+
+
+def _state_names(model, formulation, options, n):
+    """Labels of the entries of a formulation's state for the reasons of failures: ``q 'joint.coordinate'`` and
+    ``v 'joint.coordinate'`` where the state begins with ``[q, v]`` (tree, constrained, stabilized), ``p '...'``
+    for the impulses of the poisson form; None (``x[i]``) otherwise."""
     try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ModelError(f"{what} must be a number, got {value!r}", element=element) from None
-
-
-def _time_span(t0, t_end):
-    """(t0, t_end) as floats with t0 < t_end, both finite, or a ModelError naming the bad one."""
-    t0, t_end = _number(t0, "t0", "t0"), _number(t_end, "t_end", "t_end")
-    if not (np.isfinite(t0) and np.isfinite(t_end) and t_end > t0):
-        raise ModelError(f"t_end must be a finite time after t0 = {t0}, got {t_end}", element="t_end")
-    return t0, t_end
+        qn, vn = model.coordinate_names(), model.velocity_names()
+    except AttributeError:
+        return None
+    first = [f"q '{c}'" for c in qn]
+    if formulation == "poisson" and n == len(qn) + len(vn):
+        return first + [f"p '{c}'" for c in vn]
+    if formulation in ("tree", "constrained", "stabilized") and not options.get("prescribed") and \
+            n >= len(qn) + len(vn):
+        return first + [f"v '{c}'" for c in vn] + [f"x[{i}]" for i in range(len(qn) + len(vn), n)]
+    return None
 
 
 def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1e-9, atol=1e-12, t_eval=None,
@@ -102,22 +114,49 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     formulation : name of a registered formulation (default ``"tree"``; the list is at the end of this
         docstring); ``options`` are its own keyword options.
     tau : constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (see the module docstring).
-    progress : tqdm bar; default on for runs over a million fixed steps.
-    max_steps : adaptive methods: the step limit (``IntegrationError`` when reached).
+    progress : a tqdm progress bar (steps of fixed-step runs, simulated time of adaptive ones): None (default)
+        shows it once a run has lasted two seconds, on a terminal only; True always; False never.
+    max_steps : the step budget, a whole number >= 1 or ``math.inf`` (no limit). Default: adaptive methods a
+        million accepted steps (``integrate.adaptive.DEFAULT_MAX_STEPS``); fixed-step methods 10⁹ steps in the
+        compiled loop, 10⁷ in the Python loop of a torque callback (``integrate.arguments.FIXED_MAX_STEPS``).
+        An adaptive run that reaches it fails with an ``IntegrationError`` (the partial result, the reason); one
+        that, from a thousandth of its budget on (at least 1000 steps), would need more than 100 times its
+        budget at both its mean and its last step fails at once (a ``t_end`` of 1e300 ends after 1000 steps); a
+        fixed-step run of more steps is refused before it starts (``ModelError`` naming ``h``).
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
         methods only; the event times are in ``result.info["t_events"]`` (one list per event).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
     checkpoint, every : a file to which the run's state and outputs so far are written every ``every``
-        simulated seconds (default: a twentieth of the span), at the start and at the end; :func:`resume`
-        continues the run from it. Fixed-step methods write every ``round(every / h)`` steps (at least one).
-        A run that cannot be written as data (a Python torque callback, events) is refused with a
-        ``ModelError`` before it starts, and so is a fixed-step run that takes the Python loop (a model with
-        torque expressions: checkpoint it with an adaptive method).
+        simulated seconds (default: a twentieth of the span; at most ``MAX_CHECKPOINTS`` of them), at the start
+        and at the end; :func:`resume` continues the run from it. Fixed-step methods write every
+        ``round(every / h)`` steps (at least one). A run that cannot be written as data (a Python torque
+        callback, events) is refused with a ``ModelError`` before it starts, and so is a fixed-step run that takes
+        the Python loop (a model with torque expressions: checkpoint it with an adaptive method); so is a place
+        that cannot be written (a ``ResultFileError``, checked by writing a file there).
     options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
         drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
         ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).
 
     Raises ``IntegrationError`` (with the partial result and the reason) when the integration fails.
+
+    Guarantees
+    ----------
+    * Every argument is checked before anything is computed, each refusal a ``ModelError`` naming the argument
+      (``element``): ``t0`` < ``t_end`` finite; ``rtol`` > 0 and ``atol`` > 0 finite (numbers or one per state
+      entry); ``h`` > 0, finite, not longer than the span; ``n_out`` >= 2, ``output_every`` >= 1, ``max_steps`` >= 1
+      whole numbers; ``t_eval`` a non-empty 1-D array of finite increasing times in [t0, t_end]; ``q0``, ``v0``
+      vectors (a 2-D array is refused, not flattened); ``tau`` real (complex numbers are refused, also when a
+      callback returns them); ``events`` callables returning finite real numbers; ``energy``, ``progress``
+      booleans; ``checkpoint`` a file that can be written (checked by writing one before the run).
+    * No run is silent for long or endless: the step budget above, a progress bar on a terminal after two
+      seconds, and the right-hand side checked at the initial state before scipy sees it (a NaN there made
+      DOP853 and RK45 loop forever) and after every step: a run stops at the first non-finite state or
+      derivative, with a reason naming the entries (``v 'joint.coordinate' = nan``) and the time.
+    * Nothing computed is lost: a failed run raises ``IntegrationError`` with ``result``, the partial Result up to
+      the failure (a ``ModelError`` met during the run, e.g. a callback's bad output, carries it as ``result``
+      too); outputs that would not fit in memory (half this machine's) are refused before they are allocated,
+      saying how to ask for fewer; a checkpoint that cannot be written in the middle of a run fails it with
+      what was computed.
 
     Example
     -------
@@ -149,7 +188,10 @@ def resume(path, progress=None):
     equals the uninterrupted one to the tolerance (both have local errors of order ``rtol`` per step), not bit
     for bit.
 
-    A missing, corrupt or foreign file, or one written by a newer multibody, is a ``ModelError``.
+    A missing, corrupt or foreign file, or one written by a newer multibody, is a ``ResultFileError`` (a
+    ``ModelError``); so is a checkpoint that does not fit the run its settings describe (a hand edit: its step
+    and time disagree, its outputs are not those of the steps up to it, a setting is invalid, ...), naming the
+    field (``element``, e.g. ``"checkpoint t"``) before anything runs.
 
     Example
     -------
@@ -163,23 +205,48 @@ def resume(path, progress=None):
     """
     from multibody import checkpoint as checkpoint_file
 
+    progress = arg.flag(progress, "progress", none_allowed=True)
     ck = checkpoint_file.read(path)
     s = ck.settings
-    return _simulate(ck.model, ck.q0, ck.v0, s["t_end"], s["method"], s["h"], s["rtol"], s["atol"], ck.t_eval,
-                     s["n_out"], s["formulation"], ck.tau, progress, s["max_steps"], None, s["t0"], s["energy"],
-                     s["output_every"], path, s["every"], dict(s["options"] or {}), restart=ck)
+    try:
+        options = dict(s["options"] or {})
+    except (TypeError, ValueError):
+        raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: settings options = {s['options']!r} is "
+                              "not a mapping (edited or damaged?)", path=ck.path,
+                              element="checkpoint options") from None
+    try:
+        return _simulate(ck.model, ck.q0, ck.v0, s["t_end"], s["method"], s["h"], s["rtol"], s["atol"], ck.t_eval,
+                         s["n_out"], s["formulation"], ck.tau, progress, s["max_steps"], None, s["t0"], s["energy"],
+                         s["output_every"], path, s["every"], options, restart=ck)
+    except ResultFileError:
+        raise
+    except ModelError as exc:
+        if getattr(exc, "result", None) is not None:   # met during the run: not the checkpoint's fault
+            raise
+        raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: its settings: {exc} (edited or "
+                              "damaged?)", path=ck.path, element=f"checkpoint {exc.element}") from exc
 
 
-def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings):
-    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint)."""
+#: the most checkpoints a run writes: each rewrites the outputs so far, so their cost grows with their square
+MAX_CHECKPOINTS = 10_000
+
+
+def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings, step=None):
+    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint);
+    ``step``: the fixed step (a checkpoint is written every ``max(every, step)``), None for adaptive runs."""
     if path is None:
         if every is not None:
             raise ModelError("every is the interval of the checkpoints: give checkpoint= too", element="every")
         return None, None
     every = (t_end - t0) / 20.0 if every is None else every
-    every = _number(every, "every", "every (the interval of the checkpoints in simulated seconds)")
+    every = arg.number(every, "every", "every (the interval of the checkpoints in simulated seconds)")
     if not (math.isfinite(every) and every > 0.0):
         raise ModelError(f"every must be a positive number of simulated seconds, got {every}", element="every")
+    count = (t_end - t0) / max(every, step or 0.0)
+    if count > MAX_CHECKPOINTS:
+        raise ModelError(f"every = {every:g} s makes {count:.3g} checkpoints of the span {t_end - t0:g} s, more than "
+                         f"{MAX_CHECKPOINTS} (each rewrites the outputs so far): take a larger every",
+                         element="every")
     from multibody.checkpoint import Writer
 
     settings = dict(settings, every=every)
@@ -189,22 +256,49 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
               events, t0, energy, output_every, checkpoint, every, options, restart=None):
     """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
-    if formulation not in FORMULATIONS:
+    if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
+    _check_model(model, formulation)
     accepted = formulation_options(formulation)
     if accepted is not None:
         unknown = sorted(set(options) - set(accepted))
         if unknown:
             raise ModelError(f"formulation {formulation!r} has no option {', '.join(map(repr, unknown))}; it accepts: "
                              f"{', '.join(accepted) or 'no options'}", element=unknown[0])
-    t0, t_end = _time_span(t0, t_end)
+    t0, t_end = arg.time_span(t0, t_end)
     mkey = str(method).upper()
-    if mkey in FIXED_METHODS:
+    fixed = mkey in FIXED_METHODS
+    if fixed:
         nsteps, h_used = fixed_step_count(t0, t_end, h, method)
     elif _adaptive_key(method) is None:
         raise ModelError(f"method {method!r} is unknown; adaptive: DOP853, RK45, RK23, Radau, BDF, LSODA; "
                          f"fixed step: {', '.join(sorted(set(FIXED_METHODS)))}", element="method")
+    # every argument checked before anything is computed (integrate/arguments.py)
+    rtol = arg.tolerance(rtol, "rtol", 1e-9)
+    atol = arg.tolerance(atol, "atol", 1e-12)
+    q0, v0 = arg.state_vector(q0, "q0"), arg.state_vector(v0, "v0")
+    tau = arg.real_forces(tau)
+    progress = arg.flag(progress, "progress", none_allowed=True)
+    energy = arg.flag(energy, "energy")
+    events = arg.event_functions(events)
+    if max_steps is not None:
+        step_budget(max_steps)
+    given = [name for name, x in (("t_eval", t_eval), ("n_out", n_out), ("output_every", output_every))
+             if x is not None]
+    if len(given) > 1:
+        raise ModelError(f"give one of t_eval, n_out, output_every, not {' and '.join(given)}", element=given[1])
+    if t_eval is not None:
+        t_eval = arg.output_times(t_eval, t0, t_end)
+    if n_out is not None:
+        n_out = arg.whole(n_out, "n_out", 2)
+    if output_every is not None:
+        if not fixed:
+            raise ModelError("output_every is for the fixed-step methods (RK4, ...); adaptive methods take t_eval or "
+                             "n_out", element="output_every")
+        output_every = arg.whole(output_every, "output_every", 1)
+    if fixed and events is not None:
+        raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)", element="events")
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
         return _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
                                    formulation, tau, progress, max_steps, events, energy, checkpoint, options)
@@ -212,7 +306,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
-         "max_steps": max_steps})
+         "max_steps": max_steps}, h_used if fixed else None)
     if getattr(model, "base_motion", None) is not None:
         if formulation not in ("tree", "poisson"):
             raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
@@ -225,6 +319,14 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     if formulation != "tree":
         refuse_general_joints(model, f"the {formulation!r} formulation")
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
+    names = _state_names(model, formulation, options, system.x0.shape[0])
+    if restart is not None:
+        from multibody.checkpoint import check_resumable
+
+        grid = (nsteps, h_used, output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)) if fixed else None
+        times = np.linspace(t0, t_end, n_out) if n_out is not None and not fixed else t_eval
+        check_resumable(restart, system.x0.shape[0], t0, t_end, grid=grid, t_eval=times,
+                        nobs=system.nobs if fixed and system.observe is not None else 0)
     info = {"method": str(method), "model": getattr(model, "name", ""), **system.info}
     if writer is not None:
         info["checkpoint"] = str(checkpoint)
@@ -244,17 +346,34 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
             return system.make_result(t, X, info)
         return system.make_result(t, X, info, obs=obs)
 
-    if mkey in FIXED_METHODS:
-        if events is not None:
-            raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)", element="events")
+    def failed(t, X, reason, extra, obs=None, cause=None):
+        res = finish(t, X, "failed", reason, extra, obs)
+        if isinstance(cause, ModelError) and not isinstance(cause, ResultFileError):
+            cause.result = res      # bad input met during the run: its ModelError, with what was computed
+            raise cause
+        raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {reason}", result=res,
+                               reason=reason) from cause
+
+    if fixed:
+        compiled = system.rhs is not None and not system.python_only
+        arg.fixed_budget(nsteps, h_used, max_steps, "compiled" if compiled else "python")
+        width = system.x0.shape[0] + system.nobs + 2
+        arg.check_output_size(arg.output_count(nsteps, t_eval, n_out, output_every), width,
+                              given[0] if given else "output_every")
         save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
-        if progress is None:
-            progress = nsteps >= 1_000_000
         extra = {"h": h_used, "nsteps_requested": nsteps}
         obs = None
-        if system.rhs is not None and not system.python_only:
-            t, X, status, done, obs = _run_fixed_checkpointed(system, t0, h_used, nsteps, mkey, save, progress,
-                                                              writer, every, restart)
+        if compiled:
+            try:
+                t, X, status, done, obs = _run_fixed_checkpointed(system, t0, h_used, nsteps, mkey, save, progress,
+                                                                  writer, every, restart)
+            except ResultFileError as exc:  # a checkpoint that could not be written: what was computed, kept
+                if not hasattr(exc, "partial"):
+                    raise
+                t, X, obs, done = exc.partial
+                extra.update(steps=int(done), nfev=int(done) * _stages(mkey), path="compiled")
+                failed(t, X, f"the checkpoint could not be written at step {done}: {exc}", extra,
+                       obs if system.observe is not None else None, exc)
             extra["path"] = "compiled"
             if system.observe is None:
                 obs = None
@@ -270,58 +389,78 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
                                                      h_used, nsteps, save, mkey, nsplit=system.nsplit,
                                                      progress=progress)
             except Exception as exc:
-                if isinstance(exc, ModelError) or not hasattr(exc, "partial"):
+                if not hasattr(exc, "partial"):
                     raise
                 t, X, done = exc.partial
                 extra.update(steps=done, nfev=done * _stages(mkey))
-                reason = f"{type(exc).__name__} raised at step {done + 1} (t = {t0 + done * h_used:.17g}): {exc}"
-                res = finish(t, X, "failed", reason, extra)
-                raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {reason}",
-                                       result=res, reason=reason) from exc
+                failed(t, X, f"{type(exc).__name__} raised at step {done + 1} (t = {t0 + done * h_used:.17g}): "
+                       f"{exc}", extra, cause=exc)
         extra.update(steps=int(done), nfev=int(done) * _stages(mkey))
         if status != STATUS_OK:
             reason = (f"{STATUS_MESSAGES[status]} at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g}); "
-                      f"the step h = {h_used:g} may be too large or the forces unbounded")
-            res = finish(t, X, "failed", reason, extra, obs)
-            raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {reason}", result=res,
-                                   reason=reason)
+                      f"the step h = {h_used:g} may be too large or the forces unbounded"
+                      + _derivative_note(system, t0 + done * h_used, X[-1] if len(X) else system.x0, names))
+            failed(t, X, reason, extra, obs)
         return finish(t, X, "success", "completed", extra, obs)
 
-    if output_every is not None:
-        raise ModelError("output_every is for the fixed-step methods (RK4, ...); adaptive methods take t_eval or "
-                         "n_out", element="output_every")
     key = _adaptive_key(method)
-    if t_eval is not None and n_out is not None:
-        raise ModelError("give t_eval or n_out, not both")
+    ny = system.x0.shape[0]
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if np.ndim(tol) == 1 and np.shape(tol) != (ny,):
+            raise ModelError(f"{name} must be a number or {ny} numbers (one per state entry), got {np.size(tol)}",
+                             element=name)
     if n_out is not None:
-        t_eval = np.linspace(t0, t_end, int(n_out))
+        arg.check_output_size(n_out, ny + 2, "n_out")
+        t_eval = np.linspace(t0, t_end, n_out)
+    elif t_eval is not None:
+        arg.check_output_size(t_eval.size, ny + 2, "t_eval")
     ev_wrapped = None
     if events is not None:
-        evs = [events] if callable(events) else list(events)
-        ev_wrapped = []
-        for ev in evs:
-            def g(t, x, ev=ev):
-                q, v = system.split(x) if system.split_t is None else system.split_t(t, x)
-                return ev(t, q, v)
-
-            g.terminal = getattr(ev, "terminal", False)
-            g.direction = getattr(ev, "direction", 0.0)
-            ev_wrapped.append(g)
+        ev_wrapped = [_event(system, ev, k) for k, ev in enumerate(events)]
     project = system.project_py if key in PROJECTABLE else None
     run = _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, ev_wrapped, max_steps, project,
-                                       progress, writer, every, restart)
-    extra = {"rtol": rtol, "atol": atol, "steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}
+                                       progress, writer, every, restart, names)
+    extra = {"rtol": rtol if np.ndim(rtol) == 0 else np.asarray(rtol).tolist(),
+             "atol": atol if np.ndim(atol) == 0 else np.asarray(atol).tolist(),
+             "steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}
     if ev_wrapped is not None:
         extra["t_events"] = [te.tolist() for te in run.t_events]
     if run.status == "failed":
-        if isinstance(run.error, ModelError):  # bad input met during the run: the same error as fixed-step runs
-            raise run.error
-        res = finish(run.t, run.y, "failed", run.reason, extra)
-        raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {run.reason}", result=res,
-                               reason=run.reason) from run.error
+        failed(run.t, run.y, run.reason, extra, cause=run.error)
     return finish(run.t, run.y, run.status, run.message, extra)
 
 
+def _event(system, ev, k):
+    """The event function ``g(t, q, v)`` as ``solve_adaptive`` calls it, ``g(t, x)``; a value that is not one
+    finite real number is a ModelError naming the event."""
+    def g(t, x):
+        q, v = system.split(x) if system.split_t is None else system.split_t(t, x)
+        value = ev(t, q, v)
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            out = math.nan
+        if isinstance(value, (complex, np.complexfloating)) or not math.isfinite(out):
+            raise ModelError(f"event {k} ({getattr(ev, '__name__', ev)!r}) returned {value!r} at t = {t}, expected "
+                             "one finite real number", element=f"events[{k}]")
+        return out
+
+    g.terminal = getattr(ev, "terminal", False)
+    g.direction = getattr(ev, "direction", 0.0)
+    return g
+
+
+def _derivative_note(system, t, x, names):
+    """``"; the derivative at t = ...: v 'joint' = nan"`` when the right-hand side is not finite at the last finite
+    state ``x`` of a failed fixed-step run (what made it fail), else ``""``."""
+    try:
+        with np.errstate(all="ignore"):
+            f = np.asarray(system.fun(t, np.array(x, dtype=float)), dtype=float)
+    except Exception:  # the note is a courtesy: the failure is reported anyway
+        return ""
+    if f.shape != np.shape(x) or np.all(np.isfinite(f)):
+        return ""
+    return f"; the derivative at t = {t:.17g} (the last finite state): {nonfinite_entries(f, names)}"
 def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
                         progress, max_steps, events, energy, checkpoint, options, save=None):
     """``simulate`` of a model with joint limits, latches or releases (``integrate/events.py``); ``save``: the
@@ -381,21 +520,35 @@ def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer,
 
         if prev is None:
             writer.write(t0, 0, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, {"steps": 0})
-    t, X, status, done, obs = run_fixed(system.rhs, x_start, t0, h, nsteps, system.params, method=mkey,
-                                        project=system.project, save=todo, nsplit=system.nsplit, progress=progress,
-                                        chunk=chunk, observe=system.observe, nobs=system.nobs, first=first if prev
-                                        is not None else 0, on_chunk=on_chunk)
-    if prev is not None:
-        t, X = np.concatenate([prev[0], t]), np.concatenate([prev[1], X])
-        obs = np.concatenate([prev[2], obs]) if observing else obs
+
+    def joined(t, X, obs):
+        if prev is None:
+            return t, X, obs
+        return (np.concatenate([prev[0], t]), np.concatenate([prev[1], X]),
+                np.concatenate([prev[2], obs]) if observing else obs)
+
+    try:
+        t, X, status, done, obs = run_fixed(system.rhs, x_start, t0, h, nsteps, system.params, method=mkey,
+                                            project=system.project, save=todo, nsplit=system.nsplit,
+                                            progress=progress, chunk=chunk, observe=system.observe, nobs=system.nobs,
+                                            first=first if prev is not None else 0, on_chunk=on_chunk)
+    except ResultFileError as exc:   # a checkpoint that could not be written: the outputs so far go with it
+        if hasattr(exc, "partial"):
+            exc.partial = joined(*exc.partial[:3]) + exc.partial[3:]
+        raise
+    t, X, obs = joined(t, X, obs)
     if writer is not None and status == STATUS_OK:
-        writer.write(t0 + done * h, done, last[0], t, X, obs if observing else None, {"steps": done},
-                     finished=True)
+        try:
+            writer.write(t0 + done * h, done, last[0], t, X, obs if observing else None, {"steps": done},
+                         finished=True)
+        except ResultFileError as exc:
+            exc.partial = (t, X, obs, done)
+            raise
     return t, X, status, done, obs
 
 
 def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, events, max_steps, project, progress,
-                                 writer, every, restart):
+                                 writer, every, restart, names=None):
     """``solve_adaptive`` of a system; with a checkpoint ``writer``, a checkpoint at the start, at the first
     accepted step past each multiple of ``every`` and at the end; from ``restart`` (a checkpoint after the
     start) a new adaptive run from its time and state to the outputs still to come, joined to its outputs."""
@@ -408,8 +561,9 @@ def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, eve
         stats0.update({k: int(v) for k, v in prev.stats.items() if k in stats0})
         if t_eval is not None:
             rest = np.asarray(t_eval, dtype=float)[np.asarray(t_eval, dtype=float) > t_start]
-        if max_steps is not None:
-            max_steps = max(1, int(max_steps) - stats0["steps"])
+        budget = step_budget(max_steps)
+        if budget != math.inf:
+            max_steps = max(1, budget - stats0["steps"])
     callback = None
     if writer is not None:
         nxt = [t_start + every]
@@ -428,17 +582,21 @@ def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, eve
         run = AdaptiveRun(prev.out_t, prev.out_x, "success", "the end of the interval was reached")
     else:
         run = solve_adaptive(system.fun, (t_start, t_end), y_start, method=key, rtol=rtol, atol=atol, t_eval=rest,
-                             events=events, max_steps=max_steps, project=project, progress=bool(progress),
+                             events=events, max_steps=max_steps, project=project, progress=progress,
                              project_output=system.project_output if project is not None else None,
-                             callback=callback)
+                             callback=callback, names=names, max_output_bytes=arg.memory_limit())
         if prev is not None:
             skip = 1 if t_eval is None else 0   # a run without t_eval outputs its start, the checkpoint's last output
             run.t, run.y = _joined(prev, run.t[skip:], run.y[skip:], y_start.shape[0])
     run.nsteps += stats0["steps"]
     run.nfev, run.njev, run.nlu = run.nfev + stats0["nfev"], run.njev + stats0["njev"], run.nlu + stats0["nlu"]
     if writer is not None and run.status == "success" and not (prev is not None and prev.finished):
-        writer.write(run.t[-1] if t_eval is None else t_end, None, run.y[-1], run.t, run.y, None,
-                     {"steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}, finished=True)
+        try:
+            writer.write(run.t[-1] if t_eval is None else t_end, None, run.y[-1], run.t, run.y, None,
+                         {"steps": run.nsteps, "nfev": run.nfev, "njev": run.njev, "nlu": run.nlu}, finished=True)
+        except ResultFileError as exc:   # the run is complete: its Result goes with the error
+            run.status, run.error = "failed", exc
+            run.reason = f"the run reached its end, but its last checkpoint could not be written: {exc}"
     return run
 
 
@@ -499,9 +657,13 @@ class BatchResult:
 def _batch_states(model, X, n, what, runs):
     """``X`` as (runs, n): None -> default rows, (n,) -> the same row for every run."""
     try:
-        arr = np.array(X, dtype=float)
+        arr = np.asarray(X)
     except (TypeError, ValueError):
-        raise ModelError(f"{what} must be an array of numbers, (runs, {n}) or ({n},)", element=what) from None
+        arr = np.asarray(None)
+    if arr.dtype.kind not in "biuf":
+        raise ModelError(f"{what} must be an array of real numbers, (runs, {n}) or ({n},), got dtype {arr.dtype}",
+                         element=what)
+    arr = np.array(arr, dtype=float)
     if arr.ndim == 1 and arr.shape == (n,):
         arr = np.broadcast_to(arr, (runs, n))
     if arr.shape != (runs, n):
@@ -513,7 +675,7 @@ def _batch_states(model, X, n, what, runs):
 
 
 def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, params=None, t0=0.0, t_eval=None,
-                   n_out=None, output_every=None, tau=None, energy=True, lanes=None):
+                   n_out=None, output_every=None, tau=None, energy=True, lanes=None, max_steps=None):
     """Integrate many runs of ``model`` in one compiled parallel call; return a :class:`BatchResult`.
 
     The fast path under sweeps and Monte-Carlo studies: the runs are split between threads
@@ -544,9 +706,13 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         runs them one by one; True requires the lanes (a ``ModelError`` says why a model cannot take them).
         ``result.info["path"]`` says which ran.
 
+    max_steps : the step limit of each run (default: the compiled loop's budget, as in ``simulate``); a run that
+        needs more steps is refused before it starts.
+
     The number of runs is the first axis of Q0, V0 or the params; all must agree (``ModelError`` naming the
     argument otherwise). A run whose state becomes non-finite is marked failed (``result.status``) and does
-    not stop the others.
+    not stop the others. Every argument is checked before anything runs, as in ``simulate`` (a ``ModelError``
+    naming it), and so is the memory the outputs of all the runs need.
 
     Example
     -------
@@ -560,6 +726,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     >>> bool(np.array_equal(batch[9].q, single.q))
     True
     """
+    _check_model(model)
     mkey = str(method).upper()
     if mkey not in FIXED_METHODS:
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
@@ -567,9 +734,19 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     if callable(tau) or (tau is None and getattr(model, "torque_callback", None) is not None):
         raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
                          "vary constant torques with params={'tau': ...} or use simulate", element="tau")
-    t0, t_end = _time_span(t0, t_end)
+    t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, method)
-    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    arg.fixed_budget(nsteps, h_used, max_steps, "compiled")
+    tau = arg.real_forces(tau)
+    energy = arg.flag(energy, "energy")
+    for name, x in (("Q0", Q0), ("V0", V0)):
+        if x is not None and np.ndim(x) > 2:
+            raise ModelError(f"{name} must be (runs, n) or (n,), got an array of shape {np.shape(x)}", element=name)
+    given = [name for name, x in (("t_eval", t_eval), ("n_out", n_out), ("output_every", output_every))
+             if x is not None]
+    rows = arg.output_count(nsteps, None if t_eval is None else arg.output_times(t_eval, t0, t_end),
+                            None if n_out is None else arg.whole(n_out, "n_out", 2),
+                            None if output_every is None else arg.whole(output_every, "output_every", 1))
     if params is not None and not isinstance(params, dict):
         raise ModelError(f"params must be a dict of per-run arrays, got {type(params).__name__}", element="params")
     leading = [(name, np.shape(x)[0]) for name, x, n in (("Q0", Q0, model.nq), ("V0", V0, model.nv))
@@ -582,6 +759,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     for name, r in leading[1:]:
         if r != runs:
             raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
+    arg.check_output_size(rows, model.nq + model.nv + 3, given[0] if given else "output_every", runs=max(runs, 1))
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
@@ -700,41 +879,3 @@ def fixed_step_count(t0, t_end, h, method="fixed-step"):
 
 def _stages(mkey):
     return STAGES[FIXED_METHODS[mkey]]
-
-
-def output_steps(nsteps, h, t0, t_eval=None, n_out=None, output_every=None):
-    """The step numbers a fixed-step run saves (ascending, for ``integrate.fixed_step.run_fixed``): every step
-    by default; every ``output_every``-th step and the last; ``n_out`` equally spaced (``nsteps`` divisible by
-    ``n_out − 1``); or the steps of the times ``t_eval``, which must lie on the grid ``t0 + k h`` (to 1e-9 h).
-    Anything else is a ``ModelError`` naming the argument."""
-    given = [name for name, x in (("t_eval", t_eval), ("n_out", n_out), ("output_every", output_every))
-             if x is not None]
-    if len(given) > 1:
-        raise ModelError(f"give one of t_eval, n_out, output_every, not {' and '.join(given)}", element=given[1])
-    if n_out is not None:
-        n_out = int(n_out)
-        if n_out < 2 or nsteps % (n_out - 1) != 0:
-            raise ModelError(f"n_out = {n_out} must be >= 2 with nsteps = {nsteps} divisible by n_out - 1",
-                             element="n_out")
-        return save_steps(nsteps, nsteps // (n_out - 1))
-    if output_every is not None:
-        every = int(output_every)
-        if every != output_every or every < 1:
-            raise ModelError(f"output_every must be a whole number of steps >= 1, got {output_every!r}",
-                             element="output_every")
-        return save_steps(nsteps, every)
-    if t_eval is None:
-        return save_steps(nsteps)
-    try:
-        te = np.asarray(t_eval, dtype=float).reshape(-1)
-    except (TypeError, ValueError):
-        raise ModelError(f"t_eval must be an array of times, got {t_eval!r}", element="t_eval") from None
-    k = np.rint((te - t0) / h)
-    off = np.abs(t0 + k * h - te) > 1e-9 * h
-    if te.size == 0 or np.any(~np.isfinite(te)) or np.any(off) or k[0] < 0 or k[-1] > nsteps \
-            or np.any(np.diff(k) <= 0):
-        bad = te[np.argmax(off)] if np.any(off) else None
-        raise ModelError("t_eval of a fixed-step run must be increasing times of the step grid t0 + k h "
-                         f"(t0 = {t0}, h = {h:.17g}, k = 0..{nsteps})"
-                         + (f"; {bad!r} is not on it" if bad is not None else ""), element="t_eval")
-    return k.astype(np.int64)

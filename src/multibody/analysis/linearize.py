@@ -13,27 +13,52 @@ ones follow from the constraint Jacobians), the reduced state is ``y = (δ_i, u)
 T the map y → x along the linearized constraints and S the selection of the independent components. This is
 the coordinate-partitioning linearization of constrained (holonomic and nonholonomic) systems: SPACAR's
 semi-analytic linearization and AutoSim's numeric one, which seed 003 §7 uses to check the bicycle
-benchmark, are of this kind. The derivatives in J are exact: complex steps through the compiled kernels
-(``F(x0 + i h T e_k)``, h = 1e-30), no difference quotient.
+benchmark, are of this kind. The derivatives in J are exact: for a model without constraints (every coordinate
+independent, S and T identities) the analytical derivatives of the dynamics (``mb.aba_derivatives`` with the
+model's applied forces: Carpentier & Mansard's recursions, ``kernels/derivatives*.py``), with the chart
+kinematics' ∂δ̇/∂δ = −½ ad_v0 and ∂δ̇/∂v = E; otherwise complex steps through the compiled kernels
+(``F(x0 + i h T e_k)``, h = 1e-30), no difference quotient. ``Linearization.info["path"]`` says which ran:
+``"analytic"``, ``"complex step"`` or ``"central differences"``.
 
 For a steady motion (v0 ≠ 0) the coordinates that move (the bicycle's position, heading and wheel angles) are
 cyclic: no equation depends on them, so they add zero eigenvalues and leave the others alone.
 """
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from multibody.algorithms_derivatives import aba_derivatives
 from multibody.errors import ConstraintError, ModelError
+from multibody.kernels.kinematics import FREE, SPHERICAL
 
 __all__ = ["linearize", "Linearization", "consistent_velocities", "modes"]
 
 
+#: model -> (velocity names, the state names of a linearization without constraints, [(first velocity index,
+#: joint code) of each Spherical and Free joint]): what every linearization of a model reads, made once (a sweep
+#: linearizes the same model many times)
+_MODEL_INFO = weakref.WeakKeyDictionary()
+
+
+def _model_info(model):
+    info = _MODEL_INFO.get(model)
+    if info is None:
+        names = list(model.velocity_names())
+        info = (names, names + [f"d({n})" for n in names],
+                [(j.v_slice.start, j.joint.code) for j in model.joints[1:] if j.joint.code in (SPHERICAL, FREE)])
+        _MODEL_INFO[model] = info
+    return info
+
+
 def _names(model):
-    return list(model.velocity_names())
+    return list(_model_info(model)[0])
 
 
 def _indices(model, names, what):
-    all_names = _names(model)
+    if not names:
+        return []
+    all_names = _model_info(model)[0]
     out = []
     for n in names:
         if n not in all_names:
@@ -144,30 +169,45 @@ def modes(lin):
     return out
 
 
-def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, derivative="complex"):
+def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, derivative="auto"):
     """Linearize the model's equations about (q0, v0) (see the module docstring).
 
     ``coordinates``: velocity names (``model.velocity_names()``) of the independent configuration coordinates
     of the tangent chart at q0; ``speeds``: those of the independent speeds; default for both: chosen by QR
     with column pivoting on the constraint Jacobian. ``inputs``: velocity names on which a generalized force
     acts (the columns of B). (q0, v0) must satisfy the constraints (``ConstraintError`` naming them otherwise).
-    Returns a :class:`Linearization` with states ``"<name>"`` for the coordinates and ``"d(<name>)"`` for the
-    speeds.
+    ``derivative``: ``"auto"`` (the analytical derivatives for a model without constraints, complex steps
+    otherwise), ``"analytic"`` (a ``ModelError`` for a model with constraints), ``"complex"`` or ``"central"``
+    (central differences, step 1e-6: an approximate check). Returns a :class:`Linearization` with states
+    ``"<name>"`` for the coordinates and ``"d(<name>)"`` for the speeds; ``info["path"]`` names the method
+    that ran.
     """
     from multibody.analysis.derivatives import directional_derivatives, reduced_dynamics
-    from multibody.data import refuse_general_joints
+    from multibody.data import default_data, refuse_general_joints
 
     if getattr(model, "base_motion", None) is not None:
         raise ModelError(f"linearize: model '{model.name}' has a moving base (base motion), whose equations depend on "
                          "time; linearization about a time-varying base is not supported", element="base motion")
-    refuse_general_joints(model, "linearize (complex steps through the kernels)")
+    if default_data(model).fill is not None:
+        refuse_general_joints(model, "linearize (complex steps through the kernels)")
     q0 = np.array(q0, dtype=float).reshape(-1)
     v0 = np.array(v0, dtype=float).reshape(-1)
     if q0.shape != (model.nq,) or v0.shape != (model.nv,):
         raise ModelError(f"linearize: q0 must have {model.nq} and v0 {model.nv} entries, got {q0.shape} and {v0.shape}",
                          element="q0/v0")
-    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
+    if not (np.isfinite(q0).all() and np.isfinite(v0).all()):
         raise ModelError("linearize: the state must be finite", element="q0/v0")
+    if derivative not in ("auto", "analytic", "complex", "central"):
+        raise ModelError(f"derivative must be 'auto', 'analytic', 'complex' or 'central', got {derivative!r}",
+                         element="derivative")
+    if derivative in ("auto", "analytic"):
+        if not model.constraints:
+            return _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative)
+        if derivative == "analytic":
+            raise ModelError(f"linearize: model '{model.name}' has constraints "
+                             f"({', '.join(c.name for c in model.constraints)}), whose elimination the analytical "
+                             "derivatives do not do: use derivative='auto' or 'complex'", element="derivative")
+    method = "complex" if derivative == "auto" else derivative
     nv = model.nv
     names = _names(model)
     f, G, level = _rows(model, q0, v0, t)
@@ -191,7 +231,7 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
             -np.linalg.lstsq(Gh[:, cd], Gh[:, ci], rcond=None)[0]
     # D = ∂(G(q0 ⊕ δ) v0)/∂δ: the velocity residual's change with the configuration
     F = reduced_dynamics(model, q0, v0, t)
-    D = directional_derivatives(F.velocity_residual, np.zeros(nv), np.eye(nv), derivative)
+    D = directional_derivatives(F.velocity_residual, np.zeros(nv), np.eye(nv), method)
     # δv = Pv u + K δ_i (G δv + D δ = 0)
     Pv = np.zeros((nv, len(si)))
     Pv[si, np.arange(len(si))] = 1.0
@@ -206,7 +246,7 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
     T[:nv, :len(ci)] = Pq
     T[nv:, :len(ci)] = K
     T[nv:, len(ci):] = Pv
-    J = directional_derivatives(F.state_derivative, np.concatenate([np.zeros(nv), v0]), T, derivative)
+    J = directional_derivatives(F.state_derivative, np.concatenate([np.zeros(nv), v0]), T, method)
     S = np.concatenate([ci, nv + np.array(si, dtype=int)]).astype(int)
     A = J[S]
     # inputs: a generalized force on coordinate k enters v̇ through the constrained equations
@@ -215,4 +255,48 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
     state_names = [names[k] for k in ci] + [f"d({names[k]})" for k in si]
     return Linearization(A, B, state_names, [names[k] for k in inp],
                          info=dict(dependent_coordinates=[names[k] for k in cd],
-                                   dependent_speeds=[names[k] for k in sd], derivative=derivative))
+                                   dependent_speeds=[names[k] for k in sd], derivative=derivative,
+                                   path=_PATHS[method]))
+
+
+_PATHS = {"complex": "complex step", "central": "central differences"}
+
+
+def _skew(w, scale):
+    return scale * np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
+
+
+def _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative):
+    """:func:`linearize` of a model without constraints by the analytical derivatives (module docstring): J =
+    [[∂δ̇/∂δ, E], [∂q̈/∂q, ∂q̈/∂q̇]] with the model's applied forces, ∂δ̇/∂δ = −½ ad_v0 of the chart kinematics
+    δ̇ = v + ½ ad_δ v (``ReducedDynamics``) on the Spherical (−½ [ω]) and Free joints (−½ [[ω], 0; [v], [ω]] for
+    the twist [ω; v]), zero elsewhere."""
+    nv = model.nv
+    names, states, lie = _model_info(model)
+    ci = list(range(nv)) if coordinates is None else _partition(np.zeros((0, nv)), _indices(model, coordinates,
+                                                                                             "coordinates"),
+                                                                 nv, "coordinates")[0]
+    si = list(range(nv)) if speeds is None else _partition(np.zeros((0, nv)), _indices(model, speeds, "speeds"), nv,
+                                                           "speeds")[0]
+    inp = _indices(model, inputs, "inputs")
+    da_dq, da_dv, Minv = aba_derivatives(model, q0, v0, np.zeros(nv), applied=True)
+    J = np.zeros((2 * nv, 2 * nv))
+    np.fill_diagonal(J[:nv, nv:], 1.0)
+    J[nv:, :nv] = da_dq
+    J[nv:, nv:] = da_dv
+    for k, code in lie:
+        W = _skew(v0[k:k + 3], -0.5)
+        J[k:k + 3, k:k + 3] = W
+        if code == FREE:
+            J[k + 3:k + 6, k:k + 3] = _skew(v0[k + 3:k + 6], -0.5)
+            J[k + 3:k + 6, k + 3:k + 6] = W
+    B = np.zeros((2 * nv, len(inp)))
+    B[nv:] = Minv[:, inp]
+    if coordinates is not None or speeds is not None:
+        S = np.concatenate([np.asarray(ci, dtype=int), nv + np.asarray(si, dtype=int)])
+        J = J[np.ix_(S, S)]
+        B = B[S]
+        states = [names[k] for k in ci] + [f"d({names[k]})" for k in si]
+    return Linearization(J, B, list(states), [names[k] for k in inp],
+                         info=dict(dependent_coordinates=[], dependent_speeds=[], derivative=derivative,
+                                   path="analytic"))

@@ -6,6 +6,7 @@ the ratios ours/peer matter, not the absolute times. Benchmarks are not tests: t
 #: (name, module, function) of every benchmark; run in this order
 BENCHMARKS = [
     ("dynamics", "multibody.bench.dynamics", "bench_dynamics"),
+    ("derivatives", "multibody.bench.derivatives", "bench_derivatives"),
     ("simulate", "multibody.bench.simulate", "bench_simulate"),
     ("bicycle", "multibody.bench.bicycle", "bench_bicycle_all"),
     ("hoop", "multibody.bench.hoop", "bench_hoop"),

@@ -75,6 +75,9 @@ def callback_forces(callback, t, q, v, nv, model_name):
     if out is None:
         raise ModelError(f"{where} returned None at t = {t}, expected an array of nv = {nv} numbers",
                          element="torque callback")
+    if np.iscomplexobj(out):   # numpy would drop the imaginary part with a warning only
+        raise ModelError(f"{where} returned complex values at t = {t}, expected nv = {nv} real numbers",
+                         element="torque callback")
     try:
         arr = np.asarray(out, dtype=np.float64)
     except (TypeError, ValueError):

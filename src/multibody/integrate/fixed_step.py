@@ -80,10 +80,12 @@ Many runs at once: :func:`run_fixed_batch` (slices of the runs in threads over l
 import inspect
 import os
 import sys
+import time
 
 import numpy as np
 from numba import njit
 
+from multibody.integrate.progress import progress_bar
 from multibody.kernels.spatial import KERNEL
 
 #: Method name -> integer code understood by the loops.
@@ -139,6 +141,9 @@ def _tableaux():
 
 
 TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES = _tableaux()
+
+#: seconds of computing between two updates of the progress bar of a compiled run (pieces of whole steps)
+PIECE_SECONDS = 0.25
 
 #: Status codes returned by the loops.
 STATUS_OK = 0
@@ -320,11 +325,13 @@ def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_projec
     ``x0`` is the state at step ``first`` of the grid ``t0 + k h`` (default 0, the start); the run makes the
     steps ``first + 1 .. nsteps`` and ``save`` holds step numbers of that grid (``first .. nsteps``).
 
-    With ``progress`` or ``on_chunk`` the run is made in chunks of ``chunk`` whole steps (default about 100
-    chunks), ending on the step numbers ``first + j chunk``: a tqdm bar is updated between chunks and
-    ``on_chunk(done, x, parts)`` is called after each finished chunk with the step reached, the state there
-    and the outputs so far (a list of ``(t, x, obs)`` arrays). Every step time is ``t0 + k h`` computed from
-    the step number ``k``, so the chunks give the numbers of a single call, bit for bit."""
+    ``on_chunk(done, x, parts)`` is called after each ``chunk`` of whole steps (ending on the step numbers
+    ``first + j chunk``, and at the end) with the step reached, the state there and the outputs so far (a list of
+    ``(t, x, obs)`` arrays); an exception it raises propagates with ``exc.partial = (t, x, obs, done)``, what
+    was computed. ``progress``: a tqdm bar of the steps (None: after two seconds, on a terminal; True; False;
+    ``integrate/progress.py``), updated between pieces of about ``PIECE_SECONDS`` of computing. Every step time
+    is ``t0 + k h`` computed from the step number ``k``, so pieces and chunks give the numbers of a single call,
+    bit for bit."""
     code, x0, nsteps = _check(method, x0, nsteps, h, nsplit)
     first = int(first)
     if not 0 <= first <= nsteps:
@@ -345,33 +352,41 @@ def run_fixed(rhs, x0, t0, h, nsteps, params=(), method="RK4", project=no_projec
         k, status, d = run(x, float(t0), float(h), start, stop, steps, params, code, int(nsplit), ts, xs, obs, xt, K)
         return ts[:k], xs[:k], obs[:k], status, d
 
-    if (not progress and on_chunk is None) or nsteps == first:
+    bar = progress_bar(progress, nsteps, f"{method} h={h:g}", "step", initial=first)
+    if (bar is None and on_chunk is None) or nsteps == first:
+        if bar is not None:
+            bar.close()
         t, xs, obs, status, done = loop(first, nsteps, save)
         return t, xs, status, done, obs
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=nsteps, initial=first, unit="step", desc=f"{method} h={h:g}")
-    chunk = max(1, int(chunk) if chunk is not None else (nsteps - first) // 100)
+    # chunks: whole ``chunk``s between the calls of on_chunk, cut into pieces of about PIECE_SECONDS of computing
+    # for the bar (timed, so the bar moves on a slow model too; the numbers do not depend on the cut)
+    chunk = max(1, int(chunk) if chunk is not None else nsteps - first)
+    piece = min(chunk, 1000) if bar is not None else chunk
     parts = []
     done = first
     status = STATUS_OK
     try:
         while done < nsteps:
-            stop = min(done + chunk, nsteps)
+            boundary = first + ((done - first) // chunk + 1) * chunk
+            stop = min(done + piece, boundary, nsteps)
             lo = done if done == first else done + 1  # the state given is saved with the first chunk only
             part = save[(save >= lo) & (save <= stop)]
+            started = time.perf_counter()
             t, xs, obs, status, d = loop(done, stop, part)
+            elapsed = time.perf_counter() - started
             parts.append((t, xs, obs))
             if bar is not None:
                 bar.update(d - done)
+                piece = max(1, min(10 * piece, int(piece * PIECE_SECONDS / max(elapsed, 1e-6))))
             done = d
             if status != STATUS_OK:
                 break
-            if on_chunk is not None:
+            if on_chunk is not None and (done == boundary or done == nsteps):
                 on_chunk(done, x, parts)
+    except Exception as exc:   # on_chunk failed (a checkpoint that could not be written): keep what was computed
+        exc.partial = tuple(np.concatenate([p[k] for p in parts]) for k in range(3)) + (done,)
+        raise
     finally:
         if bar is not None:
             bar.close()
@@ -529,11 +544,7 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
     status, done = STATUS_OK, 0
     ns0 = TABLEAU_STAGES[code]
     positions = np.arange(n) < nsplit
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=nsteps, unit="step", desc=f"{method} h={h:g}", miniters=max(1, nsteps // 100))
+    bar = progress_bar(progress, nsteps, f"{method} h={h:g}", "step")
     try:
         for step in range(nsteps):
             t = t0 + step * h

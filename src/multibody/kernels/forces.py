@@ -56,7 +56,7 @@ def joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau):
 
 
 @helper
-def _world_point(wb, body, r0, r1, r2):
+def world_point(wb, body, r0, r1, r2):
     """Position and velocity (ground coordinates) of the point r (body coordinates) of ``body``; the body
     velocity in ``wb`` is [ω; v_O] (Plücker, ground origin), so ẋ = v_O + ω × x."""
     R = load9(wb, body)
@@ -66,6 +66,24 @@ def _world_point(wb, body, r0, r1, r2):
     x2 = wb[body, B_P + 2] + d2
     e0, e1, e2 = cross3(wb[body, B_V], wb[body, B_V + 1], wb[body, B_V + 2], x0, x1, x2)
     return x0, x1, x2, wb[body, B_V + 3] + e0, wb[body, B_V + 4] + e1, wb[body, B_V + 5] + e2
+
+
+@helper
+def spring_points(wb, spring_body, spring_point, s):
+    """The geometry of point-to-point spring s from the placements and velocities in ``wb``: its bodies a, b, the
+    positions x_a, x_b of its points, their relative velocity ẋ_b − ẋ_a, d = x_b − x_a and l = |d| (ground
+    coordinates; 3-vectors as three numbers): (a, b, x_a, x_b, ẋ_b − ẋ_a, d, l)."""
+    a = spring_body[s, 0]
+    b = spring_body[s, 1]
+    xa0, xa1, xa2, va0, va1, va2 = world_point(wb, a, spring_point[s, 0, 0], spring_point[s, 0, 1],
+                                                spring_point[s, 0, 2])
+    xb0, xb1, xb2, vb0, vb1, vb2 = world_point(wb, b, spring_point[s, 1, 0], spring_point[s, 1, 1],
+                                                spring_point[s, 1, 2])
+    d0 = xb0 - xa0
+    d1 = xb1 - xa1
+    d2 = xb2 - xa2
+    return (a, b, xa0, xa1, xa2, xb0, xb1, xb2, vb0 - va0, vb1 - va1, vb2 - va2, d0, d1, d2,
+            np.sqrt(d0 * d0 + d1 * d1 + d2 * d2))
 
 
 @helper
@@ -100,16 +118,8 @@ def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spri
     V = 0.0
     P = 0.0
     for s in range(ns):
-        a = spring_body[s, 0]
-        b = spring_body[s, 1]
-        xa0, xa1, xa2, va0, va1, va2 = _world_point(wb, a, spring_point[s, 0, 0], spring_point[s, 0, 1],
-                                                    spring_point[s, 0, 2])
-        xb0, xb1, xb2, vb0, vb1, vb2 = _world_point(wb, b, spring_point[s, 1, 0], spring_point[s, 1, 1],
-                                                    spring_point[s, 1, 2])
-        d0 = xb0 - xa0
-        d1 = xb1 - xa1
-        d2 = xb2 - xa2
-        length = np.sqrt(d0 * d0 + d1 * d1 + d2 * d2)
+        (a, b, xa0, xa1, xa2, xb0, xb1, xb2, r0, r1, r2, d0, d1, d2,
+         length) = spring_points(wb, spring_body, spring_point, s)
         stretch = length - spring_l0[s]
         V += 0.5 * spring_k[s] * stretch * stretch
         if length.real < 1e-300:
@@ -117,7 +127,7 @@ def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spri
         e0 = d0 / length
         e1 = d1 / length
         e2 = d2 / length
-        ldot = e0 * (vb0 - va0) + e1 * (vb1 - va1) + e2 * (vb2 - va2)
+        ldot = e0 * r0 + e1 * r1 + e2 * r2
         P += spring_c[s] * ldot * ldot
         S = spring_k[s] * stretch + spring_c[s] * ldot
         if a > 0:

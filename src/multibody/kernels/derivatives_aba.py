@@ -1,0 +1,121 @@
+"""Analytical derivatives of forward dynamics: ∂q̈/∂q (tangent space), ∂q̈/∂q̇ and ∂q̈/∂τ = M⁻¹.
+
+q̈ = aba(q, q̇, τ) solves rnea(q, q̇, q̈) = τ (+ the applied forces τ_app(q, q̇) when asked), so differentiating
+that identity at q̈ = aba(...) gives (J. Carpentier and N. Mansard, RSS 2018, §IV)
+
+    ∂q̈/∂q = −M⁻¹ (∂τ_rnea/∂q − ∂τ_app/∂q),   ∂q̈/∂q̇ = −M⁻¹ (∂τ_rnea/∂q̇ − ∂τ_app/∂q̇),   ∂q̈/∂τ = M⁻¹.
+
+One call runs ABA (``kernels/aba.py``: q̈, and the articulated inertias that M⁻¹ needs), M⁻¹ in O(N²) from
+them (``kernels/derivatives_minv.py``), the RNEA derivatives at q̈ from the placements, velocities and
+accelerations ABA left in the workspace (``kernels/derivatives.py``), the applied forces' derivatives
+(``kernels/derivatives_forces.py``) and the two products with M⁻¹ (2 nv³ multiply-adds, the only O(N³) step,
+as in Pinocchio's ``computeABADerivatives``; by BLAS, ``kernels/blas.py``).
+"""
+import numpy as np
+from numba import njit, prange
+
+from multibody.kernels.aba import aba_kernel
+from multibody.kernels.blas import matmul
+from multibody.kernels.derivatives import (DD_DFQ, batch_workspaces, check_derivative_sizes, derivative_backward,
+                                           derivative_forward, derivative_views, first_error)
+from multibody.kernels.derivatives_forces import applied_force_derivatives
+from multibody.kernels.derivatives_minv import derivative_workspace_size, minv_passes, scratch_views
+from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.spatial import KERNEL, helper
+
+
+@helper
+def _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """0, or the position of the first argument of :func:`aba_derivatives_kernel` that does not fit the model
+    (``derivatives.check_derivative_sizes``; 8: a derivative workspace too short)."""
+    err = check_derivative_sizes(mi, q, v, tau, fext, work, dwork, da_dq)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    nv = v.shape[0]
+    if da_dv.shape != da_dq.shape or Minv.shape != da_dq.shape or qdd.shape[0] != nv:
+        return 6
+    if dwork.shape[0] < derivative_workspace_size(n, nv) or dint.shape[0] < 2 * n + 4 * nv:
+        return 8
+    return 0
+
+
+@njit(**KERNEL)
+def derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv):
+    """M⁻¹ into ``Minv`` and ∂τ/∂q, ∂τ/∂q̇ of RNEA at q̈ = ``qdd`` into ``dq``, ``dv``, from what ``aba_kernel`` left
+    in ``work``."""
+    minv_passes(mi, work, dwork, dint, Minv)
+    derivative_forward(mi, mf, v, qdd, fext, work, dwork)
+    derivative_backward(mi, work, dwork, fext.shape[0] == mi.shape[0], False, dq, dv, dq)
+
+
+@njit(**KERNEL)
+def aba_derivatives_kernel(mi, mf, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """q̈ = aba(q, q̇ = v, τ) into ``qdd``, and ∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ into ``da_dq``, ``da_dv``, ``Minv`` (nv, nv).
+    ``fext``: (n, 6) spatial forces fixed in ground coordinates, or (0, 6). ``dwork``:
+    ``derivatives_minv.derivative_workspace_size(n, nv)`` floats; ``dint``: ``derivatives_minv.subtree_tables``.
+    Returns 0 or the position of the first argument that does not fit (nothing is computed)."""
+    err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
+    if err != 0:
+        return err
+    dq, dv, x, y, z, blas = scratch_views(dwork, mi.shape[0], v.shape[0])
+    aba_kernel(mi, mf, q, v, tau, fext, work, qdd)
+    derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
+    matmul(Minv, dq, da_dq, -1.0, blas)
+    matmul(Minv, dv, da_dv, -1.0, blas)
+    return 0
+
+
+@njit(**KERNEL)
+def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, forces, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(q, q̇)): ``forces`` holds the model's joint and
+    point spring-dampers (dof stiffness, damping, rest, effort; spring bodies, points, stiffness, damping, rest
+    length; a (n, 6) scratch), as ``kernels/forces.py`` reads them."""
+    err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    nv = v.shape[0]
+    dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
+    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, fb = forces
+    applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
+                          spring_c, spring_l0, work, fb, tau_app)
+    for k in range(nv):
+        tau_app[k] += tau[k]
+    aba_kernel(mi, mf, q, v, tau_app, fext, work, qdd)
+    derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
+    db, dd = derivative_views(dwork, n, nv)
+    applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, work,
+                              dd[:, DD_DFQ:], dint, dq, dv)
+    matmul(Minv, dq, da_dq, -1.0, blas)
+    matmul(Minv, dv, da_dv, -1.0, blas)
+    return 0
+
+
+@njit(parallel=True, cache=True)
+def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint, nchunk, base, QDD, DQ, DV, MINV):
+    """``aba_derivatives_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD (B, nv) and DQ, DV,
+    MINV (B, nv, nv), in parallel (numba prange over ``nchunk`` chunks of rows, each with its own workspaces);
+    ``base``: the base block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
+    nb = Q.shape[0]
+    nchunk = max(min(nb, nchunk), 0)
+    n = mi.shape[0]
+    nv = V.shape[1]
+    work, dwork, errs = batch_workspaces(mi, nv, nchunk, base, derivative_workspace_size(n, nv))
+    dints = np.empty((nchunk, dint.shape[0]), dtype=np.int64)
+    fbs = np.empty((nchunk, n, 6))
+    for ch in prange(nchunk):
+        for k in range(dint.shape[0]):
+            dints[ch, k] = dint[k]
+        f = (forces[0], forces[1], forces[2], forces[3], forces[4], forces[5], forces[6], forces[7], forces[8],
+             fbs[ch])
+        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
+            if applied:
+                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, f, work[ch], dwork[ch],
+                                                   dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
+            else:
+                e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],
+                                           QDD[b], DQ[b], DV[b], MINV[b])
+            if e != 0 and errs[ch] == 0:
+                errs[ch] = e
+    return first_error(errs)
