@@ -479,12 +479,7 @@ def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n
         save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
         return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
                              energy=energy, progress=progress, event_rows=rows)
-    if output_every is not None:
-        raise ModelError("output_every is for the fixed-step methods (RK4, ...); adaptive methods take t_eval or "
-                         "n_out", element="output_every")
-    if t_eval is not None and n_out is not None:
-        raise ModelError("give t_eval or n_out, not both")
-    if n_out is not None:
+    if n_out is not None:   # (the arguments are checked by _simulate)
         t_eval = np.linspace(t0, t_end, int(n_out))
     return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
                          max_steps=max_steps, progress=progress)
@@ -861,20 +856,6 @@ def _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_ever
     batch = BatchResult(t, q, v, en, status.astype(str), steps, info, model)
     batch.events, batch.q_names, batch.v_names = events, qn, vn
     return batch
-
-
-def fixed_step_count(t0, t_end, h, method="fixed-step"):
-    """The step rule of the fixed-step methods: ``nsteps = ceil((t_end − t0)/h)`` steps of
-    ``(t_end − t0)/nsteps`` (≤ h), so that the run ends at ``t_end`` exactly. Returns ``(nsteps, h_used)``;
-    a missing, non-finite or non-positive ``h`` is a ``ModelError``."""
-    if h is None:
-        raise ModelError(f"fixed-step method {method!r} needs the step h", element="h")
-    h = _number(h, "h", "the step h")
-    if not (math.isfinite(h) and h > 0.0):
-        raise ModelError(f"the step h must be positive and finite, got {h}", element="h")
-    span = float(t_end) - float(t0)
-    nsteps = max(1, int(math.ceil(span / h - 1e-9)))
-    return nsteps, span / nsteps
 
 
 def _stages(mkey):
