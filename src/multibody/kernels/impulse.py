@@ -30,8 +30,9 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.crba import crba_kernel
+from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 
-__all__ = ["cholesky_inplace", "cholesky_solve", "delassus", "mixed_lcp", "momentum_jump"]
+__all__ = ["delassus", "mixed_lcp", "momentum_jump"]
 
 #: the relative round-off below which a multiplier or a gap rate counts as zero in the pivoting (64 eps)
 LCP_TOL = 64.0 * np.finfo(float).eps
@@ -40,58 +41,24 @@ OK, ERR_SIZES, ERR_NOT_SPD = 0, 1, 2
 
 
 @njit(cache=True)
-def cholesky_inplace(A, n):
-    """The Cholesky factor L (A = L Lᵀ) of the leading n×n block of the symmetric ``A``, in its lower triangle
-    (the upper one is left as it was). Returns False when the block is not positive definite."""
-    for j in range(n):
-        s = A[j, j]
-        for k in range(j):
-            s -= A[j, k] * A[j, k]
-        if not s > 0.0:
-            return False
-        d = np.sqrt(s)
-        A[j, j] = d
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= A[i, k] * A[j, k]
-            A[i, j] = s / d
-    return True
-
-
-@njit(cache=True)
-def cholesky_solve(L, n, b):
-    """b ← A⁻¹ b for the factor L of :func:`cholesky_inplace` (forward, then backward substitution)."""
-    for i in range(n):
-        s = b[i]
-        for k in range(i):
-            s -= L[i, k] * b[k]
-        b[i] = s / L[i, i]
-    for i in range(n - 1, -1, -1):
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k, i] * b[k]
-        b[i] = s / L[i, i]
-
-
-@njit(cache=True)
 def delassus(mi, mf, q, work, rows, sign, M, Y, D):
     """The impulse response of the tree at q: ``M`` ← M(q) factored (CRBA, ``kernels/crba.py``; its Cholesky
-    factor in the lower triangle), ``Y`` (nv, m) ← M⁻¹ Jᵀ and ``D`` (m, m) ← J M⁻¹ Jᵀ, for the rows
+    factor, ``kernels/kkt.py``), ``Y`` (nv, m) ← M⁻¹ Jᵀ and ``D`` (m, m) ← J M⁻¹ Jᵀ, for the rows
     ``J_k = sign[k] e_{rows[k]}ᵀ`` (velocity coordinates ``rows``). Returns 0, 1 when the arrays do not fit the
     model, 2 when M is not positive definite (a singular model)."""
     nv = M.shape[0]
     m = rows.shape[0]
     if crba_kernel(mi, mf, q, work, M) != 0 or Y.shape[0] != nv or Y.shape[1] != m or D.shape[0] != m:
         return ERR_SIZES
-    if not cholesky_inplace(M, nv):
+    if not cholesky_lower(M, nv, M):   # (in place: the factor's lower triangle, zeros above)
         return ERR_NOT_SPD
     col = np.empty(nv)
     for k in range(m):
         for i in range(nv):
             col[i] = 0.0
         col[rows[k]] = sign[k]
-        cholesky_solve(M, nv, col)
+        forward_sub(M, nv, col)
+        backward_sub_T(M, nv, col)
         for i in range(nv):
             Y[i, k] = col[i]
     for a in range(m):
@@ -117,9 +84,10 @@ def _solve_active(D, b, active, lam, w):
         r[a] = -b[idx[a]]
         for c in range(na):
             A[a, c] = D[idx[a], idx[c]]
-    if not cholesky_inplace(A, na):
+    if not cholesky_lower(A, na, A):
         return False
-    cholesky_solve(A, na, r)
+    forward_sub(A, na, r)
+    backward_sub_T(A, na, r)
     for a in range(na):
         lam[idx[a]] = r[a]
     for i in range(m):

@@ -47,8 +47,16 @@ __all__ = ["JointLimit", "Latch", "Release", "Unilateral", "RELEASE_MODES", "joi
 RELEASE_MODES = ("separate", "unlock")
 
 
+class _OnCoordinate:
+    """An element on one coordinate of a joint: its name ``"<joint>.<coordinate>"``."""
+
+    @property
+    def name(self):
+        return f"{self.joint}.{self.coordinate}"
+
+
 @dataclass(frozen=True)
-class JointLimit:
+class JointLimit(_OnCoordinate):
     """The end stops ``lower ≤ q ≤ upper`` of coordinate ``coordinate`` of joint ``joint`` (``±inf``: none on
     that side) and the restitution ``e`` of their impacts. ``q_index``/``v_index``: its entry of q and v."""
 
@@ -60,13 +68,9 @@ class JointLimit:
     q_index: int = -1
     v_index: int = -1
 
-    @property
-    def name(self):
-        return f"{self.joint}.{self.coordinate}"
-
 
 @dataclass(frozen=True)
-class Latch:
+class Latch(_OnCoordinate):
     """Coordinate ``coordinate`` of joint ``joint`` locks when it reaches ``value`` (a plastic impact) and stays
     locked."""
 
@@ -75,10 +79,6 @@ class Latch:
     value: float
     q_index: int = -1
     v_index: int = -1
-
-    @property
-    def name(self):
-        return f"{self.joint}.{self.coordinate}"
 
 
 @dataclass(frozen=True)
