@@ -463,10 +463,10 @@ def _derivative_note(system, t, x, names):
     return f"; the derivative at t = {t:.17g} (the last finite state): {nonfinite_entries(f, names)}"
 def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
                         progress, max_steps, events, energy, checkpoint, options, save=None):
-    """``simulate`` of a model with joint limits, latches or releases (``integrate/events.py``); ``save``: the
-    fixed-step output steps of a batch (its outputs then have no rows at the switches)."""
+    """``simulate`` of a model with joint limits, latches or releases (``formulations/variable_structure.py``);
+    ``save``: the fixed-step output steps of a batch (its outputs then have no rows at the switches)."""
     from multibody.formulations.base import check_state
-    from multibody.integrate.events import refuse, run_switching
+    from multibody.formulations.variable_structure import refuse, run_switching
 
     refuse(model, formulation, tau, mkey, events, checkpoint)
     if options:
@@ -478,11 +478,11 @@ def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n
         rows = save is None
         save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
         return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
-                             energy=energy, progress=progress, event_rows=rows)
+                             energy=energy, event_rows=rows)
     if n_out is not None:   # (the arguments are checked by _simulate)
         t_eval = np.linspace(t0, t_end, int(n_out))
     return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
-                         max_steps=max_steps, progress=progress)
+                         max_steps=max_steps)
 
 
 def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):
@@ -814,7 +814,7 @@ def _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_ever
     """``simulate_batch`` of a model with joint limits, latches or releases: each run in turn through the switching
     loop (``integrate/events.py``), outputs on the common step grid (no rows at the switches; each run's switches
     in ``batch.events[b]``). Only ``params={"tau": ...}`` may vary per run."""
-    from multibody.integrate.events import union_names
+    from multibody.formulations.variable_structure import union_names
 
     other = sorted(set(params or {}) - {"tau"})
     if other:

@@ -21,13 +21,15 @@ A gap that is exactly zero when its mode starts (the stop just left after a rebo
 from) is divided by the time since, to the order of its zero there (``S[S_ORDER]``), so that the root located is
 the next one and not the start itself.
 
-The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode and the guard data; ``integrate/events.py``
-(the Python side) locates the root of a guard, makes the switch and restarts.
+The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode and the guard data; the run across switches
+(``integrate/events.py``) locates the root of a guard, has the structure (``formulations/tree_switches.py``) make
+the switch, and restarts.
 """
 import numpy as np
 from numba import njit
 
 from multibody.formulations.tree import P_APPLIED, P_TAU, tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
+from multibody.integrate.events import EVENT
 from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.integrate.manifold import normalize_quaternions
 
@@ -41,8 +43,6 @@ __all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "cross
 #: the state of a limited coordinate (``S[S_LIM_STATE]``): free, held on its lower or upper stop, locked otherwise
 #: (latched or held until a release: its stops are not watched)
 FREE, ON_LOWER, ON_UPPER, LOCKED = 0, 1, -1, 2
-#: status of :func:`switching_run` when a guard crossed zero during the step after the last one done
-EVENT = 3
 
 
 def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_release):

@@ -2,8 +2,9 @@
 and releases of one structure (a Model), and the state mapped into the next structure after a separation.
 
 A :class:`Structure` holds a Model with what its compiled mode needs (the parameter tuple of the tree, the switch
-arrays of ``integrate/switching.py``) and the discrete state of its mode: which coordinates are latched, which are
-held until their release, which limits rest on a stop. :meth:`Structure.switch` makes the switch at an event:
+arrays of ``formulations/tree_modes.py``) and the discrete state of its mode: which coordinates are latched, which
+are held until their release, which limits rest on a stop; it keeps the protocol of the run across switches
+(``integrate/events.py``). :meth:`Structure.switch` makes the switch at an event:
 
 1. releases due: ``"unlock"`` frees the held coordinates of the joint; ``"separate"`` ends the structure (the run
    continues in :func:`separated_structure`'s new one);
@@ -30,13 +31,13 @@ import numpy as np
 from multibody.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.tree import P_APPLIED, P_TAU, tree_params, tree_rhs, tree_rhs_extra, tree_rhs_plain
-from multibody.integrate.manifold import has_quaternions, normalize_quaternions
-from multibody.integrate.switching import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
+from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
                                            S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T, S_SINCE, guard_values, mode_rhs,
-                                           mode_rhs_extra, switch_arrays)
+                                           mode_rhs_extra, mode_step, switch_arrays, switching_run)
+from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
 
-__all__ = ["Structure", "separated_structure", "REST_VELOCITY"]
+__all__ = ["Structure", "separated_structure", "REST_VELOCITY", "SAME_INSTANT", "ROUNDOFF"]
 
 #: the gap velocity (rad/s or m/s) below which a rebound is not followed: the impact is plastic and the joint rests
 #: on its stop (the cascade of bounces of a restitution e < 1 has a finite duration; without a floor it would
@@ -63,6 +64,7 @@ class Structure:
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
                                len(u.releases))
         self.nq, self.nv = model.nq, model.nv
+        self.q_names, self.v_names = q_names, v_names
         self.q_cols = np.array([q_names.index(n) for n in model.coordinate_names()], dtype=np.int64)
         self.v_cols = np.array([v_names.index(n) for n in model.velocity_names()], dtype=np.int64)
         self.latched = set()     # indices of the latches that have locked
@@ -104,6 +106,23 @@ class Structure:
         x = np.array(x, dtype=np.float64)
         normalize_quaternions(x, self.params)
         return x
+
+    def snap(self, x):
+        """Put, in place, the free limited coordinates that round-off left a hair beyond a stop back on it."""
+        u = self.u
+        for k in range(self.nlim):
+            i = u.lim_q[k]
+            x[i] = min(max(x[i], u.lower[k]), u.upper[k])
+
+    def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
+        """The mode's compiled fixed-step loop (``tree_modes.switching_run``) from x at step ``first``."""
+        return switching_run(x, t0, h, first, nsteps, save, self.params, self.S, method, self.nq, self.quaternions,
+                             ts, xs, xt, K)
+
+    def step(self, t, x, h, method, xt, K):
+        """One step of size h of the mode from (t, x) into ``xt`` (``K[0]`` = ẋ there): the dense output of a
+        fixed-step run."""
+        mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
 
     def guards(self, t, x):
         """The least watched guard at (t, x); the guards in ``S`` (the right-hand side is evaluated there first when
@@ -217,8 +236,8 @@ class Structure:
     # ---- the switch ---------------------------------------------------------------------------------------
     def switch(self, t, x, reached, log):
         """Make the switch at (t, x) for the guards ``reached`` (module docstring), appending the switches to
-        ``log``. Returns ``(x⁺, joint)``: the state after it and, when a release separates a joint, its name
-        (the state is then this structure's, to be mapped by :func:`separated_structure`)."""
+        ``log``. Returns ``(x⁺, next)``: the state after it and, when a release separates a joint, the structure the
+        run goes on in (:func:`separated_structure`; x⁺ is then its state), else None."""
         u, S = self.u, self.S
         nq, nlim2 = self.nq, 2 * self.nlim
         x = np.array(x, dtype=np.float64)
@@ -227,7 +246,7 @@ class Structure:
             if reached[nlim2 + self.nlat + r] and S[S_RELEASE_T][r] != np.inf:
                 S[S_RELEASE_T][r] = np.inf
                 if rel.mode == "separate":
-                    return x, rel.joint
+                    return separated_structure(self, t, x, rel.joint, log)
                 info = self.model.joint(rel.joint)
                 for k in range(info.v_slice.start, info.v_slice.stop):
                     self.held.discard(k)
@@ -391,7 +410,7 @@ def _quaternion(R):
     return qt if w >= 0.0 else -qt
 
 
-def separated_structure(st, t, x, joint, q_names, v_names, log):
+def separated_structure(st, t, x, joint, log):
     """The structure after ``joint`` of structure ``st`` separates at (t, x): the model with a free joint in its
     place (``model/restructure.py``) and the state mapped — every other joint's coordinates as they were, the free
     joint's the pose and velocity of the child's frame (forward kinematics), so that every body keeps its motion
@@ -404,7 +423,7 @@ def separated_structure(st, t, x, joint, q_names, v_names, log):
     new = separated_model(old, joint)
     q, v = x[:old.nq], x[old.nq:]
     fk = forward_kinematics(old, q, v)
-    ns = Structure(new, None, st.callback, q_names, v_names, st.index + 1, st.rest_velocity)
+    ns = Structure(new, None, st.callback, st.q_names, st.v_names, st.index + 1, st.rest_velocity)
     q2, v2 = np.empty(new.nq), np.empty(new.nv)
     for j in new.joints[1:]:
         if j.name == joint:
@@ -437,4 +456,7 @@ def separated_structure(st, t, x, joint, q_names, v_names, log):
     ns.sync()
     x2 = np.concatenate([q2, v2])
     log.append(ns._entry(t, joint, None, "release", 0.0, None, None))
-    return ns, x2
+    again = ns.start(t, x2, fresh=False)      # what the new structure meets at once
+    if again.any():
+        x2, _ = ns.switch(t, x2, again, log)
+    return x2, ns

@@ -1,0 +1,133 @@
+"""Simulation of a tree with joint limits, latches and releases: the structures of the run, its switches, and its
+Result (seed 001, introduction: variable structure; seed 002: Δp = Jᵀ Λ).
+
+:func:`run_switching` hands the tree's structure (``formulations/tree_switches.py``: its modes, guards and
+switches) to the run across switches of ``integrate/events.py`` and makes the :class:`multibody.Result`:
+
+* a column per coordinate of every structure the run can pass through — the model's coordinates, then those of
+  the free joint of each joint that can separate (``<joint>.x`` … ``<joint>.qz``, velocities ``<joint>.wx`` …
+  ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
+* the states of the output times and two rows at each switch (just before, just after);
+* ``result.events``: the switch log (``formulations/tree_switches.py``); ``result.structures``: the models in turn
+  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes.
+"""
+import time
+
+import numpy as np
+
+from multibody.errors import IntegrationError, ModelError
+from multibody.formulations.tree import tree_energy
+from multibody.formulations.tree_switches import REST_VELOCITY, Structure
+from multibody.integrate.events import run_hybrid
+from multibody.integrate.fixed_step import METHODS
+from multibody.integrate.manifold import normalize_quaternions
+from multibody.model.restructure import free_joint_names
+from multibody.result import Result
+
+__all__ = ["run_switching", "union_names", "refuse"]
+
+
+def union_names(model):
+    """The run's columns (module docstring): ``(q names, v names)`` of the model and of the free joint of each
+    joint with a release that separates it."""
+    qn, vn = list(model.coordinate_names()), list(model.velocity_names())
+    for rel in model.unilateral.releases:
+        if rel.mode == "separate":
+            fq, fv = free_joint_names(rel.joint)
+            qn += [n for n in fq if n not in qn]
+            vn += [n for n in fv if n not in vn]
+    return qn, vn
+
+
+def refuse(model, formulation, tau, method_key, events, checkpoint):
+    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
+    moving base, general joints, constraints, user events, a checkpoint, a torque callback with a fixed step."""
+    why = None
+    if formulation != "tree":
+        why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
+               "formulation", "formulation")
+    elif model.constraints:
+        why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
+               "latches and releases are simulated on trees", "constraints")
+    elif model.base_motion is not None:
+        why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
+    elif any(j.joint.code == 8 for j in model.joints[1:]):
+        why = ("it has general joints; a switching run needs the compiled joints", "general joint")
+    elif events is not None:
+        why = ("events= of simulate: the switches are the model's own events (result.events)", "events")
+    elif checkpoint is not None:
+        why = ("checkpoint=: a switching run is not checkpointed yet", "checkpoint")
+    elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
+        why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
+    elif method_key in METHODS and (callable(tau) or (tau is None and model.torque_callback is not None)):
+        why = ("a Python torque callback with a fixed-step method: the switching loop is compiled; use an "
+               "adaptive method (DOP853, ...)", "tau")
+    if why is not None:
+        raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]}", element=why[1])
+
+
+def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12,
+                  t_eval=None, tau=None, energy=True, max_steps=None, event_rows=True, rest_velocity=REST_VELOCITY):
+    """Integrate ``model`` (with joint limits, latches or releases) from ``(q0, v0)`` at ``t0`` to ``t_end`` across
+    its switches (``integrate/events.py``); return the :class:`multibody.Result` (module docstring).
+
+    ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
+    all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
+    ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (adaptive methods). A failure raises
+    ``IntegrationError`` whose ``result`` is the run up to it, its switches included."""
+    key = str(method).upper()
+    cpu, wall = time.process_time(), time.perf_counter()
+    callback = model.torque_callback if tau is None else tau
+    tau_const = None
+    if callback is not None and not callable(callback):
+        tau_const = np.array(callback, dtype=float).reshape(-1)
+        if tau_const.shape != (model.nv,) or not np.all(np.isfinite(tau_const)):
+            raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers (model "
+                             f"'{model.name}'), got {callback!r}", element="tau")
+        callback = None
+    q_names, v_names = union_names(model)
+    st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+    x0 = np.concatenate([q0, v0]).astype(float)
+    if st.quaternions:
+        normalize_quaternions(x0, st.params)
+    run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol, t_eval=t_eval,
+                     max_steps=max_steps, event_rows=event_rows)
+    info = {"method": key, "model": model.name, "formulation": "tree", "steps": int(run.steps),
+            "nfev": int(run.nfev), "switching": True,
+            "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    if key in METHODS:
+        info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
+    else:
+        info.update(rtol=rtol, atol=atol)
+    message = run.reason if run.status == "failed" else (
+        "completed" if key in METHODS else "the end of the interval was reached")
+    info.update(status=run.status, message=message, cpu_seconds=time.process_time() - cpu,
+                wall_seconds=time.perf_counter() - wall)
+    res = _result(run, q_names, v_names, model, energy, info)
+    if run.status == "failed":
+        raise IntegrationError(f"{key} integration of model '{model.name}' failed: {run.reason}", result=res,
+                               reason=run.reason) from run.error
+    return res
+
+
+def _result(run, q_names, v_names, model, energy, info):
+    """The Result of a :class:`~multibody.integrate.events.HybridRun` (module docstring)."""
+    n = len(run.t)
+    Q, V = np.full((n, len(q_names)), np.nan), np.full((n, len(v_names)), np.nan)
+    kin, pot = np.full(n, np.nan), np.full(n, np.nan)
+    sidx = np.array(run.system, dtype=np.int64)
+    for t_from, st in run.systems:
+        sel = np.flatnonzero(sidx == st.index)
+        if not sel.size:
+            continue
+        X = np.array([run.x[i] for i in sel])
+        Qs, Vs = X[:, :st.nq], X[:, st.nq:]
+        Q[np.ix_(sel, st.q_cols)] = Qs
+        V[np.ix_(sel, st.v_cols)] = Vs
+        if energy:
+            T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
+            kin[sel], pot[sel] = T, P
+    res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
+                 q_names=q_names, v_names=v_names, model=model, events=run.log)
+    res.structures = [{"t": t, "model": s.model} for t, s in run.systems]
+    return res
