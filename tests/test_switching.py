@@ -471,3 +471,74 @@ def test_batch_runs_each_across_its_switches():
         assert batch[b].events == single.events
     with pytest.raises(ModelError, match="may vary 'tau' only"):
         mb.simulate_batch(model, Q0, None, 1.0, method="RK4", h=1e-3, params={"mass": np.ones((3, 1))})
+
+
+def _copy_at(monkeypatch, target, when):
+    """Copy every checkpoint written with ``when(t, step)`` true to ``target`` (the first one): a checkpoint from
+    the middle of a run, while the run goes on (as tests/test_checkpoint.py does)."""
+    import os
+    import shutil
+
+    from multibody import checkpoint as ckpt
+
+    write = ckpt.Writer.write
+
+    def spy(self, t, step, x, *args, **kw):
+        write(self, t, step, x, *args, **kw)
+        if not kw.get("finished") and when(t, step) and not os.path.exists(target):
+            shutil.copy(self.path, target)
+
+    monkeypatch.setattr(ckpt.Writer, "write", spy)
+
+
+def _same(a, b):
+    return all(np.array_equal(getattr(a, k), getattr(b, k), equal_nan=True) for k in ("t", "q", "v")) and \
+        a.events == b.events
+
+
+def test_checkpoints_across_switches_fixed_step(tmp_path, monkeypatch):
+    """RK4 on the pendulum held until t = 0.2, then swinging onto its stop (e = 0.7): a run with checkpoints is the
+    run without them, and resumed from a checkpoint after impacts (t = 1.5, step 1500) it is the same run again, bit
+    for bit, its switch log included; the checkpoint holds the mode and the log."""
+    from multibody import checkpoint as ckpt
+
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -G))
+    b.add_body("bob", mass=1.0, com=(0.0, 0.0, -1.0), inertia=np.diag([1e-3] * 3))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "bob", limits=(-np.inf, 0.0), restitution=0.7,
+                release={"at": 0.2, "mode": "unlock"})
+    model = b.build()
+    kw = dict(method="RK4", h=1e-3, output_every=7)
+    plain = mb.simulate(model, [-0.5], [0.0], 4.0, **kw)
+    assert [e["kind"] for e in plain.events][:3] == ["release", "impact", "impact"]
+    path, mid = tmp_path / "run.ckpt", tmp_path / "mid.ckpt"
+    _copy_at(monkeypatch, mid, lambda t, step: step == 1500)
+    full = mb.simulate(model, [-0.5], [0.0], 4.0, checkpoint=path, every=0.5, **kw)
+    assert _same(plain, full) and full.info["checkpoint"] == str(path)
+    c = ckpt.read(mid)
+    assert c.step == 1500 and c.switching["events"] == [e for e in plain.events if e["t"] < 1.5]
+    resumed = mb.resume(mid)
+    assert _same(plain, resumed) and resumed.info["resumed_from"] == 1.5
+    again = mb.resume(path)                     # a finished run's checkpoint: its Result at once
+    assert _same(plain, again)
+
+
+def test_checkpoints_across_a_separation_adaptive(tmp_path, monkeypatch):
+    """DOP853 through a stage separation: resumed from a checkpoint after the release (another structure, with more
+    coordinates), the run equals the uninterrupted one to the tolerance (the restarted adaptive run takes other
+    steps: 100 rtol |x| bounds the difference, as in tests/test_checkpoint.py), with the same structures and
+    switch log."""
+    model = two_stages(0.5)
+    rtol = 1e-10
+    kw = dict(method="DOP853", rtol=rtol, atol=1e-12, n_out=31)
+    v0 = np.array([0.3, -0.2, 1.5, 2.0, 0.5, 10.0])
+    plain = mb.simulate(model, model.neutral(), v0, 1.5, **kw)
+    mid = tmp_path / "mid.ckpt"
+    _copy_at(monkeypatch, mid, lambda t, step: t >= 1.0)
+    full = mb.simulate(model, model.neutral(), v0, 1.5, checkpoint=tmp_path / "run.ckpt", every=0.25, **kw)
+    assert _same(plain, full)
+    resumed = mb.resume(mid)
+    assert np.array_equal(resumed.t, plain.t) and resumed.events == plain.events
+    assert [s["model"].nv for s in resumed.structures] == [6, 12]
+    bound = 100 * rtol * np.nanmax(np.abs(plain.x))
+    assert np.nanmax(np.abs(resumed.x - plain.x)) <= bound
+    assert np.array_equal(np.isnan(resumed.x), np.isnan(plain.x))

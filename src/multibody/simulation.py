@@ -299,14 +299,15 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         output_every = arg.whole(output_every, "output_every", 1)
     if fixed and events is not None:
         raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)", element="events")
-    if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
-        return _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
-                                   formulation, tau, progress, max_steps, events, energy, checkpoint, options)
     writer, every = _checkpoint_writer(
         checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps}, h_used if fixed else None)
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
+        return _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
+                                   formulation, tau, progress, max_steps, events, energy, writer, options,
+                                   every=every, restart=restart)
     if getattr(model, "base_motion", None) is not None:
         if formulation not in ("tree", "poisson"):
             raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
@@ -462,13 +463,15 @@ def _derivative_note(system, t, x, names):
         return ""
     return f"; the derivative at t = {t:.17g} (the last finite state): {nonfinite_entries(f, names)}"
 def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
-                        progress, max_steps, events, energy, checkpoint, options, save=None):
+                        progress, max_steps, events, energy, writer, options, save=None, every=None, restart=None):
     """``simulate`` of a model with joint limits, latches or releases (``formulations/variable_structure.py``);
-    ``save``: the fixed-step output steps of a batch (its outputs then have no rows at the switches)."""
+    ``save``: the fixed-step output steps of a batch (its outputs then have no rows at the switches); ``writer``,
+    ``every``: its checkpoints; ``restart``: the checkpoint it goes on from."""
     from multibody.formulations.base import check_state
     from multibody.formulations.variable_structure import refuse, run_switching
 
-    refuse(model, formulation, tau, mkey, events, checkpoint)
+    refuse(model, formulation, tau, mkey, events)
+    ck = dict(writer=writer, every=every, restart=restart)
     if options:
         raise ModelError(f"option {sorted(options)[0]!r}: a run with joint limits, latches or releases takes none",
                          element=sorted(options)[0])
@@ -478,11 +481,11 @@ def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n
         rows = save is None
         save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
         return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
-                             energy=energy, event_rows=rows)
+                             energy=energy, event_rows=rows, **ck)
     if n_out is not None:   # (the arguments are checked by _simulate)
         t_eval = np.linspace(t0, t_end, int(n_out))
     return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
-                         max_steps=max_steps)
+                         max_steps=max_steps, **ck)
 
 
 def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):
@@ -841,7 +844,7 @@ def _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_ever
             res, status[b] = _simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
                                                  t_eval=None, n_out=None, output_every=None, formulation="tree",
                                                  tau=run_tau, progress=False, max_steps=None, events=None,
-                                                 energy=energy, checkpoint=None, options={}, save=save), "success"
+                                                 energy=energy, writer=None, options={}, save=save), "success"
         except IntegrationError as exc:
             res, status[b] = exc.result, "failed"
         k = len(res.t)

@@ -65,6 +65,8 @@ class Structure:
                                len(u.releases))
         self.nq, self.nv = model.nq, model.nv
         self.q_names, self.v_names = q_names, v_names
+        #: the separations that made this structure from the model: [(t, joint)]
+        self.separated = []
         self.q_cols = np.array([q_names.index(n) for n in model.coordinate_names()], dtype=np.int64)
         self.v_cols = np.array([v_names.index(n) for n in model.velocity_names()], dtype=np.int64)
         self.latched = set()     # indices of the latches that have locked
@@ -177,6 +179,36 @@ class Structure:
         for j in range(self.nlat):
             if j in self.latched or base[u.latch_v[j]]:
                 S[S_LATCH_SIDE][j] = 0.0
+
+    # ---- the mode as data (checkpoints) ------------------------------------------------------------------------
+    def mode_data(self):
+        """The discrete state of the mode as JSON data: latched and held coordinates, the states of the stops, the
+        armed latches and releases, and the guards watched (``restore`` makes the same mode again)."""
+        S = self.S
+
+        def floats(a):
+            return [None if not np.isfinite(v) else float(v) for v in a]
+
+        return {"latched": sorted(int(j) for j in self.latched), "held": sorted(int(k) for k in self.held),
+                "stops": [int(v) for v in S[S_LIM_STATE]], "latch_side": floats(S[S_LATCH_SIDE]),
+                "release_t": floats(S[S_RELEASE_T]), "mask": [bool(v) for v in S[S_MASK]],
+                "order": [int(v) for v in S[S_ORDER]], "since": floats(S[S_SINCE])}
+
+    def restore(self, data):
+        """Make the mode of :meth:`mode_data`'s ``data`` (of the same structure) again."""
+        S = self.S
+
+        def floats(a, none):
+            return np.array([none if v is None else float(v) for v in a])
+
+        self.latched, self.held = set(data["latched"]), set(data["held"])
+        S[S_LIM_STATE][:] = data["stops"]
+        S[S_LATCH_SIDE][:] = floats(data["latch_side"], 0.0)
+        S[S_RELEASE_T][:] = floats(data["release_t"], np.inf)
+        self.sync()
+        S[S_MASK][:] = data["mask"]
+        S[S_ORDER][:] = data["order"]
+        S[S_SINCE][:] = floats(data["since"], 0.0)
 
     def dof(self):
         return int(self.nv - np.count_nonzero(self.S[S_KNOWN]))
@@ -424,6 +456,7 @@ def separated_structure(st, t, x, joint, log):
     q, v = x[:old.nq], x[old.nq:]
     fk = forward_kinematics(old, q, v)
     ns = Structure(new, None, st.callback, st.q_names, st.v_names, st.index + 1, st.rest_velocity)
+    ns.separated = st.separated + [(float(t), joint)]
     q2, v2 = np.empty(new.nq), np.empty(new.nv)
     for j in new.joints[1:]:
         if j.name == joint:

@@ -39,9 +39,9 @@ def union_names(model):
     return qn, vn
 
 
-def refuse(model, formulation, tau, method_key, events, checkpoint):
+def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
-    moving base, general joints, constraints, user events, a checkpoint, a torque callback with a fixed step."""
+    moving base, general joints, constraints, user events, a torque callback with a fixed step."""
     why = None
     if formulation != "tree":
         why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
@@ -55,8 +55,6 @@ def refuse(model, formulation, tau, method_key, events, checkpoint):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
     elif events is not None:
         why = ("events= of simulate: the switches are the model's own events (result.events)", "events")
-    elif checkpoint is not None:
-        why = ("checkpoint=: a switching run is not checkpointed yet", "checkpoint")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
         why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
     elif method_key in METHODS and (callable(tau) or (tau is None and model.torque_callback is not None)):
@@ -67,14 +65,20 @@ def refuse(model, formulation, tau, method_key, events, checkpoint):
 
 
 def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12,
-                  t_eval=None, tau=None, energy=True, max_steps=None, event_rows=True, rest_velocity=REST_VELOCITY):
+                  t_eval=None, tau=None, energy=True, max_steps=None, event_rows=True, rest_velocity=REST_VELOCITY,
+                  writer=None, every=None, restart=None):
     """Integrate ``model`` (with joint limits, latches or releases) from ``(q0, v0)`` at ``t0`` to ``t_end`` across
     its switches (``integrate/events.py``); return the :class:`multibody.Result` (module docstring).
 
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
     ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (adaptive methods). A failure raises
-    ``IntegrationError`` whose ``result`` is the run up to it, its switches included."""
+    ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
+
+    ``writer`` (a :class:`multibody.checkpoint.Writer`), ``every``: write a checkpoint at the start, every ``every``
+    simulated seconds and at the end — the state and outputs as rows of the full coordinate set, the structures,
+    the mode and the switch log as its ``switching`` data; ``restart``: the
+    :class:`~multibody.checkpoint.Checkpoint` to go on from (``simulation.resume``)."""
     key = str(method).upper()
     cpu, wall = time.process_time(), time.perf_counter()
     callback = model.torque_callback if tau is None else tau
@@ -90,8 +94,26 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     x0 = np.concatenate([q0, v0]).astype(float)
     if st.quaternions:
         normalize_quaternions(x0, st.params)
-    run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol, t_eval=t_eval,
-                     max_steps=max_steps, event_rows=event_rows)
+    write, resume = None, None
+    if writer is not None:
+        def write(t, step, system, x, run, finished):
+            rows, x_row = _rows(run, q_names, v_names), _union_row(system, x, q_names, v_names)
+            writer.write(t, step, x_row, np.array(run.t), rows, None, {"steps": run.steps, "nfev": run.nfev},
+                         finished, switching={"separated": system.separated, "mode": system.mode_data(),
+                                              "events": run.log, "rows": run.system})
+
+        if restart is not None and restart.switching is not None and (restart.t > t0 or restart.finished):
+            st, resume = _resumed(restart, model, tau_const, callback, q_names, v_names, rest_velocity)
+        else:
+            writer.write(t0, 0 if key in METHODS else None, _union_row(st, x0, q_names, v_names), np.zeros(0),
+                         np.zeros((0, len(q_names) + len(v_names))), None, {"steps": 0},
+                         switching={"separated": [], "mode": None, "events": [], "rows": []})
+    if resume is not None and restart.finished:
+        run = resume[3]
+    else:
+        run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol,
+                         t_eval=t_eval, max_steps=max_steps, event_rows=event_rows, checkpoint=write, every=every,
+                         resume=resume)
     info = {"method": key, "model": model.name, "formulation": "tree", "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
@@ -103,11 +125,70 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         "completed" if key in METHODS else "the end of the interval was reached")
     info.update(status=run.status, message=message, cpu_seconds=time.process_time() - cpu,
                 wall_seconds=time.perf_counter() - wall)
+    if writer is not None:
+        info["checkpoint"] = str(writer.path)
+    if restart is not None:
+        info["resumed_from"] = restart.t
     res = _result(run, q_names, v_names, model, energy, info)
     if run.status == "failed":
         raise IntegrationError(f"{key} integration of model '{model.name}' failed: {run.reason}", result=res,
                                reason=run.reason) from run.error
     return res
+
+
+def _union_row(system, x, q_names, v_names):
+    """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate)."""
+    row = np.full(len(q_names) + len(v_names), np.nan)
+    row[system.q_cols] = x[:system.nq]
+    row[len(q_names) + system.v_cols] = x[system.nq:]
+    return row
+
+
+def _rows(run, q_names, v_names):
+    """The output rows of a run as rows of its full coordinate set."""
+    systems = {s.index: s for _, s in run.systems}
+    return np.array([_union_row(systems[i], x, q_names, v_names) for i, x in zip(run.system, run.x)]).reshape(
+        len(run.t), len(q_names) + len(v_names))
+
+
+def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
+    """The structure, mode and outcome so far of a run across switches from its checkpoint ``ck``: the structures
+    made again by the same separations, the mode restored, the rows back in each structure's coordinates. Returns
+    ``(structure, (t, step, x, HybridRun))``; a ``ResultFileError`` for data that do not fit."""
+    from multibody.errors import ResultFileError
+    from multibody.integrate.events import HybridRun
+    from multibody.model.restructure import separated_model
+
+    data = ck.switching
+    try:
+        st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+        systems = [(float(ck.settings["t0"]), st)]
+        for t, joint in data["separated"]:
+            nxt = Structure(separated_model(st.model, joint), None, callback, q_names, v_names, st.index + 1,
+                            rest_velocity)
+            nxt.separated = st.separated + [(float(t), joint)]
+            st = nxt
+            systems.append((float(t), st))
+        st.restore(data["mode"])
+        by_index = {s.index: s for _, s in systems}
+        nq = len(q_names)
+
+        def local(s, row):
+            return np.concatenate([row[s.q_cols], row[nq + s.v_cols]])
+
+        rows = [local(by_index[int(i)], row) for i, row in zip(data["rows"], ck.out_x)]
+        run = HybridRun(t=[float(t) for t in ck.out_t], system=[int(i) for i in data["rows"]], x=rows,
+                        systems=systems, log=[dict(e) for e in data["events"]], steps=int(ck.stats.get("steps", 0)),
+                        nfev=int(ck.stats.get("nfev", 0)))
+        x = local(st, ck.x)
+    except (KeyError, TypeError, ValueError, IndexError, ModelError) as exc:
+        raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: its switching data ({type(exc).__name__}: "
+                              f"{exc}) (edited or damaged?)", path=ck.path, element="checkpoint switching") from None
+    if not np.all(np.isfinite(x)) or len(run.t) != len(rows):
+        raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: its state is not finite, or its rows do "
+                              "not match their structures (edited or damaged?)", path=ck.path,
+                              element="checkpoint x")
+    return st, (ck.t, ck.step, x, run)
 
 
 def _result(run, q_names, v_names, model, energy, info):

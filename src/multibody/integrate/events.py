@@ -75,37 +75,53 @@ class _Failure(Exception):
 
 
 def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12, t_eval=None,
-               max_steps=None, event_rows=True):
+               max_steps=None, event_rows=True, checkpoint=None, every=None, resume=None):
     """Integrate ``system`` (the protocol of the module docstring) from ``x0`` at ``t0`` to ``t_end`` across its
     switches; return a :class:`HybridRun`. ``method``: an adaptive method (``rtol``, ``atol``, output times
     ``t_eval`` or every step, ``max_steps`` over all the modes) or a fixed-step one (``h`` and ``nsteps`` of the
     grid, ``save`` the step numbers to output). Never raises on a failed integration (a non-finite state, the
     step limit, an exception of the right-hand side or of a switch, chattering: more than
     ``MAX_SWITCHES_AT_ONCE`` switches at one instant): the outcome's status and reason say why, with the rows and
-    the log up to it. Bad input met on the way (a ``ModelError``) is raised."""
+    the log up to it. Bad input met on the way (a ``ModelError``) is raised.
+
+    ``checkpoint(t, step, system, x, run, finished)``: called every ``every`` of simulated time — a fixed-step run
+    at the step numbers that are multiples of ``round(every / h)``, an adaptive one after the first accepted step
+    past each multiple — with the state reached (the system's mode armed: the run goes on from it as it is), the
+    :class:`HybridRun` so far, and at the end (``finished``). ``resume = (t, step, x, run)``: go on with a run from
+    such a state, the system's mode restored (armed) and ``run`` the outcome so far."""
     run = _Runner(system, t0, t_end, str(method).upper(), h, nsteps, save, rtol, atol, t_eval, max_steps,
-                  event_rows)
-    out = run.out
+                  event_rows, checkpoint, every)
     try:
-        x = np.array(x0, dtype=np.float64)
-        reached = system.start(t0, x, True)
-        if reached.any():
-            x = run.switch(t0, x, reached, initial=True)
-        if run.fixed:
-            run.fixed_steps(x)
+        if resume is not None:
+            t, step, x, run.out = resume
+            if every:
+                run.next_write = t0 + every * (np.floor((t - t0) / every) + 1)
+            run.out.status, run.out.reason, run.out.error = "success", None, None
+            if run.fixed:
+                run.fixed_steps(np.array(x, dtype=np.float64), int(step), armed=True)
+            else:
+                run.adaptive(float(t), np.array(x, dtype=np.float64), first=False, armed=True)
         else:
-            run.adaptive(t0, x)
+            x = np.array(x0, dtype=np.float64)
+            reached = system.start(t0, x, True)
+            if reached.any():
+                x = run.switch(t0, x, reached, initial=True)
+            if run.fixed:
+                run.fixed_steps(x)
+            else:
+                run.adaptive(t0, x)
     except ModelError:
         raise
     except _Failure as exc:
-        out.status, out.reason, out.error = "failed", exc.reason, exc.__cause__
+        run.fail(exc.reason, exc.__cause__)
     except Exception as exc:  # an exception of a callback, of the solver or of a switch: keep what was done
-        out.status, out.reason, out.error = "failed", f"{type(exc).__name__} raised during the run: {exc}", exc
-    return out
+        run.fail(f"{type(exc).__name__} raised during the run: {exc}", exc)
+    return run.out
 
 
 class _Runner:
-    def __init__(self, system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps, event_rows):
+    def __init__(self, system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps, event_rows,
+                 checkpoint, every):
         self.sys, self.t0, self.t_end, self.key = system, float(t0), float(t_end), key
         self.fixed = key in METHODS
         self.h, self.nsteps, self.save = h, nsteps, save
@@ -113,6 +129,17 @@ class _Runner:
         self.event_rows = event_rows
         self.out = HybridRun(systems=[(self.t0, system)])
         self.at_once = (None, 0)
+        self.checkpoint, self.every = checkpoint, every
+        self.chunk = None if checkpoint is None or not self.fixed else max(1, int(round(every / float(h))))
+        self.next_write = self.t0 + every if every else np.inf     # (adaptive runs)
+
+    def fail(self, reason, error):
+        self.out.status, self.out.reason, self.out.error = "failed", reason, error
+
+    def finished(self, x):
+        if self.checkpoint is not None:
+            step = int(self.nsteps) if self.fixed else None
+            self.checkpoint(self.t_end, step, self.sys, x, self.out, True)
 
     def switch(self, t, x, reached, initial=False):
         """The system's switch at (t, x), with the rows before and after it; a switch that starts another system
@@ -142,14 +169,16 @@ class _Runner:
                            f"last: {log[-1] if log else None})")
 
     # ---- adaptive methods ----------------------------------------------------------------------------------
-    def adaptive(self, t, x):
+    def adaptive(self, t, x, first=True, armed=False):
         te = None if self.t_eval is None else np.asarray(self.t_eval, dtype=float)
-        out, first = self.out, True
+        out = self.out
         while True:
             st = self.sys
             x = np.array(x, dtype=np.float64)
-            st.snap(x)
-            st.arm(t, x)
+            if not armed:
+                st.snap(x)
+                st.arm(t, x)
+            armed = False
 
             def event(tt, y, st=st):
                 return st.guards(tt, y)
@@ -162,7 +191,8 @@ class _Runner:
                                f"t_end = {self.t_end:.17g}")
             project = st.project if self.key in PROJECTABLE and st.quaternions else None
             run = solve_adaptive(st.rhs, (t, self.t_end), x, method=self.key, rtol=self.rtol, atol=self.atol,
-                                 t_eval=rest, events=[event], max_steps=left, project=project)
+                                 t_eval=rest, events=[event], max_steps=left, project=project,
+                                 callback=self.writer(st, rest is None and not first))
             out.steps += run.nsteps
             out.nfev += run.nfev
             ts, ys = run.t, run.y
@@ -176,28 +206,51 @@ class _Runner:
                     raise run.error
                 raise _Failure(run.reason) from run.error
             if run.status != "event":
+                self.finished(run.y[-1] if len(run.y) else x)
                 return
             t_e, x_e = float(run.t_events[0][-1]), run.y_events[0][-1]
             x = self.switch(t_e, x_e, st.reached(t_e, x_e))
             t, first = t_e, False
 
+    def writer(self, st, skip_first):
+        """The ``callback`` of an adaptive mode that calls ``checkpoint`` every ``every`` of simulated time, with
+        the rows so far (``skip_first``: the mode's first row is the one its switch added already)."""
+        if self.checkpoint is None:
+            return None
+        out, every, t0 = self.out, self.every, self.t0
+
+        def callback(t, y, ts, ys, stats):
+            if t < self.next_write:
+                return
+            self.next_write = t0 + every * (np.floor((t - t0) / every) + 1)
+            lo = 1 if skip_first else 0
+            snapshot = HybridRun(t=out.t + [float(x) for x in ts[lo:]], system=out.system + [st.index] * len(ts[lo:]),
+                                 x=out.x + [np.array(x) for x in ys[lo:]], systems=list(out.systems),
+                                 log=list(out.log), steps=out.steps + stats["steps"], nfev=out.nfev + stats["nfev"])
+            self.checkpoint(t, None, st, y, snapshot, False)
+
+        return callback
+
     # ---- fixed-step methods --------------------------------------------------------------------------------
-    def fixed_steps(self, x):
+    def fixed_steps(self, x, k=0, armed=False):
         out = self.out
         h, nsteps, save = float(self.h), int(self.nsteps), np.asarray(self.save, dtype=np.int64)
         code = METHODS[self.key]
-        t0, k = self.t0, 0
-        if save.size and save[0] == 0:
+        t0 = self.t0
+        if k == 0 and save.size and save[0] == 0:
             out.add(t0, self.sys.index, x)
         while k < nsteps:
             st = self.sys
             n = st.nq + st.nv
             x = np.array(x, dtype=np.float64)
-            st.snap(x)
-            st.arm(t0 + k * h, x)
-            todo = save[save > k]
+            if not armed:
+                st.snap(x)
+                st.arm(t0 + k * h, x)
+            armed = False
+            stop = nsteps if self.chunk is None else min(nsteps, (k // self.chunk + 1) * self.chunk)
+            todo = save[(save > k) & (save <= stop)]
             ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
-            rows, status, done = st.run_steps(x, t0, h, k, nsteps, todo, code, ts, xs, np.empty(n),
+            rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, np.empty(n),
                                               np.empty((5, n)))
             out.steps += done - k
             out.nfev += (done - k) * STAGES[code]
@@ -208,13 +261,17 @@ class _Runner:
                                f"{t0 + (done + 1) * h:.17g}); the step h = {h:g} may be too large")
             k = done
             if status != EVENT:
-                break
+                if k < nsteps and self.checkpoint is not None:   # a chunk done: write it, go on in the same mode
+                    self.checkpoint(t0 + k * h, k, st, x, out, False)
+                    armed = True
+                continue
             # the event lies in step k + 1: locate it, switch, and step on to the grid point k + 1
             x = self.to_grid(t0 + k * h, x, t0 + (k + 1) * h, code)
             k += 1
             out.steps += 1
             if np.any(save == k):
                 out.add(t0 + k * h, self.sys.index, x)
+        self.finished(x)
 
     def to_grid(self, t_a, x_a, t_b, code):
         """From (t_a, x_a) to the grid time t_b in one step of the method, across the switches inside it: each is
