@@ -542,3 +542,21 @@ def test_checkpoints_across_a_separation_adaptive(tmp_path, monkeypatch):
     bound = 100 * rtol * np.nanmax(np.abs(plain.x))
     assert np.nanmax(np.abs(resumed.x - plain.x)) <= bound
     assert np.array_equal(np.isnan(resumed.x), np.isnan(plain.x))
+
+
+def test_result_keeps_and_plots_its_switches(tmp_path):
+    """result.events round-trips through the Result files (npz, csv); Result.plot marks each switch with a vertical
+    line on every panel."""
+    from multibody.result import Result
+
+    res = mb.simulate(pendulum(e=0.7), [-0.5], [0.0], 2.0, method="RK4", h=1e-3)
+    assert len(res.events) == 2
+    for suffix in (".npz", ".csv"):
+        back = Result.load(res.save(tmp_path / f"run{suffix}"))
+        assert back.events == res.events
+        np.testing.assert_array_equal(back.t, res.t)
+    fig = res.plot(path=tmp_path / "run.png")
+    for ax in fig.axes:
+        marks = [ln for e in res.events for ln in ax.lines if list(ln.get_xdata()) == [e["t"], e["t"]]]
+        assert len({float(ln.get_xdata()[0]) for ln in marks}) == 2
+    assert (tmp_path / "run.png").stat().st_size > 10_000
