@@ -146,6 +146,12 @@ def check_state(model, q0, v0):
 #: being asked: beyond it q0 is a different configuration, not a rounded one
 MAX_INITIAL_CORRECTION = 0.1
 
+#: the position residual below which a Newton projection onto the constraints polishes to round-off: it goes on
+#: until a step no longer halves the residual. Near a singular configuration (a row of the constraint Jacobian of
+#: size σ → 0) a residual f leaves the coordinates up to f/σ off the constraints along the extra degree of
+#: freedom, which the equations of motion then amplify: a fixed residual is no bound on the distance.
+POLISH = 1e-8
+
 
 def initial_correction(model, q0, q1, v0, v1, max_correction=MAX_INITIAL_CORRECTION, constraints=()):
     """How far the projection onto the constraints moved the initial state: a dict for ``result.info``

@@ -52,7 +52,7 @@ import scipy.sparse.linalg as spla
 
 from ..errors import ConstraintError, ModelError
 from ..analysis.reactions import cut_joint_frames, in_joint_frame
-from .base import MAX_INITIAL_CORRECTION, register_formulation
+from .base import MAX_INITIAL_CORRECTION, POLISH, register_formulation
 
 __all__ = [
     "CartesianSystem", "RowBlock",
@@ -1168,10 +1168,15 @@ class CartesianSystem:
         return xdd, -mu
 
     def rhs(self, t, y, baumgarte=None):
-        """State derivative of ``y = [x; V]`` for an ODE integrator."""
+        """State derivative of ``y = [x; V]`` for an ODE integrator.
+
+        Quiet about floating-point overflow: an adaptive method's trial step on a stiff model (A05's
+        spring-dampers) may reach a state far off, whose derivative overflows; the method rejects that step,
+        and a state that stays non-finite ends the run with its reason."""
         x, V = y[: self.nq], y[self.nq:]
-        xdd, _ = self.accelerations(t, x, V, baumgarte)
-        return np.concatenate([self.qdot(x, V), xdd])
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            xdd, _ = self.accelerations(t, x, V, baumgarte)
+            return np.concatenate([self.qdot(x, V), xdd])
 
     def residuals(self, t, x, V):
         """Position, velocity and acceleration constraint residuals (max-abs each)."""
@@ -1232,18 +1237,22 @@ class CartesianSystem:
         d, _ = self.solve_kkt(Q, np.zeros(self.nv), rhs_b)
         return d
 
-    def project_position(self, x, tol=1e-12, maxiter=20, t=None):
-        """Newton projection of the coordinates onto φ(x) = 0 (mass-weighted least change)."""
+    def project_position(self, x, tol=0.0, maxiter=20, t=None):
+        """Newton projection of the coordinates onto φ(x) = 0 (mass-weighted least change), down to
+        ``|φ| ≤ tol`` (0: round-off: once below ``POLISH``, until a step no longer halves ``|φ|``; near a
+        singular position a small residual alone is no small distance, see ``formulations/base.py``)."""
         self.finalize()
         x = x.copy()
         if self.dim == 3:  # renormalize quaternions
             X = x.reshape(self.nb, 7)
             X[:, 3:] /= np.linalg.norm(X[:, 3:], axis=1)[:, None]
+        prev = np.inf
         for it in range(maxiter):
             Q, phi = self._position_rows(x)
             err = np.abs(phi).max(initial=0.0)
-            if err <= tol:
+            if err <= tol or (prev <= POLISH and not err < 0.5 * prev):
                 return x
+            prev = err
             x = self.retract(x, self._min_norm_correction(Q, -phi))
         Q, phi = self._position_rows(x)
         err = np.abs(phi).max(initial=0.0)
@@ -1863,7 +1872,8 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
     the three planar coordinates per body (seed 001 §2.5); False forces the spatial form. ``stabilization``:
     ``"projection"`` (positions and velocities projected onto the constraints after every step), ``"baumgarte"``
     (``b − 2α Q V − β² φ``, gains ``baumgarte``) or ``"none"`` (the acceleration-level rows alone). ``al_eps``:
-    the relative regularization of the augmented-Lagrangian solve (default 1e-10). ``solver``: the KKT
+    the relative regularization of the augmented-Lagrangian solve (default 1e-10; through singular positions see
+    ``multibody.systems.iftomm.A02_AL_EPS``). ``solver``: the KKT
     solver of :class:`CartesianSystem` (``"auto"``: the tree-ordered block LDLᵀ when the joint graph allows
     it, else the augmented Lagrangian). Residuals: ``position``, ``velocity``, ``acceleration`` (max over the
     rows) and per non-joint constraint. ``consistent``, ``max_correction``: as in the constrained formulation

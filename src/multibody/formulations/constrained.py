@@ -30,7 +30,7 @@ from numba import njit
 from multibody.kernels.spatial import KERNEL
 
 from multibody.errors import ConstraintError, ModelError
-from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, POLISH, OdeSystem, callback_forces, check_state,
                                          initial_correction, register_formulation)
 from multibody.formulations.tree import P_TAU, P_VAPPLIED, tree_energy, tree_params, tree_rhs_extra
 from multibody.integrate.manifold import has_quaternions
@@ -73,7 +73,7 @@ def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
     def z(shape, dtype=dtype):
         return np.zeros(shape, dtype=dtype)
     cfg = np.zeros(10)
-    cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 1e-12, 25
+    cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 0.0, 25
     cfg[CFG_PROJECT] = 1.0
     # rows: compiled, [auxiliary (mode 1)], Python, extra; the auxiliary rows are velocity-level (degree 1)
     mc = tab.m_compiled
@@ -176,19 +176,25 @@ def constrained_rhs(t, x, w, out):
 @njit(**KERNEL)
 def project_positions(q, w, m):
     """Newton projection of q onto the compiled position rows (mass-weighted least change,
-    ``q ← q ⊕ M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹(−f)``), in place. Returns the final residual."""
+    ``q ← q ⊕ M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹(−f)``), in place. Returns the final residual.
+
+    It stops at ``|f| ≤ cfg[CFG_TOL]`` (0: round-off), after ``cfg[CFG_MAXIT]`` steps, or — once below
+    ``POLISH`` (``formulations/base.py``) — when a step no longer halves ``|f|``: near a singular configuration
+    a small residual alone is no small distance."""
     mi = w.tree[0]
     nv = w.dv.shape[0]
     maxit = int(w.cfg[CFG_MAXIT])
     err = 0.0
+    prev = np.inf
     for it in range(maxit + 1):
         eval_rows(q, w.qdd0, w)
         err = 0.0
         for r in range(m):
             if w.sel_pos[r] != 0 and not abs(w.f[r]) <= err:   # NaN propagates
                 err = abs(w.f[r])
-        if err <= w.cfg[CFG_TOL] or it == maxit:
+        if err <= w.cfg[CFG_TOL] or it == maxit or (prev <= POLISH and not err < 0.5 * prev):
             break
+        prev = err
         crba_kernel(mi, w.tree[1], q, w.tree[13], w.M)
         for r in range(m):
             w.b[r] = -w.f[r]
@@ -370,9 +376,10 @@ class ConstrainedTree:
         out[:self.nq] = self.model.qdot(x[:self.nq], x[self.nq:])
         return out
 
-    def project_position(self, q, t=None, tol=1e-12, maxiter=25):
-        """Newton projection onto the position rows (mass-weighted least change); ``ConstraintError`` naming
-        the constraints when the positions cannot be assembled."""
+    def project_position(self, q, t=None, tol=0.0, maxiter=25):
+        """Newton projection onto the position rows (mass-weighted least change) down to ``|f| ≤ tol`` (0:
+        round-off, see :func:`project_positions`); ``ConstraintError`` naming the constraints when the positions
+        cannot be assembled."""
         q = self.model.normalize(np.array(q, dtype=float))
         if not self.rows.python:
             self.w.cfg[CFG_TOL], self.w.cfg[CFG_MAXIT] = tol, maxiter
@@ -381,12 +388,14 @@ class ConstrainedTree:
             err = project_positions(q, self.w, self.rows.m)
         else:
             sel = self.w.sel_pos
+            prev = np.inf
             for it in range(maxiter + 1):
                 m = self.rows.fill(q, None, 0.0 if t is None else t)
                 f = self.w.f[:m]
                 err = np.abs(f[sel[:m] == 1]).max(initial=0.0)
-                if err <= tol or it == maxiter:
+                if err <= tol or it == maxiter or (prev <= POLISH and not err < 0.5 * prev):
                     break
+                prev = err
                 dq = self._min_norm(q, sel, -f)
                 q = self.model.integrate(q, dq, 1.0)
         if not err <= 1e-8:
@@ -502,7 +511,9 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
     ``detect_singular``: check the rank of the position rows' Jacobian after every step (default: for
     nv ≤ 60; adaptive methods); a rank drop is recorded in ``result.info["singular_configurations"]`` with the
     time and the constraints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
-    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``).
+    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``); through singular positions it
+    sets a window of width ~√al_eps whose error grows with it, while below ~1e-9 round-off off the constraints,
+    amplified near the passage, dominates (``multibody.systems.iftomm.A02_AL_EPS``).
     """
     if not model.constraints:
         raise ConstraintError(f"model '{model.name}' has no constraints (no cut joints, nothing added with "
