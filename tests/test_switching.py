@@ -30,9 +30,9 @@ def pendulum(upper=0.0, lower=-np.inf, e=0.7, mass=1.0, length=1.0, radius=0.05)
 
 def period(model, amplitude):
     """The exact period of the pendulum swinging with ``amplitude`` (rad): 4 sqrt(I_O / (m g l)) K(sin²(θ/2))."""
-    m, l = float(model.mass[1]), float(-model.com[1][2])
-    I_O = float(model.inertia_com[1][1, 1]) + m * l * l
-    return 4.0 * math.sqrt(I_O / (m * G * l)) * ellipk(math.sin(amplitude / 2.0) ** 2)
+    m, arm = float(model.mass[1]), float(-model.com[1][2])
+    I_O = float(model.inertia_com[1][1, 1]) + m * arm * arm
+    return 4.0 * math.sqrt(I_O / (m * G * arm)) * ellipk(math.sin(amplitude / 2.0) ** 2)
 
 
 def rows_at(res, t):
@@ -320,7 +320,8 @@ def test_solar_panel_plot_marks_the_locks(deployment, tmp_path):
 # ------------------------------------------------------------------------------------------------ separation
 def two_stages(t_release=0.5):
     b = mb.ModelBuilder(gravity=(0.0, 0.0, 0.0), name="two stages")
-    b.add_body("stage1", mass=120.0, com=(0.02, 0.0, -1.0), inertia=[[40.0, 0.5, 0.0], [0.5, 42.0, 0.1], [0.0, 0.1, 9.0]])
+    b.add_body("stage1", mass=120.0, com=(0.02, 0.0, -1.0),
+               inertia=[[40.0, 0.5, 0.0], [0.5, 42.0, 0.1], [0.0, 0.1, 9.0]])
     b.add_body("stage2", mass=45.0, com=(0.0, 0.01, 0.7), inertia=np.diag([7.0, 8.0, 3.0]))
     b.add_joint("flight", mb.Free(), "ground", "stage1")
     b.add_joint("adapter", mb.Fixed(), "stage1", "stage2", placement=mb.Placement(translation=(0.05, 0.0, 0.4)),

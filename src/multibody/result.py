@@ -17,10 +17,11 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
 ``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header);
-``events``: the switches of a run with joint limits, latches or releases (``multibody.formulations.variable_structure``), a list
-of dicts with keys ``t``, ``element``, ``kind`` (``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``,
-``"release"``), ``impulse`` and more (empty for other runs); ``structures``: the models such a run went through,
-``[{"t": from when, "model": Model}]`` (None for other runs; not saved to files, like ``model``).
+``events``: the switches of a run with joint limits, latches or releases
+(``multibody.formulations.variable_structure``), a list of dicts with keys ``t``, ``element``, ``kind``
+(``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
+runs); ``structures``: the models such a run went through, ``[{"t": from when, "model": Model}]`` (None for other
+runs; not saved to files, like ``model``).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment

@@ -9,8 +9,8 @@
   compiled loop, and calls the same ABA;
 * ``DOP853`` at rtol 1e-10: the same, where the limits are a terminal event of scipy's step loop (one compiled
   evaluation of the guards per step, no Python per guard);
-* the chain with stops at ±0.1 rad (its first angle clipped to 0.1), which the motion does hit (impacts, contacts, separations), for the cost of a
-  run with switches: its number of switches is printed.
+* the chain with stops at ±0.1 rad (its first angle clipped to 0.1), which the motion does hit (impacts, contacts,
+  separations), for the cost of a run with switches: its number of switches is printed.
 
 Process time, interleaved rounds, the median and the range of the ratio over the rounds (``bench/timing.py``).
 Read the ratios, not the absolute times (DESIGN.md, performance rules).

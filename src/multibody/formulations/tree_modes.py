@@ -33,7 +33,8 @@ from multibody.integrate.events import EVENT
 from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.integrate.manifold import normalize_quaternions
 
-__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run", "S_KNOWN", "S_FORCE",
+__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",
+           "S_KNOWN", "S_FORCE",
            "S_LIM_STATE", "S_LATCH_SIDE", "S_RELEASE_T", "S_GUARD", "S_MASK", "FREE", "ON_LOWER", "ON_UPPER",
            "LOCKED", "EVENT"]
 

@@ -32,8 +32,9 @@ from multibody.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.tree import P_APPLIED, P_TAU, tree_params, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
-                                           S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T, S_SINCE, guard_values, mode_rhs,
-                                           mode_rhs_extra, mode_step, switch_arrays, switching_run)
+                                              S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T,
+                                              S_SINCE, guard_values, mode_rhs, mode_rhs_extra, mode_step,
+                                              switch_arrays, switching_run)
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
 
