@@ -15,6 +15,7 @@ import numpy as np
 
 from multibody.algorithms import crba, rnea
 from multibody.systems import solar_panels as sp
+from multibody.viz.solar_panels import plot_deployment
 
 
 def main(out=".", t_end=12.0):
@@ -63,7 +64,7 @@ def main(out=".", t_end=12.0):
     print(f"\nThe same with stiff spring latches (K_L = {p.latch_stiffness} N·m/rad, λ = {p.latch_damping} s/rad): "
           f"hinge 2 reaches 0 at t = {s['latch_time'][1]:.3f} s, hinge 1 at t = {s['latch_time'][0]:.3f} s; at rest "
           f"after t = {s['settle_time']:.2f} s, final φ = {np.round(s['final_angles_deg'], 4).tolist()} deg")
-    path = sp.plot_deployment(res, os.path.join(out, "solar_panel_deployment.png"))
+    path = plot_deployment(res, os.path.join(out, "solar_panel_deployment.png"))
     print(f"\nwrote {path}")
     return res
 

@@ -177,7 +177,8 @@ def test_a05_initial_state_and_accelerations_by_hand():
     """A05 at t = 0: both springs at their 0.5 m rest length (the equilateral hinge–slider–rod-midpoint
     triangle of the spec's figure), so the slider falls freely (s̈ = −g), the shaft keeps its speed
     (ω̇ = 0) and the hinges accelerate as the hand formula of _flyball_hand_values says (to 1e-12)."""
-    from multibody.formulations.tree import tree_params, tree_rhs
+    from multibody.formulations.tree_rhs import tree_rhs
+    from multibody.tree_parameters import tree_params
     m, q0, v0 = I.flyball_model()
     masses = dict(zip(m.body_names, m.mass))          # ρ = 3000 kg/m³ boxes; rods carry the 5 kg point masses
     assert [masses[n] for n in ("shaft", "slider", "rod1", "rod2")] == pytest.approx([0.3, 3.0, 5.3, 5.3], rel=1e-14)
@@ -260,7 +261,8 @@ def test_a05_steady_rotation_matches_hand_statics():
     """A05 turning steadily at 2π rad/s: the hand statics give β* ≈ 17.92° below the horizontal and
     s* ≈ 0.6922 m; at that state (hinge rates 0) the model's accelerations vanish (measured 3e-12) — a
     relative equilibrium of the free-shaft governor, about which s(t) oscillates."""
-    from multibody.formulations.tree import tree_params, tree_rhs
+    from multibody.formulations.tree_rhs import tree_rhs
+    from multibody.tree_parameters import tree_params
     be, s = _flyball_relative_equilibrium()
     assert math.degrees(be) == pytest.approx(17.917, abs=1e-3) and s == pytest.approx(0.69216, abs=1e-5)
     m, q0, v0 = I.flyball_model()
@@ -373,7 +375,8 @@ def test_a05_cartesian_refuses_a_run_of_tens_of_minutes(monkeypatch):
     """A05 in Cartesian coordinates over its 10 s: the spring-dampers make it stiff (fastest decay rate 8.1e3 1/s,
     the same as the tree's linearized equations by finite differences), an explicit method needs ≥ 13 000 steps
     of a Python right-hand side: refused before any simulation starts, with the reason and what fits."""
-    from multibody.formulations.tree import tree_params, tree_rhs
+    from multibody.formulations.tree_rhs import tree_rhs
+    from multibody.tree_parameters import tree_params
     m, q0, v0 = I.flyball_model()
     P = tree_params(m)
     x = np.concatenate([q0, v0])

@@ -480,7 +480,7 @@ def _copy_at(monkeypatch, target, when):
     import os
     import shutil
 
-    from multibody import checkpoint as ckpt
+    from multibody.io import checkpoints as ckpt
 
     write = ckpt.Writer.write
 
@@ -501,7 +501,7 @@ def test_checkpoints_across_switches_fixed_step(tmp_path, monkeypatch):
     """RK4 on the pendulum held until t = 0.2, then swinging onto its stop (e = 0.7): a run with checkpoints is the
     run without them, and resumed from a checkpoint after impacts (t = 1.5, step 1500) it is the same run again, bit
     for bit, its switch log included; the checkpoint holds the mode and the log."""
-    from multibody import checkpoint as ckpt
+    from multibody.io import checkpoints as ckpt
 
     b = mb.ModelBuilder(gravity=(0.0, 0.0, -G))
     b.add_body("bob", mass=1.0, com=(0.0, 0.0, -1.0), inertia=np.diag([1e-3] * 3))
@@ -546,9 +546,10 @@ def test_checkpoints_across_a_separation_adaptive(tmp_path, monkeypatch):
 
 
 def test_result_keeps_and_plots_its_switches(tmp_path):
-    """result.events round-trips through the Result files (npz, csv); Result.plot marks each switch with a vertical
+    """result.events round-trips through the Result files (npz, csv); viz.plot_result marks each switch with a vertical
     line on every panel."""
     from multibody.result import Result
+    from multibody.viz import plot_result
 
     res = mb.simulate(pendulum(e=0.7), [-0.5], [0.0], 2.0, method="RK4", h=1e-3)
     assert len(res.events) == 2
@@ -556,7 +557,7 @@ def test_result_keeps_and_plots_its_switches(tmp_path):
         back = Result.load(res.save(tmp_path / f"run{suffix}"))
         assert back.events == res.events
         np.testing.assert_array_equal(back.t, res.t)
-    fig = res.plot(path=tmp_path / "run.png")
+    fig = plot_result(res, path=tmp_path / "run.png")
     for ax in fig.axes:
         marks = [ln for e in res.events for ln in ax.lines if list(ln.get_xdata()) == [e["t"], e["t"]]]
         assert len({float(ln.get_xdata()[0]) for ln in marks}) == 2

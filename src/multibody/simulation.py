@@ -33,7 +33,7 @@ compiled forces + ABA kernels once, plus the callback; fixed-step methods then r
 Checkpoints
 -----------
 ``checkpoint="run.ckpt"`` writes the state of the run to that file every ``every`` simulated seconds (replacing it
-atomically; format in ``multibody/checkpoint.py``), and :func:`resume` continues a run from its file. Fixed-step
+atomically; format in ``multibody/io/checkpoints.py``), and :func:`resume` continues a run from its file. Fixed-step
 runs are made in chunks of whole steps between checkpoints and resume bit for bit; adaptive runs write from their
 step loop and resume by a new adaptive run from the checkpoint state (equal to the tolerance, see ``resume``).
 
@@ -52,12 +52,14 @@ import numpy as np
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
-from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
+from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
+from multibody.formulations.variable_structure import simulate_switching, switching_batch
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
 from multibody.integrate.arguments import fixed_step_count, output_steps
-from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
+from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
+from multibody.integrate.tableaux import STAGES
 from multibody.model.model import Model
 from multibody.result import Result
 
@@ -203,7 +205,7 @@ def resume(path, progress=None):
     >>> bool(np.array_equal(again.q, full.q))
     True
     """
-    from multibody import checkpoint as checkpoint_file
+    from multibody.io import checkpoints as checkpoint_file
 
     progress = arg.flag(progress, "progress", none_allowed=True)
     ck = checkpoint_file.read(path)
@@ -232,7 +234,7 @@ MAX_CHECKPOINTS = 10_000
 
 
 def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings, step=None):
-    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint);
+    """The :class:`multibody.io.checkpoints.Writer` of a run and its interval (None, None without a checkpoint);
     ``step``: the fixed step (a checkpoint is written every ``max(every, step)``), None for adaptive runs."""
     if path is None:
         if every is not None:
@@ -247,7 +249,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
         raise ModelError(f"every = {every:g} s makes {count:.3g} checkpoints of the span {t_end - t0:g} s, more than "
                          f"{MAX_CHECKPOINTS} (each rewrites the outputs so far): take a larger every",
                          element="every")
-    from multibody.checkpoint import Writer
+    from multibody.io.checkpoints import Writer
 
     settings = dict(settings, every=every)
     return Writer(path, model, settings, q0=q0, v0=v0, tau=tau, t_eval=t_eval, events=events), every
@@ -255,7 +257,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
               events, t0, energy, output_every, checkpoint, every, options, restart=None):
-    """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
+    """``simulate`` (and, with ``restart`` a :class:`multibody.io.checkpoints.Checkpoint`, ``resume``)."""
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
@@ -305,24 +307,14 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps}, h_used if fixed else None)
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
-        return _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
-                                   formulation, tau, progress, max_steps, events, energy, writer, options,
-                                   every=every, restart=restart)
-    if getattr(model, "base_motion", None) is not None:
-        if formulation not in ("tree", "poisson"):
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
-                             f"'poisson' formulations integrate it; formulation {formulation!r} does not support it "
-                             "yet", element="base motion")
-        if formulation == "poisson" and t0 != 0.0:
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'poisson' "
-                             f"formulation forms the initial impulses with the base at t = 0; got t0 = {t0}",
-                             element="t0")
-    if formulation != "tree":
-        refuse_general_joints(model, f"the {formulation!r} formulation")
+        return simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
+                                  formulation, tau, max_steps, events, energy, writer, options, every=every,
+                                  restart=restart)
+    check_supported(formulation, model, t0)   # a moving base, general joints: what the formulation declared
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     names = _state_names(model, formulation, options, system.x0.shape[0])
     if restart is not None:
-        from multibody.checkpoint import check_resumable
+        from multibody.io.checkpoints import check_resumable
 
         grid = (nsteps, h_used, output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)) if fixed else None
         times = np.linspace(t0, t_end, n_out) if n_out is not None and not fixed else t_eval
@@ -462,30 +454,6 @@ def _derivative_note(system, t, x, names):
     if f.shape != np.shape(x) or np.all(np.isfinite(f)):
         return ""
     return f"; the derivative at t = {t:.17g} (the last finite state): {nonfinite_entries(f, names)}"
-def _simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
-                        progress, max_steps, events, energy, writer, options, save=None, every=None, restart=None):
-    """``simulate`` of a model with joint limits, latches or releases (``formulations/variable_structure.py``);
-    ``save``: the fixed-step output steps of a batch (its outputs then have no rows at the switches); ``writer``,
-    ``every``: its checkpoints; ``restart``: the checkpoint it goes on from."""
-    from multibody.formulations.base import check_state
-    from multibody.formulations.variable_structure import refuse, run_switching
-
-    refuse(model, formulation, tau, mkey, events)
-    ck = dict(writer=writer, every=every, restart=restart)
-    if options:
-        raise ModelError(f"option {sorted(options)[0]!r}: a run with joint limits, latches or releases takes none",
-                         element=sorted(options)[0])
-    q0, v0 = check_state(model, q0, v0)
-    if mkey in FIXED_METHODS:
-        nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
-        rows = save is None
-        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
-        return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
-                             energy=energy, event_rows=rows, **ck)
-    if n_out is not None:   # (the arguments are checked by _simulate)
-        t_eval = np.linspace(t0, t_end, int(n_out))
-    return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
-                         max_steps=max_steps, **ck)
 
 
 def _run_fixed_checkpointed(system, t0, h, nsteps, mkey, save, progress, writer, every, restart):
@@ -762,7 +730,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
-        return _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params)
+        t, q, v, en, status, steps, info, events, qn, vn = switching_batch(
+            model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params)
+        batch = BatchResult(t, q, v, en, status, steps, info, model)
+        batch.events, batch.q_names, batch.v_names = events, qn, vn
+        return batch
     refuse_general_joints(model, "simulate_batch (one compiled loop for all runs)")
     system = FORMULATIONS["tree"](model, Q[0] if runs else None, V[0] if runs else None, tau=tau, energy=energy)
     batch = system.batch(runs, params)
@@ -778,7 +750,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
         from multibody.kernels.lanes import lanes_supported
-        from multibody.formulations.tree import P_TAU, tree_joint_forces
+        from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
 
         why = lanes_supported(model)
@@ -789,11 +761,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                              "loop then)", element="lanes")
         if why is None and system.run_params is not None:
             tau_runs, mass, gravity = batch
-            mf = system.params[1]
+            mf = system.params[P_MF]
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,
@@ -811,54 +783,6 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             "varied": sorted(params or {})}
     return BatchResult(t, np.ascontiguousarray(XS[:, :, :nq]), np.ascontiguousarray(XS[:, :, nq:]), en,
                        np.where(status == STATUS_OK, "success", "failed"), done, info, model)
-
-
-def _switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
-    """``simulate_batch`` of a model with joint limits, latches or releases: each run in turn through the switching
-    loop (``integrate/events.py``), outputs on the common step grid (no rows at the switches; each run's switches
-    in ``batch.events[b]``). Only ``params={"tau": ...}`` may vary per run."""
-    from multibody.formulations.variable_structure import union_names
-
-    other = sorted(set(params or {}) - {"tau"})
-    if other:
-        raise ModelError(f"params['{other[0]}']: the runs of a model with joint limits, latches or releases may vary "
-                         "'tau' only", element=other[0])
-    if callable(tau):
-        raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
-    taus = None if params is None or "tau" not in params else np.asarray(params["tau"], dtype=float)
-    if taus is not None and taus.shape != (Q.shape[0], model.nv):
-        raise ModelError(f"params['tau'] must have shape ({Q.shape[0]}, {model.nv}) (runs, nv), got {taus.shape}",
-                         element="tau")
-    nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
-    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
-    qn, vn = union_names(model)
-    runs, n = Q.shape[0], save.shape[0]
-    t = t0 + save * h_used
-    q, v = np.full((runs, n, len(qn)), np.nan), np.full((runs, n, len(vn)), np.nan)
-    en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total")} if energy else {}
-    status, steps, events = np.empty(runs, dtype=object), np.zeros(runs, dtype=np.int64), []
-    cpu, wall = time.process_time(), time.perf_counter()
-    for b in range(runs):
-        run_tau = tau if taus is None else (taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float)))
-        try:
-            res, status[b] = _simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
-                                                 t_eval=None, n_out=None, output_every=None, formulation="tree",
-                                                 tau=run_tau, progress=False, max_steps=None, events=None,
-                                                 energy=energy, writer=None, options={}, save=save), "success"
-        except IntegrationError as exc:
-            res, status[b] = exc.result, "failed"
-        k = len(res.t)
-        q[b, :k], v[b, :k] = res.q, res.v
-        for key in en:
-            en[key][b, :k] = res.energy[key]
-        steps[b] = res.info.get("steps", 0)
-        events.append(res.events)
-    info = {"method": mkey, "model": model.name, "formulation": "tree", "h": h_used, "nsteps_requested": nsteps,
-            "runs": runs, "path": "switching, run by run", "cpu_seconds": time.process_time() - cpu,
-            "wall_seconds": time.perf_counter() - wall, "varied": sorted(params or {})}
-    batch = BatchResult(t, q, v, en, status.astype(str), steps, info, model)
-    batch.events, batch.q_names, batch.v_names = events, qn, vn
-    return batch
 
 
 def _stages(mkey):

@@ -28,9 +28,10 @@ the switch, and restarts.
 import numpy as np
 from numba import njit
 
-from multibody.formulations.tree import P_APPLIED, P_TAU, tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
+from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
+from multibody.tree_parameters import P_APPLIED, P_TAU
 from multibody.integrate.events import EVENT
-from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
+from multibody.integrate.tableaux import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.integrate.manifold import normalize_quaternions
 
 __all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",

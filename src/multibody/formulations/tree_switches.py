@@ -30,7 +30,8 @@ import numpy as np
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.tree import P_APPLIED, P_TAU, tree_params, tree_rhs, tree_rhs_extra, tree_rhs_plain
+from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_plain
+from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
 from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
                                               S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T,
                                               S_SINCE, guard_values, mode_rhs, mode_rhs_extra, mode_step,

@@ -16,15 +16,17 @@ import time
 import numpy as np
 
 from multibody.errors import IntegrationError, ModelError
-from multibody.formulations.tree import tree_energy
+from multibody.formulations.base import check_state
+from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
+from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.events import run_hybrid
-from multibody.integrate.fixed_step import METHODS
+from multibody.integrate.tableaux import METHODS
 from multibody.integrate.manifold import normalize_quaternions
 from multibody.model.restructure import free_joint_names
 from multibody.result import Result
 
-__all__ = ["run_switching", "union_names", "refuse"]
+__all__ = ["run_switching", "simulate_switching", "switching_batch", "union_names", "refuse"]
 
 
 def union_names(model):
@@ -75,10 +77,10 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (adaptive methods). A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
 
-    ``writer`` (a :class:`multibody.checkpoint.Writer`), ``every``: write a checkpoint at the start, every ``every``
+    ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
     simulated seconds and at the end — the state and outputs as rows of the full coordinate set, the structures,
     the mode and the switch log as its ``switching`` data; ``restart``: the
-    :class:`~multibody.checkpoint.Checkpoint` to go on from (``simulation.resume``)."""
+    :class:`~multibody.io.checkpoints.Checkpoint` to go on from (``simulation.resume``)."""
     key = str(method).upper()
     cpu, wall = time.process_time(), time.perf_counter()
     callback = model.torque_callback if tau is None else tau
@@ -134,6 +136,75 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         raise IntegrationError(f"{key} integration of model '{model.name}' failed: {run.reason}", result=res,
                                reason=run.reason) from run.error
     return res
+
+
+def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
+                       max_steps, events, energy, writer, options, save=None, every=None, restart=None):
+    """``simulate`` of a model with joint limits, latches or releases (its arguments checked by ``simulate``):
+    :func:`refuse` what such a run does not do, then :func:`run_switching`. ``save``: the fixed-step output steps
+    of a batch (its outputs then have no rows at the switches); ``writer``, ``every``: its checkpoints;
+    ``restart``: the checkpoint it goes on from."""
+    refuse(model, formulation, tau, mkey, events)
+    ck = dict(writer=writer, every=every, restart=restart)
+    if options:
+        raise ModelError(f"option {sorted(options)[0]!r}: a run with joint limits, latches or releases takes none",
+                         element=sorted(options)[0])
+    q0, v0 = check_state(model, q0, v0)
+    if mkey in METHODS:
+        nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+        rows = save is None
+        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
+        return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
+                             energy=energy, event_rows=rows, **ck)
+    if n_out is not None:
+        t_eval = np.linspace(t0, t_end, int(n_out))
+    return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
+                         max_steps=max_steps, **ck)
+
+
+def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
+    """``simulate_batch`` of a model with joint limits, latches or releases: each run in turn through the switching
+    loop (``integrate/events.py``), outputs on the common step grid (no rows at the switches). Only
+    ``params={"tau": ...}`` may vary per run. Returns ``(t, q, v, energy, status, steps, info, events, q names,
+    v names)``, ``events[b]`` the switch log of run b (the arrays of a ``BatchResult``)."""
+    other = sorted(set(params or {}) - {"tau"})
+    if other:
+        raise ModelError(f"params['{other[0]}']: the runs of a model with joint limits, latches or releases may vary "
+                         "'tau' only", element=other[0])
+    if callable(tau):
+        raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
+    taus = None if params is None or "tau" not in params else np.asarray(params["tau"], dtype=float)
+    if taus is not None and taus.shape != (Q.shape[0], model.nv):
+        raise ModelError(f"params['tau'] must have shape ({Q.shape[0]}, {model.nv}) (runs, nv), got {taus.shape}",
+                         element="tau")
+    nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    qn, vn = union_names(model)
+    runs, n = Q.shape[0], save.shape[0]
+    t = t0 + save * h_used
+    q, v = np.full((runs, n, len(qn)), np.nan), np.full((runs, n, len(vn)), np.nan)
+    en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total")} if energy else {}
+    status, steps, events = np.empty(runs, dtype=object), np.zeros(runs, dtype=np.int64), []
+    cpu, wall = time.process_time(), time.perf_counter()
+    for b in range(runs):
+        run_tau = tau if taus is None else (taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float)))
+        try:
+            res, status[b] = simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
+                                                t_eval=None, n_out=None, output_every=None, formulation="tree",
+                                                tau=run_tau, max_steps=None, events=None, energy=energy, writer=None,
+                                                options={}, save=save), "success"
+        except IntegrationError as exc:
+            res, status[b] = exc.result, "failed"
+        k = len(res.t)
+        q[b, :k], v[b, :k] = res.q, res.v
+        for key in en:
+            en[key][b, :k] = res.energy[key]
+        steps[b] = res.info.get("steps", 0)
+        events.append(res.events)
+    info = {"method": mkey, "model": model.name, "formulation": "tree", "h": h_used, "nsteps_requested": nsteps,
+            "runs": runs, "path": "switching, run by run", "cpu_seconds": time.process_time() - cpu,
+            "wall_seconds": time.perf_counter() - wall, "varied": sorted(params or {})}
+    return t, q, v, en, status.astype(str), steps, info, events, qn, vn
 
 
 def _union_row(system, x, q_names, v_names):

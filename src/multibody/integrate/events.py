@@ -33,7 +33,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
-from multibody.integrate.fixed_step import METHODS, STAGES
+from multibody.integrate.tableaux import METHODS, STAGES
 
 __all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE"]
 

@@ -208,7 +208,7 @@ def run_flyball(t_end=10.0, rtol=None, method="DOP853", samples_per_second=10000
     more than :data:`PYTHON_EVALUATIONS` is refused before it starts (``ModelError`` saying why and how short a
     run fits); the compiled ``"tree"`` formulation (the default) runs the 10 s in seconds.
     """
-    from multibody.formulations.tree import tree_energy
+    from multibody.formulations.tree_rhs import tree_energy
     t_end = FLYBALL["t_end"] if t_end is None else float(t_end)
     tol = rtol or 1e-9
     m, q0, v0 = flyball_model()

@@ -1,6 +1,10 @@
 """Plots of a run across switches (joint limits, latches, releases; ``result.events``): the instants of the
 impacts, contacts, separations, locks and releases marked on the time axes."""
+from pathlib import Path
+
 import numpy as np
+
+from multibody.viz.figures import figure
 
 __all__ = ["SWITCH_COLORS", "mark_switches", "plot_switches"]
 
@@ -34,16 +38,12 @@ def plot_switches(result, path=None, coords=None, degrees=False, title=None):
     energies of ``result`` against time, with every switch marked (:func:`mark_switches`); ``degrees`` shows
     angles in degrees. Writes a PNG when ``path`` is given (Agg canvas, no display). Returns the figure, or the
     path when one was given."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     if coords is None:
         coords = list(range(min(result.q.shape[1], 8)))
     idx = [c if isinstance(c, (int, np.integer)) else result.q_names.index(c) for c in coords]
     scale = 180.0 / np.pi if degrees else 1.0
     panels = 3 if result.energy else 2
-    fig = Figure(figsize=(8.0, 2.6 * panels + 0.6), constrained_layout=True)
-    FigureCanvasAgg(fig)
+    fig = figure((8.0, 2.6 * panels + 0.6), constrained_layout=True)
     axes = fig.subplots(panels, 1, sharex=True)
     for i in idx:
         axes[0].plot(result.t, scale * result.q[:, i], label=result.q_names[i])
@@ -65,8 +65,6 @@ def plot_switches(result, path=None, coords=None, degrees=False, title=None):
     fig.suptitle(title or result.info.get("model", ""))
     if path is None:
         return fig
-    from pathlib import Path
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
