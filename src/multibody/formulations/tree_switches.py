@@ -10,8 +10,8 @@ are held until their release, which limits rest on a stop; it keeps the protocol
    continues in :func:`separated_structure`'s new one);
 2. the impulse (``kernels/impulse.py``; seed 002, ``Δp = Jᵀ Λ``): the rows are the locked coordinates (latched or
    held: equalities), the limits resting on their stops (u⁻ = 0) and those that hit (u⁻ < 0, Newton's restitution
-   e; e = 0 when the rebound ``e |u⁻|`` would be below ``rest_velocity``, which ends the finite cascade of ever
-   smaller bounces — the only threshold, no penalty); the latches reached lock with a plastic impact; one linear
+   e; e = 0 when the rebound ``e |u⁻|`` would be below ``rest_velocity``, or rise less than the coordinate's
+   resolution (:func:`unresolved_rebound`), which ends the finite cascade of ever smaller bounces — no penalty); the latches reached lock with a plastic impact; one linear
    complementarity problem on the Delassus matrix J M⁻¹ Jᵀ gives every impulse at once, and the whole tree's
    velocity jumps by M⁻¹ Jᵀ Λ;
 3. the contacts: the stops whose gap velocity is now zero and the resting ones go through the same problem at the
@@ -39,12 +39,17 @@ from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER,
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
 
-__all__ = ["Structure", "separated_structure", "REST_VELOCITY", "SAME_INSTANT", "ROUNDOFF"]
+__all__ = ["Structure", "separated_structure", "unresolved_rebound", "REST_VELOCITY", "SAME_INSTANT", "ROUNDOFF"]
 
 #: the gap velocity (rad/s or m/s) below which a rebound is not followed: the impact is plastic and the joint rests
 #: on its stop (the cascade of bounces of a restitution e < 1 has a finite duration; without a floor it would
 #: need infinitely many events)
 REST_VELOCITY = 1e-8
+#: the rebounds up to this multiple of the rest velocity are checked for a height below the coordinate's resolution
+#: (:func:`unresolved_rebound`)
+REST_VELOCITY_SCALE = 1e6
+#: the rebound height, in units of the last place of the stop's value, below which a bounce cannot be resolved
+REBOUND_ULPS = 64.0
 #: the relative distance (to 1 + |value|) within which a guard other than the one located counts as reached at the
 #: same instant (simultaneous impacts); the one located is at its root to round-off
 SAME_INSTANT = 1e-12
@@ -258,13 +263,15 @@ class Structure:
         return SAME_INSTANT * tol
 
     def reached(self, t, x):
-        """The guards reached at the event (t, x): the least watched one and those within the tolerance."""
+        """The guards reached at the event (t, x): those within the tolerance and the least watched one relative
+        to its tolerance (guards measure gaps, reactions, times: each compared with its own scale)."""
         self.guards(t, x)
         g = self.S[S_GUARD]
         mask = self.S[S_MASK]
-        out = mask & (g <= self._tolerances(x))
+        tol = self._tolerances(x)
+        out = mask & (g <= tol)
         if g.shape[0]:
-            out[int(np.argmin(np.where(mask, g, np.inf)))] = True
+            out[int(np.argmin(np.where(mask, g / tol, np.inf)))] = True
         return out
 
     # ---- the switch ---------------------------------------------------------------------------------------
@@ -313,10 +320,16 @@ class Structure:
         rows = [(c, 1.0, 0.0, True) for c in equal]
         rows += [(int(u.lim_v[k]), float(state[k]), 0.0, False) for k in resting]
         first_hit = len(rows)
+        accel = None
         for k, sigma in hits:
             e = float(u.restitution[k])
-            if e * abs(v[u.lim_v[k]]) <= self.rest_velocity:
+            rebound = e * abs(v[u.lim_v[k]])
+            if rebound <= self.rest_velocity:
                 e = 0.0
+            elif rebound <= REST_VELOCITY_SCALE * self.rest_velocity:
+                accel = self.rhs(t, x)[nq:] if accel is None else accel
+                if unresolved_rebound(rebound, sigma * accel[u.lim_v[k]], u.lower[k] if sigma > 0 else u.upper[k]):
+                    e = 0.0
             rows.append((int(u.lim_v[k]), sigma, e, False))
         v_before = v.copy()
         lam = np.zeros(len(rows))
@@ -433,6 +446,17 @@ class Structure:
                 "velocity_before": None if before is None else float(before),
                 "velocity_after": None if after is None else float(after), "structure": self.index,
                 "dof": self.dof()}
+
+
+def unresolved_rebound(rebound, gap_acceleration, stop):
+    """True when a rebound off ``stop`` with gap velocity ``rebound`` (> 0) under the gap acceleration
+    ``gap_acceleration`` (positive away from the stop) rises less than ``REBOUND_ULPS`` units in the last place of
+    the stop's value, ``rebound² / (2 |a|)``: a bounce the coordinate cannot represent. The location of its return
+    is then round-off, and a cascade of such bounces gains speed from it instead of dying out (Zeno's cascade
+    never ends): the impact is plastic, the joint rests on its stop."""
+    if gap_acceleration >= 0.0:
+        return False
+    return rebound * rebound / (2.0 * -gap_acceleration) <= REBOUND_ULPS * np.spacing(max(1.0, abs(stop)))
 
 
 def _quaternion(R):
