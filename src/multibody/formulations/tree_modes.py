@@ -31,7 +31,7 @@ from numba import njit
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU
 from multibody.integrate.events import EVENT
-from multibody.integrate.tableaux import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
+from multibody.integrate.tableaux import METHODS, TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.integrate.manifold import normalize_quaternions
 
 __all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",
@@ -61,6 +61,9 @@ def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_releas
             np.zeros(nlat), np.full(n_release, np.inf), np.zeros(ng), np.ones(ng, dtype=np.bool_),
             np.zeros(1, dtype=np.int64), np.zeros(ng), np.zeros(ng, dtype=np.int64))
 
+
+#: the code of the classical RK4 (``integrate/tableaux.py``)
+RK4 = METHODS["RK4"]
 
 @njit(cache=True, inline="always")
 def _locked_rhs(t, x, p, S, extra, out):
@@ -190,6 +193,19 @@ def _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K):
     """One step of the fixed-step ``method`` from (t, x) into ``xt``, with ``K[k0]`` holding ẋ at (t, x) (k0 is 0 or
     4); stage s > 0 goes to ``K[s]``. ``kind``: :func:`rhs_kind`; ``quats``: normalize the quaternions after it."""
     n = x.shape[0]
+    if method == RK4:   # the classical tableau written out: the same operations, without the tableau's lookups
+        for s in range(1, 4):
+            a = 1.0 if s == 3 else 0.5
+            prev = k0 if s == 1 else s - 1
+            for j in range(n):
+                xt[j] = x[j] + h * (a * K[prev, j])
+            _rhs(kind, t + TABLEAU_C[method, s] * h, xt, p, S, K[s])
+        scale = h / 6.0
+        for j in range(n):
+            xt[j] = x[j] + scale * (((K[k0, j] + 2.0 * K[1, j]) + 2.0 * K[2, j]) + K[3, j])
+        if quats:
+            normalize_quaternions(xt, p)
+        return
     ns = TABLEAU_STAGES[method]
     div = TABLEAU_DIV[method]
     for s in range(1, ns + 1):
