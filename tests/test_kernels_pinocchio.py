@@ -72,18 +72,18 @@ def test_chains_and_trees_of_basic_joints(n, seed, chain):
 
 def _as_chain(n, rng):
     import multibody as mb
-    from multibody.bench.dynamics import _random_rotation, _random_unit
+    from multibody.bench.dynamics import random_rotation, random_unit
     b = mb.ModelBuilder(gravity=rng.normal(size=3) * 5)
     parent = "ground"
     for k in range(n):
         b.add_body(f"b{k}", mass=rng.uniform(0.2, 3), com=rng.uniform(-0.5, 0.5, 3),
                    inertia=np.diag(rng.uniform(1.0, 1.5, 3)))
         kind = BASIC[rng.integers(len(BASIC))]
-        a = _random_unit(rng)
+        a = random_unit(rng)
         joint = {"Revolute": mb.Revolute(a), "Prismatic": mb.Prismatic(a), "Spherical": mb.Spherical(),
                  "Free": mb.Free()}[kind]
         b.add_joint(f"j{k}", joint, parent=parent, child=f"b{k}",
-                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1, 1, 3)))
+                    placement=mb.Placement(random_rotation(rng), rng.uniform(-1, 1, 3)))
         parent = f"b{k}"
     return b.build()
 

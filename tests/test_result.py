@@ -76,6 +76,10 @@ def test_plot_png(tmp_path):
     assert img[..., :3].std() > 0.05
     with pytest.raises(ValueError, match="unknown"):
         plot_result(r, coords=["nope"])
+    # Result.plot hands the same arguments to plot_result (the view module looked up by name)
+    again = r.plot(coords=["x", 2, "v[1]"], path=tmp_path / "method.png")
+    assert [a.get_ylabel() for a in again.axes] == [a.get_ylabel() for a in fig.axes]
+    assert mpimg.imread(tmp_path / "method.png").shape == img.shape
 
 
 def test_bad_suffix(tmp_path):

@@ -393,6 +393,8 @@ def test_show_in_jupyter(panel_run, monkeypatch):
     monkeypatch.setitem(sys.modules, "IPython.display", fake)
     assert viewer.show(panel_run, frame_rate=5) is None
     assert len(shown) == 1 and shown[0].data.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    assert panel_run.show(frame_rate=5) is None                                 # Result.show: the same page
+    assert shown[1].data == shown[0].data
 
 
 def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
@@ -407,6 +409,8 @@ def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
     assert main(["animate", npz, "--model", "multibody.systems.solar_panels:solar_panel", "--html", str(out)]) == 0
     assert "3-D view of 301 samples" in capsys.readouterr().out
     assert _page_data(out.read_text())["samples"] == _page_data(viewer.page(panel_run))["samples"]
+    same = panel_run.to_html(tmp_path / "method.html", frame_rate=10)            # Result.to_html: the same file
+    assert same.read_text() == text
 
 
 # ------------------------------------------------------------------------------------------------ GIF length

@@ -11,6 +11,7 @@ from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, General
                              Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
 from multibody.model import Box, Capsule, Cylinder, HalfSpace, Mesh, Sphere
 from multibody.model import Release
+from multibody.model import ComputedTorque, JointPD, Trajectory
 from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
                              UserConstraint, VelocityConstraint)
 
@@ -21,6 +22,11 @@ from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, c
                                   point_velocity, rnea, rnea_batch)
 from multibody.algorithms_derivatives import (aba_derivatives, aba_derivatives_batch, coriolis_matrix, minv,
                                               rnea_derivatives, rnea_derivatives_batch)
+from multibody.algorithms_centroidal import (centroidal_bias, centroidal_map, centroidal_map_time_variation,
+                                             centroidal_momentum, com_jacobian)
+from multibody.algorithms_control import controller_torques
+from multibody.algorithms_frames import (frame_acceleration, frame_jacobian, frame_jacobian_time_variation,
+                                         frame_placement, frame_velocity)
 from multibody.data import Data
 from multibody.result import Result
 from multibody.simulation import BatchResult, resume, simulate, simulate_batch
@@ -48,11 +54,14 @@ __all__ = [
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed", "GeneralJoint",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint", "Sphere", "Capsule", "Cylinder", "Box", "HalfSpace", "Mesh",
+    "JointPD", "ComputedTorque", "Trajectory",
     "ModelError", "ConstraintError", "IntegrationError", "ResultFileError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
     "rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch", "aba_derivatives_batch",
     "joint_wrenches", "joint_reactions",
+    "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration", "frame_jacobian_time_variation",
+    "controller_torques", "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]

@@ -28,7 +28,13 @@ Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: `
 line carries the layout (with the number of times) and ``info`` as JSON, a last comment line ``# end`` closes it;
 values are written with 17 significant digits, so a round trip is exact). Files are replaced atomically; a
 missing, truncated, foreign or damaged file is a ``ResultFileError`` naming it and what is wrong.
+
+Views: ``plot``, ``to_html``, ``show`` and ``animate`` hand the Result to the functions of the same purpose in
+``multibody.viz`` (``plot_result``, ``to_html``, ``show``, ``animate``). This module sits below ``viz`` and does
+not import it: the view module is named by :data:`VIEWS` and looked up when a view is asked for (late binding,
+as pandas finds its plotting backend), so no import edge runs from here up to ``viz``.
 """
+import importlib
 import json
 
 import numpy as np
@@ -39,6 +45,12 @@ from multibody.files import as_path, atomic_write, check_readable, unreadable
 ENERGY_KEYS = ("kinetic", "potential", "total")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
 DRIVE_FORCE = "drive force "
+#: the module that draws Results (looked up by name on the first view; see the module docstring)
+VIEWS = "multibody.viz"
+
+
+def _view(name):
+    return getattr(importlib.import_module(VIEWS), name)
 
 
 def _as_2d(a, n, name):
@@ -369,3 +381,22 @@ class Result:
                 return c, arr[:, int(index)]
         raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
                          f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
+
+    # ---- views (multibody.viz, looked up by name) ----------------------------------------------------------
+    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
+        """A figure of chosen coordinates, the energies and the residuals against time:
+        ``multibody.viz.plot_result(self, ...)`` (its arguments); written to ``path`` if given."""
+        return _view("plot_result")(self, coords=coords, energy=energy, path=path, residuals=residuals, title=title)
+
+    def to_html(self, path, model=None, **options):
+        """The 3-D viewer as one self-contained HTML file: ``multibody.viz.to_html(self, path, ...)``; ``model``
+        for a Result read from a file (which carries no model). Returns the path."""
+        return _view("to_html")(self, path, model=model, **options)
+
+    def show(self, model=None, **options):
+        """The 3-D viewer inline in Jupyter: ``multibody.viz.show(self, ...)``."""
+        return _view("show")(self, model=model, **options)
+
+    def animate(self, path, **options):
+        """A GIF (or MP4) of the motion: ``multibody.viz.animate(self, path, ...)``. Returns the path."""
+        return _view("animate")(self, path, **options)

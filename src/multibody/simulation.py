@@ -25,10 +25,13 @@ outputs only are normalised).
 Torques
 -------
 ``tau`` is either an array (nv,) of constant generalized forces — kept in the compiled path — or a callable
-``tau(t, q, v) -> (nv,)``; it replaces ``model.torque_callback`` when given. A Python callable cannot be
-called from compiled code, so it forces the *Python right-hand side path*: each evaluation calls the
+``tau(t, q, v) -> (nv,)``; it replaces ``model.torque_callback`` when given. A numba function
+``tau(t, q, v, out)`` (``@numba.njit``; it writes the nv generalized forces into ``out``, zeroed before the call)
+runs inside the compiled loop (``formulations/tree_control.py``), as do the model's controllers
+(``model.controllers``: ``mb.JointPD``, ``mb.ComputedTorque``), with the 'tree' formulation. A Python callable cannot
+be called from compiled code, so it forces the *Python right-hand side path*: each evaluation calls the
 compiled forces + ABA kernels once, plus the callback; fixed-step methods then run as a Python loop
-(``fixed_step.rk_fixed_python``), about two orders of magnitude slower per step than the compiled loop.
+(``fixed_step.rk_fixed_python``), one to two orders of magnitude slower per step than the compiled loop.
 
 Checkpoints
 -----------
@@ -54,6 +57,7 @@ from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.formulations.variable_structure import simulate_switching, switching_batch
+from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
 from multibody.integrate.arguments import fixed_step_count, output_steps
@@ -115,7 +119,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         (``nsteps`` divisible by ``n_out − 1``), or ``t_eval`` times on the step grid ``t0 + k h`` (to 1e-9 h).
     formulation : name of a registered formulation (default ``"tree"``; the list is at the end of this
         docstring); ``options`` are its own keyword options.
-    tau : constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (see the module docstring).
+    tau : constant generalized forces (nv,), a callable ``tau(t, q, v)``, or a numba function ``tau(t, q, v, out)``
+        run in the compiled loop (see the module docstring).
     progress : a tqdm progress bar (steps of fixed-step runs, simulated time of adaptive ones): None (default)
         shows it once a run has lasted two seconds, on a terminal only; True always; False never.
     max_steps : the step budget, a whole number >= 1 or ``math.inf`` (no limit). Default: adaptive methods a
@@ -310,7 +315,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         return simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
                                   formulation, tau, max_steps, events, energy, writer, options, every=every,
                                   restart=restart)
-    check_supported(formulation, model, t0)   # a moving base, general joints: what the formulation declared
+    check_supported(formulation, model, t0)   # a moving base, general joints, controllers: what it declared
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     names = _state_names(model, formulation, options, system.x0.shape[0])
     if restart is not None:
@@ -602,10 +607,8 @@ class BatchResult:
         """(runs,) True for the runs that completed."""
         return self.status == "success"
 
-    #: the switch log of each run (``Result.events``) of a model with joint limits, latches or releases; the
-    #: columns of q and v (``Result.q_names``), None: the model's
-    events = None
-    q_names = v_names = None
+    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's)
+    events = q_names = v_names = None
 
     def __getitem__(self, b):
         b = range(len(self))[b]
@@ -663,12 +666,14 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         (the centre of mass and the inertia about it stay the model's); ``"gravity"`` (runs, 3). Everything
         else is the model's. Missing keys: the model's values.
     t_eval, n_out, output_every : the output times, as for fixed-step ``simulate`` (default every step).
-    tau : constant generalized forces (nv,) for every run (a callable is refused).
+    tau : constant generalized forces (nv,) for every run, or a numba function ``tau(t, q, v, out)`` (a Python
+        callable is refused).
     energy : compute the energies of the outputs in the loop (``result.energy``).
     lanes : run ``LANES`` (8) runs at once in the SIMD lanes of the processor (``kernels/lanes.py``), with the
         same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
-        Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts but no
-        point-to-point springs, methods RK2, HEUN, RK4, VERLET — and runs the others one by one; False always
+        Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts and PD
+        controllers but no point-to-point springs, computed-torque controllers or numba torque laws, methods RK2,
+        HEUN, RK4, VERLET — and runs the others one by one; False always
         runs them one by one; True requires the lanes (a ``ModelError`` says why a model cannot take them).
         ``result.info["path"]`` says which ran.
 
@@ -697,9 +702,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     if mkey not in FIXED_METHODS:
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
                          f"), not {method!r}; use simulate for adaptive methods", element="method")
-    if callable(tau) or (tau is None and getattr(model, "torque_callback", None) is not None):
+    law = getattr(model, "torque_callback", None) if tau is None else tau
+    if callable(law) and not is_compiled_torque(law):
         raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
-                         "vary constant torques with params={'tau': ...} or use simulate", element="tau")
+                         "give a numba function tau(t, q, v, out), vary constant torques with params={'tau': ...} "
+                         "or use simulate", element="tau")
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, method)
     arg.fixed_budget(nsteps, h_used, max_steps, "compiled")
@@ -730,9 +737,9 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
-        t, q, v, en, status, steps, info, events, qn, vn = switching_batch(
-            model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params)
-        batch = BatchResult(t, q, v, en, status, steps, info, model)
+        *arrays, events, qn, vn = switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau,
+                                                  energy, params)
+        batch = BatchResult(*arrays, model)
         batch.events, batch.q_names, batch.v_names = events, qn, vn
         return batch
     refuse_general_joints(model, "simulate_batch (one compiled loop for all runs)")
@@ -752,8 +759,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.kernels.lanes import lanes_supported
         from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
+        from multibody.model.controllers import ControllerTable
 
         why = lanes_supported(model)
+        if why is None and is_compiled_torque(law):
+            why = "a compiled torque law runs in the per-run loop"
         if why is None and METHODS[mkey] not in LANE_METHODS:
             why = f"method {method!r} is not one of RK2, HEUN, RK4, VERLET"
         if why is not None and lanes:
@@ -765,7 +775,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG,
+                    ControllerTable(model.controllers, model.nv).arrays())
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

@@ -14,6 +14,7 @@ BENCHMARKS = [
     ("poisson", "multibody.bench.poisson", "bench_poisson"),
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
+    ("robots", "multibody.bench.robots", "bench_robots"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("switching", "multibody.bench.switching", "bench_switching"),
 ]

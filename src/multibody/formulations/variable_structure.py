@@ -51,6 +51,9 @@ def refuse(model, formulation, tau, method_key, events):
     elif model.constraints:
         why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
                "latches and releases are simulated on trees", "constraints")
+    elif model.controllers:
+        why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
+               "constant torques or a torque callback", "controllers")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):

@@ -394,9 +394,10 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     (runs, saved, n) and OBS (runs, saved, nobs), rows after a failed run's last finite state set to NaN;
     ``status`` and ``done`` per run.
 
-    ``lanes=(mi, mf, F, TAU, MG)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
-    (``formulations.tree.tree_joint_forces``), the generalized forces TAU (runs, nv) and the body masses and gravity MG
-    (runs, nbodies + 3): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
+    ``lanes=(mi, mf, F, TAU, MG, C)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
+    (``tree_parameters.tree_joint_forces``), the generalized forces TAU (runs, nv), the body masses and gravity MG
+    (runs, nbodies + 3) and the controllers' table C (``model.controllers.ControllerTable.arrays``): they run
+    ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
     ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called).
     ``nchunk``: the number of slices (default four per thread)."""
     code, _, nsteps = _check(method, np.zeros(1 + int(nsplit)), nsteps, h, nsplit)
@@ -413,9 +414,9 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     if lanes is not None:
         from multibody.integrate.lanes import LANES, lanes_groups
 
-        mi, mf, F, TAU, MG = lanes
+        mi, mf, F, TAU, MG, C = lanes
         in_threads(lanes_groups, (mi, mf, F, X, np.ascontiguousarray(TAU, dtype=np.float64),
-                                  np.ascontiguousarray(MG, dtype=np.float64), float(t0), float(h), nsteps, save, code,
+                                  np.ascontiguousarray(MG, dtype=np.float64), C, float(t0), float(h), nsteps, save, code,
                                   int(nsplit), TS, XS, OBS, INFO), -(-nb // LANES), nchunk)
     else:
         loops = specialize(rhs, project, observe, run_params)

@@ -15,6 +15,7 @@ from multibody.io.mimic import mimic_constraint
 from multibody.io.vocabulary import AXIS_KEYS, CONSTRAINT_KEYS, JOINT_TYPES
 from multibody.model import (GROUND, BaseMotion, Fixed, ModelBuilder, Placement, PointOnPlane, PointOnProfile, Profile,
                              RollingDisc, RollingOnProfile, UserConstraint, VelocityConstraint, rotation_about)
+from multibody.model.controllers import controller_from_dict
 from multibody.model.geometry import Box, Cylinder, Mesh, Sphere, shape_from_dict
 from multibody.model.rotations import quat_to_matrix, rpy_matrix
 
@@ -188,6 +189,7 @@ class ModelLoader:
         for k, spec in enumerate(as_list(d.get("springs"))):
             self._spring(b, k, spec)
         self._elements(b, d, old_visuals)
+        self._controllers(b, d)
         pending = [self._constraint(k, spec) for k, spec in enumerate(as_list(d.get("constraints")))]
         if limits:
             meta["limits"] = limits
@@ -281,6 +283,28 @@ class ModelLoader:
         if failed:
             raise Skip
         return out
+
+    def _controllers(self, b, d):
+        """The controller elements (``multibody.model.controllers``): their numbers checked here, their joints and
+        sizes when the model is built."""
+        for k, spec in enumerate(as_list(d.get("controllers"))):
+            path = f"controllers[{k}]"
+            if self._has_schema_problem(path):
+                continue
+            with self.element(path):
+                data = dict(spec)
+                for key in ("kp", "kd"):
+                    data[key] = self.per_dof(spec[key], f"{path}.{key}")
+                if "target" in spec:
+                    data["target"] = self.numbers(spec["target"], f"{path}.target")
+                if "trajectory" in spec:
+                    traj = spec["trajectory"]
+                    data["trajectory"] = {"times": self.numbers(traj["times"], f"{path}.trajectory.times"),
+                                          "positions": [self.numbers(row, f"{path}.trajectory.positions[{r}]")
+                                                        for r, row in enumerate(traj["positions"])]}
+                name = data.pop("name")
+                self.paths[f"controller '{name}'"] = path
+                b.add_controller(name, controller_from_dict(data, path))
 
     def _elements(self, b, d, old_visuals):
         """Frames, visual and collision elements (and the visuals written under bodies by earlier files)."""

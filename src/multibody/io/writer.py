@@ -170,6 +170,8 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     if cons:
         d["constraints"] = cons
     _write_elements(d, model)
+    if model.controllers:
+        d["controllers"] = [_plain({"name": c.name, **c.controller.as_dict()}) for c in model.controllers]
     tau = model.torque_callback
     if tau is not None:
         if not isinstance(tau, ExpressionTorque):

@@ -37,6 +37,7 @@ from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraint_table import ConstraintTable
 from multibody.model.constraints import Constraint
+from multibody.model.controllers import Controller, check_overlap, resolve_controller
 from multibody.model.loop_joints import LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
@@ -91,6 +92,7 @@ class ModelBuilder:
         self._collisions = []   # (name, body, shape, placement, friction)
         self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
+        self._controllers = {}  # name -> controller (``multibody.model.controllers``)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -244,6 +246,21 @@ class ModelBuilder:
             raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
         self._collisions.append((name, body, check_shape(shape, element), place, mu))
         self._names["collision"].add(name)
+        return name
+
+    def add_controller(self, name, controller):
+        """A controller element (``mb.JointPD``, ``mb.ComputedTorque``; ``multibody.model.controllers``) whose torques
+        the simulations add inside their compiled loops. Its joints and target are checked when the model is built.
+        Returns its name."""
+        element = f"controller {name!r}"
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"controller name must be a non-empty string, got {name!r}", element=repr(name))
+        if name in self._controllers:
+            raise ModelError(f"{element} is defined twice", element=element)
+        if not isinstance(controller, Controller):
+            raise ModelError(f"{element}: expected mb.JointPD or mb.ComputedTorque, got {controller!r}",
+                             element=element)
+        self._controllers[name] = controller
         return name
 
     def set_torque(self, callback):
@@ -445,12 +462,14 @@ class ModelBuilder:
                         for name, b, shape, place, color in self._visuals)
         collisions = tuple(Collision(name, index[b], b, shape, place, mu)
                            for name, b, shape, place, mu in self._collisions)
+        controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
+        check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
                      cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(constraints),
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
                      metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
-                     collisions=collisions, unilateral=unilateral)
+                     collisions=collisions, unilateral=unilateral, controllers=controllers)
 
     def _unilateral(self, joints, cut_joints):
         """The model's ``Unilateral`` elements (limits, latches, releases of the joints and of ``add_release``),
