@@ -138,8 +138,13 @@ def test_angles_and_model_layout():
     np.testing.assert_array_equal(model.dof_damping, [0.5, 0.25])
     # default rest angles: deployed + (deployed − stowed), i.e. −90° and +180°
     np.testing.assert_allclose(model.dof_rest, [-math.pi / 2, math.pi], rtol=0, atol=1e-15)   # a few ulps of π
-    assert isinstance(model.torque_callback, sp.HingeLatch)
-    assert sp.solar_panel(sp.SolarPanelParameters(latch_stiffness=0.0)).torque_callback is None
+    # exact latches (default): latch elements at the deployed angles, no torque callback; the spring latch of
+    # latches="spring" is the callback HingeLatch (none with latch_stiffness 0)
+    assert model.torque_callback is None
+    assert [(la.joint, la.value) for la in model.unilateral.latches] == [("hinge1", 0.0), ("hinge2", 0.0)]
+    spring = sp.solar_panel(sp.SolarPanelParameters(latches="spring"))
+    assert isinstance(spring.torque_callback, sp.HingeLatch) and not spring.unilateral
+    assert sp.solar_panel(sp.SolarPanelParameters(latches="spring", latch_stiffness=0.0)).torque_callback is None
     # stowed: φ = (90°, −90°); conversions are inverse to each other on time histories
     np.testing.assert_allclose(sp.absolute_angles(p.stowed), [math.pi / 2, -math.pi / 2], rtol=0, atol=1e-15)
     th = np.random.default_rng(0).normal(size=(7, 2))
@@ -161,6 +166,8 @@ def test_parameter_errors():
         sp.SolarPanelParameters(stowed=(0.0, -math.pi))
     with pytest.raises(ModelError, match="inertia1 must be 3 principal moments"):
         sp.SolarPanelParameters(inertia1=(1.0, 2.0))
+    with pytest.raises(ModelError, match="latches must be 'exact', 'spring' or 'none'"):
+        sp.SolarPanelParameters(latches="velcro")
     with pytest.raises(ModelError, match="expected SolarPanelParameters"):
         sp.solar_panel([1.0, 2.0])
 
@@ -168,7 +175,7 @@ def test_parameter_errors():
 def test_latch():
     """One-sided Hunt–Crossley stop: no torque before the deployed angle, continuous torque, never pulling,
     −d(½K_L δ²)/dt − τ·θ̇ = dissipated power ≥ 0."""
-    p = sp.SolarPanelParameters()
+    p = sp.SolarPanelParameters(latches="spring")
     latch = sp.latch_of(p)
     rng = np.random.default_rng(2)
     q = rng.uniform(-0.05, 0.05, (200, 2))
@@ -197,8 +204,9 @@ def test_latch():
 @pytest.fixture(scope="module")
 def reference():
     """The default panel's deployment from the book's equations (3.43) alone (scipy DOP853, rtol 1e-12),
-    outputs every 10 ms on [0, 12] s, with the damper + latch work W integrated along."""
-    p = sp.SolarPanelParameters()
+    outputs every 10 ms on [0, 12] s, with the damper + latch work W integrated along (the spring latch, which the
+    book's equations take as a hinge torque)."""
+    p = sp.SolarPanelParameters(latches="spring")
     t = np.linspace(0.0, 12.0, 1201)
     t, q, v, W = sp.planar_trajectory(p, 12.0, t_eval=t, rtol=1e-12, atol=1e-14)
     return p, t, q, v, W
@@ -284,7 +292,7 @@ def test_kinetic_energy_and_geometry_from_kernels():
 
 @pytest.fixture(scope="module")
 def deployment():
-    return sp.deploy(t_end=12.0, n_out=1201)
+    return sp.deploy(sp.SolarPanelParameters(latches="spring"), t_end=12.0, n_out=1201)
 
 
 def test_deploy_matches_book_equations(deployment, reference):
@@ -349,7 +357,7 @@ def test_deploy_without_latch_energy_balance():
     (rate 0.79 1/s): the compiled path of ``simulate`` (no callback) brings the panel to rest at the deployed
     state, and the energy lost equals the damper work Σ c θ̇² integrated by Simpson's rule on the outputs
     (smooth power; 1.25 ms samples, where the quadrature error is ~1e-9 of the energy)."""
-    p = sp.SolarPanelParameters(latch_stiffness=0.0, rest1=0.0, rest2=0.0, k1=0.6, k2=0.32, c1=1.7, c2=0.02)
+    p = sp.SolarPanelParameters(latches="none", rest1=0.0, rest2=0.0, k1=0.6, k2=0.32, c1=1.7, c2=0.02)
     res = sp.deploy(p, t_end=20.0, n_out=16001)
     assert res.info["torque_callback"] is False
     np.testing.assert_allclose(res.q[-1], p.deployed, rtol=0, atol=1e-5)

@@ -10,6 +10,7 @@ from multibody.model.graph import Graph
 from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, GeneralJoint, Model, ModelBuilder, Placement,
                              Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
 from multibody.model import Box, Capsule, Cylinder, HalfSpace, Mesh, Sphere
+from multibody.model import Release
 from multibody.model import ComputedTorque, JointPD, Trajectory
 from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
                              UserConstraint, VelocityConstraint)
@@ -49,7 +50,7 @@ def __getattr__(name):
 
 
 __all__ = [
-    "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about", "BaseMotion",
+    "ModelBuilder", "Model", "Graph", "Body", "Placement", "rotation_about", "BaseMotion", "Release",
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed", "GeneralJoint",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint", "Sphere", "Capsule", "Cylinder", "Box", "HalfSpace", "Mesh",

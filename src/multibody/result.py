@@ -21,6 +21,11 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header);
 ``contacts``: for a run with contact (``simulate(..., contact=...)``), the active contacts at each output time
 (:class:`Contacts`; None for other runs; not saved to files yet).
+``events``: the switches of a run with joint limits, latches or releases
+(``multibody.formulations.variable_structure``), a list of dicts with keys ``t``, ``element``, ``kind``
+(``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
+runs); ``structures``: the models such a run went through, ``[{"t": from when, "model": Model}]`` (None for other
+runs; not saved to files, like ``model``).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -125,7 +130,7 @@ class Result:
     __doc__ = __doc__       # the fields, the one convention of the reactions and the file formats (help(mb.Result))
 
     def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
-                 v_names=None, model=None, series=None, contacts=None):
+                 v_names=None, model=None, series=None, contacts=None, events=None):
         self.t = np.asarray(t, dtype=float).reshape(-1)
         n = self.t.shape[0]
         self.q = _as_2d(q, n, "q")
@@ -157,6 +162,8 @@ class Result:
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
         self.contacts = contacts  # not saved to files
+        self.events = [dict(e) for e in (events or ())]
+        self.structures = None  # not saved to files
 
     @property
     def reactions(self):
@@ -250,6 +257,7 @@ class Result:
             "series": {k: list(v.shape[1:]) for k, v in self.series.items()},
             "length": len(self),
             "info": self.info,
+            "events": self.events,
         }
 
     def metadata_json(self):
@@ -315,7 +323,7 @@ class Result:
                    residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
                    reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
                    series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
-                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"])
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"))
 
     @classmethod
     def load(cls, path):

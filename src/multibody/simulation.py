@@ -57,6 +57,7 @@ from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.formulations.contact import check_contact_run, contact_system, simulate_stepping
+from multibody.formulations.variable_structure import simulate_switching, switching_batch
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
@@ -324,6 +325,10 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps}, h_used if fixed else None)
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
+        return simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
+                                  formulation, tau, max_steps, events, energy, writer, options, every=every,
+                                  restart=restart)
     check_supported(formulation, model, t0)   # a moving base, general joints, controllers: what it declared
     if system is None:
         system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
@@ -618,11 +623,16 @@ class BatchResult:
         """(runs,) True for the runs that completed."""
         return self.status == "success"
 
+    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's)
+    events = q_names = v_names = None
+
     def __getitem__(self, b):
         b = range(len(self))[b]
         info = {**self.info, "status": str(self.status[b]), "steps": int(self.steps[b]), "run": b}
         return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
-                      q_names=self.model.coordinate_names(), v_names=self.model.velocity_names(), model=self.model)
+                      q_names=self.q_names or self.model.coordinate_names(),
+                      v_names=self.v_names or self.model.velocity_names(), model=self.model,
+                      events=None if self.events is None else self.events[b])
 
     def __repr__(self):
         return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "
@@ -742,6 +752,12 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
+        *arrays, events, qn, vn = switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau,
+                                                  energy, params)
+        batch = BatchResult(*arrays, model)
+        batch.events, batch.q_names, batch.v_names = events, qn, vn
+        return batch
     refuse_general_joints(model, "simulate_batch (one compiled loop for all runs)")
     system = FORMULATIONS["tree"](model, Q[0] if runs else None, V[0] if runs else None, tau=tau, energy=energy)
     batch = system.batch(runs, params)

@@ -17,4 +17,5 @@ BENCHMARKS = [
     ("robots", "multibody.bench.robots", "bench_robots"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
+    ("switching", "multibody.bench.switching", "bench_switching"),
 ]

@@ -42,7 +42,7 @@ def ur5_holding(posture=POSTURE, omega=40.0):
     root = robots_folder()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = mb.io.load_urdf(root / "ur_description/urdf/ur5_robot.urdf")
+        model = mb.io.load_urdf(root / "ur_description/urdf/ur5_robot.urdf", limits=False)  # (no stops: controlled)
     posture = np.asarray(posture, dtype=float)
     d = np.diag(mb.crba(model, posture))
     return model, model.with_controllers({"hold": mb.JointPD(omega**2 * d, 2 * omega * d, posture)})

@@ -32,16 +32,17 @@ def output_every(t_end, h, method, at_most=2001):
     return max(1, -(-nsteps // (at_most - 1)))
 
 
-def load_for_run(path, floating_base=False, strict=False):
+def load_for_run(path, floating_base=False, strict=False, limits=True):
     """The ModelFile of ``path`` (a URDF gets the neutral state and no settings); ``strict``: refuse every inertia
-    that no body has (``multibody.model.inertia``)."""
+    that no body has (``multibody.model.inertia``); ``limits=False``: a URDF's limits kept as data, not stops (a
+    run with controllers: the switching run across stops takes none yet)."""
     import numpy as np
 
     from multibody.io import load, load_urdf
     from multibody.io.model_files import ModelFile
 
     if Path(path).suffix.lower() == ".urdf":
-        model = load_urdf(path, floating_base=floating_base, strict=strict)
+        model = load_urdf(path, floating_base=floating_base, strict=strict, limits=limits)
         return ModelFile(model, model.neutral(), np.zeros(model.nv), {}, str(path))
     return load(path, strict=strict)
 
@@ -203,7 +204,8 @@ def run(args):
     from multibody.io.documents import ModelFileError
 
     try:
-        mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False))
+        mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False),
+                          limits=not getattr(args, "controller", None))
     except ModelFileError as exc:
         report_problems(exc)
         return 2

@@ -213,14 +213,19 @@ register_contact_model("stepping", stepping_system)
 
 
 def check_contact_run(model, checkpoint, events):
-    """Refuse what a run with contact does not take yet (a ``ModelError`` naming it): checkpoints, events and the
-    model's controller elements (their torques can be given as a compiled torque law, ``tau=``)."""
+    """Refuse what a run with contact does not take yet (a ``ModelError`` naming it): checkpoints, events, the
+    model's controller elements (their torques can be given as a compiled torque law, ``tau=``) and its joint
+    stops, latches and releases (``multibody.model.unilateral``; a URDF read with ``limits=False`` has none)."""
     for name, value in (("checkpoint", checkpoint), ("events", events)):
         if value is not None:
             raise ModelError(f"{name}= is not available with contact yet", element=name)
     if getattr(model, "controllers", ()):
         raise ModelError(f"model '{model.name}': controller elements are not available with contact yet (give "
                          "their torques as a compiled torque law, tau=)", element="controllers")
+    if getattr(model, "unilateral", None):
+        raise ModelError(f"model '{model.name}': joint stops, latches and releases are not available with contact "
+                         "yet (read a URDF with limits=False, or 'stops: false' in a model file, to keep its limits as "
+                         "data)", element="unilateral")
 
 
 def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):

@@ -1,5 +1,6 @@
 """Reading a model file into the ``ModelBuilder``: :class:`ModelLoader` walks the document, builds every
 element through the builder and collects every problem with its path in the file (``bodies[3].inertia: ...``)."""
+import math
 import re
 from contextlib import contextmanager
 
@@ -391,20 +392,23 @@ class ModelLoader:
                         *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
                           for key in ("stiffness", "damping", "rest")]))),
                     lambda: self._effort(spec, path, jname, efforts) if known_type else None,
-                    lambda: self._limits(spec, path, jname, limits))
+                    lambda: self._limits(spec, path, jname, limits),
+                    lambda: self._unilateral(spec, path))
             except Skip:
                 values = None
             if values is None or not known_type:   # reported: a stand-in checks the joint's name and bodies
-                values = (Fixed(), None, None, {}, None, None)
-            joint, placement, child_placement, forces, effort, _ = values
+                values = (Fixed(), None, None, {}, None, None, {})
+            joint, placement, child_placement, forces, effort, _, unilateral = values
             b.add_joint(jname, joint, spec["parent"], spec["child"], placement=placement,
-                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces)
+                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces,
+                        **unilateral)
 
     def _limits(self, spec, path, jname, limits):
         if spec.get("limits"):
-            values = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
-                            if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
-                      for key, val in spec["limits"].items()}
+            values = {key: (self._bound(val, f"{path}.limits.{key}") if key in ("lower", "upper") else
+                            self.per_dof(val, f"{path}.limits.{key}").tolist() if isinstance(val, list) else
+                            self.number(val, f"{path}.limits.{key}"))
+                      for key, val in spec["limits"].items() if key != "stops"}
             for key in ("velocity", "effort", "friction"):
                 if key in values and np.any(np.asarray(values[key]) < 0):
                     self.fail(f"{path}.limits.{key}", f"joint '{jname}': the {key} limit must be >= 0, got {values[key]}")
@@ -414,6 +418,36 @@ class ModelLoader:
                     self.fail(f"{path}.limits", f"joint '{jname}': the lower limit {values['lower']} is above the upper "
                                                 f"limit {values['upper']}")
             limits[jname] = values
+
+    def _unilateral(self, spec, path):
+        """The stops (``limits.lower``, ``limits.upper``: finite numbers, or ±.inf, or left out), ``restitution``,
+        ``latch`` and ``release`` of a joint, as ``add_joint`` takes them (``multibody.model.unilateral``)."""
+        out = {}
+        lim = spec.get("limits") or {}
+        if lim.get("stops", True) and (lim.get("lower") is not None or lim.get("upper") is not None):
+            out["limits"] = tuple(None if lim.get(key) is None else self._bound(lim[key], f"{path}.limits.{key}")
+                                  for key in ("lower", "upper"))
+        if spec.get("restitution") is not None:
+            out["restitution"] = self.per_dof(spec["restitution"], f"{path}.restitution")
+        lat = spec.get("latch")
+        if isinstance(lat, list):   # null: no latch on that coordinate
+            out["latch"] = [math.nan if v is None else self.number(v, f"{path}.latch[{k}]") for k, v in enumerate(lat)]
+        elif lat is not None:
+            out["latch"] = self.number(lat, f"{path}.latch")
+        rel = spec.get("release")
+        if isinstance(rel, dict):
+            out["release"] = {"at": self.number(rel.get("at"), f"{path}.release.at"),
+                              "mode": rel.get("mode", "separate")}
+        elif rel is not None:
+            out["release"] = self.number(rel, f"{path}.release")
+        return out
+
+    def _bound(self, value, path):
+        """A limit: numbers (per coordinate or one), where ±inf (YAML ``.inf``) means no stop on that side."""
+        values = value if isinstance(value, list) else [value]
+        out = [v if isinstance(v, float) and math.isinf(v) else self.number(v, f"{path}[{k}]" if isinstance(
+            value, list) else path) for k, v in enumerate(values)]
+        return out if isinstance(value, list) else out[0]
 
     def _joint_type(self, spec, path):
         jtype = spec["type"]

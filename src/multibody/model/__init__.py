@@ -12,9 +12,10 @@ from multibody.model.joints import (Cylindrical, Fixed, Free, GeneralJoint, Join
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement
 from multibody.model.rotations import rotation_about
+from multibody.model.unilateral import JointLimit, Latch, Release
 
 __all__ = ["BaseMotion", "BaseState", "Body", "GROUND", "ModelBuilder", "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc",
            "RollingOnProfile", "UserConstraint", "VelocityConstraint", "Joint", "Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal",
            "Spherical", "Planar", "Free", "GeneralJoint", "JointInfo", "Model", "Placement", "rotation_about",
            "Box", "Capsule", "Collision", "Cylinder", "Frame", "HalfSpace", "Mesh", "Sphere", "Visual",
-           "JointPD", "ComputedTorque", "Trajectory"]
+           "JointLimit", "Latch", "Release", "JointPD", "ComputedTorque", "Trajectory"]
