@@ -28,8 +28,8 @@ from multibody.algorithms_control import controller_torques
 from multibody.algorithms_frames import (frame_acceleration, frame_jacobian, frame_jacobian_time_variation,
                                          frame_placement, frame_velocity)
 from multibody.data import Data
-from multibody.result import Result
-from multibody.simulation import BatchResult, resume, simulate, simulate_batch
+from multibody.result import BatchResult, Result
+from multibody.simulation import resume, simulate, simulate_batch
 
 __version__ = "0.1.0"
 

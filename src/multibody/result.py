@@ -456,3 +456,42 @@ class Contacts:
     def __repr__(self):
         rows = self.offsets[-1] if len(self) else 0
         return f"Contacts({len(self)} times, {rows} contact rows, {len(self.pairs)} pairs)"
+
+
+class BatchResult:
+    """The runs of :func:`simulate_batch`, with the run as the first axis and time as the second.
+
+    ``t`` (n,) the output times (the same for every run); ``q`` (runs, n, nq), ``v`` (runs, n, nv);
+    ``energy``: dict ``"kinetic"``, ``"potential"``, ``"total"`` of arrays (runs, n) (empty with
+    ``energy=False``); ``status`` (runs,) ``"success"`` or ``"failed"`` (a failed run — its state became
+    non-finite — keeps NaN after its last finite output; the other runs are unaffected) and ``steps`` (runs,)
+    the steps each made; ``info``: method, h, runs, threads, cpu and wall seconds of the whole batch.
+    ``batch[b]`` is run b as a :class:`multibody.Result`; ``len(batch)`` the number of runs.
+    """
+
+    def __init__(self, t, q, v, energy, status, steps, info, model):
+        self.t, self.q, self.v, self.energy = t, q, v, energy
+        self.status, self.steps, self.info, self.model = status, steps, info, model
+
+    def __len__(self):
+        return self.q.shape[0]
+
+    @property
+    def ok(self):
+        """(runs,) True for the runs that completed."""
+        return self.status == "success"
+
+    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's)
+    events = q_names = v_names = None
+
+    def __getitem__(self, b):
+        b = range(len(self))[b]
+        info = {**self.info, "status": str(self.status[b]), "steps": int(self.steps[b]), "run": b}
+        return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
+                      q_names=self.q_names or self.model.coordinate_names(),
+                      v_names=self.v_names or self.model.velocity_names(), model=self.model,
+                      events=None if self.events is None else self.events[b])
+
+    def __repr__(self):
+        return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "
+                f"{int(np.sum(~self.ok))} failed)")

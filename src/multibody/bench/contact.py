@@ -63,7 +63,7 @@ def solo12_model(radius=FOOT_RADIUS, friction=1.0):
     import multibody as mb
 
     urdf, _ = solo12_path()
-    model = mb.io.load_model(str(urdf), floating_base=True, limits=False)   # its ±10 rad limits: data, not stops
+    model = mb.io.load_urdf(urdf, floating_base=True, limits=False)   # its ±10 rad limits: data, not stops
     return model.with_collisions([("floor", "ground", mb.HalfSpace(), None, friction)],
                                  spheres={f: radius for f in FEET}, friction=friction, keep=False)
 
