@@ -22,8 +22,10 @@ from setuptools.build_meta import *  # noqa: F401,F403  (the PEP 517 hooks not r
 from setuptools.command.build_py import build_py
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: roughly how long the compilation takes on one core of a 2-core machine, for the notice
+#: roughly how long the compilation takes on a 2-core machine, for the notice
 MINUTES = "5-15"
+#: warm-up processes at once (``MULTIBODY_PRECOMPILE_JOBS``, default: the number of CPUs, at most 4)
+JOBS = int(os.environ.get("MULTIBODY_PRECOMPILE_JOBS") or min(4, os.cpu_count() or 1))
 
 
 def precompile():
@@ -72,7 +74,7 @@ def compile_into(build_lib):
         env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
         env.update(PYTHONPATH=os.path.abspath(build_lib), MULTIBODY_CACHE=os.path.join(tmp, "generated"),
                    PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", MULTIBODY_COMPILE_NOTICE="0")
-        proc = subprocess.run([sys.executable, "-m", "multibody.warmup"], cwd=tmp, env=env,
+        proc = subprocess.run([sys.executable, "-m", "multibody.warmup", "--jobs", str(JOBS)], cwd=tmp, env=env,
                               stdout=sys.stderr, stderr=sys.stderr)
         generated = os.path.join(tmp, "generated")
         fingerprints = os.listdir(generated) if os.path.isdir(generated) else []

@@ -48,6 +48,9 @@ def import_generated(prefix, source, kind, cache_dir=None):
     import importlib.util
     import sys
 
+    from multibody.compile_notice import install
+
+    install()
     modname = prefix + hashlib.sha1(source.encode()).hexdigest()[:16]
     if modname in sys.modules:
         return sys.modules[modname]

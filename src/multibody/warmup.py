@@ -12,8 +12,9 @@ are loads, not compilations). A Dask cluster or a container image can run it onc
 The caches are keyed on the machine's CPU: on another CPU they miss and numba compiles on first use as before.
 
 Adding a case: a function of no arguments, decorated with ``@case("group")``, that calls the new code the way a
-user does (a small model, a short run). Cases run in the order registered; a case that raises is reported and
-the others still run (a case cannot break an install; its code then compiles on first use).
+user does (a small model, a short run); a case that compiles for minutes gets a weight in :data:`COST`. A case
+that raises is reported and the others still run (a case cannot break an install; its code then compiles on
+first use). ``--jobs 2`` runs the cases in two processes, then checks them all in one.
 """
 import os
 import sys
@@ -95,7 +96,7 @@ def dynamics_of_every_joint():
         mb.aba_batch(model, Q, V, np.zeros_like(V))
         mb.rnea_batch(model, Q, V, np.zeros_like(V))
         if model.nv:
-            mb.hybrid_dynamics(model, q, v, np.zeros(model.nv), [0], np.zeros(1))
+            mb.hybrid_dynamics(model, q, v, np.zeros(model.nv), [0], np.zeros(model.nv))
 
 
 @case("algorithms")
@@ -127,8 +128,10 @@ def tree_fixed_and_adaptive():
         mb.simulate(model, q, v, 0.01)
         mb.simulate(model, q, v, 0.01, n_out=2)
     q, v = state(chain())
-    for method in ("RK2", "HEUN", "EULER", "RK45", "RK23", "Radau", "BDF", "LSODA"):
+    for method in ("RK2", "HEUN", "MIDPOINT", "STORMER", "STORMER6", "VERLET"):
         mb.simulate(chain(), q, v, 0.01, method=method, h=1e-3)
+    for method in ("RK45", "RK23", "Radau", "BDF", "LSODA"):
+        mb.simulate(chain(), q, v, 0.01, method=method)
 
 
 @case("simulate")
@@ -151,10 +154,10 @@ def formulations():
     from multibody.systems import slider_crank
     from multibody.systems.cardan_chain import cardan_chain
 
-    model = slider_crank.model()
+    model, q0, v0 = slider_crank.model()
     for formulation in ("constrained", "cartesian", "stabilized"):
-        mb.simulate(model, None, None, 0.01, formulation=formulation)
-        mb.simulate(model, None, None, 0.01, formulation=formulation, method="RK4", h=1e-3)
+        mb.simulate(model, q0, v0, 0.01, formulation=formulation)
+        mb.simulate(model, q0, v0, 0.01, formulation=formulation, method="RK4", h=1e-3)
     cardan = cardan_chain(4)
     q, v = state(cardan)
     mb.simulate(cardan, q, v, 0.01, formulation="poisson")
@@ -170,8 +173,8 @@ def linearizations():
         q, v = state(model)
         mb.linearize(model, q, np.zeros(model.nv))
         mb.linearize(model, q, v)
-    model = slider_crank.model()
-    mb.linearize(model, model.neutral(), np.zeros(model.nv))
+    model, q0, v0 = slider_crank.model()
+    mb.linearize(model, q0, np.zeros(model.nv))
 
 
 # ---- systems and the README's commands ---------------------------------------------------------------------
@@ -207,45 +210,76 @@ def demo():
 
 # ---- running -----------------------------------------------------------------------------------------------
 
-def run(groups=None, verbose=True):
-    """Run the registered cases (of ``groups``, default all); returns ``{name: seconds or the error message}``."""
+def run(names=None, verbose=True, label="warm-up"):
+    """Run the registered cases (those in ``names``, default all) in this process, one after the other; returns
+    ``{name: seconds or the error message}``."""
     done = {}
-    selected = [c for c in CASES if not groups or c[0] in groups]
-    t_all = time.perf_counter()
-    for k, (group, name, func) in enumerate(selected, 1):
+    selected = [c for c in CASES if not names or c[1] in names]
+    for group, name, func in selected:
         t0 = time.perf_counter()
-        if verbose:
-            print(f"[warm-up {k}/{len(selected)}] {group}: {name} ...", end="", flush=True)
         try:
             func()
         except Exception as exc:  # a case that fails leaves its code to the JIT; report it and go on
             done[name] = f"{type(exc).__name__}: {exc}"
             if verbose:
-                print(f" failed: {done[name]}", flush=True)
-                traceback.print_exc(file=sys.stdout)
+                print(f"[{label}] {group}: {name} failed: {done[name]}\n{traceback.format_exc()}", end="", flush=True)
             continue
         done[name] = time.perf_counter() - t0
         if verbose:
-            print(f" {done[name]:.0f} s", flush=True)
-    if verbose:
-        print(f"[warm-up] done in {time.perf_counter() - t_all:.0f} s", flush=True)
+            print(f"[{label}] {group}: {name} {done[name]:.0f} s", flush=True)
     return done
+
+
+def run_parallel(jobs, verbose=True):
+    """Run every case in its own process, ``jobs`` at a time (the costly ones first), then all of them again in
+    this process: two processes that compile the same function at once can each rewrite numba's index of it
+    without the other's entry, and the second pass compiles what was lost (it only loads the rest). Returns the
+    second pass's ``{name: seconds or the error message}``."""
+    import subprocess
+
+    pending = [name for _, name, _ in sorted(CASES, key=lambda c: -COST.get(c[1], 1))]
+    running = []
+    t0 = time.perf_counter()
+    while pending or running:
+        while pending and len(running) < jobs:
+            name = pending.pop(0)
+            running.append(subprocess.Popen([sys.executable, "-m", "multibody.warmup", "--case", name,
+                                             "--label", "warm-up, compiling"]))
+        time.sleep(0.2)
+        running = [p for p in running if p.poll() is None]
+    if verbose:
+        print(f"[warm-up] compiled in {time.perf_counter() - t0:.0f} s; checking every case loads", flush=True)
+    return run(verbose=verbose, label="warm-up, check")
+
+
+#: rough relative cost of the cases that compile most (the others count 1): the longest start first
+COST = {"demo": 10, "bicycle": 6, "iftomm_problems": 4, "derivatives_of_every_joint": 4, "formulations": 3}
 
 
 def main(argv=None):
     import argparse
 
     p = argparse.ArgumentParser(prog="python -m multibody.warmup", description=__doc__.split("\n\n")[0])
-    p.add_argument("--only", nargs="+", metavar="GROUP", help="the groups to run (default all): "
-                   + ", ".join(sorted({c[0] for c in CASES})))
+    p.add_argument("--case", nargs="+", metavar="NAME", help="the cases to run (default all)")
+    p.add_argument("--jobs", type=int, default=1, help="cases run in this many processes at once, then once "
+                   "more all in one (default 1: all in this process)")
     p.add_argument("--list", action="store_true", help="list the cases and exit")
+    p.add_argument("--label", default="warm-up", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.list:
         for group, name, func in CASES:
             print(f"{group:12s} {name}")
         return 0
     os.environ.setdefault("MPLBACKEND", "Agg")
-    failed = [n for n, r in run(args.only).items() if isinstance(r, str)]
+    t0 = time.perf_counter()
+    if args.jobs > 1 and not args.case:
+        done = run_parallel(args.jobs)
+    else:
+        done = run(args.case, label=args.label)
+    failed = [n for n, r in done.items() if isinstance(r, str)]
+    if args.label == "warm-up":
+        print(f"[warm-up] done in {time.perf_counter() - t0:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""),
+              flush=True)
     return 1 if failed else 0
 
 

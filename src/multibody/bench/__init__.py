@@ -15,4 +15,5 @@ BENCHMARKS = [
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
+    ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]
