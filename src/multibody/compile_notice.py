@@ -23,8 +23,9 @@ DELAY = 2.0
 class _Notice:
     """The state of the compilation under way (numba compiles under one global lock: one at a time)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, watch=True):
         self.stream = stream
+        self.watch = watch        # False: no thread, :meth:`tick` is called by the owner
         self.lock = threading.Lock()
         self.depth = 0
         self.name = None          # the outermost function being compiled, when it is the package's
@@ -44,7 +45,7 @@ class _Notice:
                 ours = module.startswith(("multibody", "_mb_"))
                 self.name = getattr(func, "__name__", "?") if ours else None
                 self.start, self.count, self.shown = time.perf_counter(), 0, 0.0
-                if ours:
+                if ours and self.watch:
                     self._watch()
 
     def on_end(self, event):
@@ -56,8 +57,8 @@ class _Notice:
                     self._write(f"{self._line()} done", end=True)
                 self.name = None
 
-    def _line(self):
-        elapsed = time.perf_counter() - self.start
+    def _line(self, now=None):
+        elapsed = (time.perf_counter() if now is None else now) - self.start
         return (f"multibody: compiling {self.name} for this machine (first use; cached afterwards)... "
                 f"{elapsed:.0f} s, {self.count} function{'s' * (self.count != 1)}")
 
@@ -83,17 +84,28 @@ class _Notice:
         while True:
             self.wake.wait()
             time.sleep(0.25)
-            with self.lock:
-                if self.name is None:
-                    self.wake.clear()
-                    continue
-                now = time.perf_counter()
-                tty = getattr(self.stream, "isatty", lambda: False)()
-                if now - self.start >= DELAY and (not self.shown or now - self.shown >= (1.0 if tty else 30.0)):
-                    self._write(self._line())
+            self.tick(time.perf_counter())
+
+    def tick(self, now):
+        """Write the notice when due at time ``now`` (``time.perf_counter``); False when nothing is compiling."""
+        with self.lock:
+            if self.name is None:
+                self.wake.clear()      # under the lock: on_start sets it again under the same lock
+                return False
+            tty = getattr(self.stream, "isatty", lambda: False)()
+            if now - self.start >= DELAY and (not self.shown or now - self.shown >= (1.0 if tty else 30.0)):
+                self._write(self._line(now))
+            return True
 
 
 _INSTALLED = []
+
+
+def listener(stream, watch=True):
+    """A new notice writing to ``stream``, as a numba event listener (not registered)."""
+    from numba.core import event
+
+    return type("CompileNotice", (_Notice, event.Listener), {})(stream, watch)
 
 
 def install(stream=None):
@@ -102,6 +114,6 @@ def install(stream=None):
         return
     from numba.core import event
 
-    notice = type("CompileNotice", (_Notice, event.Listener), {})(stream or sys.stderr)
+    notice = listener(stream or sys.stderr)
     event.register("numba:compile", notice)
     _INSTALLED.append(notice)
