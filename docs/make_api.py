@@ -4,10 +4,11 @@
     python docs/make_api.py --check    # exit status 1 when docs/api.md is out of date
 
 What is documented (with ``inspect``): the names of ``multibody.__all__`` (classes with their public methods and
-properties), ``multibody.analysis.linearize``, ``multibody.viz.animation`` and ``multibody.viz.viewer`` (their
-``__all__``) and every module of ``multibody.systems`` (its docstring and the public functions and classes it
-defines, in source order). The library is imported from this checkout (``src/`` next to ``docs/``). ``tests/test_docs.py`` fails when
-the committed file differs from what this script writes.
+properties), ``multibody.analysis.linearize``, ``multibody.viz.results``, ``multibody.viz.animation`` and
+``multibody.viz.viewer`` (their ``__all__``) and every module of ``multibody.systems`` (its docstring and the
+public functions and classes it defines, in source order; for a package, those of its modules that its
+``__all__`` names). The library is imported from this checkout (``src/`` next to ``docs/``).
+``tests/test_docs.py`` fails when the committed file differs from what this script writes.
 """
 import importlib
 import inspect
@@ -96,7 +97,16 @@ def _entry(obj, name, level="###"):
 
 
 def _defined_here(module):
-    """Public functions and classes defined in ``module``, in source order."""
+    """Public functions and classes defined in ``module`` — for a package, in its modules and named in its
+    ``__all__`` — in source order (a package: module by module, in the order of its ``__all__``)."""
+    if hasattr(module, "__path__"):
+        names = list(getattr(module, "__all__", ()))
+        objects = [getattr(module, n) for n in names]
+        order = list(dict.fromkeys(o.__module__ for o in objects if inspect.isfunction(o) or inspect.isclass(o)))
+        items = []
+        for mod in order:
+            items += [(n, o) for n, o in _defined_here(sys.modules[mod]) if n in names]
+        return items
     items = []
     for name, obj in vars(module).items():
         if name.startswith("_") or not (inspect.isfunction(obj) or inspect.isclass(obj)):
@@ -117,7 +127,8 @@ def sections():
     import multibody.systems
 
     out = [("multibody", _doc(multibody), [(n, getattr(multibody, n)) for n in multibody.__all__])]
-    for modname in ("multibody.analysis.linearize", "multibody.viz.animation", "multibody.viz.viewer"):
+    for modname in ("multibody.analysis.linearize", "multibody.viz.results", "multibody.viz.animation",
+                    "multibody.viz.viewer"):
         mod = importlib.import_module(modname)
         out.append((modname, _doc(mod), [(n, getattr(mod, n)) for n in mod.__all__]))
     for info in sorted(pkgutil.iter_modules(multibody.systems.__path__), key=lambda m: m.name):

@@ -51,7 +51,7 @@ def _figure(w, h):
 # ------------------------------------------------------------------------------------------------ getting started
 @figure("getting-started-plot.png", "getting-started-animation.gif")
 def getting_started(out):
-    """The files the code of getting-started.md writes: its Result.plot and its animation."""
+    """The files the code of getting-started.md writes: its plot_result and its animation."""
     from doc_blocks import run_page
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -67,8 +67,8 @@ def seed001_slider_crank(out):
     Cartesian and the tree + cut-joint formulations, the joint reactions over one cycle (eqs. 2.26, 2.47)."""
     from multibody.systems import slider_crank as sc
 
-    cart = sc.simulate(turns=10, n_out=2401)
-    tree = sc.simulate(t_end=cart.t[-1], formulation="constrained", n_out=len(cart.t))
+    cart = sc.simulate_turns(turns=10, n_out=2401)
+    tree = sc.simulate_turns(t_end=cart.t[-1], formulation="constrained", n_out=len(cart.t))
     phi = sc.crank_angle(cart)
     turns = (phi - phi[0]) / (2 * math.pi)
     fig = _figure(15, 4.2)
@@ -100,8 +100,9 @@ def seed001_slider_crank(out):
 def seed001_solar_panel(out):
     """The two-leaf panel's deployment (seed 001 §3.2.1)."""
     from multibody.systems import solar_panels as sp
+    from multibody.viz.solar_panels import plot_deployment
 
-    sp.plot_deployment(sp.deploy(t_end=12.0, n_out=1201), out[0])
+    plot_deployment(sp.deploy(t_end=12.0, n_out=1201), out[0])
 
 
 @figure("seed001-triple-pendulum.png")

@@ -13,6 +13,7 @@ import sys
 import numpy as np
 
 from multibody.systems import bicycle
+from multibody.viz.bicycle import plot_eigenvalues, plot_time_history
 
 
 def main(outdir="."):
@@ -34,14 +35,14 @@ def main(outdir="."):
     for v, (wp, _, cap, cas) in zip(sw.speeds, sw.values):
         print(f"{v:2.0f}  {wp.real:18.14f} {wp.imag:+18.14f}i  {cap.real:18.14f}  {cas.real:18.14f}")
 
-    eig_png = bicycle.plot_eigenvalues(p, os.path.join(outdir, "bicycle_eigenvalues.png"))
+    eig_png = plot_eigenvalues(p, os.path.join(outdir, "bicycle_eigenvalues.png"))
     v = 4.6
-    sim = bicycle.simulate(p, v, 5.0, x0=(0.0, 0.0, 0.5, 0.0), n_out=1001)
+    sim = bicycle.simulate_linear(p, v, 5.0, x0=(0.0, 0.0, 0.5, 0.0), n_out=1001)
     period = 2 * math.pi / bicycle.eigenvalues(p, v).weave[0, 0].imag
     print(f"\nlinear run at {v} m/s from lean rate 0.5 rad/s: weave period {period:.5f} s (paper: 1.622 s);"
           f" heading after 5 s {math.degrees(sim.psi[-1]):.2f} deg, rear contact at "
           f"({sim.xP[-1]:.3f}, {sim.yP[-1]:.3f}) m")
-    hist_png = bicycle.plot_time_history(sim, os.path.join(outdir, "bicycle_time_history.png"))
+    hist_png = plot_time_history(sim, os.path.join(outdir, "bicycle_time_history.png"))
     print(f"wrote {eig_png} and {hist_png}")
 
 

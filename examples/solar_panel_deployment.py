@@ -14,6 +14,7 @@ import numpy as np
 
 from multibody.algorithms import crba, rnea
 from multibody.systems import solar_panels as sp
+from multibody.viz.solar_panels import plot_deployment
 
 
 def main(out=".", t_end=12.0):
@@ -61,7 +62,7 @@ def main(out=".", t_end=12.0):
           f"balance {s['energy_stowed'] - s['energy_final'] - W[-1]:+.1e} J")
     print(f"  (Simpson's rule on the {len(res.t)} samples gives {s['energy_dissipated']:.6f} J: the latch impacts "
           f"last a few ms and need finer samples)")
-    path = sp.plot_deployment(res, os.path.join(out, "solar_panel_deployment.png"))
+    path = plot_deployment(res, os.path.join(out, "solar_panel_deployment.png"))
     print(f"\nwrote {path}")
     return res
 

@@ -34,7 +34,7 @@ with λ = 0 the energy residual f2 is no longer an exact constant but changes by
 turning point (|E| ~ the residuals); ``eps_turn = 0`` gives the plain closed form of eq. (2.9).
 
 Solvers. ``solver="hoop"`` (default) is :func:`solve_hoop`; ``solver="exact"`` is
-:func:`multibody.formulations.stabilized.solve_exact`, the seed's plain ``N = −A⁻¹φ`` of eq. (2.3)/(2.9)
+:func:`multibody.kernels.stabilization.solve_exact`, the seed's plain ``N = −A⁻¹φ`` of eq. (2.3)/(2.9)
 without any regularization (what the seed's closed-form substitution computes), kept to reproduce Sec. 4;
 ``solver="dls"`` the generic damped least squares.
 
@@ -295,7 +295,7 @@ class HoopOnProfile:
         return hoop_equations(self.h, (self.X, self.Z))
 
     def _build(self, cache_dir):
-        from multibody.formulations.stabilized import StabilizedSystem
+        from multibody.formulations.stabilized_dae import StabilizedSystem
         from multibody.symbolic.dae import derive
 
         states, reactions, params, F, B, fs = self.symbolic()
@@ -320,10 +320,10 @@ class HoopOnProfile:
         self._systems = {"hoop": self.system}
 
     def stabilized(self, solver="hoop"):
-        """The compiled :class:`multibody.formulations.stabilized.StabilizedSystem` of ``solver``: ``"hoop"``
+        """The compiled :class:`multibody.formulations.stabilized_dae.StabilizedSystem` of ``solver``: ``"hoop"``
         (:func:`solve_hoop`), ``"exact"`` (the seed's plain ``N = −A⁻¹φ``, eqs. 2.3/2.9, no regularization) or
         ``"dls"`` (damped least squares)."""
-        from multibody.formulations.stabilized import StabilizedSystem
+        from multibody.formulations.stabilized_dae import StabilizedSystem
 
         solver = "hoop" if solver is None else solver
         if solver not in self._systems:

@@ -19,7 +19,7 @@ from multibody.viz.animation import Scene, planar_basis
 @pytest.fixture(scope="module")
 def crank_run():
     """Seed 001 §2.6.2: one crank turn of the slider-crank (tree + cut pin B)."""
-    return slider_crank.simulate(turns=1, n_out=61, formulation="constrained")
+    return slider_crank.simulate_turns(turns=1, n_out=61, formulation="constrained")
 
 
 def _gif(path):

@@ -13,7 +13,7 @@ import pytest
 import multibody as mb
 from multibody.bench.dynamics import random_tree
 from multibody.errors import ModelError
-from multibody.model.placement import rotation_about
+from multibody.model.rotations import rotation_about
 from multibody.systems.pendulums import kapitza_pendulum
 
 EPS = np.finfo(float).eps

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from multibody.errors import ModelError
 from multibody.systems import bicycle
+from multibody.viz.bicycle import plot_eigenvalues, plot_time_history
 
 P = bicycle.benchmark_parameters()
 
@@ -572,7 +573,7 @@ def test_forward_equation():
     I = bicycle.forward_inertia(P)
     assert I == pytest.approx(94 * 0.09 + 0.12 + (0.3 / 0.35) ** 2 * 0.28, rel=1e-15)
     assert float(bicycle.forward_acceleration(P, -2.0)) == pytest.approx(0.6 / I, rel=1e-15)
-    sim = bicycle.simulate(P, 5.0, 2.0, x0=(0, 0, 0, 0), drive_torque=-2.0, n_out=11)
+    sim = bicycle.simulate_linear(P, 5.0, 2.0, x0=(0, 0, 0, 0), drive_torque=-2.0, n_out=11)
     np.testing.assert_allclose(sim.v, 5.0 + 0.6 / I * sim.t, rtol=1e-12)
     # thetaR' = -v / rR integrated
     np.testing.assert_allclose(sim.thetaR, -(5.0 * sim.t + 0.3 / I * sim.t ** 2) / 0.3, rtol=1e-9, atol=1e-12)
@@ -584,7 +585,7 @@ def test_simulation_matches_matrix_exponential_and_reconstructs_path():
 
     v = 4.6
     x0 = np.array([0.0, 0.0, 0.5, 0.0])          # seed 003 §8, Fig. 4 initial lateral rate
-    sim = bicycle.simulate(P, v, 5.0, x0=x0, n_out=101)
+    sim = bicycle.simulate_linear(P, v, 5.0, x0=x0, n_out=101)
     A, _ = bicycle.state_matrices(P, v)
     for i in (10, 50, 100):
         exact = expm(A * sim.t[i]) @ x0
@@ -597,7 +598,7 @@ def test_simulation_matches_matrix_exponential_and_reconstructs_path():
     assert last < 0.5 * first and sw.stable[0]          # self-stable at 4.6 m/s (vw < 4.6 < vc)
     # yaw from (B.6): psi(t) = cos(lam)/w (v int delta dt + c (delta(t) - delta(0)))
     from scipy.integrate import cumulative_trapezoid
-    fine = bicycle.simulate(P, v, 5.0, x0=x0, n_out=20001)
+    fine = bicycle.simulate_linear(P, v, 5.0, x0=x0, n_out=20001)
     psi = math.cos(P.lam) / P.w * (v * cumulative_trapezoid(fine.delta, fine.t, initial=0) + P.c * fine.delta)
     np.testing.assert_allclose(fine.psi, psi, atol=1e-8)
     # rear contact: speed along the path equals v; heading follows psi (B.8)
@@ -607,7 +608,7 @@ def test_simulation_matches_matrix_exponential_and_reconstructs_path():
 
 
 def test_simulation_straight_line_with_initial_heading():
-    sim = bicycle.simulate(P, 3.0, 2.0, x0=(0, 0, 0, 0), psi0=0.4, n_out=5)
+    sim = bicycle.simulate_linear(P, 3.0, 2.0, x0=(0, 0, 0, 0), psi0=0.4, n_out=5)
     np.testing.assert_allclose(sim.psi, 0.4)
     np.testing.assert_allclose(sim.xP, 3.0 * sim.t * math.cos(0.4), rtol=1e-10)
     np.testing.assert_allclose(sim.yP, 3.0 * sim.t * math.sin(0.4), rtol=1e-10)
@@ -616,7 +617,7 @@ def test_simulation_straight_line_with_initial_heading():
 def test_steer_torque_input_enters_through_M_inverse():
     """A constant steer torque: the steady state of (5.3) at constant speed is K(v) q = f."""
     v = 5.0
-    sim = bicycle.simulate(P, v, 90.0, x0=(0, 0, 0, 0), steer_torque=0.1, n_out=3)   # capsize root -0.32/s
+    sim = bicycle.simulate_linear(P, v, 90.0, x0=(0, 0, 0, 0), steer_torque=0.1, n_out=3)   # capsize root -0.32/s
     M, C1, K0, K2 = bicycle.linear_matrices(P)
     q_ss = np.linalg.solve(P.g * K0 + v * v * K2, [0.0, 0.1])
     np.testing.assert_allclose([sim.phi[-1], sim.delta[-1]], q_ss, rtol=1e-6, atol=1e-9)
@@ -628,7 +629,7 @@ def test_eigenvalue_plot_png(tmp_path):
     import matplotlib.image as mpimg
 
     path = tmp_path / "eig.png"
-    assert bicycle.plot_eigenvalues(P, path, dpi=80) == path
+    assert plot_eigenvalues(P, path, dpi=80) == path
     img = mpimg.imread(path)
     assert img.shape[:2] == (400, 560)           # 7 x 5 inches at 80 dpi
     assert img.std() > 0.05                      # not blank
@@ -637,9 +638,9 @@ def test_eigenvalue_plot_png(tmp_path):
 def test_time_history_plot_png(tmp_path):
     import matplotlib.image as mpimg
 
-    sim = bicycle.simulate(P, 4.6, 5.0, n_out=201)
+    sim = bicycle.simulate_linear(P, 4.6, 5.0, n_out=201)
     path = tmp_path / "history.png"
-    bicycle.plot_time_history(sim, path, dpi=60)
+    plot_time_history(sim, path, dpi=60)
     img = mpimg.imread(path)
     assert img.shape[:2] == (390, 420)
     assert img.std() > 0.05

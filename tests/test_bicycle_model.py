@@ -27,7 +27,7 @@ def test_model_is_the_whipple_bicycle():
     assert (model.nbodies, model.nq, model.nv) == (4, 10, 9)
     assert model.constraint_table.level.tolist() == [2, 1, 1, 2, 1, 1]
     q0, v0 = bicycle.upright_state(model, 5.0, roll_rate=0.3, steer_rate=-0.2)
-    from multibody.formulations.constrained import ConstraintRows
+    from multibody.rows.constraint_rows import ConstraintRows
 
     f, G, _ = ConstraintRows(model).evaluate(q0, v0)
     # round-off only: lengths of order 1 m, velocities of order 5 m/s, a few dozen operations each

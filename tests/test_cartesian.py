@@ -12,10 +12,11 @@ import multibody as mb
 from multibody.errors import ConstraintError
 from multibody.formulations.cartesian import (
     CartesianSystem, FixedJoint, HingeJoint, PlanarAngle, PlanarPointLine, PlanarPrismatic,
-    PlanarRevolute, PointPlane, PrismaticJoint, RelativeRotation, SphericalJoint, cartesian_from_model, quat_to_matrix,
+    PlanarRevolute, PointPlane, PrismaticJoint, RelativeRotation, SphericalJoint, cartesian_from_model,
     tree_ldlt_solve,
 )
 from multibody.integrate.adaptive import solve_adaptive
+from multibody.model.rotations import quat_to_matrix
 
 
 def _random_rot(rng):

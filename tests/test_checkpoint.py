@@ -1,4 +1,4 @@
-"""Checkpoints of long runs: ``simulate(..., checkpoint=, every=)`` and ``mb.resume`` (multibody/checkpoint.py)."""
+"""Checkpoints of long runs: ``simulate(..., checkpoint=, every=)`` and ``mb.resume`` (multibody/io/checkpoints.py)."""
 import json
 import os
 import shutil
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody import checkpoint as ckpt
+from multibody.io import checkpoints as ckpt
 from multibody.systems.pendulums import triple_pendulum_seed001
 
 Q0 = np.array([0.5, -0.3, 0.2])

@@ -7,7 +7,8 @@ import pytest
 import multibody as mb
 from multibody.errors import ConstraintError
 from multibody.formulations.cartesian import cartesian_from_model, model_state_from_cartesian
-from multibody.formulations.constrained import ConstrainedTree, ConstraintRows
+from multibody.formulations.constrained import ConstrainedTree
+from multibody.rows.constraint_rows import ConstraintRows
 from multibody.systems import slider_crank as sc
 
 from models import loop_model

@@ -8,7 +8,8 @@ import sympy as sp
 
 import multibody as mb
 from multibody.errors import ConstraintError, ModelError
-from multibody.formulations.constrained import ConstrainedTree, ConstraintRows
+from multibody.formulations.constrained import ConstrainedTree
+from multibody.rows.constraint_rows import ConstraintRows
 
 
 def free_body(constraint=None, gravity=(0.0, 0.0, -9.81), inertia=(0.02, 0.03, 0.04), com=(0.0, 0.0, 0.0)):

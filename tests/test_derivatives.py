@@ -25,7 +25,7 @@ from multibody.errors import ModelError
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.rnea import rnea_kernel
-from multibody.model.constraints import qdot_matrix
+from multibody.model.user_constraints import qdot_matrix
 
 from models import loop_model, sprung_model
 
@@ -136,7 +136,8 @@ def test_applied_forces_on_a_moving_base():
     against central differences of the tree formulation's right-hand side (which adds the applied forces) along
     ``model.integrate``, step h = 1e-6: error h² |q̈‴| / 6 + eps |q̈| / h ≈ 1e-8 relative here (q̈ and its
     derivatives of order 10–100), compared at 1e-6."""
-    from multibody.formulations.tree import tree_params, tree_rhs
+    from multibody.formulations.tree_rhs import tree_rhs
+    from multibody.tree_parameters import tree_params
 
     b = mb.ModelBuilder(gravity=(0, 0, -9.81), base_motion=mb.BaseMotion(_turning_base))
     b.add_body("a", 1.2, com=(0.3, 0.1, 0), inertia=[0.1, 0.2, 0.25])

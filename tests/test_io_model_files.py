@@ -20,7 +20,8 @@ from io_models import same_model
 from multibody import examples
 from multibody.bench.dynamics import _random_rotation, _random_unit
 from multibody.io import ExpressionTorque, ModelFileError, load, load_model, load_text, save_model, schema
-from multibody.io.model_files import ExpressionMatrix, ExpressionVector, expression_variables, model_to_dict
+from multibody.io.expression_callables import ExpressionMatrix, ExpressionVector, expression_variables
+from multibody.io.writer import model_to_dict
 
 KINDS = ("Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free")
 

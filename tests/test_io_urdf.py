@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.model.rotations import rpy_matrix
 from io_models import same_model
 from multibody.bench.urdf import humanoid_urdf, pinocchio_agreement, pinocchio_state
 from multibody.cli import main
@@ -195,7 +196,7 @@ def test_planar_joint_moves_in_the_plane_normal_to_its_axis(tmp_path):
     i = model.body_index("l6")
     q[j.q_slice] = (0.3, -0.2, 0.9)
     kin = mb.forward_kinematics(model, q)
-    Rj = mb.io.model_files.rpy_matrix(0, 0, 0.4)                  # the joint frame (the base is the ground)
+    Rj = rpy_matrix(0, 0, 0.4)                  # the joint frame (the base is the ground)
     axis = Rj @ np.array([1.0, 0, 0])
     move = kin.p[i] - q0.p[i]
     assert abs(move @ axis) < 1e-15 and np.linalg.norm(move) == pytest.approx(np.hypot(0.3, 0.2), rel=1e-15)

@@ -269,4 +269,4 @@ def test_meshes_visuals_and_collisions(tmp_path):
         save_model(model, tmp_path / f"r{suffix}")
         back = load(tmp_path / f"r{suffix}").model
         same_model(model, back)
-    jsonschema.Draft202012Validator(mb.io.schema()).validate(mb.io.model_files.model_to_dict(model))
+    jsonschema.Draft202012Validator(mb.io.schema()).validate(mb.io.model_to_dict(model))

@@ -1,5 +1,5 @@
 """Joint reactions in the joint frames (``mb.joint_reactions``, ``Result.reactions``): one convention in the tree,
-constrained, Cartesian and stabilized formulations (``multibody.analysis.reactions``).
+constrained, Cartesian and stabilized formulations (``multibody.rows.reactions``).
 
 Checks: the weights a hanging double pendulum's joints carry; the slider-crank's reactions from tree coordinates
 with multipliers against the Lagrange multipliers of the Cartesian formulation (seed 001 eq. 2.26), planar and

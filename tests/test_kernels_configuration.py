@@ -114,7 +114,7 @@ def test_model_level_functions():
 def test_joint_transforms_follow_the_table():
     """Spot values of docs/model-arrays.md: Universal R = rot(a1, θ1) rot(a2, θ2); Planar p = (x, y, 0),
     R = rot(z, θ); Free (p, quaternion)."""
-    from multibody.model.placement import rotation_about
+    from multibody.model.rotations import rotation_about
     R, p = cfg.joint_transform(mb.Universal((1, 0, 0), (0, 1, 0)), [0.3, -0.7])
     np.testing.assert_allclose(R, rotation_about((1, 0, 0), 0.3) @ rotation_about((0, 1, 0), -0.7), atol=1e-15)
     R, p = cfg.joint_transform(mb.Planar(), [1.0, 2.0, 0.5])

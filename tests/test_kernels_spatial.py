@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from multibody.kernels import spatial as sp
-from multibody.model.placement import rotation_about
+from multibody.model.rotations import rotation_about
 
 rng = np.random.default_rng(0)
 

@@ -138,7 +138,10 @@ def test_impulse_rate_is_momentum_derivative(args, solver):
     a = aba(model, q, v, np.zeros(model.nv))
     ref = _momentum_rate(model, q, v, a)
     assert np.abs(xdot[model.nq:] - ref).max() <= 1e-8 * max(1.0, np.abs(ref).max())
-    np.testing.assert_allclose(xdot[:model.nq], model.qdot(q, v), rtol=0, atol=1e-12 * max(1, np.abs(v).max()))
+    # q̇ = q̇(q, v) with v solved from M v = p: v carries a relative error up to a few eps·cond(M) (backward-stable
+    # solves), and q̇ is linear in v with coefficients of order 1 (unit quaternions, rotation matrices)
+    bound = 100 * np.finfo(float).eps * np.linalg.cond(mb.crba(model, q)) * max(1.0, np.abs(v).max())
+    np.testing.assert_allclose(xdot[:model.nq], model.qdot(q, v), rtol=0, atol=bound)
 
 
 def test_applied_forces_enter_impulse_rate():
@@ -322,17 +325,20 @@ def test_refuses_loops_and_constraints():
 
 
 def test_singular_joint_block_names_the_body():
-    """A point mass spinning about an axis through itself has no inertia for that joint: A_iᵀM_i*A_i = 0, and
-    system (6) has no solution — a ModelError naming the body, from both solvers."""
+    """A joint block AᵢᵀM*ᵢAᵢ that is singular at one configuration only (the builder refuses models that are
+    singular at every configuration): a massless hub spins about z and carries, through a tilt hinge, a point mass
+    that lies on the spin axis at tilt 0. There system (6) has no solution — a ModelError naming the body, from
+    both solvers; away from tilt 0 the same model runs."""
     b = mb.ModelBuilder(name="bead")
-    b.add_body("arm", 1.0, com=(0, 0, -1), inertia=np.eye(3) * 0.1)
-    b.add_body("bead", 1.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))
-    b.add_joint("swing", mb.Revolute((1, 0, 0)), "ground", "arm")
-    b.add_joint("spin", mb.Revolute((0, 0, 1)), "arm", "bead")
+    b.add_body("hub", 0.0, com=(0, 0, 0), inertia=np.zeros((3, 3)))
+    b.add_body("bead", 1.0, com=(0, 0, 1), inertia=np.zeros((3, 3)))
+    b.add_joint("spin", mb.Revolute((0, 0, 1)), "ground", "hub")
+    b.add_joint("tilt", mb.Revolute((1, 0, 0)), "hub", "bead")
     model = b.build()
     for s in SOLVERS:
-        with pytest.raises(ModelError, match="body 'bead'"):
+        with pytest.raises(ModelError, match="body 'hub'.*singular at this q"):
             mb.simulate(model, None, None, 1.0, formulation="poisson", solver=s)
+        assert np.all(np.isfinite(mb.simulate(model, [0.0, 0.3], None, 0.01, formulation="poisson", solver=s).q))
 
 
 def test_module_example():

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 from multibody.result import Result
+from multibody.viz import plot_result
 
 
 def make_result(n=50):
@@ -67,14 +68,14 @@ def test_plot_png(tmp_path):
 
     r = make_result()
     path = tmp_path / "run.png"
-    fig = r.plot(coords=["x", 2, "v[1]"], path=path)
+    fig = plot_result(r, coords=["x", 2, "v[1]"], path=path)
     img = mpimg.imread(path)
     assert img.ndim == 3 and img.shape[0] > 300 and img.shape[1] > 300
     assert len(fig.axes) == 3  # coordinates, energy, residuals
     # something was drawn: not a blank image
     assert img[..., :3].std() > 0.05
     with pytest.raises(ValueError, match="unknown"):
-        r.plot(coords=["nope"])
+        plot_result(r, coords=["nope"])
 
 
 def test_bad_suffix(tmp_path):

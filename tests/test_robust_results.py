@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody import checkpoint as ckpt
 from multibody.errors import IntegrationError, ModelError, ResultFileError
+from multibody.io import checkpoints as ckpt
 from multibody.io import load_result, save_result
 from multibody.systems.pendulums import simple_pendulum, triple_pendulum_seed001
+from multibody.viz import plot_result
 from test_robust_simulate import hang_guard  # noqa: F401  (autouse: every test here is guarded too)
 
 SUFFIXES = [".npz", ".csv", ".h5"]
@@ -352,9 +353,9 @@ def test_too_many_checkpoints_and_plot_arguments(tmp_path, result):
         mb.simulate(simple_pendulum(), [0.1], [0.0], 1.0, checkpoint=tmp_path / "run.ckpt", every=1e-6)
     assert info.value.element == "every" and not list(tmp_path.iterdir())
     for coords in ([7], ["q[7]"], ["v[x]"], [True], ["nothing"]):
-        with pytest.raises(ModelError, match="Result.plot: coordinate") as info:
-            result.plot(coords=coords)
+        with pytest.raises(ModelError, match="coordinate .* is unknown") as info:
+            plot_result(result, coords=coords)
         assert info.value.element == "coords"
     with pytest.raises(ResultFileError) as info:
-        result.plot(path="/proc/plot.png")
+        plot_result(result, path="/proc/plot.png")
     one_line(info.value, "/proc/plot.png")

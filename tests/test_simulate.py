@@ -11,7 +11,8 @@ from multibody.errors import IntegrationError, ModelError
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.result import Result
 from multibody.formulations.base import FORMULATIONS, OdeSystem, register_formulation
-from multibody.formulations.tree import tree_energy, tree_params, tree_rhs
+from multibody.formulations.tree_rhs import tree_energy, tree_rhs
+from multibody.tree_parameters import tree_params
 from multibody.simulation import simulate
 from multibody.systems.pendulums import spatial_chain, triple_pendulum_seed001
 from models import sprung_model

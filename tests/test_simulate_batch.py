@@ -16,7 +16,7 @@ from hypothesis import assume, given, settings, strategies as st
 import multibody as mb
 from multibody.bench.dynamics import random_tree, revolute_chain
 from multibody.errors import ModelError
-from multibody.formulations.tree import tree_energy
+from multibody.formulations.tree_rhs import tree_energy
 from multibody.kernels.lanes import lanes_supported
 from models import sprung_model
 

@@ -12,6 +12,7 @@ import pytest
 from multibody.formulations.cartesian import cartesian_from_model
 from multibody.formulations.constrained import ConstrainedTree
 from multibody.systems import slider_crank as sc
+from multibody.viz.slider_crank import plot_reactions
 
 
 def test_structure_is_the_books():
@@ -30,7 +31,7 @@ def test_structure_is_the_books():
 
 @pytest.fixture(scope="module")
 def run():
-    return sc.simulate(turns=10, n_out=601)
+    return sc.simulate_turns(turns=10, n_out=601)
 
 
 def test_ten_turns_residuals_and_energy(run):
@@ -62,7 +63,7 @@ def test_reactions_over_a_cycle(run, tmp_path):
     assert np.allclose(total, m3 * a_slider, atol=1e-8 * np.abs(total).max() + 1e-9)
     comps = sc.reactions_over_cycle(run)
     assert set(comps) == {"O", "A", "B", "guide"} and comps["O"].shape == (len(run.t), 3)
-    fig = sc.plot_reactions(run, tmp_path / "reactions.png")
+    fig = plot_reactions(run, tmp_path / "reactions.png")
     assert (tmp_path / "reactions.png").stat().st_size > 1000
     import matplotlib.pyplot as plt
     plt.close(fig)
@@ -71,8 +72,8 @@ def test_reactions_over_a_cycle(run, tmp_path):
 def test_without_projection_drift_is_visible_but_small():
     """Claim 31/32: acceleration-level constraints alone let the position residual drift with the
     integration error; projection removes it."""
-    r = sc.simulate(turns=2, rtol=1e-7, atol=1e-7, n_out=51, project=False)
-    r2 = sc.simulate(turns=2, rtol=1e-7, atol=1e-7, n_out=51, project=True)
+    r = sc.simulate_turns(turns=2, rtol=1e-7, atol=1e-7, n_out=51, project=False)
+    r2 = sc.simulate_turns(turns=2, rtol=1e-7, atol=1e-7, n_out=51, project=True)
     assert r.residuals["position"].max() > 1e-9
     assert r2.residuals["position"].max() < 1e-10
 
@@ -80,7 +81,7 @@ def test_without_projection_drift_is_visible_but_small():
 def test_tree_with_cut_joint_gives_the_same_crank_angle_history(run):
     """The same model in tree coordinates (crank and rod on revolute joints, the slider on a prismatic joint)
     plus the cut pin B (seed 001 §3.6) gives the Cartesian crank-angle history to 1e-8 over 10 turns."""
-    r = sc.simulate(t_end=run.t[-1], formulation="constrained", n_out=len(run.t))
+    r = sc.simulate_turns(t_end=run.t[-1], formulation="constrained", n_out=len(run.t))
     assert r.q[-1, 0] - r.q[0, 0] > 10 * 2 * math.pi
     assert np.abs(sc.crank_angle(r) - sc.crank_angle(run)).max() < 1e-8
     assert r.residuals["B"].max() < 1e-10 and r.residuals["velocity"].max() < 1e-10

@@ -11,6 +11,7 @@ import pytest
 
 from multibody.errors import ModelError
 from multibody.systems import solar_panels as sp
+from multibody.viz.solar_panels import plot_deployment
 
 
 def _inertia(rng):
@@ -332,14 +333,14 @@ def test_deploy_reaches_deployed_state_and_settles(deployment, reference):
 def test_plot_deployment_png(deployment, tmp_path):
     from matplotlib.image import imread
 
-    path = sp.plot_deployment(deployment, tmp_path / "panel" / "deployment.png")
+    path = plot_deployment(deployment, tmp_path / "panel" / "deployment.png")
     img = imread(path)
     assert img.ndim == 3 and img.shape[0] > 500 and img.shape[1] > 500
     assert img[..., :3].std() > 0.05  # not a blank canvas
     with pytest.raises(ModelError, match="carries no panel parameters"):
         from multibody.result import Result
 
-        sp.plot_deployment(Result(deployment.t, deployment.q, deployment.v), tmp_path / "x.png")
+        plot_deployment(Result(deployment.t, deployment.q, deployment.v), tmp_path / "x.png")
 
 
 def test_deploy_without_latch_energy_balance():

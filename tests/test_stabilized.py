@@ -7,7 +7,8 @@ import sympy as sp
 from scipy.integrate import solve_ivp
 
 from multibody.errors import ModelError
-from multibody.formulations.stabilized import StabilizedSystem, max_residual, solve_dls
+from multibody.formulations.stabilized_dae import StabilizedSystem, max_residual
+from multibody.kernels.stabilization import solve_dls
 from multibody.symbolic.dae import derive
 
 G = 9.81

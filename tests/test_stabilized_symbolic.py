@@ -20,12 +20,8 @@ import sympy as sp
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.formulations.stabilized import (
-    DLS_EPS_REL,
-    shifted_energy_into,
-    solve_shifted_energy,
-    stabilized_system,
-)
+from multibody.formulations.stabilized import stabilized_system
+from multibody.kernels.stabilization import DLS_EPS_REL, shifted_energy_into, solve_shifted_energy
 from multibody.systems import hoop_on_profile as H
 
 U = np.finfo(float).eps

@@ -24,7 +24,7 @@ import pytest
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.formulations.cartesian import quat_to_matrix
+from multibody.model.rotations import quat_to_matrix
 from multibody.systems import bicycle, hoop_on_profile, pendulums, solar_panels
 from multibody.viz import shapes, viewer
 from multibody.viz.animation import Scene
@@ -290,7 +290,7 @@ def exports(tmp_path_factory):
         if name not in made:
             make, body, contacts = runs[name]
             res = make()
-            path = res.to_html(out / (name.replace(" ", "_") + ".html"))
+            path = viewer.to_html(res, out / (name.replace(" ", "_") + ".html"))
             made[name] = (res, path, body, contacts)
             print(f"{name}: {path.stat().st_size / 1e6:.2f} MB, {len(res)} samples")
         return made[name]
@@ -381,24 +381,24 @@ def test_errors(panel_run, tmp_path, monkeypatch):
 
 
 def test_show_in_jupyter(panel_run, monkeypatch):
-    """Result.show(): the page in an iframe through IPython.display; without IPython a clear ModelError."""
+    """viz.show(result): the page in an iframe through IPython.display; without IPython a clear ModelError."""
     monkeypatch.setitem(sys.modules, "IPython", None)
     monkeypatch.setitem(sys.modules, "IPython.display", None)
     with pytest.raises(ModelError, match="needs IPython.*to_html"):
-        panel_run.show()
+        viewer.show(panel_run)
     shown = []
     fake = types.ModuleType("IPython.display")
     fake.HTML = lambda data: types.SimpleNamespace(data=data)
     fake.display = shown.append
     monkeypatch.setitem(sys.modules, "IPython.display", fake)
-    assert panel_run.show(frame_rate=5) is None
+    assert viewer.show(panel_run, frame_rate=5) is None
     assert len(shown) == 1 and shown[0].data.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
 
 
 def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
     from multibody.cli import main
 
-    path = panel_run.to_html(tmp_path / "out" / "panel.html", frame_rate=10)
+    path = viewer.to_html(panel_run, tmp_path / "out" / "panel.html", frame_rate=10)
     text = path.read_text()
     assert text.startswith("<!DOCTYPE html>") and 'id="mb-plotly"' in text
     assert re.search(r"<(script|link)[^>]*\b(src|href)=", text) is None          # nothing fetched: self-contained

@@ -14,7 +14,7 @@ from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, 
                              UserConstraint, VelocityConstraint)
 
 from multibody.analysis.linearize import Linearization, linearize
-from multibody.analysis.reactions import joint_reactions
+from multibody.rows.reactions import joint_reactions
 from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
                                   gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
                                   point_velocity, rnea, rnea_batch)

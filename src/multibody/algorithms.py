@@ -50,7 +50,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.data import _CACHE_ATTR, Data, base_block, default_data
+from multibody.data import CACHE_ATTR, Data, base_block, default_data
 from multibody.errors import ModelError
 from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
@@ -179,7 +179,7 @@ def _point(point):
 # specialization for them) or names what was expected.
 _empty = np.empty
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
-assert _CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
+assert CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
 
 
 def _bind_on_first_call(kernel, name, namespace=None):

@@ -1,17 +1,7 @@
 """Data: the preallocated workspace of one Model (one per thread or process), and the packed model arrays.
 
-The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, so a call
-from Python passes few arguments:
-
-``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
-the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
-fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the coordinate axis ±e_k
-(``kinematics.AXIS``), or for a general joint the first row of its block in the workspace;
-``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
-about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
-holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the ground moves in a prescribed way
-(``model.base_motion``; its state at the time of a call is then written into the workspace's base block,
-``Data.set_time``).
+The kernels (``multibody.kernels``) take the Model's arrays packed into two row-per-body arrays, ``mi`` (integers)
+and ``mf`` (floats), so a call from Python passes few arguments (``kernels/packing.py`` describes them).
 
 ``Data(model)`` holds these and a flat float workspace (per body, per velocity coordinate, and the state of a
 moving base) that the kernels overwrite; results are
@@ -37,71 +27,11 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
 from multibody.kernels.derivatives_minv import derivative_workspace_size, subtree_tables
-from multibody.kernels.kinematics import (AXIS, BASE_WIDTH, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS,
-                                          G_MOVING, M_DOF, MF_WIDTH, MI_WIDTH, workspace_size)
+from multibody.kernels.kinematics import BASE_WIDTH, workspace_size
+from multibody.kernels.packing import general_rows, pack_model
 
-_CACHE_ATTR = "_multibody_data"
-
-
-_E = np.eye(3)
-
-
-def _dof_table(jtype, axes):
-    """(kind, axis) of each velocity coordinate of a joint (see ``kinematics.M_DOF``): what its column of the
-    motion subspace is, per docs/model-arrays.md."""
-    a1, a2 = axes[0], axes[1]
-    TJ, RJ, TC, RC = K.DOF_TRANS_JOINT, K.DOF_ROT_JOINT, K.DOF_TRANS_CHILD, K.DOF_ROT_CHILD
-    return {K.FIXED: [],
-            K.REVOLUTE: [(RJ, a1)],
-            K.PRISMATIC: [(TJ, a1)],
-            K.CYLINDRICAL: [(RJ, a1), (TJ, a1)],
-            K.UNIVERSAL: [(RJ, a1), (RC, a2)],  # a2 is fixed in the child
-            K.SPHERICAL: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2])],  # ω in the child frame
-            K.PLANAR: [(TJ, _E[0]), (TJ, _E[1]), (RJ, _E[2])],  # ẋ, ẏ in the joint frame; θ̇ about its z
-            K.FREE: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2]), (TC, _E[0]), (TC, _E[1]), (TC, _E[2])],
-            K.GENERAL: [],  # its columns come from the workspace (kinematics module docstring)
-            }[jtype]
-
-
-def pack_model(model):
-    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring)."""
-    n = model.nbodies + 1
-    mi = np.zeros((n, MI_WIDTH), dtype=np.int64)
-    mf = np.zeros((n, MF_WIDTH), dtype=np.float64)
-    mi[:, 0] = model.parent
-    mi[:, 1] = model.jtype
-    mi[:, 2] = model.idx_q
-    mi[:, 3] = model.nq_j
-    mi[:, 4] = model.idx_v
-    mi[:, 5] = model.nv_j
-    R = np.asarray(model.jplace_R, dtype=np.float64).reshape(n, 3, 3)
-    mi[:, 6] = [1 if np.array_equal(R[i], np.eye(3)) else 0 for i in range(n)]
-    mf[:, F_JR:F_JR + 9] = R.reshape(n, 9)
-    mf[:, F_JP:F_JP + 3] = model.jplace_p
-    mf[:, F_A1:F_A1 + 3] = model.jaxis[:, 0, :]
-    mf[:, F_A2:F_A2 + 3] = model.jaxis[:, 1, :]
-    mf[:, F_MASS] = model.mass
-    mf[:, F_COM:F_COM + 3] = model.com
-    Ic = np.asarray(model.inertia_com, dtype=np.float64)
-    mf[:, F_IC:F_IC + 6] = np.stack([Ic[:, 0, 0], Ic[:, 0, 1], Ic[:, 0, 2], Ic[:, 1, 1], Ic[:, 1, 2], Ic[:, 2, 2]],
-                                    axis=1)
-    for i in range(1, n):
-        for k, (kind, axis) in enumerate(_dof_table(int(model.jtype[i]), model.jaxis[i])):
-            mi[i, M_DOF + k] = kind
-            mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis
-        a = np.asarray(model.jaxis[i, 0], dtype=np.float64)
-        if int(model.jtype[i]) in (K.REVOLUTE, K.CYLINDRICAL) and np.count_nonzero(a) == 1 and np.max(np.abs(a)) == 1:
-            k = int(np.flatnonzero(a)[0])
-            mi[i, AXIS] = (k + 1) * int(np.sign(a[k]))
-    row = model.nv
-    for i in range(1, n):
-        if int(model.jtype[i]) == K.GENERAL:
-            mi[i, AXIS] = row
-            row += K.general_rows(int(model.nv_j[i]))
-    mf[0, :] = 0.0
-    mf[0, 0:3] = model.gravity
-    mf[0, G_MOVING] = 0.0 if getattr(model, "base_motion", None) is None else 1.0
-    return mi, mf
+#: the attribute of a Model under which :func:`default_data` keeps its Data (a cache: the Model is unchanged)
+CACHE_ATTR = "_multibody_data"
 
 
 def base_block(work):
@@ -118,12 +48,6 @@ def refuse_general_joints(model, what):
             raise ModelError(f"joint '{j.name}' is a GeneralJoint: {what} does not take general joints (use the "
                              "numeric algorithms aba/rnea/crba or simulate with the 'tree' formulation)",
                              element=f"joint '{j.name}'")
-
-
-def general_rows(model):
-    """Rows of the workspace's ``wd`` that the general joints' blocks take (``kinematics`` module docstring)."""
-    return sum(K.general_rows(int(model.nv_j[i])) for i in range(1, model.nbodies + 1)
-               if int(model.jtype[i]) == K.GENERAL)
 
 
 class Data:
@@ -144,11 +68,6 @@ class Data:
                  "mshape", "derivatives")
 
     def __init__(self, model):
-        if model.symbolic:
-            element, what, value = model.symbolic_element()
-            raise ModelError(f"{element}: {what} is symbolic ({value!r}) in model '{model.name}'; the numeric "
-                             "algorithms need numbers (build the model with numeric values, or derive its "
-                             "equations with multibody.symbolic)", element=element)
         self.model = model
         self.nq = int(model.nq)
         self.nv = int(model.nv)
@@ -158,10 +77,10 @@ class Data:
         self.work = np.zeros(workspace_size(self.nbodies + 1, self.nv, rows))
         self.no_fext = np.zeros((0, 6))
         #: ``fill(q, v, t, work)``: the compiled function that writes the general joints' kinematics at
-        #: (q, q̇ = v, t) into ``work`` (``symbolic/general_joint.py``), or None for a model without them
+        #: (q, q̇ = v, t) into ``work`` (``kernels/general_joint.py``), or None for a model without them
         self.fill = None
         if rows:
-            from multibody.symbolic.general_joint import compile_general_joints
+            from multibody.kernels.general_joint import compile_general_joints
 
             self.fill = compile_general_joints(model, self.mi).fill
 
@@ -235,10 +154,10 @@ class DerivativeWork:
 def default_data(model):
     """The Data cached on ``model`` (created on first use). A cache only: the Model's arrays are unchanged."""
     try:
-        return model.__dict__[_CACHE_ATTR]
+        return model.__dict__[CACHE_ATTR]
     except KeyError:
         d = Data(model)
-        model.__dict__[_CACHE_ATTR] = d
+        model.__dict__[CACHE_ATTR] = d
         return d
     except AttributeError:  # an object without __dict__: no caching
         return Data(model)

@@ -6,7 +6,7 @@ A :class:`Result` is a plain container of numpy arrays with **time as the first 
 ``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
 ``reactions``: dict joint or constraint name -> array (n, k). One convention in every formulation
-(``multibody.analysis.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
+(``multibody.rows.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
 joint applies to its child body, the moment about the joint frame's origin, both in the axes of the joint
 frame on the child's side; the whole force the joint transmits (reaction and drive: its projection on the
 joint's motion subspace is the joint's τ; seed 001 §3.5, eq. 3.175). For a constraint that is not a joint,
@@ -16,7 +16,7 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
-``q_names`` / ``v_names``: labels of the coordinates (used by ``plot`` and the CSV header).
+``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -342,8 +342,9 @@ class Result:
             raise unreadable(path, "Result file", exc, "multibody Result file") from None
 
     # ------------------------------------------------------------------------------------------------
-    def _resolve(self, c):
-        """A coordinate selector -> (label, series). ints and 'q[i]' index q, 'v[i]' v, or a name."""
+    def coordinate(self, c):
+        """A coordinate selector -> (label, series): an int or ``'q[i]'`` indexes q, ``'v[i]'`` v, or a name of
+        ``q_names`` or ``v_names``; a ``ModelError`` (element ``coords``) otherwise."""
         if isinstance(c, (int, np.integer)) and not isinstance(c, (bool, np.bool_)) and \
                 -self.q.shape[1] <= int(c) < self.q.shape[1]:
             return self.q_names[int(c)], self.q[:, int(c)]
@@ -358,80 +359,5 @@ class Result:
             index = c[2:-1]
             if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
                 return c, arr[:, int(index)]
-        raise ModelError(f"Result.plot: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
+        raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
                          f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
-
-    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
-        """Plot chosen coordinates against time, and the energies (and residuals if any) below.
-
-        ``coords``: list of q indices, names or ``"q[i]"``/``"v[i]"`` (default: every q, at most 12).
-        Uses matplotlib's Agg canvas (no display, no pyplot state). Writes a PNG if ``path`` is given.
-        Returns the ``matplotlib.figure.Figure``.
-        """
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-
-        if coords is None:
-            coords = list(range(min(self.q.shape[1], 12)))
-        series = [self._resolve(c) for c in coords]
-        panels = 1 if series else 0
-        show_energy = bool(energy) and bool(self.energy)
-        show_res = bool(residuals) and bool(self.residuals)
-        panels += show_energy + show_res
-        panels = max(panels, 1)
-        fig = Figure(figsize=(8, 2.8 * panels), constrained_layout=True)
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(panels, 1, sharex=True, squeeze=False)[:, 0]
-        k = 0
-        if series:
-            ax = axes[k]
-            for label, s in series:
-                ax.plot(self.t, s, label=label)
-            ax.set_ylabel("coordinates")
-            ax.legend(loc="best", fontsize="small", ncol=min(4, len(series)))
-            ax.grid(True, alpha=0.3)
-            k += 1
-        if show_energy:
-            ax = axes[k]
-            labels = {"kinetic": "T", "potential": "V", "total": "T + V"}
-            for key in ENERGY_KEYS:
-                if key in self.energy:
-                    ax.plot(self.t, self.energy[key], label=labels[key])
-            ax.set_ylabel("energy")
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-            k += 1
-        if show_res:
-            ax = axes[k]
-            for name, r in self.residuals.items():
-                rr = np.abs(r.reshape(len(self), -1))
-                ax.semilogy(self.t, np.maximum(rr.max(axis=1), 1e-300), label=name)
-            ax.set_ylabel("|residual|")
-            ax.legend(loc="best", fontsize="small")
-            ax.grid(True, alpha=0.3)
-        axes[-1].set_xlabel("t, s")
-        if title is None:
-            title = self.info.get("title") or self.info.get("model")
-        if title:
-            fig.suptitle(str(title))
-        if path is not None:
-            try:
-                fig.savefig(path, dpi=100)
-            except OSError as exc:
-                raise ResultFileError(f"Result.plot: '{path}' could not be written: {exc.strerror or exc}",
-                                      path=path) from None
-        return fig
-
-    def to_html(self, path, model=None, **options):
-        """Write the motion as one self-contained HTML page: the bodies in 3-D, played in time, with the energies
-        (``multibody.viz.viewer``; needs the viewer extra, ``pip install 'multibody[viewer]'``). ``model``: the
-        Model, for a Result loaded from a file. Returns the path."""
-        from multibody.viz.viewer import to_html
-
-        return to_html(self, path, model=model, **options)
-
-    def show(self, model=None, **options):
-        """Display the same view inline in Jupyter (``multibody.viz.viewer.show``)."""
-        from multibody.viz.viewer import show
-
-        return show(self, model=model, **options)

@@ -33,7 +33,7 @@ compiled forces + ABA kernels once, plus the callback; fixed-step methods then r
 Checkpoints
 -----------
 ``checkpoint="run.ckpt"`` writes the state of the run to that file every ``every`` simulated seconds (replacing it
-atomically; format in ``multibody/checkpoint.py``), and :func:`resume` continues a run from its file. Fixed-step
+atomically; format in ``multibody/io/checkpoints.py``), and :func:`resume` continues a run from its file. Fixed-step
 runs are made in chunks of whole steps between checkpoints and resume bit for bit; adaptive runs write from their
 step loop and resume by a new adaptive run from the checkpoint state (equal to the tolerance, see ``resume``).
 
@@ -52,12 +52,13 @@ import numpy as np
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
-from multibody.formulations.base import FORMULATIONS, describe_formulations, formulation_options
+from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
 from multibody.integrate.arguments import fixed_step_count, output_steps
-from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STAGES, STATUS_MESSAGES, STATUS_OK
+from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
+from multibody.integrate.tableaux import STAGES
 from multibody.model.model import Model
 from multibody.result import Result
 
@@ -203,7 +204,7 @@ def resume(path, progress=None):
     >>> bool(np.array_equal(again.q, full.q))
     True
     """
-    from multibody import checkpoint as checkpoint_file
+    from multibody.io import checkpoints as checkpoint_file
 
     progress = arg.flag(progress, "progress", none_allowed=True)
     ck = checkpoint_file.read(path)
@@ -232,7 +233,7 @@ MAX_CHECKPOINTS = 10_000
 
 
 def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_end, settings, step=None):
-    """The :class:`multibody.checkpoint.Writer` of a run and its interval (None, None without a checkpoint);
+    """The :class:`multibody.io.checkpoints.Writer` of a run and its interval (None, None without a checkpoint);
     ``step``: the fixed step (a checkpoint is written every ``max(every, step)``), None for adaptive runs."""
     if path is None:
         if every is not None:
@@ -247,7 +248,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
         raise ModelError(f"every = {every:g} s makes {count:.3g} checkpoints of the span {t_end - t0:g} s, more than "
                          f"{MAX_CHECKPOINTS} (each rewrites the outputs so far): take a larger every",
                          element="every")
-    from multibody.checkpoint import Writer
+    from multibody.io.checkpoints import Writer
 
     settings = dict(settings, every=every)
     return Writer(path, model, settings, q0=q0, v0=v0, tau=tau, t_eval=t_eval, events=events), every
@@ -255,7 +256,7 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
               events, t0, energy, output_every, checkpoint, every, options, restart=None):
-    """``simulate`` (and, with ``restart`` a :class:`multibody.checkpoint.Checkpoint`, ``resume``)."""
+    """``simulate`` (and, with ``restart`` a :class:`multibody.io.checkpoints.Checkpoint`, ``resume``)."""
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
@@ -304,21 +305,11 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps}, h_used if fixed else None)
-    if getattr(model, "base_motion", None) is not None:
-        if formulation not in ("tree", "poisson"):
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'tree' and "
-                             f"'poisson' formulations integrate it; formulation {formulation!r} does not support it "
-                             "yet", element="base motion")
-        if formulation == "poisson" and t0 != 0.0:
-            raise ModelError(f"model '{getattr(model, 'name', '')}' has a moving base (base motion): the 'poisson' "
-                             f"formulation forms the initial impulses with the base at t = 0; got t0 = {t0}",
-                             element="t0")
-    if formulation != "tree":
-        refuse_general_joints(model, f"the {formulation!r} formulation")
+    check_supported(formulation, model, t0)   # a moving base, general joints: what the formulation declared
     system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     names = _state_names(model, formulation, options, system.x0.shape[0])
     if restart is not None:
-        from multibody.checkpoint import check_resumable
+        from multibody.io.checkpoints import check_resumable
 
         grid = (nsteps, h_used, output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)) if fixed else None
         times = np.linspace(t0, t_end, n_out) if n_out is not None and not fixed else t_eval
@@ -741,7 +732,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
         from multibody.kernels.lanes import lanes_supported
-        from multibody.formulations.tree import P_TAU, tree_joint_forces
+        from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
 
         why = lanes_supported(model)
@@ -752,11 +743,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                              "loop then)", element="lanes")
         if why is None and system.run_params is not None:
             tau_runs, mass, gravity = batch
-            mf = system.params[1]
+            mf = system.params[P_MF]
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[0], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG)
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

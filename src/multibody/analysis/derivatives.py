@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.tree_parameters import P_TAU
 
 H_COMPLEX = 1e-30
 
@@ -25,7 +26,7 @@ _WORKS = weakref.WeakKeyDictionary()
 
 def analysis_work(model, dtype=np.float64):
     """The analysis work arrays of ``model`` for real (float) or complex evaluations."""
-    from multibody.formulations.constrained import make_work
+    from multibody.rows.constraint_rows import make_work
 
     works = _WORKS.setdefault(model, {})
     key = np.dtype(dtype)
@@ -60,7 +61,7 @@ class ReducedDynamics:
     control). Every function takes real or complex arguments."""
 
     def __init__(self, model, q0, v0, t=0.0):
-        from multibody.model.constraints import qdot_matrix
+        from multibody.model.user_constraints import qdot_matrix
 
         if model.constraint_table.python:
             names = [c.name for c, _ in model.constraint_table.python]
@@ -78,7 +79,7 @@ class ReducedDynamics:
 
     def velocity_residual(self, delta):
         """G(q0 ⊕ δ) v0 + c of every row (position rows: ḟ; velocity rows: g)."""
-        from multibody.formulations.constrained import eval_rows
+        from multibody.rows.constraint_rows import eval_rows
 
         w = self._work(np.result_type(delta, float))
         q = np.ascontiguousarray(self._q(delta))
@@ -113,14 +114,15 @@ class ReducedDynamics:
 
     def input_response(self, k):
         """∂ẋ/∂τ_k: the change of (δ̇, v̇) per unit generalized force on velocity coordinate k (exactly linear)."""
-        from multibody.formulations.constrained import constrained_accelerations, eval_rows
+        from multibody.formulations.constrained import constrained_accelerations
+        from multibody.rows.constraint_rows import eval_rows
 
         nv, nq = self.model.nv, self.model.nq
         w = self._work(float)
         x = np.concatenate([self.q0, self.v0])
         m = eval_rows(self.q0, self.v0, w)
         base = np.empty(nv)
-        tau = np.array(w.tree[16], dtype=float)
+        tau = np.array(w.tree[P_TAU], dtype=float)
         constrained_accelerations(float(self.t), x, w, tau, m, base)
         tau[k] += 1.0
         m = eval_rows(self.q0, self.v0, w)

@@ -73,7 +73,7 @@ def _indices(model, names, what):
 def _rows(model, q, v, t=0.0):
     """All constraint rows at (q, v): residuals, Jacobian G (m × nv), levels; the Python rows included."""
     from multibody.analysis.derivatives import analysis_work
-    from multibody.formulations.constrained import ConstraintRows
+    from multibody.rows.constraint_rows import ConstraintRows
 
     rows = ConstraintRows(model, work=analysis_work(model))
     f, G, _ = rows.evaluate(q, v, t)

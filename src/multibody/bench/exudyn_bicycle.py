@@ -91,7 +91,7 @@ def initial_body_velocities(params, speed, roll_rate):
     at forward ``speed`` with lean rate ``roll_rate`` and steer rate zero: a dict body -> (v, omega)."""
     from multibody.systems import bicycle
 
-    p = bicycle._coerce(params if params is not None else bicycle.benchmark_parameters(), False)
+    p = bicycle.coerce_parameters(params if params is not None else bicycle.benchmark_parameters(), False)
     geo = _geometry(p)
     ex, ey = np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0])
     omega_frame = roll_rate * ex
@@ -121,7 +121,7 @@ def exudyn_bicycle_model(params=None, speed=4.6, roll_rate=0.5, validate=True):
 
     from multibody.systems import bicycle
 
-    p = bicycle._coerce(params if params is not None else bicycle.benchmark_parameters(), validate)
+    p = bicycle.coerce_parameters(params if params is not None else bicycle.benchmark_parameters(), validate)
     geo = _geometry(p)
     vel = initial_body_velocities(p, float(speed), float(roll_rate))
     gravity = [0.0, 0.0, -p.g]

@@ -217,7 +217,9 @@ def run(args):
         bicycle.save_parameters(params, args.save_params)
         print(f"wrote parameters to {args.save_params}", file=info)
     if args.plot:
-        bicycle.plot_eigenvalues(params, args.plot)
+        from multibody.viz.bicycle import plot_eigenvalues
+
+        plot_eigenvalues(params, args.plot)
         print(f"wrote eigenvalue plot to {args.plot}", file=info)
     return 0
 

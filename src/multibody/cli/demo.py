@@ -53,6 +53,7 @@ def markdown_table(rows):
 
 def section_bicycle(tour):
     from multibody.systems import bicycle
+    from multibody.viz.bicycle import plot_eigenvalues
 
     p = bicycle.benchmark_parameters()
     cs = bicycle.critical_speeds(p)
@@ -61,7 +62,7 @@ def section_bicycle(tour):
     tour.row("Whipple bicycle", "capsize speed v_c [m/s]", cs.capsize, 6.02426201538837, src)
     ev = bicycle.eigenvalues(p, [0.0])
     tour.row("Whipple bicycle", "capsize eigenvalue at v = 0 [1/s]", float(ev.capsize[0].real), -3.13164324790656, src)
-    bicycle.plot_eigenvalues(p, tour.path("bicycle_eigenvalues.png"))
+    plot_eigenvalues(p, tour.path("bicycle_eigenvalues.png"))
     # the same bicycle as a generic model (bodies, hinges, rolling discs), linearized by the library
     import numpy as np
 
@@ -89,6 +90,7 @@ def section_triple_pendulum(tour):
     import numpy as np
 
     from multibody.systems import pendulums
+    from multibody.viz import plot_result
 
     res = pendulums.simulate_triple_pendulum_seed001(t_end=10.0)
     ref = {1.0: [-0.245186, -0.007221, -0.000042], 10.0: [-1.888975, -2.812204, -2.965351]}
@@ -99,13 +101,14 @@ def section_triple_pendulum(tour):
         tour.row("triple pendulum", f"absolute angles at t = {t:g} s", np.array2string(qabs, precision=6),
                  str(qref), src)
     tour.row("triple pendulum", "max |T + П| over 10 s", float(np.max(np.abs(res.energy_total))), "0", src)
-    res.plot(energy=True, path=tour.path("triple_pendulum.png"), title="seed 001 triple pendulum (relative angles)")
+    plot_result(res, energy=True, path=tour.path("triple_pendulum.png"), title="seed 001 triple pendulum (relative angles)")
 
 
 def section_solar_panel(tour):
     import numpy as np
 
     from multibody.systems import solar_panels
+    from multibody.viz.solar_panels import plot_deployment
 
     params = solar_panels.SolarPanelParameters()
     table = solar_panels.barycentric_table(params)
@@ -124,7 +127,7 @@ def section_solar_panel(tour):
     phi = solar_panels.absolute_angles(res.q[-1])
     tour.row("solar panel", "final absolute angles φ1, φ2 [deg]", np.array2string(np.degrees(phi), precision=3),
              "[0, 0] (deployed)", src)
-    solar_panels.plot_deployment(res, tour.path("solar_panel_deployment.png"), params)
+    plot_deployment(res, tour.path("solar_panel_deployment.png"), params)
     return summary
 
 
@@ -160,12 +163,13 @@ def section_constrained(tour):
     import numpy as np
 
     from multibody.systems import iftomm, slider_crank
+    from multibody.viz.slider_crank import plot_reactions
 
-    res = slider_crank.simulate(turns=2, n_out=401)
+    res = slider_crank.simulate_turns(turns=2, n_out=401)
     worst = max(float(np.max(res.residuals[k])) for k in ("position", "velocity", "acceleration"))
     tour.row("slider-crank", "max constraint residual over 2 crank turns (projection)", worst, "< 1e-10",
              "seed 001 §2.6.2")
-    fig = slider_crank.plot_reactions(res, tour.path("slider_crank_reactions.png"))
+    fig = plot_reactions(res, tour.path("slider_crank_reactions.png"))
     import matplotlib.pyplot as plt
 
     plt.close(fig)

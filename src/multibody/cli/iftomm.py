@@ -6,7 +6,9 @@ prints the seven angles β, Θ, γ, Φ, δ, Ω, ε at the end time (JSON keys ``
 Omega, epsilon``), the CPU time, the energy balance and the constraint residuals; for A05 (stiff flyball
 governor) the slider coordinate s at the end, its extremes and its values every 0.5 s (keys ``t``, ``s_t``), the
 shaft speed and the drifts of the axial angular momentum and of the energy balance with the damper work; for
-the others the energy variation, residuals and the problem's points.
+the others the energy variation, residuals and the benchmark's points: A01 the mass P1 (``x_P1, y_P1``), A02 the
+crank tip B0 (``x_B0, y_B0, vx_B0, vy_B0``) and the crank angle, A04 the rod 2–rod 3 hinge P3 (``x_P3, y_P3,
+z_P3``). A05 in Cartesian coordinates is refused, with the reason, when it would run for more than about a minute.
 """
 import json
 import math

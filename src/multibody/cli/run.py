@@ -42,6 +42,7 @@ def load_for_run(path, floating_base=False, strict=False):
 def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None):
     """Run the ModelFile ``mf`` with its settings, the arguments that are not None replacing them."""
     from multibody.integrate.fixed_step import METHODS
+    from multibody.simulation import simulate
 
     settings = mf.settings(t_end=t_end, method=method, h=h, rtol=rtol, atol=atol, formulation=formulation,
                            n_out=n_out)
@@ -57,7 +58,7 @@ def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, for
             settings["output_every"] = output_every(te, settings["h"], m)
         else:
             settings["n_out"] = 1001
-    return mf.simulate(**settings)
+    return simulate(mf.model, mf.q0, mf.v0, **mf.settings(**settings))
 
 
 def output_files(out):
@@ -105,6 +106,7 @@ def write_outputs(result, out, title=None):
     """Write result.npz, result.csv, result.h5 (with h5py) and result.png into ``out``; returns the paths. Each
     file is replaced atomically; a file that cannot be written is a ``ResultFileError`` naming it."""
     from multibody.io.results import save_result
+    from multibody.viz import plot_result
 
     out = Path(out)
     try:
@@ -115,7 +117,7 @@ def write_outputs(result, out, title=None):
     files = []
     for path in output_files(out):
         if path.suffix == ".png":
-            result.plot(path=path, title=title)
+            plot_result(result, path=path, title=title)
         else:
             save_result(result, path)
         files.append(path)

@@ -13,4 +13,4 @@
 """
 from multibody.formulations import base, tree  # noqa: F401
 from multibody.formulations import constrained, cartesian, stabilized, poisson  # noqa: F401  (each registers itself)
-from multibody.symbolic import formulation  # noqa: F401  (registers "symbolic")
+from multibody.formulations import symbolic  # noqa: F401  (registers "symbolic")

@@ -9,17 +9,22 @@ with :func:`register_formulation`; ``simulate(model, ..., formulation=name, **op
 The options a factory accepts are read from its signature, so ``simulate`` can report a misspelt option
 with the accepted names (:func:`formulation_options`), and ``help(multibody.simulate)`` lists every
 registered formulation with its options and the first line of its docstring (:func:`describe_formulations`).
+
+A formulation declares, when it registers, what it takes beyond a tree of built-in joints on a fixed ground
+(:data:`FEATURES`: a moving base, general joints, batches); ``simulate`` asks the registry
+(:func:`check_supported`, :func:`supports`) instead of naming formulations.
 """
 import inspect
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from multibody.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.integrate.fixed_step import no_project
 
-__all__ = ["OdeSystem", "FORMULATIONS", "register_formulation", "formulation_options", "describe_formulations",
-           "check_state"]
+__all__ = ["OdeSystem", "FORMULATIONS", "FEATURES", "register_formulation", "supports", "supporting",
+           "check_supported", "formulation_options", "describe_formulations", "check_state"]
 
 #: arguments every factory takes (not options of its own)
 COMMON_ARGS = ("model", "q0", "v0", "tau", "energy")
@@ -65,6 +70,17 @@ class OdeSystem:
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem
 FORMULATIONS = {}
 
+#: what a formulation may take beyond a tree of built-in joints on a fixed ground, declared when it registers
+FEATURES = {
+    "moving base": "a model whose ground moves in a prescribed way (model.base_motion), from any t0",
+    "moving base from t = 0": "a model whose ground moves in a prescribed way, in runs that start at t0 = 0",
+    "general joints": "GeneralJoint (seed 001 §3.4.2): kinematics from generated code before each evaluation",
+    "batch": "simulate_batch: many runs in one compiled parallel loop (OdeSystem.run_params and batch)",
+}
+
+#: formulation name -> the names of :data:`FEATURES` it declared
+SUPPORTS = {}
+
 
 def callback_forces(callback, t, q, v, nv, model_name):
     """The generalized forces ``callback(t, q, v)`` returns, checked the same way in every formulation: an
@@ -89,10 +105,50 @@ def callback_forces(callback, t, q, v, nv, model_name):
     return arr
 
 
-def register_formulation(name, factory):
-    """Make ``simulate(..., formulation=name)`` use ``factory`` (see :class:`OdeSystem`)."""
+def register_formulation(name, factory, supports=()):
+    """Make ``simulate(..., formulation=name)`` use ``factory`` (see :class:`OdeSystem`); ``supports``: the
+    names of :data:`FEATURES` it takes (a ``ModelError`` names an unknown one)."""
+    unknown = sorted(set(supports) - set(FEATURES))
+    if unknown:
+        raise ModelError(f"formulation {name!r}: unknown feature(s) {', '.join(map(repr, unknown))}; features: "
+                         f"{', '.join(map(repr, FEATURES))}", element="supports")
     FORMULATIONS[str(name)] = factory
+    SUPPORTS[str(name)] = frozenset(supports)
     return factory
+
+
+def supports(name, feature):
+    """Whether the registered formulation ``name`` declared ``feature`` (a key of :data:`FEATURES`)."""
+    return feature in SUPPORTS.get(name, ())
+
+
+def supporting(feature):
+    """The names of the registered formulations that declared ``feature``, sorted."""
+    return sorted(name for name in FORMULATIONS if supports(name, feature))
+
+
+def _names(names):
+    quoted = [repr(n) for n in names]
+    return " and ".join(quoted) if len(quoted) <= 2 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def check_supported(name, model, t0=0.0):
+    """A ``ModelError`` when the formulation ``name`` does not take ``model`` as it is: a moving base
+    (``model.base_motion``) it did not declare, or one from a start ``t0`` other than 0 when it declared it from
+    t = 0 only, or general joints it did not declare (naming the first of them)."""
+    mname = getattr(model, "name", "")
+    if getattr(model, "base_motion", None) is not None:
+        if not (supports(name, "moving base") or supports(name, "moving base from t = 0")):
+            able = supporting("moving base") + supporting("moving base from t = 0")
+            raise ModelError(f"model '{mname}' has a moving base (base motion): the {_names(sorted(able))} "
+                             f"formulations integrate it; formulation {name!r} does not support it yet",
+                             element="base motion")
+        if not supports(name, "moving base") and t0 != 0.0:
+            raise ModelError(f"model '{mname}' has a moving base (base motion): the {name!r} formulation forms the "
+                             f"initial state with the base at t = 0 (it takes a moving base from t = 0 only); got "
+                             f"t0 = {t0}", element="t0")
+    if not supports(name, "general joints"):
+        refuse_general_joints(model, f"the {name!r} formulation")
 
 
 def formulation_options(name):
@@ -145,6 +201,12 @@ def check_state(model, q0, v0):
 #: the largest change (rad or m, per coordinate) that making an initial state consistent may make to q0 without
 #: being asked: beyond it q0 is a different configuration, not a rounded one
 MAX_INITIAL_CORRECTION = 0.1
+
+#: the position residual below which a Newton projection onto the constraints polishes to round-off: it goes on
+#: until a step no longer halves the residual. Near a singular configuration (a row of the constraint Jacobian of
+#: size σ → 0) a residual f leaves the coordinates up to f/σ off the constraints along the extra degree of
+#: freedom, which the equations of motion then amplify: a fixed residual is no bound on the distance.
+POLISH = 1e-8
 
 
 def initial_correction(model, q0, q1, v0, v1, max_correction=MAX_INITIAL_CORRECTION, constraints=()):

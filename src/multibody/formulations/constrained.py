@@ -22,7 +22,6 @@ Sign of the multipliers: ``M v̇ = τ − C + Gᵀλ``; for a cut joint λ is th
 at the joint point along the ground axes for the point rows, a moment for the rotation rows); for a
 ``RollingDisc`` the contact force on the disc (normal, then along the plane's two tangents).
 """
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -30,93 +29,25 @@ from numba import njit
 from multibody.kernels.spatial import KERNEL
 
 from multibody.errors import ConstraintError, ModelError
-from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, POLISH, OdeSystem, callback_forces, check_state,
                                          initial_correction, register_formulation)
-from multibody.formulations.tree import P_TAU, P_VAPPLIED, tree_energy, tree_params, tree_rhs_extra
+from multibody.formulations.tree_rhs import tree_energy, tree_rhs_extra
 from multibody.integrate.manifold import has_quaternions
 from multibody.kernels.configuration import integrate_kernel, normalize_kernel
-from multibody.kernels.constraints import constraint_rows_kernel, initial_contact_angles, rows_jacobian
 from multibody.kernels.crba import crba_kernel
-from multibody.kernels.kinematics import kinematics_kernel
 from multibody.kernels.kkt import kkt_solve
 from multibody.result import Result
+from multibody.rows.constraint_rows import (CFG_ALPHA, CFG_BETA, CFG_EPS, CFG_ITER, CFG_LAMBDA, CFG_M, CFG_MAXIT,
+                                            CFG_PROJECT, CFG_STAB, CFG_TOL, ConstraintRows, eval_rows)
+# numba's on-disk cache indexes written before Work moved to rows/ refer to it by this module's name: with
+# the name here they load, and the functions whose source changed are compiled again
+from multibody.rows.constraint_rows import Work  # noqa: F401,E402  (see above)
+from multibody.tree_parameters import P_MF, P_MI, P_TAU, P_WORK
 
-__all__ = ["ConstraintRows", "ConstrainedTree", "constrained_system", "STABILIZATIONS"]
+__all__ = ["ConstrainedTree", "constrained_system", "STABILIZATIONS"]
 
 #: drift-control choices and their codes in the compiled right-hand side
 STABILIZATIONS = {"projection": 0, "none": 0, "baumgarte": 1, "seed000": 2}
-
-# entries of the settings array ``cfg``
-CFG_STAB, CFG_ALPHA, CFG_BETA, CFG_LAMBDA, CFG_EPS, CFG_ITER, CFG_M, CFG_TOL, CFG_MAXIT, CFG_PROJECT = range(10)
-
-#: everything the compiled right-hand side of a constrained model reads and writes (one per run)
-Work = namedtuple("Work", [
-    "tree",                      # tree_params(model): packed model, force arrays, workspace
-    "ci", "cf", "pi", "pt",      # the compiled constraint table
-    "level", "sel_pos", "sel_all",
-    "s", "mode",                 # auxiliary variables (contact angles) and how they are treated
-    "f", "fd", "cb", "cv", "gam", "ucoef", "auxd", "G",
-    "M", "L", "Y", "S", "LS", "keep", "tmp", "w", "lam", "b",
-    "xdot", "tau0", "qdd0", "dv", "qbuf", "cfg",
-])
-
-
-def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
-    """A fresh :data:`Work` for ``model`` (``extra_rows``: room for rows added after the model's own, e.g. an
-    energy row). ``dtype=complex`` makes every state-dependent array complex, for complex-step derivatives
-    (``multibody.analysis.derivatives``)."""
-    tab = model.constraint_table
-    m = tab.m + extra_rows
-    nv, nq, naux = model.nv, model.nq, tab.naux
-    rows = m + naux
-
-    def z(shape, dtype=dtype):
-        return np.zeros(shape, dtype=dtype)
-    cfg = np.zeros(10)
-    cfg[CFG_EPS], cfg[CFG_ITER], cfg[CFG_M], cfg[CFG_TOL], cfg[CFG_MAXIT] = 1e-10, 3, tab.m_compiled, 1e-12, 25
-    cfg[CFG_PROJECT] = 1.0
-    # rows: compiled, [auxiliary (mode 1)], Python, extra; the auxiliary rows are velocity-level (degree 1)
-    mc = tab.m_compiled
-    aux_rows = np.ones(naux, dtype=np.int64)
-    parts = [tab.level[:mc], aux_rows, tab.level[mc:]] if mode == 1 else [tab.level, aux_rows]
-    level = np.concatenate(parts + [np.ones(extra_rows, dtype=np.int64)]).astype(np.int64)
-    tree = tree_params(model, tau_const)
-    if dtype != np.float64:   # the workspaces the kernels write into take the state's type
-        tree = tuple(a.astype(dtype) if k in (2, 12, 13, 14, P_TAU, P_VAPPLIED) else a for k, a in enumerate(tree))
-    return Work(tree=tree, ci=tab.ci, cf=tab.cf, pi=tab.pi, pt=tab.pt, level=level,
-                sel_pos=(level == 2).astype(np.int64), sel_all=np.ones(rows, dtype=np.int64),
-                s=z(naux), mode=np.array([mode], dtype=np.int64),
-                f=z(rows), fd=z(rows), cb=z((rows, 2), dtype=np.int64), cv=z((rows, 2, 6)), gam=z(rows),
-                ucoef=z((max(tab.m_compiled, 1), max(naux, 1))), auxd=z(max(naux, 1)), G=z((rows, nv)),
-                M=z((nv, nv)), L=z((nv, nv)), Y=z((nv, rows)), S=z((rows, rows)), LS=z((rows, rows)),
-                keep=z(rows, dtype=np.int64), tmp=z(rows), w=z(rows), lam=z(rows), b=z(rows),
-                xdot=z(nq + nv), tau0=z(nv), qdd0=z(nv), dv=z(nv), qbuf=z(nq), cfg=cfg)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# compiled pieces
-@njit(**KERNEL)
-def eval_rows(q, v, w):
-    """Kinematics at v̇ = 0, then the compiled rows: residuals ``f``, rates ``fd = G v`` (position rows: ḟ;
-    velocity rows: g), Jacobian ``G`` and ``γ`` (``kernels/constraints.py``). Returns the number of rows
-    written (compiled rows, then the auxiliary rows when ``mode = 1``)."""
-    mi = w.tree[0]
-    mf = w.tree[1]
-    work = w.tree[13]
-    n = mi.shape[0]
-    nv = v.shape[0]
-    kinematics_kernel(mi, mf, q, v, w.qdd0, work, 2)
-    mc = int(w.cfg[CFG_M])
-    constraint_rows_kernel(work, n, nv, w.ci, w.cf, w.pi, w.pt, w.s, w.mode[0], w.f, w.cb, w.cv, w.gam,
-                           w.ucoef, w.auxd)
-    rows = mc + (w.s.shape[0] if w.mode[0] == 1 else 0)
-    rows_jacobian(mi, work, nv, 0, rows, w.cb, w.cv, w.G)
-    for r in range(rows):
-        s = 0.0
-        for k in range(nv):
-            s += w.G[r, k] * v[k]
-        w.fd[r] = s
-    return rows
 
 
 @njit(**KERNEL)
@@ -147,7 +78,7 @@ def free_dynamics(t, x, w, tau_extra):
     ``w.M`` = M(q) (CRBA)."""
     nq = w.qbuf.shape[0]
     tree_rhs_extra(t, x, w.tree, tau_extra, w.xdot)
-    crba_kernel(w.tree[0], w.tree[1], x[:nq], w.tree[13], w.M)
+    crba_kernel(w.tree[P_MI], w.tree[P_MF], x[:nq], w.tree[P_WORK], w.M)
 
 
 @njit(**KERNEL)
@@ -166,7 +97,7 @@ def constrained_rhs(t, x, w, out):
     """The compiled right-hand side ``rhs(t, x, params, out)`` of the constrained formulation (x = [q, v])."""
     nq = w.qbuf.shape[0]
     m = eval_rows(x[:nq], x[nq:], w)
-    ok = constrained_accelerations(t, x, w, w.tree[16], m, out[nq:])
+    ok = constrained_accelerations(t, x, w, w.tree[P_TAU], m, out[nq:])
     for k in range(nq):
         out[k] = w.xdot[k]
     if not ok:
@@ -176,20 +107,26 @@ def constrained_rhs(t, x, w, out):
 @njit(**KERNEL)
 def project_positions(q, w, m):
     """Newton projection of q onto the compiled position rows (mass-weighted least change,
-    ``q ← q ⊕ M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹(−f)``), in place. Returns the final residual."""
-    mi = w.tree[0]
+    ``q ← q ⊕ M⁻¹Gᵀ(GM⁻¹Gᵀ)⁻¹(−f)``), in place. Returns the final residual.
+
+    It stops at ``|f| ≤ cfg[CFG_TOL]`` (0: round-off), after ``cfg[CFG_MAXIT]`` steps, or — once below
+    ``POLISH`` (``formulations/base.py``) — when a step no longer halves ``|f|``: near a singular configuration
+    a small residual alone is no small distance."""
+    mi = w.tree[P_MI]
     nv = w.dv.shape[0]
     maxit = int(w.cfg[CFG_MAXIT])
     err = 0.0
+    prev = np.inf
     for it in range(maxit + 1):
         eval_rows(q, w.qdd0, w)
         err = 0.0
         for r in range(m):
             if w.sel_pos[r] != 0 and not abs(w.f[r]) <= err:   # NaN propagates
                 err = abs(w.f[r])
-        if err <= w.cfg[CFG_TOL] or it == maxit:
+        if err <= w.cfg[CFG_TOL] or it == maxit or (prev <= POLISH and not err < 0.5 * prev):
             break
-        crba_kernel(mi, w.tree[1], q, w.tree[13], w.M)
+        prev = err
+        crba_kernel(mi, w.tree[P_MF], q, w.tree[P_WORK], w.M)
         for r in range(m):
             w.b[r] = -w.f[r]
         kkt_solve(w.M, w.G, m, w.sel_pos, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
@@ -204,7 +141,7 @@ def project_positions(q, w, m):
 def project_velocities(q, v, w, m):
     """Mass-orthogonal projection of v onto all compiled rows (G v = 0), in place."""
     eval_rows(q, v, w)
-    crba_kernel(w.tree[0], w.tree[1], q, w.tree[13], w.M)
+    crba_kernel(w.tree[P_MI], w.tree[P_MF], q, w.tree[P_WORK], w.M)
     for r in range(m):
         w.b[r] = -(w.fd[r] if w.level[r] == 2 else w.f[r])
     kkt_solve(w.M, w.G, m, w.sel_all, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
@@ -221,81 +158,13 @@ def constrained_project(x, w):
     m = int(w.cfg[CFG_M])
     q = x[:nq]
     v = x[nq:]
-    normalize_kernel(w.tree[0], q, q)
+    normalize_kernel(w.tree[P_MI], q, q)
     if w.cfg[CFG_PROJECT] != 0.0 and m > 0:
         err = project_positions(q, w, m)
         if not err <= 1e-8:
             x[0] = np.nan
             return
         project_velocities(q, v, w, m)
-
-
-# ----------------------------------------------------------------------------------------------------------
-class ConstraintRows:
-    """The rows of a Model's constraints in its tree coordinates: ``evaluate(q, v, t) -> (f, G, γ)`` over all
-    rows (compiled rows, then the Python constraints'), with ``f`` the residuals of position rows and the
-    velocity residuals ``g = G v`` of velocity rows, ``ḟ = G v`` (+ ∂f/∂t) and ``G v̇ = γ`` the
-    acceleration-level rows. ``names``: constraint names; ``slices[name]``: its rows; ``level``: 2 for a
-    position row, 1 for a velocity row; ``row_names``."""
-
-    def __init__(self, model, mode=0, work=None):
-        self.model = model
-        tab = model.constraint_table
-        self.m, self.mc = tab.m, tab.m_compiled
-        self.w = make_work(model, mode) if work is None else work
-        self.level = self.w.level
-        self.slices = dict(tab.slices)
-        if mode == 1:   # the auxiliary rows sit between the compiled and the Python rows
-            for c, r0 in tab.python:
-                self.slices[c.name] = slice(r0 + tab.naux, r0 + tab.naux + c.nrows)
-        self.names = [c.name for c in model.constraints]
-        self.row_names = tab.row_names
-        self.python = tab.python
-        self._aux_ready = False
-
-    def init_aux(self, q):
-        """Contact angles for the configuration q (a scan + Newton per disc on a curve)."""
-        if self.w.s.shape[0]:
-            d = self.w.tree
-            kinematics_kernel(d[0], d[1], np.ascontiguousarray(q, float), np.zeros(self.model.nv), self.w.qdd0,
-                              d[13], 0)
-            initial_contact_angles(d[13], d[0].shape[0], self.model.nv, self.w.ci, self.w.cf, self.w.pi, self.w.pt,
-                                   self.w.s)
-            if not np.all(np.isfinite(self.w.s)):
-                bad = [c.name for c in self.model.constraints if type(c).__name__ == "RollingOnProfile"]
-                raise ConstraintError(f"model '{self.model.name}': no contact point of the disc on its profile near "
-                                      f"the initial configuration (constraint(s) {', '.join(bad)})", joints=bad)
-        self._aux_ready = True
-
-    def fill(self, q, v, t=0.0):
-        """Evaluate every row into the work arrays (``w.f``, ``w.fd``, ``w.G``, ``w.gam``); returns m. ``t`` None (the
-        fixed-step loop's projection knows no time) is taken as 0, as ``project_position`` does."""
-        t = 0.0 if t is None else t
-        q = np.ascontiguousarray(q, dtype=np.float64)
-        v = np.zeros(self.model.nv) if v is None else np.ascontiguousarray(v, dtype=np.float64)
-        if not self._aux_ready:
-            self.init_aux(q)
-        eval_rows(q, v, self.w)
-        shift = self.w.s.shape[0] if self.w.mode[0] == 1 else 0    # auxiliary rows come first in mode 1
-        for c, r0 in self.python:
-            r0 += shift
-            r1 = r0 + c.nrows
-            val, G, gam, rate = c.rows(self.model, q, v, t)
-            self.w.f[r0:r1], self.w.G[r0:r1], self.w.gam[r0:r1], self.w.fd[r0:r1] = val, G, gam, rate
-        return self.m + shift
-
-    def evaluate(self, q, v=None, t=0.0):
-        m = self.fill(q, v, t)
-        return self.w.f[:m].copy(), self.w.G[:m].copy(), self.w.gam[:m].copy()
-
-    def position_rows(self):
-        return np.flatnonzero(self.level == 2)
-
-    def worst(self, f, tol=1e-8):
-        """Names of the constraints whose position residual exceeds ``tol`` (the first one if none does)."""
-        bad = [n for n, s in self.slices.items()
-               if not np.abs(f[s][self.level[s] == 2]).max(initial=0.0) <= tol]
-        return bad or self.names[:1]
 
 
 class ConstrainedTree:
@@ -322,7 +191,7 @@ class ConstrainedTree:
         self.rows = ConstraintRows(model)
         self.w = self.rows.w
         if tau_const is not None:
-            self.w.tree[16][:] = tau_const
+            self.w.tree[P_TAU][:] = tau_const
         self.stabilization = stabilization if stabilizer is None else "hook"
         self.stabilizer = stabilizer
         cfg = self.w.cfg
@@ -344,7 +213,7 @@ class ConstrainedTree:
         q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.ascontiguousarray(v, dtype=np.float64)
         m = self.rows.fill(q, v, t)
-        extra = self.w.tree[16] if self.tau is None else self._callback(t, q, v)
+        extra = self.w.tree[P_TAU] if self.tau is None else self._callback(t, q, v)
         if self.stabilizer is not None:
             gam = self.stabilizer(t, q.copy(), v.copy(), self.w.f[:m].copy(), self.w.G[:m].copy(),
                                   self.w.gam[:m].copy())
@@ -358,7 +227,7 @@ class ConstrainedTree:
         return vd, self.w.lam[:m].copy()
 
     def _callback(self, t, q, v):
-        return callback_forces(self.tau, t, q, v, self.nv, self.model.name) + self.w.tree[16]
+        return callback_forces(self.tau, t, q, v, self.nv, self.model.name) + self.w.tree[P_TAU]
 
     def rhs(self, t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -370,9 +239,10 @@ class ConstrainedTree:
         out[:self.nq] = self.model.qdot(x[:self.nq], x[self.nq:])
         return out
 
-    def project_position(self, q, t=None, tol=1e-12, maxiter=25):
-        """Newton projection onto the position rows (mass-weighted least change); ``ConstraintError`` naming
-        the constraints when the positions cannot be assembled."""
+    def project_position(self, q, t=None, tol=0.0, maxiter=25):
+        """Newton projection onto the position rows (mass-weighted least change) down to ``|f| ≤ tol`` (0:
+        round-off, see :func:`project_positions`); ``ConstraintError`` naming the constraints when the positions
+        cannot be assembled."""
         q = self.model.normalize(np.array(q, dtype=float))
         if not self.rows.python:
             self.w.cfg[CFG_TOL], self.w.cfg[CFG_MAXIT] = tol, maxiter
@@ -381,12 +251,14 @@ class ConstrainedTree:
             err = project_positions(q, self.w, self.rows.m)
         else:
             sel = self.w.sel_pos
+            prev = np.inf
             for it in range(maxiter + 1):
                 m = self.rows.fill(q, None, 0.0 if t is None else t)
                 f = self.w.f[:m]
                 err = np.abs(f[sel[:m] == 1]).max(initial=0.0)
-                if err <= tol or it == maxiter:
+                if err <= tol or it == maxiter or (prev <= POLISH and not err < 0.5 * prev):
                     break
+                prev = err
                 dq = self._min_norm(q, sel, -f)
                 q = self.model.integrate(q, dq, 1.0)
         if not err <= 1e-8:
@@ -399,7 +271,7 @@ class ConstrainedTree:
     def _min_norm(self, q, sel, b):
         """Δ minimizing ΔᵀMΔ with G Δ = b on the selected rows (the rows in ``self.w`` already filled)."""
         m = self.rows.m
-        crba_kernel(self.w.tree[0], self.w.tree[1], np.ascontiguousarray(q), self.w.tree[13], self.w.M)
+        crba_kernel(self.w.tree[P_MI], self.w.tree[P_MF], np.ascontiguousarray(q), self.w.tree[P_WORK], self.w.M)
         self.w.b[:m] = b
         out = np.empty(self.nv)
         kkt_solve(self.w.M, self.w.G, m, sel, self._zero, self.w.b, self.w.cfg[CFG_EPS], int(self.w.cfg[CFG_ITER]),
@@ -457,7 +329,7 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
     constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions (a
     function: computed when the Result's reactions are first read): the multipliers of every constraint and
-    every joint's reaction (tree and cut) in the joint frame (``multibody.analysis.reactions``)."""
+    every joint's reaction (tree and cut) in the joint frame (``multibody.rows.reactions``)."""
     res, reac = {}, {}
     if not len(t):
         return res, reac
@@ -477,7 +349,7 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
 
     def reactions():
-        from multibody.analysis.reactions import all_joint_reactions
+        from multibody.rows.reactions import all_joint_reactions
 
         joints = {}
         for k in range(len(t)):
@@ -502,7 +374,9 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
     ``detect_singular``: check the rank of the position rows' Jacobian after every step (default: for
     nv ≤ 60; adaptive methods); a rank drop is recorded in ``result.info["singular_configurations"]`` with the
     time and the constraints, or raised as ``ConstraintError`` with ``on_singular="raise"``.
-    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``).
+    ``al_eps``: the relative regularization of the KKT solve (``kernels/kkt.py``); through singular positions it
+    sets a window of width ~√al_eps whose error grows with it, while below ~1e-9 round-off off the constraints,
+    amplified near the passage, dominates (``multibody.systems.iftomm.A02_AL_EPS``).
     """
     if not model.constraints:
         raise ConstraintError(f"model '{model.name}' has no constraints (no cut joints, nothing added with "
@@ -565,7 +439,7 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
                       q_names=model.coordinate_names(), v_names=model.velocity_names(), model=model)
 
     w = ct.w
-    quats = has_quaternions(w.tree[0])
+    quats = has_quaternions(w.tree[P_MI])
     return OdeSystem(x0=np.concatenate([q0, v0]), fun=ct.rhs, make_result=make_result,
                      split=lambda x: (x[:nq], x[nq:]), rhs=constrained_rhs if ct.compiled else None,
                      project=_project_for(ct, quats), params=w, project_py=project_py, project_output=project_state,

@@ -51,22 +51,25 @@ from numba import njit
 from multibody.data import Data, default_data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
-from multibody.formulations.tree import P_APPLIED, P_VAPPLIED, tree_energy, tree_params
+from multibody.formulations.tree_rhs import tree_energy
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
 from multibody.kernels.forces import joint_forces_kernel, spring_forces_kernel
 from multibody.kernels.poisson import CHOLESKY, SWEEP, impulses_kernel, poisson_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
+from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
+                                       P_DOF_STIFFNESS, P_MF, P_MI, P_Q, P_SIZE, P_SPRING_BODY, P_SPRING_C,
+                                       P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK,
+                                       tree_params)
 
 __all__ = ["poisson_system", "poisson_rhs", "poisson_rhs_extra", "impulses", "velocity", "SOLVERS"]
 
 #: solver name -> code of ``kernels.poisson.poisson_kernel``
 SOLVERS = {"sweep": SWEEP, "cholesky": CHOLESKY}
 
-# the parameter tuple: ``tree_params(model, tau_const)`` (packed model, force arrays, τ buffer at 12, workspace
-# at 13, force accumulator at 14, constant torques at 16, ..., P_VAPPLIED last) followed by these
-P_SOLVER, P_V, P_NFEV = P_VAPPLIED + 1, P_VAPPLIED + 2, P_VAPPLIED + 3
+# the parameter tuple: ``tree_params(model, tau_const)`` (``multibody.tree_parameters``) followed by these
+P_SOLVER, P_V, P_NFEV = P_SIZE, P_SIZE + 1, P_SIZE + 2
 
 
 @njit(**KERNEL)
@@ -74,11 +77,11 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
     """ẋ for x = [q, p]: v from p by system (6) (the solver ``prm[P_SOLVER]``; v is left in ``prm[P_V]``),
     out[:nq] = q̇(q, v), out[nq:] = ṗ of eq. (7) with Q = gravity + applied forces + ``tau_extra``
     (seed 002, eqs. 6, 7; kernels/poisson.py). A singular joint block makes ``out`` NaN."""
-    mi = prm[0]
-    mf = prm[1]
-    nq = prm[2].shape[0]
-    work = prm[13]
-    tau = prm[12]
+    mi = prm[P_MI]
+    mf = prm[P_MF]
+    nq = prm[P_Q].shape[0]
+    work = prm[P_WORK]
+    tau = prm[P_TAU_BUFFER]
     v = prm[P_V]
     q = x[:nq]
     pdot = out[nq:]
@@ -94,8 +97,9 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
         return
     for k in range(tau.shape[0]):
         tau[k] = 0.0
-    joint_forces_kernel(mi, q, v, prm[3], prm[4], prm[5], prm[6], tau)
-    spring_forces_kernel(mi, mf, q, v, prm[7], prm[8], prm[9], prm[10], prm[11], work, prm[14], tau, True)
+    joint_forces_kernel(mi, q, v, prm[P_DOF_STIFFNESS], prm[P_DOF_DAMPING], prm[P_DOF_REST], prm[P_DOF_EFFORT], tau)
+    spring_forces_kernel(mi, mf, q, v, prm[P_SPRING_BODY], prm[P_SPRING_POINT], prm[P_SPRING_K], prm[P_SPRING_C],
+                         prm[P_SPRING_L0], work, prm[P_BODY_FORCES], tau, True)
     for k in range(tau.shape[0]):
         pdot[k] += tau[k] + tau_extra[k]
 
@@ -103,19 +107,19 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
 @njit(**KERNEL)
 def poisson_rhs(t, x, prm, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`poisson_rhs_extra` with the constant
-    generalized forces ``prm[16]`` (seed 002, eqs. 6, 7)."""
-    poisson_rhs_extra(t, x, prm, prm[16], out)
+    generalized forces ``prm[P_TAU]`` (seed 002, eqs. 6, 7)."""
+    poisson_rhs_extra(t, x, prm, prm[P_TAU], out)
 
 
 @njit(cache=True)
 def poisson_outputs(prm, Q, P, V, T):
     """Per sample s: V[s] = velocities solving system (6) at (Q[s], P[s]) and T[s] = ½ P[s]ᵀ V[s], the kinetic
     part of the Hamiltonian (seed 002, eq. 6). Returns the first nonzero kernel code, or 0."""
-    mi = prm[0]
-    mf = prm[1]
-    pdot = prm[12]
+    mi = prm[P_MI]
+    mf = prm[P_MF]
+    pdot = prm[P_TAU_BUFFER]
     for s in range(Q.shape[0]):
-        err = poisson_kernel(mi, mf, Q[s], P[s], prm[13], V[s], pdot, prm[P_SOLVER])
+        err = poisson_kernel(mi, mf, Q[s], P[s], prm[P_WORK], V[s], pdot, prm[P_SOLVER])
         if err != 0:
             return err
         e = 0.0
@@ -208,7 +212,7 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
     data = Data(model)            # its workspace is the right-hand side's (with a moving base at t = 0)
     moving = data.base_motion is not None
     params = tree_params(model, tau_const, data) + (np.int64(code), np.zeros(nv), nfev)
-    mi = params[0]
+    mi = params[P_MI]
     quats = has_quaternions(mi)
     if quats:
         normalize_quaternions_q(mi, q0)
@@ -267,4 +271,4 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
                            "torque_callback": callback is not None})
 
 
-register_formulation("poisson", poisson_system)
+register_formulation("poisson", poisson_system, supports=("moving base from t = 0",))

@@ -21,8 +21,10 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces
+from multibody.formulations.tree_rhs import tree_energy, tree_rhs_hybrid
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q
 from multibody.result import DRIVE_FORCE, Result
+from multibody.tree_parameters import P_MI, P_TAU
 
 __all__ = ["prescribed_system", "prescribed_indices"]
 
@@ -88,11 +90,10 @@ def _drive_values(names, functions, t):
 
 def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data):
     """The ``"tree"`` formulation of ``model`` with the coordinates of ``prescribed`` driven (module docstring);
-    ``params`` from ``tree.tree_params`` on ``data`` (whose workspace receives a moving base's state at every
+    ``params`` from ``tree_parameters.tree_params`` on ``data`` (whose workspace receives a moving base's state at every
     evaluation), ``callback`` a Python torque callback or None, ``tau_const`` the constant generalized forces or
     None. The prescribed entries of q0 and v0 are ignored (f(t0) replaces them)."""
-    from multibody.analysis.reactions import tree_reactions_along
-    from multibody.formulations.tree import P_TAU, tree_energy, tree_rhs_hybrid
+    from multibody.rows.reactions import tree_reactions_along
 
     names, iq, iv, functions = prescribed_indices(model, prescribed)
     nq, nv = model.nq, model.nv
@@ -101,7 +102,7 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
     free_x = np.concatenate([free_q, nq + free_v])
     known = np.zeros(nv)
     known[iv] = 1.0
-    mi = params[0]
+    mi = params[P_MI]
     quats = has_quaternions(mi)
     qdd = np.zeros(nv)
     force = np.zeros(nv)

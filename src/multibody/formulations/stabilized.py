@@ -1,331 +1,35 @@
-"""Constraint stabilization with the reactions treated as controls (seed 000, Sec. 1–2).
+"""The ``"stabilized"`` formulation: seed 000's constraint stabilization on a Model's constraints (Sec. 1–3).
 
-For ``Ẋ = B(X) N + F(X)`` with constraints ``f_i(X) = 0`` of relative degrees ``r_i`` (found by
-:func:`multibody.symbolic.dae.derive`), the reactions are taken from the exponentially stable residual
-equations ``f_i^{(r_i)} + ... + λ_i^{r_i} f_i = 0`` (eqs. 2.4, 2.5), i.e. from the linear system
-
-    A(X) N = −φ(X, λ)                                                    (seed 000, eqs. 2.6–2.9)
-
-solved at every evaluation of the right-hand side. Residuals then decay like ``exp(−λ_i t)`` instead of
-drifting (eq. 2.2 gives ``f = c2 t + c1``).
-
-Solving ``A N = −φ`` where ``A`` is singular on the manifold. The default solver :func:`solve_dls` is the
-damped least-squares (Tikhonov / Levenberg–Marquardt) solution
-
-    N = argmin ‖A N + φ‖² + ε² ‖N‖²,   ε = eps_rel · ‖A‖_F   (eps_rel = sparams[0], default 1e-10),
-
-computed by Householder QR of the stacked matrix ``[A; ε E]`` (no normal equations, so no squaring of
-the condition number). It is continuous in ``X``, equals ``A⁻¹(−φ)`` up to a relative ``ε²/σ_min²`` when
-the smallest singular value ``σ_min ≫ ε``, and is bounded by ``‖φ‖ / (2ε)`` always: never a blow-up or a
-NaN. Where the analytic limit of ``N`` at the singular points is known (the hoop's turning points, seed
-000 Sec. 3), a system supplies its own solver with the same signature (see
-:func:`multibody.systems.hoop_on_profile.solve_hoop`). :func:`solve_exact` (``solver="exact"``) is the plain,
-unregularized ``N = −A⁻¹φ`` of the seed's closed-form substitution, for reproducing the seed's experiments
-(NaN where ``A`` is exactly singular).
-
-Integration: :meth:`StabilizedSystem.simulate` runs the compiled fixed-step loop of
-:mod:`multibody.integrate.fixed_step` (``rk2`` — the seed's explicit 2nd-order Runge–Kutta —, ``heun``,
-``rk4``) or scipy's adaptive DOP853 through :mod:`multibody.integrate.adaptive`, and returns a
-:class:`multibody.result.Result` whose ``residuals`` hold ``f_i(t)`` for every constraint.
+Tree coordinates + the Model's constraints (``model.constraints``), with the reactions treated as controls:
+every residual obeys a stable linear law (seed 000, eqs. 2.4, 2.5) and the reactions solve ``A N = −φ(X, λ)``
+(eqs. 2.6–2.9; ``kernels/stabilization.py``) at every evaluation of the right-hand side. Contacts on curves add
+their auxiliary variables (the contact angle, seed 000 eq. 3.6) to the state. ``symbolic=True`` takes the same
+system from generated code (:mod:`multibody.symbolic.stabilized`). The same law on a derived DAE is
+:class:`multibody.formulations.stabilized_dae.StabilizedSystem`.
 """
-import math
-import time
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import KERNEL
-
-from multibody.errors import ConstraintError, IntegrationError, ModelError
-
-#: default relative damping of :func:`solve_dls`
-DLS_EPS_REL = 1e-10
-
-
-@njit(cache=True)
-def solve_dls(A, phi, x, sparams, N):
-    """Damped least squares ``N = argmin ‖A N + φ‖² + ε²‖N‖²``, ``ε = sparams[0]·‖A‖_F`` (seed 000, eq. 2.9).
-
-    Householder QR of ``[A; ε E]`` (2m × m) with the right-hand side ``[−φ; 0]``; continuous in
-    ``(A, φ)``, bounded by ``‖φ‖/(2ε)``, equal to ``−A⁻¹φ`` up to a relative ``(ε/σ_min)²``. ``x`` (the
-    state) is unused here; it is part of the common solver signature.
-    """
-    m = phi.shape[0]
-    dls_into(A, phi, sparams, N, np.zeros((2 * m, m + 1)))
-
-
-@njit(**KERNEL)
-def dls_into(A, phi, sparams, N, W):
-    """:func:`solve_dls` with its QR workspace ``W`` (at least 2m x (m + 1)) given: it allocates nothing, for the
-    compiled right-hand side."""
-    m = phi.shape[0]
-    eps_rel = sparams[0] if sparams.shape[0] > 0 else 1e-10
-    fro = 0.0
-    for i in range(m):
-        for j in range(m):
-            fro += A[i, j] * A[i, j]
-    eps = eps_rel * math.sqrt(fro)
-    if eps < 1e-150:  # A = 0: the limit ε → 0+ of the damped solution is N = 0
-        eps = 1e-150
-    rows = 2 * m
-    for i in range(rows):
-        for j in range(m + 1):
-            W[i, j] = 0.0
-    for i in range(m):
-        for j in range(m):
-            W[i, j] = A[i, j]
-        W[i, m] = -phi[i]
-        W[m + i, i] = eps
-    for k in range(m):
-        # Householder reflection zeroing W[k+1:, k]
-        nrm = 0.0
-        for i in range(k, rows):
-            nrm += W[i, k] * W[i, k]
-        nrm = math.sqrt(nrm)
-        if nrm == 0.0:
-            continue
-        alpha = -nrm if W[k, k] >= 0.0 else nrm
-        v0 = W[k, k] - alpha
-        # v = [v0, W[k+1:, k]]; beta = 2 / (v.v)
-        vv = v0 * v0
-        for i in range(k + 1, rows):
-            vv += W[i, k] * W[i, k]
-        if vv == 0.0:
-            continue
-        beta = 2.0 / vv
-        for j in range(k + 1, m + 1):
-            s = v0 * W[k, j]
-            for i in range(k + 1, rows):
-                s += W[i, k] * W[i, j]
-            s *= beta
-            W[k, j] -= s * v0
-            for i in range(k + 1, rows):
-                W[i, j] -= s * W[i, k]
-        W[k, k] = alpha
-    for k in range(m - 1, -1, -1):
-        s = W[k, m]
-        for j in range(k + 1, m):
-            s -= W[k, j] * N[j]
-        N[k] = s / W[k, k] if W[k, k] != 0.0 else 0.0
-
-
-@njit(cache=True)  # allocates its QR workspace: compiled with reference counting
-def solve_exact(A, phi, x, sparams, N):
-    """The plain solution ``N = −A⁻¹ φ`` of ``A N = −φ`` (seed 000, eqs. 2.3, 2.9), no regularization.
-
-    Gaussian elimination with partial pivoting (scalar loops on a copy of ``A``). This is the seed's
-    closed-form substitution of ``N`` into the right-hand side, kept to reproduce the seed's experiments
-    (Sec. 4, Fig. 4): where ``A`` is singular it divides by a vanishing pivot, so the reactions are unbounded
-    near a singular point and NaN on it (a fixed-step run then stops with a non-finite state).
-    Never the default; use :func:`solve_dls` or a system's own solver for production runs. ``x`` and
-    ``sparams`` are unused (common solver signature).
-    """
-    m = phi.shape[0]
-    W = np.empty((m, m + 1))
-    for i in range(m):
-        for j in range(m):
-            W[i, j] = A[i, j]
-        W[i, m] = -phi[i]
-    for k in range(m):
-        piv = k
-        big = abs(W[k, k])
-        for i in range(k + 1, m):
-            if abs(W[i, k]) > big:
-                big = abs(W[i, k])
-                piv = i
-        if big == 0.0:  # exactly singular: no solution of the plain equations
-            for j in range(m):
-                N[j] = math.nan
-            return
-        if piv != k:
-            for j in range(k, m + 1):
-                tmp = W[k, j]
-                W[k, j] = W[piv, j]
-                W[piv, j] = tmp
-        for i in range(k + 1, m):
-            f = W[i, k] / W[k, k]
-            if f != 0.0:
-                for j in range(k + 1, m + 1):
-                    W[i, j] -= f * W[k, j]
-    for k in range(m - 1, -1, -1):
-        s = W[k, m]
-        for j in range(k + 1, m):
-            s -= W[k, j] * N[j]
-        N[k] = s / W[k, k]
-
-
-class StabilizedSystem:
-    """A compiled stabilized system: ``Ẋ = B N + F`` with ``N`` from ``A N = −φ(X, λ)`` (seed 000, eq. 2.9).
-
-    Built from a :class:`multibody.symbolic.dae.DAE` (see :func:`multibody.symbolic.dae.derive`).
-    ``solver`` is ``"dls"`` (:func:`solve_dls`, the default), ``"exact"`` (:func:`solve_exact`, the seed's
-    plain eq. (2.3) without regularization: reproduction of the seed's experiments only) or a
-    ``(module, function)`` pair naming a numba solver ``solve(A, phi, x, sparams, N)``; ``solver_params``
-    fills ``sparams``.
-    """
-
-    def __init__(self, dae, solver="dls", solver_params=None, cache_dir=None):
-        self.dae = dae
-        self.module = dae.compile(solver=solver, cache_dir=cache_dir)
-        if solver_params is None:
-            solver_params = [DLS_EPS_REL] if solver == "dls" else []
-        self.solver_params = np.asarray(solver_params, dtype=float).reshape(-1)
-
-    @property
-    def names(self):
-        return self.dae.names
-
-    def params(self, lam, param_values=None, second_order=None, solver_params=None):
-        """The flat parameter array of the compiled right-hand side: ``[model | c[i, k] | solver]``."""
-        pv = self.dae.param_values if param_values is None else np.asarray(param_values, dtype=float)
-        if pv.shape != (len(self.dae.params),):
-            raise ModelError(f"{pv.size} parameter values for parameters {[str(p) for p in self.dae.params]}",
-                             element="param_values")
-        c = self.dae.coefficients(lam, second_order=second_order)
-        sp_ = self.solver_params if solver_params is None else np.asarray(solver_params, float).reshape(-1)
-        return np.concatenate([pv, c.ravel(), sp_]).astype(np.float64)
-
-    # numeric helpers (Python level)
-    def rhs(self, t, x, params):
-        out = np.empty(self.dae.n)
-        self.module.rhs(t, np.ascontiguousarray(x, dtype=float), params, out)
-        return out
-
-    def reactions(self, x, params):
-        N = np.empty(self.dae.m)
-        self.module.reactions(np.ascontiguousarray(x, dtype=float), params, N)
-        return N
-
-    def A_phi(self, x, params):
-        m = self.dae.m
-        A = np.empty((m, m))
-        phi = np.empty(m)
-        mod = self.module
-        self.module.eval_A_phi(np.ascontiguousarray(x, dtype=float), params,
-                               params[mod.COEF_OFFSET:mod.SOLVER_OFFSET], A, phi)
-        return A, phi
-
-    def constraints(self, x, params):
-        """``f_i(X)`` at one state (1-D) or at every row of a 2-D array."""
-        x = np.ascontiguousarray(x, dtype=float)
-        if x.ndim == 1:
-            out = np.empty(self.dae.m)
-            self.module.eval_constraints(x, params, out)
-            return out
-        return _constraints_batch(self.module.eval_constraints, x, params, self.dae.m)
-
-    # integration
-    def simulate(self, x0, t_end, lam, method="rk2", h=1e-5, t0=0.0, save_every=None, param_values=None,
-                 second_order=None, solver_params=None, rtol=1e-10, atol=1e-12, max_step=np.inf,
-                 progress=False, t_eval=None, max_steps=None, record_reactions=True):
-        """Integrate from ``x0`` over ``[t0, t_end]``; returns a :class:`multibody.result.Result`.
-
-        ``method``: ``"rk2"`` (explicit midpoint, seed 000 Sec. 4), ``"heun"``, ``"rk4"`` — fixed step ``h``
-        inside one compiled loop, states saved every ``save_every`` steps (default: about 2000 saves) —
-        or ``"dop853"`` (also ``"rk45"``, ``"radau"``) adaptive with ``rtol``/``atol``.
-        ``Result.q`` holds the whole state ``X``; ``residuals`` the constraints ``f_i(t)`` by name;
-        ``info``: method, steps, rhs evaluations, cpu_seconds, lambda, status; ``reactions["N"]`` (n, m) the
-        reactions of eq. (2.9) at the saved states (``record_reactions``).
-        """
-        from multibody.result import Result
-
-        params = self.params(lam, param_values=param_values, second_order=second_order,
-                             solver_params=solver_params)
-        x0 = np.ascontiguousarray(x0, dtype=float)
-        if x0.shape != (self.dae.n,):
-            raise ModelError(f"initial state has shape {x0.shape}, expected ({self.dae.n},) = "
-                             f"{[str(s) for s in self.dae.states]}", element="x0")
-        key = method.lower()
-        info = {"method": key, "lambda": np.broadcast_to(np.asarray(lam, float), (self.dae.m,)).tolist()}
-        cpu0 = time.process_time()
-        if key in ("rk2", "midpoint", "heun", "rk4"):
-            from multibody.integrate.fixed_step import STAGES, integrate_fixed, method_code
-
-            nsteps = int(round((t_end - t0) / h))
-            if nsteps < 1 or abs(nsteps * h - (t_end - t0)) > 1e-9 * max(1.0, abs(t_end - t0)):
-                raise ModelError(f"t_end - t0 = {t_end - t0} is not a whole number of steps h = {h}",
-                                 element="h")
-            if save_every is None:
-                save_every = max(1, nsteps // 2000)
-            name = {"rk2": "RK2", "midpoint": "RK2", "heun": "HEUN", "rk4": "RK4"}[key]
-            t, xs, status, done = integrate_fixed(self.module.rhs, x0, t0, h, nsteps, params=params,
-                                                  method=name, save_every=save_every, progress=progress)
-            info.update(h=h, steps=int(done), rhs_evaluations=int(done) * STAGES[method_code(name)],
-                        save_every=int(save_every))
-            ok = status == 0
-            info["status"] = "success" if ok else "failed"
-        elif key in ("dop853", "rk45", "rk23", "radau"):
-            from multibody.integrate.adaptive import solve_adaptive
-
-            rhs = self.module.rhs
-            buf = np.empty(self.dae.n)
-
-            def fun(t, y):
-                out = np.empty(self.dae.n)
-                rhs(t, y, params, out)
-                return out
-
-            del buf
-            run = solve_adaptive(fun, (t0, t_end), x0, method=key.upper(), rtol=rtol, atol=atol,
-                                 t_eval=t_eval, max_steps=max_steps, progress=progress, max_step=max_step)
-            t, xs = run.t, run.y
-            ok = run.success
-            info.update(steps=int(run.nsteps), rhs_evaluations=int(run.nfev), rtol=rtol, atol=atol,
-                        status=run.status, message=run.message)
-        else:
-            raise ModelError(f"integration method {method!r} is unknown; expected rk2, heun, rk4 or dop853",
-                             element="method")
-        info["cpu_seconds"] = time.process_time() - cpu0
-        res = self.constraints(xs, params)
-        names = [str(s) for s in self.dae.states]
-        reactions = {}
-        if record_reactions:
-            Ns = np.empty((len(t), self.dae.m))
-            _batch(self.module.reactions, np.ascontiguousarray(xs), params, Ns)
-            reactions["N"] = Ns
-        result = Result(t, xs, np.zeros((len(t), 0)), residuals={nm: res[:, i] for i, nm in enumerate(self.names)},
-                        reactions=reactions, info=info, q_names=names, v_names=[])
-        if not ok:
-            raise IntegrationError(f"stabilized integration ({method}) failed at t = {t[-1]:.17g}",
-                                   result=result, reason=info.get("message", "non-finite state"))
-        return result
-
-
-def _constraints_batch(fn, xs, params, m):
-    out = np.empty((xs.shape[0], m))
-    _batch(fn, xs, params, out)
-    return out
-
-
-@njit
-def _batch(fn, xs, params, out):
-    for k in range(xs.shape[0]):
-        fn(xs[k], params, out[k])
-
-
-def max_residual(result, t_from=None):
-    """``max_i max_t |f_i(t)|`` over ``t >= t_from`` (default: the second half of the run), and per constraint."""
-    t = result.t
-    if t_from is None:
-        t_from = t[0] + 0.5 * (t[-1] - t[0])
-    sel = t >= t_from
-    by = {k: float(np.max(np.abs(v[sel]))) for k, v in result.residuals.items()}
-    return max(by.values()), by
-
-
-# ----------------------------------------------------------------------------------------------------------
-# the seed 000 law on a Model's constraints: simulate(model, ..., formulation="stabilized")
-from collections import namedtuple  # noqa: E402
-
-from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,  # noqa: E402
+from multibody.errors import ConstraintError, ModelError
+from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          register_formulation)
-from multibody.formulations.constrained import (ConstrainedTree, ConstraintRows, consistent_state,  # noqa: E402
-                                                eval_rows, free_dynamics, make_work)
-from multibody.kernels.energy import energy_kernel  # noqa: E402
-from multibody.kernels.forces import applied_forces_kernel  # noqa: E402
-from multibody.formulations.tree import tree_energy  # noqa: E402
-from multibody.kernels.configuration import normalize_kernel  # noqa: E402
-from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub  # noqa: E402
+from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
+from multibody.formulations.stabilized_dae import each_state
+from multibody.formulations.tree_rhs import tree_energy
+from multibody.kernels.configuration import normalize_kernel
+from multibody.kernels.energy import energy_kernel
+from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
+from multibody.kernels.spatial import KERNEL
+from multibody.kernels.stabilization import DLS_EPS_REL, shifted_energy_into
+from multibody.rows.constraint_rows import ConstraintRows, eval_rows, make_work
+from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
+                                       P_MI, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU,
+                                       P_TAU_BUFFER, P_WORK)
+
+__all__ = ["stabilized_system", "StabilizedModel", "stabilized_model_rhs", "stabilized_project"]
 
 #: the compiled state of the stabilized formulation: the constrained Work ``w`` (rows, dynamics, M) and the
 #: seed 000 system A N = −φ with its gains
@@ -339,110 +43,6 @@ P_R, P_MC, P_NAUX, P_ENERGY, P_E0, P_LAME, P_WIN, P_NQ = range(8)
 def _solve_shifted_energy(sw, R, re):
     """:func:`shifted_energy_into` on the arrays of the compiled state ``sw``."""
     shifted_energy_into(sw.A, sw.phi, sw.sp, sw.par[P_WIN], R, re, sw.N, sw.X0, sw.X1, sw.W)
-
-
-@njit(**KERNEL)
-def shifted_energy_into(A, phi, sp, window, R, re, N, X0, X1, W):
-    """A N = −φ (seed 000, eq. 2.6) for the first ``R`` rows: the rows without the energy row by damped least
-    squares (:func:`dls_into`, ``sp`` its parameters), and the energy row (the last, ``re`` = 1) by its Schur
-    complement σ = a22 − a21ᵀA11⁻¹a12 ≈ 2T shifted by ``window``: μ = −(φ_E + a21ᵀX0)/(σ + window), so the
-    energy correction fades where the kinetic energy vanishes (the turning points, where A is singular; seed
-    000 §3). ``X0``, ``X1`` (R) and ``W`` (2R × (R + 1)) are workspaces."""
-    n1 = R - re
-    A11 = A[:n1, :n1]
-    dls_into(A11, phi[:n1], sp, X0[:n1], W)
-    if re == 0:
-        for j in range(n1):
-            N[j] = X0[j]
-        return
-    dls_into(A11, A[:n1, n1], sp, X1[:n1], W)     # A11 X1 = −a12
-    sig = A[n1, n1]
-    rho = phi[n1]
-    for j in range(n1):
-        sig += A[n1, j] * X1[j]
-        rho += A[n1, j] * X0[j]
-    mu = -rho / (sig + window)
-    for j in range(n1):
-        N[j] = X0[j] + mu * X1[j]
-    N[n1] = mu
-
-
-#: the exact solve replaces the damped least squares where they agree to rounding: ε/σ_min ≤ this
-EXACT_WHEN = 1e-7
-
-
-@njit(cache=True)  # allocates its workspace: compiled with reference counting
-def solve_shifted_energy(A, phi, x, sparams, N):
-    """The reaction solver of the generated stabilized DAE (``symbolic=True``; the ``solve(A, phi, x, sparams,
-    N)`` hook of :mod:`multibody.symbolic.dae`): the solve of the generic path, :func:`shifted_energy_into`
-    (seed 000, eq. 2.9), with ``sparams = [eps_rel, window, energy row (0/1)]``. ``x`` is unused.
-
-    Fast path: the block A11 without the energy row is solved for its two right-hand sides (−φ1 and −a12) by
-    Gaussian elimination with partial pivoting. The damped least-squares solution differs from A11⁻¹b by a
-    relative ε²/(σ² + ε²) ≤ (ε/σ_min)² per singular direction, and σ_min ≥ |det A11| ((n−1)/‖A11‖_F²)^((n−1)/2)
-    (the other n − 1 singular values have the product ≤ (‖A11‖_F²/(n−1))^((n−1)/2), by the arithmetic–geometric
-    mean inequality), det A11 the product of the pivots. Where that bound gives ε/σ_min ≤ :data:`EXACT_WHEN`,
-    the two solutions agree to 1e-14, the rounding of the solve, and the exact one is taken; the energy row
-    follows by the same shifted Schur complement. Elsewhere (A11 nearly singular): the damped least squares of
-    the generic path."""
-    m = phi.shape[0]
-    re = int(sparams[2])
-    n1 = m - re
-    nc = n1 + 2
-    W = np.empty((n1, nc))                         # [A11 | −φ1 | −a12]
-    fro = 0.0
-    for i in range(n1):
-        for j in range(n1):
-            W[i, j] = A[i, j]
-            fro += A[i, j] * A[i, j]
-        W[i, n1] = -phi[i]
-        W[i, n1 + 1] = -A[i, n1] if re else 0.0
-    det = 1.0
-    for k in range(n1):
-        piv = k
-        big = abs(W[k, k])
-        for i in range(k + 1, n1):
-            if abs(W[i, k]) > big:
-                big = abs(W[i, k])
-                piv = i
-        det *= big
-        if big == 0.0:
-            break
-        if piv != k:
-            for j in range(k, nc):
-                tmp = W[k, j]
-                W[k, j] = W[piv, j]
-                W[piv, j] = tmp
-        for i in range(k + 1, n1):
-            f = W[i, k] / W[k, k]
-            if f != 0.0:
-                for j in range(k + 1, nc):
-                    W[i, j] -= f * W[k, j]
-    smin = det * ((n1 - 1) / fro) ** (0.5 * (n1 - 1)) if n1 > 1 else det
-    if not sparams[0] * math.sqrt(fro) <= EXACT_WHEN * smin:
-        work = np.empty(2 * m + 2 * m * (m + 1))
-        shifted_energy_into(A, phi, sparams[:1], sparams[1], m, re, N, work[:m], work[m:2 * m],
-                            work[2 * m:].reshape((2 * m, m + 1)))
-        return
-    for c in range(n1, nc):                        # back substitution: W[:, c] ← A11⁻¹ W[:, c]
-        for k in range(n1 - 1, -1, -1):
-            s = W[k, c]
-            for j in range(k + 1, n1):
-                s -= W[k, j] * W[j, c]
-            W[k, c] = s / W[k, k]
-    if re == 0:
-        for j in range(n1):
-            N[j] = W[j, n1]
-        return
-    sig = A[n1, n1]
-    rho = phi[n1]
-    for j in range(n1):
-        sig += A[n1, j] * W[j, n1 + 1]
-        rho += A[n1, j] * W[j, n1]
-    mu = -rho / (sig + sparams[1])
-    for j in range(n1):
-        N[j] = W[j, n1] + mu * W[j, n1 + 1]
-    N[n1] = mu
 
 
 @njit(**KERNEL)
@@ -498,7 +98,7 @@ def _assemble(t, x, sw, R, mc, naux, re):
     w = sw.w
     nq = int(sw.par[P_NQ])
     nv = w.qdd0.shape[0]
-    free_dynamics(t, x[:nq + nv], w, w.tree[16])
+    free_dynamics(t, x[:nq + nv], w, w.tree[P_TAU])
     cholesky_lower(w.M, nv, w.L)
     v = x[nq:nq + nv]
     A, phi = sw.A, sw.phi
@@ -554,17 +154,18 @@ def _assemble(t, x, sw, R, mc, naux, re):
 def _total_energy(w, q, v):
     """T + V: kinetic, gravity and spring energies (``kernels/energy.py``, ``kernels/forces.py``)."""
     p = w.tree
-    T, Vg = energy_kernel(p[0], p[1], q, v, p[13])
+    T, Vg = energy_kernel(p[P_MI], p[P_MF], q, v, p[P_WORK])
     return T + Vg + _spring_potential(w, q, v)
 
 
 @njit(**KERNEL)
 def _spring_potential(w, q, v):
     p = w.tree
-    if p[3].shape[0] == 0 or (p[9].shape[0] == 0 and not np.any(p[3])):
+    if p[P_DOF_STIFFNESS].shape[0] == 0 or (p[P_SPRING_K].shape[0] == 0 and not np.any(p[P_DOF_STIFFNESS])):
         return 0.0
-    Vs, P = applied_forces_kernel(p[0], p[1], q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13],
-                                  p[14], p[12])
+    Vs, P = applied_forces_kernel(p[P_MI], p[P_MF], q, v, p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST],
+                                  p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C],
+                                  p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], p[P_TAU_BUFFER])
     return Vs
 
 
@@ -647,7 +248,7 @@ def _check_conservative(model):
 @njit(**KERNEL)
 def stabilized_project(x, sw):
     """After every step: the quaternions of q normalized (the seed's method projects nothing else)."""
-    normalize_kernel(sw.w.tree[0], x, x)
+    normalize_kernel(sw.w.tree[P_MI], x, x)
 
 
 def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0, energy_constraint=False,
@@ -661,7 +262,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     ``f̈ + 2λḟ + λ²f = 0`` (eq. 2.4), velocity, auxiliary and energy rows ``ḟ + λf = 0`` (eq. 2.5); the
     relative degree of each row follows from its kind (position rows 2, the others 1) and is reported in
     ``result.info["relative_degrees"]``. ``A N = −φ`` (eq. 2.6) is solved by damped least squares
-    (:func:`solve_dls`, ``dls_eps`` relative), the energy row by its shifted Schur complement so that the
+    (``kernels.stabilization.solve_dls``, ``dls_eps`` relative), the energy row by its shifted Schur complement so that the
     correction fades where the kinetic energy is below ``energy_window`` (default: total mass × (1e-2 m/s)²).
     ``lam``: one gain, or a dict of gains by constraint name (``"energy"`` for the energy row, ``None`` the
     default). ``energy_level``: E0 (default: the energy of the initial state). ``consistent``: project the
@@ -682,7 +283,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
     Residuals of the result: every row by name (e.g. ``"contact.contact"``, ``"contact.no_slip"``,
     ``"contact.tangency"``, ``"energy"``); reactions: N per constraint; series: the auxiliary variables.
     """
-    from multibody.analysis.reactions import all_joint_reactions
+    from multibody.rows.reactions import all_joint_reactions
     from multibody.result import Result
 
     if not model.constraints:
@@ -695,9 +296,9 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         tc = np.array(callback, dtype=float).reshape(-1)
         if tc.shape != (model.nv,) or not np.all(np.isfinite(tc)):
             raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers", element="tau")
-        w.tree[16][:] = tc
+        w.tree[P_TAU][:] = tc
         callback = None
-    tau_const = w.tree[16].copy()
+    tau_const = w.tree[P_TAU].copy()
     correction = None
     if consistent:
         ct = ConstrainedTree(model)
@@ -731,10 +332,10 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
             return out
         w.s[:] = x[nq + nv:]
         sm.rows.fill(x[:nq], x[nq:nq + nv], t)
-        w.tree[16][:] = tau_const
+        w.tree[P_TAU][:] = tau_const
         if callback is not None:
             extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name)
-            w.tree[16][:] += extra
+            w.tree[P_TAU][:] += extra
         stabilized_solve(float(t), x, sm.sw, out)
         return out
 
@@ -827,8 +428,8 @@ class _Generated:
         X = np.ascontiguousarray(X)
         F = np.empty((X.shape[0], self.m))
         NN = np.empty((X.shape[0], self.m))
-        _batch(self.module.eval_constraints, X, self.params, F)
-        _batch(self.module.reactions, X, self.params, NN)
+        each_state(self.module.eval_constraints, X, self.params, F)
+        each_state(self.module.reactions, X, self.params, NN)
         return F, NN
 
 

@@ -4,7 +4,7 @@
 accepts. The runs are grouped ``LANES`` at a time (the last group padded with copies of its first run, whose
 results are dropped); the groups are shared between threads (``numba.get_num_threads()`` of them). Within a group,
 :func:`lanes_run` is ``rk_template.rk_run`` with every statement applied to all lanes: the same tableau
-(``fixed_step.TABLEAU_*``), the same sums in the same order, the same saving rule, the energies recorded from
+(``tableaux.TABLEAU_*``), the same sums in the same order, the same saving rule, the energies recorded from
 the evaluation at the saved state, and a lane whose state becomes non-finite stops as a single run stops — it
 keeps its last finite state (saved as one more row) while the other lanes go on. Each run therefore equals
 ``simulate`` of that run bit for bit, whatever the number of threads.
@@ -12,7 +12,7 @@ keeps its last finite state (saved as one more row) while the other lanes go on.
 import numpy as np
 from numba import njit
 
-from multibody.integrate.fixed_step import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
+from multibody.integrate.tableaux import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.kernels.lanes import (LANES, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_parameters, lanes_rhs,
                                      lanes_workspace_size)
 

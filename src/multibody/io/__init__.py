@@ -16,8 +16,9 @@ that no body has: ``strict=True`` refuses them, ``repair=True`` repairs them (``
 """
 from multibody.io.documents import ModelFileError, Problem, schema
 from multibody.io.expressions import Expression, parse_expression
-from multibody.io.model_files import (ExpressionTorque, ModelFile, load, load_model, load_text, model_from_dict,
-                                      model_to_dict, save_model, validate_file)
+from multibody.io.expression_callables import ExpressionTorque
+from multibody.io.model_files import ModelFile, load, load_model, load_text, model_from_dict, validate_file
+from multibody.io.writer import model_to_dict, save_model
 
 __all__ = ["load_model", "save_model", "load", "load_text", "validate_file", "load_urdf", "ModelFile", "Problem",
            "ModelFileError", "model_from_dict", "model_to_dict", "schema", "parse_expression", "Expression",

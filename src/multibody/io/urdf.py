@@ -60,9 +60,10 @@ import numpy as np
 
 from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarning
 from multibody.io.documents import ModelFileError, Problem, read_text
-from multibody.io.model_files import mimic_constraint, rpy_matrix
+from multibody.io.mimic import mimic_constraint
 from multibody.model import GROUND, Box, Cylinder, Free, Mesh, ModelBuilder, Placement, Planar, Prismatic, Revolute, Sphere
 from multibody.model.inertia import apply_policy
+from multibody.model.rotations import rpy_matrix
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
 

@@ -57,7 +57,7 @@ def invert_spd_inplace(A, r0, c0, n):
 
 
 @helper(inline=False)
-def _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_known):
+def articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_known):
     """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place), u, U d⁻¹, and the hand-over
     of the articulated inertia and bias force to the parent (RBDA Table 7.1). Compiled once, out of line: the
     common one-coordinate joints stay inlined in ``aba_kernel``, and its compilation is shorter.
@@ -194,13 +194,13 @@ def hand_over_whole(i, par, pA, c, IA, wb):
 @njit(inline=INLINE, cache=True)
 def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
     """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
-    ``articulate_one_dof``, ``hand_over_whole`` (none) or ``_articulate_multi_dof``."""
+    ``articulate_one_dof``, ``hand_over_whole`` (none) or ``articulate_multi_dof``."""
     if nvi == 1:
         articulate_one_dof(i, par, iv, tau[iv], pA, c, IA, wb, wd)
     elif nvi == 0:
         hand_over_whole(i, par, pA, c, IA, wb)
     else:
-        _articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
+        articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
 
 
 @helper
@@ -213,7 +213,7 @@ def one_dof_acceleration(iv, wd, a0, a1, a2, a3, a4, a5):
 @helper
 def multi_dof_accelerations(iv, nvi, wd, qdd, known, has_known, a0, a1, a2, a3, a4, a5):
     """Pass 3 of ABA for a joint of several coordinates: q̈ = d⁻¹ u − (U d⁻¹)ᵀ a' into qdd[iv:iv + nvi]; with
-    ``has_known``, the entries with ``known[k] != 0`` are left as they are (see ``_articulate_multi_dof``)."""
+    ``has_known``, the entries with ``known[k] != 0`` are left as they are (see ``articulate_multi_dof``)."""
     for k in range(iv, iv + nvi):
         if has_known and known[k] != 0.0:
             continue

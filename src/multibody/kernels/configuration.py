@@ -14,7 +14,7 @@ For every joint type of ``docs/model-arrays.md`` (codes in ``multibody.model.joi
 
 Model-level entry points: ``neutral(model)``, ``integrate(model, q, v, dt)``, ``difference(model, q0, q1)``,
 ``qdot(model, q, v)``, ``normalize(model, q)`` (thin wrappers over the njit kernels ``*_kernel(mi, ...)``,
-which compiled code such as a fixed-step integrator calls with ``multibody.data.Data(model).mi``).
+which compiled code such as a fixed-step integrator calls with the packed ``mi``, ``kernels/packing.py``).
 
 Velocity conventions: Spherical v = ω in the child frame; Free v = [ω; v] with v the velocity of the child
 origin, both in the child frame, and position p in the joint frame, so ṗ = R v; Planar v = q̇.
@@ -23,10 +23,10 @@ origin, both in the child frame, and position p in the joint frame, so ṗ = R v
 import numpy as np
 from numba import njit
 
-from multibody.data import _CACHE_ATTR, default_data
 from multibody.errors import ModelError
 from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYPE, NQ, PLANAR, PRISMATIC, REVOLUTE,
                                           SPHERICAL, UNIVERSAL)
+from multibody.kernels.packing import packed_integers
 from multibody.kernels.spatial import (KERNEL, cross3, helper, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log,
                                        quat_mul, quat_to_rotation, rotation_axis_angle, rotation_z)
 
@@ -302,7 +302,7 @@ def _joint_args(joint, qj, vj=None):
     code = int(joint.code)
     if code not in _DIMS:
         raise ModelError(f"{type(joint).__name__} joint: its transform, motion subspace and bias are those of "
-                         "multibody.symbolic.general_joint.joint_kinematics, not of these built-in formulas",
+                         "multibody.kernels.general_joint.joint_kinematics, not of these built-in formulas",
                          element=repr(joint))
     nq, nv = _DIMS[code]
     axes = np.ascontiguousarray(joint.axes(), dtype=np.float64)
@@ -347,14 +347,6 @@ _ndarray = np.ndarray
 _F64 = np.dtype(np.float64)
 
 
-def _data(model):
-    return model.__dict__.get(_CACHE_ATTR) or default_data(model)
-
-
-def _mi(model):
-    return _data(model).mi
-
-
 def _vec(model, x, n, what):
     """x as a float64 vector of length n (no copy when it already is one), or a ModelError."""
     if x.__class__ is _ndarray and x.dtype is _F64 and x.shape == (n,):
@@ -369,17 +361,16 @@ def _vec(model, x, n, what):
 def neutral(model):
     """The neutral configuration of ``model`` (zeros, unit quaternions (1, 0, 0, 0))."""
     out = np.empty(model.nq)
-    neutral_kernel(_mi(model), out)
+    neutral_kernel(packed_integers(model), out)
     return out
 
 
 def integrate(model, q, v, dt=1.0):
     """q ⊕ v·dt on the configuration manifold (see ``integrate_kernel``)."""
-    d = _data(model)
-    q = _vec(model, q, d.nq, "q")
-    v = _vec(model, v, d.nv, "v")
-    out = np.empty(d.nq)
-    integrate_kernel(d.mi, q, v, float(dt), out)
+    q = _vec(model, q, model.nq, "q")
+    v = _vec(model, v, model.nv, "v")
+    out = np.empty(model.nq)
+    integrate_kernel(packed_integers(model), q, v, float(dt), out)
     return out
 
 
@@ -388,17 +379,16 @@ def difference(model, q0, q1):
     q0 = _vec(model, q0, model.nq, "q0")
     q1 = _vec(model, q1, model.nq, "q1")
     out = np.empty(model.nv)
-    difference_kernel(_mi(model), q0, q1, out)
+    difference_kernel(packed_integers(model), q0, q1, out)
     return out
 
 
 def qdot(model, q, v):
     """q̇ for the velocity v (see ``qdot_kernel``)."""
-    d = _data(model)
-    q = _vec(model, q, d.nq, "q")
-    v = _vec(model, v, d.nv, "v")
-    out = np.empty(d.nq)
-    qdot_kernel(d.mi, q, v, out)
+    q = _vec(model, q, model.nq, "q")
+    v = _vec(model, v, model.nv, "v")
+    out = np.empty(model.nq)
+    qdot_kernel(packed_integers(model), q, v, out)
     return out
 
 
@@ -406,5 +396,5 @@ def normalize(model, q):
     """q with unit quaternions."""
     q = _vec(model, q, model.nq, "q")
     out = np.empty(model.nq)
-    normalize_kernel(_mi(model), q, out)
+    normalize_kernel(packed_integers(model), q, out)
     return out

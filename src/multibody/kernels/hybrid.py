@@ -12,7 +12,7 @@ Pass 1 (root -> leaves):  as in ABA (``aba.articulated_pass1``).
 Pass 2 (leaves -> root):  a free joint as in ABA; a joint whose accelerations q̈_i are known hands its whole
                           articulated inertia to the parent:  IA_λ += IA_i,  pA_λ += pA_i + IA_i (c_i + S_i q̈_i);
                           a joint with some coordinates known is articulated over the free ones, with
-                          c_i + S_K q̈_K in place of c_i (``aba._articulate_multi_dof``).
+                          c_i + S_K q̈_K in place of c_i (``aba.articulate_multi_dof``).
 Pass 3 (root -> leaves):  a' = a_λ + c_i + S_K q̈_K,  q̈_F = d⁻¹ (u − Uᵀ a') for the free coordinates,
                           a_i = a' + S_F q̈_F,   and for the known ones  τ_K = S_Kᵀ (IA_i a_i + pA_i).
 
@@ -22,7 +22,7 @@ force of eq. 3.93 with the sign of a generalized force (positive: positive work 
 """
 from numba import njit
 
-from multibody.kernels.aba import (_articulate_multi_dof, add_joint_motion, articulate_joint, articulated_pass1,
+from multibody.kernels.aba import (add_joint_motion, articulate_joint, articulate_multi_dof, articulated_pass1,
                                    hand_over_whole, multi_dof_accelerations, one_dof_acceleration,
                                    parent_acceleration_plus_bias)
 from multibody.kernels.kinematics import (B_A, B_C, B_F, IV, NV, PARENT, check_sizes, set_ground_acceleration,
@@ -78,7 +78,7 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
         if nk == nvi:
             hand_over_whole(i, par, pA, ck, IA, wb)
         else:
-            _articulate_multi_dof(i, par, iv, nvi, tau, pA, ck, IA, wb, wd, known, True)
+            articulate_multi_dof(i, par, iv, nvi, tau, pA, ck, IA, wb, wd, known, True)
     # ---- pass 3: accelerations of the free coordinates, forces of the known ones
     set_ground_acceleration(mf, wb)
     for i in range(1, n):

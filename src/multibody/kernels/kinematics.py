@@ -1,7 +1,7 @@
 """Forward kinematics of a tree: placements, velocities, accelerations of every body, and points fixed in bodies.
 
 The kernels read the packed model arrays of ``multibody.data`` (``mi`` integers, ``mf`` floats, one row per
-body, see ``multibody.data.pack_model``) and write into a preallocated workspace. Bodies are numbered
+body, see ``kernels/packing.py``) and write into a preallocated workspace. Bodies are numbered
 regularly (seed 001 §1.1.2), so one loop ``for i in range(1, n)`` sweeps from the root to the leaves.
 
 World convention. Spatial vectors are ``[angular; linear]`` Plücker coordinates of the *ground* frame: a body
@@ -22,7 +22,7 @@ it has the placement, spatial velocity and spatial acceleration of the workspace
 (:func:`set_ground`): the recursions above then give absolute placements, velocities and accelerations.
 
 General joints (``model.joints.GeneralJoint``, seed 001 §3.4.2) carry their local kinematics in a block of
-rows of ``wd`` after the nv coordinate rows, which a generated function (``symbolic/general_joint.py``) fills
+rows of ``wd`` after the nv coordinate rows, which a generated function (``kernels/general_joint.py``) fills
 for the current (q, q̇, t) before a kernel runs; the block's first row is ``mi[i, AXIS]``. Everything in it is
 in the joint frame J (Plücker coordinates at J's origin): row 0 holds the rotation R_J (9, row-major), the
 joint vector z (3), the rheonomic twist σ = [p_a0; k_a0 + z × p_a0] (6) and the bias β (6); row 1 + k holds

@@ -38,7 +38,7 @@ from collections import namedtuple
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.model.placement import rotation_about
+from multibody.model.rotations import rotation_about
 
 __all__ = ["BaseMotion", "BaseState", "BASE_KINDS"]
 

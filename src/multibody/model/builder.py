@@ -35,7 +35,9 @@ import numpy as np
 from multibody.errors import InertiaWarning, ModelError
 from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
-from multibody.model.constraints import Constraint, ConstraintTable, LoopJoint
+from multibody.model.constraint_table import ConstraintTable
+from multibody.model.constraints import Constraint
+from multibody.model.loop_joints import LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
 from multibody.model.inertia import POLICIES, singular_joint

@@ -37,7 +37,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.model.joints import CYLINDRICAL, FIXED, FREE, GENERAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
-from multibody.model.placement import rotation_about
+from multibody.model.rotations import rotation_about
 
 #: relative tolerance of the symmetry, sign and triangle-inequality checks (times the body's inertia scale)
 INERTIA_RTOL = 1e-10

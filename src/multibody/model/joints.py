@@ -198,7 +198,7 @@ class GeneralJoint(Joint):
     From these the joint's angular and linear partial velocities p_ak = (∂R/∂q_k Rᵀ)^∨, k_ak = ∂z/∂q_k, the
     rheonomic terms p_a0 = (∂R/∂t Rᵀ)^∨, k_a0 = ∂z/∂t (eqs. 3.101, 3.104) and the velocity-product terms
     s_a and w_a (eqs. 3.103, 3.107) are derived with sympy and compiled
-    (:mod:`multibody.symbolic.general_joint`). A model with general joints is simulated by the ``"tree"``
+    (:mod:`multibody.kernels.general_joint`). A model with general joints is simulated by the ``"tree"``
     formulation; ``aba``, ``rnea`` and ``crba`` take the time as ``t=``.
 
     >>> import sympy as sp

@@ -112,7 +112,7 @@ class Model:
         self.springs = tuple(springs)
         self.constraints = tuple(constraints)
         if constraint_table is None:
-            from multibody.model.constraints import ConstraintTable, identity_frames
+            from multibody.model.constraint_table import ConstraintTable, identity_frames
             constraint_table = ConstraintTable.build(self.constraints, lambda name, c: self.body_index(name),
                                                      identity_frames)
         self.constraint_table = constraint_table
@@ -136,7 +136,7 @@ class Model:
 
     def __getstate__(self):
         """The model's attributes for pickling, without the compiled general-joint code cached on it (a module and
-        the Data that holds its function, ``multibody.symbolic.general_joint``): they are made again on first use."""
+        the Data that holds its function, ``multibody.kernels.general_joint``): they are made again on first use."""
         state = dict(self.__dict__)
         if state.pop("_multibody_general_joints", None) is not None:
             state.pop("_multibody_data", None)

@@ -54,20 +54,13 @@ def _check_symbolic_rotation(R, element):
                          element=element)
 
 
-def rotation_about(axis, angle):
-    """Rotation matrix of ``angle`` (rad) about the unit ``axis`` (Rodrigues' formula)."""
-    a = np.asarray(axis, dtype=float)
-    a = a / np.linalg.norm(a)
-    k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-    return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
-
-
 class Placement:
     """A rigid placement of a frame in another: rotation (child -> parent) and translation.
 
     Example
     -------
     >>> import numpy as np
+    >>> from multibody.model.rotations import rotation_about
     >>> X = Placement(rotation_about((0, 0, 1), np.pi / 2), (1.0, 0.0, 0.0))
     >>> np.round(X.act((1.0, 0.0, 0.0)), 12).tolist()
     [1.0, 1.0, 0.0]

@@ -8,10 +8,10 @@ the file is named by a hash of its source, so numba's own cache serves later pro
 * ``mass_matrix(q, params, M)``: H(q) into the (nv, nv) array M;
 * ``bias_forces(q, v, params, b)``: h(q, q̇) + g(q) into b (what ``multibody.bias_forces`` returns);
 * ``rhs_extra(t, x, p, tau_extra, out)`` / ``rhs(t, x, p, out)``: the state derivative ẋ = [v; H⁻¹(τ − h − g)]
-  of the ``"symbolic"`` formulation (:mod:`multibody.symbolic.formulation`), τ the applied forces of the
-  model (``kernels/forces.py``) plus ``tau_extra`` (``rhs``: plus the constant forces ``p[16]``); ``p`` is
-  the parameter tuple of ``formulations.tree.tree_params`` with the model's parameter values appended as
-  ``p[P_VALUES]`` (``P_VALUES = formulations.tree.P_VAPPLIED + 1``).
+  of the ``"symbolic"`` formulation (:mod:`multibody.formulations.symbolic`), τ the applied forces of the
+  model (``kernels/forces.py``) plus ``tau_extra`` (``rhs``: plus the constant forces ``p[P_TAU]``); ``p`` is
+  the parameter tuple of :mod:`multibody.tree_parameters` with the model's parameter values appended as
+  ``p[P_SIZE]``.
 
 ``params`` holds the values of the model's own symbols in the order of ``equations.parameters`` (empty for
 a numeric model).
@@ -30,8 +30,11 @@ True
 """
 import sympy as sp
 
-from multibody.symbolic.dae import _body
+from multibody.codegen import function_body
 from multibody.symbolic.equations import equations_of_motion
+from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
+                                       P_MI, P_SIZE, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0,
+                                       P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK)
 
 __all__ = ["compile_equations", "source"]
 
@@ -41,9 +44,6 @@ CODEGEN_VERSION = 1
 
 def source(eqs):
     """Python source of the module of :func:`compile_equations` for the equations ``eqs``."""
-    from multibody.formulations.tree import P_VAPPLIED
-
-    P_VALUES = P_VAPPLIED + 1  # noqa: N806 (written into the generated module)
     n = len(eqs.q)
     sq = [sp.Symbol(f"_q{k}") for k in range(n)]
     sv = [sp.Symbol(f"_v{k}") for k in range(n)]
@@ -68,20 +68,20 @@ from numba import njit
 from multibody.kernels.forces import applied_forces_kernel
 
 NV = {n}
-P_VALUES = {P_VALUES}  # the model's parameter values, appended to tree_params
+P_VALUES = {P_SIZE}  # the model's parameter values, appended to tree_params
 
 
 @njit(cache=True)
 def mass_matrix(q, params, M):
     """H(q) (composite-rigid-body recursion, RBDA Table 6.2)."""
-{_body(unpack_q, M_out)}
+{function_body(unpack_q, M_out)}
 {pad}
 
 
 @njit(cache=True)
 def bias_forces(q, v, params, b):
     """h(q, v) + g(q) (Newton-Euler recursion, RBDA Table 5.1)."""
-{_body(unpack_q + unpack_v, b_out)}
+{function_body(unpack_q + unpack_v, b_out)}
 
 
 @njit(cache=True)
@@ -89,9 +89,9 @@ def rhs_extra(t, x, p, tau_extra, out):
     """xdot = [v; H^-1 (tau_applied(q, v) + tau_extra - h - g)]; p as formulations.tree.tree_params + (values,)."""
     q = x[:NV]
     v = x[NV:]
-    tau = p[12]
-    applied_forces_kernel(p[0], p[1], q, v, p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11], p[13],
-                          p[14], tau)
+    tau = p[{P_TAU_BUFFER}]
+    applied_forces_kernel(p[{P_MI}], p[{P_MF}], q, v, p[{P_DOF_STIFFNESS}], p[{P_DOF_DAMPING}], p[{P_DOF_REST}], p[{P_DOF_EFFORT}], p[{P_SPRING_BODY}], p[{P_SPRING_POINT}], p[{P_SPRING_K}], p[{P_SPRING_C}], p[{P_SPRING_L0}], p[{P_WORK}],
+                          p[{P_BODY_FORCES}], tau)
     M = np.empty((NV, NV))
     b = np.empty(NV)
     mass_matrix(q, p[P_VALUES], M)
@@ -105,7 +105,7 @@ def rhs_extra(t, x, p, tau_extra, out):
 @njit(cache=True)
 def rhs(t, x, p, out):
     """rhs_extra with the constant generalized forces p[16]."""
-    rhs_extra(t, x, p, p[16], out)
+    rhs_extra(t, x, p, p[{P_TAU}], out)
 '''
 
 

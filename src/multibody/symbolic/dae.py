@@ -35,9 +35,8 @@ from math import comb
 
 import numpy as np
 import sympy as sp
-from sympy.printing.precedence import PRECEDENCE
-from sympy.printing.pycode import PythonCodePrinter
 
+from multibody.codegen import function_body
 from multibody.errors import ModelError
 
 #: bumped whenever the generated source changes shape (part of the cache key)
@@ -346,42 +345,6 @@ def derive(states, reactions, F, B, constraints, params=(), param_values=None, n
 
 # ----------------------------------------------------------------------------------------------------
 # code generation
-class _Printer(PythonCodePrinter):
-    """Python/math printer for numba: plain float literals, ``math`` functions."""
-
-    def _print_Float(self, expr):
-        return repr(float(expr))
-
-    def _print_Rational(self, expr):
-        return f"({float(expr.p)!r}/{float(expr.q)!r})"
-
-    def _print_Pow(self, expr, rational=False):
-        b, e = expr.as_base_exp()
-        if e.is_Integer and 1 < int(e) <= 4:
-            base = self.parenthesize(b, PRECEDENCE["Mul"] + 1)
-            return "(" + "*".join([base] * int(e)) + ")"
-        if e.is_Integer and int(e) == -1:
-            return f"(1.0/{self.parenthesize(b, PRECEDENCE['Mul'] + 1)})"
-        if e == sp.Rational(1, 2):
-            return f"math.sqrt({self._print(b)})"
-        if e == -sp.Rational(1, 2):
-            return f"(1.0/math.sqrt({self._print(b)}))"
-        return super()._print_Pow(expr, rational=rational)
-
-
-def _body(assignments, outputs, indent="    "):
-    """Source lines for ``cse`` of ``outputs`` (list of (target, expr))."""
-    printer = _Printer({"fully_qualified_modules": True, "standard": "python3"})
-    exprs = [e for _, e in outputs]
-    reps, reduced = sp.cse(exprs, symbols=sp.numbered_symbols("_c"), optimizations="basic")
-    lines = list(assignments)
-    for s, e in reps:
-        lines.append(f"{s} = {printer.doprint(e)}")
-    for (target, _), e in zip(outputs, reduced):
-        lines.append(f"{target} = {printer.doprint(e)}")
-    return textwrap.indent("\n".join(lines), indent)
-
-
 def _unpack(states, params, xname="x", pname="params"):
     lines = [f"{s} = {xname}[{k}]" for k, s in enumerate(states)]
     lines += [f"{s} = {pname}[{k}]" for k, s in enumerate(params)]
@@ -389,8 +352,8 @@ def _unpack(states, params, xname="x", pname="params"):
 
 
 SOLVERS = {
-    "dls": ("multibody.formulations.stabilized", "solve_dls"),
-    "exact": ("multibody.formulations.stabilized", "solve_exact"),
+    "dls": ("multibody.kernels.stabilization", "solve_dls"),
+    "exact": ("multibody.kernels.stabilization", "solve_exact"),
 }
 
 
@@ -466,25 +429,25 @@ SOLVER_OFFSET = {soff}
 @njit(cache=True)
 def eval_A_phi(x, params, coef, A, phi):
     """A(X) and phi(X, lambda) of A N = -phi (seed 000, eqs. 2.6-2.8)."""
-{_body(unpack + unpack_c, A_out + phi_out)}
+{function_body(unpack + unpack_c, A_out + phi_out)}
 
 
 @njit(cache=True)
 def eval_xdot(x, N, params, out):
     """Xdot = B(X) N + F(X) (seed 000, eq. 1.1)."""
-{_body(unpack + unpack_N, xdot_out)}
+{function_body(unpack + unpack_N, xdot_out)}
 
 
 @njit(cache=True)
 def eval_constraints(x, params, out):
     """f_i(X) (seed 000, eq. 1.2)."""
-{_body(unpack, f_out)}
+{function_body(unpack, f_out)}
 
 
 @njit(cache=True)
 def eval_derivatives(x, params, out):
     """out[i*RMAX + k] = f_i^(k)(X), k < r_i: the N-free derivatives of eq. (2.1) (others untouched)."""
-{_body(unpack, res_out)}
+{function_body(unpack, res_out)}
 
 
 @njit(cache=True)
@@ -504,7 +467,7 @@ def rhs(t, x, params, out):
     phi = w[{m}]
     N = w[{m} + 1]
     coef = params[COEF_OFFSET:SOLVER_OFFSET]
-{_body(unpack + unpack_c, A_out + phi_out + B_out + F_out)}
+{function_body(unpack + unpack_c, A_out + phi_out + B_out + F_out)}
     _solve(A, phi, x, params[SOLVER_OFFSET:], N)
 {fused_tail}
 '''

@@ -36,10 +36,10 @@ from functools import cached_property
 import numpy as np
 import sympy as sp
 
-from multibody.analysis.inertial_forces import check_tree
 from multibody.errors import ModelError
 from multibody.model.joints import CYLINDRICAL, FIXED, PLANAR, PRISMATIC, REVOLUTE, UNIVERSAL
 from multibody.symbolic.algebra import ModelAlgebra
+from multibody.symbolic.telegin import check_tree
 
 __all__ = ["Equations", "equations_of_motion", "ground_kinematics"]
 

@@ -7,7 +7,7 @@ For a system with holonomic stationary constraints the equations of dynamics are
 
 with the centrifugal forces h_c (eq. 2: squares of velocities), the Coriolis forces h_o (eq. 3: products
 of different velocities) and the gyroscopic forces h_g (eq. 5), all computed from H(q) and its partial
-derivatives (:func:`multibody.analysis.inertial_forces.telegin_split`); h_c + h_o + h_g is the whole
+derivatives (:func:`multibody.symbolic.telegin.telegin_split`); h_c + h_o + h_g is the whole
 velocity-dependent inertial force, and the gyroscopic forces have zero power, q̇ᵀ h_g ≡ 0 (Thomson–Tait).
 :func:`split_inertial_forces` derives H(q) symbolically (:mod:`multibody.symbolic.equations`), splits the
 forces exactly and proves the zero power by reducing q̇ᵀ h_g to 0.
@@ -42,8 +42,8 @@ from dataclasses import dataclass
 import numpy as np
 import sympy as sp
 
-from multibody.analysis.inertial_forces import permutation, telegin_split
 from multibody.symbolic.equations import equations_of_motion
+from multibody.symbolic.telegin import permutation, telegin_split
 
 __all__ = ["InertialForces", "split_inertial_forces", "GROUPS"]
 

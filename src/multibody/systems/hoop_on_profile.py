@@ -112,7 +112,7 @@ def with_normal_velocity(model, q, v, n):
 def contact_angle(model, q):
     """The contact angle α of the configuration q (the tangency f4 = 0 solved as the constrained formulations
     do: a scan of the circle, then Newton)."""
-    from multibody.formulations.constrained import ConstraintRows
+    from multibody.rows.constraint_rows import ConstraintRows
 
     rows = ConstraintRows(model)
     rows.init_aux(q)

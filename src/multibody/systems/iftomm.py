@@ -23,6 +23,13 @@ A05    stiff flyball governor (library entry "Stiff Flyball Governor", M. Gonzá
        lim.ii.udc.es/mbsbenchmark/dist/A05/A05_specification.xml): see :func:`flyball_model`.
 =====  ==========================================================================================
 
+The reported points are the benchmark's (its figures and reference curves, as reproduced by MBS-BOS): A01 the
+mass P1, (−1, 0) at t = 0 (the reference curves start there, although the library's text says x = +1: the
+motion is the mirror image, y(t) the same); A02 the tip B0 of the first crank, (0, 1) at t = 0, its position
+and velocity; A04 the point P3, the hinge between rods 2 and 3, (1, −1, 0) at t = 0 (x falls to −1 and comes
+back with a period of 5 s, z dips to −0.5, y stays between −1 and −0.87); A05 the slider coordinate s (the
+slider's centre above the shaft's lower end).
+
 A05, what the specification says and where it comes from.  The library's own XML page could only be
 read up to its header (title "Stiff Flyball Governor", "Dynamic simulation of a stiff flyball
 governor").  Its data are quoted from the MBS-BOS reproduction of the library (Tagliapietra, Vivian,
@@ -171,6 +178,20 @@ def damper_work(t, P):
     return t[::2], W
 
 
+#: the most evaluations of a right-hand side in Python (the Cartesian formulation) that :func:`run_flyball` starts
+#: on (about a minute at the ~7 ms each of A05's); a longer run is refused before it starts
+PYTHON_EVALUATIONS = 10_000
+
+
+def flyball_decay_rate(model, q0, v0):
+    """The fastest decay rate |Re λ| (1/s) of A05's linearized equations at (q0, v0) (the spring-dampers:
+    8.1e3 1/s at the initial state): an explicit method is stable only for steps below about 6/|Re λ|
+    (DOP853's real stability interval is [−6, 0])."""
+    from multibody.analysis.linearize import linearize
+    lam = np.linalg.eigvals(linearize(model, q0, v0).A)
+    return float(np.max(-lam.real, initial=0.0))
+
+
 def run_flyball(t_end=10.0, rtol=None, method="DOP853", samples_per_second=10000, formulation="tree"):
     """Run A05 (:func:`flyball_model`) and report s(t) and its checks.
 
@@ -180,12 +201,27 @@ def run_flyball(t_end=10.0, rtol=None, method="DOP853", samples_per_second=10000
     axial angular momentum p_φ = (M v)_shaft (the shaft angle is cyclic: conserved) and the variation of
     the energy balance T + V + W, W the work of the dampers (conserved; W by Simpson's rule on the
     output grid of ``samples_per_second``, whose quadrature error dominates the figure).
+
+    ``formulation="cartesian"`` evaluates its right-hand side in Python (~7 ms each) on a stiff problem: the
+    spring-dampers decay at up to 8.1e3 1/s (:func:`flyball_decay_rate`), so an explicit step is at most
+    ~7e-4 s — 10 s take ≥ 13 000 steps of 12 evaluations, and every output sample one more. A run that needs
+    more than :data:`PYTHON_EVALUATIONS` is refused before it starts (``ModelError`` saying why and how short a
+    run fits); the compiled ``"tree"`` formulation (the default) runs the 10 s in seconds.
     """
-    from multibody.formulations.tree import tree_energy
+    from multibody.formulations.tree_rhs import tree_energy
     t_end = FLYBALL["t_end"] if t_end is None else float(t_end)
     tol = rtol or 1e-9
     m, q0, v0 = flyball_model()
     n = 2 * max(1, math.ceil(samples_per_second * t_end / 2))
+    if formulation == "cartesian":
+        rate = flyball_decay_rate(m, q0, v0)
+        per_second = 12.0 * rate / 6.0 + 2.0 * samples_per_second     # steps × stages, plus the output samples
+        if per_second * t_end > PYTHON_EVALUATIONS:
+            raise ModelError(f"A05 in Cartesian coordinates over {t_end:g} s needs at least {per_second * t_end:,.0f} "
+                             f"evaluations of its Python right-hand side (spring-dampers decaying at {rate:.2g} 1/s "
+                             f"allow explicit steps of {6.0 / rate:.1g} s at most; {n + 1} output samples), tens of "
+                             f"minutes: use formulation 'tree' (the default, compiled) or t_end <= "
+                             f"{PYTHON_EVALUATIONS / per_second:.2g} s", element="formulation")
     r = mb.simulate(m, q0, v0, t_end, method=method, rtol=tol, atol=tol, n_out=n + 1, formulation=formulation)
     js, jp = m.joint("slider").q_slice.start, m.joint("shaft").v_slice.start
     s = r.q[:, js]
@@ -218,9 +254,15 @@ def pendulum_model():
     return model, np.zeros(1), np.zeros(1)
 
 
-#: relative ε of the augmented-Lagrangian KKT solve for A02 through its singular positions: in tree + cut-joint
-#: coordinates (``constrained``) and in Cartesian coordinates (``cartesian``)
-A02_AL_EPS = {"constrained": 1e-6, "cartesian": 1e-7}
+#: relative ε of the augmented-Lagrangian KKT solve for A02 through its singular positions, in tree + cut-joint
+#: coordinates (``constrained``) and in Cartesian coordinates (``cartesian``).  Where a crank passes the horizontal,
+#: a row of the constraint Jacobian vanishes (σ ∝ the crank's angle d to the horizontal) while its multiplier grows
+#: as 1/d; the regularized solve leaves that row free for σ² ≲ ε, a window of width ~√ε in which each passage
+#: loses energy ∝ ε; outside it the equations amplify round-off off the constraints as ~1/(σ d²), a floor that
+#: grows as ε^(−3/2).  The two meet near these ε: at rtol = 1e-12 the crank angle after 10 s is 1.1e-10 rad off the
+#: exact reduction in tree + cut-joint coordinates and 7e-10 in Cartesian ones (coordinates of size ~3 m carry ten
+#: times the round-off), while ε = 1e-10 gives 7e-9 rad in the former and ε = 1e-11 gives 2e-6 rad in the latter.
+A02_AL_EPS = {"constrained": 1e-9, "cartesian": 3e-10}
 
 
 def four_bar_model(N=2):
@@ -271,6 +313,12 @@ def bricard_model():
                 cut=True)
     model = b.build()
     return model, model.neutral(), np.zeros(model.nv)
+
+
+def bricard_p3(model, q):
+    """The benchmark's reported point P3 of A04 (:func:`bricard_model`): the hinge J3 between rods 2 and 3, at
+    (1, −1, 0) when t = 0 (the origin of rod 3's frame)."""
+    return mb.point_position(model, np.ascontiguousarray(q, dtype=float), "rod3", (0.0, 0.0, 0.0))
 
 
 def _andrews_geometry(p):
@@ -400,8 +448,10 @@ def run_problem(name, t_end=None, rtol=None, N=2, formulation=None):
         out.update(x_P1=float(P[0]), y_P1=float(P[1]), energy_variation_relative_to_mgL=float(np.ptp(E) / G0))
     elif key == "A02":
         B0 = mb.point_position(m, q, "crank0", (1.0, 0.0, 0.0))
+        vB0 = mb.point_velocity(m, q, r.v[-1], "crank0", (1.0, 0.0, 0.0))
         ph = math.pi / 2 + r.q[:, [m.joint(f"A{k}").q_slice.start for k in range(N + 1)]]   # absolute crank angles
-        out.update(N=N, x_B0=float(B0[0]), y_B0=float(B0[1]),
+        out.update(N=N, x_B0=float(B0[0]), y_B0=float(B0[1]), vx_B0=float(vB0[0]), vy_B0=float(vB0[1]),
+                   crank_angle=float(ph[-1, 0]),
                    crank_angle_spread=float(np.abs(ph - ph[:, :1]).max()),
                    singular_crossings=int(np.sum(np.diff(np.floor(ph[:, 0] / math.pi)) != 0)),
                    energy_variation_relative=float(np.ptp(E) / abs(E[0])))
@@ -413,9 +463,9 @@ def run_problem(name, t_end=None, rtol=None, N=2, formulation=None):
         if abs(out["t_end"] - 0.03) < 1e-15:
             out["max_abs_error_vs_reference"] = float(np.abs(ang[-1] - ANDREWS_REF_003).max())
     elif key == "A04":
-        P = mb.point_position(m, q, "rod3", (0.0, 0.0, 1.0))
+        P3 = bricard_p3(m, q)
         cart = r.info.get("cartesian", {})
         out.update(constraint_equations=int(cart.get("constraint_rows", r.info.get("constraint_rows", 0))),
-                   jacobian_rank=int(cart.get("rank", -1)), x_P=float(P[0]), y_P=float(P[1]), z_P=float(P[2]),
+                   jacobian_rank=int(cart.get("rank", -1)), x_P3=float(P3[0]), y_P3=float(P3[1]), z_P3=float(P3[2]),
                    energy_variation_relative=float(np.ptp(E) / abs(E[0])))
     return out

@@ -71,7 +71,7 @@ def model(params=None):
     return m, q0, v0
 
 
-def simulate(t_end=None, turns=10, params=None, formulation="cartesian", rtol=1e-12, atol=1e-12, n_out=401,
+def simulate_turns(t_end=None, turns=10, params=None, formulation="cartesian", rtol=1e-12, atol=1e-12, n_out=401,
              project=True, **options):
     """Run the mechanism for ``turns`` crank revolutions (estimated from the initial rate) or ``t_end``;
     ``project=False`` keeps the acceleration-level constraints only (no projection after the steps)."""
@@ -107,31 +107,3 @@ def reactions_over_cycle(result):
             rows[k, 2] = (R @ W[k, :3])[2]
         out[name] = rows
     return out
-
-
-def plot_reactions(result, path=None, one_cycle=True):
-    """Plot the joint reaction forces over a crank cycle (matplotlib); returns the figure."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    phi = crank_angle(result)
-    R = reactions_over_cycle(result)
-    sel = slice(None)
-    if one_cycle:
-        k1 = np.searchsorted(phi, phi[0] + 2 * math.pi)
-        sel = slice(0, max(k1, 2))
-    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True)
-    for ax, (name, arr) in zip(axes.ravel(), R.items()):
-        ax.plot(np.degrees(phi[sel]), arr[sel, 0], label="F_x")
-        ax.plot(np.degrees(phi[sel]), arr[sel, 1], label="F_y")
-        ax.set_title(f"joint {name}: reaction on its child body (N)")
-        ax.grid(True)
-        ax.legend()
-    for ax in axes[1]:
-        ax.set_xlabel("crank angle (deg)")
-    fig.tight_layout()
-    if path is not None:
-        fig.savefig(path, dpi=100)
-    return fig

@@ -98,7 +98,7 @@ __all__ = [
     "latch_of",
     "deploy",
     "deployment_summary",
-    "plot_deployment",
+    "result_parameters",
 ]
 
 HINGE_AXIS = (0.0, 0.0, 1.0)
@@ -572,7 +572,7 @@ def deploy(params=None, t_end=12.0, method="DOP853", rtol=1e-10, atol=1e-12, n_o
     """Simulate the deployment from the stowed configuration at rest (seed 001, §3.2.1) with
     ``multibody.simulate`` (tree formulation: the O(N) kernels, the hinge spring-dampers of the Model and the
     latch callback). Returns the ``Result``; ``result.info["solar_panel"]`` holds the parameters (as a dict)
-    for :func:`plot_deployment` and :func:`deployment_summary`. ``options`` go to ``simulate`` (``t_eval``
+    for ``viz.solar_panels.plot_deployment`` and :func:`deployment_summary`. ``options`` go to ``simulate`` (``t_eval``
     replaces ``n_out``)."""
     from multibody.simulation import simulate
 
@@ -586,7 +586,9 @@ def deploy(params=None, t_end=12.0, method="DOP853", rtol=1e-10, atol=1e-12, n_o
     return res
 
 
-def _result_params(result, params):
+def result_parameters(result, params):
+    """The panel parameters of a deployment: ``params`` when given, else those :func:`deploy` put in
+    ``result.info``; a ``ModelError`` when the result carries none."""
     if params is not None:
         return _params(params)
     d = getattr(result, "info", {}).get("solar_panel")
@@ -602,7 +604,7 @@ def deployment_summary(result, params=None, settle_tol=1e-3):
     ``final_angles_deg`` (the book's φ1, φ2 at the end), ``final_offset_deg`` (θ − θ_dep at the end),
     ``settle_time`` (from when on every |θ̇| < ``settle_tol`` rad/s; NaN if not settled), ``energy_stowed``,
     ``energy_final`` (springs + latch + kinetic) and ``energy_dissipated`` (Simpson rule on the outputs)."""
-    p = _result_params(result, params)
+    p = result_parameters(result, params)
     t, q, v = result.t, result.q, result.v
     sigma = np.array(p.direction)
     dep = np.array(p.deployed)
@@ -632,49 +634,3 @@ def deployment_summary(result, params=None, settle_tol=1e-3):
     out["energy_final"] = float(e["total"][-1])
     out["energy_dissipated"] = float(e["dissipated"][-1])
     return out
-
-
-def plot_deployment(result, path, params=None, title=None):
-    """Plot a deployment (a ``Result`` of :func:`deploy`) to a PNG file: the book's absolute angles φ1, φ2
-    (degrees, seed 001 §3.2.1) against time, the hinge torques (preloaded springs and latches, N·m), and the
-    energy budget (kinetic, springs + latch, dissipated). Uses the Agg canvas (no display). Returns the path."""
-    from pathlib import Path
-
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    p = _result_params(result, params)
-    t, q, v = result.t, result.q, result.v
-    phi = np.degrees(absolute_angles(q))
-    tq = hinge_torques(p, q, v)
-    e = energy_budget(p, q, v, t)
-    fig = Figure(figsize=(8.0, 9.0), constrained_layout=True)
-    FigureCanvasAgg(fig)
-    ax1, ax2, ax3 = fig.subplots(3, 1, sharex=True)
-    dep = np.degrees(absolute_angles(np.array(p.deployed)))
-    for k, colour in enumerate(("tab:blue", "tab:orange")):
-        ax1.plot(t, phi[:, k], color=colour, label=f"φ{k + 1} (leaf {k + 1})")
-        ax1.axhline(dep[k], color=colour, lw=0.8, ls=":")
-    ax1.set_ylabel("absolute angle φ [deg]")
-    ax1.set_title(title or "Two-leaf solar panel deployment (seed 001 §3.2.1)")
-    ax1.legend(loc="best")
-    ax1.grid(True, alpha=0.3)
-    for k, colour in enumerate(("tab:blue", "tab:orange")):
-        ax2.plot(t, tq["spring"][:, k], color=colour, label=f"spring, hinge {k + 1}")
-        if np.any(tq["latch"][:, k]):
-            ax2.plot(t, tq["latch"][:, k], color=colour, ls="--", lw=0.8, label=f"latch, hinge {k + 1}")
-    ax2.set_ylabel("hinge torque [N·m]")
-    ax2.legend(loc="best", fontsize="small")
-    ax2.grid(True, alpha=0.3)
-    ax3.plot(t, e["kinetic"], label="kinetic")
-    ax3.plot(t, e["spring"] + e["latch"], label="springs + latch")
-    ax3.plot(t, e["dissipated"], label="dissipated (dampers + latch)")
-    ax3.plot(t, e["total"] + e["dissipated"], color="k", lw=0.8, ls="--", label="total + dissipated")
-    ax3.set_ylabel("energy [J]")
-    ax3.set_xlabel("t [s]")
-    ax3.legend(loc="best", fontsize="small")
-    ax3.grid(True, alpha=0.3)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    return path

@@ -31,7 +31,7 @@ not installed). Example::
     from multibody.systems import slider_crank
     from multibody.viz import animate
 
-    res = slider_crank.simulate(turns=1, n_out=121)
+    res = slider_crank.simulate_turns(turns=1, n_out=121)
     animate(res, "slider_crank.gif", frames=40)        # planar: drawn in the plane of the crank
 
 The command line does the same from a saved Result: ``multibody animate run.npz --model MODULE:FUNCTION``.

@@ -1,20 +1,15 @@
-"""Plots of the nonlinear bicycle (seed 003 §8): time histories, contact paths, and a top-view animation."""
+"""Plots of the bicycle (seed 003): the eigenvalues against speed (Fig. 3) and runs of the linearized equations;
+the nonlinear bicycle's time histories and contact paths (§8), and a top-view animation."""
 import numpy as np
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
+from multibody.systems import bicycle
+from multibody.viz.figures import figure, pyplot
 
 
 def plot_nonlinear(result, path, title=None):
     """Forward speed, lean and steer rates (seed 003 Fig. 4), lean, steer and yaw, and the contact paths of a
     result of ``bicycle.simulate_nonlinear``; written to ``path`` (PNG)."""
-    plt = _pyplot()
+    plt = pyplot()
     s = result.series
     fig, axes = plt.subplots(2, 2, figsize=(12, 7.5))
     ax = axes[0, 0]
@@ -56,7 +51,7 @@ def _unit(d):
 def animate_top_view(result, path, frames=60, fps=15):
     """A GIF of the bicycle seen from above: the contact paths drawn so far, the rear frame (rear contact to
     the steer axis), the front frame and the wheels' ground lines, over ``frames`` frames of the result."""
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.animation import FuncAnimation, PillowWriter
 
     import multibody as mb
@@ -104,4 +99,68 @@ def animate_top_view(result, path, frames=60, fps=15):
     anim = FuncAnimation(fig, draw, frames=len(idx), blit=False)
     anim.save(str(path), writer=PillowWriter(fps=fps))
     plt.close(fig)
+    return path
+
+
+def plot_eigenvalues(params, path, speeds=None, dpi=120, validate=True):
+    """Eigenvalues versus speed, real parts solid and imaginary parts dashed (seed 003, Fig. 3), to PNG.
+
+    ``speeds`` defaults to 1001 points on 0-10 m/s. The self-stable interval v_w < v < v_c is shaded and
+    v_d, v_w, v_c are marked. Returns ``path``.
+    """
+    p = bicycle.coerce_parameters(params, validate)
+    v = np.linspace(0.0, 10.0, 1001) if speeds is None else np.asarray(speeds, dtype=float)
+    sw = bicycle.eigenvalues(p, v, validate=False)
+    cs = bicycle.critical_speeds(p, v_max=max(100.0, float(v.max())), validate=False)
+    fig = figure((7.0, 5.0))
+    ax = fig.add_subplot(1, 1, 1)
+    if cs.stable_interval is not None:
+        ax.axvspan(*cs.stable_interval, color="0.88", zorder=0, label="self-stable  $v_w < v < v_c$")
+    styles = [("weave", sw.weave[:, 0], "C0"), (None, sw.weave[:, 1], "C0"),
+              ("capsize", sw.capsize, "C1"), ("castor", sw.castor, "C2")]
+    for label, lam, color in styles:
+        ax.plot(v, lam.real, "-", color=color, lw=1.6, label=f"{label} (Re)" if label else None)
+    ax.plot(v, np.abs(sw.weave[:, 0].imag), "--", color="C0", lw=1.4, label="weave (|Im|)")
+    ax.axhline(0.0, color="k", lw=0.6)
+    for name, value in (("$v_d$", cs.oscillation), ("$v_w$", cs.weave), ("$v_c$", cs.capsize)):
+        if value is not None and v.min() <= value <= v.max():
+            ax.axvline(value, color="0.4", lw=0.6, ls=":")
+            ax.annotate(name, (value, 0.97), xycoords=("data", "axes fraction"), ha="center", va="top")
+    ax.set_xlim(float(v.min()), float(v.max()))
+    ax.set_ylim(-10.0, 10.0)
+    ax.set_xlabel("speed $v$ (m/s)")
+    ax.set_ylabel(r"eigenvalue $\lambda$ (1/s)")
+    ax.set_title("Whipple bicycle: eigenvalues vs speed (Meijaard et al. 2007, Fig. 3)")
+    ax.legend(loc="lower right", fontsize=8)
+    ax.grid(True, lw=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    return path
+
+
+def plot_time_history(sim, path, dpi=120):
+    """Lean and steer angles versus time and the rear contact path of a ``bicycle.LinearSimulation`` (``bicycle.simulate_linear``), to PNG.
+
+    (Seed 003, Fig. 4 shows the rates of the nonlinear model; eqs. B.6 and B.8 give the path.)
+    Returns ``path``.
+    """
+    fig = figure((7.0, 6.5))
+    ax1 = fig.add_subplot(2, 1, 1)
+    ax1.plot(sim.t, np.degrees(sim.phi), label=r"lean $\phi$")
+    ax1.plot(sim.t, np.degrees(sim.delta), label=r"steer $\delta$")
+    ax1.plot(sim.t, np.degrees(sim.psi), label=r"yaw $\psi$", lw=0.9, ls="--")
+    ax1.set_xlabel("time $t$ (s)")
+    ax1.set_ylabel("angle (deg)")
+    ax1.grid(True, lw=0.3)
+    ax1.legend(fontsize=8)
+    ax1.set_title(f"Whipple bicycle, linearized: v = {sim.v[0]:.3g} m/s at t = 0")
+    ax2 = fig.add_subplot(2, 1, 2)
+    # y points to the right of the rider and z down: plot -y upward so the path looks as seen from above
+    ax2.plot(sim.xP, -sim.yP, color="C3")
+    ax2.set_xlabel("$x_P$ (m)")
+    ax2.set_ylabel("$-y_P$ (m)  (left)")
+    ax2.set_title("rear contact path (eq. B.8)", fontsize=9)
+    ax2.grid(True, lw=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
     return path

@@ -2,6 +2,7 @@
 import numpy as np
 
 from multibody.systems.hoop_on_profile import contact_offset, contact_point
+from multibody.viz.figures import pyplot
 
 
 def _profile_z(model, xs):
@@ -15,11 +16,7 @@ def _profile_z(model, xs):
 
 def plot_run(model, result, path, title=None):
     """Residuals ``|f_i(t)|`` (log scale) and the contact point's path over the profile (seed 000, Figs. 1, 3)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
     for k, v in result.residuals.items():
         ax1.semilogy(result.t, np.maximum(np.abs(v), 1e-18), lw=0.6, label=k)
@@ -48,11 +45,7 @@ def plot_fig4(model, runs, path):
     """Seed 000, Fig. 4: the contact point's path over the profile for the given runs (dict label → Result; a
     float label is shown as ``λ = label``), a zoom on the end of the path, and the contact point's distance
     from the profile ``|h(x_a, z_a)|/‖∇h‖`` against time (log scale)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, (ax1, ax2, ax3) = plt.subplots(1, 3, figsize=(17, 4.8))
     styles = ["r-", "m--", "b:", "g-."]
     paths = []

@@ -1,16 +1,14 @@
 """Plots of pendulum runs: Kapitza's inverted pendulum on a shaken support (a moving base, seed 001 §3.1–3.2)."""
 import numpy as np
 
+from multibody.viz.figures import pyplot
+
 
 def plot_kapitza(shaken, still, path, title=None):
     """The hinge angle θ(t) of Kapitza's pendulum (``systems.pendulums.kapitza_pendulum``; θ = 0 upright) for a
     run with the support shaken (``shaken``, a Result) and one without (``still``), in degrees, with the upright
     position and the horizontal (|θ| = 90°) marked; written to ``path`` (PNG). Returns ``path``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
     ax.plot(shaken.t, np.degrees(shaken.q[:, 0]), "b-", lw=0.8, label="support shaken: stays upright")
     ax.plot(still.t, np.degrees(still.q[:, 0]), "r--", lw=1.2, label="support still: falls")

@@ -1,14 +1,7 @@
 """Maps of sweep tables over two grid parameters (matplotlib, written to PNG files)."""
 import numpy as np
 
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    return plt
+from multibody.viz.figures import pyplot
 
 
 def _pivot(table, x, y, column):
@@ -38,7 +31,7 @@ def plot_map(table, path, x, y, columns, labels=None, title=None, dpi=110):
     NaN cells are left blank (grey background); cells whose point raised (``error`` set) are marked with a
     cross. Returns ``path``.
     """
-    plt = _pyplot()
+    plt = pyplot()
     columns = list(columns)
     fig, axes = plt.subplots(1, len(columns), figsize=(5.2 * len(columns), 4.4), squeeze=False)
     t = table.reset_index() if table.index.name == "point" else table
@@ -67,7 +60,7 @@ def plot_stability_map(table, path, x="c", y="lam", title=None, dpi=110):
     capsize speed v_c of each point of a ``bicycle_stability`` sweep, with the boundary of the region where
     a self-stable speed range exists (v_w < v_c) drawn in white; points whose parameters were invalid
     (``error`` set) are dark grey. Returns ``path``."""
-    plt = _pyplot()
+    plt = pyplot()
     from matplotlib.colors import ListedColormap
 
     t = table.reset_index() if table.index.name == "point" else table

@@ -24,7 +24,7 @@ Example::
     from multibody.systems import solar_panels
 
     res = solar_panels.deploy(t_end=4.0, n_out=401)
-    res.to_html("panel.html")                   # or: multibody animate run.npz --model SPEC --html panel.html
+    to_html(res, "panel.html")                  # or: multibody animate run.npz --model SPEC --html panel.html
 """
 import base64
 import functools
@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.formulations.cartesian import matrix_to_quat
+from multibody.model.rotations import matrix_to_quat
 from multibody.viz.animation import Scene, read_motion, up_direction
 from multibody.viz.shapes import body_parts, characteristic_length
 

@@ -99,7 +99,7 @@ class Writer:
         if events is not None:
             raise ModelError("checkpoint=: event functions are Python code, which a checkpoint cannot hold; run "
                              "without events or without checkpoint=", element="events")
-        from multibody.io.model_files import model_to_dict
+        from multibody.io.writer import model_to_dict
 
         try:
             model_data = model_to_dict(model)

@@ -22,8 +22,8 @@ def symbolic_system(model, q0=None, v0=None, tau=None, energy=True):
     """The ``"symbolic"`` formulation: minimal coordinates of a tree, q̈ from the generated symbolic equations
     H(q) q̈ + h(q, q̇) + g(q) = τ (seed 004 eq. 1; H by the composite-rigid-body recursion, h and g by the
     Newton–Euler recursion, RBDA Tables 6.2 and 5.1)."""
-    from multibody.analysis.inertial_forces import check_tree
     from multibody.symbolic.codegen import compile_equations
+    from multibody.symbolic.telegin import check_tree
 
     tree = tree_system(model, q0, v0, tau=tau, energy=energy)  # validates the state, torques, a numeric tree
     check_tree(model)

@@ -21,6 +21,10 @@ receives the opposite force (Newton's third law).
 """
 import numpy as np
 
+from multibody.algorithms import forward_kinematics, subtree_wrenches
+from multibody.data import Data
+from multibody.kernels.forces import spring_forces_kernel
+
 __all__ = ["joint_reactions", "in_joint_frame", "constraint_body_wrenches", "tree_reactions_along",
            "cut_joint_frames", "spring_body_forces", "all_joint_reactions"]
 
@@ -43,8 +47,6 @@ def joint_reactions(model, q, v, a, fext=None, data=None, t=None):
 
     Seed 001 §3.5 (the separate-bodies method: the joint forces found from the outermost bodies inwards,
     eq. 3.172 solved for R_n); the projection on the joint's motion subspace is its τ (eq. 3.175)."""
-    from multibody.algorithms import subtree_wrenches
-
     q = np.asarray(q, dtype=float)
     names = [j.name for j in model.joints[1:]]
     if q.ndim == 2:
@@ -90,8 +92,9 @@ def tree_reactions_along(model, Q, V, A, t=None):
     out = {name: np.zeros((len(Q), 6)) for name in names}
     springs = np.asarray(model.spring_k).shape[0] > 0
     for k in range(len(Q)):
-        r = joint_reactions(model, Q[k], V[k], A[k], fext=spring_body_forces(model, Q[k], V[k], None if t is None else t[k]) if springs else None,
-                            t=None if t is None else float(t[k]))
+        tk = None if t is None else t[k]
+        fext = spring_body_forces(model, Q[k], V[k], tk) if springs else None
+        r = joint_reactions(model, Q[k], V[k], A[k], fext=fext, t=None if t is None else float(tk))
         for name in names:
             out[name][k] = r[name]
     return out
@@ -101,9 +104,6 @@ def spring_body_forces(model, q, v, t=None):
     """The forces of the model's point spring-dampers on every body (ground first): (nbodies + 1, 6),
     [moment about the ground origin; force] in ground coordinates (``kernels/forces.py``); ``t`` the time of a
     moving base."""
-    from multibody.data import Data
-    from multibody.kernels.forces import spring_forces_kernel
-
     n = model.nbodies + 1
     fb = np.zeros((n, 6))
     if np.asarray(model.spring_k).shape[0] == 0:
@@ -130,8 +130,6 @@ def all_joint_reactions(model, rows, q, v, a, lam, mc):
     by RNEA with the forces of the compiled constraint rows ``0..mc−1`` (multipliers ``lam``) and the point
     springs on the bodies, cut joints from their rows on the child body. ``rows`` is the filled
     ``ConstraintRows`` work (``cb``, ``cv`` at q). A dict joint name -> (6,)."""
-    from multibody.algorithms import forward_kinematics
-
     w = rows.w
     fb = constraint_body_wrenches(model.nbodies, w.cb, w.cv, lam, range(mc)) + spring_body_forces(model, q, v)
     out = joint_reactions(model, q, v, a, fext=fb)

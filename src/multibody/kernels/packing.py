@@ -1,0 +1,113 @@
+"""A Model's arrays packed for the kernels: two row-per-body arrays, so a call passes few arguments.
+
+``mi`` (n, 14) int64 — parent, joint type, idx_q, nq_j, idx_v, nv_j, "joint placement rotation is E" flag,
+the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
+fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the coordinate axis ±e_k
+(``kinematics.AXIS``), or for a general joint the first row of its block in the workspace;
+``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
+about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
+holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the ground moves in a prescribed way
+(``model.base_motion``; its state at the time of a call is then written into the workspace's base block,
+``Data.set_time``).
+
+The columns are those of ``kernels/kinematics.py``; the Model reads the packed integers for its
+configuration-space methods (:func:`packed_integers`, ``kernels/configuration.py``) and ``multibody.data.Data``
+holds both with its workspace.
+"""
+import numpy as np
+
+from multibody.errors import ModelError
+from multibody.kernels import kinematics as K
+from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, G_MOVING, M_DOF,
+                                          MF_WIDTH, MI_WIDTH)
+
+__all__ = ["pack_model", "packed_integers", "general_rows"]
+
+#: the attribute of a Model under which :func:`packed_integers` keeps its ``mi`` (a cache: the Model is unchanged)
+CACHE_ATTR = "_multibody_packed_integers"
+
+_E = np.eye(3)
+
+
+def _dof_table(jtype, axes):
+    """(kind, axis) of each velocity coordinate of a joint (see ``kinematics.M_DOF``): what its column of the
+    motion subspace is, per docs/model-arrays.md."""
+    a1, a2 = axes[0], axes[1]
+    TJ, RJ, TC, RC = K.DOF_TRANS_JOINT, K.DOF_ROT_JOINT, K.DOF_TRANS_CHILD, K.DOF_ROT_CHILD
+    return {K.FIXED: [],
+            K.REVOLUTE: [(RJ, a1)],
+            K.PRISMATIC: [(TJ, a1)],
+            K.CYLINDRICAL: [(RJ, a1), (TJ, a1)],
+            K.UNIVERSAL: [(RJ, a1), (RC, a2)],  # a2 is fixed in the child
+            K.SPHERICAL: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2])],  # ω in the child frame
+            K.PLANAR: [(TJ, _E[0]), (TJ, _E[1]), (RJ, _E[2])],  # ẋ, ẏ in the joint frame; θ̇ about its z
+            K.FREE: [(RC, _E[0]), (RC, _E[1]), (RC, _E[2]), (TC, _E[0]), (TC, _E[1]), (TC, _E[2])],
+            K.GENERAL: [],  # its columns come from the workspace (kinematics module docstring)
+            }[jtype]
+
+
+def pack_model(model):
+    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring); a
+    ``ModelError`` naming the first symbolic element of a symbolic model (the kernels need numbers)."""
+    if model.symbolic:
+        element, what, value = model.symbolic_element()
+        raise ModelError(f"{element}: {what} is symbolic ({value!r}) in model '{model.name}'; the numeric "
+                         "algorithms need numbers (build the model with numeric values, or derive its "
+                         "equations with multibody.symbolic)", element=element)
+    n = model.nbodies + 1
+    mi = np.zeros((n, MI_WIDTH), dtype=np.int64)
+    mf = np.zeros((n, MF_WIDTH), dtype=np.float64)
+    mi[:, 0] = model.parent
+    mi[:, 1] = model.jtype
+    mi[:, 2] = model.idx_q
+    mi[:, 3] = model.nq_j
+    mi[:, 4] = model.idx_v
+    mi[:, 5] = model.nv_j
+    R = np.asarray(model.jplace_R, dtype=np.float64).reshape(n, 3, 3)
+    mi[:, 6] = [1 if np.array_equal(R[i], np.eye(3)) else 0 for i in range(n)]
+    mf[:, F_JR:F_JR + 9] = R.reshape(n, 9)
+    mf[:, F_JP:F_JP + 3] = model.jplace_p
+    mf[:, F_A1:F_A1 + 3] = model.jaxis[:, 0, :]
+    mf[:, F_A2:F_A2 + 3] = model.jaxis[:, 1, :]
+    mf[:, F_MASS] = model.mass
+    mf[:, F_COM:F_COM + 3] = model.com
+    Ic = np.asarray(model.inertia_com, dtype=np.float64)
+    mf[:, F_IC:F_IC + 6] = np.stack([Ic[:, 0, 0], Ic[:, 0, 1], Ic[:, 0, 2], Ic[:, 1, 1], Ic[:, 1, 2], Ic[:, 2, 2]],
+                                    axis=1)
+    for i in range(1, n):
+        for k, (kind, axis) in enumerate(_dof_table(int(model.jtype[i]), model.jaxis[i])):
+            mi[i, M_DOF + k] = kind
+            mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis
+        a = np.asarray(model.jaxis[i, 0], dtype=np.float64)
+        if int(model.jtype[i]) in (K.REVOLUTE, K.CYLINDRICAL) and np.count_nonzero(a) == 1 and np.max(np.abs(a)) == 1:
+            k = int(np.flatnonzero(a)[0])
+            mi[i, AXIS] = (k + 1) * int(np.sign(a[k]))
+    row = model.nv
+    for i in range(1, n):
+        if int(model.jtype[i]) == K.GENERAL:
+            mi[i, AXIS] = row
+            row += K.general_rows(int(model.nv_j[i]))
+    mf[0, :] = 0.0
+    mf[0, 0:3] = model.gravity
+    mf[0, G_MOVING] = 0.0 if getattr(model, "base_motion", None) is None else 1.0
+    return mi, mf
+
+
+
+def general_rows(model):
+    """Rows of the workspace's ``wd`` that the general joints' blocks take (``kinematics`` module docstring)."""
+    return sum(K.general_rows(int(model.nv_j[i])) for i in range(1, model.nbodies + 1)
+               if int(model.jtype[i]) == K.GENERAL)
+
+
+def packed_integers(model):
+    """The packed integer array ``mi`` of ``model``, made once and kept on the model (what the configuration-space
+    kernels read: ``kernels/configuration.py``)."""
+    try:
+        return model.__dict__[CACHE_ATTR]
+    except KeyError:
+        mi = pack_model(model)[0]
+        model.__dict__[CACHE_ATTR] = mi
+        return mi
+    except AttributeError:  # an object without __dict__: no caching
+        return pack_model(model)[0]
