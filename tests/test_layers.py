@@ -24,7 +24,7 @@ ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 #: the layers below its own. ``multibody`` itself (the package's ``__init__``, the public face) sits just above
 #: the highest part it imports at its top level; what it imports on first use (``__getattr__``) is free.
 LAYERS = (
-    ("errors",),
+    ("errors", "compile_notice"),
     ("cache", "codegen", "files"),
     ("kernels",),
     ("model",),
@@ -43,7 +43,7 @@ LAYERS = (
     ("parallel",),
     ("bench",),
     ("cli",),
-    ("__main__",),
+    ("warmup", "__main__"),
 )
 FACE = "multibody"
 MAX_LINES = 800
