@@ -71,8 +71,10 @@ def compile_into(build_lib):
         "skips it, and they then compile on first use)...")
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="multibody-build-") as tmp:
-        env = {k: v for k, v in os.environ.items() if k not in ("NUMBA_CACHE_DIR", "PYTHONPATH")}
-        env.update(PYTHONPATH=os.path.abspath(build_lib), MULTIBODY_CACHE=os.path.join(tmp, "generated"),
+        # pip's isolated build environment reaches its packages through PYTHONPATH: keep it, after build_lib
+        path = [os.path.abspath(build_lib)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        env.update(PYTHONPATH=os.pathsep.join(path), MULTIBODY_CACHE=os.path.join(tmp, "generated"),
                    PYTHONDONTWRITEBYTECODE="1", MPLBACKEND="Agg", MULTIBODY_COMPILE_NOTICE="0")
         proc = subprocess.run([sys.executable, "-m", "multibody.warmup", "--jobs", str(JOBS)], cwd=tmp, env=env,
                               stdout=sys.stderr, stderr=sys.stderr)
