@@ -2,8 +2,12 @@
 while numba compiles (``multibody.compile_notice``), the warm-up's registry (``multibody.warmup``), the build
 backend's switches (``build_backend/backend.py``) and the first-use bench's fresh copy of the package."""
 import io
+import json
 import os
+import shutil
+import subprocess
 import sys
+import textwrap
 
 import pytest
 from numba import njit
@@ -174,3 +178,66 @@ def test_probe_runs_in_a_new_process():
 
     out = first_use.run_probe("", "import multibody")
     assert out["timed"] > 0.0 and out["process"] >= out["timed"] and out["package"] in ("wheel", "source")
+
+
+_COMPILED_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from numba.core import event
+compiled = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+import kernel
+print(json.dumps(dict(value=kernel.twice(21.0), compiled=compiled)))
+"""
+
+
+def test_numba_cache_found_after_a_copy_with_new_times(tmp_path):
+    """What the wheel's shipped caches rest on: numba's cache index of a function keys on its source file's content
+    (not its path's modification time), so caches compiled in one folder serve a copy of it (pip writes every
+    file anew) without compiling, on the same machine."""
+    source = textwrap.dedent("""
+        from numba import njit
+
+        @njit(cache=True)
+        def twice(x):
+            return 2.0 * x
+    """)
+    built, installed = tmp_path / "build", tmp_path / "site"
+    built.mkdir()
+    (built / "kernel.py").write_text(source)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+
+    def run(folder):
+        out = subprocess.run([sys.executable, "-c", _COMPILED_CHILD, str(folder)], capture_output=True, text=True,
+                             env=env, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run(built)
+    assert first["value"] == 42.0 and first["compiled"] == ["twice"]
+    assert [p.suffix for p in (built / "__pycache__").iterdir() if p.suffix in (".nbi", ".nbc")]
+    shutil.copytree(built, installed, copy_function=shutil.copy)      # new files: new modification times
+    for path in installed.rglob("*"):
+        os.utime(path, (1.0e9, 1.0e9))
+    again = run(installed)
+    assert again["value"] == 42.0 and again["compiled"] == []
+
+
+def test_installed_wheel_compiles_nothing_on_the_first_calls():
+    """Installed from a wheel built on this machine (``pip install .``): the first aba, rnea and crba of a new
+    model, in a new process on a copy of the package as the wheel installed it, load the shipped code and compile
+    none of the package's functions."""
+    from multibody.bench import first_use
+
+    shipped, mine = first_use.shipped_indexes()
+    if not shipped:
+        pytest.skip("not installed from a wheel that ships compiled code (a source tree or MULTIBODY_NO_PRECOMPILE)")
+    if not mine:
+        pytest.skip("the wheel was compiled for another CPU or numba: its code compiles on first use")
+    setup = [p for p in first_use.PROBES if p[0] == "first aba"][0][2]
+    out = first_use.run_probe(setup, "mb.aba(model, q, v, tau); mb.rnea(model, q, v, tau); mb.crba(model, q)")
+    assert out["package"] == "wheel" and out["compiled"] == []

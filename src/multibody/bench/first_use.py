@@ -2,7 +2,7 @@
 
 ``multibody bench --only first-use`` copies the installed package into a temporary folder as the wheel installed
 it — the files listed in its ``RECORD`` whose hashes still match, so the numba caches compiled when the wheel was
-built (``multibody.bench.warmup``) come along and nothing compiled since then does — and runs every probe below
+built (``multibody.warmup``) come along and nothing compiled since then does — and runs every probe below
 in a new Python process on that copy, with empty user caches (``NUMBA_CACHE_DIR`` unset, ``MULTIBODY_CACHE`` an
 empty folder). Run from a source tree (no install record) the copy has no compiled code at all: the figures are
 then those of the JIT alone.
@@ -10,7 +10,9 @@ then those of the JIT alone.
 Each probe reports the CPU seconds of its timed part (``time.process_time`` around it, all threads of the
 process) and of the whole process (``resource.getrusage`` of the child: interpreter start and imports included).
 CPU seconds are what the targets of issue 27 are stated in: other processes on the same cores change them far less
-than wall time.
+than wall time. It also lists the package's functions that numba compiled during the timed part (numba's
+``"numba:compile"`` events, sent only for a compilation, not for a load from the cache; counted when numba was
+already imported by the setup): none, when the wheel's caches serve the call.
 """
 import hashlib
 import base64
@@ -58,13 +60,31 @@ PROBES = [
 _CHILD = r"""
 import json, sys, time
 clock = time.process_time
+compiled = []
+def _count(module, name):
+    if module.startswith(("multibody", "_mb_")):
+        compiled.append(module + "." + name)
+def _listen():
+    from numba.core import event
+    class Compilations(event.Listener):
+        def on_start(self, ev):
+            func = getattr(ev.data.get("dispatcher"), "py_func", None)
+            _count(getattr(func, "__module__", "") or "", getattr(func, "__name__", "?"))
+        def on_end(self, ev):
+            pass
+    event.register("numba:compile", Compilations())
 t0 = clock()
 {setup}
 t1 = clock()
+if "numba" in sys.modules:
+    _listen()
+    timed_compiled = True
+else:
+    timed_compiled = False
 {timed}
 t2 = clock()
-print("FIRST-USE " + json.dumps(dict(setup=t1 - t0, timed=t2 - t1, modules=sorted(
-    m for m in ("numba", "scipy", "sympy", "matplotlib", "pandas") if m in sys.modules))))
+print("FIRST-USE " + json.dumps(dict(setup=t1 - t0, timed=t2 - t1, compiled=compiled if timed_compiled else None,
+    modules=sorted(m for m in ("numba", "scipy", "sympy", "matplotlib", "pandas") if m in sys.modules))))
 """
 
 
@@ -103,6 +123,32 @@ def _record_files(package_dir):
     return rows or None
 
 
+def shipped_indexes():
+    """``(shipped, for this machine)``: how many numba cache indexes (``.nbi``) the wheel install record of the
+    imported package lists, and how many of them hold an entry for this numba and this CPU (numba's key: the
+    target triple, CPU name and features). ``(0, 0)`` for a source tree."""
+    import pickle
+
+    import multibody
+    import numba
+    from numba.core.registry import cpu_target
+
+    package_dir = os.path.dirname(os.path.abspath(multibody.__file__))
+    rows = [rel for rel, _ in _record_files(package_dir) or () if rel.endswith(".nbi")]
+    magic = cpu_target.target_context.codegen().magic_tuple()
+    mine = 0
+    for rel in rows:
+        try:
+            with open(os.path.join(os.path.dirname(package_dir), rel), "rb") as fh:
+                if pickle.load(fh) != numba.__version__:
+                    continue
+                _, overloads = pickle.loads(fh.read())
+        except (OSError, pickle.UnpicklingError, ValueError, EOFError):
+            continue
+        mine += any(key[1] == magic for key in overloads)
+    return len(rows), mine
+
+
 def _sha256(path):
     with open(path, "rb") as fh:
         return base64.urlsafe_b64encode(hashlib.sha256(fh.read()).digest()).rstrip(b"=").decode()
@@ -123,7 +169,11 @@ def fresh_copy(dest):
     site = os.path.dirname(package_dir)
     for rel, digest in rows:
         src = os.path.join(site, rel)
-        if not os.path.exists(src) or (digest is not None and _sha256(src) != digest):
+        # numba's index (.nbi) of a function only gains entries when more is compiled: copied as it is, the entries
+        # whose data (.nbc) the wheel did not ship find no file and count as misses
+        changed = digest is not None and not rel.endswith(".nbi") and _sha256(src) != digest \
+            if os.path.exists(src) else True
+        if changed:
             continue
         os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
         shutil.copy2(src, os.path.join(dest, rel))
@@ -171,9 +221,10 @@ def bench_first_use(verbose=True, only=None):
             if len(rows) == 1:
                 print(f"(package copied from {'the wheel install record' if r['package'] == 'wheel' else 'a source tree: no precompiled code'})")
                 print()
-                print("| first call | CPU s | target | process CPU s | wall s | loaded |")
-                print("|---|---:|---:|---:|---:|---|")
-            print(f"| {name} | {r['timed']:.2f} | {target:g} | {r['process']:.2f} | {r['wall']:.1f} | "
+                print("| first call | CPU s | target | process CPU s | wall s | compiled | loaded |")
+                print("|---|---:|---:|---:|---:|---:|---|")
+            compiled = "-" if r["compiled"] is None else len(r["compiled"])
+            print(f"| {name} | {r['timed']:.2f} | {target:g} | {r['process']:.2f} | {r['wall']:.1f} | {compiled} | "
                   f"{', '.join(r['modules'])} |", flush=True)
     return rows
 
