@@ -147,6 +147,38 @@ def test_warmup_reports_a_failing_case_and_goes_on(monkeypatch, capsys):
     assert "broken failed: ValueError: no such model" in capsys.readouterr().out
 
 
+def test_parallel_warmup_runs_the_demo_after_the_others_then_checks_all(monkeypatch):
+    """The cases run ``jobs`` processes at a time, the costly ones first, the demo (which calls much of what the
+    others compile) only once no other case is running; then every case once more in this process."""
+    started, running = [], []
+
+    class Case:
+        def __init__(self, args):
+            self.name = args[args.index("--case") + 1]
+            started.append((self.name, [c.name for c in running]))
+            running.append(self)
+            self.polls = 0
+
+        def poll(self):
+            self.polls += 1
+            if self.polls < 2:
+                return None
+            if self in running:
+                running.remove(self)
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Case)
+    monkeypatch.setattr(warmup.time, "sleep", lambda s: None)
+    checked = []
+    monkeypatch.setattr(warmup, "run", lambda verbose=True, label="": checked.append(label) or {})
+    warmup.run_parallel(2, verbose=False)
+    names = [n for n, _ in started]
+    assert sorted(names) == sorted(n for _, n, _ in warmup.CASES) and checked == ["warm-up, check"]
+    assert names[0] == max(warmup.COST, key=warmup.COST.get)
+    assert names[-1] == "demo" and started[-1][1] == []
+    assert max(len(r) for _, r in started) == 1        # never more than 2 at once
+
+
 def test_build_backend_switches(monkeypatch):
     sys.path.insert(0, os.path.join(ROOT, "build_backend"))
     try:
