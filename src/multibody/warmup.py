@@ -7,7 +7,8 @@ beside each source file (``__pycache__/*.nbi``, ``*.nbc``) and the generated mod
 ``multibody.cache.cache_dir``; a later process loads them instead of compiling.
 
 The package build runs it (``build_backend/backend.py``: the wheel ships the caches, so the first calls after
-``pip install`` are loads, not compilations; docs/first-use.md). A Dask cluster or a container image can run it once per machine too.
+``pip install`` are loads, not compilations; docs/first-use.md). A Dask cluster or a container image can run it
+once per machine too.
 
 The caches are keyed on the machine's CPU: on another CPU they miss and numba compiles on first use as before.
 
