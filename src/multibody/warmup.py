@@ -286,8 +286,8 @@ def main(argv=None):
         done = run(args.case, label=args.label)
     failed = [n for n, r in done.items() if isinstance(r, str)]
     if args.label == "warm-up":
-        print(f"[warm-up] done in {time.perf_counter() - t0:.0f} s" + (f"; failed: {', '.join(failed)}" if failed else ""),
-              flush=True)
+        failures = f"; failed: {', '.join(failed)}" if failed else ""
+        print(f"[warm-up] done in {time.perf_counter() - t0:.0f} s{failures}", flush=True)
     return 1 if failed else 0
 
 

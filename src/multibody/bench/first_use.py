@@ -211,7 +211,8 @@ def bench_first_use(verbose=True, only=None):
 
     rows = {}
     if verbose:
-        print(f"first calls after install: each in a new process on a fresh copy of {os.path.dirname(multibody.__file__)}")
+        print("first calls after install: each in a new process on a fresh copy of "
+              f"{os.path.dirname(multibody.__file__)}")
     for name, target, setup, timed in PROBES:
         if only and name not in only:
             continue
@@ -219,7 +220,8 @@ def bench_first_use(verbose=True, only=None):
         if verbose:
             r = rows[name]
             if len(rows) == 1:
-                print(f"(package copied from {'the wheel install record' if r['package'] == 'wheel' else 'a source tree: no precompiled code'})")
+                origin = "the wheel install record" if r["package"] == "wheel" else "a source tree: no precompiled code"
+                print(f"(package copied from {origin})")
                 print()
                 print("| first call | CPU s | target | process CPU s | wall s | compiled | loaded |")
                 print("|---|---:|---:|---:|---:|---:|---|")
