@@ -1,2 +1,38 @@
-"""pytest settings of the test suite: the on-demand fuzzing harnesses under tests/fuzz/ (atheris) are not tests."""
+"""pytest settings of the test suite.
+
+- The on-demand fuzzing harnesses under ``tests/fuzz/`` (atheris) are not collected; ``test_fuzz_harness.py``
+  runs them for a fixed budget.
+- Generated code: the package writes the modules it generates (fixed-step loops, stabilized DAEs, general
+  joints; ``multibody.cache``) and numba's on-disk cache of them under ``$MULTIBODY_CACHE`` (by default
+  ``~/.cache/multibody``). A test session writes them to a folder of its own instead, made here and removed at
+  the end, so that the suite writes nothing into the user's home and never runs code compiled by an earlier
+  session. It is set in ``os.environ`` when this file is imported, before any test module, so every process a
+  test starts (``subprocess``, process pools, Dask workers) inherits it. ``MULTIBODY_TEST_CACHE=DIR`` keeps the
+  session's generated code in ``DIR`` instead (kept afterwards: a developer's warm cache between runs).
+- hypothesis keeps its files (the constants it collects, examples when a test has a database) in the same
+  session folder, not in ``.hypothesis/`` of the working directory.
+- numba functions defined in the tests themselves are compiled without ``cache=True`` (numba would write their
+  cache beside the test file, into ``tests/__pycache__``); a test that needs a cached one writes its module
+  to a temporary folder (``test_integrate.py``).
+"""
+import os
+import shutil
+import tempfile
+
+from hypothesis.configuration import set_hypothesis_home_dir
+
 collect_ignore = ["fuzz"]
+
+_KEEP = os.environ.get("MULTIBODY_TEST_CACHE")
+SESSION_CACHE = _KEEP or tempfile.mkdtemp(prefix="multibody-tests-")
+os.environ["MULTIBODY_CACHE"] = SESSION_CACHE
+set_hypothesis_home_dir(os.path.join(SESSION_CACHE, "hypothesis"))
+
+
+def pytest_report_header(config):
+    return f"multibody generated code: {SESSION_CACHE}" + (" (kept)" if _KEEP else " (removed at the end)")
+
+
+def pytest_unconfigure(config):
+    if not _KEEP:
+        shutil.rmtree(SESSION_CACHE, ignore_errors=True)

@@ -7,7 +7,7 @@ from multibody.model.model import ARRAY_NAMES
 def same_model(a, b, torque=True):
     """Assert that Models ``a`` and ``b`` are the same description: every packed array equal bit for bit, the
     constraint table, names, placements, springs, constraints' data, torque expressions (unless ``torque`` is
-    False), metadata, frames, visual and collision elements."""
+    False), metadata, joint limits, latches and releases, frames, visual and collision elements."""
     assert a.name == b.name
     for key in ARRAY_NAMES:
         x, y = getattr(a, key), getattr(b, key)
@@ -31,6 +31,8 @@ def same_model(a, b, torque=True):
     if torque:
         assert repr(a.torque_callback) == repr(b.torque_callback)
     assert a.metadata == b.metadata
+    for kind in ("limits", "latches", "releases"):   # the unilateral elements (multibody.model.unilateral)
+        assert getattr(a.unilateral, kind) == getattr(b.unilateral, kind), kind
     for kind in ("frames", "visuals", "collisions"):
         ea, eb = getattr(a, kind), getattr(b, kind)
         assert [(e.name, e.body, e.body_name) for e in ea] == [(e.name, e.body, e.body_name) for e in eb], kind

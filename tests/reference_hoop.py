@@ -78,7 +78,7 @@ REACTION_NAMES = ("R_x", "R_z", "Q", "U")
 CONSTRAINT_NAMES = ("f1", "f2", "f3", "f4")
 
 
-@njit(cache=True)
+@njit
 def solve_hoop(A, phi, x, sparams, N):
     """``A N = −φ`` for the hoop (seed 000, eqs. 3.11, 2.9), continuous through the turning points θ̇ = 0.
 

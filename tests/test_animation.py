@@ -33,13 +33,13 @@ def test_planar_systems_are_recognised():
     free joints do not. The plane's axes: "up" against gravity, e1 along +x where it can."""
     m, q0, _ = slider_crank.model()                        # hinges about z, slider along x, gravity −y
     e1, e2, n = planar_basis(m, q0)
-    assert np.allclose([e1, e2, n], np.eye(3))
+    assert np.allclose([e1, e2, n], np.eye(3), rtol=0, atol=1e-14)     # unit vectors, to round-off
     m, q0, _ = iftomm.four_bar_model(2)                     # A02: five hinges about z, two cut joints
-    assert np.allclose(planar_basis(m, q0), np.eye(3))
+    assert np.allclose(planar_basis(m, q0), np.eye(3), rtol=0, atol=1e-14)
     e1, e2, n = planar_basis(pendulums.simple_pendulum(), [0.3])   # hinge about y, gravity −z: the xz-plane
-    assert np.allclose(e1, [1, 0, 0]) and np.allclose(e2, [0, 0, 1]) and np.allclose(n, [0, -1, 0])
+    assert np.allclose([e1, e2, n], [[1, 0, 0], [0, 0, 1], [0, -1, 0]], rtol=0, atol=1e-14)
     hoop = hoop_on_profile.hoop_model()                     # a Planar joint in the vertical xz-plane
-    assert np.allclose(planar_basis(hoop, hoop.neutral())[:2], [[1, 0, 0], [0, 0, 1]])
+    assert np.allclose(planar_basis(hoop, hoop.neutral())[:2], [[1, 0, 0], [0, 0, 1]], rtol=0, atol=1e-14)
     for model in (pendulums.spatial_chain(2), pendulums.spatial_chain(2, joint="universal"),
                   bicycle.whipple_model()):
         assert planar_basis(model, model.neutral()) is None
@@ -61,17 +61,19 @@ def test_scene_links_follow_the_joints(crank_run):
     crank, rod, slider = (m.body_index(n) for n in ("crank", "rod", "slider"))
     L = {b: scene.links[:, scene.link_body == b] for b in (crank, rod, slider)}
     assert L[crank].shape[1] == 1 and L[rod].shape[1] == 1        # crank: joint A; rod: pin B
-    assert np.allclose(L[crank][:, 0, 1], L[rod][:, 0, 0], atol=1e-12)
-    assert np.allclose(np.linalg.norm(L[crank][:, 0, 1] - L[crank][:, 0, 0], axis=1), 0.05)
-    assert np.allclose(np.linalg.norm(L[rod][:, 0, 1] - L[rod][:, 0, 0], axis=1), 0.20)
+    assert np.allclose(L[crank][:, 0, 1], L[rod][:, 0, 0], rtol=0, atol=1e-12)
+    # lengths of rigid links from the kinematics, to round-off (a few eps of the positions, which are < 1 m)
+    assert np.allclose(np.linalg.norm(L[crank][:, 0, 1] - L[crank][:, 0, 0], axis=1), 0.05, rtol=0, atol=1e-14)
+    assert np.allclose(np.linalg.norm(L[rod][:, 0, 1] - L[rod][:, 0, 0], axis=1), 0.20, rtol=0, atol=1e-14)
     pin_on_slider = scene.triads[:, slider - 1, 0]
     assert np.abs(L[rod][:, 0, 1] - pin_on_slider).max() < 1e-9
-    assert np.allclose(scene.slides[:, 0, 0], 0.0) and np.allclose(scene.slides[:, 0, 1], pin_on_slider)
+    assert np.allclose(scene.slides[:, 0, 0], 0.0, rtol=0, atol=1e-14)
+    assert np.allclose(scene.slides[:, 0, 1], pin_on_slider, rtol=0, atol=1e-14)
     assert scene.ground.shape == (2, 3)                             # the crank pivot O and the guide
     for k, q in enumerate(crank_run.q[::10]):                       # triads: the bodies' own frames
         K = mb.forward_kinematics(m, q)
-        assert np.allclose(scene.triads[k, :, 0], K.p[1:]) and np.allclose(scene.triads[k, :, 1:] - K.p[1:, None],
-                                                                          np.transpose(K.R[1:], (0, 2, 1)))
+        assert np.allclose(scene.triads[k, :, 0], K.p[1:], rtol=0, atol=1e-14)
+        assert np.allclose(scene.triads[k, :, 1:] - K.p[1:, None], np.transpose(K.R[1:], (0, 2, 1)), rtol=0, atol=1e-14)
 
 
 def test_slider_crank_gif_2d(crank_run, tmp_path):
@@ -100,7 +102,7 @@ def test_bicycle_gif_3d_follows_the_bicycle(tmp_path):
     scene = Scene(res.model, res.q[[0, -1]])
     assert scene.discs.shape == (2, 2, 41, 3)
     rims = scene.discs[0]
-    assert np.allclose(rims[..., 2].min(axis=1), 0.0, atol=1e-3)     # the wheels stand on the floor z = 0
+    assert np.allclose(rims[..., 2].min(axis=1), 0.0, rtol=0, atol=1e-3)     # the wheels stand on the floor z = 0
     assert scene.ground.shape == (0, 3)                              # a floating base has no ground point
     out = animate(res, tmp_path / "bicycle.gif", frames=8, size=(320, 240))
     assert _gif(out) == (8, (320, 240))

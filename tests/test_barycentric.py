@@ -131,20 +131,20 @@ def test_against_direct_geometry(data):
     b = b_vectors(S, T, B, c)
     b0 = b0_vectors(S, T, B, c)
     d = d_vectors(S, T, c)
-    np.testing.assert_allclose(B, Bpos[1:] - r[1:], atol=1e-12)
-    np.testing.assert_allclose(b, b_ref, atol=1e-12)
-    np.testing.assert_allclose(b0, b0_ref, atol=1e-12)
+    np.testing.assert_allclose(B, Bpos[1:] - r[1:], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b, b_ref, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b0, b0_ref, rtol=0, atol=1e-12)
     # eq. (3.19): Σ_j m_j b_ij = 0; eq. (3.20): d_ij = b_i0 − b_ij, b_i0 = Σ_j m_j d_ij / M
-    np.testing.assert_allclose(np.einsum("j,ijk->ik", m, b), 0.0, atol=1e-12)
-    np.testing.assert_allclose(d, b0[:, None, :] - b, atol=1e-12)
-    np.testing.assert_allclose(b0, np.einsum("j,ijk->ik", m, d) / M, atol=1e-12)
+    np.testing.assert_allclose(np.einsum("j,ijk->ik", m, b), 0.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(d, b0[:, None, :] - b, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b0, np.einsum("j,ijk->ik", m, d) / M, rtol=0, atol=1e-12)
     # eq. (3.14): r_i = r_0 − Σ_j d_ji (r_0 = 0); centre of mass r_C = r_0 − Σ_i b_i0
-    np.testing.assert_allclose(r[1:], -d.sum(axis=0), atol=1e-12)
-    np.testing.assert_allclose(m @ r[1:] / M, -b0.sum(axis=0), atol=1e-12)
+    np.testing.assert_allclose(r[1:], -d.sum(axis=0), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(m @ r[1:] / M, -b0.sum(axis=0), rtol=0, atol=1e-12)
     # claim 5: d_ij ≠ 0 only if s_i ≤ s_j; d_ii = c_i,inboard
     inb = inboard_joints(S, T)
     for i in range(1, n + 1):
-        np.testing.assert_allclose(d[i - 1, i - 1], c[i - 1, inb[i - 1]], atol=0)
+        np.testing.assert_allclose(d[i - 1, i - 1], c[i - 1, inb[i - 1]], rtol=0, atol=0)
         for j in range(1, n + 1):
             if i not in paths[j][0]:
                 assert not d[i - 1, j - 1].any()
@@ -152,7 +152,7 @@ def test_against_direct_geometry(data):
     ma = subtree_masses(T, m)
     for a in range(n):
         k = int(g.i_plus[a] if g.i_minus[a] == g.parent[g.i_plus[a]] else g.i_minus[a])  # child of joint a
-        assert ma[a] == pytest.approx(sum(m[j - 1] for j in range(1, n + 1) if k in paths[j][0]))
+        assert ma[a] == pytest.approx(sum(m[j - 1] for j in range(1, n + 1) if k in paths[j][0]), rel=1e-14)  # n eps
 
 
 @settings(max_examples=40, deadline=None)
@@ -165,12 +165,12 @@ def test_matches_book_listings_on_regular_numbering(data):
     C = [[c[i, a] for a in range(n)] for i in range(n)]
     B_book = _GetBaricenterVectors(S, T, C, m)
     B = barycenter_vectors(S, T, c, m)
-    np.testing.assert_allclose(B, B_book.T, atol=1e-13)
+    np.testing.assert_allclose(B, B_book.T, rtol=0, atol=1e-13)
     b_book = _Get_b(S, T, B_book, C)
     b = b_vectors(S, T, B, c)
     for i in range(n):
         for j in range(n):
-            np.testing.assert_allclose(b[i, j], b_book[i][j], atol=1e-13)
+            np.testing.assert_allclose(b[i, j], b_book[i][j], rtol=0, atol=1e-13)
     assert np.array_equal(inboard_joints(S, T), np.arange(n))
 
 
@@ -186,9 +186,9 @@ def test_augmented_inertia_parallel_axis():
     M = m.sum()
     for i in range(6):
         shift = M * (b0[i] @ b0[i] * np.eye(3) - np.outer(b0[i], b0[i]))
-        np.testing.assert_allclose(K[i], Kb[i] + shift, atol=1e-12)  # seed001-part2.md §14.1 claim 12
+        np.testing.assert_allclose(K[i], Kb[i] + shift, rtol=0, atol=1e-12)  # seed001-part2.md §14.1 claim 12
         for A in (K[i], Kb[i]):
-            np.testing.assert_allclose(A, A.T, atol=1e-14)
+            np.testing.assert_allclose(A, A.T, rtol=0, atol=1e-14)
             assert np.linalg.eigvalsh(A).min() > 0
 
 
@@ -319,12 +319,14 @@ def test_from_built_model():
                 placement=mb.Placement(translation=(vals["s10"] + vals["s12"], -vals["h10"] - vals["h12"], 0)))
     model = b.build()
     S, T, c, m = model_joint_vectors(model)
-    np.testing.assert_allclose(c[0, 0, :2], [-vals["s10"], vals["h10"]], atol=1e-15)
-    np.testing.assert_allclose(c[0, 1, :2], [vals["s12"], -vals["h12"]], atol=1e-15)
-    np.testing.assert_allclose(c[1, 1, :2], [-vals["s21"], -vals["h21"]], atol=1e-15)
+    np.testing.assert_allclose(c[0, 0, :2], [-vals["s10"], vals["h10"]], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(c[0, 1, :2], [vals["s12"], -vals["h12"]], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(c[1, 1, :2], [-vals["s21"], -vals["h21"]], rtol=0, atol=1e-15)
     assert not c[1, 0].any() and not c[:, :, 2].any()
     B = barycenter_vectors(S, T, c, m)
     b_ = b_vectors(S, T, B, c)
     Mt = vals["m1"] + vals["m2"]
-    np.testing.assert_allclose(b_[0, 0, :2], -vals["m2"] / Mt * np.array([vals["s12"], -vals["h12"]]), atol=1e-15)
-    np.testing.assert_allclose(b_[1, 1, :2], -vals["m1"] / Mt * np.array([-vals["s21"], -vals["h21"]]), atol=1e-15)
+    np.testing.assert_allclose(b_[0, 0, :2], -vals["m2"] / Mt * np.array([vals["s12"], -vals["h12"]]),
+                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(b_[1, 1, :2], -vals["m1"] / Mt * np.array([-vals["s21"], -vals["h21"]]),
+                               rtol=0, atol=1e-15)

@@ -102,7 +102,7 @@ def test_fig4_nonlinear_energy_transfer():
     v = res.series["forward_speed"]
     E = res.energy_total
     assert np.ptp(E) / abs(E[0]) < 1e-9
-    assert v[-1] - v[0] == pytest.approx(0.022, abs=0.001)
+    assert v[-1] - v[0] == pytest.approx(0.022, abs=0.001)     # read off Fig. 4 (two digits): measured 0.0224
     assert np.abs(res.series["lean"][-200:]).max() < 0.1 * np.abs(res.series["lean"]).max()
     w = _weave_fit(res)[2]
     assert 2 * math.pi / w == pytest.approx(1.60, abs=0.015)
@@ -113,14 +113,15 @@ def test_small_amplitude_period_equals_the_linear_one():
     """Seed 003 §8: with a ten times smaller initial lean rate the nonlinear period equals the linear one,
     2π/3.87284191562974 = 1.62237 s, to the fourth decimal. The difference is the finite-amplitude effect,
     quadratic in the amplitude: 0.5 rad/s shortens the period by about 0.02 s (Fig. 4), 0.05 rad/s by about
-    1/100 of that (< 5e-4 s), 0.005 rad/s by 1/100 again, which leaves the two periods equal when rounded to
+    1/100 of that (2.2e-4 s), 0.005 rad/s by 1/100 again, which leaves the two periods equal when rounded to
     four decimals."""
     T_lin = 2 * math.pi / 3.87284191562974
     shifts = []
     for rate in (0.05, 0.005):
         res = bicycle.simulate_nonlinear(P, 4.6, rate, 8.0, n_out=1601)
         shifts.append(2 * math.pi / _weave_fit(res)[2] - T_lin)
-    assert abs(shifts[0]) < 5e-4
+    # quadratic in the amplitude: (0.05/0.5)² times the 0.022 s of Fig. 4, 2.2e-4 (measured 2.1e-4), with 3x
+    assert abs(shifts[0]) < 3 * (0.05 / 0.5) ** 2 * 0.022
     assert abs(shifts[1]) < abs(shifts[0]) / 20                 # quadratic: 1/100 expected
     assert round(T_lin + shifts[1], 4) == round(T_lin, 4)
 
@@ -131,6 +132,8 @@ def test_iftomm_maneuvers_conserve_energy(name):
     out = bicycle.iftomm_maneuver(name, P, n_out=201)
     assert out["energy_variation_percent"] < 1e-3
     speed, _ = bicycle.IFTOMM_MANEUVERS[name]
+    # the lateral motion gives energy to the forward motion or takes it (+1.7 % for M1, whose weave grows below
+    # v_w; +0.5 % M2; +0.06 % M3): physics, the same to 1e-9 on any machine; 5 % says nothing runs away
     assert out["forward_speed"] == pytest.approx(speed, rel=0.05)
 
 

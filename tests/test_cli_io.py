@@ -36,9 +36,9 @@ ARM_URDF = """<?xml version="1.0"?>
   <link name="lower"><inertial><origin xyz="0.2 0 0"/><mass value="0.5"/>
     <inertia ixx="0.0005" ixy="0" ixz="0" iyy="0.008" iyz="0" izz="0.008"/></inertial></link>
   <joint name="shoulder" type="revolute"><parent link="base"/><child link="upper"/><axis xyz="0 1 0"/>
-    <limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+    <limit lower="-6.5" upper="6.5" effort="10" velocity="5"/></joint>
   <joint name="elbow" type="revolute"><parent link="upper"/><child link="lower"/><origin xyz="0.5 0 0"/>
-    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="10" velocity="5"/></joint>
+    <axis xyz="0 1 0"/><limit lower="-6.5" upper="6.5" effort="10" velocity="5"/></joint>
 </robot>
 """
 
@@ -62,6 +62,11 @@ def test_new_user_writes_a_four_bar_validates_runs_and_sees_the_plot(tmp_path, m
     _png_ok(tmp_path / "fourbar_run" / "result.png")
     res = Result.load(tmp_path / "fourbar_run" / "result.npz")
     assert res.t[-1] == 2.0 and res.q_names == ["A.angle", "B.angle", "D.angle"]
+    # the energy line says what the change is relative to: Result.energy_drift's divisor
+    e, T = res.energy["total"], res.energy["kinetic"]
+    drift = np.abs(e - e[0]).max() / max(abs(e[0]), T.max())
+    assert (f"  largest change of T + V, relative to max(|T + V at t = 0|, largest T of the run) "
+            f"(0 for a conservative system): {drift:.3e}\n") in out
     # it moved: the crank turned round and the rocker rocked, with the loop closed (the Newton projection's
     # tolerance, 1e-12, 3x margin) from the consistent state the formulation made of the rough one
     assert np.ptp(res.q[:, 0]) > 2 * np.pi and 0.3 < np.ptp(res.q[:, 2]) < np.pi
@@ -85,7 +90,8 @@ def test_new_user_loads_a_urdf_and_runs_it(tmp_path, monkeypatch, capsys):
     assert "tree formulation, RK4" in out and "1000 steps" in out
     _png_ok(tmp_path / "arm" / "result.png")
     res = Result.load(tmp_path / "arm" / "result.csv")
-    assert res.q_names == ["shoulder.angle", "elbow.angle"] and len(res) == 1001
+    # (its limits, end stops, are wide enough not to be reached in this second: no switch, no impact loss)
+    assert res.q_names == ["shoulder.angle", "elbow.angle"] and len(res) == 1001 and res.events == []
     assert np.ptp(res.q[:, 0]) > 1.0                # released horizontal, it swings down
     # the energy error is RK4's truncation error: halving h divides it by 2^4 = 16
     from multibody import load_model, simulate

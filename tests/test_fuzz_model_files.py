@@ -6,7 +6,7 @@ keys, wrong types, negative, NaN, infinite and huge numbers, wrong-length vector
 unknown joint types, cycles and missing parents, duplicate names, forbidden and injected expressions
 (``__import__('os').system('x')``, ``().__class__.__bases__``, lambdas, attribute access, very long and deeply
 nested ones), YAML tags that construct Python objects, alias bombs, random bytes, truncated and non-UTF-8 files;
-written as YAML or JSON. Each example runs under a time bound (a SIGALRM alarm) and the number of files fed is
+written as YAML or JSON. Each example runs under a bound of CPU time (SIGPROF) and the number of files fed is
 counted (at least 200). ``multibody validate`` is run in-process on bad files: status 2, one line per problem.
 
 A longer, coverage-guided run: ``python tests/fuzz/fuzz_model_files.py`` (atheris).
@@ -25,31 +25,40 @@ from fuzz_cases import builder_calls, check_file, make_file, run_builder
 from multibody.cli import main
 from multibody.errors import ModelError
 
-#: seconds one generated case may take
+#: CPU seconds one generated case may take (a case takes milliseconds to a second or two; the bound finds hangs)
 TIME_BOUND = 10
 FILES = 240
-COUNT = {"files": 0, "valid": 0, "builders": 0}
 FUZZ = settings(max_examples=FILES, derandomize=True, deadline=None, database=None,
                 suppress_health_check=list(HealthCheck))
 
 
+class FuzzCaseHang(BaseException):
+    """A fuzz case over its CPU bound: a BaseException, so no ``except Exception`` in the library can take it."""
+
+
 @contextmanager
 def time_bound(seconds=TIME_BOUND):
-    """A hang becomes a failure: SIGALRM after ``seconds`` (main thread, POSIX; elsewhere no bound)."""
-    if not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+    """A hang becomes a failure: SIGPROF after ``seconds`` of this process's CPU time (``ITIMER_PROF``: the
+    machine's load does not count; main thread, POSIX; elsewhere no bound) raises :class:`FuzzCaseHang`, and
+    again every CPU second until the case ends; a case that caught it anyway fails when it ends."""
+    if not hasattr(signal, "SIGPROF") or threading.current_thread() is not threading.main_thread():
         yield
         return
+    fired = []
 
     def expired(signum, frame):
-        raise TimeoutError(f"a fuzz case took more than {seconds} s")
+        fired.append(signum)
+        raise FuzzCaseHang(f"a fuzz case took more than {seconds} CPU seconds")
 
-    old = signal.signal(signal.SIGALRM, expired)
-    signal.alarm(seconds)
+    old = signal.signal(signal.SIGPROF, expired)
+    signal.setitimer(signal.ITIMER_PROF, seconds, 1.0)
     try:
         yield
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
+    if fired:
+        raise FuzzCaseHang(f"a fuzz case took more than {seconds} CPU seconds (and its exception was caught)")
 
 
 @pytest.fixture(scope="module")
@@ -60,20 +69,21 @@ def workdir():
 
 @FUZZ
 @given(rnd=st.randoms(use_true_random=False))
-def test_malformed_model_files(rnd, workdir):
+def feed_malformed_file(rnd, workdir, count):
     case = make_file(rnd)
     with time_bound():
         out = check_file(case, workdir)
-    COUNT["files"] += 1
-    COUNT["valid"] += not isinstance(out, ModelError)
+    count["files"] += 1
+    count["valid"] += not isinstance(out, ModelError)
 
 
-def test_enough_files_were_fed():
-    """The fuzz test above fed at least 200 files (hypothesis may stop early; this says so)."""
-    if COUNT["files"] == 0:
-        pytest.skip("test_malformed_model_files did not run in this session")
-    assert COUNT["files"] >= 200, COUNT
-    assert COUNT["valid"] < COUNT["files"], COUNT   # most mutations must give bad files
+def test_malformed_model_files(workdir):
+    """The hypothesis search over malformed files, then its count: at least 200 files fed (hypothesis may stop
+    early; this says so), most of them bad. One test, so the count never depends on which tests ran before."""
+    count = {"files": 0, "valid": 0}
+    feed_malformed_file(workdir=workdir, count=count)
+    assert count["files"] >= 200, count
+    assert count["valid"] < count["files"], count   # most mutations must give bad files
 
 
 @settings(max_examples=120, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -81,7 +91,6 @@ def test_enough_files_were_fed():
 def test_random_builder_calls(rnd):
     with time_bound():
         run_builder(builder_calls(rnd, mb), mb)
-    COUNT["builders"] += 1
 
 
 @settings(max_examples=25, derandomize=True, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -105,3 +114,23 @@ def test_validate_command_on_bad_files(rnd, workdir, capsys):
     assert len(lines) == max(1, len(getattr(out, "problems", ()))), captured.err
     assert all(line.startswith(path) for line in lines), captured.err
     assert "could not be checked" not in captured.err, captured.err
+
+
+def test_time_bound_cannot_be_swallowed():
+    """The hang guard itself: a case that catches every Exception and goes on spinning still ends, as a
+    FuzzCaseHang (one CPU second bound, a loop of at most 60 CPU seconds)."""
+    import time
+
+    if not hasattr(signal, "SIGPROF"):
+        pytest.skip("no SIGPROF on this platform")
+
+    def spin(until):
+        while time.process_time() < until:
+            try:
+                sum(range(1000))
+            except Exception:       # what a careless library might do
+                pass
+
+    with pytest.raises(FuzzCaseHang):
+        with time_bound(1):
+            spin(time.process_time() + 60)

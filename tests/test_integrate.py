@@ -12,34 +12,34 @@ from multibody.integrate.fixed_step import (METHODS, STATUS_NONFINITE, STATUS_OK
                                             no_project, rk_fixed)
 
 
-@njit(cache=True)
+@njit
 def oscillator(t, x, params, out):
     w = params[0]
     out[0] = x[1]
     out[1] = -w * w * x[0]
 
 
-@njit(cache=True)
+@njit
 def unit_circle(x, params):
     r = np.sqrt(x[0] * x[0] + x[1] * x[1])
     x[0] /= r
     x[1] /= r
 
 
-@njit(cache=True)
+@njit
 def rotation(t, x, params, out):
     # x' = A x with A the rotation generator: |x| is conserved exactly
     out[0] = -x[1]
     out[1] = x[0]
 
 
-@njit(cache=True)
+@njit
 def blow_up(t, x, params, out):
     # x' = x^2, x(0) = 1: x = 1/(1 - t) is infinite at t = 1
     out[0] = x[0] * x[0]
 
 
-@njit(cache=True)
+@njit
 def allocating(t, x, params, out):
     # a right-hand side that allocates (as generated ones do): the compiled loop must allow it
     tmp = np.empty(2)
@@ -48,7 +48,7 @@ def allocating(t, x, params, out):
     out[:] = tmp
 
 
-@njit(cache=True)
+@njit
 def time_dependent(t, x, params, out):
     # x' = cos(t), x(0) = 0: x = sin(t) (checks the stage times)
     out[0] = np.cos(t)
@@ -178,7 +178,7 @@ def test_adaptive_oscillator(method):
     np.testing.assert_array_equal(run.t, te)
     assert run.y.shape == (21, 2)
     tol = {"DOP853": 1e-9, "RK45": 1e-8, "Radau": 1e-8, "LSODA": 1e-7, "BDF": 1e-7}[method]
-    np.testing.assert_allclose(run.y[:, 0], np.cos(3 * te), atol=tol)
+    np.testing.assert_allclose(run.y[:, 0], np.cos(3 * te), rtol=0, atol=tol)
 
 
 def test_adaptive_matches_solve_ivp_steps():
@@ -281,17 +281,35 @@ def test_python_loop_nonfinite_and_exception():
     with pytest.raises(RuntimeError, match="boom") as info:
         rk_fixed_python(bad, None, np.ones(1), 0.0, 0.01, 100, 3, "RK2")
     ts, xs, done = info.value.partial
-    assert done == 5 and ts[-1] == pytest.approx(0.05) and len(ts) == len(xs)
+    assert done == 5 and ts[-1] == pytest.approx(0.05, abs=1e-15) and len(ts) == len(xs)
 
 
-def test_specialized_loop_is_cached_module():
+def cached_rotation(folder):
+    """``rotation`` as an importable module-level ``@njit(cache=True)`` function, from a module written to
+    ``folder``: numba then keeps its cache there (a cached function defined in this file would write it into
+    ``tests/__pycache__``)."""
+    import importlib
+    import sys
+
+    (folder / "rotation_rhs.py").write_text(
+        "from numba import njit\n\n\n@njit(cache=True)\ndef rotation(t, x, params, out):\n"
+        "    out[0] = -x[1]\n    out[1] = x[0]\n")
+    sys.path.insert(0, str(folder))
+    try:
+        sys.modules.pop("rotation_rhs", None)
+        return importlib.import_module("rotation_rhs").rotation
+    finally:
+        sys.path.remove(str(folder))
+
+
+def test_specialized_loop_is_cached_module(tmp_path):
     """specialize() writes a module with rhs/project as globals (cacheable by numba) whose loop gives the same
     numbers as integrate_fixed; functions that cannot be imported get the same loops compiled in memory."""
     import sys
 
     from multibody.integrate.fixed_step import save_steps, specialize
 
-    loops = specialize(rotation, no_project)
+    loops = specialize(cached_rotation(tmp_path), no_project)
     assert loops.CACHE and type(loops.rk_run._cache).__name__ == "FunctionCache"  # cache=True
     with open(sys.modules[loops.__name__].__file__) as fh:
         assert "import rotation as rhs" in fh.read()

@@ -4,8 +4,8 @@ Each file is loaded and compared with the model built by the system's function: 
 bit (tests/io_models.same_model), the same initial state where the system defines one, and the same trajectory
 over a short run with the file's own settings (the two runs do the same arithmetic, so they agree to round-off:
 the tolerance is 100 eps times the magnitude of the state). The two examples whose efforts are expressions are
-run against the Python callbacks they stand for (the solar panel's HingeLatch, the arm's PD law written in
-Python).
+run against the Python callbacks they stand for (the spring-latched solar panel's HingeLatch, the arm's PD law
+written in Python).
 """
 import math
 
@@ -31,8 +31,8 @@ def _hoop():
     return m, *hoop_on_profile.initial_state(m, -0.9, 0.3)
 
 
-def _solar():
-    p = solar_panels.SolarPanelParameters()
+def _solar(latches="exact"):
+    p = solar_panels.SolarPanelParameters(latches=latches)
     return solar_panels.solar_panel(p), np.array(p.stowed), np.zeros(2)
 
 
@@ -46,7 +46,9 @@ TWINS = {
     "slider_crank": (slider_crank.model, None, dict(t_end=0.02)),
     "four_bar": (lambda: iftomm.four_bar_model(1), None, dict(t_end=0.1)),
     "andrews": (iftomm.andrews_model, None, dict(t_end=0.002)),
-    "solar_panel": (_solar, "model", dict(t_end=4.0, method="RK4", h=2e-3, n_out=None)),
+    "solar_panel": (_solar, None, dict(t_end=4.0, method="RK4", h=2e-3, n_out=None)),
+    "solar_panel_spring_latch": (lambda: _solar("spring"), "model", dict(t_end=4.0, method="RK4", h=2e-3,
+                                                                         n_out=None)),
     "robot_arm": (lambda: (manipulators.angular(), None, None), _arm_pd, dict(t_end=0.5, method="RK4", h=1e-3,
                                                                              n_out=None)),
     "hoop_on_profile": (_hoop, None, dict(t_end=0.05)),
@@ -73,5 +75,8 @@ def test_example_file_is_its_python_twin(name):
     assert ours.info["status"] == theirs.info["status"] == "success"
     scale = max(1.0, np.abs(theirs.x).max())
     np.testing.assert_allclose(ours.x, theirs.x, rtol=0, atol=100 * EPS * scale)
-    if name == "solar_panel":   # the run goes through the latches of both hinges (deployed angles 0)
+    if name == "solar_panel_spring_latch":   # the run goes through the latches of both hinges (deployed angles 0)
         assert ours.q[:, 0].min() < 0 < ours.q[:, 1].max()
+    if name == "solar_panel":   # both hinges lock at their deployed angles
+        assert [e["kind"] for e in ours.events] == ["lock", "lock"] and np.all(ours.q[-1] == 0.0)
+        assert ours.events == theirs.events

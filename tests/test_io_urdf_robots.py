@@ -11,13 +11,13 @@ forward error of any solver is κ(M) times larger and κ(M) reaches 1e9 on iCub 
 forward kinematics round-off on a chain of ~30 placements of a few metres (< 1e-13 m).
 
 Skipped where ``pin`` or ``example-robot-data`` is not installed (both are test extras)."""
-import importlib.metadata as md
 import warnings
 
 import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.bench.robots import robots_folder
 from multibody.bench.urdf import pinocchio_state
 from multibody.errors import ModelError, ModelWarning
 from multibody.io.urdf import load_urdf
@@ -25,15 +25,7 @@ from multibody.io.urdf import load_urdf
 pin = pytest.importorskip("pinocchio")
 
 
-def _robots():
-    try:
-        root = md.distribution("example-robot-data").locate_file("cmeel.prefix/share/example-robot-data/robots")
-    except md.PackageNotFoundError:
-        return None
-    return root if root.is_dir() else None
-
-
-ROOT = _robots()
+ROOT = robots_folder()
 FILES = sorted(str(p.relative_to(ROOT)) for p in ROOT.rglob("*.urdf")) if ROOT is not None else []
 TOL = 1e-9
 

@@ -41,7 +41,7 @@ def test_velocities_and_accelerations_are_derivatives(args):
     kin = forward_kinematics(model, q, v, a)
     R = kin.R
     for i in range(model.nbodies + 1):
-        np.testing.assert_allclose(R[i].T @ R[i], np.eye(3), atol=1e-13)
+        np.testing.assert_allclose(R[i].T @ R[i], np.eye(3), rtol=0, atol=1e-13)
         assert np.linalg.det(R[i]) == pytest.approx(1.0, abs=1e-13)
 
     def q_at(t):
@@ -53,11 +53,11 @@ def test_velocities_and_accelerations_are_derivatives(args):
     scale = max(1.0, np.abs(kin.velocity).max())
     for i in range(model.nbodies + 1):
         omega = _skew_vector(dR[i] @ R[i].T)
-        np.testing.assert_allclose(kin.velocity[i, :3], omega, atol=1e-8 * scale)
-        np.testing.assert_allclose(kin.velocity[i, 3:], dp[i], atol=1e-8 * scale)
+        np.testing.assert_allclose(kin.velocity[i, :3], omega, rtol=0, atol=1e-8 * scale)
+        np.testing.assert_allclose(kin.velocity[i, 3:], dp[i], rtol=0, atol=1e-8 * scale)
     dvel = _derivative(lambda t: forward_kinematics(model, q_at(t), v + a * t).velocity, h)
     scale = max(1.0, np.abs(kin.acceleration).max())
-    np.testing.assert_allclose(kin.acceleration, dvel, atol=1e-7 * scale)
+    np.testing.assert_allclose(kin.acceleration, dvel, rtol=0, atol=1e-7 * scale)
     np.testing.assert_array_equal(kin.velocity[0], 0.0)
 
 
@@ -73,15 +73,15 @@ def test_point_jacobian_velocity_position(args):
     r = rng.uniform(-1, 1, 3)
     kin = forward_kinematics(model, q, v)
     x = point_position(model, q, body, r)
-    np.testing.assert_allclose(x, kin.R[body] @ r + kin.p[body], atol=1e-14)
+    np.testing.assert_allclose(x, kin.R[body] @ r + kin.p[body], rtol=0, atol=1e-14)
     J = point_jacobian(model, q, body, r)
     xd = point_velocity(model, q, v, body, r)
-    np.testing.assert_allclose(J @ v, xd, atol=1e-13)
+    np.testing.assert_allclose(J @ v, xd, rtol=0, atol=1e-13)
     # rigid-body velocity field: ṗ + ω × (x − p)
     np.testing.assert_allclose(xd, kin.velocity[body, 3:] + np.cross(kin.velocity[body, :3], x - kin.p[body]),
-                               atol=1e-12)
+                               rtol=0, atol=1e-12)
     dx = _derivative(lambda t: point_position(model, model.integrate(q, v, t), body, r), 1e-3)
-    np.testing.assert_allclose(xd, dx, atol=1e-8 * max(1.0, np.abs(xd).max()))
+    np.testing.assert_allclose(xd, dx, rtol=0, atol=1e-8 * max(1.0, np.abs(xd).max()))
     # only the coordinates on the path from the body to the ground move the point
     on_path = np.zeros(model.nv, bool)
     i = body
@@ -100,8 +100,8 @@ def test_centre_of_mass_and_momentum():
     assert mass == pytest.approx(model.mass.sum(), rel=1e-15)
     xs = np.array([point_position(model, q, i, model.com[i]) for i in range(1, model.nbodies + 1)])
     vs = np.array([point_velocity(model, q, v, i, model.com[i]) for i in range(1, model.nbodies + 1)])
-    np.testing.assert_allclose(com, model.mass[1:] @ xs / mass, atol=1e-13)
-    np.testing.assert_allclose(momentum, model.mass[1:] @ vs, atol=1e-12)
+    np.testing.assert_allclose(com, model.mass[1:] @ xs / mass, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(momentum, model.mass[1:] @ vs, rtol=0, atol=1e-12)
 
 
 def test_placements_follow_the_conventions():
@@ -115,10 +115,10 @@ def test_placements_follow_the_conventions():
     b.add_joint("slider", mb.Prismatic(axis=(1, 0, 0)), parent="a", child="b")
     model = b.build()
     q = np.array([np.pi / 2, 0.5])
-    np.testing.assert_allclose(point_position(model, q, "a", (1, 0, 0)), [1, 1, 0], atol=1e-15)
-    np.testing.assert_allclose(point_position(model, q, "b", (1, 0, 0)), [1, 1.5, 0], atol=1e-15)
+    np.testing.assert_allclose(point_position(model, q, "a", (1, 0, 0)), [1, 1, 0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(point_position(model, q, "b", (1, 0, 0)), [1, 1.5, 0], rtol=0, atol=1e-15)
     # ω = θ̇ e_z; the slider point moves with the hinge: ω × (0, 1.5, 0) + ḋ e_y
-    np.testing.assert_allclose(point_velocity(model, q, [2.0, 3.0], "b", (1, 0, 0)), [-3.0, 3.0, 0], atol=1e-14)
+    np.testing.assert_allclose(point_velocity(model, q, [2.0, 3.0], "b", (1, 0, 0)), [-3.0, 3.0, 0], rtol=0, atol=1e-14)
     with pytest.raises(ModelError, match="no body 'c'"):
         point_position(model, q, "c")
     with pytest.raises(ModelError, match="out of range"):

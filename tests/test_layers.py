@@ -30,7 +30,7 @@ LAYERS = (
     ("model",),
     ("data",),
     ("algorithms", "tree_parameters"),
-    ("algorithms_derivatives",),
+    ("algorithms_derivatives", "algorithms_frames", "algorithms_centroidal", "algorithms_control"),
     ("result", "integrate"),
     ("rows",),
     ("symbolic",),

@@ -45,7 +45,7 @@ def test_round_trip(tmp_path, suffix):
 
 def test_total_energy_and_drift():
     r = make_result()
-    np.testing.assert_allclose(r.energy["total"], 1e-3 * r.t, atol=1e-15)
+    np.testing.assert_allclose(r.energy["total"], 1e-3 * r.t, rtol=0, atol=1e-15)
     assert abs(r.energy_drift(relative=False) - 1e-3) < 1e-15
     # relative to max(|E0|, max T) = max T = 0.5
     assert abs(r.energy_drift() - 2e-3) < 1e-14
@@ -76,6 +76,10 @@ def test_plot_png(tmp_path):
     assert img[..., :3].std() > 0.05
     with pytest.raises(ValueError, match="unknown"):
         plot_result(r, coords=["nope"])
+    # Result.plot hands the same arguments to plot_result (the view module looked up by name)
+    again = r.plot(coords=["x", 2, "v[1]"], path=tmp_path / "method.png")
+    assert [a.get_ylabel() for a in again.axes] == [a.get_ylabel() for a in fig.axes]
+    assert mpimg.imread(tmp_path / "method.png").shape == img.shape
 
 
 def test_bad_suffix(tmp_path):

@@ -24,6 +24,9 @@ from sweep_points import calls, flaky, logged, square  # noqa: E402
 
 TESTS = os.path.dirname(os.path.abspath(__file__))
 SRC = os.path.join(os.path.dirname(TESTS), "src")
+#: seconds a test waits for another process before it calls it hung: a guard against hangs, far beyond what any
+#: load makes of the few seconds these steps take (never a speed requirement)
+HANG_GUARD = 600
 
 
 @pytest.fixture
@@ -171,10 +174,11 @@ def test_resume_after_the_sweeping_process_is_killed(tmp_path, log):
     proc = subprocess.Popen([sys.executable, "-c", script, out], env=env)
     parts = out + ".parts"
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
+        deadline = time.monotonic() + HANG_GUARD
+        while proc.poll() is None:
             if os.path.isdir(parts) and len([f for f in os.listdir(parts) if f.endswith(".parquet")]) >= 2:
                 break
+            assert time.monotonic() < deadline, f"no two points written within {HANG_GUARD} s"
             time.sleep(0.05)
         assert proc.poll() is None, "the sweep ended before it could be killed"
         proc.send_signal(signal.SIGKILL)
@@ -224,7 +228,7 @@ def _killer(log, after):
     """A thread that SIGKILLs the worker process (not this one) that ran the first points, once ``after``
     points are logged."""
     def run():
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_GUARD
         while time.monotonic() < deadline:
             counts, pids = calls(log)
             pids.discard(os.getpid())

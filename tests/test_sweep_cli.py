@@ -17,7 +17,7 @@ import sweep_points  # noqa: E402
 
 def test_parse_grid_specs():
     g = cli_sweep.parse_grid(["c=-0.1:0.3:5", "method=rk2,rk4", "n=3", "h=1e-3,1e-4"])
-    assert np.allclose(g["c"], np.linspace(-0.1, 0.3, 5))
+    assert np.allclose(g["c"], np.linspace(-0.1, 0.3, 5), rtol=0, atol=1e-16)
     assert g["method"] == ["rk2", "rk4"] and g["n"] == [3] and g["h"] == [1e-3, 1e-4]
 
 

@@ -251,6 +251,9 @@ def _robots():
 def _run_robot(urdf, floating, t_end):
     model = mb.load_model(urdf, floating_base=floating)
     q0 = model.neutral()
+    for lm in model.unilateral.limits:    # (the URDF's limits are end stops: start within them)
+        if not lm.lower < q0[lm.q_index] < lm.upper:
+            q0[lm.q_index] = 0.5 * (lm.lower + lm.upper)
     v0 = np.zeros(model.nv)
     v0[-model.nv + (6 if floating else 0):] = 1.0                  # every joint turning at 1 rad/s
     if floating:
@@ -329,7 +332,11 @@ def test_page_carries_the_result(panel_run):
     assert np.array_equal(_array(data["energy"]["total"], "<f8"), res.energy["total"])
     assert data["bodies"] == ["ground", "leaf1", "leaf2"] and data["contacts"] is None
     few = _page_data(viewer.page(res, frame_rate=1000, max_frames=7))
-    assert few["samples"] == np.linspace(0, 300, 7).round().astype(int).tolist()
+    # 7 frames evenly over the rows: each within two output steps of its instant (each lock of a latch adds two
+    # rows, which shift the even row indices by at most 2 · (number of locks ≤ 2) · k / 6 ≤ 2 rows)
+    step = (res.t[-1] - res.t[0]) / 300
+    target = np.linspace(res.t[0], res.t[-1], 7)
+    assert len(few["samples"]) == 7 and np.abs(res.t[few["samples"]] - target).max() <= 2 * step + 1e-12
     one = _page_data(viewer.page(res.model, q=res.q[50]))            # a Model at one configuration
     assert one["samples"] == [0] and one["energy"] is None
     path = _page_data(viewer.page(res.model, q=res.q[:30]))          # configurations without times: each one
@@ -370,7 +377,7 @@ def test_errors(panel_run, tmp_path, monkeypatch):
     loaded = mb.Result.load(panel_run.save(tmp_path / "run.npz"))
     with pytest.raises(ModelError, match="carries no model"):
         viewer.page(loaded)
-    assert _page_data(viewer.page(loaded, model=panel_run.model))["samples"][-1] == 300
+    assert _page_data(viewer.page(loaded, model=panel_run.model))["samples"][-1] == len(panel_run) - 1
     with pytest.raises(ModelError, match="frame_rate"):
         viewer.page(panel_run, frame_rate=0)
     with pytest.raises(ModelError, match="Model or a Result"):
@@ -393,6 +400,8 @@ def test_show_in_jupyter(panel_run, monkeypatch):
     monkeypatch.setitem(sys.modules, "IPython.display", fake)
     assert viewer.show(panel_run, frame_rate=5) is None
     assert len(shown) == 1 and shown[0].data.startswith('<iframe srcdoc="&lt;!DOCTYPE html&gt;')
+    assert panel_run.show(frame_rate=5) is None                                 # Result.show: the same page
+    assert shown[1].data == shown[0].data
 
 
 def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
@@ -405,8 +414,10 @@ def test_to_html_and_the_command_line(panel_run, tmp_path, capsys):
     npz = str(panel_run.save(tmp_path / "run.npz"))
     out = tmp_path / "cli.html"
     assert main(["animate", npz, "--model", "multibody.systems.solar_panels:solar_panel", "--html", str(out)]) == 0
-    assert "3-D view of 301 samples" in capsys.readouterr().out
+    assert f"3-D view of {len(panel_run)} samples" in capsys.readouterr().out
     assert _page_data(out.read_text())["samples"] == _page_data(viewer.page(panel_run))["samples"]
+    same = panel_run.to_html(tmp_path / "method.html", frame_rate=10)            # Result.to_html: the same file
+    assert same.read_text() == text
 
 
 # ------------------------------------------------------------------------------------------------ GIF length

@@ -247,6 +247,10 @@ def base_copy(d):
     return _base(d)
 
 
+#: writing the general joints' kinematics before a kernel, shared with the frame and centroidal algorithms
+fill_general = _fill
+
+
 def aba(model, q, v, tau, data=None, fext=None, t=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t``: the

@@ -3,7 +3,9 @@
 A :class:`Result` is a plain container of numpy arrays with **time as the first axis**:
 
 ``t`` (n,), ``q`` (n, nq), ``v`` (n, nv);
-``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed);
+``energy``: dict with ``"kinetic"``, ``"potential"``, ``"total"`` arrays of shape (n,) (empty if not computed), and
+for a run with contact ``"dissipated"``, the energy its contacts and dampers dissipated since the start (so that
+``total + dissipated`` is conserved when no other force does work);
 ``residuals``: dict constraint name -> array (n,) or (n, k);
 ``reactions``: dict joint or constraint name -> array (n, k). One convention in every formulation
 (``multibody.rows.reactions``): for a joint — tree or cut — (n, 6), the spatial force ``[moment; force]`` the
@@ -16,14 +18,27 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``multibody.joint_reactions`` gives them for any state;
 ``series``: other time histories by name, array (n,) or (n, k) (e.g. auxiliary state variables);
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
-``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header).
+``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header);
+``contacts``: for a run with contact (``simulate(..., contact=...)``), the active contacts at each output time
+(:class:`Contacts`; None for other runs; not saved to files yet).
+``events``: the switches of a run with joint limits, latches or releases
+(``multibody.formulations.variable_structure``), a list of dicts with keys ``t``, ``element``, ``kind``
+(``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
+runs); ``structures``: the models such a run went through, ``[{"t": from when, "model": Model}]`` (None for other
+runs; not saved to files, like ``model``).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
 line carries the layout (with the number of times) and ``info`` as JSON, a last comment line ``# end`` closes it;
 values are written with 17 significant digits, so a round trip is exact). Files are replaced atomically; a
 missing, truncated, foreign or damaged file is a ``ResultFileError`` naming it and what is wrong.
+
+Views: ``plot``, ``to_html``, ``show`` and ``animate`` hand the Result to the functions of the same purpose in
+``multibody.viz`` (``plot_result``, ``to_html``, ``show``, ``animate``). This module sits below ``viz`` and does
+not import it: the view module is named by :data:`VIEWS` and looked up when a view is asked for (late binding,
+as pandas finds its plotting backend), so no import edge runs from here up to ``viz``.
 """
+import importlib
 import json
 
 import numpy as np
@@ -31,9 +46,15 @@ import numpy as np
 from multibody.errors import ModelError, ResultFileError
 from multibody.files import as_path, atomic_write, check_readable, unreadable
 
-ENERGY_KEYS = ("kinetic", "potential", "total")
+ENERGY_KEYS = ("kinetic", "potential", "total", "dissipated")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
 DRIVE_FORCE = "drive force "
+#: the module that draws Results (looked up by name on the first view; see the module docstring)
+VIEWS = "multibody.viz"
+
+
+def _view(name):
+    return getattr(importlib.import_module(VIEWS), name)
 
 
 def _as_2d(a, n, name):
@@ -109,7 +130,7 @@ class Result:
     __doc__ = __doc__       # the fields, the one convention of the reactions and the file formats (help(mb.Result))
 
     def __init__(self, t, q, v, energy=None, residuals=None, reactions=None, info=None, q_names=None,
-                 v_names=None, model=None, series=None):
+                 v_names=None, model=None, series=None, contacts=None, events=None):
         self.t = np.asarray(t, dtype=float).reshape(-1)
         n = self.t.shape[0]
         self.q = _as_2d(q, n, "q")
@@ -140,6 +161,9 @@ class Result:
             raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
+        self.contacts = contacts  # not saved to files
+        self.events = [dict(e) for e in (events or ())]
+        self.structures = None  # not saved to files
 
     @property
     def reactions(self):
@@ -233,6 +257,7 @@ class Result:
             "series": {k: list(v.shape[1:]) for k, v in self.series.items()},
             "length": len(self),
             "info": self.info,
+            "events": self.events,
         }
 
     def metadata_json(self):
@@ -298,7 +323,7 @@ class Result:
                    residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
                    reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
                    series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
-                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"])
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"))
 
     @classmethod
     def load(cls, path):
@@ -361,3 +386,73 @@ class Result:
                 return c, arr[:, int(index)]
         raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
                          f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
+
+    # ---- views (multibody.viz, looked up by name) ----------------------------------------------------------
+    def plot(self, coords=None, energy=True, path=None, residuals=True, title=None):
+        """A figure of chosen coordinates, the energies and the residuals against time:
+        ``multibody.viz.plot_result(self, ...)`` (its arguments); written to ``path`` if given."""
+        return _view("plot_result")(self, coords=coords, energy=energy, path=path, residuals=residuals, title=title)
+
+    def to_html(self, path, model=None, **options):
+        """The 3-D viewer as one self-contained HTML file: ``multibody.viz.to_html(self, path, ...)``; ``model``
+        for a Result read from a file (which carries no model). Returns the path."""
+        return _view("to_html")(self, path, model=model, **options)
+
+    def show(self, model=None, **options):
+        """The 3-D viewer inline in Jupyter: ``multibody.viz.show(self, ...)``."""
+        return _view("show")(self, model=model, **options)
+
+    def animate(self, path, **options):
+        """A GIF (or MP4) of the motion: ``multibody.viz.animate(self, path, ...)``. Returns the path."""
+        return _view("animate")(self, path, **options)
+
+
+class Contacts:
+    """The active contacts of a run at each output time, in flat arrays (one row per contact and time).
+
+    The contacts at output k are rows ``offsets[k]:offsets[k + 1]``; per row: ``pair`` (index into ``pairs``, the
+    pair of collision elements ``(collision A, collision B, body A, body B)``), ``point`` (3, the contact point in
+    ground coordinates), ``normal`` (3, unit, from A to B), ``normal_force`` (N, on B along the normal; A receives
+    the opposite), ``friction_force`` (3, N, on B, tangent to the surfaces) and ``distance`` (m, signed: negative in
+    penetration). ``len(contacts)`` is the number of output times; ``count`` the contacts at each; ``at(k)`` the
+    rows of output k as a dict; ``total_force()`` (n, 3) the sum of the forces on the B sides at each output.
+    """
+
+    FIELDS = ("pair", "point", "normal", "normal_force", "friction_force", "distance")
+
+    def __init__(self, offsets, pairs, pair, point, normal, normal_force, friction_force, distance):
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.pairs = [tuple(p) for p in pairs]
+        self.pair = np.asarray(pair, dtype=np.int64)
+        self.point = np.asarray(point, dtype=float).reshape(-1, 3)
+        self.normal = np.asarray(normal, dtype=float).reshape(-1, 3)
+        self.normal_force = np.asarray(normal_force, dtype=float).reshape(-1)
+        self.friction_force = np.asarray(friction_force, dtype=float).reshape(-1, 3)
+        self.distance = np.asarray(distance, dtype=float).reshape(-1)
+
+    def __len__(self):
+        return self.offsets.shape[0] - 1
+
+    @property
+    def count(self):
+        """(n,) the number of contacts at each output time."""
+        return np.diff(self.offsets)
+
+    def at(self, k):
+        """The contacts at output k: a dict of the fields (arrays) and ``"names"``, their pairs' names."""
+        s = slice(self.offsets[k], self.offsets[k + 1])
+        out = {f: getattr(self, f)[s] for f in self.FIELDS}
+        out["names"] = [self.pairs[p] for p in out["pair"]]
+        return out
+
+    def total_force(self):
+        """(n, 3): the sum over the contacts at each output of the force on their B sides."""
+        F = self.normal_force[:, None] * self.normal + self.friction_force
+        out = np.zeros((len(self), 3))
+        rows = np.repeat(np.arange(len(self)), self.count)
+        np.add.at(out, rows, F)
+        return out
+
+    def __repr__(self):
+        rows = self.offsets[-1] if len(self) else 0
+        return f"Contacts({len(self)} times, {rows} contact rows, {len(self.pairs)} pairs)"

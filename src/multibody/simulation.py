@@ -25,10 +25,13 @@ outputs only are normalised).
 Torques
 -------
 ``tau`` is either an array (nv,) of constant generalized forces — kept in the compiled path — or a callable
-``tau(t, q, v) -> (nv,)``; it replaces ``model.torque_callback`` when given. A Python callable cannot be
-called from compiled code, so it forces the *Python right-hand side path*: each evaluation calls the
+``tau(t, q, v) -> (nv,)``; it replaces ``model.torque_callback`` when given. A numba function
+``tau(t, q, v, out)`` (``@numba.njit``; it writes the nv generalized forces into ``out``, zeroed before the call)
+runs inside the compiled loop (``formulations/tree_control.py``), as do the model's controllers
+(``model.controllers``: ``mb.JointPD``, ``mb.ComputedTorque``), with the 'tree' formulation. A Python callable cannot
+be called from compiled code, so it forces the *Python right-hand side path*: each evaluation calls the
 compiled forces + ABA kernels once, plus the callback; fixed-step methods then run as a Python loop
-(``fixed_step.rk_fixed_python``), about two orders of magnitude slower per step than the compiled loop.
+(``fixed_step.rk_fixed_python``), one to two orders of magnitude slower per step than the compiled loop.
 
 Checkpoints
 -----------
@@ -53,12 +56,16 @@ import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
+from multibody.formulations.contact import check_contact_run, contact_system, simulate_stepping
+from multibody.formulations.variable_structure import simulate_switching, switching_batch
+from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
 from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
 from multibody.integrate.tableaux import STAGES
+from multibody.integrate.time_stepping import SteppingSystem
 from multibody.model.model import Model
 from multibody.result import Result
 
@@ -97,7 +104,7 @@ def _state_names(model, formulation, options, n):
 
 def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1e-9, atol=1e-12, t_eval=None,
              n_out=None, formulation="tree", tau=None, progress=None, max_steps=None, events=None, t0=0.0,
-             energy=True, output_every=None, checkpoint=None, every=None, **options):
+             energy=True, output_every=None, checkpoint=None, every=None, contact=None, **options):
     """Integrate ``model`` from ``(q0, v0)`` at ``t0`` to ``t_end``; return a :class:`multibody.Result`.
 
     Parameters
@@ -114,7 +121,8 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         (``nsteps`` divisible by ``n_out − 1``), or ``t_eval`` times on the step grid ``t0 + k h`` (to 1e-9 h).
     formulation : name of a registered formulation (default ``"tree"``; the list is at the end of this
         docstring); ``options`` are its own keyword options.
-    tau : constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (see the module docstring).
+    tau : constant generalized forces (nv,), a callable ``tau(t, q, v)``, or a numba function ``tau(t, q, v, out)``
+        run in the compiled loop (see the module docstring).
     progress : a tqdm progress bar (steps of fixed-step runs, simulated time of adaptive ones): None (default)
         shows it once a run has lasted two seconds, on a terminal only; True always; False never.
     max_steps : the step budget, a whole number >= 1 or ``math.inf`` (no limit). Default: adaptive methods a
@@ -134,6 +142,11 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         callback, events) is refused with a ``ModelError`` before it starts, and so is a fixed-step run that takes
         the Python loop (a model with torque expressions: checkpoint it with an adaptive method); so is a place
         that cannot be written (a ``ResultFileError``, checked by writing a file there).
+    contact : a contact model for the model's collision elements (``multibody.formulations.contact``):
+        ``"compliant"`` (Hunt–Crossley forces in the tree's right-hand side, any method) or ``"stepping"``
+        (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method); its
+        parameters are keyword options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``);
+        ``result.contacts`` holds the contacts at each output, ``result.energy["dissipated"]`` what they took.
     options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
         drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
         ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).
@@ -174,7 +187,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     ('compiled', 2000)
     """
     return _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress,
-                     max_steps, events, t0, energy, output_every, checkpoint, every, options)
+                     max_steps, events, t0, energy, output_every, checkpoint, every, options, contact=contact)
 
 
 def resume(path, progress=None):
@@ -255,12 +268,19 @@ def _checkpoint_writer(path, every, model, q0, v0, tau, t_eval, events, t0, t_en
 
 
 def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formulation, tau, progress, max_steps,
-              events, t0, energy, output_every, checkpoint, every, options, restart=None):
+              events, t0, energy, output_every, checkpoint, every, options, restart=None, contact=None):
     """``simulate`` (and, with ``restart`` a :class:`multibody.io.checkpoints.Checkpoint`, ``resume``)."""
     if not isinstance(formulation, str) or formulation not in FORMULATIONS:
         raise ModelError(f"formulation {formulation!r} is unknown; registered: {', '.join(sorted(FORMULATIONS))}",
                          element="formulation")
     _check_model(model, formulation)
+    system = None
+    if contact is not None:   # ---- a contact model (formulations/contact.py) with its own parameters
+        check_contact_run(model, checkpoint, events)
+        system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
+        options = {}
+        if isinstance(system, SteppingSystem):
+            return simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress)
     accepted = formulation_options(formulation)
     if accepted is not None:
         unknown = sorted(set(options) - set(accepted))
@@ -305,8 +325,13 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
          "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
          "max_steps": max_steps}, h_used if fixed else None)
-    check_supported(formulation, model, t0)   # a moving base, general joints: what the formulation declared
-    system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
+        return simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
+                                  formulation, tau, max_steps, events, energy, writer, options, every=every,
+                                  restart=restart)
+    check_supported(formulation, model, t0)   # a moving base, general joints, controllers: what it declared
+    if system is None:
+        system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)
     names = _state_names(model, formulation, options, system.x0.shape[0])
     if restart is not None:
         from multibody.io.checkpoints import check_resumable
@@ -372,10 +397,9 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         else:
             extra["path"] = "python"
             try:
-                t, X, status, done = rk_fixed_python(system.fun, system.project_py and
-                                                     (lambda x: system.project_py(None, x)), system.x0, t0,
-                                                     h_used, nsteps, save, mkey, nsplit=system.nsplit,
-                                                     progress=progress)
+                t, X, status, done = rk_fixed_python(system.fun, system.project_py, system.x0, t0, h_used, nsteps,
+                                                     save, mkey, nsplit=system.nsplit, progress=progress,
+                                                     on_step=system.on_step)
             except Exception as exc:
                 if not hasattr(exc, "partial"):
                     raise
@@ -525,18 +549,20 @@ def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, eve
         budget = step_budget(max_steps)
         if budget != math.inf:
             max_steps = max(1, budget - stats0["steps"])
-    callback = None
-    if writer is not None:
-        nxt = [t_start + every]
+    nxt = [t_start + every] if writer is not None else None
 
-        def callback(t, y, ts, ys, stats):
-            if t >= nxt[0]:
-                nxt[0] = t0 + every * (math.floor((t - t0) / every) + 1)
-                out_t, out_x = _joined(prev, ts, ys, y.shape[0])
-                writer.write(t, None, y, out_t, out_x, None, {k: stats0[k] + v for k, v in stats.items()})
+    def callback(t, y, ts, ys, stats):
+        if system.on_step is not None:
+            system.on_step(t, y)
+        if writer is not None and t >= nxt[0]:
+            nxt[0] = t0 + every * (math.floor((t - t0) / every) + 1)
+            out_t, out_x = _joined(prev, ts, ys, y.shape[0])
+            writer.write(t, None, y, out_t, out_x, None, {k: stats0[k] + v for k, v in stats.items()})
 
-        if prev is None:
-            writer.write(t0, None, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, stats0)
+    if writer is None and system.on_step is None:
+        callback = None
+    if writer is not None and prev is None:
+        writer.write(t0, None, system.x0, np.zeros(0), np.zeros((0, system.x0.shape[0])), None, stats0)
     if prev is not None and (prev.finished or t_start >= t_end or (rest is not None and rest.size == 0)):
         from multibody.integrate.adaptive import AdaptiveRun
 
@@ -597,11 +623,16 @@ class BatchResult:
         """(runs,) True for the runs that completed."""
         return self.status == "success"
 
+    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's)
+    events = q_names = v_names = None
+
     def __getitem__(self, b):
         b = range(len(self))[b]
         info = {**self.info, "status": str(self.status[b]), "steps": int(self.steps[b]), "run": b}
         return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
-                      q_names=self.model.coordinate_names(), v_names=self.model.velocity_names(), model=self.model)
+                      q_names=self.q_names or self.model.coordinate_names(),
+                      v_names=self.v_names or self.model.velocity_names(), model=self.model,
+                      events=None if self.events is None else self.events[b])
 
     def __repr__(self):
         return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "
@@ -651,12 +682,14 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         (the centre of mass and the inertia about it stay the model's); ``"gravity"`` (runs, 3). Everything
         else is the model's. Missing keys: the model's values.
     t_eval, n_out, output_every : the output times, as for fixed-step ``simulate`` (default every step).
-    tau : constant generalized forces (nv,) for every run (a callable is refused).
+    tau : constant generalized forces (nv,) for every run, or a numba function ``tau(t, q, v, out)`` (a Python
+        callable is refused).
     energy : compute the energies of the outputs in the loop (``result.energy``).
     lanes : run ``LANES`` (8) runs at once in the SIMD lanes of the processor (``kernels/lanes.py``), with the
         same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
-        Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts but no
-        point-to-point springs, methods RK2, HEUN, RK4, VERLET — and runs the others one by one; False always
+        Revolute, Prismatic and Fixed joints on a fixed ground, with joint spring-dampers and efforts and PD
+        controllers but no point-to-point springs, computed-torque controllers or numba torque laws, methods RK2,
+        HEUN, RK4, VERLET — and runs the others one by one; False always
         runs them one by one; True requires the lanes (a ``ModelError`` says why a model cannot take them).
         ``result.info["path"]`` says which ran.
 
@@ -685,9 +718,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     if mkey not in FIXED_METHODS:
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
                          f"), not {method!r}; use simulate for adaptive methods", element="method")
-    if callable(tau) or (tau is None and getattr(model, "torque_callback", None) is not None):
+    law = getattr(model, "torque_callback", None) if tau is None else tau
+    if callable(law) and not is_compiled_torque(law):
         raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
-                         "vary constant torques with params={'tau': ...} or use simulate", element="tau")
+                         "give a numba function tau(t, q, v, out), vary constant torques with params={'tau': ...} "
+                         "or use simulate", element="tau")
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, method)
     arg.fixed_budget(nsteps, h_used, max_steps, "compiled")
@@ -717,6 +752,12 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
+        *arrays, events, qn, vn = switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau,
+                                                  energy, params)
+        batch = BatchResult(*arrays, model)
+        batch.events, batch.q_names, batch.v_names = events, qn, vn
+        return batch
     refuse_general_joints(model, "simulate_batch (one compiled loop for all runs)")
     system = FORMULATIONS["tree"](model, Q[0] if runs else None, V[0] if runs else None, tau=tau, energy=energy)
     batch = system.batch(runs, params)
@@ -734,8 +775,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.kernels.lanes import lanes_supported
         from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
         from multibody.kernels.kinematics import F_MASS
+        from multibody.model.controllers import ControllerTable
 
         why = lanes_supported(model)
+        if why is None and is_compiled_torque(law):
+            why = "a compiled torque law runs in the per-run loop"
         if why is None and METHODS[mkey] not in LANE_METHODS:
             why = f"method {method!r} is not one of RK2, HEUN, RK4, VERLET"
         if why is not None and lanes:
@@ -747,7 +791,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
             TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG)
+            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG,
+                    ControllerTable(model.controllers, model.nv).arrays())
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,
                                                system.run_params, method=mkey, project=system.project, save=save,

@@ -9,6 +9,8 @@ a file of their own. A case must end in a valid Model or a ``multibody.errors.Mo
 other exception is a finding (libFuzzer stops and writes the input as ``crash-*``), a hang is one with
 ``-timeout=N``.
 """
+import atexit
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -20,11 +22,13 @@ try:
 except ImportError:   # pragma: no cover - an optional tool
     sys.exit("atheris is not installed: pip install atheris (it is not a dependency of multibody)")
 
-with atheris.instrument_imports():
+# coverage of multibody and the case generator only (instrumenting sympy, numpy, ... takes many minutes)
+with atheris.instrument_imports(include=["multibody", "fuzz_cases"]):
     import multibody as mb
     from fuzz_cases import Case, builder_calls, check_file, make_file, run_builder
 
 WORKDIR = tempfile.mkdtemp(prefix="multibody-fuzz-")
+atexit.register(shutil.rmtree, WORKDIR, True)
 
 
 class Choices:
@@ -57,8 +61,29 @@ def test_one_input(data):
         check_file(make_file(rnd), WORKDIR)
 
 
+def seed_corpus():
+    """A folder of seed inputs: every bundled example as a YAML file and as JSON, in the byte layout
+    test_one_input reads (the file first; at the end, read first, the suffix choice and then case 0)."""
+    import json
+
+    import yaml
+
+    from fuzz_cases import EXAMPLES
+
+    folder = Path(WORKDIR) / "seeds"
+    folder.mkdir()
+    for name, text in EXAMPLES.items():
+        (folder / f"{name}.yaml").write_bytes(text.encode() + b"\x00\x00")
+        (folder / f"{name}.json").write_bytes(json.dumps(yaml.safe_load(text)).encode() + b"\x01\x00")
+    return str(folder)
+
+
 def main():
-    atheris.Setup(sys.argv, test_one_input)
+    argv = list(sys.argv)
+    inputs = [a for a in argv[1:] if not a.startswith("-")]
+    if all(Path(a).is_dir() for a in inputs):       # fuzzing (not replaying files): start from the examples
+        argv.append(seed_corpus())
+    atheris.Setup(argv, test_one_input)
     atheris.Fuzz()
 
 

@@ -14,6 +14,9 @@ BENCHMARKS = [
     ("poisson", "multibody.bench.poisson", "bench_poisson"),
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
+    ("robots", "multibody.bench.robots", "bench_robots"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
+    ("contact", "multibody.bench.contact", "bench_contact"),
+    ("switching", "multibody.bench.switching", "bench_switching"),
     ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]

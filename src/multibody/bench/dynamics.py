@@ -60,7 +60,8 @@ def binary_tree(n, length=1.0):
     return b.build()
 
 
-def _random_rotation(rng):
+def random_rotation(rng):
+    """A rotation matrix drawn uniformly (the unit quaternion of four normal numbers, normalized)."""
     q = rng.normal(size=4)
     w, x, y, z = q / np.linalg.norm(q)
     return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
@@ -68,7 +69,8 @@ def _random_rotation(rng):
                      [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
-def _random_unit(rng):
+def random_unit(rng):
+    """A unit 3-vector drawn uniformly on the sphere."""
     a = rng.normal(size=3)
     return a / np.linalg.norm(a)
 
@@ -81,36 +83,49 @@ def random_tree(n, rng, joint_types=None, fixed_on_ground=True, gravity=None, ba
     (principal moments in [0.2, 2] satisfying the triangle inequality, random principal axes).
     ``fixed_on_ground=False`` keeps Fixed joints off the ground (Pinocchio ignores bodies welded to it).
     ``base_motion``: a prescribed motion of the ground (``ModelBuilder(base_motion=...)``)."""
+    return random_tree_builder(n, rng, joint_types, fixed_on_ground, gravity, base_motion)[0].build()
+
+
+def random_tree_builder(n, rng, joint_types=None, fixed_on_ground=True, gravity=None, base_motion=None,
+                        child_placements=0.0):
+    """``(builder, joints)``: the ``ModelBuilder`` of :func:`random_tree` (before ``build``: frames, controllers ...
+    may be added) and its (joint name, joint) pairs in the order added, with a random child placement (the body's own
+    frame apart from its joint's) on each joint with probability ``child_placements``."""
     mb = _mb()
     rng = np.random.default_rng(rng)
     types = list(joint_types or ("Fixed", "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical",
                                  "Planar", "Free"))
     g = rng.normal(size=3) * 5.0 if gravity is None else gravity
     b = mb.ModelBuilder(gravity=g, name=f"random_tree_{n}", base_motion=base_motion)
+    joints = []
     names = ["ground"]
     for k in range(n):
         name = f"body{k + 1}"
         moments = np.sort(rng.uniform(0.2, 2.0, 3))
         moments[2] = rng.uniform(moments[1], moments[0] + moments[1])
-        Q = _random_rotation(rng)
+        Q = random_rotation(rng)
         b.add_body(name, mass=rng.uniform(0.2, 3.0), com=rng.uniform(-0.5, 0.5, 3),
                    inertia=Q @ np.diag(rng.permutation(moments)) @ Q.T)
         kind = types[rng.integers(len(types))]
         parent = names[rng.integers(len(names))]
         if kind == "Fixed" and parent == "ground" and not fixed_on_ground:
             kind = "Revolute"
-        a1 = _random_unit(rng)
-        a2 = _random_unit(rng)
+        a1 = random_unit(rng)
+        a2 = random_unit(rng)
         while abs(a1 @ a2) > 0.9:
-            a2 = _random_unit(rng)
+            a2 = random_unit(rng)
         joint = {"Fixed": lambda: mb.Fixed(), "Revolute": lambda: mb.Revolute(a1),
                  "Prismatic": lambda: mb.Prismatic(a1), "Cylindrical": lambda: mb.Cylindrical(a1),
                  "Universal": lambda: mb.Universal(a1, a2), "Spherical": lambda: mb.Spherical(),
                  "Planar": lambda: mb.Planar(), "Free": lambda: mb.Free()}[kind]()
+        child = None
+        if child_placements and rng.random() < child_placements:
+            child = mb.Placement(random_rotation(rng), rng.uniform(-1.0, 1.0, 3))
         b.add_joint(f"joint{k + 1}", joint, parent=parent, child=name,
-                    placement=mb.Placement(_random_rotation(rng), rng.uniform(-1.0, 1.0, 3)))
+                    placement=mb.Placement(random_rotation(rng), rng.uniform(-1.0, 1.0, 3)), child_placement=child)
+        joints.append((f"joint{k + 1}", joint))
         names.append(name)
-    return b.build()
+    return b, joints
 
 
 # ---- the same model in Pinocchio --------------------------------------------------------------------------

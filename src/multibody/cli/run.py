@@ -1,4 +1,5 @@
-"""``multibody run FILE [--t-end T] [--method M] [--out DIR]``: simulate a model file and write the results.
+"""``multibody run FILE [--t-end T] [--method M] [--out DIR] [--controller pd --posture Q,...]``: simulate a model file
+and write the results.
 
 ``FILE`` is a model file (``.yaml``, ``.yml``, ``.json``; see ``multibody validate``) or a URDF robot (``.urdf``,
 ``--floating-base`` to set it free). The file's ``simulation:`` settings are used, each flag given on the
@@ -9,12 +10,18 @@ residuals against time). A file with problems is reported like ``multibody valid
 The output folder is made and checked before the run (a place that cannot be written fails at once); a run that
 fails writes its partial result there; a result that cannot be written at the end is kept in a new folder of
 the system's temporary folder, and the message says where.
+``--controller pd`` (or ``computed-torque``) adds a controller on every joint with plain coordinates holding
+``--posture`` (``multibody.model.controllers``), evaluated inside the compiled loop.
 """
 import math
 import sys
 from pathlib import Path
 
 from multibody.errors import IntegrationError, ModelError, ResultFileError
+
+#: the line ``run`` prints with ``Result.energy_drift()``: max_t |E(t) − E(0)| / max(|E(0)|, max_t T(t)), E = T + V
+ENERGY_LINE = ("largest change of T + V, relative to max(|T + V at t = 0|, largest T of the run) "
+               "(0 for a conservative system)")
 
 
 def output_every(t_end, h, method, at_most=2001):
@@ -25,16 +32,17 @@ def output_every(t_end, h, method, at_most=2001):
     return max(1, -(-nsteps // (at_most - 1)))
 
 
-def load_for_run(path, floating_base=False, strict=False):
+def load_for_run(path, floating_base=False, strict=False, limits=True):
     """The ModelFile of ``path`` (a URDF gets the neutral state and no settings); ``strict``: refuse every inertia
-    that no body has (``multibody.model.inertia``)."""
+    that no body has (``multibody.model.inertia``); ``limits=False``: a URDF's limits kept as data, not stops (a
+    run with controllers: the switching run across stops takes none yet)."""
     import numpy as np
 
     from multibody.io import load, load_urdf
     from multibody.io.model_files import ModelFile
 
     if Path(path).suffix.lower() == ".urdf":
-        model = load_urdf(path, floating_base=floating_base, strict=strict)
+        model = load_urdf(path, floating_base=floating_base, strict=strict, limits=limits)
         return ModelFile(model, model.neutral(), np.zeros(model.nv), {}, str(path))
     return load(path, strict=strict)
 
@@ -59,6 +67,55 @@ def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, for
         else:
             settings["n_out"] = 1001
     return simulate(mf.model, mf.q0, mf.v0, **mf.settings(**settings))
+
+
+def numbers_option(text, option):
+    """The comma-separated numbers of a command-line option, or a ModelError naming it."""
+    try:
+        values = [float(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise ModelError(f"{option} must be comma-separated numbers, got {text!r}", element=option) from None
+    if not values or not all(math.isfinite(x) for x in values):
+        raise ModelError(f"{option} must be one or more finite numbers, got {text!r}", element=option)
+    return values
+
+
+def add_controller(mf, kind, posture=None, kp=None, kd=None, omega=20.0):
+    """The ModelFile ``mf`` with a controller on every joint with plain coordinates (``--controller``): ``"pd"``
+    (``mb.JointPD`` with gravity compensation) or ``"computed-torque"`` (``mb.ComputedTorque``), holding ``posture``
+    (comma-separated, one value per controlled coordinate; default: the initial configuration's). Gains ``kp``,
+    ``kd`` (one or one per coordinate); by default Kp = ω² M_ii, Kd = 2 ω M_ii at the posture (each joint a critically
+    damped oscillator of natural frequency ω, were the mass matrix diagonal) for PD, and Kp = ω², Kd = 2 ω for the
+    computed torque (whose error obeys ë + Kd ė + Kp e = 0)."""
+    import numpy as np
+
+    import multibody as mb
+    from multibody.io.model_files import ModelFile
+    from multibody.model.controllers import resolve_controller
+
+    kinds = {"pd": mb.JointPD, "computed-torque": mb.ComputedTorque}
+    if kind not in kinds:
+        raise ModelError(f"--controller must be one of {', '.join(kinds)}, got {kind!r}", element="--controller")
+    model = mf.model
+    nc = sum(j.joint.nv for j in model.joints[1:] if j.joint.linear_coordinates)
+    info = resolve_controller(kind, kinds[kind](1.0, 1.0, np.zeros(nc)), model.joints)   # the coordinates
+    q = np.array(mf.q0, dtype=float)
+    if posture is not None:
+        values = numbers_option(posture, "--posture")
+        if len(values) != len(info.iq):
+            raise ModelError(f"--posture has {len(values)} values for the {len(info.iq)} controlled coordinates "
+                             f"({', '.join(info.coordinates)})", element="--posture")
+        q[list(info.iq)] = values
+    target = q[list(info.iq)]
+    if kind == "pd":
+        d = np.diag(mb.crba(model, q))[list(info.iv)]
+        gains = omega**2 * d, 2 * omega * d
+    else:
+        gains = omega**2, 2 * omega
+    kp = gains[0] if kp is None else numbers_option(kp, "--kp")
+    kd = gains[1] if kd is None else numbers_option(kd, "--kd")
+    held = model.with_controllers({kind: kinds[kind](kp, kd, target)})
+    return ModelFile(held, mf.q0, mf.v0, mf.simulation, mf.source)
 
 
 def output_files(out):
@@ -147,10 +204,16 @@ def run(args):
     from multibody.io.documents import ModelFileError
 
     try:
-        mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False))
+        mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False),
+                          limits=not getattr(args, "controller", None))
     except ModelFileError as exc:
         report_problems(exc)
         return 2
+    if getattr(args, "controller", None):
+        mf = add_controller(mf, args.controller, args.posture, args.kp, args.kd)
+    elif any(getattr(args, k, None) is not None for k in ("posture", "kp", "kd")):
+        raise ModelError("--posture, --kp and --kd set the controller of --controller pd|computed-torque; give it",
+                         element="--controller")
     out = Path(args.out) if args.out else Path(f"{Path(args.file).stem}_run")
     made = prepare_outputs(out)       # before the run: a place that cannot be written fails now, not after it
     try:
@@ -183,8 +246,11 @@ def run(args):
     print(f"  {info.get('formulation', mf.simulation.get('formulation', 'tree'))} formulation, {info.get('method')}, "
           f"t = {res.t[0]:g} .. {res.t[-1]:g} s, {info.get('steps')} steps, {info.get('cpu_seconds', 0):.2f} s CPU, "
           f"{info.get('status')}")
-    if res.energy:
-        print(f"  largest change of T + V (relative; 0 for a conservative system): {res.energy_drift():.3e}")
+    for c in mf.model.controllers:
+        error = abs(res.q[-1][list(c.iq)] - c.controller.reference.at(res.t[-1])[0]).max()
+        print(f"  controller '{c.name}': largest |q - target| at the end {error:.3e}")
+    if res.energy and not mf.model.controllers:
+        print(f"  {ENERGY_LINE}: {res.energy_drift():.3e}")
     if res.residuals:
         worst = max(float(abs(v).max()) for v in res.residuals.values())
         print(f"  largest constraint residual: {worst:.3e}")
@@ -208,4 +274,13 @@ def cli_register(subparsers):
     p.add_argument("--floating-base", action="store_true", help="URDF: put the root link on a free joint")
     p.add_argument("--strict", action="store_true", help="refuse every inertia that no body has (a URDF's are kept "
                                                          "with a warning otherwise)")
+    p.add_argument("--controller", choices=("pd", "computed-torque"), default=None,
+                   help="control every joint with plain coordinates in the compiled loop: PD with gravity "
+                        "compensation, or computed torque")
+    p.add_argument("--posture", default=None, metavar="Q1,Q2,...",
+                   help="the controller's target, one value per controlled joint coordinate (default: the initial "
+                        "configuration)")
+    p.add_argument("--kp", default=None, metavar="K[,K...]", help="controller stiffness gains (default: from the mass "
+                                                                  "matrix, 20 rad/s critically damped)")
+    p.add_argument("--kd", default=None, metavar="K[,K...]", help="controller damping gains")
     p.set_defaults(func=run)

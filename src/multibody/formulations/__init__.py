@@ -13,4 +13,5 @@
 """
 from multibody.formulations import base, tree  # noqa: F401
 from multibody.formulations import constrained, cartesian, stabilized, poisson  # noqa: F401  (each registers itself)
+from multibody.formulations import contact, compliant  # noqa: F401  (register the contact models)
 from multibody.formulations import symbolic  # noqa: F401  (registers "symbolic")

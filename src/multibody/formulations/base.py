@@ -11,7 +11,7 @@ with the accepted names (:func:`formulation_options`), and ``help(multibody.simu
 registered formulation with its options and the first line of its docstring (:func:`describe_formulations`).
 
 A formulation declares, when it registers, what it takes beyond a tree of built-in joints on a fixed ground
-(:data:`FEATURES`: a moving base, general joints, batches); ``simulate`` asks the registry
+(:data:`FEATURES`: a moving base, general joints, batches, controllers); ``simulate`` asks the registry
 (:func:`check_supported`, :func:`supports`) instead of naming formulations.
 """
 import inspect
@@ -38,7 +38,10 @@ class OdeSystem:
     ``project(x, params)`` for the compiled fixed-step loop (``rhs=None``: no compiled path). ``fun(t, x)``:
     the Python right-hand side (adaptive methods; the fixed-step Python loop when ``rhs`` is None or
     ``python_only``). ``project_py(t, x) -> x`` or None: after every step; ``project_output(t, x) -> x``: for
-    the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks. ``nsplit``: number of position coordinates
+    the interpolated outputs and events of adaptive runs (None: ``project_py``), without the per-step checks.
+    ``on_step(t, x)`` or None: after every accepted step of the Python loops (adaptive, and fixed-step when
+    ``python_only`` or ``rhs`` is None) with the state the run goes on from, e.g. to follow joint angles through
+    whole turns between sparse outputs. ``nsplit``: number of position coordinates
     (VERLET). ``make_result(t, X, info) -> Result``. ``split(x) -> (q, v)`` for event functions; ``split_t(t, x)
     -> (q, v)`` in its place for a state that holds part of (q, v) only (prescribed coordinates).
 
@@ -65,6 +68,7 @@ class OdeSystem:
     run_params: object = None
     batch: object = None
     split_t: object = None
+    on_step: object = None
 
 
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem
@@ -76,6 +80,7 @@ FEATURES = {
     "moving base from t = 0": "a model whose ground moves in a prescribed way, in runs that start at t0 = 0",
     "general joints": "GeneralJoint (seed 001 §3.4.2): kinematics from generated code before each evaluation",
     "batch": "simulate_batch: many runs in one compiled parallel loop (OdeSystem.run_params and batch)",
+    "controllers": "the model's controllers (model.controllers: JointPD, ComputedTorque) in its right-hand side",
 }
 
 #: formulation name -> the names of :data:`FEATURES` it declared
@@ -85,8 +90,14 @@ SUPPORTS = {}
 def callback_forces(callback, t, q, v, nv, model_name):
     """The generalized forces ``callback(t, q, v)`` returns, checked the same way in every formulation: an
     array of ``nv`` numbers (shape (nv,)); anything else is a ``ModelError`` naming the model and the time.
-    ``q`` and ``v`` are given as copies, so the callback cannot change the state."""
-    out = callback(t, q.copy(), v.copy())
+    ``q`` and ``v`` are given as copies, so the callback cannot change the state. A numba function
+    ``callback(t, q, v, out)`` (the compiled torque law of ``formulations/tree_control.py``, which the 'tree'
+    formulation calls in its compiled loop) is called from Python here, with out zeroed."""
+    if getattr(callback, "py_func", None) is not None and hasattr(callback, "signatures"):   # a numba dispatcher
+        out = np.zeros(nv)
+        callback(float(t), np.array(q, dtype=np.float64), np.array(v, dtype=np.float64), out)
+    else:
+        out = callback(t, q.copy(), v.copy())
     where = f"torque callback of model '{model_name}'"
     if out is None:
         raise ModelError(f"{where} returned None at t = {t}, expected an array of nv = {nv} numbers",
@@ -135,7 +146,7 @@ def _names(names):
 def check_supported(name, model, t0=0.0):
     """A ``ModelError`` when the formulation ``name`` does not take ``model`` as it is: a moving base
     (``model.base_motion``) it did not declare, or one from a start ``t0`` other than 0 when it declared it from
-    t = 0 only, or general joints it did not declare (naming the first of them)."""
+    t = 0 only, or general joints or controllers it did not declare (naming the first of them)."""
     mname = getattr(model, "name", "")
     if getattr(model, "base_motion", None) is not None:
         if not (supports(name, "moving base") or supports(name, "moving base from t = 0")):
@@ -149,6 +160,12 @@ def check_supported(name, model, t0=0.0):
                              f"t0 = {t0}", element="t0")
     if not supports(name, "general joints"):
         refuse_general_joints(model, f"the {name!r} formulation")
+    controllers = getattr(model, "controllers", ())
+    if controllers and not supports(name, "controllers"):
+        names = ", ".join(c.name for c in controllers)
+        raise ModelError(f"model '{mname}' has controllers ({names}): the {_names(supporting('controllers'))} "
+                         f"formulation evaluates them; formulation {name!r} does not",
+                         element=f"controller '{controllers[0].name}'")
 
 
 def formulation_options(name):

@@ -3,8 +3,10 @@
 State ``x = [q, v]``, ``ẋ = [q̇(q, v), aba(q, v, τ)]`` with ``τ = τ_applied(q, v) + τ_extra``: the joint
 spring-dampers and efforts and the point spring-dampers of the model (``kernels/forces.py``), gravity being
 inside ``aba``. The right-hand side ``tree_rhs`` (``formulations/tree_rhs.py``) is a numba function, so
-fixed-step runs are one compiled loop; a Python torque callback forces the Python right-hand side (see
-``multibody.simulation``). Prescribed (driven) coordinates, ``prescribed={name: f}``, are in ``formulations/prescribed.py``.
+fixed-step runs are one compiled loop; the model's controllers and a numba torque law run in it too
+(``tree_rhs_control``, ``formulations/tree_control.py``); a Python torque callback forces the Python right-hand
+side (see ``multibody.simulation``). Prescribed (driven) coordinates, ``prescribed={name: f}``, are in
+``formulations/prescribed.py``.
 
 
 A model whose ground moves in a prescribed way (``model.base_motion``; seed 001 §3.1–3.2) runs the Python
@@ -23,6 +25,8 @@ from multibody.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.prescribed import prescribed_system
+from multibody.formulations.tree_control import (P_CONTROL, control_params, is_compiled_torque, run_controls,
+                                                 tree_rhs_control)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q
@@ -33,7 +37,7 @@ from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, 
                                        P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK,
                                        tree_params)
 
-__all__ = ["tree_system", "tree_run_params", "tree_batch", "BATCH_PARAMS"]
+__all__ = ["tree_system", "tree_run_params", "tree_control_run_params", "tree_batch", "BATCH_PARAMS"]
 
 
 # ---- many runs at once (simulate_batch) ------------------------------------------------------------------
@@ -68,6 +72,12 @@ def tree_run_params(p, batch, b):
             p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C], p[P_SPRING_L0],
             np.zeros_like(p[P_TAU_BUFFER]), np.zeros_like(p[P_WORK]), np.zeros_like(p[P_BODY_FORCES]), p[P_NO_FEXT],
             tc, p[P_APPLIED], np.zeros(1))
+
+
+@njit(cache=True)
+def tree_control_run_params(p, batch, b):
+    """:func:`tree_run_params` of a model with controllers: the run's tree parameters and controllers' tuple."""
+    return tree_run_params(p[:P_CONTROL], batch, b) + (run_controls(p[P_CONTROL]),)
 
 
 def tree_batch(model, runs, params):
@@ -125,6 +135,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
     nq, nv = model.nq, model.nv
     callback = model.torque_callback if tau is None else tau
     tau_const = None
+    compiled = None      # a numba torque law (formulations/tree_control.py)
+    if is_compiled_torque(callback):
+        compiled, callback = callback, None
     if callback is not None and not callable(callback):
         tau_const = np.array(callback, dtype=float).reshape(-1)
         if tau_const.shape != (nv,) or not np.all(np.isfinite(tau_const)):
@@ -135,7 +148,11 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
     params = tree_params(model, tau_const, data)
     moving = data.base_motion is not None
     fill = data.fill
+    controlled = bool(model.controllers) or compiled is not None
     if prescribed is not None:
+        if controlled:
+            raise ModelError(f"model '{model.name}': prescribed coordinates with controllers or a compiled torque law "
+                             "are not supported (drive the coordinates or control them)", element="prescribed")
         return prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data)
     mi = params[P_MI]
     quats = has_quaternions(mi)
@@ -144,6 +161,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
         normalize_quaternions(x0, params)
 
     rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
+    if controlled:
+        params = control_params(model, params, compiled)
+        rhs = tree_rhs_control
     work = params[P_WORK]
     if callback is None:
         def fun(t, x):
@@ -205,9 +225,12 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                      project_py=project_py if quats else None, nsplit=nq,
                      python_only=callback is not None or moving or fill is not None,
                      info={"formulation": "tree", "torque_callback": callback is not None,
+                           **({"compiled_torque": getattr(compiled, "__name__", "")} if compiled is not None else {}),
+                           **({"controllers": [c.name for c in model.controllers]} if model.controllers else {}),
                            **({"base_motion": repr(data.base_motion)} if moving else {})},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,
-                     run_params=tree_run_params, batch=lambda runs, values: tree_batch(model, runs, values))
+                     run_params=tree_control_run_params if controlled else tree_run_params,
+                     batch=lambda runs, values: tree_batch(model, runs, values))
 
 
-register_formulation("tree", tree_system, supports=("moving base", "general joints", "batch"))
+register_formulation("tree", tree_system, supports=("moving base", "general joints", "batch", "controllers"))

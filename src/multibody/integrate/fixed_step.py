@@ -394,9 +394,10 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     (runs, saved, n) and OBS (runs, saved, nobs), rows after a failed run's last finite state set to NaN;
     ``status`` and ``done`` per run.
 
-    ``lanes=(mi, mf, F, TAU, MG)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
-    (``formulations.tree.tree_joint_forces``), the generalized forces TAU (runs, nv) and the body masses and gravity MG
-    (runs, nbodies + 3): they run ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
+    ``lanes=(mi, mf, F, TAU, MG, C)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
+    (``tree_parameters.tree_joint_forces``), the generalized forces TAU (runs, nv), the body masses and gravity MG
+    (runs, nbodies + 3) and the controllers' table C (``model.controllers.ControllerTable.arrays``): they run
+    ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
     ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called).
     ``nchunk``: the number of slices (default four per thread)."""
     code, _, nsteps = _check(method, np.zeros(1 + int(nsplit)), nsteps, h, nsplit)
@@ -413,9 +414,9 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     if lanes is not None:
         from multibody.integrate.lanes import LANES, lanes_groups
 
-        mi, mf, F, TAU, MG = lanes
+        mi, mf, F, TAU, MG, C = lanes
         in_threads(lanes_groups, (mi, mf, F, X, np.ascontiguousarray(TAU, dtype=np.float64),
-                                  np.ascontiguousarray(MG, dtype=np.float64), float(t0), float(h), nsteps, save, code,
+                                  np.ascontiguousarray(MG, dtype=np.float64), C, float(t0), float(h), nsteps, save, code,
                                   int(nsplit), TS, XS, OBS, INFO), -(-nb // LANES), nchunk)
     else:
         loops = specialize(rhs, project, observe, run_params)
@@ -468,12 +469,14 @@ def _stormer6_step(rhs, t, x, h, nsplit):
     return x, ok
 
 
-def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, progress=False):
+def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, progress=False, on_step=None):
     """The same schemes as the compiled loops as a Python loop, for right-hand sides that call Python
-    (e.g. a joint-torque callback ``tau(t, q, v)``): ``rhs(t, x) -> dx/dt`` and ``project(x) -> x`` (or
-    ``None`` for no projection) are plain Python callables. ``save`` is ``save_every`` (an int) or the step
-    numbers to save (as in :func:`run_fixed`). Same saving rules and return values; an exception raised by
-    ``rhs`` propagates after ``(t, x)`` so far are attached to it as ``exc.partial``.
+    (e.g. a joint-torque callback ``tau(t, q, v)``): ``rhs(t, x) -> dx/dt`` and ``project(t, x) -> x`` (at the
+    time the step reached, as a time-dependent constraint needs; or ``None`` for no projection) are plain Python
+    callables; ``on_step(t, x)`` (or None) is called after every step with the state reached. ``save`` is
+    ``save_every`` (an int) or the step numbers to save (as in :func:`run_fixed`). Same saving rules and return
+    values; an exception raised by ``rhs`` propagates after ``(t, x)`` so far are attached to it as
+    ``exc.partial``.
     """
     code = method_code(method) if isinstance(method, str) else int(method)
     save = save_steps(nsteps, int(save)) if np.ndim(save) == 0 else _save_array(save, nsteps)
@@ -516,12 +519,14 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
                     K.append(np.asarray(rhs(t + TABLEAU_C[code, s] * h, xt), dtype=np.float64))
             xt = np.asarray(xt, dtype=np.float64)
             if project is not None:
-                xt = np.asarray(project(xt), dtype=np.float64)
+                xt = np.asarray(project(t0 + (step + 1) * h, xt), dtype=np.float64)
             if not np.all(np.isfinite(xt)):
                 status = STATUS_NONFINITE
                 break
             x = xt
             done = step + 1
+            if on_step is not None:
+                on_step(t0 + done * h, x)
             if bar is not None:
                 bar.update(1)
             if k < save.size and save[k] == done:

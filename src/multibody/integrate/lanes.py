@@ -12,7 +12,7 @@ keeps its last finite state (saved as one more row) while the other lanes go on.
 import numpy as np
 from numba import njit
 
-from multibody.integrate.tableaux import TABLEAU_A, TABLEAU_B, TABLEAU_DIV, TABLEAU_STAGES
+from multibody.integrate.tableaux import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.kernels.lanes import (LANES, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_parameters, lanes_rhs,
                                      lanes_workspace_size)
 
@@ -46,13 +46,14 @@ def _observe(W, runs, pending, OBS):
 
 
 @njit(cache=True)
-def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC):
+def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC,
+              C):
     """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
-    see the module docstring). ``F``: the joint forces (``tree.tree_joint_forces``); ``XL``: the runs'
+    see the module docstring). ``F``: the joint forces (``tree_parameters.tree_joint_forces``); ``XL``: the runs'
     states, entry j of lane b at ``j * LANES + b`` (ends as the final states); ``TL``: their generalized forces,
     likewise; ``ML``: their body masses and gravity (``kernels.lanes.lanes_parameters``), likewise;
     ``runs[b]``: the run of lane b; ``real[b]``: False for a padding lane, whose outputs are not
-    written. ``W``, ``XT``, ``K``, ``ACC``: scratch."""
+    written. ``W``, ``XT``, ``K``, ``ACC``: scratch. ``C``: the controllers' table (``kernels.lanes.lanes_rhs``)."""
     n = XS.shape[2]
     nsave = save.shape[0]
     div = TABLEAU_DIV[method]
@@ -76,7 +77,8 @@ def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, 
     for step in range(nsteps):
         if nalive == 0:
             break
-        lanes_rhs(mi, mf, XL, TL, F, W, K[0])
+        t = t0 + step * h
+        lanes_rhs(mi, mf, XL, TL, F, W, K[0], t, C)
         _observe(W, runs, pending, OBS)
         for s in range(1, ns + 1):  # the stages after the first, then (s = ns) the step itself
             final = s == ns
@@ -93,7 +95,7 @@ def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, 
                 for b in range(LANES):
                     XT[j * LANES + b] = XL[j * LANES + b] + scale * ACC[b]
             if not final:
-                lanes_rhs(mi, mf, XT, TL, F, W, K[s])
+                lanes_rhs(mi, mf, XT, TL, F, W, K[s], t + TABLEAU_C[method, s] * h, C)
         for b in range(LANES):
             if not alive[b]:
                 continue
@@ -121,8 +123,8 @@ def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, 
     waiting = False
     for b in range(LANES):
         waiting = waiting or pending[b] >= 0
-    if waiting:
-        lanes_rhs(mi, mf, XL, TL, F, W, K[0])
+    if waiting:   # (for the energies, which do not depend on t)
+        lanes_rhs(mi, mf, XL, TL, F, W, K[0], t0 + nsteps * h, C)
         _observe(W, runs, pending, OBS)
     for b in range(LANES):
         if real[b]:
@@ -132,9 +134,10 @@ def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, 
 
 
 @njit(cache=True, nogil=True)
-def lanes_groups(mi, mf, F, X, TAU, MG, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
+def lanes_groups(mi, mf, F, X, TAU, MG, C, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
     """The groups g0 ≤ g < g1 of ``LANES`` consecutive runs of X (runs, n), with the generalized forces TAU
-    (runs, nv) and the body masses and gravity MG (runs, nbodies + 3), one after the other (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
+    (runs, nv), the body masses and gravity MG (runs, nbodies + 3) and the controllers' table C, one after the other
+    (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
     states. Compiled without the GIL: ``fixed_step.run_fixed_batch`` runs slices of the groups in threads
     (``fixed_step.in_threads``; a numba ``prange`` loop took 6 s to compile on a fresh install)."""
     nb, n = X.shape
@@ -160,7 +163,8 @@ def lanes_groups(mi, mf, F, X, TAU, MG, t0, h, nsteps, save, method, nsplit, TS,
                 TL[j * LANES + b] = TAU[runs[b], j]
             for j in range(nm):
                 ML[j * LANES + b] = MG[runs[b], j]
-        lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC)
+        lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K,
+                  ACC, C)
         for b in range(LANES):
             if real[b]:
                 for j in range(n):

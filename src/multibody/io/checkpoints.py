@@ -18,6 +18,11 @@ archive read with ``allow_pickle=False`` — numbers in arrays, settings in JSON
 ``t_eval``      the output times asked for (absent: none)
 ==============  ===========================================================================================
 
+A run across switches (joint limits, latches, releases) also has ``switching`` in ``meta``: its structures (the
+joints separated so far, with their times), the state of its mode and its switch log; its ``x`` and ``out_x`` are
+then rows of the run's full coordinate set (``formulations/variable_structure.py``), NaN where the structure of the
+moment has no such coordinate.
+
 Files are replaced atomically (``multibody.files.atomic_write``: written to a temporary file in the same folder,
 then ``os.replace``): a run killed at any moment leaves the previous checkpoint or the new one, never a torn file.
 Refused before the run starts: what cannot be written as data, with a ``ModelError`` saying why (a Python torque
@@ -67,6 +72,9 @@ class Checkpoint:
     stats: dict
     finished: bool
     path: str = None
+    #: the state of a run across switches (limits, latches, releases): its structures, mode and switch log, as
+    #: JSON data (``formulations/variable_structure.py``); None for other runs
+    switching: dict = None
 
 
 def _json(value, what):
@@ -117,11 +125,14 @@ class Writer:
                     raise ModelError(f"checkpoint=: {name} must be an array of numbers", element=name) from None
         self.path = check_writable(self.path, "checkpoint")   # before the run: never fail at its first write
 
-    def write(self, t, step, x, out_t, out_x, out_obs=None, stats=None, finished=False):
+    def write(self, t, step, x, out_t, out_x, out_obs=None, stats=None, finished=False, switching=None):
         """Replace the checkpoint file by the state ``x`` at time ``t`` (step number ``step`` of a fixed-step run,
-        else None) and the outputs so far; ``finished``: the run is complete."""
+        else None) and the outputs so far; ``finished``: the run is complete; ``switching``: the JSON data of a run
+        across switches (its structures, mode, switch log)."""
         meta = dict(self.meta, t=float(t), step=None if step is None else int(step), finished=bool(finished),
                     stats={k: int(v) for k, v in (stats or {}).items()})
+        if switching is not None:
+            meta["switching"] = _json(switching, "the state of the switches")
         n = np.asarray(x).shape[0]
         arrays = dict(self.arrays, meta=np.array(json.dumps(meta)), x=np.asarray(x, dtype=np.float64),
                       out_t=np.asarray(out_t, dtype=np.float64).reshape(-1),
@@ -160,7 +171,8 @@ def read(path):
                         tau=arrays.get("tau"), t_eval=arrays.get("t_eval"), t=float(meta["t"]),
                         step=None if meta["step"] is None else int(meta["step"]), x=arrays["x"],
                         out_t=arrays["out_t"], out_x=arrays["out_x"], out_obs=arrays.get("out_obs"),
-                        stats=dict(meta["stats"]), finished=bool(meta["finished"]), path=str(path))
+                        stats=dict(meta["stats"]), finished=bool(meta["finished"]), path=str(path),
+                        switching=meta.get("switching"))
     except ModelError as exc:
         raise ResultFileError(f"{where} is damaged: {exc}", path=path) from exc
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

@@ -1,5 +1,6 @@
 """Reading a model file into the ``ModelBuilder``: :class:`ModelLoader` walks the document, builds every
 element through the builder and collects every problem with its path in the file (``bodies[3].inertia: ...``)."""
+import math
 import re
 from contextlib import contextmanager
 
@@ -14,6 +15,7 @@ from multibody.io.mimic import mimic_constraint
 from multibody.io.vocabulary import AXIS_KEYS, CONSTRAINT_KEYS, JOINT_TYPES
 from multibody.model import (GROUND, BaseMotion, Fixed, ModelBuilder, Placement, PointOnPlane, PointOnProfile, Profile,
                              RollingDisc, RollingOnProfile, UserConstraint, VelocityConstraint, rotation_about)
+from multibody.model.controllers import controller_from_dict
 from multibody.model.geometry import Box, Cylinder, Mesh, Sphere, shape_from_dict
 from multibody.model.rotations import quat_to_matrix, rpy_matrix
 
@@ -187,6 +189,7 @@ class ModelLoader:
         for k, spec in enumerate(as_list(d.get("springs"))):
             self._spring(b, k, spec)
         self._elements(b, d, old_visuals)
+        self._controllers(b, d)
         pending = [self._constraint(k, spec) for k, spec in enumerate(as_list(d.get("constraints")))]
         if limits:
             meta["limits"] = limits
@@ -281,6 +284,28 @@ class ModelLoader:
             raise Skip
         return out
 
+    def _controllers(self, b, d):
+        """The controller elements (``multibody.model.controllers``): their numbers checked here, their joints and
+        sizes when the model is built."""
+        for k, spec in enumerate(as_list(d.get("controllers"))):
+            path = f"controllers[{k}]"
+            if self._has_schema_problem(path):
+                continue
+            with self.element(path):
+                data = dict(spec)
+                for key in ("kp", "kd"):
+                    data[key] = self.per_dof(spec[key], f"{path}.{key}")
+                if "target" in spec:
+                    data["target"] = self.numbers(spec["target"], f"{path}.target")
+                if "trajectory" in spec:
+                    traj = spec["trajectory"]
+                    data["trajectory"] = {"times": self.numbers(traj["times"], f"{path}.trajectory.times"),
+                                          "positions": [self.numbers(row, f"{path}.trajectory.positions[{r}]")
+                                                        for r, row in enumerate(traj["positions"])]}
+                name = data.pop("name")
+                self.paths[f"controller '{name}'"] = path
+                b.add_controller(name, controller_from_dict(data, path))
+
     def _elements(self, b, d, old_visuals):
         """Frames, visual and collision elements (and the visuals written under bodies by earlier files)."""
         for k, spec in enumerate(as_list(d.get("frames"))):
@@ -367,20 +392,23 @@ class ModelLoader:
                         *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
                           for key in ("stiffness", "damping", "rest")]))),
                     lambda: self._effort(spec, path, jname, efforts) if known_type else None,
-                    lambda: self._limits(spec, path, jname, limits))
+                    lambda: self._limits(spec, path, jname, limits),
+                    lambda: self._unilateral(spec, path))
             except Skip:
                 values = None
             if values is None or not known_type:   # reported: a stand-in checks the joint's name and bodies
-                values = (Fixed(), None, None, {}, None, None)
-            joint, placement, child_placement, forces, effort, _ = values
+                values = (Fixed(), None, None, {}, None, None, {})
+            joint, placement, child_placement, forces, effort, _, unilateral = values
             b.add_joint(jname, joint, spec["parent"], spec["child"], placement=placement,
-                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces)
+                        child_placement=child_placement, effort=effort, cut=bool(spec.get("cut", False)), **forces,
+                        **unilateral)
 
     def _limits(self, spec, path, jname, limits):
         if spec.get("limits"):
-            values = {key: (self.per_dof(val, f"{path}.limits.{key}").tolist()
-                            if isinstance(val, list) else self.number(val, f"{path}.limits.{key}"))
-                      for key, val in spec["limits"].items()}
+            values = {key: (self._bound(val, f"{path}.limits.{key}") if key in ("lower", "upper") else
+                            self.per_dof(val, f"{path}.limits.{key}").tolist() if isinstance(val, list) else
+                            self.number(val, f"{path}.limits.{key}"))
+                      for key, val in spec["limits"].items() if key != "stops"}
             for key in ("velocity", "effort", "friction"):
                 if key in values and np.any(np.asarray(values[key]) < 0):
                     self.fail(f"{path}.limits.{key}", f"joint '{jname}': the {key} limit must be >= 0, got {values[key]}")
@@ -390,6 +418,36 @@ class ModelLoader:
                     self.fail(f"{path}.limits", f"joint '{jname}': the lower limit {values['lower']} is above the upper "
                                                 f"limit {values['upper']}")
             limits[jname] = values
+
+    def _unilateral(self, spec, path):
+        """The stops (``limits.lower``, ``limits.upper``: finite numbers, or ±.inf, or left out), ``restitution``,
+        ``latch`` and ``release`` of a joint, as ``add_joint`` takes them (``multibody.model.unilateral``)."""
+        out = {}
+        lim = spec.get("limits") or {}
+        if lim.get("stops", True) and (lim.get("lower") is not None or lim.get("upper") is not None):
+            out["limits"] = tuple(None if lim.get(key) is None else self._bound(lim[key], f"{path}.limits.{key}")
+                                  for key in ("lower", "upper"))
+        if spec.get("restitution") is not None:
+            out["restitution"] = self.per_dof(spec["restitution"], f"{path}.restitution")
+        lat = spec.get("latch")
+        if isinstance(lat, list):   # null: no latch on that coordinate
+            out["latch"] = [math.nan if v is None else self.number(v, f"{path}.latch[{k}]") for k, v in enumerate(lat)]
+        elif lat is not None:
+            out["latch"] = self.number(lat, f"{path}.latch")
+        rel = spec.get("release")
+        if isinstance(rel, dict):
+            out["release"] = {"at": self.number(rel.get("at"), f"{path}.release.at"),
+                              "mode": rel.get("mode", "separate")}
+        elif rel is not None:
+            out["release"] = self.number(rel, f"{path}.release")
+        return out
+
+    def _bound(self, value, path):
+        """A limit: numbers (per coordinate or one), where ±inf (YAML ``.inf``) means no stop on that side."""
+        values = value if isinstance(value, list) else [value]
+        out = [v if isinstance(v, float) and math.isinf(v) else self.number(v, f"{path}[{k}]" if isinstance(
+            value, list) else path) for k, v in enumerate(values)]
+        return out if isinstance(value, list) else out[0]
 
     def _joint_type(self, spec, path):
         jtype = spec["type"]
@@ -595,6 +653,7 @@ class ModelLoader:
 
     def simulation(self, spec):
         from multibody.formulations.base import FORMULATIONS, formulation_options
+        from multibody.formulations.contact import CONTACT_MODELS, contact_options
         from multibody.integrate.adaptive import SOLVERS
         from multibody.integrate.fixed_step import METHODS
 
@@ -621,16 +680,25 @@ class ModelLoader:
                 if m.upper() in METHODS and "h" not in spec:
                     self.fail("simulation.h", f"the fixed-step method {m} needs the step h")
                 out["method"] = m
+        with self.element("simulation.contact"):   # a contact model (formulations/contact.py): its parameters in options
+            if "contact" in spec:
+                if spec["contact"] not in CONTACT_MODELS:
+                    self.fail("simulation.contact", f"'{spec['contact']}' is not one of: "
+                                                    f"{', '.join(sorted(CONTACT_MODELS))}")
+                out["contact"] = spec["contact"]
         options = spec.get("options") if isinstance(spec.get("options"), dict) else {}
-        if "formulation" in spec and "formulation" not in out:
+        if ("formulation" in spec and "formulation" not in out) or ("contact" in spec and "contact" not in out):
             return out
         with self.element("simulation.options"):
-            accepted = formulation_options(out.get("formulation", "tree"))
+            if "contact" in out:
+                accepted, what = contact_options(out["contact"]), f"the {out['contact']} contact model"
+            else:
+                accepted, what = formulation_options(out.get("formulation", "tree")), \
+                    f"the {out.get('formulation', 'tree')} formulation"
             for key in options:
                 if accepted is not None and key not in accepted:
                     self.fail(format_path(("simulation", "options", key)),
-                              f"the {out.get('formulation', 'tree')} formulation has no option '{key}' (its options: "
-                              f"{', '.join(accepted) or 'none'})")
+                              f"{what} has no option '{key}' (its options: {', '.join(accepted) or 'none'})")
             if options:
                 out["options"] = dict(options)
         return out

@@ -44,7 +44,7 @@ __all__ = ["ModelFile", "load", "load_model", "load_text", "validate_file", "mod
 class ModelFile:
     """A loaded model file: the ``model``, the initial state ``q0``, ``v0`` (defaults: neutral, at rest) and the
     ``simulation`` settings (keys of ``multibody.simulate``: formulation, method, t_end, h, rtol, atol, n_out,
-    and the formulation's ``options``)."""
+    contact, and the formulation's or the contact model's ``options``)."""
 
     model: object
     q0: np.ndarray

@@ -22,8 +22,9 @@ What is read, and how it maps to the builder (``ModelBuilder``, so every builder
   is the joint frame moved by the joint (the builder's convention); ``<axis xyz>`` (default (1, 0, 0)) in the
   joint frame, normalized (only a zero axis is refused). ``<dynamics damping>`` becomes the joint's viscous
   damper (``damping``, used when simulating); ``<limit lower upper effort velocity>`` (lower <= upper, effort and
-  velocity >= 0) and ``<dynamics friction>`` are kept as data in ``model.metadata["limits"]`` (nothing enforces
-  them).
+  velocity >= 0) and ``<dynamics friction>`` are kept as data in ``model.metadata["limits"]``; ``lower`` and
+  ``upper`` of revolute and prismatic joints are also their end stops (``model.lower_limits``,
+  ``model.upper_limits``; plastic impacts, resting contact; ``multibody.model.unilateral``), unless ``limits=False``.
 * ``<mimic joint multiplier offset>``: q = multiplier · q_joint + offset, kept in ``model.metadata["mimic"]``;
   with ``mimic=True`` each becomes a constraint (``UserConstraint`` named ``<joint>_mimic``, simulated by the
   constrained formulations); Pinocchio's default, ``mimic=False``, leaves the joint free. A mimic on a fixed joint
@@ -146,9 +147,10 @@ def _unit(axis):
 
 
 def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False,
-               package_dirs=None, mimic=False):
+               package_dirs=None, mimic=False, limits=True):
     """A Model from the text of a URDF file (see the module docstring). ``source`` names the file in messages, and
-    its folder is where relative mesh paths are looked up (when it is a path)."""
+    its folder is where relative mesh paths are looked up (when it is a path). ``limits=False`` keeps the ``<limit
+    lower upper>`` of revolute and prismatic joints as data only (no end stops)."""
     if strict and repair:
         raise ModelError("load_urdf: strict=True refuses the inertias that repair=True would move: choose one",
                          element="strict")
@@ -211,6 +213,7 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
     policy = "refuse" if strict else "repair" if repair else "warn"
     tree = _Tree(rd, links, joints, roots[0], floating_base, source)
     tree.mimics = mimics
+    tree.stops = bool(limits)
     model = _build(rd, robot, tree, policy, gravity, mimics if mimic else None)
     if rd.missing:
         shown = ", ".join(sorted(rd.missing)[:5]) + (", ..." if len(rd.missing) > 5 else "")
@@ -543,8 +546,11 @@ def _add_joint(rd, builder, tree, j):
             if not np.array_equal(A, np.eye(3)):
                 place = place * Placement(A)
                 child_placement = Placement(A)
+        lim = j["limits"]
+        stop = ((lim.get("lower"), lim.get("upper")) if tree.stops and j["kind"] in ("revolute", "prismatic")
+                and ("lower" in lim or "upper" in lim) else None)
         builder.add_joint(j["name"], joint, parent_body, j["child"], placement=place,
-                          child_placement=child_placement, damping=j["damping"] or None)
+                          child_placement=child_placement, damping=j["damping"] or None, limits=stop)
     except ModelError as exc:
         rd.problems.append(Problem(j["path"], str(exc)))
 
@@ -605,10 +611,12 @@ def _mesh_path(filename, base, package_dirs):
 
 
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False, package_dirs=None,
-              mimic=False):
+              mimic=False, limits=True):
     """The Model of the URDF file ``path`` (see the module docstring). ``floating_base=True`` puts the root link on a
     free joint ``root_joint``; ``strict=True`` refuses every inertia no body has, ``repair=True`` moves each to the
     nearest physical one; ``package_dirs``: folders where ``package://`` meshes are looked up; ``mimic=True`` makes
-    each ``<mimic>`` a constraint. Problems of the file raise ``ModelFileError`` listing each one."""
+    each ``<mimic>`` a constraint; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
+    they are the end stops of revolute and prismatic joints: ``model.lower_limits``, plastic impacts, resting
+    contact). Problems of the file raise ``ModelFileError`` listing each one."""
     return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, strict=strict,
-                      repair=repair, package_dirs=package_dirs, mimic=mimic)
+                      repair=repair, package_dirs=package_dirs, mimic=mimic, limits=limits)

@@ -1,6 +1,7 @@
 """Writing a Model as a model file: :func:`model_to_dict` (the Model's own description, so that
 ``load(save(model))`` builds the same packed arrays) and :func:`save_model`; what a file cannot hold is refused with
 a ``ModelError`` naming it."""
+import math
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +158,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
                     e[key] = val
         if j.name in limits:
             e["limits"] = limits[j.name]
+        _write_unilateral(e, model, j)
         joints.append(e)
     if joints:
         d["joints"] = joints
@@ -168,6 +170,8 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     if cons:
         d["constraints"] = cons
     _write_elements(d, model)
+    if model.controllers:
+        d["controllers"] = [_plain({"name": c.name, **c.controller.as_dict()}) for c in model.controllers]
     tau = model.torque_callback
     if tau is not None:
         if not isinstance(tau, ExpressionTorque):
@@ -182,6 +186,37 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     if meta:
         d["metadata"] = _plain(meta)
     return d
+
+
+def _write_unilateral(e, model, j):
+    """The stops, restitution, latch and release of joint ``j`` into its entry ``e`` (one value or one per
+    coordinate; ±inf where a coordinate has no stop on that side)."""
+    u = model.unilateral
+    coords = j.joint.coordinate_names
+    lims = {lm.coordinate: lm for lm in u.limits if lm.joint == j.name}
+
+    def per_coordinate(values):
+        return _num(values[0]) if len(set(values)) == 1 else [_num(x) for x in values]
+
+    if lims:
+        lim = dict(e.get("limits", {}))
+        for key, none in (("lower", -math.inf), ("upper", math.inf)):
+            values = [getattr(lims[c], key) if c in lims else none for c in coords]
+            if any(x != none for x in values):    # (a side without any stop is left out)
+                lim[key] = per_coordinate(values)
+        e["limits"] = lim
+        e_values = [lims[c].restitution if c in lims else 0.0 for c in coords]
+        if any(e_values):
+            e["restitution"] = per_coordinate(e_values)
+    elif "lower" in e.get("limits", {}) or "upper" in e.get("limits", {}):
+        e["limits"] = dict(e["limits"], stops=False)     # limits kept as data only (e.g. load_urdf(limits=False))
+    lats = {la.coordinate: la.value for la in u.latches if la.joint == j.name}
+    if lats:
+        e["latch"] = per_coordinate([lats.get(c, math.nan) for c in coords]) if len(lats) == len(coords) else \
+            [_num(lats[c]) if c in lats else None for c in coords]
+    rel = u.release_of(j.name)
+    if rel is not None:
+        e["release"] = _num(rel.at) if rel.mode == "separate" else {"at": _num(rel.at), "mode": rel.mode}
 
 
 def _write_elements(d, model):

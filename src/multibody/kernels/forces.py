@@ -87,7 +87,8 @@ def spring_points(wb, spring_body, spring_point, s):
 
 
 @helper
-def _add_point_force(fb, body, x0, x1, x2, F0, F1, F2):
+def add_point_force(fb, body, x0, x1, x2, F0, F1, F2):
+    """fb[body] += the spatial force [x × F; F] of the force F at the point x (ground coordinates)."""
     n0, n1, n2 = cross3(x0, x1, x2, F0, F1, F2)
     fb[body, 0] += n0
     fb[body, 1] += n1
@@ -131,9 +132,9 @@ def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spri
         P += spring_c[s] * ldot * ldot
         S = spring_k[s] * stretch + spring_c[s] * ldot
         if a > 0:
-            _add_point_force(fb, a, xa0, xa1, xa2, S * e0, S * e1, S * e2)
+            add_point_force(fb, a, xa0, xa1, xa2, S * e0, S * e1, S * e2)
         if b > 0:
-            _add_point_force(fb, b, xb0, xb1, xb2, -S * e0, -S * e1, -S * e2)
+            add_point_force(fb, b, xb0, xb1, xb2, -S * e0, -S * e1, -S * e2)
     # leaves -> root: τ_k = S_kᵀ f_i, then f_parent += f_i (ground frame: no transform)
     for i in range(n - 1, 0, -1):
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):

@@ -6,7 +6,7 @@ stored lane-innermost — entry k of body i of lane b at ``(i * LW + k) * LANES 
 that the innermost loop of every step of the articulated-body algorithm runs over the lanes, with unit stride
 and no branch, and the compiler turns it into vector instructions (AVX: 4 or 8 doubles per instruction).
 
-Each lane does *exactly* the floating-point operations of ``aba.aba_kernel`` and ``tree.tree_rhs_plain`` for
+Each lane does *exactly* the floating-point operations of ``aba.aba_kernel`` and ``tree_rhs.tree_rhs_plain`` for
 its run, in the same order: the arithmetic is the same inline helpers (``spatial``: ``mat3_mul``,
 ``rigid_inertia_world``, ``sym6_times_packed``, ``rank1_downdate_packed``, ...; ``energy.body_energy_at``), fed
 from the lane workspace instead of the per-run one, and ``cos``/``sin`` are the same scalar library calls. A run
@@ -14,10 +14,12 @@ therefore gives the numbers of ``simulate`` bit for bit (``tests/test_simulate_b
 trees), and the lane count and the number of threads change nothing.
 
 Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, with gravity,
-joint spring-dampers and efforts and constant generalized forces, without point-to-point springs or external
-spatial forces; the runs may differ in their initial states, constant generalized forces, body masses and
-gravity (every parameter ``simulate_batch`` varies). Other models take the
-per-run compiled loop (``integrate/rk_template.py``).
+joint spring-dampers and efforts, constant generalized forces and PD controllers with or without gravity
+compensation (``kernels/control.py``: the gravity torques from the subtrees' masses and first moments summed in the
+backward pass, before each body's articulated-body step), without point-to-point springs, computed-torque
+controllers or external spatial forces; the runs may differ in their initial states, constant generalized forces,
+body masses and gravity (every parameter ``simulate_batch`` varies). Other models take the per-run compiled loop
+(``integrate/rk_template.py``).
 
 The passes are those of ``kernels/aba.py`` (RBDA Table 7.1 in ground coordinates; seed 001 §3.5, eqs.
 3.172–3.179); the lane loops are written per joint kind, with the model's numbers of that body read before the
@@ -26,9 +28,11 @@ loop, so the loop body touches the lane workspace alone.
 import numpy as np
 from numba import njit
 
+from multibody.kernels.control import (C_KNOT, C_MODE, C_NKNOT, C_ROW, MODE_COMPUTED_TORQUE, MODE_PD_GRAVITY,
+                                       first_moment, gravity_torque, pd_torque, reference_at)
 from multibody.kernels.energy import body_energy_at
 from multibody.kernels.kinematics import (AXIS, DOF_TRANS_CHILD, DOF_ROT_CHILD, DOF_ROT_JOINT, F_A1, F_COM, F_DAX,
-                                          F_IC, F_JP, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
+                                          F_IC, F_JP, F_MASS, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
                                           PRISMATIC, REVOLUTE, ROT_ID)
 from multibody.kernels.spatial import (KERNEL, cross3, force_cross_motion, load9, mat3_mul, mat3_times_axis_rotation,
                                        mat3_vec, motion_cross_motion, rank1_downdate_packed, rigid_inertia_sym6,
@@ -46,8 +50,11 @@ L_R, L_P, L_V, L_C, L_A, L_F, L_IA, L_S, L_U, L_u, L_DINV, L_RJ, L_O, L_COS, L_S
 L_PAR, L_DF, L_DIA, L_DE = 88, 100, 106, 127
 # the mass of the body and the gravity, per lane (runs may differ in them)
 L_MASS, L_G = 129, 130
+# the controllers (``kernels/control.py``): the PD torque of the body's coordinate, the subtree's mass and first
+# moment (M, H) of the gravity compensation
+L_PD, L_GM = 133, 134
 #: entries per body
-LW = 133
+LW = 138
 #: where the kinetic and the potential energy of the last evaluation are, and the joint springs' potential
 #: (the ground's force entries)
 L_KINETIC, L_POTENTIAL, L_VAPPLIED = L_F, L_F + 1, L_F + 2
@@ -57,8 +64,8 @@ _K = tuple(k * LANES for k in range(21))
 O_R, O_P, O_V, O_C, O_A, O_F, O_IA, O_S, O_U, O_u, O_DINV, O_RJ, O_O, O_COS, O_SIN, O_Q, O_QD, O_QDD = (
     k * LANES for k in (L_R, L_P, L_V, L_C, L_A, L_F, L_IA, L_S, L_U, L_u, L_DINV, L_RJ, L_O, L_COS, L_SIN, L_Q, L_QD,
                         L_QDD))
-O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED, O_MASS, O_G = (k * LANES for k in (L_PAR, L_DF, L_DIA, L_DE, L_VAPPLIED,
-                                                                            L_MASS, L_G))
+O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED, O_MASS, O_G, O_PD, O_GM = (
+    k * LANES for k in (L_PAR, L_DF, L_DIA, L_DE, L_VAPPLIED, L_MASS, L_G, L_PD, L_GM))
 
 
 #: the lane kernels: those of every kernel, with numpy's error model (1/0 is inf, as in a vector instruction,
@@ -84,6 +91,9 @@ def lanes_supported(model):
         return "the ground moves"
     if np.asarray(model.spring_k).shape[0]:
         return "the model has point-to-point springs"
+    for c in getattr(model, "controllers", ()):
+        if c.controller.mode == MODE_COMPUTED_TORQUE:
+            return f"controller '{c.name}' computes torques (an inverse dynamics per lane is not written)"
     return None
 
 
@@ -390,19 +400,68 @@ def lanes_parameters(mi, MG, W):
 
 
 @njit(**LANE_KERNEL)
-def lanes_rhs(mi, mf, X, TAU, F, W, OUT):
-    """ẋ = [q̇; q̈] of ``LANES`` runs: X, TAU and OUT hold entry j of lane b at ``j * LANES + b`` (X the states
-    [q; v], TAU the generalized forces τ, nv entries); W is the lane workspace (:func:`lanes_workspace_size`).
+def _first_moments(i, mf, W, nl):
+    """(M, H) of body i alone in every lane, with the model's mass (the controllers' model), for the gravity
+    compensation (``control.gravity_kernel``, the same operations)."""
+    Wi = _row(W, i)
+    m = mf[i, F_MASS]
+    c0 = mf[i, F_COM]
+    c1 = mf[i, F_COM + 1]
+    c2 = mf[i, F_COM + 2]
+    for b in range(nl):
+        h = first_moment(_load9(Wi, O_R, b), Wi[O_P + b], Wi[O_P + _K[1] + b], Wi[O_P + _K[2] + b], m, c0, c1, c2)
+        Wi[O_GM + b] = m
+        _store3(Wi, O_GM + _K[1], b, h)
+
+
+@njit(**LANE_KERNEL)
+def _gravity_compensation(i, mi, mf, W, TAU, applied, nl):
+    """τ of body i's coordinate, controlled with gravity compensation: its applied part (when ``applied``) + (the
+    run's τ + (PD + g)) with g the gravity torque of the subtree's (M, H) (``control.control_kernel``, the same
+    operations); then the subtree's (M, H) handed to the parent."""
+    Wi = _row(W, i)
+    g0 = mf[0, 0]
+    g1 = mf[0, 1]
+    g2 = mf[0, 2]
+    tau = TAU[mi[i, IV] * LANES:]
+    for b in range(nl):
+        S = _load6(Wi, O_S, b)
+        g = gravity_torque(S[0], S[1], S[2], S[3], S[4], S[5], Wi[O_GM + b], Wi[O_GM + _K[1] + b],
+                           Wi[O_GM + _K[2] + b], Wi[O_GM + _K[3] + b], g0, g1, g2)
+        extra = tau[b] + (Wi[O_PD + b] + g)
+        Wi[O_QDD + b] = Wi[O_QDD + b] + extra if applied else extra
+
+
+@njit(inline="always", cache=True)
+def _gravity_control(C):
+    """Whether a controller of the table C compensates gravity."""
+    CI = C[0]
+    for r in range(CI.shape[0]):
+        if CI[r, C_MODE] == MODE_PD_GRAVITY:
+            return True
+    return False
+
+
+@njit(**LANE_KERNEL)
+def lanes_rhs(mi, mf, X, TAU, F, W, OUT, t, C):
+    """ẋ = [q̇; q̈] of ``LANES`` runs at time t: X, TAU and OUT hold entry j of lane b at ``j * LANES + b`` (X the
+    states [q; v], TAU the generalized forces τ, nv entries); W is the lane workspace (:func:`lanes_workspace_size`).
     ``F`` (4, nv): the joint spring-dampers and efforts (stiffness, damping, rest, effort; see
-    ``forces.joint_forces_kernel``), or (0, nv) for a model without them. Leaves each lane's kinetic and
+    ``forces.joint_forces_kernel``), or (0, nv) for a model without them. ``C``: the controllers' table
+    (``model.controllers.ControllerTable.arrays``: CI, CF, RT, RC, CROW; PD controllers with or without gravity
+    compensation, ``kernels/control.py``, with the model's masses and gravity of ``mf``), empty without them.
+    Leaves each lane's kinetic and
     potential energy at ``L_KINETIC * LANES + b`` and ``L_POTENTIAL * LANES + b`` of W (the numbers
     ``aba_kernel`` leaves in its workspace) and the potential of the joint springs at ``L_VAPPLIED * LANES + b``.
-    The lanes' masses and gravity are those :func:`lanes_parameters` wrote into W (``mf``'s are not read)."""
+    The lanes' masses and gravity are those :func:`lanes_parameters` wrote into W (``mf``'s are read by the
+    controllers only)."""
     n = mi.shape[0]
     nl = W.shape[0] // (n * LW)
     nq = 0
     for i in range(1, n):
         nq += mi[i, NQ]
+    CI, CF, RT, RC, CROW = C
+    gravity = _gravity_control(C)
     _ground(W, nl)
     W0 = _row(W, 0)
     for i in range(1, n):
@@ -413,14 +472,25 @@ def lanes_rhs(mi, mf, X, TAU, F, W, OUT):
             xv = X[(nq + iv) * LANES:]
             tau = TAU[iv * LANES:]
             dq = OUT[mi[i, IQ] * LANES:]
+            r = CROW[iv]
             for b in range(nl):
                 Wi[O_Q + b] = xq[b]
                 Wi[O_QD + b] = xv[b]
                 dq[b] = xv[b]  # q̇ = v (``configuration.qdot_kernel``)
-            if F.shape[0] == 0:
+            if r >= 0:   # the controller's PD torque (``control.control_kernel``)
+                qr, vr, _ = reference_at(t, RT, RC, CI[r, C_KNOT], CI[r, C_NKNOT], CI[r, C_ROW])
+                kp = CF[r, 0]
+                kd = CF[r, 1]
                 for b in range(nl):
-                    Wi[O_QDD + b] = tau[b]
-            else:  # τ = (0 + effort − c q̇ − k (q − rest)) + τ_extra (``tree._applied_tau``, the same operations)
+                    Wi[O_PD + b] = pd_torque(kp, kd, qr, vr, xq[b], xv[b])
+            if F.shape[0] == 0:
+                if r < 0:
+                    for b in range(nl):
+                        Wi[O_QDD + b] = tau[b]
+                elif CI[r, C_MODE] != MODE_PD_GRAVITY:
+                    for b in range(nl):
+                        Wi[O_QDD + b] = tau[b] + Wi[O_PD + b]
+            else:  # τ = (0 + effort − c q̇ − k (q − rest)) + τ_extra (``tree_rhs._applied_tau``, the same operations)
                 k = F[0, iv]
                 c = F[1, iv]
                 rest = F[2, iv]
@@ -431,10 +501,26 @@ def lanes_rhs(mi, mf, X, TAU, F, W, OUT):
                         d = xq[b] - rest
                         f -= k * d
                         W0[O_VAPPLIED + b] += 0.5 * k * d * d
-                    Wi[O_QDD + b] = (0.0 + f) + tau[b]
+                    Wi[O_QDD + b] = 0.0 + f
+                if r < 0:
+                    for b in range(nl):
+                        Wi[O_QDD + b] = Wi[O_QDD + b] + tau[b]
+                elif CI[r, C_MODE] != MODE_PD_GRAVITY:
+                    for b in range(nl):
+                        Wi[O_QDD + b] = Wi[O_QDD + b] + (tau[b] + Wi[O_PD + b])
         _placement(i, mi, mf, W, nl)
+        if gravity:
+            _first_moments(i, mf, W, nl)
         _velocity_inertia(i, mi, mf, W, nl)
     for i in range(n - 1, 0, -1):
+        if gravity:
+            if mi[i, NV] == 1:
+                r = CROW[mi[i, IV]]
+                if r >= 0 and CI[r, C_MODE] == MODE_PD_GRAVITY:
+                    _gravity_compensation(i, mi, mf, W, TAU, F.shape[0] > 0, nl)
+            par = mi[i, PARENT]
+            if par > 0:
+                _add_into(_row(W, par), O_GM, _row(W, i), O_GM, 4, nl)
         _articulate(i, mi, W, nl)
     for i in range(1, n):
         _accelerate(i, mi, W, nl)

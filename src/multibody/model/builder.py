@@ -37,13 +37,15 @@ from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraint_table import ConstraintTable
 from multibody.model.constraints import Constraint
+from multibody.model.controllers import Controller, check_overlap, resolve_controller
 from multibody.model.loop_joints import LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
-from multibody.model.geometry import Collision, Frame, Visual, check_color, check_shape
+from multibody.model.geometry import Collision, Frame, Sphere, Visual, check_color, check_shape
 from multibody.model.inertia import POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
+from multibody.model.unilateral import Unilateral, as_release, joint_unilateral
 
 GROUND = "ground"
 
@@ -88,7 +90,9 @@ class ModelBuilder:
         self._frames = {}       # name -> (body, placement)
         self._visuals = []      # (name, body, shape, placement, color)
         self._collisions = []   # (name, body, shape, placement, friction)
+        self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
+        self._controllers = {}  # name -> controller (``multibody.model.controllers``)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -101,7 +105,8 @@ class ModelBuilder:
         return name
 
     def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
-                  stiffness=None, damping=None, rest=None, effort=None, cut=False):
+                  stiffness=None, damping=None, rest=None, effort=None, cut=False, limits=None, restitution=None,
+                  latch=None, release=None):
         """Connect ``child`` to ``parent`` by ``joint``.
 
         ``placement``: the joint frame in the parent body's frame (``Placement`` or ``(R, p)``).
@@ -111,7 +116,10 @@ class ModelBuilder:
         loop would silently be closed at the child's origin.
         ``stiffness``, ``damping``, ``rest``, ``effort``: a spring-damper and constant effort on each of the
         joint's velocity coordinates (scalars or one value per coordinate).
-        Returns the joint's name.
+        ``limits=(lower, upper)``, ``restitution``, ``latch``, ``release``: its unilateral elements — end stops
+        with Newton's restitution e in [0, 1] (default 0), the value at which a coordinate latches (locks), the
+        time (or ``Release``) at which the joint opens (``multibody.model.unilateral``); numbers or one per
+        coordinate. Returns the joint's name.
         """
         element = f"joint '{name}'"
         if not isinstance(name, str) or not name:
@@ -138,14 +146,23 @@ class ModelBuilder:
             rest=per_dof(rest, nv, "rest", element),
             effort=per_dof(effort, nv, "effort", element),
         )
+        unilateral = joint_unilateral(name, joint, limits, restitution, latch, release)
         self._joints.append(dict(
             name=name, joint=joint, parent=parent, child=child,
             placement=_as_placement(placement, element),
             child_placement=None if child_placement is None else _as_placement(child_placement, element),
-            force=force, cut=bool(cut),
+            force=force, cut=bool(cut), unilateral=unilateral,
         ))
         self._names["joint"].add(name)
         return name
+
+    def add_release(self, joint, at, mode="separate"):
+        """Open the tree joint ``joint`` at time ``at`` (``multibody.model.unilateral.Release``): ``mode=
+        "separate"`` cuts it and its child's subtree goes on as a free body, ``"unlock"`` frees its coordinates,
+        held until then. The joint must exist when the model is built (``ModelError`` naming it otherwise)."""
+        self._releases.append(as_release({"at": at, "mode": mode}, f"joint '{joint}'")
+                              .checked(joint, f"joint '{joint}'"))
+        return joint
 
     def add_spring(self, name, body_a, point_a, body_b, point_b, stiffness, damping=0.0, rest_length=0.0):
         """A spring-damper between ``point_a`` of ``body_a`` and ``point_b`` of ``body_b`` (body frames;
@@ -229,6 +246,38 @@ class ModelBuilder:
             raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
         self._collisions.append((name, body, check_shape(shape, element), place, mu))
         self._names["collision"].add(name)
+        return name
+
+    def add_contact_sphere(self, frame, radius, friction=1.0, name=None):
+        """A collision sphere of ``radius`` centred on ``frame`` (a frame added with ``add_frame``, or a body): the
+        usual contact of a robot's foot. Named ``name`` (default: the frame's name). Returns the name."""
+        element = f"contact sphere at '{frame}'"
+        if frame in self._frames:
+            body, place = self._frames[frame]
+        elif frame in self._bodies or frame == GROUND:
+            body, place = frame, None
+        else:
+            raise ModelError(f"{element}: '{frame}' is neither a frame nor a body (add it with add_frame or "
+                             "add_body first)", element=element)
+        try:
+            shape = Sphere(radius)
+        except ModelError as exc:
+            raise ModelError(f"{element}: {str(exc).split(': ', 1)[-1]}", element=element) from None
+        return self.add_collision(frame if name is None else name, body, shape, place, friction)
+
+    def add_controller(self, name, controller):
+        """A controller element (``mb.JointPD``, ``mb.ComputedTorque``; ``multibody.model.controllers``) whose torques
+        the simulations add inside their compiled loops. Its joints and target are checked when the model is built.
+        Returns its name."""
+        element = f"controller {name!r}"
+        if not isinstance(name, str) or not name:
+            raise ModelError(f"controller name must be a non-empty string, got {name!r}", element=repr(name))
+        if name in self._controllers:
+            raise ModelError(f"{element} is defined twice", element=element)
+        if not isinstance(controller, Controller):
+            raise ModelError(f"{element}: expected mb.JointPD or mb.ComputedTorque, got {controller!r}",
+                             element=element)
+        self._controllers[name] = controller
         return name
 
     def set_torque(self, callback):
@@ -425,16 +474,35 @@ class ModelBuilder:
         table = ConstraintTable.build(constraints, lambda name, c: index[name] if isinstance(name, str) else name,
                                       lambda i: body_frames[i])
         frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in self._frames.items())
+        unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
         collisions = tuple(Collision(name, index[b], b, shape, place, mu)
                            for name, b, shape, place, mu in self._collisions)
+        controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
+        check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
                      cut_joints=cut_joints, springs=tuple(self._springs), constraints=tuple(constraints),
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
                      metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
-                     collisions=collisions)
+                     collisions=collisions, unilateral=unilateral, controllers=controllers)
+
+    def _unilateral(self, joints, cut_joints):
+        """The model's ``Unilateral`` elements (limits, latches, releases of the joints and of ``add_release``),
+        bound to the coordinates of the tree joints; a ``ModelError`` names a cut joint that carries one, or a
+        released joint that does not exist."""
+        limits, latches, releases = [], [], []
+        cut = {j.name for j in cut_joints}
+        for spec in self._joints:
+            lims, lats, rel = spec["unilateral"]
+            if spec["name"] in cut and (lims or lats or rel):
+                raise ModelError(f"joint '{spec['name']}' closes a loop (a cut joint): limits, latches and releases "
+                                 "are for tree joints", element=f"joint '{spec['name']}'")
+            limits += lims
+            latches += lats
+            releases += [rel] if rel is not None else []
+        return Unilateral.bound(limits, latches, releases + self._releases, joints)
 
 
 def _make_graph(n, edges):

@@ -36,7 +36,7 @@ import itertools
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.model.joints import CYLINDRICAL, FIXED, FREE, GENERAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
+from multibody.model.joints import CYLINDRICAL, FREE, GENERAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from multibody.model.rotations import rotation_about
 
 #: relative tolerance of the symmetry, sign and triangle-inequality checks (times the body's inertia scale)

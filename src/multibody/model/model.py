@@ -18,6 +18,7 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.kernels import configuration
 from multibody.model.placement import Placement
+from multibody.model.unilateral import Unilateral
 
 #: names of the arrays a Model carries (in the order kernels receive them from ``model.arrays()``)
 ARRAY_NAMES = (
@@ -84,7 +85,9 @@ class Model:
     constraints added with ``add_constraint``), ``constraint_table`` (their packed form), ``torque_callback``,
     ``graph`` (``multibody.model.graph.Graph`` of all joints), ``body_frames``, ``frames``, ``visuals`` and
     ``collisions`` (named frames, drawn and colliding shapes on the bodies, ``multibody.model.geometry``; see
-    :meth:`frame`), ``metadata`` (a read-only
+    :meth:`frame`), ``unilateral`` (joint limits, latches and releases, ``multibody.model.unilateral``; with
+    ``lower_limits``, ``upper_limits``), ``controllers`` (joint controllers,
+    ``multibody.model.controllers``), ``metadata`` (a read-only
     mapping of descriptive data the dynamics do not use: joint limits, visuals, the source file).
 
     Body frames. The kernels use, for body i, the frame of its tree joint moved by the joint coordinates.
@@ -96,7 +99,8 @@ class Model:
 
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
                  constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
-                 base_motion=None, frames=(), visuals=(), collisions=()):
+                 base_motion=None, frames=(), visuals=(), collisions=(), unilateral=None,
+                 controllers=()):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -127,6 +131,10 @@ class Model:
         self.frames = tuple(frames)
         self.visuals = tuple(visuals)
         self.collisions = tuple(collisions)
+        #: joint limits, latches and releases (``multibody.model.unilateral``; empty: none)
+        self.unilateral = Unilateral() if unilateral is None else unilateral
+        #: controller elements (``multibody.model.controllers.ControllerInfo``), evaluated in the simulations
+        self.controllers = tuple(controllers)
         self.nbodies = len(self.body_names) - 1
         self.nq = int(self.nq_j.sum())
         self.nv = int(self.nv_j.sum())
@@ -146,6 +154,16 @@ class Model:
         if getattr(self, "_frozen", False):
             raise AttributeError(f"Model is immutable (tried to set '{key}'); build a new one with ModelBuilder")
         object.__setattr__(self, key, value)
+
+    @property
+    def lower_limits(self):
+        """nq floats: the lower limit of every entry of q (``-inf`` where none; ``multibody.model.unilateral``)."""
+        return self.unilateral.bounds(self.nq)[0]
+
+    @property
+    def upper_limits(self):
+        """nq floats: the upper limit of every entry of q (``+inf`` where none)."""
+        return self.unilateral.bounds(self.nq)[1]
 
     def arrays(self):
         """The tuple of flat arrays in ``ARRAY_NAMES`` order (what njit kernels take)."""
@@ -193,6 +211,36 @@ class Model:
         shown = ", ".join(names[:40]) + (", ..." if len(names) > 40 else "")
         raise ModelError(f"model '{self.name}' has no frame '{name}' (frames and bodies: {shown})",
                          element=f"frame '{name}'")
+
+    def with_collisions(self, elements=(), spheres=None, friction=1.0, keep=True):
+        """A copy of this model with more collision elements: ``elements`` tuples ``(name, body or frame, shape[,
+        placement[, friction]])``, ``spheres`` ``{frame: radius}`` (a sphere centred on each frame, e.g. the feet of
+        a legged robot); ``keep=False`` drops the model's own (``multibody.model.contact.with_collisions``)."""
+        from multibody.model.contact import with_collisions
+
+        return with_collisions(self, elements, spheres, friction, keep)
+
+    def with_controllers(self, controllers):
+        """A new Model, this one with the controller elements ``controllers`` (a mapping name -> ``mb.JointPD`` or
+        ``mb.ComputedTorque``; ``ModelBuilder.add_controller`` for a model being built) added to its own — for a
+        model read from a file: ``mb.io.load_urdf(path).with_controllers({"hold": mb.JointPD(...)})``. Every other
+        element is shared with this model."""
+        from multibody.model.controllers import check_overlap, resolve_controller
+
+        if not isinstance(controllers, Mapping):
+            raise ModelError(f"model '{self.name}': controllers must be a mapping name -> controller, got "
+                             f"{controllers!r}", element="controllers")
+        for name in controllers:
+            if any(c.name == name for c in self.controllers):
+                raise ModelError(f"controller '{name}' is defined twice", element=f"controller '{name}'")
+        infos = self.controllers + tuple(resolve_controller(n, c, self.joints) for n, c in controllers.items())
+        check_overlap(infos)
+        return Model(name=self.name, arrays={k: getattr(self, k) for k in ARRAY_NAMES}, body_names=self.body_names,
+                     joints=self.joints, cut_joints=self.cut_joints, springs=self.springs, constraints=self.constraints,
+                     constraint_table=self.constraint_table, body_frames=self.body_frames, bodies=self.bodies,
+                     torque_callback=self.torque_callback, graph=self.graph, metadata=self.metadata,
+                     base_motion=self.base_motion, frames=self.frames, visuals=self.visuals,
+                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos)
 
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""

@@ -133,8 +133,9 @@ class ConstraintRows:
         self._aux_ready = True
 
     def fill(self, q, v, t=0.0):
-        """Evaluate every row into the work arrays (``w.f``, ``w.fd``, ``w.G``, ``w.gam``); returns m. ``t`` None (the
-        fixed-step loop's projection knows no time) is taken as 0, as ``project_position`` does."""
+        """Evaluate every row into the work arrays (``w.f``, ``w.fd``, ``w.G``, ``w.gam``) at time ``t``; returns m.
+        ``t`` None (a configuration without a time, e.g. the initial one) is taken as 0, as ``project_position``
+        does; the projections after each step pass the step's time (``rk_fixed_python``, ``solve_adaptive``)."""
         t = 0.0 if t is None else t
         q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.zeros(self.model.nv) if v is None else np.ascontiguousarray(v, dtype=np.float64)

@@ -27,14 +27,21 @@ Hinge torques (relative coordinates, the generalized force of hinge k):
 * deployment torsion spring with preload, ``τ = −k (θ − θ_rest)``: the rest angle lies *beyond* the
   deployed angle, so the spring still pushes at full deployment; with the default rest angles the torque
   at deployment is half the stowed torque (``θ_rest = θ_dep + (θ_dep − θ_stow)``);
-* viscous rotary damper ``τ = −c θ̇``;
-* latch / end stop at the deployed angle (optional, ``latch_stiffness > 0``): a stiff one-sided spring with
-  Hunt–Crossley damping on the penetration δ = σ (θ − θ_dep) > 0 (σ = sign of the deployment motion),
-  ``τ = −σ K_L δ max(0, 1 + λ δ̇)``. The preloaded spring holds the leaf against it, so the leaf comes to
-  rest at the penetration δ* = k |θ_rest − θ_dep| / (K_L + k) (≈ 0.07° with the defaults).
+* viscous rotary damper ``τ = −c θ̇``.
 
-The spring and damper are the builder's joint spring-dampers (``stiffness``, ``rest``, ``damping``); the
-latch is the model's torque callback (:class:`HingeLatch`).
+Latches at the deployed angles (``SolarPanelParameters.latches``):
+
+* ``"exact"`` (default): each hinge locks when it reaches its deployed angle — a plastic impact on the whole
+  panel (the impulse of ``kernels/impulse.py``), after which the hinge is rigid: one degree of freedom less
+  (the hinges' ``latch=`` elements, ``multibody.model.unilateral``; ``result.events`` logs each lock with its
+  time and impulse). The preloaded spring's torque is then carried by the latch;
+* ``"spring"``, kept for comparison: a stiff one-sided spring (``latch_stiffness > 0``) with Hunt–Crossley
+  damping on the penetration δ = σ (θ − θ_dep) > 0 (σ = sign of the deployment motion),
+  ``τ = −σ K_L δ max(0, 1 + λ δ̇)``, the model's torque callback (:class:`HingeLatch`). The preloaded spring
+  holds the leaf against it, so the leaf comes to rest at the penetration δ* = k |θ_rest − θ_dep| / (K_L + k)
+  (≈ 0.07° with the defaults), after rebounds whose number and size depend on K_L and λ.
+
+The spring and damper are the builder's joint spring-dampers (``stiffness``, ``rest``, ``damping``).
 
 Default values (:class:`SolarPanelParameters`). The book gives no numbers (seed001-part2.md §0.4). The
 defaults describe a rigid panel of a small (≈100 kg class) spacecraft and are chosen inside the ranges of
@@ -47,12 +54,13 @@ design:
   s10 = s12 = s21 = 0.31 m, h10 = h12 = h21 = 0.015 m;
 * preloaded torsion springs k1 = 0.15, k2 = 0.08 N·m/rad (torque 0.47 / 0.50 N·m stowed, 0.24 / 0.25 N·m
   at deployment) and viscous rotary dampers c1 = 0.5, c2 = 0.25 N·m·s/rad: hinge 2 latches at ≈ 2.4 s,
-  hinge 1 at ≈ 3.5 s, and the panel is at rest on its latches after ≈ 10 s. This is the regime of
+  hinge 1 at ≈ 3.5 s (exact latches: then the panel is locked; spring latches: it is at rest on them after
+  ≈ 10 s). This is the regime of
   spring-driven, damper-controlled hinges of small satellites: e.g. the torsion-spring + rotary-damper
   mechanism of Scientific Reports, doi:10.1038/s41598-026-37568-x, which deploys a panel through 90° in
   ≈ 5–6 s; rigid-panel arrays of this size are the subject of Watt & Pellegrino, "Rigid deployable solar
   array", Cambridge report CUED/D-STRUCT/TR214, 2004;
-* end stop K_L = 200 N·m/rad (a stiff latch), Hunt–Crossley λ = 20 s/rad.
+* the spring latch's end stop K_L = 200 N·m/rad (a stiff latch), Hunt–Crossley λ = 20 s/rad.
 
 The spacecraft is in orbit, so gravity is zero by default. Collisions between the leaves and the
 spacecraft are not modelled.
@@ -124,9 +132,12 @@ class SolarPanelParameters:
     axes, z along the hinge; ``None`` = a uniform plate ``length × width × thickness`` (x, z, y).
     ``k1, k2``: torsion-spring stiffness (N·m/rad); ``rest1, rest2``: the spring's relaxed hinge angle
     (``None`` = ``deployed + (deployed − stowed)``: deployment torque half the stowed torque);
-    ``c1, c2``: viscous dampers (N·m·s/rad); ``latch_stiffness`` K_L (N·m/rad, 0 = no latch) and
-    ``latch_damping`` λ (s/rad) of the end stop at the deployed angle; ``stowed``, ``deployed``: relative
-    hinge angles (θ1, θ2); ``gravity``: inertial gravity (zero in orbit).
+    ``c1, c2``: viscous dampers (N·m·s/rad); ``latches``: how each hinge stops at its deployed angle —
+    ``"exact"`` (default) latches that lock it there with a plastic impact (model elements, ``Latch``; the panel
+    has one degree of freedom less after each lock), ``"spring"`` the stiff one-sided spring :class:`HingeLatch`
+    with ``latch_stiffness`` K_L (N·m/rad, 0 = no latch) and ``latch_damping`` λ (s/rad), kept for comparison,
+    or ``"none"``; ``stowed``, ``deployed``: relative hinge angles (θ1, θ2); ``gravity``: inertial gravity (zero
+    in orbit).
     """
 
     s10: float = 0.31
@@ -150,6 +161,7 @@ class SolarPanelParameters:
     c2: float = 0.25
     latch_stiffness: float = 200.0
     latch_damping: float = 20.0
+    latches: str = "exact"
     stowed: tuple = (0.5 * math.pi, -math.pi)
     deployed: tuple = (0.0, 0.0)
     gravity: tuple = (0.0, 0.0, 0.0)
@@ -184,6 +196,9 @@ class SolarPanelParameters:
         for k, name in enumerate(("rest1", "rest2")):
             if getattr(self, name) is None:
                 object.__setattr__(self, name, 2.0 * self.deployed[k] - self.stowed[k])
+        if self.latches not in ("exact", "spring", "none"):
+            raise ModelError(f"solar panel: latches must be 'exact', 'spring' or 'none', got {self.latches!r}",
+                             element="latches")
         if self.direction[0] == 0 or self.direction[1] == 0:
             raise ModelError("solar panel: stowed and deployed angles must differ for both hinges",
                              element="stowed")
@@ -276,9 +291,10 @@ def _params(params):
 
 
 def latch_of(params=None):
-    """The :class:`HingeLatch` of ``params`` (``None`` when ``latch_stiffness == 0``)."""
+    """The :class:`HingeLatch` of ``params`` (``None`` unless ``latches == "spring"`` with ``latch_stiffness >
+    0``)."""
     p = _params(params)
-    if p.latch_stiffness == 0:
+    if p.latches != "spring" or p.latch_stiffness == 0:
         return None
     return HingeLatch(p.deployed, p.direction, p.latch_stiffness, p.latch_damping)
 
@@ -288,18 +304,20 @@ def solar_panel(params=None):
 
     Body frames at the inboard hinges, parallel to the book's leaf frames e^(i); centre of mass of leaf i at
     −c_ii (so C_1 = (s10, −h10), C_2 = (s21, h21)); joint 2 at C_1 + c_12 = (s10 + s12, −h10 − h12) in leaf 1;
-    joint 1 at the inertial origin (r_0 = 0, §3.2.1). Hinge springs, dampers and the latch as in
-    :class:`SolarPanelParameters`.
+    joint 1 at the inertial origin (r_0 = 0, §3.2.1). Hinge springs, dampers and the latches as in
+    :class:`SolarPanelParameters`: exact latches (default) are ``latch=`` elements of the hinges at their
+    deployed angles (``multibody.model.unilateral``).
     """
     p = _params(params)
+    exact = p.latches == "exact"
     b = ModelBuilder(gravity=p.gravity, name="two-leaf solar panel")
     b.add_body("leaf1", mass=p.m1, com=(p.s10, -p.h10, 0.0), inertia=np.diag(p.inertia1))
     b.add_body("leaf2", mass=p.m2, com=(p.s21, p.h21, 0.0), inertia=np.diag(p.inertia2))
     b.add_joint("hinge1", Revolute(axis=HINGE_AXIS), parent="ground", child="leaf1", placement=Placement(),
-                stiffness=p.k1, damping=p.c1, rest=p.rest1)
+                stiffness=p.k1, damping=p.c1, rest=p.rest1, latch=p.deployed[0] if exact else None)
     b.add_joint("hinge2", Revolute(axis=HINGE_AXIS), parent="leaf1", child="leaf2",
                 placement=Placement(translation=(p.s10 + p.s12, -p.h10 - p.h12, 0.0)),
-                stiffness=p.k2, damping=p.c2, rest=p.rest2)
+                stiffness=p.k2, damping=p.c2, rest=p.rest2, latch=p.deployed[1] if exact else None)
     latch = latch_of(p)
     if latch is not None:
         b.set_torque(latch)
@@ -343,7 +361,8 @@ def energy_budget(params, q, v, t=None):
     −Σ m_i g·r_Ci, ``"total"``, and the dissipated powers ``"damper_power"`` Σ c θ̇², ``"latch_power"``;
     with ``t`` also ``"dissipated"``: the cumulative work of the dampers and the latch (composite Simpson
     rule on the samples, ``scipy.integrate.cumulative_simpson``; accurate where the power is smooth, i.e.
-    away from latch impacts, which need fine samples).
+    away from spring-latch impacts, which need fine samples), plus the energy taken by each lock of an exact latch
+    (a run's two samples at the instant of a lock).
     Energy balance (zero gravity, no other forces): total(t) + dissipated(t) = total(0).
     """
     p = _params(params)
@@ -368,8 +387,17 @@ def energy_budget(params, q, v, t=None):
     if t is not None:
         t = np.asarray(t, dtype=float)
         P = out["damper_power"] + Pl
-        out["dissipated"] = (cumulative_simpson(P, x=t, initial=0.0) if len(t) > 2 else
-                             np.concatenate([[0.0], np.cumsum(0.5 * (P[1:] + P[:-1]) * np.diff(t))]))
+        W = np.zeros(n)
+        # between the instants of the exact latches' locks (two samples at one time: before, after) the work is
+        # the integral of the power; at a lock it grows by the energy the plastic impact takes
+        cuts = [0] + [k + 1 for k in np.flatnonzero(np.diff(t) == 0.0)] + [n]
+        for a, b in zip(cuts[:-1], cuts[1:]):
+            if a > 0:
+                W[a] = W[a - 1] + out["total"][a - 1] - out["total"][a]
+            seg = (cumulative_simpson(P[a:b], x=t[a:b], initial=0.0) if b - a > 2 else
+                   np.concatenate([[0.0], np.cumsum(0.5 * (P[a + 1:b] + P[a:b - 1]) * np.diff(t[a:b]))]))
+            W[a:b] = W[a] + seg
+        out["dissipated"] = W
     return out
 
 

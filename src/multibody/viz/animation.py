@@ -16,7 +16,10 @@ What is drawn, frame by frame, from the library's public kinematics only (``forw
 * **point springs**: a dashed line between their two points; **rolling discs** (``RollingDisc``,
   ``RollingOnProfile``): the rim; the profile of a ``RollingOnProfile`` as a grey curve;
 * the ground's joint points as black squares (not those of a floating ``Free`` or ``Planar`` joint), the
-  centres of mass as dots.
+  centres of mass as dots;
+* **collision shapes** (``model.collisions``; meshes excepted) as grey wireframes — a sphere's three great
+  circles, a capsule's or cylinder's rims and sides, a box's edges — and a half-space on the ground as a square
+  of the window's size in its plane; the **contacts** of a run with contact (``result.contacts``) as red crosses.
 
 Planar systems are drawn in 2-D. A system is planar when every tree joint keeps its child in one plane of the
 ground — every revolute axis and the normal of every ``Planar`` joint parallel to one direction n, every prismatic
@@ -44,7 +47,7 @@ from multibody.errors import ModelError
 from multibody.model.joints import CYLINDRICAL, FIXED, FREE, PLANAR, PRISMATIC, REVOLUTE
 from multibody.viz.shapes import inertia_ellipsoid
 
-__all__ = ["animate", "planar_basis", "Scene", "read_motion"]
+__all__ = ["animate", "planar_basis", "Scene", "read_motion", "collision_outline"]
 
 _TOL = 1e-9
 #: the longest default animation, in seconds: a longer run plays faster than real time
@@ -148,14 +151,17 @@ class Scene:
 
     ``links`` (k, L, 2, 3) segments and ``link_body`` (L,) the body of each; ``slides`` (k, S, 2, 3);
     ``springs`` (k, P, 2, 3); ``triads`` (k, N, 4, 3): each body's origin and the tips of its unit x, y, z axes;
-    ``coms`` (k, N, 3); ``discs`` (k, D, 41, 3) rims; static: ``ground`` (G, 3) the joint points on the ground
-    (floating joints excepted), ``curves`` a list of (m, 3) polylines (profiles).
+    ``coms`` (k, N, 3); ``discs`` (k, D, 41, 3) rims; ``outlines`` a list of (k, m, 3) polylines (NaN between
+    pieces), the wireframes of the collision shapes on the bodies; ``contacts`` a list of k arrays (c, 3), the
+    contact points given (none: empty); static: ``ground`` (G, 3) the joint points on the ground (floating joints
+    excepted), ``curves`` a list of (m, 3) polylines (profiles), ``planes`` the (point, normal) of the half-spaces
+    on the ground.
 
     A ground that moves in a prescribed way (``model.base_motion``, seed 001 §3.1–3.2) needs the ``times`` of
     the configurations: every body is drawn where it is at its time, and the ground's joint points move, as links
     of body 0 from its origin (``ground`` is then empty)."""
 
-    def __init__(self, model, configurations, times=None):
+    def __init__(self, model, configurations, times=None, contacts=None):
         import multibody as mb
 
         self.model = model
@@ -204,6 +210,12 @@ class Scene:
             elif kind == "RollingOnProfile":
                 discs.append((model.body_index(c.body), c.center, None, c.radius, (c.e1, c.e2)))
                 self.curves.append(_profile_curve(c))
+        shapes = [(e.body, e.placement, collision_outline(e.shape)) for e in getattr(model, "collisions", ())]
+        shapes = [x for x in shapes if x[2] is not None]
+        self.planes = [(np.asarray(e.placement.translation, float), e.placement.rotation[:, 2])
+                       for e in getattr(model, "collisions", ()) if e.body == 0 and e.shape.kind == "halfspace"]
+        self.outlines = [np.zeros((len(Q), len(o), 3)) for _, _, o in shapes]
+        self.contacts = [np.zeros((0, 3)) for _ in Q] if contacts is None else [np.asarray(c) for c in contacts]
         ang = np.linspace(0.0, 2.0 * np.pi, 41)
         k = len(Q)
         self.links = np.zeros((k, len(links), 2, 3))
@@ -230,6 +242,8 @@ class Scene:
                 self.triads[f, i - 1, 0] = Ku.p[i]
                 self.triads[f, i - 1, 1:] = Ku.p[i] + Ku.R[i].T      # rows: the body's x, y, z axes (unit)
                 self.coms[f, i - 1] = world(i, np.asarray(model.com[i], dtype=float))
+            for m, (i, place, outline) in enumerate(shapes):
+                self.outlines[m][f] = (Ku.R[i] @ (outline @ place.rotation.T + place.translation).T).T + Ku.p[i]
             for m, (i, centre, axis, r, plane) in enumerate(discs):
                 c = Ku.R[i] @ centre + Ku.p[i]
                 if plane is None:
@@ -247,11 +261,56 @@ class Scene:
         """The points that move, of configuration ``f`` (the triads' origins, not their tips), (m, 3)."""
         parts = [self.links[f].reshape(-1, 3), self.slides[f].reshape(-1, 3), self.springs[f].reshape(-1, 3),
                  self.triads[f, :, 0], self.coms[f], self.discs[f].reshape(-1, 3)]
+        parts += [o[f][np.isfinite(o[f][:, 0])] for o in self.outlines]
         return np.concatenate(parts)
 
     def static_points(self):
         """The ground's joint points and the curves, (m, 3)."""
         return np.concatenate([self.ground.reshape(-1, 3)] + list(self.curves))
+
+
+def _circle(r, z, n=33, plane=(0, 1)):
+    t = np.linspace(0.0, 2.0 * np.pi, n)
+    P = np.zeros((n, 3))
+    P[:, plane[0]], P[:, plane[1]] = r * np.cos(t), r * np.sin(t)
+    P[:, 3 - plane[0] - plane[1]] += z
+    return P
+
+
+def collision_outline(shape):
+    """A wireframe of a collision shape in its own frame: a polyline (m, 3) with NaN rows between its pieces; None
+    for a half-space (drawn as a plane) and a mesh."""
+    gap = np.full((1, 3), np.nan)
+    kind = shape.kind
+    if kind == "sphere":
+        pieces = [_circle(shape.radius, 0.0, plane=p) for p in ((0, 1), (1, 2), (0, 2))]
+    elif kind in ("capsule", "cylinder"):
+        r, h = shape.radius, shape.length / 2.0
+        pieces = [_circle(r, -h), _circle(r, h)]
+        pieces += [np.array([[r * np.cos(a), r * np.sin(a), -h], [r * np.cos(a), r * np.sin(a), h]])
+                   for a in np.arange(4) * np.pi / 2]
+        if kind == "capsule":   # the caps: half circles in the xz and yz planes
+            t = np.linspace(0.0, np.pi, 17)
+            for s in (-1.0, 1.0):
+                pieces += [np.stack([r * np.cos(t), np.zeros_like(t), s * (h + r * np.sin(t))], axis=1),
+                           np.stack([np.zeros_like(t), r * np.cos(t), s * (h + r * np.sin(t))], axis=1)]
+    elif kind == "box":
+        hx, hy, hz = np.asarray(shape.size) / 2.0
+        c = np.array([[sx * hx, sy * hy, sz * hz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+        edges = [(a, b) for a in range(8) for b in range(a + 1, 8) if bin(a ^ b).count("1") == 1]
+        pieces = [c[[a, b]] for a, b in edges]
+    else:
+        return None
+    return np.concatenate([x for p in pieces for x in (p, gap)])[:-1]
+
+
+def _plane_square(point, normal, centre, half):
+    """A square of half-side ``half`` in the plane through ``point`` of ``normal``, around ``centre``'s foot."""
+    n = _unit(np.asarray(normal, float))
+    u = _unit(np.cross(n, [1.0, 0.0, 0.0]) if abs(n[0]) < 0.9 else np.cross(n, [0.0, 1.0, 0.0]))
+    w = np.cross(n, u)
+    c = centre - ((centre - point) @ n) * n
+    return np.array([c + half * (a * u + b * w) for a, b in ((-1, -1), (1, -1), (1, 1), (-1, 1), (-1, -1))])
 
 
 def _profile_curve(c, n=400):
@@ -363,7 +422,11 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
         raise ModelError(f"animate: view must be '2d', '3d' or None, got {view!r}", element="view")
     writer = _writer(path, fps)
     idx = np.unique(np.linspace(0, len(Q) - 1, min(frames, len(Q))).round().astype(int))
-    scene = Scene(model, Q[idx], None if t is None else t[idx])
+    recorded = getattr(model_or_result, "contacts", None)
+    contacts = None
+    if recorded is not None and len(recorded) == len(Q):
+        contacts = [recorded.at(int(k))["point"] for k in idx]
+    scene = Scene(model, Q[idx], None if t is None else t[idx], contacts)
     # a moving base may turn the plane of the motion: drawn in 3-D unless view="2d" is asked for
     moving = getattr(model, "base_motion", None) is not None
     basis = None if view == "3d" or (moving and view is None) else planar_basis(model, Q[idx])
@@ -440,6 +503,12 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
     slides = [line("-", color="0.6", lw=1.5) for _ in range(scene.slides.shape[1])]
     springs = [line("--", color="tab:olive", lw=1.2) for _ in range(scene.springs.shape[1])]
     discs = [line("-", color="0.2", lw=1.5) for _ in range(scene.discs.shape[1])]
+    outlines = [line("-", color="0.45", lw=0.8) for _ in scene.outlines]
+    touching = line("x", color="tab:red", ms=6, mew=1.5)
+    middle = np.mean([scene.moving_points(f).mean(axis=0) for f in range(len(scene))], axis=0)
+    for point, normal in scene.planes:
+        static.append(line("-", color="0.55", lw=1.0))
+        set_line(static[-1], _plane_square(point, normal, middle, 1.5 * half))
     triads = [[line("-", color=_AXIS_COLOURS[a], lw=1.2) for a in range(3)] for _ in range(scene.triads.shape[1])]
     coms = line("o", color="k", ms=3)
     label = fig.text(0.02, 0.96, "", fontsize=9)
@@ -456,6 +525,9 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
             set_line(ln, scene.springs[f, m])
         for m, ln in enumerate(discs):
             set_line(ln, scene.discs[f, m])
+        for m, ln in enumerate(outlines):
+            set_line(ln, scene.outlines[m][f])
+        set_line(touching, scene.contacts[f].reshape(-1, 3))
         for b, lines in enumerate(triads):
             o = scene.triads[f, b, 0]
             for a, ln in enumerate(lines):

@@ -1,10 +1,11 @@
 """Plots of any run: chosen coordinates of a :class:`multibody.Result` against time, its energies and its
-constraint residuals."""
+constraint residuals, with the switches of a run across structure changes marked (``result.events``)."""
 import numpy as np
 
 from multibody.errors import ResultFileError
 from multibody.result import ENERGY_KEYS
 from multibody.viz.figures import figure
+from multibody.viz.switches import mark_switches
 
 __all__ = ["plot_result"]
 
@@ -39,7 +40,7 @@ def plot_result(result, coords=None, energy=True, path=None, residuals=True, tit
         k += 1
     if show_energy:
         ax = axes[k]
-        labels = {"kinetic": "T", "potential": "V", "total": "T + V"}
+        labels = {"kinetic": "T", "potential": "V", "total": "T + V", "dissipated": "dissipated"}
         for key in ENERGY_KEYS:
             if key in result.energy:
                 ax.plot(result.t, result.energy[key], label=labels[key])
@@ -55,6 +56,9 @@ def plot_result(result, coords=None, energy=True, path=None, residuals=True, tit
         ax.set_ylabel("|residual|")
         ax.legend(loc="best", fontsize="small")
         ax.grid(True, alpha=0.3)
+    if result.events:  # the switches of a run with limits, latches or releases: a line at each instant
+        kinds = mark_switches(axes, result.events, label=True)
+        axes[0].legend(loc="best", fontsize="small", ncol=min(4, len(series) + len(kinds)))
     axes[-1].set_xlabel("t, s")
     if title is None:
         title = result.info.get("title") or result.info.get("model")

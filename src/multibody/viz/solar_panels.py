@@ -10,7 +10,7 @@ from multibody.viz.figures import figure
 def plot_deployment(result, path, params=None, title=None):
     """Plot a deployment (a ``Result`` of ``solar_panels.deploy``) to a PNG file: the book's absolute angles φ1, φ2
     (degrees, seed 001 §3.2.1) against time, the hinge torques (preloaded springs and latches, N·m), and the
-    energy budget (kinetic, springs + latch, dissipated). Uses the Agg canvas (no display). Returns the path."""
+    energy budget (kinetic, springs + latch, dissipated), with the instants the exact latches lock marked. Uses the Agg canvas (no display). Returns the path."""
     p = solar_panels.result_parameters(result, params)
     t, q, v = result.t, result.q, result.v
     phi = np.degrees(solar_panels.absolute_angles(q))
@@ -41,6 +41,11 @@ def plot_deployment(result, path, params=None, title=None):
     ax3.set_xlabel("t [s]")
     ax3.legend(loc="best", fontsize="small")
     ax3.grid(True, alpha=0.3)
+    for ev in getattr(result, "events", ()):   # the instants the exact latches lock
+        for ax in (ax1, ax2, ax3):
+            ax.axvline(ev["t"], color="k", lw=0.8, ls=":")
+        ax1.annotate(f"{ev['element']} locks", (ev["t"], 0.98), xycoords=("data", "axes fraction"), rotation=90,
+                     va="top", ha="right", fontsize="x-small")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)

@@ -57,8 +57,17 @@ def _contacts(model, result, Q, K):
     """Contact points per frame (f, c, 3), from the rolling constraints: a ``RollingDisc``'s lowest rim point
     ``C + r ρ̂`` (``ρ̂`` along −(n − (a·n) a), the constraint's own definition) and, when the Result records its
     contact angle (series ``"<name>.angle"``, the stabilized formulation), a ``RollingOnProfile``'s point
-    ``centre + r (cos α e1 + sin α e2)``. None when there is none."""
+    ``centre + r (cos α e1 + sin α e2)``; and the contacts of a run with contact (``result.contacts``: as many
+    columns as the most contacts at a frame, NaN — not drawn — where a frame has fewer). None when there is
+    none."""
     cols = []
+    recorded = getattr(result, "contacts", None) if result is not None else None
+    if recorded is not None and len(recorded) == len(result.t) and int(np.max(recorded.count[Q], initial=0)) > 0:
+        pts = np.full((len(Q), int(np.max(recorded.count[Q])), 3), np.nan)
+        for f, k in enumerate(Q):
+            at = recorded.at(int(k))["point"]
+            pts[f, :len(at)] = at
+        cols += list(np.moveaxis(pts, 1, 0))
     for c in model.constraints:
         kind = type(c).__name__
         b = model.body_index(c.body) if kind in ("RollingDisc", "RollingOnProfile") else None

@@ -66,7 +66,8 @@ def cartesian_jacobian(model, emb, q, com):
 
 def model_state_from_cartesian(model, emb, x, V=None, previous=None):
     """Model coordinates (q, v) of a Cartesian state: joint coordinates from the relative placements of the
-    tree joints' frames; v by least squares from the Cartesian velocities. ``previous`` (a q) unwraps angles."""
+    tree joints' frames; v by least squares from the Cartesian velocities. ``previous`` (a q) unwraps angles
+    (:func:`nearest_branch`)."""
     R, P = emb.placements(model, x)
     q = model.neutral()
     for i in range(1, model.nbodies + 1):
@@ -79,9 +80,8 @@ def model_state_from_cartesian(model, emb, x, V=None, previous=None):
         code = j.joint.code
         ax = np.asarray(j.joint.axes())
         sl = j.q_slice
-        prev = None if previous is None else previous[sl]
         if code in (REVOLUTE, CYLINDRICAL):
-            q[sl.start] = unwrap_angle(rotation_angle(ax[0], Rrel), prev, 0)
+            q[sl.start] = rotation_angle(ax[0], Rrel)
             if code == CYLINDRICAL:
                 q[sl.start + 1] = ax[0] @ prel
         elif code == PRISMATIC:
@@ -91,22 +91,42 @@ def model_state_from_cartesian(model, emb, x, V=None, previous=None):
             a1, a2 = ax[0], ax[1]
             c12 = a1 @ a2
             u0, u1 = a2 - c12 * a1, Rrel @ a2 - c12 * a1
-            th1 = unwrap_angle(float(np.arctan2(a1 @ np.cross(u0, u1), u0 @ u1)), prev, 0)
-            th2 = unwrap_angle(rotation_angle(a2, rotations_about(a1, np.array([th1]))[0].T @ Rrel), prev, 1)
+            th1 = float(np.arctan2(a1 @ np.cross(u0, u1), u0 @ u1))
+            th2 = rotation_angle(a2, rotations_about(a1, np.array([th1]))[0].T @ Rrel)
             q[sl] = (th1, th2)
         elif code == PLANAR:
-            th = unwrap_angle(float(np.arctan2(Rrel[1, 0] - Rrel[0, 1], Rrel[0, 0] + Rrel[1, 1])), prev, 2)
+            th = float(np.arctan2(Rrel[1, 0] - Rrel[0, 1], Rrel[0, 0] + Rrel[1, 1]))
             q[sl] = (prel[0], prel[1], th)
         elif code in (SPHERICAL, FREE):
             quat = matrix_to_quat(Rrel)
-            if prev is not None and quat @ prev[-4:] < 0:    # the sign of the previous sample (q and −q agree)
-                quat = -quat
             q[sl] = quat if code == SPHERICAL else np.concatenate([prel, quat])
+    if previous is not None:
+        q = nearest_branch(model, q, previous)
     if V is None:
         return q, None
     J, _ = cartesian_velocity_map(model, emb, q, np.zeros(model.nv))
     return q, np.linalg.lstsq(J, V, rcond=None)[0]
 
 
-def unwrap_angle(th, prev, k):
-    return th if prev is None else th + 2 * np.pi * np.round((prev[k] - th) / (2 * np.pi))
+#: the entries of a joint's q that are angles (defined up to 2π), by joint code
+ANGLES = {REVOLUTE: (0,), CYLINDRICAL: (0,), UNIVERSAL: (0, 1), PLANAR: (2,)}
+
+
+def nearest_branch(model, q, previous):
+    """The coordinates ``q`` (angles from a placement, in (−π, π]; quaternions of either sign) on the branch
+    nearest ``previous``: each joint angle moved by the multiple of 2π that brings it closest to its previous
+    value, each quaternion given the sign of the previous one (q and −q are the same rotation). This follows
+    the motion when ``previous`` is the state less than half a turn of every angle earlier (the previous
+    accepted step of the integrator)."""
+    q = np.array(q, dtype=float)
+    for i in range(1, model.nbodies + 1):
+        j = model.joints[i]
+        start, code = j.q_slice.start, j.joint.code
+        for k in ANGLES.get(code, ()):
+            th = q[start + k]
+            q[start + k] = th + 2 * np.pi * np.round((previous[start + k] - th) / (2 * np.pi))
+        if code in (SPHERICAL, FREE):
+            quat = q[j.q_slice][-4:]
+            if quat @ previous[j.q_slice][-4:] < 0:
+                q[j.q_slice.stop - 4:j.q_slice.stop] = -quat
+    return q

@@ -4,7 +4,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.formulations.base import MAX_INITIAL_CORRECTION, register_formulation
-from multibody.formulations.cartesian.coordinates import model_state_from_cartesian
+from multibody.formulations.cartesian.coordinates import model_state_from_cartesian, nearest_branch
 from multibody.formulations.cartesian.from_model import cartesian_from_model
 from multibody.rows.reactions import cut_joint_frames, in_joint_frame
 
@@ -52,11 +52,16 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
         x = s.project_position(y[:nq], t=t)
         return np.concatenate([x, s.project_velocity(x, y[nq:])])
 
+    steps_t, steps_q = [], []
+
+    def on_step(t, y):
+        """The joint coordinates at every accepted step (angles in (−π, π]): the outputs may be turns apart."""
+        steps_t.append(t)
+        steps_q.append(model_state_from_cartesian(model, emb, y[:nq])[0])
+
     def make_result(t, Y, info):
         Y = np.asarray(Y, float).reshape(len(t), -1)
-        Q = np.zeros((len(t), model.nq))
-        Vm = np.zeros((len(t), model.nv))
-        prev = q0
+        Q, Vm = _model_outputs(model, emb, nq, q0, t, Y, steps_t, steps_q)
         E_T, E_V, reac = [], [], {}
         res = {"position": [], "velocity": [], "acceleration": []}
         names = list(s.joint_rows)
@@ -65,8 +70,6 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
         com = np.asarray(model.com)
         for k in range(len(t)):
             x, V = Y[k, :nq], Y[k, nq:]
-            Q[k], Vm[k] = model_state_from_cartesian(model, emb, x, V, prev)
-            prev = Q[k]
             if energy:
                 Etot = s.energy(x, V)
                 T = _kinetic(s, V)
@@ -103,9 +106,28 @@ def cartesian_system(model, q0=None, v0=None, tau=None, energy=True, solver="aut
 
     return OdeSystem(x0=np.concatenate([x0, V0]), fun=lambda t, y: s.rhs(t, y, gains), make_result=make_result,
                      split=lambda y: (y[:nq], y[nq:]), rhs=None,
-                     project_py=project_py if stabilization == "projection" else None, nsplit=nq,
+                     project_py=project_py if stabilization == "projection" else None, nsplit=nq, on_step=on_step,
                      python_only=True, info={"formulation": "cartesian", "planar": emb.dim == 2,
                                              "stabilization": stabilization, "initial_correction": correction})
+
+
+def _model_outputs(model, emb, nq, q0, t, Y, steps_t, steps_q):
+    """The model's (Q, V) at the output times ``t`` of the Cartesian states ``Y``, every angle on the branch the
+    motion reached: the outputs and the accepted steps ``steps_t``/``steps_q`` (``on_step``) taken in the order of
+    time, each on the branch nearest the one before, from ``q0`` (an angle turns less than half a turn in an
+    accurate step; between outputs it may turn many times)."""
+    Q = np.zeros((len(t), model.nq))
+    Vm = np.zeros((len(t), model.nv))
+    times = np.concatenate([np.asarray(t, dtype=float), np.asarray(steps_t, dtype=float)])
+    sign = -1.0 if len(t) > 1 and t[-1] < t[0] else 1.0
+    prev = q0
+    for i in np.argsort(sign * times, kind="stable"):
+        if i < len(t):
+            Q[i], Vm[i] = model_state_from_cartesian(model, emb, Y[i, :nq], Y[i, nq:], prev)
+            prev = Q[i]
+        else:
+            prev = nearest_branch(model, steps_q[i - len(t)], prev)
+    return Q, Vm
 
 
 def _joint_reaction(emb, gen, Rb, c, Rj, oj):

@@ -1,0 +1,94 @@
+"""The centre of mass's Jacobian and the centroidal momentum: its matrix A_G(q), the momentum h_G = A_G v, the time
+derivative Ȧ_G(q, v) and the bias Ȧ_G v.
+
+| function | result |
+|---|---|
+| ``com_jacobian(model, q)`` | J_c (3, nv): the velocity of the centre of mass is J_c v |
+| ``centroidal_map(model, q)`` | A_G (6, nv) |
+| ``centroidal_momentum(model, q, v)`` | h_G (6,) = A_G v |
+| ``centroidal_map_time_variation(model, q, v)`` | Ȧ_G (6, nv) |
+| ``centroidal_bias(model, q, v)`` | Ȧ_G v (6,): the rate of h_G at q̈ = 0 |
+
+Order: ``[angular; linear]`` — the angular momentum about the centre of mass, then the linear momentum, in ground
+axes. **Pinocchio's** ``computeCentroidalMap`` / ``hg`` / ``dhg`` are ``[linear; angular]``: swap the row
+blocks to compare. ``multibody.center_of_mass`` gives the total mass, the centre of mass and the linear momentum.
+The method (composite rigid bodies in ground coordinates, Orin & Goswami's centroidal momentum matrix) is in
+``kernels/centroidal.py``. With a moving base (at time ``t``) h_G is absolute and the matrices are the parts that
+v makes.
+
+Example
+-------
+>>> import numpy as np
+>>> import multibody as mb
+>>> b = mb.ModelBuilder()
+>>> b.add_body("wheel", mass=2.0, inertia=np.diag([0.5, 0.5, 1.0]))
+'wheel'
+>>> b.add_joint("axle", mb.Revolute(axis=(0, 0, 1)), parent="ground", child="wheel")
+'axle'
+>>> model = b.build()
+>>> centroidal_momentum(model, [0.0], [3.0]).tolist()     # I_zz ω about the centre of mass, no linear momentum
+[0.0, 0.0, 3.0, 0.0, 0.0, 0.0]
+"""
+import numpy as np
+
+from multibody.algorithms import as_vector, data_at, fill_general
+from multibody.data import refuse_general_joints
+from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel
+
+__all__ = ["com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation",
+           "centroidal_bias"]
+
+_EMPTY = np.zeros((6, 0))
+
+
+def _centroidal(model, q, v, a, level, with_map, with_rate, data, t):
+    d = data_at(model, data, t)
+    q = as_vector(q, d.nq, "q", model)
+    v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
+    a = v if a is None else a
+    fill_general(d, q, v, t)
+    Ag = np.empty((6, d.nv)) if with_map else _EMPTY
+    dAg = np.empty((6, d.nv)) if with_rate else _EMPTY
+    out = np.empty(OUT_WIDTH)
+    try:
+        centroidal_kernel(d.mi, d.mf, q, v, a, d.work, level, Ag, dAg, out)
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
+    return Ag, dAg, out
+
+
+def com_jacobian(model, q, data=None, t=None):
+    """The 3 x nv Jacobian of the centre of mass (ground coordinates): ċ = J_c v (Pinocchio's
+    ``jacobianCenterOfMass``). It is the linear rows of :func:`centroidal_map` over the total mass."""
+    Ag, _, out = _centroidal(model, q, None, None, 0, True, False, data, t)
+    m = out[O_MASS]
+    return Ag[3:] / m if m > 0.0 else np.zeros_like(Ag[3:])
+
+
+def centroidal_map(model, q, data=None, t=None):
+    """A_G (6 x nv), the centroidal momentum matrix: h_G = A_G v, rows ``[angular about the centre of mass;
+    linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped)."""
+    return _centroidal(model, q, None, None, 0, True, False, data, t)[0]
+
+
+def centroidal_momentum(model, q, v, data=None, t=None):
+    """h_G (6,): the angular momentum about the centre of mass and the linear momentum, ground axes."""
+    return _centroidal(model, q, v, None, 1, False, False, data, t)[2][O_H:O_H + 6].copy()
+
+
+def centroidal_map_time_variation(model, q, v, data=None, t=None):
+    """Ȧ_G (6 x nv), the time derivative of :func:`centroidal_map` along the motion with velocity v (Pinocchio's
+    ``computeCentroidalMapTimeVariation`` with its row blocks swapped). General joints are refused (their
+    columns' rates are not formed)."""
+    refuse_general_joints(model, "centroidal_map_time_variation")
+    return _centroidal(model, q, v, None, 1, False, True, data, t)[1]
+
+
+def centroidal_bias(model, q, v, data=None, t=None):
+    """Ȧ_G v (6,): the rate of the centroidal momentum at q̈ = 0 (the rate at q̈ = a is A_G a + Ȧ_G v), from one
+    Newton–Euler pass over the bodies (``kernels/centroidal.py``), without forming Ȧ_G. With a moving base the
+    base's acceleration is in it."""
+    d = data_at(model, data, t)
+    _, _, out = _centroidal(model, q, v, np.zeros(d.nv), 2, False, False, d, t)
+    return out[O_HDOT:O_HDOT + 6].copy()

@@ -1,0 +1,234 @@
+"""Contact: Solo12 standing on the ground under a joint PD posture controller, here and in MuJoCo.
+
+The quadruped of example-robot-data (``solo_description/robots/solo12.urdf``, loaded by ``multibody.io.load_urdf``
+with a floating base) gets a sphere of radius ``FOOT_RADIUS`` centred on each of its four foot frames (``FL_FOOT``,
+``FR_FOOT``, ``HL_FOOT``, ``HR_FOOT``) and a floor (``Model.with_collisions``; its mesh collisions are dropped),
+Coulomb friction 1. A PD law holds the joints at the "straight_standing" posture of the robot's SRDF
+(``τ = KP (q_ref − q) − KD q̇``); it is a compiled torque law ``law(t, q, v, out)`` called inside the loop.
+
+MuJoCo gets the same robot from the same URDF (its meshes removed): a free joint on ``base_link``, the same foot
+spheres on the foot links, a ground plane, friction 1 (sliding), the same PD law as actuators inside its step
+(gain KP, biases −KP q and −KD q̇), its default soft contacts, Newton solver and semi-implicit Euler, with elliptic
+friction cones and ``impratio = 100``, which its documentation recommends to make friction hard ("to prevent
+slip"): with the default pyramidal cones and impratio 1 its regularized friction lets the feet creep apart under
+the legs' steady tangential forces — 15 mm in 5 s, the base 12 mm lower (``MUJOCO_OPTIONS = {}`` shows it).
+
+:func:`solo12_standing` runs ours (``contact="stepping"``) and reports the base height, the feet's horizontal slide
+and the penetration; :func:`solo12_mujoco_standing` the same for MuJoCo; :func:`bench_contact` times both in one
+process (interleaved rounds of process time per simulated second) and prints the ratios.
+"""
+import importlib.metadata as md
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+#: the foot spheres' radius (m): the foot mesh of the robot is a ball of 16 mm about the foot frame
+FOOT_RADIUS = 0.016
+FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
+#: the PD gains (N m/rad, N m s/rad) and the posture ("straight_standing" of solo.srdf), joint by joint
+KP, KD = 6.0, 0.3
+POSTURE = {"FL_HAA": 0.0, "FL_HFE": 0.8, "FL_KFE": -1.6, "FR_HAA": 0.0, "FR_HFE": 0.8, "FR_KFE": -1.6,
+           "HL_HAA": 0.0, "HL_HFE": -0.8, "HL_KFE": 1.6, "HR_HAA": 0.0, "HR_HFE": -0.8, "HR_KFE": 1.6}
+#: the posture in the order of the model's joints (after the free joint: 7 coordinates, 6 velocities)
+Q_REF = np.array([POSTURE[j] for j in ("FL_HAA", "FL_HFE", "FL_KFE", "FR_HAA", "FR_HFE", "FR_KFE", "HL_HAA", "HL_HFE",
+                                       "HL_KFE", "HR_HAA", "HR_HFE", "HR_KFE")])
+#: height of the foot spheres' lowest points above the floor at the start (m)
+DROP = 1e-3
+#: MuJoCo's options changed from its defaults (``mjOption`` fields; the module docstring says why)
+MUJOCO_OPTIONS = {"cone": "elliptic", "impratio": 100.0}
+
+
+@njit(cache=True)
+def posture_law(t, q, v, out):
+    """τ = KP (q_ref − q) − KD q̇ on the twelve joints (a compiled torque law of ``simulate``)."""
+    for k in range(12):
+        out[6 + k] = KP * (Q_REF[k] - q[7 + k]) - KD * v[6 + k]
+
+
+def solo12_path():
+    """(URDF file, package folder) of Solo12 in example-robot-data, or None when it is not installed."""
+    try:
+        root = Path(md.distribution("example-robot-data").locate_file("cmeel.prefix/share"))
+    except md.PackageNotFoundError:
+        return None
+    urdf = root / "example-robot-data/robots/solo_description/robots/solo12.urdf"
+    return (urdf, root) if urdf.is_file() else None
+
+
+def solo12_model(radius=FOOT_RADIUS, friction=1.0):
+    """Solo12 with a floating base, a sphere at each foot frame and a floor (its mesh collisions dropped)."""
+    import multibody as mb
+
+    urdf, _ = solo12_path()
+    model = mb.io.load_model(str(urdf), floating_base=True, limits=False)   # its ±10 rad limits: data, not stops
+    return model.with_collisions([("floor", "ground", mb.HalfSpace(), None, friction)],
+                                 spheres={f: radius for f in FEET}, friction=friction, keep=False)
+
+
+def standing_state(model, radius=FOOT_RADIUS):
+    """q0: the posture, the base level, its height such that the lowest foot sphere is DROP above the floor."""
+    import multibody as mb
+
+    q = model.neutral()
+    names = model.coordinate_names()
+    for joint, value in POSTURE.items():
+        q[names.index(f"{joint}.angle")] = value
+    K = mb.forward_kinematics(model, q)
+    feet = [K.p[f.body] + K.R[f.body] @ f.placement.translation for f in map(model.frame, FEET)]
+    q[2] = -min(p[2] for p in feet) + radius + DROP
+    return q
+
+
+def foot_positions(model, Q):
+    """(n, 4, 3): the foot frames' origins along the states Q."""
+    import multibody as mb
+
+    frames = [model.frame(f) for f in FEET]
+    out = np.empty((len(Q), len(FEET), 3))
+    for s, q in enumerate(Q):
+        K = mb.forward_kinematics(model, q)
+        for j, f in enumerate(frames):
+            out[s, j] = K.p[f.body] + K.R[f.body] @ f.placement.translation
+    return out
+
+
+def solo12_standing(t_end=5.0, h=1e-3, model=None, n_out=51):
+    """Ours: the run and its summary (base height at the end, the feet's largest horizontal slide from the first
+    output after landing (t = 0.5 s) to the end, the deepest penetration, the process time per simulated second)."""
+    import multibody as mb
+
+    model = solo12_model() if model is None else model
+    q0 = standing_state(model)
+    res = mb.simulate(model, q0, None, t_end, h=h, contact="stepping", tau=posture_law, n_out=n_out)
+    return res, summary(model, res.t, res.q, res.contacts.distance if res.contacts is not None else np.zeros(0),
+                        res.info["cpu_seconds"] / t_end)
+
+
+def summary(model, t, Q, distances, cpu_per_second):
+    feet = foot_positions(model, Q)
+    k = int(np.searchsorted(t, 0.5))
+    slide = float(np.max(np.linalg.norm(feet[k:, :, :2] - feet[k, :, :2], axis=2)))
+    return {"base_height": float(Q[-1, 2]), "slide": slide,
+            "penetration": float(max(0.0, -np.min(distances))) if len(distances) else 0.0,
+            "feet_height": float(np.min(feet[-1, :, 2])), "cpu_per_second": cpu_per_second}
+
+
+# ---- MuJoCo --------------------------------------------------------------------------------------------------
+def mujoco_solo12(h=1e-3, radius=FOOT_RADIUS, friction=1.0):
+    """(MjModel, MjData, qpos address of each of our coordinates) of Solo12 in MuJoCo (module docstring)."""
+    import mujoco
+
+    urdf, _ = solo12_path()
+    text = Path(urdf).read_text()
+    text = re.sub(r"<visual>.*?</visual>|<collision>.*?</collision>", "", text, flags=re.S)
+    text = text.replace("<robot name=\"solo\">", "<robot name=\"solo\"><mujoco><compiler discardvisual=\"true\" "
+                        "fusestatic=\"false\" balanceinertia=\"false\"/></mujoco>", 1)
+    spec = mujoco.MjSpec.from_string(text)
+    spec.option.timestep = h
+    for key, value in MUJOCO_OPTIONS.items():
+        setattr(spec.option, key, mujoco.mjtCone.mjCONE_ELLIPTIC if value == "elliptic" else value)
+    base = spec.body("base_link")
+    base.add_freejoint()
+    spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], friction=[friction, 0.005, 1e-4])
+    for foot in FEET:
+        spec.body(foot).add_geom(type=mujoco.mjtGeom.mjGEOM_SPHERE, size=[radius, 0, 0],
+                                 friction=[friction, 0.005, 1e-4])
+    for joint, value in POSTURE.items():
+        act = spec.add_actuator(name=joint, target=joint, trntype=mujoco.mjtTrn.mjTRN_JOINT)
+        act.gaintype = mujoco.mjtGain.mjGAIN_FIXED
+        act.biastype = mujoco.mjtBias.mjBIAS_AFFINE
+        act.gainprm[0] = KP
+        act.biasprm[0:3] = [0.0, -KP, -KD]
+    m = spec.compile()
+    d = mujoco.MjData(m)
+    d.ctrl[:] = [POSTURE[m.actuator(a).name] for a in range(m.nu)]
+    return m, d
+
+
+def mujoco_state(m, model, q0):
+    """MuJoCo's qpos of our q0 (the free joint's pose, the joints by name)."""
+    qpos = np.zeros(m.nq)
+    qpos[:7] = q0[:7]
+    names = model.coordinate_names()
+    for j in range(m.njnt):
+        name = m.joint(j).name
+        if f"{name}.angle" in names:
+            qpos[m.jnt_qposadr[j]] = q0[names.index(f"{name}.angle")]
+    return qpos
+
+
+def solo12_mujoco_standing(t_end=5.0, h=1e-3, model=None, n_out=51):
+    """MuJoCo: the base height, slide and penetration as :func:`solo12_standing` reports them (our model's
+    kinematics evaluated on MuJoCo's joint angles), and its process time per simulated second."""
+    import mujoco
+
+    model = solo12_model() if model is None else model
+    m, d = mujoco_solo12(h)
+    q0 = standing_state(model)
+    d.qpos[:] = mujoco_state(m, model, q0)
+    mujoco.mj_forward(m, d)
+    steps = int(round(t_end / h))
+    every = steps // (n_out - 1)
+    t, Q, depth = [0.0], [q0.copy()], []
+    names = model.coordinate_names()
+    back = [(names.index(f"{m.joint(j).name}.angle"), m.jnt_qposadr[j]) for j in range(1, m.njnt)]
+    cpu = time.process_time()
+    for k in range(n_out - 1):
+        mujoco.mj_step(m, d, nstep=every)
+        q = np.empty(model.nq)
+        q[:7] = d.qpos[:7]
+        for ours, theirs in back:
+            q[ours] = d.qpos[theirs]
+        t.append(d.time)
+        Q.append(q)
+        depth += [d.contact[c].dist for c in range(d.ncon)]
+    cpu = time.process_time() - cpu
+    return summary(model, np.array(t), np.array(Q), np.array(depth), cpu / t_end)
+
+
+def bench_contact(t_end=5.0, steps=(1e-3, 2e-3), rounds=5, verbose=True):
+    """Solo12 standing for ``t_end`` s, ours against MuJoCo at each step size: the summaries, and the process
+    time per simulated second of each in interleaved rounds (median, and the ratio's median and range)."""
+    from multibody.bench.timing import fmt_spread, interleaved, spread
+
+    if solo12_path() is None:
+        print("example-robot-data is not installed: no Solo12")
+        return {}
+    try:
+        import mujoco
+    except ImportError:
+        mujoco = None
+    model = solo12_model()
+    rows = []
+    for h in steps:
+        res, ours = solo12_standing(t_end, h, model)
+        row = {"h": h, "ours": ours}
+        calls = [lambda h=h: solo12_standing(t_end, h, model)]
+        if mujoco is not None:
+            row["mujoco"] = solo12_mujoco_standing(t_end, h, model)
+            calls.append(lambda h=h: solo12_mujoco_standing(t_end, h, model))
+        times = interleaved(calls, 1, rounds) / t_end
+        row["ours_cpu_per_s"] = spread(times[:, 0])[0]
+        if mujoco is not None:
+            row["mujoco_cpu_per_s"] = spread(times[:, 1])[0]
+            row["ratio"] = fmt_spread(times[:, 0] / times[:, 1])
+        rows.append(row)
+    if verbose:
+        print("| h (ms) | base height ours / MuJoCo (mm) | feet slide ours / MuJoCo (mm) | penetration ours / MuJoCo "
+              "(mm) | CPU s per simulated s ours / MuJoCo | ratio ours/MuJoCo |")
+        print("|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            o, mj = r["ours"], r.get("mujoco")
+            two = (lambda key: f"{1e3 * o[key]:.3f} / {1e3 * mj[key]:.3f}" if mj else f"{1e3 * o[key]:.3f} / n/a")
+            cpu = f"{r['ours_cpu_per_s']:.4f} / " + (f"{r['mujoco_cpu_per_s']:.4f}" if mj else "n/a")
+            print(f"| {1e3 * r['h']:g} | {two('base_height')} | {two('slide')} | {two('penetration')} | {cpu} | "
+                  f"{r.get('ratio', 'n/a')} |")
+        print(f"\nSolo12 standing {t_end:g} s under a joint PD posture law (KP {KP}, KD {KD}), foot spheres of "
+              f"{1e3 * FOOT_RADIUS:g} mm, friction 1: ours contact='stepping' (a compiled torque law), MuJoCo "
+              f"{getattr(mujoco, '__version__', 'n/a')} with the law as actuators, options {MUJOCO_OPTIONS} (else its "
+              "defaults). Process time of whole "
+              "runs (ours: simulate; MuJoCo: mj_step in blocks), interleaved rounds: median and range of the ratio.")
+    return rows

@@ -1,0 +1,186 @@
+"""The ``"compliant"`` contact model: Hunt–Crossley contact forces in the tree's right-hand side.
+
+State ``x = [q, v, D]``: the tree's coordinates and the energy D dissipated so far, with
+
+    q̇ = q̇(q, v),   v̇ = aba(q, v, τ_applied + τ, f_contact(q, v)),   Ḋ = P_contact + P_dampers,
+
+the contact forces of every penetrating pair (``kernels/collision.py``, margin 0) from ``kernels/contact_forces.py``
+(Hunt–Crossley normal force k δ^p (1 + (3/2) α δ̇), Coulomb friction regularized by the velocity scale v_s) as
+external spatial forces of ABA. The right-hand side is compiled, so fixed-step runs are one compiled loop and
+adaptive runs call it; a Python torque callback or a compiled torque law takes the Python right-hand side.
+
+Energies of the Result: kinetic, potential (gravity, springs, and the contacts' elastic k δ^(p+1)/(p+1)), and
+``dissipated`` = D, so that ``total + dissipated`` stays at its initial value to the integration error when no
+other force does work.
+"""
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from multibody.errors import ModelError
+from multibody.formulations.base import OdeSystem, callback_forces, check_state
+from multibody.formulations.contact import (contact_parameter, contact_setup, contacts_record, register_contact_model,
+                                            torques)
+from multibody.data import default_data
+from multibody.formulations.tree import tree_energy, tree_params
+from multibody.integrate.fixed_step import no_project
+from multibody.integrate.manifold import has_quaternions, normalize_quaternions
+from multibody.kernels.aba import aba_kernel
+from multibody.kernels.collision import C_DIST, C_FEAT, C_N, C_PAIR, detect
+from multibody.kernels.configuration import qdot_kernel
+from multibody.kernels.contact_forces import compliant_forces, contact_force
+from multibody.kernels.contact_solver import R_DIST, R_FEAT, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH
+from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.kinematics import kinematics_kernel, workspace_views
+from multibody.kernels.shapes import world_poses
+from multibody.kernels.spatial import KERNEL
+from multibody.result import Result
+
+__all__ = ["compliant_system", "compliant_rhs", "compliant_rhs_extra"]
+
+#: the compliant model's own arrays: external forces (n, 6) and the settings (stiffness, exponent, damping α,
+#: friction velocity scale; ``kernels/contact_forces.K_*``)
+Compliant = namedtuple("Compliant", "fext settings")
+
+
+@njit(**KERNEL)
+def _contacts(mi, mf, work, G, q, v, nv):
+    """Kinematics at (q, v) and the penetrating contacts; returns their number."""
+    kinematics_kernel(mi, mf, q, v, v, work, 1)
+    wb, _ = workspace_views(work, mi.shape[0], nv)
+    world_poses(G.gi, G.gf, wb, G.gw)
+    return detect(G.gi, G.gf, G.verts, G.pairs, G.gw, 0.0, G.rows, G.ws)
+
+
+@njit(**KERNEL)
+def compliant_rhs_extra(t, x, p, tau_extra, out):
+    """ẋ = [q̇, v̇, Ḋ] of the module docstring with the generalized forces ``tau_extra`` besides the model's."""
+    mi, mf, work, G, F, C, _ = p
+    nv = F.tau.shape[0]
+    nq = x.shape[0] - nv - 1
+    q = x[:nq]
+    v = x[nq:nq + nv]
+    tau = F.tau
+    power = 0.0
+    if F.applied:
+        _, power = applied_forces_kernel(mi, mf, q, v, F.k, F.c, F.rest, F.effort, F.sbody, F.spoint, F.sk, F.sc,
+                                         F.sl0, work, F.fb, tau)
+        for k in range(nv):
+            tau[k] += tau_extra[k]
+    else:
+        for k in range(nv):
+            tau[k] = tau_extra[k]
+    m = _contacts(mi, mf, work, G, q, v, nv)
+    wb, _ = workspace_views(work, mi.shape[0], nv)
+    _, pc = compliant_forces(G.rows, m, G.gi, G.pairs, wb, C.settings, C.fext)
+    aba_kernel(mi, mf, q, v, tau, C.fext, work, out[nq:nq + nv])
+    qdot_kernel(mi, q, v, out[:nq])
+    out[nq + nv] = power + pc
+
+
+@njit(**KERNEL)
+def compliant_rhs(t, x, p, out):
+    """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`compliant_rhs_extra` with the constant
+    generalized forces ``params[6]``."""
+    compliant_rhs_extra(t, x, p, p[6], out)
+
+
+@njit(cache=True)
+def compliant_outputs(p, Q, V, counts, records, potential):
+    """For every output state: its contacts (records of ``contact_solver.R_WIDTH`` numbers: pair, point, normal,
+    normal force, friction force, distance, feature) and the contacts' elastic potential."""
+    mi, mf, work, G, F, C, _ = p
+    nv = V.shape[1]
+    for s in range(Q.shape[0]):
+        m = _contacts(mi, mf, work, G, Q[s], V[s], nv)
+        wb, _ = workspace_views(work, mi.shape[0], nv)
+        counts[s] = m
+        total = 0.0
+        for c in range(m):
+            x0, x1, x2, F0, F1, F2, fn, Vc, _ = contact_force(G.rows, c, G.gi, G.pairs, wb, C.settings)
+            n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
+            rec = records[s, c]
+            rec[R_PAIR] = G.rows[c, C_PAIR]
+            rec[R_POINT], rec[R_POINT + 1], rec[R_POINT + 2] = x0, x1, x2
+            rec[R_NORMAL], rec[R_NORMAL + 1], rec[R_NORMAL + 2] = n0, n1, n2
+            rec[R_FN] = fn
+            rec[R_FT], rec[R_FT + 1], rec[R_FT + 2] = F0 - fn * n0, F1 - fn * n1, F2 - fn * n2
+            rec[R_DIST] = G.rows[c, C_DIST]
+            rec[R_FEAT] = G.rows[c, C_FEAT]
+            total += Vc
+        potential[s] = total
+
+
+def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, exponent=1.5, damping=1.0,
+                     friction_velocity=1e-3, contact_pairs=None, exclude=None):
+    """Hunt–Crossley contact forces with regularized Coulomb friction in the tree's right-hand side.
+
+    ``stiffness`` k (N/m^exponent), ``exponent`` p (3/2: Hertz), ``damping`` α (s/m: the coefficient of
+    restitution is about 1 − α v at impact speed v; ``kernels.contact_forces.hunt_crossley_damping(e, v)`` gives
+    the α of a restitution e at v exactly), ``friction_velocity`` v_s (m/s: the slip speed below which friction
+    fades linearly; a body on a slope creeps at about v_s tan θ / sqrt(μ² − tan² θ))."""
+    q0, v0 = check_state(model, q0, v0)
+    settings = np.array([contact_parameter(stiffness, "stiffness"), contact_parameter(exponent, "exponent"),
+                         contact_parameter(damping, "damping", allow_zero=True),
+                         contact_parameter(friction_velocity, "friction_velocity")])
+    if settings[1] < 1.0:
+        raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
+                         element="exponent")
+    cs, (mi, mf, work), G, F = contact_setup(model, contact_pairs, exclude, "compliant")
+    nq, nv = model.nq, model.nv
+    tau_const, law, callback = torques(model, tau)
+    params = (mi, mf, work, G, F, Compliant(np.zeros((model.nbodies + 1, 6)), settings), tau_const)
+    quats = has_quaternions(mi)
+    x0 = np.concatenate([q0, v0, [0.0]])
+    if quats:
+        normalize_quaternions(x0, params)
+
+    def fun(t, x):
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        out = np.empty(nq + nv + 1)
+        extra = tau_const
+        if law is not None:
+            extra = np.zeros(nv)
+            law(float(t), x[:nq].copy(), x[nq:nq + nv].copy(), extra)
+            extra = extra + tau_const
+        elif callback is not None:
+            extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name) + tau_const
+        try:
+            compliant_rhs_extra(float(t), x, params, np.ascontiguousarray(extra), out)
+        except ZeroDivisionError:   # a trial state far outside the motion (a stiff contact overshot): NaN makes
+            out[:] = np.nan         # the adaptive method reject the step and try a shorter one
+        return out
+
+    def project_py(t, x):
+        x = np.array(x, dtype=np.float64)
+        normalize_quaternions(x, params)
+        return x
+
+    def make_result(t, X, info, obs=None):
+        X = np.asarray(X, dtype=float).reshape(len(t), nq + nv + 1)
+        Q = np.ascontiguousarray(X[:, :nq])
+        V = np.ascontiguousarray(X[:, nq:nq + nv])
+        if quats:
+            for row in Q:
+                normalize_quaternions(row, params)
+        counts = np.zeros(len(t), dtype=np.int64)
+        records = np.zeros((len(t), max(cs.capacity, 1), R_WIDTH))
+        potential = np.zeros(len(t))
+        compliant_outputs(params, Q, V, counts, records, potential)
+        en = {}
+        if energy and len(t):
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
+            en = {"kinetic": T, "potential": Vp + potential, "dissipated": X[:, -1].copy()}
+        return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
+                      v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records))
+
+    return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
+                     rhs=compliant_rhs, project=normalize_quaternions if quats else no_project, params=params,
+                     project_py=project_py if quats else None, nsplit=nq,
+                     python_only=law is not None or callback is not None,
+                     info={"formulation": "tree", "contact": "compliant", "contact_pairs": int(cs.pairs.shape[0]),
+                           "torque_law": law is not None, "torque_callback": callback is not None})
+
+
+register_contact_model("compliant", compliant_system)

@@ -1,0 +1,136 @@
+"""Controllers in the tree's compiled right-hand side: the model's controller elements and a compiled torque law.
+
+``simulate(model, ..., tau=f)`` with ``f`` a numba function (``@numba.njit``) ``f(t, q, v, out)`` — t a float, q
+(nq,), v (nv,) and out (nv,) float64 arrays, out set to zero before the call; ``f`` writes the generalized forces
+into out and returns nothing — runs ``f`` inside the compiled loop, like the controllers of the model
+(``model.controllers``: ``mb.JointPD``, ``mb.ComputedTorque``, ``multibody.model.controllers``). The tree's
+right-hand side then adds to the constant generalized forces ``tau_const`` of the run
+
+    τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v)
+
+(:func:`tree_rhs_control`), in this order, before the model's applied forces are added and ABA runs. ``f`` is
+called through a C function pointer (:func:`compiled_torque` wraps it in a ``numba.cfunc`` of
+``kernels.control.TORQUE_SIGNATURE``, compiled once per function and process): the compiled loops are compiled for
+the pointer's type, not for each function, and stay cached on disk. ``f`` must not raise (an exception cannot
+leave compiled code called through a pointer).
+
+The parameter tuple of ``tree_parameters.tree_params`` gets one more entry, at :data:`P_CONTROL` (its first free
+position, ``P_SIZE``): the tuple :func:`control_params` makes, entries ``K_*`` below.
+"""
+import numpy as np
+from numba import carray, cfunc, njit
+from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
+from numba.core.registry import CPUDispatcher
+
+from multibody.errors import ModelError
+from multibody.formulations.tree_rhs import tree_rhs_extra
+from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, control_kernel, no_torque
+from multibody.kernels.spatial import KERNEL
+from multibody.model.controllers import ControllerTable
+from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
+
+__all__ = ["P_CONTROL", "control_params", "compiled_torque", "is_compiled_torque", "control_extra", "run_controls",
+           "tree_rhs_control"]
+
+#: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
+P_CONTROL = P_SIZE
+#: entries of the controllers' tuple: the table (``ControllerTable.arrays``), the model's packed float array as
+#: built, whether any controller compensates gravity / computes torques, scratch (G (n, 4), A, TG, TI), no external
+#: forces, the controllers' torques, τ_extra, the compiled law's q, v and output, the law, whether there is one
+(K_CI, K_CF, K_RT, K_RC, K_MF, K_GRAVITY, K_INVERSE, K_G, K_A, K_TG, K_TI, K_NO_FEXT, K_OUT, K_EXTRA, K_USER_Q,
+ K_USER_V, K_USER_OUT, K_USER, K_HAS_USER) = range(19)
+
+# the numba type of a C function pointer is a "first-class function type", which numba marks experimental; it is the
+# documented way of calling a cfunc from compiled code, and the one whose compiled callers numba caches on disk
+import warnings  # noqa: E402
+
+warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning, message="First-class function type")
+
+
+def is_compiled_torque(tau):
+    """Whether ``tau`` is a numba-compiled function (a torque law for the compiled loops)."""
+    return isinstance(tau, CPUDispatcher)
+
+
+_WRAPPED = {}
+
+
+def compiled_torque(tau):
+    """The ``numba.cfunc`` (``kernels.control.TORQUE_SIGNATURE``) that calls the numba function ``tau(t, q, v, out)``
+    (module docstring), made once per function; a ``ModelError`` when ``tau`` does not compile for these types."""
+    key = id(tau)
+    if key in _WRAPPED and _WRAPPED[key][0] is tau:
+        return _WRAPPED[key][1]
+
+    def call(t, q, v, out, nq, nv):
+        tau(t, carray(q, nq), carray(v, nv), carray(out, nv))
+
+    try:
+        wrapped = cfunc(TORQUE_SIGNATURE)(call)
+    except NumbaError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"tau: the numba function {getattr(tau, '__name__', tau)!r} must compile as tau(t, q, v, out) "
+                         f"with t a float and q, v, out float64 arrays (out: the nv generalized forces), returning "
+                         f"nothing: {first}", element="tau") from None
+    _WRAPPED[key] = (tau, wrapped)
+    return wrapped
+
+
+def control_params(model, params, torque=None):
+    """``params`` (``tree_parameters.tree_params``) with the controllers' tuple appended (module docstring): the model's
+    controllers and the compiled torque law ``torque`` (a numba function, or None)."""
+    table = ControllerTable(model.controllers, model.nv)
+    n, nq, nv = model.nbodies + 1, model.nq, model.nv
+    user = no_torque if torque is None else compiled_torque(torque)
+    controls = (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
+                np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
+                np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
+    return tuple(params) + (controls,)
+
+
+@njit(inline="always", cache=True)
+def control_extra(t, x, tau_const, c, mi, nq, work):
+    """τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v) for x = [q, v] (module docstring), into ``c[K_EXTRA]``,
+    which it returns; ``work``: a kinematics workspace (for the gravity pass and the inverse dynamics)."""
+    q = x[:nq]
+    v = x[nq:]
+    out = c[K_OUT]
+    extra = c[K_EXTRA]
+    CI = c[K_CI]
+    control_kernel(t, q, v, mi, c[K_MF], CI, c[K_CF], c[K_RT], c[K_RC], c[K_GRAVITY], c[K_INVERSE], work, c[K_G],
+                   c[K_A], c[K_TG], c[K_TI], c[K_NO_FEXT], out)
+    nv = extra.shape[0]
+    for k in range(nv):
+        extra[k] = tau_const[k]
+    for r in range(CI.shape[0]):
+        iv = CI[r, C_IV]
+        extra[iv] = tau_const[iv] + out[iv]
+    if c[K_HAS_USER]:       # the law gets copies of q and v: it cannot change the state
+        uq = c[K_USER_Q]
+        uv = c[K_USER_V]
+        u = c[K_USER_OUT]
+        for k in range(nq):
+            uq[k] = q[k]
+        for k in range(nv):
+            uv[k] = v[k]
+            u[k] = 0.0
+        c[K_USER](t, uq.ctypes, uv.ctypes, u.ctypes, nq, nv)
+        for k in range(nv):
+            extra[k] += u[k]
+    return extra
+
+
+@njit(cache=True)
+def run_controls(c):
+    """The controllers' tuple of one run of a batch: the same table and law, scratch of its own."""
+    return (c[K_CI], c[K_CF], c[K_RT], c[K_RC], c[K_MF], c[K_GRAVITY], c[K_INVERSE], np.zeros_like(c[K_G]),
+            np.zeros_like(c[K_A]), np.zeros_like(c[K_TG]), np.zeros_like(c[K_TI]), c[K_NO_FEXT],
+            np.zeros_like(c[K_OUT]), np.zeros_like(c[K_EXTRA]), np.zeros_like(c[K_USER_Q]),
+            np.zeros_like(c[K_USER_V]), np.zeros_like(c[K_USER_OUT]), c[K_USER], c[K_HAS_USER])
+
+
+@njit(**KERNEL)
+def tree_rhs_control(t, x, p, out):
+    """``tree_rhs`` with the model's controllers and a compiled torque law (their tuple at ``p[P_CONTROL]``) added
+    to the constant generalized forces (module docstring)."""
+    tree_rhs_extra(t, x, p, control_extra(t, x, p[P_TAU], p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)

@@ -1,0 +1,288 @@
+"""Simulation of a tree with joint limits, latches and releases: the structures of the run, its switches, and its
+Result (seed 001, introduction: variable structure; seed 002: Δp = Jᵀ Λ).
+
+:func:`run_switching` hands the tree's structure (``formulations/tree_switches.py``: its modes, guards and
+switches) to the run across switches of ``integrate/events.py`` and makes the :class:`multibody.Result`:
+
+* a column per coordinate of every structure the run can pass through — the model's coordinates, then those of
+  the free joint of each joint that can separate (``<joint>.x`` … ``<joint>.qz``, velocities ``<joint>.wx`` …
+  ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
+* the states of the output times and two rows at each switch (just before, just after);
+* ``result.events``: the switch log (``formulations/tree_switches.py``); ``result.structures``: the models in turn
+  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes.
+"""
+import time
+
+import numpy as np
+
+from multibody.errors import IntegrationError, ModelError
+from multibody.formulations.base import check_state
+from multibody.formulations.tree_rhs import tree_energy
+from multibody.formulations.tree_switches import REST_VELOCITY, Structure
+from multibody.integrate.arguments import fixed_step_count, output_steps
+from multibody.integrate.events import run_hybrid
+from multibody.integrate.tableaux import METHODS
+from multibody.integrate.manifold import normalize_quaternions
+from multibody.model.restructure import free_joint_names
+from multibody.result import Result
+
+__all__ = ["run_switching", "simulate_switching", "switching_batch", "union_names", "refuse"]
+
+
+def union_names(model):
+    """The run's columns (module docstring): ``(q names, v names)`` of the model and of the free joint of each
+    joint with a release that separates it."""
+    qn, vn = list(model.coordinate_names()), list(model.velocity_names())
+    for rel in model.unilateral.releases:
+        if rel.mode == "separate":
+            fq, fv = free_joint_names(rel.joint)
+            qn += [n for n in fq if n not in qn]
+            vn += [n for n in fv if n not in vn]
+    return qn, vn
+
+
+def refuse(model, formulation, tau, method_key, events):
+    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
+    moving base, general joints, constraints, user events, a torque callback with a fixed step."""
+    why = None
+    if formulation != "tree":
+        why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
+               "formulation", "formulation")
+    elif model.constraints:
+        why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
+               "latches and releases are simulated on trees", "constraints")
+    elif model.controllers:
+        why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
+               "constant torques or a torque callback", "controllers")
+    elif model.base_motion is not None:
+        why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
+    elif any(j.joint.code == 8 for j in model.joints[1:]):
+        why = ("it has general joints; a switching run needs the compiled joints", "general joint")
+    elif events is not None:
+        why = ("events= of simulate: the switches are the model's own events (result.events)", "events")
+    elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
+        why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
+    elif method_key in METHODS and (callable(tau) or (tau is None and model.torque_callback is not None)):
+        why = ("a Python torque callback with a fixed-step method: the switching loop is compiled; use an "
+               "adaptive method (DOP853, ...)", "tau")
+    if why is not None:
+        raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]}", element=why[1])
+
+
+def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12,
+                  t_eval=None, tau=None, energy=True, max_steps=None, event_rows=True, rest_velocity=REST_VELOCITY,
+                  writer=None, every=None, restart=None):
+    """Integrate ``model`` (with joint limits, latches or releases) from ``(q0, v0)`` at ``t0`` to ``t_end`` across
+    its switches (``integrate/events.py``); return the :class:`multibody.Result` (module docstring).
+
+    ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
+    all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
+    ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (adaptive methods). A failure raises
+    ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
+
+    ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
+    simulated seconds and at the end — the state and outputs as rows of the full coordinate set, the structures,
+    the mode and the switch log as its ``switching`` data; ``restart``: the
+    :class:`~multibody.io.checkpoints.Checkpoint` to go on from (``simulation.resume``)."""
+    key = str(method).upper()
+    cpu, wall = time.process_time(), time.perf_counter()
+    callback = model.torque_callback if tau is None else tau
+    tau_const = None
+    if callback is not None and not callable(callback):
+        tau_const = np.array(callback, dtype=float).reshape(-1)
+        if tau_const.shape != (model.nv,) or not np.all(np.isfinite(tau_const)):
+            raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers (model "
+                             f"'{model.name}'), got {callback!r}", element="tau")
+        callback = None
+    q_names, v_names = union_names(model)
+    st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+    x0 = np.concatenate([q0, v0]).astype(float)
+    if st.quaternions:
+        normalize_quaternions(x0, st.params)
+    write, resume = None, None
+    if writer is not None:
+        def write(t, step, system, x, run, finished):
+            rows, x_row = _rows(run, q_names, v_names), _union_row(system, x, q_names, v_names)
+            writer.write(t, step, x_row, np.array(run.t), rows, None, {"steps": run.steps, "nfev": run.nfev},
+                         finished, switching={"separated": system.separated, "mode": system.mode_data(),
+                                              "events": run.log, "rows": run.system})
+
+        if restart is not None and restart.switching is not None and (restart.t > t0 or restart.finished):
+            st, resume = _resumed(restart, model, tau_const, callback, q_names, v_names, rest_velocity)
+        else:
+            writer.write(t0, 0 if key in METHODS else None, _union_row(st, x0, q_names, v_names), np.zeros(0),
+                         np.zeros((0, len(q_names) + len(v_names))), None, {"steps": 0},
+                         switching={"separated": [], "mode": None, "events": [], "rows": []})
+    if resume is not None and restart.finished:
+        run = resume[3]
+    else:
+        run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol,
+                         t_eval=t_eval, max_steps=max_steps, event_rows=event_rows, checkpoint=write, every=every,
+                         resume=resume)
+    info = {"method": key, "model": model.name, "formulation": "tree", "steps": int(run.steps),
+            "nfev": int(run.nfev), "switching": True,
+            "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    if key in METHODS:
+        info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
+    else:
+        info.update(rtol=rtol, atol=atol)
+    message = run.reason if run.status == "failed" else (
+        "completed" if key in METHODS else "the end of the interval was reached")
+    info.update(status=run.status, message=message, cpu_seconds=time.process_time() - cpu,
+                wall_seconds=time.perf_counter() - wall)
+    if writer is not None:
+        info["checkpoint"] = str(writer.path)
+    if restart is not None:
+        info["resumed_from"] = restart.t
+    res = _result(run, q_names, v_names, model, energy, info)
+    if run.status == "failed":
+        raise IntegrationError(f"{key} integration of model '{model.name}' failed: {run.reason}", result=res,
+                               reason=run.reason) from run.error
+    return res
+
+
+def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
+                       max_steps, events, energy, writer, options, save=None, every=None, restart=None):
+    """``simulate`` of a model with joint limits, latches or releases (its arguments checked by ``simulate``):
+    :func:`refuse` what such a run does not do, then :func:`run_switching`. ``save``: the fixed-step output steps
+    of a batch (its outputs then have no rows at the switches); ``writer``, ``every``: its checkpoints;
+    ``restart``: the checkpoint it goes on from."""
+    refuse(model, formulation, tau, mkey, events)
+    ck = dict(writer=writer, every=every, restart=restart)
+    if options:
+        raise ModelError(f"option {sorted(options)[0]!r}: a run with joint limits, latches or releases takes none",
+                         element=sorted(options)[0])
+    q0, v0 = check_state(model, q0, v0)
+    if mkey in METHODS:
+        nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+        rows = save is None
+        save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
+        return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
+                             energy=energy, event_rows=rows, **ck)
+    if n_out is not None:
+        t_eval = np.linspace(t0, t_end, int(n_out))
+    return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
+                         max_steps=max_steps, **ck)
+
+
+def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
+    """``simulate_batch`` of a model with joint limits, latches or releases: each run in turn through the switching
+    loop (``integrate/events.py``), outputs on the common step grid (no rows at the switches). Only
+    ``params={"tau": ...}`` may vary per run. Returns ``(t, q, v, energy, status, steps, info, events, q names,
+    v names)``, ``events[b]`` the switch log of run b (the arrays of a ``BatchResult``)."""
+    other = sorted(set(params or {}) - {"tau"})
+    if other:
+        raise ModelError(f"params['{other[0]}']: the runs of a model with joint limits, latches or releases may vary "
+                         "'tau' only", element=other[0])
+    if callable(tau):
+        raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
+    taus = None if params is None or "tau" not in params else np.asarray(params["tau"], dtype=float)
+    if taus is not None and taus.shape != (Q.shape[0], model.nv):
+        raise ModelError(f"params['tau'] must have shape ({Q.shape[0]}, {model.nv}) (runs, nv), got {taus.shape}",
+                         element="tau")
+    nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    qn, vn = union_names(model)
+    runs, n = Q.shape[0], save.shape[0]
+    t = t0 + save * h_used
+    q, v = np.full((runs, n, len(qn)), np.nan), np.full((runs, n, len(vn)), np.nan)
+    en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total")} if energy else {}
+    status, steps, events = np.empty(runs, dtype=object), np.zeros(runs, dtype=np.int64), []
+    cpu, wall = time.process_time(), time.perf_counter()
+    for b in range(runs):
+        run_tau = tau if taus is None else (taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float)))
+        try:
+            res, status[b] = simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
+                                                t_eval=None, n_out=None, output_every=None, formulation="tree",
+                                                tau=run_tau, max_steps=None, events=None, energy=energy, writer=None,
+                                                options={}, save=save), "success"
+        except IntegrationError as exc:
+            res, status[b] = exc.result, "failed"
+        k = len(res.t)
+        q[b, :k], v[b, :k] = res.q, res.v
+        for key in en:
+            en[key][b, :k] = res.energy[key]
+        steps[b] = res.info.get("steps", 0)
+        events.append(res.events)
+    info = {"method": mkey, "model": model.name, "formulation": "tree", "h": h_used, "nsteps_requested": nsteps,
+            "runs": runs, "path": "switching, run by run", "cpu_seconds": time.process_time() - cpu,
+            "wall_seconds": time.perf_counter() - wall, "varied": sorted(params or {})}
+    return t, q, v, en, status.astype(str), steps, info, events, qn, vn
+
+
+def _union_row(system, x, q_names, v_names):
+    """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate)."""
+    row = np.full(len(q_names) + len(v_names), np.nan)
+    row[system.q_cols] = x[:system.nq]
+    row[len(q_names) + system.v_cols] = x[system.nq:]
+    return row
+
+
+def _rows(run, q_names, v_names):
+    """The output rows of a run as rows of its full coordinate set."""
+    systems = {s.index: s for _, s in run.systems}
+    return np.array([_union_row(systems[i], x, q_names, v_names) for i, x in zip(run.system, run.x)]).reshape(
+        len(run.t), len(q_names) + len(v_names))
+
+
+def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
+    """The structure, mode and outcome so far of a run across switches from its checkpoint ``ck``: the structures
+    made again by the same separations, the mode restored, the rows back in each structure's coordinates. Returns
+    ``(structure, (t, step, x, HybridRun))``; a ``ResultFileError`` for data that do not fit."""
+    from multibody.errors import ResultFileError
+    from multibody.integrate.events import HybridRun
+    from multibody.model.restructure import separated_model
+
+    data = ck.switching
+    try:
+        st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+        systems = [(float(ck.settings["t0"]), st)]
+        for t, joint in data["separated"]:
+            nxt = Structure(separated_model(st.model, joint), None, callback, q_names, v_names, st.index + 1,
+                            rest_velocity)
+            nxt.separated = st.separated + [(float(t), joint)]
+            st = nxt
+            systems.append((float(t), st))
+        st.restore(data["mode"])
+        by_index = {s.index: s for _, s in systems}
+        nq = len(q_names)
+
+        def local(s, row):
+            return np.concatenate([row[s.q_cols], row[nq + s.v_cols]])
+
+        rows = [local(by_index[int(i)], row) for i, row in zip(data["rows"], ck.out_x)]
+        run = HybridRun(t=[float(t) for t in ck.out_t], system=[int(i) for i in data["rows"]], x=rows,
+                        systems=systems, log=[dict(e) for e in data["events"]], steps=int(ck.stats.get("steps", 0)),
+                        nfev=int(ck.stats.get("nfev", 0)))
+        x = local(st, ck.x)
+    except (KeyError, TypeError, ValueError, IndexError, ModelError) as exc:
+        raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: its switching data ({type(exc).__name__}: "
+                              f"{exc}) (edited or damaged?)", path=ck.path, element="checkpoint switching") from None
+    if not np.all(np.isfinite(x)) or len(run.t) != len(rows):
+        raise ResultFileError(f"checkpoint '{ck.path}' does not fit its run: its state is not finite, or its rows do "
+                              "not match their structures (edited or damaged?)", path=ck.path,
+                              element="checkpoint x")
+    return st, (ck.t, ck.step, x, run)
+
+
+def _result(run, q_names, v_names, model, energy, info):
+    """The Result of a :class:`~multibody.integrate.events.HybridRun` (module docstring)."""
+    n = len(run.t)
+    Q, V = np.full((n, len(q_names)), np.nan), np.full((n, len(v_names)), np.nan)
+    kin, pot = np.full(n, np.nan), np.full(n, np.nan)
+    sidx = np.array(run.system, dtype=np.int64)
+    for t_from, st in run.systems:
+        sel = np.flatnonzero(sidx == st.index)
+        if not sel.size:
+            continue
+        X = np.array([run.x[i] for i in sel])
+        Qs, Vs = X[:, :st.nq], X[:, st.nq:]
+        Q[np.ix_(sel, st.q_cols)] = Qs
+        V[np.ix_(sel, st.v_cols)] = Vs
+        if energy:
+            T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
+            kin[sel], pot[sel] = T, P
+    res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
+                 q_names=q_names, v_names=v_names, model=model, events=run.log)
+    res.structures = [{"t": t, "model": s.model} for t, s in run.systems]
+    return res

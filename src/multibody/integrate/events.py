@@ -1,0 +1,305 @@
+"""A run across switches (joint limits, latches, releases): event location to machine precision, the switch, the
+restart — for any system of modes that keeps the protocol below (the tree's: ``formulations/tree_switches.py``).
+
+The run goes from mode to mode. It integrates the mode until one of its guards — functions of (t, x) that are
+≥ 0 while the mode holds — crosses zero, locates that instant as the root of the guard by a bracketing solver
+(Brent's method) on the integrator's dense output, has the system make the switch at the state there, and
+restarts from the state after it:
+
+* adaptive methods (DOP853, RK45, ...): each mode is a run of :func:`~multibody.integrate.adaptive.solve_adaptive`
+  with the least watched guard as a terminal event, located on the step's interpolant (``solve_ivp``'s
+  protocol, Brent to 4 eps);
+* fixed-step methods (RK4, RK2, HEUN, VERLET): each mode runs in the system's compiled loop, which checks the
+  guards after every step and stops before the step in which one crosses. The dense output of that step is the
+  step itself taken with a smaller size s ∈ (0, h] (of the method's order): the event is its root, and from the
+  state after the switch one step of the rest of the interval brings the run back onto the grid ``t0 + k h``.
+
+Outputs: the states at the requested output times and, with ``event_rows``, two rows at each switch, the states
+just before and just after it. A switch may end a system and start another (a joint separates: a new Model with
+other coordinates): the rows say which system each belongs to.
+
+The protocol of a system (a mode of one structure): ``index`` (its place in the run's list of structures),
+``nq``, ``nv``, ``quaternions``; ``start(t, x, fresh) -> reached`` (arm it at the start of the run or of the
+structure; the guards reached there), ``arm(t, x)`` (watch the guards ≥ 0 at the start of a mode), ``snap(x)``
+(put, in place, what round-off left a hair past a guard back on it), ``rhs(t, x)``, ``project(t, x)``,
+``guards(t, x) -> least watched guard``, ``reached(t, x) -> bool array``, ``switch(t, x, reached, log) -> (x,
+next system or None)``, ``run_steps(x, t0, h, first, nsteps, save, method, ts, xs, xt, K) -> (rows, status,
+done)`` (the compiled loop; status :data:`EVENT` when a guard crossed in the step after ``done``) and
+``step(t, x, h, method, xt, K)`` (one step from (t, x), ``K[0]`` = rhs(t, x)).
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from multibody.errors import ModelError
+from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
+from multibody.integrate.tableaux import METHODS, STAGES
+
+__all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE"]
+
+#: status of a system's ``run_steps``: a guard crossed zero during the step after the last one done
+EVENT = 3
+#: the switches allowed at one instant (to round-off) before the run is declared chattering
+MAX_SWITCHES_AT_ONCE = 64
+_EPS = np.finfo(float).eps
+
+
+@dataclass
+class HybridRun:
+    """Outcome of :func:`run_hybrid`: the output rows — times ``t``, the index of the system each row belongs to
+    ``system``, the states ``x`` (in that system's coordinates) —, ``systems`` [(t from when, system)], the switch
+    ``log``, ``status`` ("success" or "failed"), ``reason`` of a failure, ``error`` (the exception that stopped a
+    failed run, else None), ``steps`` and ``nfev``."""
+
+    t: list = field(default_factory=list)
+    system: list = field(default_factory=list)
+    x: list = field(default_factory=list)
+    systems: list = field(default_factory=list)
+    log: list = field(default_factory=list)
+    status: str = "success"
+    reason: str = None
+    error: BaseException = None
+    steps: int = 0
+    nfev: int = 0
+
+    def add(self, t, s, x):
+        self.t.append(float(t))
+        self.system.append(s)
+        self.x.append(np.array(x, dtype=float))
+
+
+class _Failure(Exception):
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12, t_eval=None,
+               max_steps=None, event_rows=True, checkpoint=None, every=None, resume=None):
+    """Integrate ``system`` (the protocol of the module docstring) from ``x0`` at ``t0`` to ``t_end`` across its
+    switches; return a :class:`HybridRun`. ``method``: an adaptive method (``rtol``, ``atol``, output times
+    ``t_eval`` or every step, ``max_steps`` over all the modes) or a fixed-step one (``h`` and ``nsteps`` of the
+    grid, ``save`` the step numbers to output). Never raises on a failed integration (a non-finite state, the
+    step limit, an exception of the right-hand side or of a switch, chattering: more than
+    ``MAX_SWITCHES_AT_ONCE`` switches at one instant): the outcome's status and reason say why, with the rows and
+    the log up to it. Bad input met on the way (a ``ModelError``) is raised.
+
+    ``checkpoint(t, step, system, x, run, finished)``: called every ``every`` of simulated time — a fixed-step run
+    at the step numbers that are multiples of ``round(every / h)``, an adaptive one after the first accepted step
+    past each multiple — with the state reached (the system's mode armed: the run goes on from it as it is), the
+    :class:`HybridRun` so far, and at the end (``finished``). ``resume = (t, step, x, run)``: go on with a run from
+    such a state, the system's mode restored (armed) and ``run`` the outcome so far."""
+    run = _Runner(system, t0, t_end, str(method).upper(), h, nsteps, save, rtol, atol, t_eval, max_steps,
+                  event_rows, checkpoint, every)
+    try:
+        if resume is not None:
+            t, step, x, run.out = resume
+            if every:
+                run.next_write = t0 + every * (np.floor((t - t0) / every) + 1)
+            run.out.status, run.out.reason, run.out.error = "success", None, None
+            if run.fixed:
+                run.fixed_steps(np.array(x, dtype=np.float64), int(step), armed=True)
+            else:
+                run.adaptive(float(t), np.array(x, dtype=np.float64), first=False, armed=True)
+        else:
+            x = np.array(x0, dtype=np.float64)
+            reached = system.start(t0, x, True)
+            if reached.any():
+                x = run.switch(t0, x, reached, initial=True)
+            if run.fixed:
+                run.fixed_steps(x)
+            else:
+                run.adaptive(t0, x)
+    except ModelError:
+        raise
+    except _Failure as exc:
+        run.fail(exc.reason, exc.__cause__)
+    except Exception as exc:  # an exception of a callback, of the solver or of a switch: keep what was done
+        run.fail(f"{type(exc).__name__} raised during the run: {exc}", exc)
+    return run.out
+
+
+class _Runner:
+    def __init__(self, system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps, event_rows,
+                 checkpoint, every):
+        self.sys, self.t0, self.t_end, self.key = system, float(t0), float(t_end), key
+        self.fixed = key in METHODS
+        self.h, self.nsteps, self.save = h, nsteps, save
+        self.rtol, self.atol, self.t_eval, self.max_steps = rtol, atol, t_eval, max_steps
+        self.event_rows = event_rows
+        self.out = HybridRun(systems=[(self.t0, system)])
+        self.at_once = (None, 0)
+        self.checkpoint, self.every = checkpoint, every
+        self.chunk = None if checkpoint is None or not self.fixed else max(1, int(round(every / float(h))))
+        self.next_write = self.t0 + every if every else np.inf     # (adaptive runs)
+
+    def fail(self, reason, error):
+        self.out.status, self.out.reason, self.out.error = "failed", reason, error
+
+    def finished(self, x):
+        if self.checkpoint is not None:
+            step = int(self.nsteps) if self.fixed else None
+            self.checkpoint(self.t_end, step, self.sys, x, self.out, True)
+
+    def switch(self, t, x, reached, initial=False):
+        """The system's switch at (t, x), with the rows before and after it; a switch that starts another system
+        (a separation) continues in it. Returns the state after it."""
+        out = self.out
+        before = len(out.log)
+        if self.event_rows and not initial:
+            out.add(t, self.sys.index, x)
+        x, nxt = self.sys.switch(t, x, reached, out.log)
+        if nxt is not None:
+            self.sys = nxt
+            out.systems.append((float(t), nxt))
+        if self.event_rows and not initial:
+            out.add(t, self.sys.index, x)
+        self.count(t, len(out.log) - before)
+        return x
+
+    def count(self, t, n):
+        """Fail when more than MAX_SWITCHES_AT_ONCE switches happen at one instant (chattering)."""
+        t_prev, count = self.at_once
+        same = t_prev is not None and abs(t - t_prev) <= 16 * _EPS * max(1.0, abs(t))
+        count = (count if same else 0) + max(n, 1)
+        self.at_once = (t, count)
+        if count > MAX_SWITCHES_AT_ONCE:
+            log = self.out.log
+            raise _Failure(f"{count} switches at t = {t:.17g} (chattering: the mode changes again at the same instant; "
+                           f"last: {log[-1] if log else None})")
+
+    # ---- adaptive methods ----------------------------------------------------------------------------------
+    def adaptive(self, t, x, first=True, armed=False):
+        te = None if self.t_eval is None else np.asarray(self.t_eval, dtype=float)
+        out = self.out
+        while True:
+            st = self.sys
+            x = np.array(x, dtype=np.float64)
+            if not armed:
+                st.snap(x)
+                st.arm(t, x)
+            armed = False
+
+            def event(tt, y, st=st):
+                return st.guards(tt, y)
+
+            event.terminal, event.direction = True, -1.0
+            rest = None if te is None else te[(te >= t) if first else (te > t)]
+            left = None if self.max_steps is None else self.max_steps - out.steps
+            if left is not None and left < 1:
+                raise _Failure(f"the step limit max_steps = {self.max_steps} was reached at t = {t:.17g} before "
+                               f"t_end = {self.t_end:.17g}")
+            project = st.project if self.key in PROJECTABLE and st.quaternions else None
+            run = solve_adaptive(st.rhs, (t, self.t_end), x, method=self.key, rtol=self.rtol, atol=self.atol,
+                                 t_eval=rest, events=[event], max_steps=left, project=project,
+                                 callback=self.writer(st, rest is None and not first))
+            out.steps += run.nsteps
+            out.nfev += run.nfev
+            ts, ys = run.t, run.y
+            if rest is None:   # every step: the switches add the rows at their instants (before, after)
+                ts, ys = ts[0 if first else 1:len(ts) - (run.status == "event")], \
+                    ys[0 if first else 1:len(ys) - (run.status == "event")]
+            for tt, yy in zip(ts, ys):
+                out.add(tt, st.index, yy)
+            if run.status == "failed":
+                if isinstance(run.error, ModelError):
+                    raise run.error
+                raise _Failure(run.reason) from run.error
+            if run.status != "event":
+                self.finished(run.y[-1] if len(run.y) else x)
+                return
+            t_e, x_e = float(run.t_events[0][-1]), run.y_events[0][-1]
+            x = self.switch(t_e, x_e, st.reached(t_e, x_e))
+            t, first = t_e, False
+
+    def writer(self, st, skip_first):
+        """The ``callback`` of an adaptive mode that calls ``checkpoint`` every ``every`` of simulated time, with
+        the rows so far (``skip_first``: the mode's first row is the one its switch added already)."""
+        if self.checkpoint is None:
+            return None
+        out, every, t0 = self.out, self.every, self.t0
+
+        def callback(t, y, ts, ys, stats):
+            if t < self.next_write:
+                return
+            self.next_write = t0 + every * (np.floor((t - t0) / every) + 1)
+            lo = 1 if skip_first else 0
+            snapshot = HybridRun(t=out.t + [float(x) for x in ts[lo:]], system=out.system + [st.index] * len(ts[lo:]),
+                                 x=out.x + [np.array(x) for x in ys[lo:]], systems=list(out.systems),
+                                 log=list(out.log), steps=out.steps + stats["steps"], nfev=out.nfev + stats["nfev"])
+            self.checkpoint(t, None, st, y, snapshot, False)
+
+        return callback
+
+    # ---- fixed-step methods --------------------------------------------------------------------------------
+    def fixed_steps(self, x, k=0, armed=False):
+        out = self.out
+        h, nsteps, save = float(self.h), int(self.nsteps), np.asarray(self.save, dtype=np.int64)
+        code = METHODS[self.key]
+        t0 = self.t0
+        if k == 0 and save.size and save[0] == 0:
+            out.add(t0, self.sys.index, x)
+        while k < nsteps:
+            st = self.sys
+            n = st.nq + st.nv
+            x = np.array(x, dtype=np.float64)
+            if not armed:
+                st.snap(x)
+                st.arm(t0 + k * h, x)
+            armed = False
+            stop = nsteps if self.chunk is None else min(nsteps, (k // self.chunk + 1) * self.chunk)
+            todo = save[(save > k) & (save <= stop)]
+            ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
+            rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, np.empty(n),
+                                              np.empty((5, n)))
+            out.steps += done - k
+            out.nfev += (done - k) * STAGES[code]
+            for r in range(rows):
+                out.add(ts[r], st.index, xs[r])
+            if status == 1:
+                raise _Failure(f"the state became non-finite (NaN or inf) at step {done + 1} (t = "
+                               f"{t0 + (done + 1) * h:.17g}); the step h = {h:g} may be too large")
+            k = done
+            if status != EVENT:
+                if k < nsteps and self.checkpoint is not None:   # a chunk done: write it, go on in the same mode
+                    self.checkpoint(t0 + k * h, k, st, x, out, False)
+                    armed = True
+                continue
+            # the event lies in step k + 1: locate it, switch, and step on to the grid point k + 1
+            x = self.to_grid(t0 + k * h, x, t0 + (k + 1) * h, code)
+            k += 1
+            out.steps += 1
+            if np.any(save == k):
+                out.add(t0 + k * h, self.sys.index, x)
+        self.finished(x)
+
+    def to_grid(self, t_a, x_a, t_b, code):
+        """From (t_a, x_a) to the grid time t_b in one step of the method, across the switches inside it: each is
+        located on the step of a smaller size (the dense output), switched, and the rest stepped. Returns x(t_b)."""
+        from scipy.optimize import brentq
+
+        while True:
+            st = self.sys
+            n = st.nq + st.nv
+            K, xt = np.empty((5, n)), np.empty(n)
+            xa = np.ascontiguousarray(x_a, dtype=np.float64)
+            K[0] = st.rhs(t_a, xa)
+
+            def g(s):
+                st.step(t_a, xa, s, code, xt, K)
+                return st.guards(t_a + s, xt)
+
+            dt = t_b - t_a
+            if dt <= 4 * _EPS * max(1.0, abs(t_b)):
+                return x_a
+            if g(dt) >= 0.0:
+                if not np.all(np.isfinite(xt)):
+                    raise _Failure(f"the state became non-finite (NaN or inf) before t = {t_b:.17g}")
+                return xt.copy()
+            s = brentq(g, 0.0, dt, xtol=4 * _EPS * max(1.0, abs(t_a)), rtol=4 * _EPS)
+            g(s)
+            t_e, x_e = t_a + s, xt.copy()
+            x_a = self.switch(t_e, x_e, st.reached(t_e, x_e))
+            t_a = t_e
+            self.sys.snap(x_a)
+            self.sys.arm(t_a, x_a)

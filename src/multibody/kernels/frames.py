@@ -1,0 +1,154 @@
+"""Frames fixed on bodies: placement, spatial velocity and acceleration, 6-D Jacobian and its time derivative.
+
+A frame F is fixed on body b at the placement (R_bF, p_bF) in b's kernel frame. After the forward pass of
+``kinematics.kinematics_kernel`` the workspace holds, in ground Plücker coordinates ("world convention", see
+``kernels/kinematics.py``), the body's placement (R_b, p_b), its spatial velocity v_b = [ω; v_O] and spatial
+acceleration a_b = [ω̇; a_O] (v_O, a_O of the body point at the ground origin), and the columns S_k of the
+motion subspaces. The frame's quantities are then these, read in one of three references (the names and
+meanings of Pinocchio's ``ReferenceFrame``; the order here is ours, ``[angular; linear]``):
+
+``WORLD`` (0)
+    ground Plücker coordinates: m = [w; u] as it is (u: the velocity of the body point at the ground origin);
+``LOCAL`` (1)
+    the frame's own Plücker coordinates: [Rᵀ w; Rᵀ (u + w × p)], R, p the frame's placement in the ground;
+``LOCAL_WORLD_ALIGNED`` (2)
+    at the frame's origin, ground axes: [w; u + w × p] (for a velocity, [ω; ṗ] of the frame's origin).
+
+Jacobian (RBDA §4.1.3, the body Jacobian; seed 001 §3.4.4, the partial velocities): the world column of a
+velocity coordinate k on the path from b to the ground is S_k, zero elsewhere, so v_F = J v (plus a moving
+base's velocity); each column is read in the reference like a velocity.
+
+Time derivative of the Jacobian along (q, v). A column of S fixed in the parent body λ(i) of its joint moves
+with it, Ṡ_k = v_λ × S_k; one fixed in the child moves with the child, Ṡ_k = v_i × S_k (the split of
+``kinematics``' module docstring: Σ_k Ṡ_k q̇_k = v_λ × vJ + c_J). The planar joint's hinge column passes through
+the child origin: it moves with the child. In the frame's references, with X the frame's Plücker transform and
+v_b the body velocity: LOCAL J = X⁻¹ S, J̇ = X⁻¹ (Ṡ − v_b × S); LOCAL_WORLD_ALIGNED J = [s_ω; s_v + s_ω × p],
+J̇ = [ṡ_ω; ṡ_v + ṡ_ω × p + s_ω × ṗ] with ṗ the velocity of the frame's origin. These are the time derivatives of
+each reference's Jacobian (Pinocchio's ``getFrameJacobianTimeVariation``): J̇ v is the frame's spatial
+acceleration at q̈ = 0 in WORLD and LOCAL, its classical acceleration [ω̇; p̈] in LOCAL_WORLD_ALIGNED.
+"""
+from numba import njit
+
+from multibody.kernels.kinematics import (B_A, B_P, B_V, DOF_ROT_JOINT, DOF_TRANS_CHILD, IV, JTYPE, M_DOF, NV,
+                                          PARENT, PLANAR, kinematics_kernel, workspace_views)
+from multibody.kernels.spatial import KERNEL, cross3, helper, load6, load9, mat3_mul, mat3_vec, mat3T_vec, \
+    motion_cross_motion
+
+WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
+#: ``out`` of :func:`frame_kernel`: the frame's rotation (9, row-major), origin (3), velocity (6), acceleration (6)
+O_R, O_P, O_VEL, O_ACC = 0, 9, 12, 18
+OUT_WIDTH = 24
+
+
+@helper
+def frame_placement_world(wb, body, F):
+    """(R, p0, p1, p2): the frame at ``F`` = (R_bF row-major (9), p_bF (3)) on ``body``, in ground coordinates:
+    R = R_b R_bF, p = p_b + R_b p_bF."""
+    Rb = load9(wb, body)
+    R = mat3_mul(Rb, (F[0], F[1], F[2], F[3], F[4], F[5], F[6], F[7], F[8]))
+    d0, d1, d2 = mat3_vec(Rb, F[9], F[10], F[11])
+    return R, wb[body, B_P] + d0, wb[body, B_P + 1] + d1, wb[body, B_P + 2] + d2
+
+
+@helper
+def motion_in_reference(reference, R, p0, p1, p2, w0, w1, w2, u0, u1, u2):
+    """The ground Plücker motion [w; u] in ``reference`` (module docstring) of the frame at (R, p)."""
+    if reference == WORLD:
+        return w0, w1, w2, u0, u1, u2
+    c0, c1, c2 = cross3(w0, w1, w2, p0, p1, p2)
+    if reference == LOCAL_WORLD_ALIGNED:
+        return w0, w1, w2, u0 + c0, u1 + c1, u2 + c2
+    a0, a1, a2 = mat3T_vec(R, w0, w1, w2)
+    b0, b1, b2 = mat3T_vec(R, u0 + c0, u1 + c1, u2 + c2)
+    return a0, a1, a2, b0, b1, b2
+
+
+@helper
+def column_rate(i, k, mi, wb, wd):
+    """Ṡ_k, the time derivative of the ground-frame column k of body i's joint (module docstring): v_λ × S_k for a
+    column fixed in the parent, v_i × S_k for one fixed in the child (velocities from ``wb``)."""
+    kind = mi[i, M_DOF + k - mi[i, IV]]
+    moves_with_child = kind >= DOF_TRANS_CHILD or (mi[i, JTYPE] == PLANAR and kind == DOF_ROT_JOINT)
+    b = i if moves_with_child else mi[i, PARENT]
+    v = load6(wb, b, B_V)
+    return motion_cross_motion(v[0], v[1], v[2], v[3], v[4], v[5],
+                               wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+
+
+@njit(**KERNEL)
+def frame_kernel(mi, mf, q, v, a, work, body, F, level, reference, classical, out):
+    """Placement (level 0), spatial velocity (level ≥ 1) and acceleration (level 2) of the frame ``F`` on ``body``
+    (see :func:`frame_placement_world`), the latter two in ``reference``; with ``classical`` the acceleration's
+    linear part is that of the classical acceleration, + w × u of the velocity [w; u] in the same reference
+    (Pinocchio's ``getFrameClassicalAcceleration``; in LOCAL_WORLD_ALIGNED, p̈ of the frame's origin). Writes
+    ``out`` (``O_R``, ...; OUT_WIDTH)."""
+    kinematics_kernel(mi, mf, q, v, a, work, level)
+    wb, wd = workspace_views(work, mi.shape[0], v.shape[0])
+    R, p0, p1, p2 = frame_placement_world(wb, body, F)
+    for k in range(9):
+        out[O_R + k] = R[k]
+    out[O_P] = p0
+    out[O_P + 1] = p1
+    out[O_P + 2] = p2
+    if level >= 1:
+        m = motion_in_reference(reference, R, p0, p1, p2, wb[body, B_V], wb[body, B_V + 1], wb[body, B_V + 2],
+                                wb[body, B_V + 3], wb[body, B_V + 4], wb[body, B_V + 5])
+        for k in range(6):
+            out[O_VEL + k] = m[k]
+    if level >= 2:
+        m = motion_in_reference(reference, R, p0, p1, p2, wb[body, B_A], wb[body, B_A + 1], wb[body, B_A + 2],
+                                wb[body, B_A + 3], wb[body, B_A + 4], wb[body, B_A + 5])
+        for k in range(6):
+            out[O_ACC + k] = m[k]
+        if classical:
+            c0, c1, c2 = cross3(out[O_VEL], out[O_VEL + 1], out[O_VEL + 2], out[O_VEL + 3], out[O_VEL + 4],
+                                out[O_VEL + 5])
+            out[O_ACC + 3] += c0
+            out[O_ACC + 4] += c1
+            out[O_ACC + 5] += c2
+
+
+@njit(**KERNEL)
+def frame_jacobian_kernel(mi, mf, q, v, work, body, F, reference, J, dJ):
+    """The frame's 6 x nv Jacobian ``J`` in ``reference`` (module docstring) and, when ``dJ`` has nv columns (not
+    0), its time derivative along v. Columns off the path from ``body`` to the ground are zero."""
+    nv = v.shape[0]
+    rate = dJ.shape[1] > 0
+    kinematics_kernel(mi, mf, q, v, v, work, 1 if rate else 0)
+    wb, wd = workspace_views(work, mi.shape[0], nv)
+    R, p0, p1, p2 = frame_placement_world(wb, body, F)
+    for r in range(6):
+        for k in range(J.shape[1]):
+            J[r, k] = 0.0
+        for k in range(dJ.shape[1]):
+            dJ[r, k] = 0.0
+    vb = load6(wb, body, B_V)
+    # the velocity of the frame's origin (LOCAL_WORLD_ALIGNED's J̇)
+    e0, e1, e2 = cross3(vb[0], vb[1], vb[2], p0, p1, p2)
+    pd0 = vb[3] + e0
+    pd1 = vb[4] + e1
+    pd2 = vb[5] + e2
+    i = body
+    while i > 0:
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            s = (wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
+            m = motion_in_reference(reference, R, p0, p1, p2, s[0], s[1], s[2], s[3], s[4], s[5])
+            for r in range(6):
+                J[r, k] = m[r]
+            if rate:
+                ds = column_rate(i, k, mi, wb, wd)
+                if reference == LOCAL:       # X⁻¹ (Ṡ − v_b × S)
+                    x = motion_cross_motion(vb[0], vb[1], vb[2], vb[3], vb[4], vb[5],
+                                            s[0], s[1], s[2], s[3], s[4], s[5])
+                    m = motion_in_reference(LOCAL, R, p0, p1, p2, ds[0] - x[0], ds[1] - x[1], ds[2] - x[2],
+                                            ds[3] - x[3], ds[4] - x[4], ds[5] - x[5])
+                else:
+                    m = motion_in_reference(reference, R, p0, p1, p2, ds[0], ds[1], ds[2], ds[3], ds[4], ds[5])
+                for r in range(6):
+                    dJ[r, k] = m[r]
+                if reference == LOCAL_WORLD_ALIGNED:     # + s_ω × ṗ
+                    c0, c1, c2 = cross3(s[0], s[1], s[2], pd0, pd1, pd2)
+                    dJ[3, k] += c0
+                    dJ[4, k] += c1
+                    dJ[5, k] += c2
+        i = mi[i, PARENT]

@@ -1,0 +1,81 @@
+"""A new structure from a built Model: the model after a joint has separated (stage separation, a fairing or a
+captured body set free; seed 001, introduction: "the number of degrees of freedom and the connection topology
+change during the motion").
+
+:func:`separated_model` rebuilds the model with the builder, every element as it was, except that the released
+joint is replaced by a ``Free`` joint from the ground to its child: the child's subtree goes on as a free body
+(its own joints unchanged). Its coordinates are the pose of the child's own frame in the ground frame and its
+velocities ``[ω; v]`` of that frame's origin in child axes (the ``Free`` convention of ``model/joints.py``); the
+run maps the state across (``formulations/tree_switches.py``). The new model's coordinates of the other joints are
+those of the old one, under the same names.
+"""
+from multibody.errors import ModelError
+from multibody.model.builder import GROUND, ModelBuilder
+from multibody.model.joints import Free
+
+__all__ = ["separated_model", "free_joint_names"]
+
+
+def free_joint_names(joint):
+    """The coordinate and velocity names the free joint of a separated ``joint`` has: (q names, v names)."""
+    return ([f"{joint}.{c}" for c in Free.coordinate_names],
+            [f"{joint}.{c}" for c in ("wx", "wy", "wz", "vx", "vy", "vz")])
+
+
+def separated_model(model, joint):
+    """``model`` rebuilt with its tree joint ``joint`` replaced by a ``Free`` joint from the ground to the same
+    child (module docstring), without the release of ``joint``; every other element — bodies, joints with their
+    spring-dampers, efforts, limits, latches and releases, point springs, frames, visuals, collisions, gravity,
+    base motion, metadata — as it was. A ``ModelError`` names a joint that is not a tree joint, and what the
+    rebuild cannot carry across (constraints and cut joints, whose rows are bound to the old coordinates; a
+    torque callback, which reads the old q and v)."""
+    info = model.joint(joint)
+    if info.is_cut:
+        raise ModelError(f"joint '{joint}' closes a loop (a cut joint); only tree joints separate",
+                         element=f"joint '{joint}'")
+    if model.constraints:
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with constraints or cut "
+                         f"joints ({', '.join(c.name for c in model.constraints)}): their rows are bound to the "
+                         "coordinates of the structure before", element=f"joint '{joint}'")
+    if model.torque_callback is not None:
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with a torque callback, "
+                         "which reads the q and v of the structure before the separation", element=f"joint '{joint}'")
+    u = model.unilateral
+    b = ModelBuilder(gravity=model.gravity, name=model.name, metadata=dict(model.metadata),
+                     base_motion=model.base_motion, inertia="accept")   # (the bodies were checked when built)
+    for body in model.bodies:
+        b.add_body(body.name, body.mass, body.com, body.inertia)
+    names = model.body_names
+    for j in model.joints[1:]:
+        if j.name == joint:
+            b.add_joint(j.name, Free(), GROUND, names[j.child])
+            continue
+        v = j.v_slice
+        lims = [lm for lm in u.limits if lm.joint == j.name]
+        lats = {la.coordinate: la.value for la in u.latches if la.joint == j.name}
+        coords = j.joint.coordinate_names
+        kw = {}
+        if lims:
+            by = {lm.coordinate: lm for lm in lims}
+            kw["limits"] = ([by[c].lower if c in by else None for c in coords],
+                            [by[c].upper if c in by else None for c in coords])
+            kw["restitution"] = [by[c].restitution if c in by else 0.0 for c in coords]
+        if lats:
+            kw["latch"] = [lats.get(c, float("nan")) for c in coords]
+        rel = u.release_of(j.name)
+        if rel is not None:
+            kw["release"] = {"at": rel.at, "mode": rel.mode}
+        b.add_joint(j.name, j.joint, names[j.parent], names[j.child], j.placement,
+                    None if j.child_placement.is_identity() else j.child_placement,
+                    stiffness=model.dof_stiffness[v], damping=model.dof_damping[v], rest=model.dof_rest[v],
+                    effort=model.dof_effort[v], **kw)
+    for s in model.springs:
+        b.add_spring(s.name, s.body_a, s.point_a, s.body_b, s.point_b, s.stiffness, s.damping, s.rest_length)
+    for f in model.frames:
+        b.add_frame(f.name, f.body_name, f.placement)
+    for vis in model.visuals:
+        b.add_visual(vis.name, vis.body_name, vis.shape, vis.placement, vis.color)
+    for col in model.collisions:
+        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction)
+    return b.build()
+

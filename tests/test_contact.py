@@ -1,0 +1,446 @@
+"""Contact with friction (issue 26): the two contact models against the mechanics they must reproduce.
+
+Bounds, and where they come from:
+
+* block on an incline (stepping model): the issue's bounds — a sticking block drifts < 1e-6 m over 2 s, a sliding
+  one accelerates at g (sin θ − μ cos θ) to 1e-3. The discrete scheme reproduces both exactly: with the block's
+  four corners on the plane, each step's impulses cancel gravity's normal part and give friction μ N h (sliding)
+  or the whole tangential part (sticking), to the solver's tolerance 1e-10 (relative impulse change); the
+  dissipated energy is then friction's work on the exact motion, and the scheme's energy defect a closed form;
+* a ball dropped on the floor (stepping): at rest at height r with penetration < 1e-4 m (the issue's bound; the
+  gap condition φ + h u_n ≥ 0 keeps it 0 to round-off), and its energy never increases from one step to the next
+  (semi-implicit Euler in free fall loses ½ m g² h² per step; inelastic impacts and resting contact take energy
+  out), to the round-off of the energy, 1e-12 E;
+* restitution (compliant model): an impact at v_in leaves at v_out with α (v_in + v_out) = (2/3) ln((1 + 3α v_in/2)
+  / (1 − 3α v_out/2)), the first integral of the Hunt–Crossley contact (kernels/contact_forces.py); without gravity
+  the run must match it to the integrator's error. The force's power 3/2 at first touch (its second derivative is
+  unbounded there) defeats the error estimate of the step that straddles it, so the error is not rtol per step:
+  over start positions and tolerances 1e-10 to 1e-13 (two spheres and a ball on the floor) it stayed below
+  200 rtol v_in, which at rtol 1e-13 gives 2e-11 v_in; the bound 1e-9 v_in holds with a margin of 50;
+* a ball launched sliding without spin: angular momentum about the contact point is conserved, so it rolls at
+  v = 5/7 v0 (the issue's 1e-3): exactly in the stepping model (impulses at the contact point), and in the
+  compliant one up to its contact radius r − δ/2 (δ = (mg/k)^(1/p)): (2/7)(δ/r) = 3e-4 at k = 1e7;
+* energy balance of the compliant model: total + dissipated is constant to the integration error (rtol 1e-10).
+"""
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import IntegrationError, ModelError
+from multibody.kernels.contact_forces import hunt_crossley_damping, hunt_crossley_restitution
+
+G = 9.81
+
+
+def ball(r=0.1, m=1.0, mu=0.5, g=G, floor_mu=0.0):
+    b = mb.ModelBuilder(gravity=(0, 0, -g))
+    inertia = 0.4 * m * r * r
+    b.add_body("ball", mass=m, inertia=(inertia, inertia, inertia))
+    b.add_joint("free", mb.Free(), parent="ground", child="ball")
+    b.add_collision("ball", "ball", mb.Sphere(r), friction=mu)
+    b.add_collision("floor", "ground", mb.HalfSpace(), friction=floor_mu)
+    return b.build()
+
+
+def quat_matrix(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def incline(theta, mu, half=(0.2, 0.15, 0.05), m=2.0):
+    """A box on a half-space tilted by theta about y (its downhill direction R x), bottom face on the plane."""
+    hx, hy, hz = half
+    b = mb.ModelBuilder()
+    b.add_body("block", mass=m, inertia=(m / 3 * (hy * hy + hz * hz), m / 3 * (hx * hx + hz * hz),
+                                         m / 3 * (hx * hx + hy * hy)))
+    b.add_joint("free", mb.Free(), parent="ground", child="block")
+    b.add_collision("block", "block", mb.Box((2 * hx, 2 * hy, 2 * hz)), friction=mu)
+    R = mb.rotation_about((0, 1, 0), theta)
+    b.add_collision("slope", "ground", mb.HalfSpace(), mb.Placement(R, (0, 0, 0)), friction=0.0)
+    model = b.build()
+    q0 = model.neutral()
+    q0[:3] = R @ np.array([0.0, 0.0, hz])
+    q0[3:7] = [np.cos(theta / 2), 0.0, np.sin(theta / 2), 0.0]
+    return model, q0, R
+
+
+@pytest.mark.parametrize("theta, mu", [(0.3, 0.5), (0.45, 0.5), (0.5, 0.3), (0.6, 0.2)])
+def test_block_on_incline(theta, mu):
+    model, q0, R = incline(theta, mu)
+    res = mb.simulate(model, q0, None, 2.0, h=1e-3, contact="stepping", n_out=201)
+    downhill = R @ [1.0, 0.0, 0.0]
+    s = (res.q[:, :3] - q0[:3]) @ downhill
+    height = (res.q[:, :3] - q0[:3]) @ (R @ [0.0, 0.0, 1.0])
+    assert np.max(np.abs(height)) <= 1e-9                       # it stays on the plane
+    E, D, t = res.energy["total"], res.energy["dissipated"], res.t - res.t[0]
+    if np.tan(theta) < mu:
+        assert np.max(np.abs(s)) < 1e-6
+        assert np.max(np.abs(D)) < 1e-9 and np.max(np.abs(E - E[0])) < 1e-9   # static friction does no work
+    else:
+        a = G * (np.sin(theta) - mu * np.cos(theta))
+        speed = (quat_matrix(res.q[-1, 3:7]) @ res.v[-1, 3:]) @ downhill
+        assert abs(speed / res.t[-1] / a - 1.0) < 1e-3
+        # friction force on the block: μ N against the motion, N = m g cos θ over the corners
+        F = res.contacts.total_force()[-1]
+        assert F @ downhill == pytest.approx(-mu * 2.0 * G * np.cos(theta), rel=1e-6)
+        # the dissipated energy is friction's work on the exact motion, μ m g cos θ a t²/2 (the impulse μ N h times
+        # the step's mean velocity); the scheme's total energy falls short of the balance by its own defect: the
+        # position takes the step's end velocity, so gravity's work runs ahead of the kinetic energy by
+        # ½ m g sin θ a h² per step, ½ m g sin θ a h t in all
+        np.testing.assert_allclose(D[1:], mu * 2.0 * G * np.cos(theta) * a * t[1:] ** 2 / 2, rtol=1e-9, atol=0)
+        np.testing.assert_allclose(E + D - E[0], -0.5 * 2.0 * G * np.sin(theta) * a * 1e-3 * t, rtol=0, atol=1e-9)
+
+
+def test_ball_dropped_comes_to_rest_and_never_gains_energy():
+    r = 0.1
+    model = ball(r)
+    q0 = model.neutral()
+    q0[2] = 1.0
+    res = mb.simulate(model, q0, None, 2.0, h=1e-3, contact="stepping")
+    assert res.q[-1, 2] == pytest.approx(r, abs=1e-12)
+    assert -np.min(res.contacts.distance) < 1e-4
+    assert np.min(res.q[:, 2]) > r - 1e-4
+    E = res.energy["total"]
+    assert np.max(np.diff(E)) <= 1e-12 * E[0]
+    # the energy that left is in "dissipated" (up to the integrator's ½ m g² h² per step of free fall)
+    fall = int(np.sqrt(2 * (1.0 - r) / G) / 1e-3) + 1
+    assert E[-1] + res.energy["dissipated"][-1] == pytest.approx(E[0], abs=fall * 0.5 * G * G * 1e-6 * 1.01)
+    at_rest = res.contacts.at(len(res) - 1)
+    assert at_rest["names"] == [("floor", "ball", "ground", "ball")]
+    assert at_rest["normal_force"][0] == pytest.approx(G, rel=1e-12)
+
+
+@pytest.mark.parametrize("alpha, v_in", [(0.5, 1.0), (0.2, 2.0)])
+def test_compliant_restitution_follows_hunt_crossley(alpha, v_in):
+    model = ball(g=0.0)
+    q0 = model.neutral()
+    q0[2] = 0.2
+    v0 = np.zeros(6)
+    v0[5] = -v_in
+    res = mb.simulate(model, q0, v0, 0.3, contact="compliant", damping=alpha, rtol=1e-13, atol=1e-15, n_out=31)
+    e = res.v[-1, 5] / v_in
+    assert e == pytest.approx(hunt_crossley_restitution(alpha, v_in), abs=1e-9)
+    assert hunt_crossley_damping(e, v_in) == pytest.approx(alpha, rel=1e-6)
+    E = res.energy["total"] + res.energy["dissipated"]
+    assert np.max(np.abs(E - E[0])) <= 1e-8 * E[0]
+
+
+@pytest.mark.parametrize("contact, options", [("stepping", {"h": 1e-3}),
+                                              ("compliant", {"stiffness": 1e7, "rtol": 1e-9, "atol": 1e-11})])
+def test_ball_rolls_at_five_sevenths(contact, options):
+    r, v0 = 0.1, 2.0
+    model = ball(r, mu=0.3)
+    q0 = model.neutral()
+    q0[2] = r
+    if contact == "compliant":   # start at its resting penetration
+        q0[2] = r - (G / options["stiffness"]) ** (1 / 1.5)
+    v = np.zeros(6)
+    v[3] = v0
+    res = mb.simulate(model, q0, v, 2.0, contact=contact, n_out=21, **options)
+    speed = quat_matrix(res.q[-1, 3:7]) @ res.v[-1, 3:]
+    assert speed[0] / (5 / 7 * v0) == pytest.approx(1.0, abs=1e-3)
+    spin = quat_matrix(res.q[-1, 3:7]) @ res.v[-1, :3]
+    assert spin[1] * r / speed[0] == pytest.approx(1.0, abs=1e-3)  # rolling: ω r = v
+
+
+def test_compliant_ball_settles_with_energy_balance():
+    model = ball(0.1)
+    q0 = model.neutral()
+    q0[2] = 0.5
+    res = mb.simulate(model, q0, None, 2.0, contact="compliant", rtol=1e-10, atol=1e-12, n_out=101)
+    E = res.energy["total"] + res.energy["dissipated"]
+    assert np.max(np.abs(E - E[0])) <= 1e-6 * E[0]
+    assert np.all(np.diff(res.energy["dissipated"]) >= -1e-12)
+    delta = (G / 1e6) ** (1 / 1.5)                       # weight = k δ^p
+    assert res.q[-1, 2] == pytest.approx(0.1 - delta, abs=1e-6)
+    fixed = mb.simulate(model, q0, None, 2.0, contact="compliant", method="RK4", h=2e-4, n_out=101)
+    assert fixed.info["path"] == "compiled"
+    assert fixed.q[-1, 2] == pytest.approx(0.1 - delta, abs=1e-6)
+
+
+def test_torque_laws_compiled_and_python_agree():
+    """A compiled torque law and a Python callback of the same torques give the same run."""
+    from numba import njit
+
+    @njit
+    def push(t, q, v, out):
+        out[3] = 1.0
+
+    model = ball(0.1, mu=0.2, floor_mu=0.2)
+    q0 = model.neutral()
+    q0[2] = 0.1
+    a = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", tau=push, n_out=11)
+    b = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=11,
+                    tau=lambda t, q, v: np.array([0, 0, 0, 1.0, 0, 0]))
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-15)
+    assert a.info["path"] == "compiled" and b.info["path"] == "python"
+
+
+# ---- elements and bad input ------------------------------------------------------------------------------------
+def test_contact_spheres_at_frames():
+    b = mb.ModelBuilder()
+    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
+    b.add_frame("foot", "leg", mb.Placement(translation=(0, 0, -0.5)))
+    b.add_contact_sphere("foot", 0.02, friction=0.8)
+    model = b.build()
+    (c,) = model.collisions
+    assert (c.name, c.body_name, c.shape.radius, c.friction) == ("foot", "leg", 0.02, 0.8)
+    np.testing.assert_array_equal(c.placement.translation, [0, 0, -0.5])
+    m2 = model.with_collisions([("floor", "ground", mb.HalfSpace())], spheres={"foot": 0.03}, keep=False)
+    assert [(e.name, e.shape.radius if e.shape.kind == "sphere" else None) for e in m2.collisions] == \
+        [("floor", None), ("foot", 0.03)]
+    assert m2.collisions[1].placement.translation.tolist() == [0, 0, -0.5]
+    assert m2.nv == model.nv and model.collisions == (c,)    # the original is unchanged
+
+
+@pytest.mark.parametrize("make, element", [
+    (lambda b: b.add_collision("c", "leg", mb.Sphere(-0.1)), "Sphere"),
+    (lambda b: b.add_collision("c", "leg", mb.Sphere(0.1), friction=-0.5), "collision 'c'"),
+    (lambda b: b.add_collision("c", "arm", mb.Sphere(0.1)), "collision 'c'"),
+    (lambda b: b.add_contact_sphere("toe", 0.01), "contact sphere at 'toe'"),
+    (lambda b: b.add_contact_sphere("leg", -0.01), "contact sphere at 'leg'"),
+])
+def test_bad_collision_elements(make, element):
+    b = mb.ModelBuilder()
+    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
+    with pytest.raises(ModelError) as err:
+        make(b)
+    assert err.value.element == element and element.split("'")[0].strip() in str(err.value)
+
+
+def test_bad_contact_arguments():
+    model = ball()
+    with pytest.raises(ModelError, match="no frame 'toe'"):
+        model.with_collisions(spheres={"toe": 0.01})
+    with pytest.raises(ModelError, match="friction must be a finite number >= 0"):
+        model.with_collisions([("c", "ball", mb.Sphere(0.1), None, -1.0)])
+    with pytest.raises(ModelError, match="unknown; registered: compliant, stepping"):
+        mb.simulate(model, None, None, 0.1, h=1e-3, contact="soft")
+    with pytest.raises(ModelError, match="has no parameter 'stifness'"):
+        mb.simulate(model, None, None, 0.1, contact="compliant", stifness=1.0)
+    with pytest.raises(ModelError, match="stiffness must be > 0"):
+        mb.simulate(model, None, None, 0.1, contact="compliant", stiffness=-1.0)
+    with pytest.raises(ModelError, match="makes its own steps"):
+        mb.simulate(model, None, None, 0.1, h=1e-3, method="RK4", contact="stepping")
+    with pytest.raises(ModelError, match="needs the step h"):
+        mb.simulate(model, None, None, 0.1, contact="stepping")
+    with pytest.raises(ModelError, match="no collision elements"):
+        mb.simulate(model.with_collisions(keep=False), None, None, 0.1, h=1e-3, contact="stepping")
+    b = mb.ModelBuilder()
+    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
+    b.add_collision("foot", "leg", mb.Sphere(0.02))
+    b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -1)))
+    b.add_controller("hold", mb.JointPD(1.0, 0.1, target=[0.0]))
+    with pytest.raises(ModelError, match="controller elements are not available with contact yet"):
+        mb.simulate(b.build(), None, None, 0.1, h=1e-3, contact="stepping")
+    b = mb.ModelBuilder()                               # a joint stop: refused by both contact models, not dropped
+    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg", limits=(-1.0, 1.0))
+    b.add_collision("foot", "leg", mb.Sphere(0.02))
+    b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -1)))
+    stopped = b.build()
+    for how in ("stepping", "compliant"):
+        with pytest.raises(ModelError, match="stops, latches and releases are not available with contact"):
+            mb.simulate(stopped, None, None, 0.1, h=1e-3, contact=how)
+    with pytest.raises(ModelError, match="'wall' is neither a collision element nor a body"):
+        mb.simulate(model, None, None, 0.1, h=1e-3, contact="stepping", exclude=[("wall", "ball")])
+
+
+def test_pair_filters():
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 0.1                                        # resting on the floor
+    res = mb.simulate(model, q0, None, 0.01, h=1e-3, contact="stepping", exclude=[("floor", "ball")], n_out=2)
+    assert res.info["contact_pairs"] == 0 and res.contacts.count.tolist() == [0, 0]
+    assert res.q[-1, 2] < 0.1                          # it falls through
+    res = mb.simulate(model, q0, None, 0.01, h=1e-3, contact="stepping", contact_pairs=[("ground", "ball")], n_out=2)
+    assert res.info["contact_pairs"] == 1 and res.contacts.count[-1] == 1 and res.q[-1, 2] == 0.1
+
+
+def test_overlap_is_undone_gradually():
+    """A ball started 1 cm into the floor rises at |φ| / recovery (1 m/s), not |φ| / h."""
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 0.09
+    res = mb.simulate(model, q0, None, 1e-3, h=1e-3, contact="stepping")
+    assert res.v[-1, 5] == pytest.approx(0.01 / 0.01, rel=1e-9)
+
+
+def test_failed_run_keeps_its_outputs():
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 1.0
+    v0 = np.zeros(6)
+    v0[5] = np.inf
+    with pytest.raises(ModelError):
+        mb.simulate(model, q0, v0, 0.1, h=1e-3, contact="stepping")
+    with pytest.raises(IntegrationError) as err:
+        mb.simulate(model, q0, None, 0.1, h=1e-3, contact="stepping", tau=lambda t, q, v: np.full(6, np.nan))
+    assert err.value.result is not None and err.value.result.info["status"] == "failed"
+
+
+def test_model_file_with_contact(tmp_path):
+    """A model file's collisions and its contact settings (simulation.contact, the parameters in options)."""
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 0.5
+    path = mb.io.save_model(model, tmp_path / "ball.yaml", q0=q0,
+                            simulation={"t_end": 1.0, "h": 1e-3, "contact": "stepping", "options": {"margin": 2e-3}})
+    mf = mb.io.load(path)
+    assert mf.simulation["contact"] == "stepping" and [c.name for c in mf.model.collisions] == ["ball", "floor"]
+    res = mb.simulate(mf.model, mf.q0, mf.v0, **mf.settings(n_out=11))
+    assert res.info["contact"] == "stepping" and res.q[-1, 2] == pytest.approx(0.1, abs=1e-12)
+    text = path.read_text().replace("margin: 0.002", "stiffness: 1.0")
+    (tmp_path / "bad.yaml").write_text(text)
+    with pytest.raises(mb.io.ModelFileError, match="the stepping contact model has no option 'stiffness'"):
+        mb.io.load(tmp_path / "bad.yaml")
+
+
+def test_mesh_collisions_are_hulled(tmp_path):
+    """A collision mesh is its convex hull (trimesh): a cube mesh file drops and rests on a face, as a box does."""
+    trimesh = pytest.importorskip("trimesh")
+    cube = trimesh.creation.box(extents=(0.2, 0.2, 0.2))
+    cube.export(tmp_path / "cube.stl")
+    b = mb.ModelBuilder()
+    b.add_body("cube", mass=1.0, inertia=(1 / 150, 1 / 150, 1 / 150))
+    b.add_joint("free", mb.Free(), parent="ground", child="cube")
+    b.add_collision("cube", "cube", mb.Mesh(str(tmp_path / "cube.stl"), scale=(1.0, 1.0, 0.5)), friction=0.5)
+    b.add_collision("floor", "ground", mb.HalfSpace())
+    model = b.build()
+    q0 = model.neutral()
+    q0[2] = 0.3
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    half = 0.5 * float(np.float32(0.1))     # half of its scaled height 0.1; an STL file holds float32 vertices
+    assert res.q[-1, 2] == pytest.approx(half, abs=1e-9)
+    assert res.contacts.count[-1] >= 3
+    missing = model.with_collisions([("ghost", "cube", mb.Mesh(str(tmp_path / "nowhere.stl")))])
+    with pytest.raises(ModelError, match="collision 'ghost'.*file not found"):
+        mb.simulate(missing, q0, None, 0.01, h=1e-3, contact="stepping")
+
+
+URDF_CRATE = """<robot name="crate">
+  <link name="crate">
+    <inertial><mass value="2.0"/><inertia ixx="0.02" iyy="0.02" izz="0.03" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0 0 0.05"/><geometry>{geometry}</geometry></collision>
+  </link>
+</robot>"""
+
+
+@pytest.mark.parametrize("geometry", ["box", "mesh"])
+def test_urdf_collisions_rest_on_the_floor(tmp_path, geometry):
+    """A URDF link's <collision> (a box primitive, or a mesh file hulled by trimesh) placed 5 cm above the link
+    frame: dropped on a floor (stepping model), the frame comes to rest at half the height − 0.05 m (the height as
+    the file holds it: float32 in an STL), to 1e-9 m (the gap condition keeps the face on the plane to round-off)."""
+    if geometry == "box":
+        shape = '<box size="0.3 0.2 0.16"/>'
+    else:
+        trimesh = pytest.importorskip("trimesh")
+        trimesh.creation.box(extents=(0.3, 0.2, 0.16)).export(tmp_path / "crate.stl")
+        shape = '<mesh filename="package://crate_description/crate.stl"/>'
+    (tmp_path / "crate_description").mkdir()
+    if geometry == "mesh":
+        (tmp_path / "crate.stl").rename(tmp_path / "crate_description" / "crate.stl")
+    path = tmp_path / "crate.urdf"
+    path.write_text(URDF_CRATE.format(geometry=shape))
+    model = mb.io.load_urdf(path, floating_base=True, package_dirs=[tmp_path])
+    model = model.with_collisions([("floor", "ground", mb.HalfSpace(), None, 0.5)])
+    assert [c.shape.kind for c in model.collisions] == [geometry, "halfspace"]
+    q0 = model.neutral()
+    q0[2] = 0.3
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    half = 0.08 if geometry == "box" else float(np.float32(0.08))   # an STL file holds float32 vertices
+    assert res.q[-1, 2] == pytest.approx(half - 0.05, abs=1e-9)
+    assert res.contacts.total_force()[-1, 2] == pytest.approx(2.0 * G, rel=1e-9)
+
+
+# ---- contact between two moving bodies ---------------------------------------------------------------------------
+def loads(res):
+    """The normal force each pair of collision elements carries at the last output: {(A, B): N}."""
+    last = res.contacts.at(len(res) - 1)
+    out = {}
+    for (a, b, _, _), fn in zip(last["names"], last["normal_force"]):
+        out[(a, b)] = out.get((a, b), 0.0) + fn
+    return out
+
+
+def free_bodies(shapes, g=G, floor=True):
+    """Bodies on free joints from the ground, ``shapes``: (name, mass, inertia (3,), shape, friction)."""
+    b = mb.ModelBuilder(gravity=(0, 0, -g))
+    for name, m, inertia, shape, mu in shapes:
+        b.add_body(name, mass=m, inertia=inertia)
+        b.add_joint(name + "_free", mb.Free(), parent="ground", child=name)
+        b.add_collision(name, name, shape, friction=mu)
+    if floor:
+        b.add_collision("floor", "ground", mb.HalfSpace(), friction=0.5)
+    return b.build()
+
+
+def test_ball_on_a_box_carry_their_weights():
+    """A 2 kg ball of radius 0.05 m on a 1 kg cube of 0.2 m on the floor (stepping): both come to rest, the ball on
+    the box's top face at 0.2 + 0.05 m, and the contacts carry the weights — the floor 3 g, the box's top 2 g (the
+    impulses of a resting contact cancel gravity exactly, to the solver's tolerance 1e-10, relative)."""
+    model = free_bodies([("box", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("ball", 2.0, (0.002,) * 3, mb.Sphere(0.05), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[9] = 0.101, 0.252                          # 1 mm and 1 mm above their supports
+    q0[7] = 0.02                                         # the ball off the box's centre
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    assert res.q[-1, 2] == pytest.approx(0.1, abs=1e-9) and res.q[-1, 9] == pytest.approx(0.25, abs=1e-9)
+    assert res.q[-1, 7] == pytest.approx(0.02, abs=1e-9)
+    assert np.max(np.abs(res.v[-1])) < 1e-9
+    load = loads(res)
+    # pairs are stored with the lower shape code first (kernels/collision.py): (ball, box)
+    assert load == pytest.approx({("floor", "box"): 3.0 * G, ("ball", "box"): 2.0 * G}, rel=1e-9)
+
+
+@pytest.mark.parametrize("yaw, x", [(0.0, 0.02), (0.5, 0.06)])
+def test_stacked_boxes_rest_face_on_face(yaw, x):
+    """A 2 kg cube of 0.1 m dropped 1 mm onto a 1 kg cube of 0.2 m on the floor (stepping), off-centre, turned by
+    ``yaw`` about z (0.5 rad at x = 0.06: it hangs over the edge, its centre of mass over the support): the box–box
+    face manifold holds it flat at 0.2 + 0.05 m where it landed, at rest, the floor carrying 3 g and the lower top
+    2 g (resting impulses cancel gravity to the solver's tolerance 1e-10, relative). Heights to 1e-9 m (the gap
+    condition); the landing's slide and turn within 1e-6 (the impact's nine redundant contacts stop Gauss–Seidel
+    on its impulse change, not on the sliding velocity it leaves, ~1e-7 m/s for a few steps: 4e-9 m measured)."""
+    model = free_bodies([("low", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("top", 2.0, (1 / 300,) * 3, mb.Box((0.1, 0.1, 0.1)), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[7], q0[9] = 0.101, x, 0.252
+    q0[10:14] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    res = mb.simulate(model, q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    np.testing.assert_allclose(res.q[-1, [2, 9]], [0.1, 0.25], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(res.q[-1, [0, 1, 7, 8]], [0.0, 0.0, x, 0.0], rtol=0, atol=1e-6)
+    np.testing.assert_allclose(res.q[-1, 10:14], q0[10:14], rtol=0, atol=1e-6)
+    assert np.max(np.abs(res.v[-1])) < 1e-9
+    load = loads(res)
+    assert load == pytest.approx({("floor", "low"): 3.0 * G, ("low", "top"): 2.0 * G}, rel=1e-9)
+
+
+@pytest.mark.parametrize("contact", ["stepping", "compliant"])
+def test_head_on_impact_of_two_spheres(contact):
+    """Sphere 1 (1 kg) at 1 m/s hits sphere 2 (3 kg) at rest, centre to centre, without gravity: momentum is
+    conserved and the relative velocity leaves at e v_in — e = 0 for the stepping model (its impacts are perfectly
+    inelastic: both move at m1 v_in / (m1 + m2), to the solver's tolerance), and the Hunt–Crossley e(α, v_in) for the
+    compliant one, whatever the masses (the law's first integral holds in the relative coordinate with the reduced
+    mass; the run's error bound 1e-9 v_in at rtol 1e-13 as for the ball on the floor). No spin appears."""
+    r, v_in, alpha = 0.1, 1.0, 0.5
+    model = free_bodies([("one", 1.0, (0.004,) * 3, mb.Sphere(r), 0.5),
+                         ("two", 3.0, (0.012,) * 3, mb.Sphere(r), 0.5)], g=0.0, floor=False)
+    q0 = model.neutral()
+    q0[7] = 0.25
+    v0 = np.zeros(12)
+    v0[3] = v_in
+    if contact == "stepping":
+        res = mb.simulate(model, q0, v0, 0.2, h=1e-3, contact="stepping", n_out=3)
+        e = 0.0
+    else:
+        res = mb.simulate(model, q0, v0, 0.2, contact="compliant", damping=alpha, rtol=1e-13, atol=1e-15, n_out=3)
+        e = hunt_crossley_restitution(alpha, v_in)
+    v1, v2 = res.v[-1, 3], res.v[-1, 9]                 # free joints at rest in orientation: body axes = ground axes
+    assert 1.0 * v1 + 3.0 * v2 == pytest.approx(v_in, abs=1e-9)
+    assert v2 - v1 == pytest.approx(e * v_in, abs=1e-9)
+    np.testing.assert_allclose(res.v[-1, [0, 1, 2, 4, 5, 6, 7, 8, 10, 11]], 0.0, rtol=0, atol=1e-12)
