@@ -4,49 +4,60 @@ Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics
 ``aba``), simulations (``simulate`` -> ``Result``), constrained and stabilized formulations, and the
 exact linearization about equilibria and steady motions (``linearize``), and the
 reference systems of the texts in ``multibody.systems``.
-"""
-from multibody.errors import ConstraintError, IntegrationError, ModelError, ResultFileError
-from multibody.model.graph import Graph
-from multibody.model import (BaseMotion, Body, Cylindrical, Fixed, Free, GeneralJoint, Model, ModelBuilder, Placement,
-                             Planar, Prismatic, Revolute, Spherical, Universal, rotation_about)
-from multibody.model import Box, Capsule, Cylinder, HalfSpace, Mesh, Sphere
-from multibody.model import Release
-from multibody.model import ComputedTorque, JointPD, Trajectory
-from multibody.model import (Constraint, PointOnPlane, PointOnProfile, Profile, RollingDisc, RollingOnProfile,
-                             UserConstraint, VelocityConstraint)
 
-from multibody.analysis.linearize import Linearization, linearize
-from multibody.rows.reactions import joint_reactions
-from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, forward_kinematics,
-                                  gravity_forces, hybrid_dynamics, joint_wrenches, point_jacobian, point_position,
-                                  point_velocity, rnea, rnea_batch)
-from multibody.algorithms_derivatives import (aba_derivatives, aba_derivatives_batch, coriolis_matrix, minv,
-                                              rnea_derivatives, rnea_derivatives_batch)
-from multibody.algorithms_centroidal import (centroidal_bias, centroidal_map, centroidal_map_time_variation,
-                                             centroidal_momentum, com_jacobian)
-from multibody.algorithms_control import controller_torques
-from multibody.algorithms_frames import (frame_acceleration, frame_jacobian, frame_jacobian_time_variation,
-                                         frame_placement, frame_velocity)
-from multibody.data import Data
-from multibody.result import BatchResult, Result
-from multibody.simulation import resume, simulate, simulate_batch
+``import multibody`` loads only the exceptions: each public name is imported from its module when it is first used
+(``mb.ModelBuilder`` loads the model and the numba kernels, ``mb.simulate`` the integrators, ``mb.load_model`` the
+model files, ``mb.sweep`` pandas), so a script, a notebook or a worker pays only for what it uses.
+"""
+import importlib
+
+from multibody.errors import ConstraintError, IntegrationError, ModelError, ResultFileError
 
 __version__ = "0.1.0"
 
+#: the public names imported on first use, by the module that holds them
+_HOMES = {
+    "multibody.model.graph": ("Graph",),
+    "multibody.model": ("BaseMotion", "Body", "Cylindrical", "Fixed", "Free", "GeneralJoint", "Model", "ModelBuilder",
+                        "Placement", "Planar", "Prismatic", "Revolute", "Spherical", "Universal", "rotation_about",
+                        "Box", "Capsule", "Cylinder", "HalfSpace", "Mesh", "Sphere", "Release",
+                        "ComputedTorque", "JointPD", "Trajectory",
+                        "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile",
+                        "UserConstraint", "VelocityConstraint"),
+    "multibody.analysis.linearize": ("Linearization", "linearize"),
+    "multibody.rows.reactions": ("joint_reactions",),
+    "multibody.algorithms": ("aba", "aba_batch", "bias_forces", "center_of_mass", "crba", "energy",
+                             "forward_kinematics", "gravity_forces", "hybrid_dynamics", "joint_wrenches",
+                             "point_jacobian", "point_position", "point_velocity", "rnea", "rnea_batch"),
+    "multibody.algorithms_derivatives": ("aba_derivatives", "aba_derivatives_batch", "coriolis_matrix", "minv",
+                                         "rnea_derivatives", "rnea_derivatives_batch"),
+    "multibody.algorithms_centroidal": ("centroidal_bias", "centroidal_map", "centroidal_map_time_variation",
+                                        "centroidal_momentum", "com_jacobian"),
+    "multibody.algorithms_control": ("controller_torques",),
+    "multibody.algorithms_frames": ("frame_acceleration", "frame_jacobian", "frame_jacobian_time_variation",
+                                    "frame_placement", "frame_velocity"),
+    "multibody.data": ("Data",),
+    "multibody.result": ("BatchResult", "Result"),
+    "multibody.simulation": ("resume", "simulate", "simulate_batch"),
+    "multibody.io": ("load_model", "save_model"),
+    "multibody.parallel": ("sweep",),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+
 
 def __getattr__(name):
-    """``load_model``, ``save_model``, ``multibody.io`` and ``sweep`` are imported when first used
-    (``import multibody`` stays fast and free of pandas and dask)."""
-    if name in ("load_model", "save_model", "io"):
-        import importlib
+    """The public name ``name``, imported from its module on first use (then an ordinary attribute)."""
+    if name == "io":
+        return importlib.import_module("multibody.io")
+    if name not in _HOME:
+        raise AttributeError(f"module 'multibody' has no attribute '{name}'")
+    value = getattr(importlib.import_module(_HOME[name]), name)
+    globals()[name] = value
+    return value
 
-        io = importlib.import_module("multibody.io")
-        return io if name == "io" else getattr(io, name)
-    if name == "sweep":
-        from multibody.parallel import sweep
 
-        return sweep
-    raise AttributeError(f"module 'multibody' has no attribute '{name}'")
+def __dir__():
+    return sorted(set(globals()) | set(_HOME))
 
 
 __all__ = [
@@ -65,4 +76,3 @@ __all__ = [
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]
-

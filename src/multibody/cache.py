@@ -4,11 +4,18 @@ numba's on-disk cache of a function is keyed on that function's own source file 
 that calls the package's kernels would silently keep stale machine code after a kernel changes. The
 folder is therefore keyed on a fingerprint of the whole installed package (its ``.py`` sources and the
 numba version), so a changed package never meets the compiled code of another.
+
+A built package also ships the generated modules that its build compiled (``precompiled/<kind>/``, see
+``multibody.warmup``): :func:`import_generated` imports a module from there when it has the same source (the
+module name is a hash of it), with the numba caches compiled beside it.
 """
 import functools
 import hashlib
 import os
 import pathlib
+
+#: the generated modules shipped with the package (filled when the wheel is built)
+PRECOMPILED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "precompiled")
 
 
 @functools.lru_cache(maxsize=1)
@@ -19,6 +26,8 @@ def package_fingerprint():
     root = pathlib.Path(__file__).resolve().parent
     digest = hashlib.sha1(numba.__version__.encode())
     for path in sorted(root.rglob("*.py")):
+        if path.parts[len(root.parts)] == "precompiled":
+            continue
         digest.update(str(path.relative_to(root)).encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
@@ -32,16 +41,23 @@ def cache_dir(kind):
 
 def import_generated(prefix, source, kind, cache_dir=None):
     """Write ``source`` (once) as module ``<prefix><hash of source>`` under ``cache_dir`` (default
-    ``cache_dir(kind)``) and import it; returns the module. The write is atomic, so concurrent processes
+    ``cache_dir(kind)``, or the package's ``precompiled/<kind>`` when it holds the module) and import it; returns
+    the module. The write is atomic, so concurrent processes
     share one file and numba's on-disk cache of its ``@njit(cache=True)`` functions. Raises ``OSError``
     when the folder cannot be written."""
     import importlib.util
     import sys
 
+    from multibody.compile_notice import install
+
+    install()
     modname = prefix + hashlib.sha1(source.encode()).hexdigest()[:16]
     if modname in sys.modules:
         return sys.modules[modname]
-    folder = cache_dir or globals()["cache_dir"](kind)
+    folder = cache_dir
+    if folder is None:
+        shipped = os.path.join(PRECOMPILED, kind)
+        folder = shipped if os.path.exists(os.path.join(shipped, modname + ".py")) else globals()["cache_dir"](kind)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, modname + ".py")
     if not os.path.exists(path):

@@ -10,6 +10,8 @@ other exception is a finding (libFuzzer stops and writes the input as ``crash-*`
 ``-timeout=N``.
 """
 import atexit
+import importlib.util
+import re
 import shutil
 import sys
 import tempfile
@@ -22,9 +24,27 @@ try:
 except ImportError:   # pragma: no cover - an optional tool
     sys.exit("atheris is not installed: pip install atheris (it is not a dependency of multibody)")
 
-# coverage of multibody and the case generator only (instrumenting sympy, numpy, ... takes many minutes)
-with atheris.instrument_imports(include=["multibody", "fuzz_cases"]):
+
+def compiled_modules():
+    """The modules of multibody that define numba-compiled functions: numba reads their functions' bytecode,
+    which atheris' instrumentation would change (a compile of an instrumented function fails), so they stay
+    as they are."""
+    package = Path(importlib.util.find_spec("multibody").origin).parent     # the multibody this run imports
+    found = []
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"^\s*@(numba\.)?(njit|jit|cfunc|vectorize|generated_jit|helper)\b|\bnjit\(|\bcfunc\(", text, re.M):
+            parts = path.relative_to(package.parent).with_suffix("").parts
+            found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return found
+
+
+# coverage of multibody's model and file readers and of the case generator only (instrumenting sympy, numpy, ...
+# takes many minutes); `import multibody` itself loads only the errors, so the modules are imported here
+with atheris.instrument_imports(include=["multibody", "fuzz_cases"], exclude=compiled_modules()):
     import multibody as mb
+    import multibody.io
+    import multibody.model  # noqa: F401
     from fuzz_cases import Case, builder_calls, check_file, make_file, run_builder
 
 WORKDIR = tempfile.mkdtemp(prefix="multibody-fuzz-")

@@ -18,4 +18,5 @@ BENCHMARKS = [
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
     ("switching", "multibody.bench.switching", "bench_switching"),
+    ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]

@@ -1,6 +1,7 @@
-"""Whole simulations against MuJoCo, many runs at once, and the cost of the first call.
+"""Whole simulations against MuJoCo, and many runs at once.
 
-``bench_simulate()`` prints three tables:
+``bench_simulate()`` prints two tables (the first calls after install are ``multibody bench --only first-use``,
+:mod:`multibody.bench.first_use`):
 
 1. a planar chain of N hinged rods (1 kg, 0.5 m, thin-rod inertia), 2 s of fixed-step RK4 at h = 1e-3:
    ``multibody.simulate(..., method="RK4", h=1e-3)`` (every step saved, with its energies) against the same
@@ -11,18 +12,10 @@
    MuJoCo is an optional extra: without it this table is skipped with a message;
 2. ``simulate_batch`` of 1 000 initial states of the 5-rod chain against a loop of ``simulate`` calls: cost
    per trajectory (wall time, since the batch runs on every core numba uses, and process time), and the check
-   that the batch's trajectories are those of the single runs, exactly;
-3. the first calls in a fresh process with empty caches (``NUMBA_CACHE_DIR``, ``MULTIBODY_CACHE`` pointing
-   to empty folders): ``import multibody``, the first ``aba``, ``rnea``, ``crba``, ``simulate`` (RK4 and the
-   default DOP853) and ``simulate_batch``, each timed in process time after the previous ones.
+   that the batch's trajectories are those of the single runs, exactly.
 
 Read the ratios, not the absolute times (DESIGN.md, performance rules).
 """
-import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 
 import numpy as np
@@ -185,68 +178,24 @@ def bench_batch(runs=1000, n=5, t_end=2.0, h=1e-3, n_out=101, singles=50, rounds
     return row
 
 
-_FIRST_CALLS = r"""
-import json, sys, time
-import numpy as np
-clock = time.process_time
-out = {}
-t = clock(); import multibody as mb; out["import multibody"] = clock() - t
-integrate_on_import = "scipy.integrate" in sys.modules
-from multibody.bench.simulate import rod_chain
-m = rod_chain(5); q = np.full(5, 0.1); v = np.zeros(5)
-for name, f in [("aba", lambda: mb.aba(m, q, v, v)), ("rnea", lambda: mb.rnea(m, q, v, v)),
-                ("crba", lambda: mb.crba(m, q)),
-                ("simulate RK4", lambda: mb.simulate(m, q, v, 0.01, method="RK4", h=1e-3)),
-                ("simulate (default DOP853)", lambda: mb.simulate(m, q, v, 0.01)),
-                ("simulate_batch", lambda: mb.simulate_batch(m, np.tile(q, (4, 1)), None, 0.01, h=1e-3))]:
-    t = clock(); f(); out["first " + name] = clock() - t
-out["scipy.integrate imported by import multibody"] = integrate_on_import
-print(json.dumps(out))
-"""
-
-
-def bench_first_calls(verbose=True):
-    """Table 3 (see the module docstring): {what: process seconds}, in a fresh process with empty caches."""
-    with tempfile.TemporaryDirectory() as numba_cache, tempfile.TemporaryDirectory() as mb_cache:
-        env = {**os.environ, "NUMBA_CACHE_DIR": numba_cache, "MULTIBODY_CACHE": mb_cache}
-        proc = subprocess.run([sys.executable, "-c", _FIRST_CALLS], capture_output=True, text=True, env=env,
-                              timeout=1800)
-    if proc.returncode != 0:
-        raise RuntimeError(f"the first-call benchmark failed:\n{proc.stderr}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    if verbose:
-        print("first calls in a fresh process with empty caches (process seconds, each after the previous ones)")
-        print()
-        print("| call | s |")
-        print("|---|---:|")
-        for k, val in out.items():
-            print(f"| {k} | {val:.2f} |" if not isinstance(val, bool) else f"| {k} | {val} |")
-    return out
-
-
-def bench_simulate(sizes=(5, 30, 100), rounds=5, runs=1000, first_calls=True, verbose=True):
-    """The three tables of the module docstring; returns {"chain": rows, "batch": row, "first_calls": dict}."""
+def bench_simulate(sizes=(5, 30, 100), rounds=5, runs=1000, verbose=True):
+    """The two tables of the module docstring; returns {"chain": rows, "batch": row}."""
     if verbose:
         print(environment("mujoco"))
     out = {"chain": bench_chain(sizes, rounds=rounds, verbose=verbose)}
     if verbose:
         print()
     out["batch"] = bench_batch(runs=runs, verbose=verbose)
-    if first_calls:
-        if verbose:
-            print()
-        out["first_calls"] = bench_first_calls(verbose=verbose)
     return out
 
 
 def main(argv=None):
     import argparse
 
-    p = argparse.ArgumentParser(description="whole simulations against MuJoCo, simulate_batch, first calls")
+    p = argparse.ArgumentParser(description="whole simulations against MuJoCo, simulate_batch")
     p.add_argument("--sizes", type=int, nargs="+", default=[5, 30, 100])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--runs", type=int, default=1000)
-    p.add_argument("--no-first-calls", action="store_true")
     args = p.parse_args(argv)
-    bench_simulate(tuple(args.sizes), args.rounds, args.runs, first_calls=not args.no_first_calls)
+    bench_simulate(tuple(args.sizes), args.rounds, args.runs)
     return 0

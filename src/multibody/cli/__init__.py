@@ -32,8 +32,21 @@ COMMANDS = [
 ]
 
 
+class Formatter(argparse.HelpFormatter):
+    """argparse's help, with lines broken at spaces only (a name such as ``first-use`` stays whole)."""
+
+    def _split_lines(self, text, width):
+        import textwrap
+
+        return textwrap.wrap(self._whitespace_matcher.sub(" ", text).strip(), width, break_on_hyphens=False)
+
+
 class Parser(argparse.ArgumentParser):
     """``argparse`` with its errors on one line, naming the command and where its help is; status 2."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.exit(2, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")

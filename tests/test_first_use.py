@@ -1,0 +1,275 @@
+"""The way to first results after install: the shipped generated modules (``multibody.cache``), the notice
+while numba compiles (``multibody.compile_notice``), the warm-up's registry (``multibody.warmup``), the build
+backend's switches (``build_backend/backend.py``) and the first-use bench's fresh copy of the package."""
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from numba import njit
+from numba.core import event
+
+import multibody
+from multibody import cache, compile_notice, warmup
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _events(dispatcher):
+    data = dict(dispatcher=dispatcher, args=(), return_type=None)
+    return (event.Event("numba:compile", event.EventStatus.START, data=data),
+            event.Event("numba:compile", event.EventStatus.END, data=data))
+
+
+@njit
+def _outer():
+    return 1
+
+
+@njit
+def _inner():
+    return 2
+
+
+def test_notice_after_the_delay_with_progress_and_total(monkeypatch):
+    """Nothing before DELAY seconds; then one line naming the outermost function of the package and counting the
+    functions compiled; a last line 'done' when it ends."""
+    stream = io.StringIO()
+    notice = compile_notice.listener(stream, watch=False)
+    monkeypatch.setattr(_outer.py_func, "__module__", "multibody.kernels.example")
+    start, end = _events(_outer)
+    inner_start, inner_end = _events(_inner)
+    notice.on_start(start)
+    t0 = notice.start
+    notice.on_start(inner_start)
+    notice.on_end(inner_end)
+    assert notice.tick(t0 + 0.5 * compile_notice.DELAY) is True
+    assert stream.getvalue() == ""
+    notice.tick(t0 + compile_notice.DELAY + 1.0)
+    first = stream.getvalue().splitlines()
+    assert len(first) == 1
+    assert first[0].startswith("multibody: compiling _outer for this machine (first use; cached afterwards)...")
+    assert first[0].endswith(f"{compile_notice.DELAY + 1.0:.0f} s, 1 function")
+    notice.on_end(end)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2 and lines[1].endswith("2 functions done")
+    assert notice.tick(t0 + 100.0) is False           # nothing compiling: no more lines
+    assert len(stream.getvalue().splitlines()) == 2
+
+
+def test_no_notice_for_other_code_or_short_compilations(monkeypatch):
+    stream = io.StringIO()
+    notice = compile_notice.listener(stream, watch=False)
+    start, end = _events(_outer)                        # a function of this test module: not the package's
+    notice.on_start(start)
+    assert notice.tick(notice.start + 60.0) is False
+    notice.on_end(end)
+    monkeypatch.setattr(_inner.py_func, "__module__", "_mb_rk_0123")
+    start, end = _events(_inner)
+    notice.on_start(start)
+    notice.tick(notice.start + 0.1)
+    notice.on_end(end)                                  # ended before the delay: silent
+    assert stream.getvalue() == ""
+
+
+def test_notice_is_registered_with_numba_by_the_kernels():
+    import multibody.kernels  # noqa: F401
+
+    if os.environ.get("MULTIBODY_COMPILE_NOTICE", "1") == "0":
+        pytest.skip("MULTIBODY_COMPILE_NOTICE=0")
+    assert compile_notice._INSTALLED
+    assert compile_notice._INSTALLED[0] in event._registered["numba:compile"]
+
+
+def test_generated_module_shipped_with_the_package_is_used(tmp_path, monkeypatch):
+    """A module whose source is in ``precompiled/<kind>`` is imported from there, not from the user cache."""
+    source = "VALUE = 42  # shipped\n"
+    shipped = tmp_path / "precompiled"
+    user = tmp_path / "user"
+    monkeypatch.setattr(cache, "PRECOMPILED", str(shipped))
+    monkeypatch.setenv("MULTIBODY_CACHE", str(user))
+    import hashlib
+
+    name = "_mb_test_" + hashlib.sha1(source.encode()).hexdigest()[:16]
+    (shipped / "kind").mkdir(parents=True)
+    (shipped / "kind" / f"{name}.py").write_text(source)
+    try:
+        mod = cache.import_generated("_mb_test_", source, "kind")
+        assert mod.VALUE == 42 and os.path.dirname(mod.__file__) == str(shipped / "kind")
+        assert not user.exists()
+        other = cache.import_generated("_mb_test_", "VALUE = 7\n", "kind")   # not shipped: the user cache
+        assert other.VALUE == 7 and os.path.commonpath([other.__file__, str(user)]) == str(user)
+    finally:
+        for key in [k for k in sys.modules if k.startswith("_mb_test_")]:
+            del sys.modules[key]
+
+
+def test_fingerprint_ignores_the_shipped_modules(tmp_path, monkeypatch):
+    """Shipping generated modules does not change the package's fingerprint (the key of the user cache)."""
+    before = cache.package_fingerprint()
+    package = os.path.dirname(os.path.abspath(multibody.__file__))
+    folder = os.path.join(package, "precompiled", "fingerprint-test")
+    existed = os.path.exists(os.path.join(package, "precompiled"))
+    os.makedirs(folder, exist_ok=True)
+    try:
+        with open(os.path.join(folder, "_mb_x.py"), "w") as fh:
+            fh.write("X = 1\n")
+        cache.package_fingerprint.cache_clear()
+        assert cache.package_fingerprint() == before
+    finally:
+        import shutil
+
+        shutil.rmtree(os.path.join(package, "precompiled") if not existed else folder)
+        cache.package_fingerprint.cache_clear()
+
+
+def test_warmup_registry():
+    names = [name for _, name, _ in warmup.CASES]
+    assert len(names) == len(set(names))
+    assert set(warmup.COST) <= set(names)
+    groups = {group for group, _, _ in warmup.CASES}
+    assert {"algorithms", "simulate", "systems"} <= groups
+
+
+def test_warmup_reports_a_failing_case_and_goes_on(monkeypatch, capsys):
+    calls = []
+
+    def broken():
+        raise ValueError("no such model")
+
+    monkeypatch.setattr(warmup, "CASES", [("g", "broken", broken), ("g", "fine", lambda: calls.append(1))])
+    done = warmup.run()
+    assert done["broken"] == "ValueError: no such model" and calls == [1] and done["fine"] >= 0.0
+    assert "broken failed: ValueError: no such model" in capsys.readouterr().out
+
+
+def test_parallel_warmup_runs_the_demo_after_the_others_then_checks_all(monkeypatch):
+    """The cases run ``jobs`` processes at a time, the costly ones first, the demo (which calls much of what the
+    others compile) only once no other case is running; then every case once more in this process."""
+    started, running = [], []
+
+    class Case:
+        def __init__(self, args):
+            self.name = args[args.index("--case") + 1]
+            started.append((self.name, [c.name for c in running]))
+            running.append(self)
+            self.polls = 0
+
+        def poll(self):
+            self.polls += 1
+            if self.polls < 2:
+                return None
+            if self in running:
+                running.remove(self)
+            return 0
+
+    monkeypatch.setattr(subprocess, "Popen", Case)
+    monkeypatch.setattr(warmup.time, "sleep", lambda s: None)
+    checked = []
+    monkeypatch.setattr(warmup, "run", lambda verbose=True, label="": checked.append(label) or {})
+    warmup.run_parallel(2, verbose=False)
+    names = [n for n, _ in started]
+    assert sorted(names) == sorted(n for _, n, _ in warmup.CASES) and checked == ["warm-up, check"]
+    assert names[0] == max(warmup.COST, key=warmup.COST.get)
+    assert names[-1] == "demo" and started[-1][1] == []
+    assert max(len(r) for _, r in started) == 1        # never more than 2 at once
+
+
+def test_build_backend_switches(monkeypatch):
+    sys.path.insert(0, os.path.join(ROOT, "build_backend"))
+    try:
+        import backend
+    finally:
+        sys.path.pop(0)
+    monkeypatch.delenv("MULTIBODY_NO_PRECOMPILE", raising=False)
+    assert backend.precompile()
+    monkeypatch.setenv("MULTIBODY_NO_PRECOMPILE", "0")
+    assert backend.precompile()
+    monkeypatch.setenv("MULTIBODY_NO_PRECOMPILE", "1")
+    assert not backend.precompile()
+    reqs = backend.runtime_requirements()
+    assert any(r.startswith("numba") for r in reqs) and any(r.startswith("numpy") for r in reqs)
+
+
+def test_fresh_copy_of_a_source_tree_has_no_compiled_code(tmp_path, monkeypatch):
+    from multibody.bench import first_use
+
+    monkeypatch.setattr(first_use, "_record_files", lambda package_dir: None)
+    assert first_use.fresh_copy(str(tmp_path)) == "source"
+    copied = tmp_path / "multibody"
+    assert (copied / "kernels" / "aba.py").exists()
+    assert not [p for p in copied.rglob("*") if p.suffix in (".nbi", ".nbc") or p.name == "__pycache__"]
+
+
+def test_probe_runs_in_a_new_process():
+    from multibody.bench import first_use
+
+    out = first_use.run_probe("", "import multibody")
+    assert out["timed"] > 0.0 and out["process"] >= out["timed"] and out["package"] in ("wheel", "source")
+
+
+_COMPILED_CHILD = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from numba.core import event
+compiled = []
+class Count(event.Listener):
+    def on_start(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__name__)
+    def on_end(self, ev):
+        pass
+event.register("numba:compile", Count())
+import kernel
+print(json.dumps(dict(value=kernel.twice(21.0), compiled=compiled)))
+"""
+
+
+def test_numba_cache_found_after_a_copy_with_new_times(tmp_path):
+    """What the wheel's shipped caches rest on: numba's cache index of a function keys on its source file's content
+    (not its path's modification time), so caches compiled in one folder serve a copy of it (pip writes every
+    file anew) without compiling, on the same machine."""
+    source = textwrap.dedent("""
+        from numba import njit
+
+        @njit(cache=True)
+        def twice(x):
+            return 2.0 * x
+    """)
+    built, installed = tmp_path / "build", tmp_path / "site"
+    built.mkdir()
+    (built / "kernel.py").write_text(source)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+
+    def run(folder):
+        out = subprocess.run([sys.executable, "-c", _COMPILED_CHILD, str(folder)], capture_output=True, text=True,
+                             env=env, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = run(built)
+    assert first["value"] == 42.0 and first["compiled"] == ["twice"]
+    assert [p.suffix for p in (built / "__pycache__").iterdir() if p.suffix in (".nbi", ".nbc")]
+    shutil.copytree(built, installed, copy_function=shutil.copy)      # new files: new modification times
+    for path in installed.rglob("*"):
+        os.utime(path, (1.0e9, 1.0e9))
+    again = run(installed)
+    assert again["value"] == 42.0 and again["compiled"] == []
+
+
+def test_installed_wheel_compiles_nothing_on_the_first_calls():
+    """Installed from a wheel built on this machine (``pip install .``): the first aba, rnea and crba of a new
+    model, in a new process on a copy of the package as the wheel installed it, load the shipped code and compile
+    none of the package's functions."""
+    from multibody.bench import first_use
+
+    shipped, mine = first_use.shipped_indexes()
+    if not shipped:
+        pytest.skip("not installed from a wheel that ships compiled code (a source tree or MULTIBODY_NO_PRECOMPILE)")
+    if not mine:
+        pytest.skip("the wheel was compiled for another CPU or numba: its code compiles on first use")
+    setup = [p for p in first_use.PROBES if p[0] == "first aba"][0][2]
+    out = first_use.run_probe(setup, "mb.aba(model, q, v, tau); mb.rnea(model, q, v, tau); mb.crba(model, q)")
+    assert out["package"] == "wheel" and out["compiled"] == []
