@@ -207,7 +207,9 @@ def test_mimic_joints(tmp_path):
     model, path = _load(tmp_path, robot(MIMIC, MIMIC_JOINT.format(ref="shoulder")))
     assert model.metadata["mimic"] == {"finger_joint": {"joint": "shoulder", "multiplier": -0.5, "offset": 0.1}}
     assert not model.constraints and model.nv == 2
-    follow = load_urdf(path, mimic=True)
+    with pytest.raises(ModelError, match="joint limits, latches or releases and .*limits=False"):
+        mb.simulate(load_urdf(path, mimic=True), None, None, 0.5, formulation="constrained")  # stops: trees only
+    follow = load_urdf(path, mimic=True, limits=False)
     (c,) = follow.constraints
     assert c.name == "finger_joint_mimic"
     q = np.array([0.4, -0.5 * 0.4 + 0.1])

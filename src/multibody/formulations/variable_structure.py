@@ -66,7 +66,9 @@ def refuse(model, formulation, tau, method_key, events):
         why = ("a Python torque callback with a fixed-step method: the switching loop is compiled; use an "
                "adaptive method (DOP853, ...)", "tau")
     if why is not None:
-        raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]}", element=why[1])
+        raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
+                         "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
+                         element=why[1])
 
 
 def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12,
