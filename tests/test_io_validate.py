@@ -98,7 +98,11 @@ def test_yaml_syntax_and_structure(tmp_path, capsys):
     path = tmp_path / "model.yaml"
     for text, expected in (("bodies: [", "YAML syntax"), ("- 1\n- 2\n", "a model file is a mapping"),
                            ("", "the file is empty"), ("bodies: []\njoints: []\n", "bodies: expected the rigid bodies"),
-                           ("bodies: [{name: a, mass: 1, mass: 2}]\n", "bodies[0].mass: the key is given twice")):
+                           ("bodies: [{name: a, mass: 1, mass: 2}]\n", "bodies[0].mass: the key is given twice"),
+                           # a key given twice: what lies under it is not read as if the schema had checked it (a
+                           # body without a mass was a KeyError, found by the atheris harness)
+                           ("bodies: [{name: a, mass: 1}]\nbodies: [{com: [0, 0, 1]}]\n",
+                            "bodies: the key is given twice")):
         path.write_text(text)
         assert main(["validate", str(path)]) == 2
         err = capsys.readouterr().err

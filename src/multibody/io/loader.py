@@ -79,7 +79,10 @@ class ModelLoader:
         return None
 
     def _has_schema_problem(self, path):
-        return any(p == path or p.startswith(path + ".") or p.startswith(path + "[") for p in self.schema_paths)
+        """A problem recorded at ``path``, inside it, or at a value that holds it (a key given twice is reported
+        once, at the key, and what lies under it was not checked against the schema)."""
+        return any(p == path or p.startswith(path + ".") or p.startswith(path + "[") or
+                   (p and (path.startswith(p + ".") or path.startswith(p + "["))) for p in self.schema_paths)
 
     def record(self, exc, path, kind=None):
         """A ModelError -> a problem at the path of the field it names."""
