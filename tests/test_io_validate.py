@@ -102,7 +102,9 @@ def test_yaml_syntax_and_structure(tmp_path, capsys):
                            # a key given twice: what lies under it is not read as if the schema had checked it (a
                            # body without a mass was a KeyError, found by the atheris harness)
                            ("bodies: [{name: a, mass: 1}]\nbodies: [{com: [0, 0, 1]}]\n",
-                            "bodies: the key is given twice")):
+                            "bodies: the key is given twice"),
+                           # a key YAML reads as a number or a boolean (a TypeError in sorting, found by atheris)
+                           ("bodies: [{name: a, mass: 1, 0.5: 2, true: 3}]\n", "a key is a name; 0.5 was read as float")):
         path.write_text(text)
         assert main(["validate", str(path)]) == 2
         err = capsys.readouterr().err

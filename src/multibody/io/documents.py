@@ -394,7 +394,29 @@ def parse_text(text, suffix):
     if not problems and not isinstance(data, dict):
         problems = [Problem("", f"a model file is a mapping (name:, bodies:, joints:, ...), got a "
                                 f"{type(data).__name__}")]
-    return data, lines, problems
+    return data, lines, problems + _key_problems(data, (), lines)
+
+
+def _key_problems(data, parts, lines):
+    """A problem at every mapping key that is not a string (YAML reads ``1e-1:``, ``true:`` or ``null:`` as a number,
+    a boolean or null), and the key replaced by its text, so that what reads the data meets names only."""
+    problems = []
+    if isinstance(data, dict):
+        for key in list(data):
+            value = data[key]
+            if not isinstance(key, str):
+                name = str(key)
+                where = format_path(parts + (name,))
+                problems.append(Problem(where, f"a key is a name; {key!r} was read as {type(key).__name__} (quote "
+                                               "it)", lines.get(where)))
+                del data[key]
+                data.setdefault(name, value)
+                key = name
+            problems += _key_problems(value, parts + (key,), lines)
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            problems += _key_problems(value, parts + (i,), lines)
+    return problems
 
 
 def read_document(path):
@@ -453,7 +475,7 @@ def _message(error):
     if v == "additionalProperties":
         allowed = sorted(sch.get("properties", {}))
         out = []
-        for key in sorted(set(inst) - set(allowed)):
+        for key in sorted(set(inst) - set(allowed), key=str):
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f" (expected: {', '.join(allowed)})"
             out.append((path + (key,), f"unknown key{hint}"))
