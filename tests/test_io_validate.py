@@ -104,7 +104,11 @@ def test_yaml_syntax_and_structure(tmp_path, capsys):
                            ("bodies: [{name: a, mass: 1}]\nbodies: [{com: [0, 0, 1]}]\n",
                             "bodies: the key is given twice"),
                            # a key YAML reads as a number or a boolean (a TypeError in sorting, found by atheris)
-                           ("bodies: [{name: a, mass: 1, 0.5: 2, true: 3}]\n", "a key is a name; 0.5 was read as float")):
+                           ("bodies: [{name: a, mass: 1, 0.5: 2, true: 3}]\n", "a key is a name; 0.5 was read as float"),
+                           # a profile with a complex coefficient (a TypeError in float(), found by atheris)
+                           ("name: p\nbodies: [{name: b, mass: 1, inertia: [1, 1, 1]}]\njoints: [{name: j, type: planar, "
+                            "parent: ground, child: b}]\nconstraints: [{name: c, type: point_on_profile, body: b, "
+                            "point: [0, 0, 0], profile: {graph: 'sqrt(-1)*x**2'}}]\n", "must have real coefficients")):
         path.write_text(text)
         assert main(["validate", str(path)]) == 2
         err = capsys.readouterr().err

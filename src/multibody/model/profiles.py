@@ -42,7 +42,13 @@ class Profile:
         except sp.PolynomialError:
             raise ModelError(f"{element}: h = {h} must be a polynomial in {x} and {z} (approximate other curves by "
                              "a polynomial)", element=element) from None
-        terms = [(int(i), int(j), float(c)) for (i, j), c in poly.terms() if c != 0]
+        try:
+            terms = [(int(i), int(j), float(c)) for (i, j), c in poly.terms() if c != 0]
+        except TypeError:   # a complex coefficient (sqrt(-1) or I) or one sympy cannot evaluate to a number
+            raise ModelError(f"{element}: h = {h} must have real coefficients", element=element) from None
+        if not all(np.isfinite(c) for _, _, c in terms):
+            raise ModelError(f"{element}: h = {h} has a coefficient beyond the floating-point range",
+                             element=element)
         if not terms:
             raise ModelError(f"{element}: h is identically zero", element=element)
         if not any(j > 0 for _, j, _ in terms):
