@@ -20,7 +20,7 @@ solves and the products; the identities are exact in exact arithmetic), plus wha
 momentum, REST_VELOCITY |M| n |v| on an energy.
 """
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import multibody as mb
 from multibody.formulations.tree_switches import REST_VELOCITY
@@ -98,7 +98,9 @@ def test_every_switch_is_an_impulse_on_the_tree(n, seed, plastic):
     model, q0, v0 = chain(n, seed, 0.0 if plastic else None)
     lower, upper = model.lower_limits, model.upper_limits
     res = mb.simulate(model, q0, v0, 2.0, method="DOP853", rtol=1e-10, atol=1e-12, n_out=3)
-    assert res.events                       # a chain swinging 2 s within ±0.8 rad meets its stops
+    # most random chains meet their stops within 2 s; one that swings clear of them has no switch to check
+    # (hypothesis draws others, and fails as unsatisfiable should none of the draws switch)
+    assume(res.events)
     for before, after in switches(res):
         check_switch(model, lower, upper, res.q[after], res.v[before], res.v[after], plastic)
 
