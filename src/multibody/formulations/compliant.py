@@ -25,7 +25,7 @@ from multibody.formulations.contact import (contact_parameter, contact_setup, co
 from multibody.data import default_data
 from multibody.formulations.tree import tree_energy, tree_params
 from multibody.integrate.fixed_step import no_project
-from multibody.integrate.manifold import has_quaternions, normalize_quaternions
+from multibody.integrate.manifold import has_quaternions, normalize_quaternions, quaternion_projection
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.collision import C_DIST, C_FEAT, C_N, C_PAIR, detect
 from multibody.kernels.configuration import qdot_kernel
@@ -152,10 +152,7 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
             out[:] = np.nan         # the adaptive method reject the step and try a shorter one
         return out
 
-    def project_py(t, x):
-        x = np.array(x, dtype=np.float64)
-        normalize_quaternions(x, params)
-        return x
+    project_py = quaternion_projection(params)
 
     def make_result(t, X, info, obs=None):
         X = np.asarray(X, dtype=float).reshape(len(t), nq + nv + 1)

@@ -29,7 +29,8 @@ from multibody.formulations.tree_control import (P_CONTROL, control_params, is_c
                                                  tree_rhs_control)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.fixed_step import no_project
-from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q
+from multibody.integrate.manifold import (has_quaternions, normalize_quaternions, normalize_quaternions_q,
+                                         quaternion_projection)
 from multibody.kernels.kinematics import F_MASS
 from multibody.result import Result
 from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
@@ -189,10 +190,7 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
             tree_rhs_extra(float(t), x, params, np.ascontiguousarray(extra), out)
             return out
 
-    def project_py(t, x):
-        x = np.array(x, dtype=np.float64)
-        normalize_quaternions(x, params)
-        return x
+    project_py = quaternion_projection(params)
 
     def make_result(t, X, info, obs=None):
         """The Result; ``obs`` (kinetic, potential) from the compiled loop, whose states are projected already."""

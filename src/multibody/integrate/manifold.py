@@ -30,3 +30,14 @@ def has_quaternions(mi):
     """Whether any joint of the packed model ``mi`` has a quaternion (Spherical or Free)."""
     jt = np.asarray(mi)[1:, JTYPE]
     return bool(np.any((jt == SPHERICAL) | (jt == FREE)))
+
+
+def quaternion_projection(params):
+    """The adaptive integrators' projection ``project(t, x)`` of a formulation whose state is x = [q, v, ...] with
+    the packed ``params`` of :func:`normalize_quaternions`: a copy of x with its quaternions normalised."""
+    def project(t, x):
+        x = np.array(x, dtype=np.float64)
+        normalize_quaternions(x, params)
+        return x
+
+    return project
