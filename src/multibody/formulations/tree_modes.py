@@ -31,7 +31,7 @@ from numba import njit
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU
 from multibody.integrate.events import EVENT
-from multibody.integrate.tableaux import METHODS, TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
+from multibody.integrate.tableaux import METHODS, TABLEAU_C, TABLEAU_STAGES, stage_state
 from multibody.integrate.manifold import normalize_quaternions
 
 __all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",
@@ -207,19 +207,9 @@ def _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K):
             normalize_quaternions(xt, p)
         return
     ns = TABLEAU_STAGES[method]
-    div = TABLEAU_DIV[method]
     for s in range(1, ns + 1):
-        final = s == ns
-        scale = h / div if final else h
-        for j in range(n):
-            part = 0 if j < nsplit else 1
-            acc = 0.0
-            for r in range(s):
-                a = TABLEAU_B[method, r, part] if final else TABLEAU_A[method, s, r, part]
-                if a != 0.0:
-                    acc += a * K[k0 if r == 0 else r, j]
-            xt[j] = x[j] + scale * acc
-        if not final:
+        stage_state(method, s, x, h, nsplit, K, k0, xt)
+        if s != ns:
             _rhs(kind, t + TABLEAU_C[method, s] * h, xt, p, S, K[s])
     if quats:
         normalize_quaternions(xt, p)

@@ -20,8 +20,9 @@ energies), called right after an evaluation of ``rhs`` at that state (see :func:
 import numpy as np
 from numba import njit
 
-from multibody.integrate.fixed_step import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
-                                            TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
+from multibody.integrate.fixed_step import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_C,
+                                            TABLEAU_STAGES)
+from multibody.integrate.tableaux import stage_state
 from multibody.integrate.fixed_step import no_observe as observe  # noqa: F401  (bound by specialize)
 from multibody.integrate.fixed_step import no_project as project  # noqa: F401  (bound by specialize)
 from multibody.integrate.fixed_step import no_rhs as rhs  # noqa: F401  (bound by specialize)
@@ -125,7 +126,6 @@ def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, x
     of ``params`` instead of computing it again."""
     n = x.shape[0]
     nsave = save.shape[0]
-    div = TABLEAU_DIV[method]
     observing = obs.shape[1] > 0
     k = 0
     pending = -1  # the row whose observation waits for the next evaluation of rhs at its state
@@ -159,17 +159,8 @@ def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, x
                     observe(x, params, obs, pending)
                 pending = -1
         for s in range(1, ns + 1):  # the stages after the first, then (s = ns) the step itself
-            final = s == ns
-            scale = h / div if final else h
-            for j in range(n):
-                part = 0 if j < nsplit else 1
-                acc = 0.0
-                for r in range(s):
-                    a = TABLEAU_B[method, r, part] if final else TABLEAU_A[method, s, r, part]
-                    if a != 0.0:
-                        acc += a * K[r, j]
-                xt[j] = x[j] + scale * acc
-            if not final:
+            stage_state(method, s, x, h, nsplit, K, 0, xt)
+            if s != ns:
                 rhs(t + TABLEAU_C[method, s] * h, xt, params, K[s])
         project(xt, params)
         finite = True

@@ -3,9 +3,10 @@ SIMD lanes of ``lanes.py``) and the Python loop of ``fixed_step.py`` (whose modu
 methods).
 """
 import numpy as np
+from numba import njit
 
 __all__ = ["METHODS", "STAGES", "KAHAN_LI_S9ODR6", "SV_TOL", "SV_FLOOR", "SV_MAX_ITER", "TABLEAU_A", "TABLEAU_B",
-           "TABLEAU_C", "TABLEAU_DIV", "TABLEAU_STAGES"]
+           "TABLEAU_C", "TABLEAU_DIV", "TABLEAU_STAGES", "stage_state"]
 
 #: Method name -> integer code understood by the loops.
 METHODS = {"RK2": 0, "MIDPOINT": 0, "HEUN": 1, "RK4": 2, "VERLET": 3, "STORMER": 3, "STORMER6": 4}
@@ -60,3 +61,21 @@ def _tableaux():
 
 
 TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES = _tableaux()
+
+
+@njit(cache=True, inline="always")
+def stage_state(method, s, x, h, nsplit, K, k0, xt):
+    """The state at which stage ``s`` of ``method`` evaluates, ``xt = x + h Σ_r A[s, r, part] K_r``, or for
+    ``s`` = the method's stage count the step's end, ``xt = x + (h / DIV) Σ_r B[r, part] K_r`` (the tableaux of
+    :func:`_tableaux`; ``part`` 0 for the first ``nsplit`` entries of x). ``K_0`` is row ``k0`` of ``K`` (a loop
+    that keeps ẋ at the step's end for the next step's first stage alternates rows), ``K_r`` row r after it."""
+    final = s == TABLEAU_STAGES[method]
+    scale = h / TABLEAU_DIV[method] if final else h
+    for j in range(x.shape[0]):
+        part = 0 if j < nsplit else 1
+        acc = 0.0
+        for r in range(s):
+            a = TABLEAU_B[method, r, part] if final else TABLEAU_A[method, s, r, part]
+            if a != 0.0:
+                acc += a * K[k0 if r == 0 else r, j]
+        xt[j] = x[j] + scale * acc
