@@ -31,7 +31,7 @@ from numba import njit
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU
 from multibody.integrate.events import EVENT
-from multibody.integrate.tableaux import METHODS, TABLEAU_C, TABLEAU_STAGES, stage_state
+from multibody.integrate.tableaux import METHODS, TABLEAU_C, TABLEAU_STAGES, all_finite, stage_state
 from multibody.integrate.manifold import normalize_quaternions
 
 __all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",
@@ -252,12 +252,7 @@ def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts
     for step in range(first, nsteps):
         t = t0 + step * h
         _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K)
-        finite = True
-        for j in range(n):
-            if not np.isfinite(xt[j]):
-                finite = False
-                break
-        if not finite:
+        if not all_finite(xt):
             status = 1
             break
         t1 = t0 + (step + 1) * h

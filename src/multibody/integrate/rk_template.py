@@ -22,7 +22,7 @@ from numba import njit
 
 from multibody.integrate.fixed_step import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_C,
                                             TABLEAU_STAGES)
-from multibody.integrate.tableaux import stage_state
+from multibody.integrate.tableaux import all_finite, stage_state
 from multibody.integrate.fixed_step import no_observe as observe  # noqa: F401  (bound by specialize)
 from multibody.integrate.fixed_step import no_project as project  # noqa: F401  (bound by specialize)
 from multibody.integrate.fixed_step import no_rhs as rhs  # noqa: F401  (bound by specialize)
@@ -143,12 +143,7 @@ def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, x
                 observe(x, params, obs, pending)
             pending = -1
             if not stormer6_step(t, x, h, nsplit, params, xt, K):
-                finite = True
-                for j in range(n):
-                    if not np.isfinite(xt[j]):
-                        finite = False
-                        break
-                status = 1 if not finite else 2
+                status = 1 if not all_finite(xt) else 2
                 break
             ns = 0
         else:
@@ -163,12 +158,7 @@ def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, x
             if s != ns:
                 rhs(t + TABLEAU_C[method, s] * h, xt, params, K[s])
         project(xt, params)
-        finite = True
-        for j in range(n):
-            if not np.isfinite(xt[j]):
-                finite = False
-                break
-        if not finite:
+        if not all_finite(xt):
             status = 1
             break
         for j in range(n):

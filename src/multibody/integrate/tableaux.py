@@ -6,7 +6,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["METHODS", "STAGES", "KAHAN_LI_S9ODR6", "SV_TOL", "SV_FLOOR", "SV_MAX_ITER", "TABLEAU_A", "TABLEAU_B",
-           "TABLEAU_C", "TABLEAU_DIV", "TABLEAU_STAGES", "stage_state"]
+           "TABLEAU_C", "TABLEAU_DIV", "TABLEAU_STAGES", "stage_state", "all_finite"]
 
 #: Method name -> integer code understood by the loops.
 METHODS = {"RK2": 0, "MIDPOINT": 0, "HEUN": 1, "RK4": 2, "VERLET": 3, "STORMER": 3, "STORMER6": 4}
@@ -79,3 +79,12 @@ def stage_state(method, s, x, h, nsplit, K, k0, xt):
             if a != 0.0:
                 acc += a * K[k0 if r == 0 else r, j]
         xt[j] = x[j] + scale * acc
+
+
+@njit(cache=True, inline="always")
+def all_finite(x):
+    """Whether every entry of the state x is finite (the loops' check after each step)."""
+    for j in range(x.shape[0]):
+        if not np.isfinite(x[j]):
+            return False
+    return True
