@@ -9,7 +9,7 @@ p = M v are a few roundings of an O(N) solve: 1e-12 relative (κ(M) eps ≈ 1e-1
 """
 import numpy as np
 import pytest
-from test_switching import G, _momenta, double_pendulum, pendulum, rows_at, two_stages
+from test_switching import PULL, _momenta, double_pendulum, pendulum, rows_at, tilted_pendulum, two_stages
 
 import multibody as mb
 from multibody.errors import ModelError
@@ -66,15 +66,8 @@ def test_resting_contact_in_momentum_form():
     while it rests, the reaction enters ṗ and keeps it on the stop and at rest (to round-off: the reaction is
     computed from v = M⁻¹ p, so q and v drift by a few eps per step at most, N eps ≪ 1e-12), and it leaves when
     the reaction comes down to zero — the torque then balances gravity's moment (to 1e-9, as in the tree)."""
-    b = mb.ModelBuilder(gravity=(0.5 * G, 0.0, -G))
-    b.add_body("bob", mass=1.0, com=(0.0, 0.0, -1.0), inertia=np.diag([1e-3] * 3))
-    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "bob", limits=(-0.2, 0.2), restitution=0.5)
-    model = b.build()
-    pull = 6.0
-
-    def tau(t, q, v):
-        return np.array([pull * max(t - 2.0, 0.0)])
-
+    model, tau = tilted_pendulum()
+    pull = PULL
     res = mb.simulate(model, [0.0], [0.0], 4.0, method="DOP853", rtol=1e-11, atol=1e-13, tau=tau,
                       formulation="poisson")
     kinds = [e["kind"] for e in res.events]
