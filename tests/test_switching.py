@@ -110,20 +110,29 @@ def test_fixed_step_locates_impacts_inside_the_step():
     assert 16 / 1.3 < errors[0] / errors[1] < 16 * 1.3
 
 
+PULL = 6.0
+
+
+def tilted_pendulum():
+    """A pendulum whose tilted gravity lays it on its lower stop (e = 0.5), and the torque ``PULL (t − 2)`` from
+    t = 2 on that pulls it off: ``(model, tau)``."""
+    b = mb.ModelBuilder(gravity=(0.5 * G, 0.0, -G))
+    b.add_body("bob", mass=1.0, com=(0.0, 0.0, -1.0), inertia=np.diag([1e-3] * 3))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "bob", limits=(-0.2, 0.2), restitution=0.5)
+
+    def tau(t, q, v):
+        return np.array([PULL * max(t - 2.0, 0.0)])
+
+    return b.build(), tau
+
+
 def test_resting_contact_holds_until_the_reaction_would_pull():
     """Gravity tilted so that the pendulum falls onto its lower stop: the bounces (e = 0.5) shrink until the
     rebound is below the rest velocity, then the joint rests on the stop (exactly on it, at rest) while the stop
     pushes; when gravity turns (a torque that grows with time pulls it off), the joint leaves exactly when its
     reaction reaches zero: the reaction M q̈ − τ at the instant is zero to round-off."""
-    b = mb.ModelBuilder(gravity=(0.5 * G, 0.0, -G))
-    b.add_body("bob", mass=1.0, com=(0.0, 0.0, -1.0), inertia=np.diag([1e-3] * 3))
-    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "bob", limits=(-0.2, 0.2), restitution=0.5)
-    model = b.build()
-    pull = 6.0
-
-    def tau(t, q, v):
-        return np.array([pull * max(t - 2.0, 0.0)])
-
+    model, tau = tilted_pendulum()
+    pull = PULL
     res = mb.simulate(model, [0.0], [0.0], 4.0, method="DOP853", rtol=1e-11, atol=1e-13, tau=tau)
     kinds = [e["kind"] for e in res.events]
     assert kinds.count("contact") == 1 and kinds.count("separate") == 1

@@ -133,7 +133,9 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         budget at both its mean and its last step fails at once (a ``t_end`` of 1e300 ends after 1000 steps); a
         fixed-step run of more steps is refused before it starts (``ModelError`` naming ``h``).
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
-        methods only; the event times are in ``result.info["t_events"]`` (one list per event).
+        methods only; the event times are in ``result.info["t_events"]`` (one list per event). With joint limits,
+        latches or releases they are located alongside the switches, an event at a switch reported once
+        (``integrate/events.py``).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
     checkpoint, every : a file to which the run's state and outputs so far are written every ``every``
         simulated seconds (default: a twentieth of the span; at most ``MAX_CHECKPOINTS`` of them), at the start
@@ -447,15 +449,7 @@ def _event(system, ev, k):
     finite real number is a ModelError naming the event."""
     def g(t, x):
         q, v = system.split(x) if system.split_t is None else system.split_t(t, x)
-        value = ev(t, q, v)
-        try:
-            out = float(value)
-        except (TypeError, ValueError):
-            out = math.nan
-        if isinstance(value, (complex, np.complexfloating)) or not math.isfinite(out):
-            raise ModelError(f"event {k} ({getattr(ev, '__name__', ev)!r}) returned {value!r} at t = {t}, expected "
-                             "one finite real number", element=f"events[{k}]")
-        return out
+        return arg.event_value(ev(t, q, v), k, ev, t)
 
     g.terminal = getattr(ev, "terminal", False)
     g.direction = getattr(ev, "direction", 0.0)

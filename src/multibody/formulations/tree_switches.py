@@ -274,6 +274,11 @@ class Structure:
             out[int(np.argmin(np.where(mask, g / tol, np.inf)))] = True
         return out
 
+    def due(self, t, x):
+        """Whether a watched guard is reached at (t, x) to its tolerance (a user event's root on a switch)."""
+        self.guards(t, x)
+        return bool(np.any(self.S[S_MASK] & (self.S[S_GUARD] <= self._tolerances(x))))
+
     # ---- the switch ---------------------------------------------------------------------------------------
     def switch(self, t, x, reached, log):
         """Make the switch at (t, x) for the guards ``reached`` (module docstring), appending the switches to

@@ -18,8 +18,9 @@ import numpy as np
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
 from multibody.formulations.tree_rhs import tree_energy
+from multibody.formulations.poisson_switches import PoissonStructure
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
-from multibody.integrate.arguments import fixed_step_count, output_steps
+from multibody.integrate.arguments import event_value, fixed_step_count, output_steps
 from multibody.integrate.events import run_hybrid
 from multibody.integrate.tableaux import METHODS
 from multibody.integrate.manifold import normalize_quaternions
@@ -42,12 +43,17 @@ def union_names(model):
 
 
 def refuse(model, formulation, tau, method_key, events):
-    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
-    moving base, general joints, constraints, user events, a torque callback with a fixed step."""
+    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree or the
+    Poisson one (``formulations/poisson_switches.py``: adaptive methods), a moving base, general joints,
+    constraints, a torque callback with a fixed step (user events with a fixed step are refused by ``simulate`` as
+    in every run)."""
     why = None
-    if formulation != "tree":
+    if formulation not in ("tree", "poisson"):
         why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
-               "formulation", "formulation")
+               "and 'poisson' formulations", "formulation")
+    elif formulation == "poisson" and method_key in METHODS:
+        why = ((f"the fixed-step method {method_key} in the 'poisson' formulation: its runs across switches "
+                "take adaptive methods (DOP853, ...)"), "method")
     elif model.constraints:
         why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
                "latches and releases are simulated on trees", "constraints")
@@ -58,8 +64,6 @@ def refuse(model, formulation, tau, method_key, events):
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
-    elif events is not None:
-        why = ("events= of simulate: the switches are the model's own events (result.events)", "events")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
         why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
     elif method_key in METHODS and (callable(tau) or (tau is None and model.torque_callback is not None)):
@@ -73,7 +77,7 @@ def refuse(model, formulation, tau, method_key, events):
 
 def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12,
                   t_eval=None, tau=None, energy=True, max_steps=None, event_rows=True, rest_velocity=REST_VELOCITY,
-                  writer=None, every=None, restart=None):
+                  writer=None, every=None, restart=None, events=None, formulation="tree", solver="sweep"):
     """Integrate ``model`` (with joint limits, latches or releases) from ``(q0, v0)`` at ``t0`` to ``t_end`` across
     its switches (``integrate/events.py``); return the :class:`multibody.Result` (module docstring).
 
@@ -85,7 +89,17 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
     simulated seconds and at the end — the state and outputs as rows of the full coordinate set, the structures,
     the mode and the switch log as its ``switching`` data; ``restart``: the
-    :class:`~multibody.io.checkpoints.Checkpoint` to go on from (``simulation.resume``)."""
+    :class:`~multibody.io.checkpoints.Checkpoint` to go on from (``simulation.resume``).
+
+    ``events``: user event functions ``g(t, q, v)`` (adaptive methods; attributes ``terminal``, ``direction`` as in
+    ``simulate``), with q and v the run's full coordinate set (the Result's columns; NaN where the structure of the
+    moment has no such coordinate), located alongside the switches (``integrate/events.py``: an event at a switch
+    is reported once); their times are ``result.info["t_events"]``, and a terminal one ends the run with status
+    ``"event"``, as in a run without switches.
+
+    ``formulation="poisson"`` (adaptive methods, no checkpoints): the state (q, p) between switches, the impulses
+    jumping by Jᵀ Λ at them (``formulations/poisson_switches.py``; ``solver`` of system (6)); the Result has v
+    and the impulses in ``result.series["p"]`` (the columns of v)."""
     key = str(method).upper()
     cpu, wall = time.process_time(), time.perf_counter()
     callback = model.torque_callback if tau is None else tau
@@ -101,6 +115,9 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     x0 = np.concatenate([q0, v0]).astype(float)
     if st.quaternions:
         normalize_quaternions(x0, st.params)
+    if formulation == "poisson":
+        st = PoissonStructure(st, solver)
+        x0 = st.poisson_state(x0)
     write, resume = None, None
     if writer is not None:
         def write(t, step, system, x, run, finished):
@@ -118,10 +135,18 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     if resume is not None and restart.finished:
         run = resume[3]
     else:
-        run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol,
-                         t_eval=t_eval, max_steps=max_steps, event_rows=event_rows, checkpoint=write, every=every,
-                         resume=resume)
-    info = {"method": key, "model": model.name, "formulation": "tree", "steps": int(run.steps),
+        user = None if events is None else [_user_event(ev, k, q_names, v_names) for k, ev in enumerate(events)]
+        try:
+            run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol,
+                             t_eval=t_eval, max_steps=max_steps, event_rows=event_rows, checkpoint=write,
+                             every=every, resume=resume, events=user)
+        except ModelError as exc:   # met during the run (an event's bad value): with the Result so far
+            if getattr(exc, "run", None) is not None:
+                exc.result = _result(exc.run, q_names, v_names, model, energy, {
+                    "method": key, "model": model.name, "formulation": formulation, "switching": True,
+                    "status": "failed", "message": str(exc)})
+            raise
+    info = {"method": key, "model": model.name, "formulation": formulation, "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
     if key in METHODS:
@@ -129,7 +154,12 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
+        f"a terminal event occurred at t = {run.t_stop:.17g}" if run.status == "event" else
         "completed" if key in METHODS else "the end of the interval was reached")
+    if events is not None:
+        info["t_events"] = [list(te) for te in run.t_events]
+    if formulation == "poisson":
+        info["solver"] = str(solver).lower()
     info.update(status=run.status, message=message, cpu_seconds=time.process_time() - cpu,
                 wall_seconds=time.perf_counter() - wall)
     if writer is not None:
@@ -151,6 +181,12 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     ``restart``: the checkpoint it goes on from."""
     refuse(model, formulation, tau, mkey, events)
     ck = dict(writer=writer, every=every, restart=restart)
+    if formulation == "poisson":
+        if writer is not None:
+            raise ModelError(f"model '{model.name}': checkpoint= of a run with joint limits, latches or releases "
+                             "takes the 'tree' formulation", element="checkpoint")
+        options = dict(options)
+        ck.update(formulation="poisson", solver=options.pop("solver", "sweep"))
     if options:
         raise ModelError(f"option {sorted(options)[0]!r}: a run with joint limits, latches or releases takes none",
                          element=sorted(options)[0])
@@ -164,7 +200,7 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     if n_out is not None:
         t_eval = np.linspace(t0, t_end, int(n_out))
     return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
-                         max_steps=max_steps, **ck)
+                         max_steps=max_steps, events=events, **ck)
 
 
 def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
@@ -212,8 +248,28 @@ def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every
     return t, q, v, en, status.astype(str), steps, info, events, qn, vn
 
 
+def _user_event(ev, k, q_names, v_names):
+    """The user event ``ev(t, q, v)`` (``events[k]``) as the run across switches calls it, ``g(t, x, structure)``:
+    q, v the run's full coordinate set; a value that is not one finite real number is a ModelError naming it."""
+    nq = len(q_names)
+
+    def g(t, x, system):
+        row = _union_row(system, x, q_names, v_names)
+        return event_value(ev(t, row[:nq], row[nq:]), k, ev, t)
+
+    g.terminal, g.direction = getattr(ev, "terminal", False), getattr(ev, "direction", 0.0)
+    return g
+
+
+def _tree_states(system, X):
+    """The states ``X`` (rows) of ``system`` as (q, v): those of the Poisson formulation's (q, p) converted."""
+    convert = getattr(system, "tree_state", None)
+    return X if convert is None else np.array([convert(x) for x in X]).reshape(np.shape(X))
+
+
 def _union_row(system, x, q_names, v_names):
     """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate)."""
+    x = _tree_states(system, np.asarray(x)[None, :])[0]
     row = np.full(len(q_names) + len(v_names), np.nan)
     row[system.q_cols] = x[:system.nq]
     row[len(q_names) + system.v_cols] = x[system.nq:]
@@ -271,6 +327,8 @@ def _result(run, q_names, v_names, model, energy, info):
     """The Result of a :class:`~multibody.integrate.events.HybridRun` (module docstring)."""
     n = len(run.t)
     Q, V = np.full((n, len(q_names)), np.nan), np.full((n, len(v_names)), np.nan)
+    impulse = np.full((n, len(v_names)), np.nan)     # (q, p) states of the Poisson formulation
+
     kin, pot = np.full(n, np.nan), np.full(n, np.nan)
     sidx = np.array(run.system, dtype=np.int64)
     for t_from, st in run.systems:
@@ -278,6 +336,8 @@ def _result(run, q_names, v_names, model, energy, info):
         if not sel.size:
             continue
         X = np.array([run.x[i] for i in sel])
+        impulse[np.ix_(sel, st.v_cols)] = X[:, st.nq:]
+        X = _tree_states(st, X)
         Qs, Vs = X[:, :st.nq], X[:, st.nq:]
         Q[np.ix_(sel, st.q_cols)] = Qs
         V[np.ix_(sel, st.v_cols)] = Vs
@@ -285,6 +345,7 @@ def _result(run, q_names, v_names, model, energy, info):
             T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
             kin[sel], pot[sel] = T, P
     res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
-                 q_names=q_names, v_names=v_names, model=model, events=run.log)
+                 q_names=q_names, v_names=v_names, model=model, events=run.log,
+                 series={"p": impulse} if info.get("formulation") == "poisson" else None)
     res.structures = [{"t": t, "model": s.model} for t, s in run.systems]
     return res

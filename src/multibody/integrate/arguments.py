@@ -31,7 +31,7 @@ from multibody.integrate.adaptive import step_budget
 from multibody.integrate.fixed_step import save_steps
 
 __all__ = ["number", "time_span", "tolerance", "whole", "flag", "output_times", "state_vector", "real_forces",
-           "event_functions", "memory_limit", "check_output_size", "fixed_step_count", "fixed_budget",
+           "event_functions", "event_value", "memory_limit", "check_output_size", "fixed_step_count", "fixed_budget",
            "output_count", "output_steps", "FIXED_MAX_STEPS"]
 
 #: the step budgets of fixed-step runs when ``max_steps`` is None, by loop: a compiled step costs ~0.1–10 µs, a
@@ -145,6 +145,19 @@ def real_forces(tau):
     if arr.dtype.kind not in "iuf":
         raise ModelError(f"tau must be a callable tau(t, q, v) or an array of numbers, got {tau!r}", element="tau")
     return arr.astype(float)
+
+
+def event_value(value, k, ev, t):
+    """The value ``value`` that the user event ``ev`` (``events[k]``) returned at time ``t`` as a float, or a
+    ModelError naming the event when it is not one finite real number."""
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        out = math.nan
+    if isinstance(value, (complex, np.complexfloating)) or not math.isfinite(out):
+        raise ModelError(f"event {k} ({getattr(ev, '__name__', ev)!r}) returned {value!r} at t = {t}, expected "
+                         "one finite real number", element=f"events[{k}]")
+    return out
 
 
 def event_functions(events):

@@ -18,6 +18,16 @@ Outputs: the states at the requested output times and, with ``event_rows``, two 
 just before and just after it. A switch may end a system and start another (a joint separates: a new Model with
 other coordinates): the rows say which system each belongs to.
 
+User events (adaptive methods): functions ``g(t, x, system)`` with the attributes ``terminal`` and ``direction`` of
+``solve_ivp`` are located in each mode on the same dense output as the guards, listed before them (a user root
+at the instant of a guard's is kept). At a switch at t_e, a user event is reported once: its root in the mode
+before, when it lies at the switch to the location precision (:data:`SAME_ROOT`: brentq's ``4 eps (1 + |t|)``
+for either root), else the switch instant when g changes sign across the switch (its values at the states just
+before and just after; a jump of a velocity, or an arrival at zero); the zero the next mode starts from is then
+not a new root (the departure from it is not reported). A terminal user event (its count of roots reached
+over the whole run) ends the run at its root — after the switch when it is reported at one — with status
+``"event"``; a terminal root that lies on a switch ends the run after that switch.
+
 The protocol of a system (a mode of one structure): ``index`` (its place in the run's list of structures),
 ``nq``, ``nv``, ``quaternions``; ``start(t, x, fresh) -> reached`` (arm it at the start of the run or of the
 structure; the guards reached there), ``arm(t, x)`` (watch the guards ≥ 0 at the start of a mode), ``snap(x)``
@@ -27,6 +37,7 @@ next system or None)``, ``run_steps(x, t0, h, first, nsteps, save, method, ts, x
 done)`` (the compiled loop; status :data:`EVENT` when a guard crossed in the step after ``done``) and
 ``step(t, x, h, method, xt, K)`` (one step from (t, x), ``K[0]`` = rhs(t, x)).
 """
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,21 +46,25 @@ from multibody.errors import ModelError
 from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
 from multibody.integrate.tableaux import METHODS, STAGES
 
-__all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE"]
+__all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE", "SAME_ROOT"]
 
 #: status of a system's ``run_steps``: a guard crossed zero during the step after the last one done
 EVENT = 3
 #: the switches allowed at one instant (to round-off) before the run is declared chattering
 MAX_SWITCHES_AT_ONCE = 64
 _EPS = np.finfo(float).eps
+#: two roots located by brentq (``xtol = rtol = 4 eps``, as ``solve_adaptive`` does) on the same dense output are
+#: the same instant when they are within ``SAME_ROOT (1 + |t|)`` (each within 4 eps (1 + |t|) of the true root)
+SAME_ROOT = 8 * _EPS
 
 
 @dataclass
 class HybridRun:
     """Outcome of :func:`run_hybrid`: the output rows — times ``t``, the index of the system each row belongs to
     ``system``, the states ``x`` (in that system's coordinates) —, ``systems`` [(t from when, system)], the switch
-    ``log``, ``status`` ("success" or "failed"), ``reason`` of a failure, ``error`` (the exception that stopped a
-    failed run, else None), ``steps`` and ``nfev``."""
+    ``log``, ``status`` ("success", "event": a terminal user event ended it, or "failed"), ``reason`` of a
+    failure, ``error`` (the exception that stopped a failed run, else None), ``steps``, ``nfev`` and ``t_events``
+    (the times of each user event)."""
 
     t: list = field(default_factory=list)
     system: list = field(default_factory=list)
@@ -61,6 +76,8 @@ class HybridRun:
     error: BaseException = None
     steps: int = 0
     nfev: int = 0
+    t_events: list = field(default_factory=list)
+    t_stop: float = None
 
     def add(self, t, s, x):
         self.t.append(float(t))
@@ -75,7 +92,7 @@ class _Failure(Exception):
 
 
 def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12, t_eval=None,
-               max_steps=None, event_rows=True, checkpoint=None, every=None, resume=None):
+               max_steps=None, event_rows=True, checkpoint=None, every=None, resume=None, events=None):
     """Integrate ``system`` (the protocol of the module docstring) from ``x0`` at ``t0`` to ``t_end`` across its
     switches; return a :class:`HybridRun`. ``method``: an adaptive method (``rtol``, ``atol``, output times
     ``t_eval`` or every step, ``max_steps`` over all the modes) or a fixed-step one (``h`` and ``nsteps`` of the
@@ -88,9 +105,15 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     at the step numbers that are multiples of ``round(every / h)``, an adaptive one after the first accepted step
     past each multiple — with the state reached (the system's mode armed: the run goes on from it as it is), the
     :class:`HybridRun` so far, and at the end (``finished``). ``resume = (t, step, x, run)``: go on with a run from
-    such a state, the system's mode restored (armed) and ``run`` the outcome so far."""
-    run = _Runner(system, t0, t_end, str(method).upper(), h, nsteps, save, rtol, atol, t_eval, max_steps,
-                  event_rows, checkpoint, every)
+    such a state, the system's mode restored (armed) and ``run`` the outcome so far.
+
+    ``events``: user events ``g(t, x, system)`` (module docstring; adaptive methods only). A ``ModelError`` met
+    during the run (e.g. an event's bad value) is raised with the outcome so far as its ``run``."""
+    key = str(method).upper()
+    if events and key in METHODS:
+        raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)", element="events")
+    run = _Runner(system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps,
+                  event_rows, checkpoint, every, events or [])
     try:
         if resume is not None:
             t, step, x, run.out = resume
@@ -110,7 +133,8 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
                 run.fixed_steps(x)
             else:
                 run.adaptive(t0, x)
-    except ModelError:
+    except ModelError as exc:
+        exc.run = run.out
         raise
     except _Failure as exc:
         run.fail(exc.reason, exc.__cause__)
@@ -119,15 +143,101 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     return run.out
 
 
+class _UserEvents:
+    """The user events of a run across switches (module docstring): their functions for each mode, their roots so
+    far (``t_events``, a list each) and what they do at a switch."""
+
+    def __init__(self, events, t_events):
+        self.events, self.t_events = list(events), t_events
+        n = len(self.events)
+        self.count = [_terminal_count(ev) for ev in self.events]
+        self.direction = [float(getattr(ev, "direction", 0.0)) for ev in self.events]
+        self.hits = [0] * n
+        self.last = [None] * n        # the last root of each, of any direction, in the mode just done
+        self.handled = [False] * n    # reported at the switch the next mode starts from
+        self.layout = []
+
+    def functions(self, st, t_start):
+        """The events of the mode of ``st`` that starts at ``t_start``, for ``solve_adaptive``: each one's copy of
+        any direction (its roots say whether one lies on the switch that ends the mode) and, when it has a
+        direction or is terminal, a copy with its direction and its roots still to go before it ends the run. An
+        event reported at the switch ``t_start`` is not a number there (the zero it starts from is no root)."""
+        out, self.layout = [], []
+        for i, ev in enumerate(self.events):
+            skip = t_start if self.handled[i] else None
+
+            def g(t, y, ev=ev, skip=skip):
+                return math.nan if t == skip else ev(t, y, st)
+
+            def g_dir(t, y, ev=ev, skip=skip):
+                return math.nan if t == skip else ev(t, y, st)
+
+            g.terminal, g.direction = False, 0.0
+            out.append(g)
+            if self.direction[i] != 0.0 or self.count[i]:
+                left = self.count[i] - self.hits[i]
+                g_dir.terminal, g_dir.direction = (left if self.count[i] and left > 0 else False), self.direction[i]
+                out.append(g_dir)
+                self.layout.append((len(out) - 2, len(out) - 1))
+            else:
+                self.layout.append((len(out) - 1, len(out) - 1))
+        return out
+
+    def record(self, run):
+        """Record the roots of the mode just done (``run``: its ``AdaptiveRun``); return ``(t, x)`` of the root at
+        which a terminal event reached its count (the earliest), else None."""
+        stop = None
+        self.handled = [False] * len(self.events)
+        for i, (a, b) in enumerate(self.layout):
+            self.last[i] = float(run.t_events[a][-1]) if len(run.t_events[a]) else None
+            for r, y in zip(run.t_events[b], run.y_events[b]):
+                self.t_events[i].append(float(r))
+                self.hits[i] += 1
+                if self.count[i] and self.hits[i] == self.count[i] and (stop is None or r < stop[0]):
+                    stop = (float(r), y)
+        return stop
+
+    def values(self, t, x, st):
+        return [ev(t, x, st) for ev in self.events]
+
+    def at_switch(self, t, before, after):
+        """The user events at the switch at t (their values at the states just before and just after it; module
+        docstring). Returns True when a terminal one reached its count there."""
+        end = False
+        for i, (a, b) in enumerate(zip(before, after)):
+            if self.last[i] is not None and t - self.last[i] <= SAME_ROOT * (1.0 + abs(t)):
+                self.handled[i] = True        # its root in the mode before lies on the switch
+                continue
+            up, down = a <= 0.0 <= b and a != b, a >= 0.0 >= b and a != b
+            if not (up or down):
+                continue
+            self.handled[i] = True
+            d = self.direction[i]
+            if (up and d >= 0.0) or (down and d <= 0.0):
+                self.t_events[i].append(float(t))
+                self.hits[i] += 1
+                end = end or self.hits[i] == self.count[i]
+        return end
+
+
+def _terminal_count(ev):
+    """The number of roots after which the event ``ev`` ends the run (0: never), from its ``terminal``."""
+    terminal = getattr(ev, "terminal", False)
+    if isinstance(terminal, (bool, np.bool_)) or terminal is None:
+        return 1 if terminal else 0
+    return max(int(terminal), 0)
+
+
 class _Runner:
     def __init__(self, system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps, event_rows,
-                 checkpoint, every):
+                 checkpoint, every, events):
         self.sys, self.t0, self.t_end, self.key = system, float(t0), float(t_end), key
         self.fixed = key in METHODS
         self.h, self.nsteps, self.save = h, nsteps, save
         self.rtol, self.atol, self.t_eval, self.max_steps = rtol, atol, t_eval, max_steps
         self.event_rows = event_rows
-        self.out = HybridRun(systems=[(self.t0, system)])
+        self.out = HybridRun(systems=[(self.t0, system)], t_events=[[] for _ in events])
+        self.user = _UserEvents(events, self.out.t_events)
         self.at_once = (None, 0)
         self.checkpoint, self.every = checkpoint, every
         self.chunk = None if checkpoint is None or not self.fixed else max(1, int(round(every / float(h))))
@@ -184,6 +294,7 @@ class _Runner:
                 return st.guards(tt, y)
 
             event.terminal, event.direction = True, -1.0
+            user = self.user.functions(st, t)
             rest = None if te is None else te[(te >= t) if first else (te > t)]
             left = None if self.max_steps is None else self.max_steps - out.steps
             if left is not None and left < 1:
@@ -191,25 +302,39 @@ class _Runner:
                                f"t_end = {self.t_end:.17g}")
             project = st.project if self.key in PROJECTABLE and st.quaternions else None
             run = solve_adaptive(st.rhs, (t, self.t_end), x, method=self.key, rtol=self.rtol, atol=self.atol,
-                                 t_eval=rest, events=[event], max_steps=left, project=project,
+                                 t_eval=rest, events=user + [event], max_steps=left, project=project,
                                  callback=self.writer(st, rest is None and not first))
             out.steps += run.nsteps
             out.nfev += run.nfev
+            stop = self.user.record(run)
+            stop = None if run.status == "failed" else stop
+            guard = run.status == "event" and len(run.t_events[-1]) > 0
+            if stop is not None and not guard:   # a terminal user event: a switch there too when one is due
+                t_e, x_e = stop
+                due = getattr(st, "due", None)
+                guard = due is not None and bool(due(t_e, x_e))
+            elif guard:
+                t_e, x_e = float(run.t_events[-1][-1]), run.y_events[-1][-1]
             ts, ys = run.t, run.y
             if rest is None:   # every step: the switches add the rows at their instants (before, after)
-                ts, ys = ts[0 if first else 1:len(ts) - (run.status == "event")], \
-                    ys[0 if first else 1:len(ys) - (run.status == "event")]
+                ts, ys = ts[0 if first else 1:len(ts) - guard], ys[0 if first else 1:len(ys) - guard]
             for tt, yy in zip(ts, ys):
                 out.add(tt, st.index, yy)
             if run.status == "failed":
                 if isinstance(run.error, ModelError):
                     raise run.error
                 raise _Failure(run.reason) from run.error
-            if run.status != "event":
+            if not guard:
+                if stop is not None:
+                    out.status, out.t_stop = "event", stop[0]
                 self.finished(run.y[-1] if len(run.y) else x)
                 return
-            t_e, x_e = float(run.t_events[0][-1]), run.y_events[0][-1]
+            before = self.user.values(t_e, x_e, st)
             x = self.switch(t_e, x_e, st.reached(t_e, x_e))
+            if self.user.at_switch(t_e, before, self.user.values(t_e, x, self.sys)) or stop is not None:
+                out.status, out.t_stop = "event", t_e
+                self.finished(x)
+                return
             t, first = t_e, False
 
     def writer(self, st, skip_first):
