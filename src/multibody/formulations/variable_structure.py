@@ -18,15 +18,23 @@ import numpy as np
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
 from multibody.formulations.tree_rhs import tree_energy
+from multibody.formulations.constrained_switches import ConstrainedStructure
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
 from multibody.integrate.arguments import fixed_step_count, output_steps
+from multibody.integrate.adaptive import PROJECTABLE
 from multibody.integrate.events import run_hybrid
 from multibody.integrate.tableaux import METHODS
 from multibody.integrate.manifold import normalize_quaternions
 from multibody.model.restructure import free_joint_names
 from multibody.result import Result
 
-__all__ = ["run_switching", "simulate_switching", "switching_batch", "union_names", "refuse"]
+__all__ = ["run_switching", "simulate_switching", "switching_batch", "union_names", "refuse", "structure_class"]
+
+
+def structure_class(model):
+    """The structure of a run of ``model``: :class:`ConstrainedStructure` when it has constraints (closed loops,
+    ``formulations/constrained_switches.py``), else the tree's :class:`Structure`."""
+    return ConstrainedStructure if model.constraints else Structure
 
 
 def union_names(model):
@@ -42,15 +50,27 @@ def union_names(model):
 
 
 def refuse(model, formulation, tau, method_key, events):
-    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
-    moving base, general joints, constraints, user events, a torque callback with a fixed step."""
+    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree (the
+    constrained one for a model with constraints), a model with constraints with a fixed-step or multistep method
+    or a release that separates a joint, a moving base, general joints, controllers, user events, a torque
+    callback with a fixed step."""
     why = None
-    if formulation != "tree":
+    separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
+    if model.constraints and formulation != "constrained":
+        why = (f"constraints or cut joints ({', '.join(c.name for c in model.constraints)}) and formulation "
+               f"{formulation!r}: such a model is simulated in the 'constrained' formulation", "formulation")
+    elif not model.constraints and formulation != "tree":
         why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
-               "formulation", "formulation")
-    elif model.constraints:
-        why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
-               "latches and releases are simulated on trees", "constraints")
+               "formulation (the 'constrained' one when the model has constraints)", "formulation")
+    elif model.constraints and method_key in METHODS:
+        why = (f"constraints, and method {method_key!r}: a run with constraints across switches takes an adaptive "
+               "method (DOP853, RK45, RK23, Radau)", "method")
+    elif model.constraints and method_key not in PROJECTABLE:
+        why = (f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
+               "step, which the one-step methods allow (DOP853, RK45, RK23, Radau)", "method")
+    elif model.constraints and separate:
+        why = (f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
+               "releases with mode 'unlock' only", f"release '{separate[0]}'")
     elif model.controllers:
         why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
                "constant torques or a torque callback", "controllers")
@@ -97,7 +117,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
                              f"'{model.name}'), got {callback!r}", element="tau")
         callback = None
     q_names, v_names = union_names(model)
-    st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+    st = structure_class(model)(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
     x0 = np.concatenate([q0, v0]).astype(float)
     if st.quaternions:
         normalize_quaternions(x0, st.params)
@@ -121,9 +141,12 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol,
                          t_eval=t_eval, max_steps=max_steps, event_rows=event_rows, checkpoint=write, every=every,
                          resume=resume)
-    info = {"method": key, "model": model.name, "formulation": "tree", "steps": int(run.steps),
+    info = {"method": key, "model": model.name, "formulation": "constrained" if model.constraints else "tree",
+            "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    if model.constraints:
+        info.update(constraints=[c.name for c in model.constraints], initial_correction=st.correction)
     if key in METHODS:
         info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
     else:
@@ -195,7 +218,8 @@ def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every
         run_tau = tau if taus is None else (taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float)))
         try:
             res, status[b] = simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
-                                                t_eval=None, n_out=None, output_every=None, formulation="tree",
+                                                t_eval=None, n_out=None, output_every=None,
+                                                formulation="constrained" if model.constraints else "tree",
                                                 tau=run_tau, max_steps=None, events=None, energy=energy, writer=None,
                                                 options={}, save=save), "success"
         except IntegrationError as exc:
@@ -237,7 +261,7 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
 
     data = ck.switching
     try:
-        st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+        st = structure_class(model)(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
         systems = [(float(ck.settings["t0"]), st)]
         for t, joint in data["separated"]:
             nxt = Structure(separated_model(st.model, joint), None, callback, q_names, v_names, st.index + 1,
