@@ -241,10 +241,15 @@ class ConstrainedStructure(Structure):
 
     # ---- the switch --------------------------------------------------------------------------------------
     def switch(self, t, x, reached, log):
-        """:meth:`Structure.switch` with the impulse and contact problems of the constraints (module docstring)."""
+        """:meth:`Structure.switch` with the impulse and contact problems of the constraints (module docstring); a
+        mode that leaves no degree of freedom starts at rest exactly (v = 0, the unique solution of ``[G; E] v = 0``
+        that the impulse gives to round-off)."""
         self.t_switch = float(t)
         self._q_dof = np.array(x[:self.nq], dtype=np.float64)
-        return super().switch(t, x, reached, log)
+        x, nxt = super().switch(t, x, reached, log)
+        if nxt is None and self._known().size and self._at_rest(t, x[:self.nq]):
+            x[self.nq:] = 0.0
+        return x, nxt
 
     def _mass_response(self, q, J):
         """(Y, D) = (M⁻¹ Jᵀ, J M⁻¹ Jᵀ) at q (CRBA, ``kernels/crba.py``)."""

@@ -1,0 +1,217 @@
+"""Runs across switches on a closed loop: a parallelogram four-bar (a cut joint closes it) with an end stop or a
+latch on its first crank, in the constrained formulation (``formulations/constrained_switches.py``; seed 001 §3.6,
+seed 002: Δp = Jᵀ Λ).
+
+The independent computations use the library's public algorithms only — the mass matrix of ``mb.crba`` and the
+loop's constraint Jacobian from ``mb.point_jacobian`` (the cut hinge C1 pins the coupler's tip to crank1's tip:
+G = J_coupler(tip) − J_crank1(tip), its in-plane rows) — and solve the small linear systems with numpy. Each bound
+is derived in its test from the method's error.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.errors import ModelError
+from multibody.rows.constraint_rows import ConstraintRows
+
+EPS = np.finfo(float).eps
+G0 = 9.81
+LOWER, UPPER = -math.pi / 4, math.pi / 4
+
+
+def four_bar(limits=(LOWER, UPPER), e=0.7, latch=None, release=None):
+    """The parallelogram four-bar of ``examples/four_bar.yaml`` (cranks upright at q = 0, bars of 1 m and 1 kg)
+    with the stops ``limits`` (restitution e) or a ``latch`` on crank0's hinge A0, and a ``release`` on A1.
+    Returns (model, q0, v0): upright, the crank tips at 1 m/s."""
+    b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name="four-bar with a stop")
+    up = mb.rotation_about((0, 0, 1), math.pi / 2)
+    inertia = [1e-9, 1.0 / 12.0, 1.0 / 12.0]
+    z = (0.0, 0.0, 1.0)
+    for body in ("crank0", "crank1", "coupler0"):
+        b.add_body(body, 1.0, com=(0.5, 0, 0), inertia=inertia)
+    kw = {} if limits is None else {"limits": limits, "restitution": e}
+    if latch is not None:
+        kw["latch"] = latch
+    b.add_joint("A0", mb.Revolute(axis=z), "ground", "crank0", placement=(up, (0.0, 0, 0)), **kw)
+    b.add_joint("A1", mb.Revolute(axis=z), "ground", "crank1", placement=(up, (1.0, 0, 0)),
+                **({} if release is None else {"release": release}))
+    b.add_joint("B0", mb.Revolute(axis=z), "crank0", "coupler0", placement=(up.T, (1.0, 0, 0)))
+    b.add_joint("C1", mb.Revolute(axis=z), "coupler0", "crank1", placement=(np.eye(3), (1.0, 0, 0)),
+                child_placement=(np.eye(3), (1.0, 0, 0)), cut=True)
+    return b.build(), np.zeros(3), np.array([-1.0, -1.0, 1.0])
+
+
+def loop_jacobian(model, q):
+    """The in-plane rows (x, y) of the cut hinge's point rows: the coupler's tip minus crank1's tip."""
+    J = mb.point_jacobian(model, q, "coupler0", (1.0, 0, 0)) - mb.point_jacobian(model, q, "crank1", (1.0, 0, 0))
+    return J[:2]
+
+
+def run(model, q0, v0, t_end, rtol=1e-10, atol=1e-12):
+    return mb.simulate(model, q0, v0, t_end, method="DOP853", formulation="constrained", rtol=rtol, atol=atol)
+
+
+def switch_rows(res, t):
+    """The rows (before, after) of the switch at t."""
+    before, after = np.flatnonzero(res.t == t)
+    return before, after
+
+
+def roundoff(M, J):
+    """The relative round-off of the impulse problem, the KKT system K = [[M, Jᵀ], [J, 0]] (Δv and Λ solve it):
+    a backward-stable solve of order n = nv + rows errs by at most c n eps κ(K), c = 16."""
+    n, m = M.shape[0], J.shape[0]
+    K = np.block([[M, J.T], [J, np.zeros((m, m))]])
+    return 16 * (n + m) * EPS * np.linalg.cond(K)
+
+
+# ------------------------------------------------------------------------------------------------ the stop
+def test_restitution_on_a_loop_is_an_impulse_on_the_constrained_tree():
+    """e = 0.7: at every impact the stop coordinate's velocity after it is −e times the one before (1e-12
+    relative), the loop's velocity rows G v⁺ vanish to round-off, and Δv = v⁺ − v⁻ equals M⁻¹ Jᵀ Λ with
+    J = [G; e_A0ᵀ] and Λ from ``J v⁺ = [0; −e u⁻]``, solved here with numpy (to the round-off of that solve,
+    16 (nv + rows) eps κ(K) of the KKT matrix K, which is below 1e-12)."""
+    e = 0.7
+    model, q0, v0 = four_bar(e=e)
+    res = run(model, q0, v0, 2.0)
+    impacts = [ev for ev in res.events if ev["kind"] == "impact"]
+    assert len(impacts) >= 5 and all(ev["element"] == "A0" and ev["stop"] == "lower" for ev in impacts)
+    for ev in impacts:
+        u_minus, u_plus = ev["velocity_before"], ev["velocity_after"]
+        assert abs(u_plus + e * u_minus) <= 1e-12 * abs(u_minus)
+        before, after = switch_rows(res, ev["t"])
+        q, vm, vp = res.q[after], res.v[before], res.v[after]
+        assert np.array_equal(q, res.q[before]) and q[0] == LOWER     # at fixed q, exactly on the stop
+        assert vm[0] == u_minus and vp[0] == u_plus
+        M, G = mb.crba(model, q), loop_jacobian(model, q)
+        J = np.vstack([G, np.eye(3)[:1]])
+        tol = roundoff(M, J)
+        assert tol <= 1e-12
+        scale = np.abs(G).max() * np.abs(vm).max()
+        assert np.abs(G @ vp).max() <= tol * scale
+        # the independent impulse: (J M⁻¹ Jᵀ) Λ = [0; −e u⁻] − J v⁻, Δv = M⁻¹ Jᵀ Λ
+        Minv_JT = np.linalg.solve(M, J.T)
+        lam = np.linalg.solve(J @ Minv_JT, np.array([0.0, 0.0, -e * vm[0]]) - J @ vm)
+        dv = Minv_JT @ lam
+        assert np.abs((vp - vm) - dv).max() <= tol * np.abs(dv).max()
+        # the generalized impulse on the coordinate is Λ of its row
+        assert ev["impulse"] == pytest.approx(lam[2], rel=tol)
+
+
+def test_elastic_stops_keep_the_energy_over_many_impacts():
+    """e = 1 between two stops: the impacts conserve the kinetic energy (to round-off) and the flights the total
+    energy to the integrator's error. DOP853's error control keeps each step's local error below rtol |x| (+ atol);
+    the energy, quadratic in v and linear in the height, changes by at most 2 rtol E_scale per step, so that after
+    n steps and k impacts (each located on an interpolant of the same accuracy) |ΔE| ≤ 2 rtol (n + k) E_scale,
+    E_scale = max(|E(0)|, largest T)."""
+    rtol = 1e-10
+    model, q0, v0 = four_bar(e=1.0)
+    res = run(model, q0, v0, 10.0, rtol=rtol)
+    impacts = [ev for ev in res.events if ev["kind"] == "impact"]
+    assert len(impacts) >= 10 and {ev["stop"] for ev in impacts} == {"lower", "upper"}
+    for ev in impacts:
+        assert abs(ev["velocity_after"] + ev["velocity_before"]) <= 1e-12 * abs(ev["velocity_before"])
+    E = res.energy["kinetic"] + res.energy["potential"]
+    scale = max(abs(E[0]), res.energy["kinetic"].max())
+    bound = 2 * rtol * (res.info["steps"] + len(impacts)) * scale
+    assert np.abs(E - E[0]).max() <= bound
+
+
+# ------------------------------------------------------------------------------------------------ the latch
+def test_latch_locks_the_loop_at_rest_with_the_plastic_loss():
+    """A latch on A0 at −0.3: it locks there (exactly), the loop (1 dof) has none left and is at rest exactly from
+    then on (every velocity 0, the positions constant), and the energy lost is the plastic-impact loss
+    ½ Δvᵀ M Δv (M from crba at the lock), to 1e-10 relative to the kinetic energy before it."""
+    value = -0.3
+    model, q0, v0 = four_bar(limits=None, latch=value)
+    res = run(model, q0, v0, 1.5)
+    locks = [ev for ev in res.events if ev["kind"] == "lock"]
+    assert len(locks) == 1 and locks[0]["element"] == "A0" and locks[0]["dof"] == 0
+    before, after = switch_rows(res, locks[0]["t"])
+    q = res.q[after]
+    assert q[0] == value
+    assert np.all(res.v[after:] == 0.0) and np.all(res.q[after:] == q)
+    M = mb.crba(model, q)
+    vm, vp = res.v[before], res.v[after]
+    T_before, T_after = 0.5 * vm @ M @ vm, 0.5 * vp @ M @ vp
+    dv = vp - vm
+    assert abs((T_before - T_after) - 0.5 * dv @ M @ dv) <= 1e-10 * T_before
+    assert res.energy["kinetic"][before] == pytest.approx(T_before, rel=1e-13)
+    E = res.energy["kinetic"] + res.energy["potential"]
+    assert np.all(E[after:] == E[after])
+
+
+# ------------------------------------------------------------------------------------------------ resting
+def test_plastic_stop_holds_the_loop_with_a_pushing_reaction():
+    """e = 0: the loop falls onto its stop, the first impact is a contact (it rests there: no rebound), and it
+    stays on the stop for the rest of the run, at rest. The reaction holding it, from the static equilibrium
+    g(q) = Gᵀλ + e_A0 ρ (g = rnea(q, 0, 0), the forces gravity needs) solved here with numpy, pushes (ρ > 0 on the
+    lower stop). The loop's residuals stay at round-off: the projection after every step is a Newton iteration
+    that ends at round-off (64 eps on the 1 m links)."""
+    model, q0, v0 = four_bar(e=0.0)
+    res = run(model, q0, v0, 2.0)
+    assert [ev["kind"] for ev in res.events] == ["contact"]
+    ev = res.events[0]
+    assert ev["velocity_after"] == 0.0 and ev["dof"] == 0
+    _, after = switch_rows(res, ev["t"])
+    assert np.all(res.q[after:, 0] == LOWER) and np.all(res.v[after:] == 0.0)
+    q = res.q[-1]
+    G = loop_jacobian(model, q)
+    A = np.vstack([G, np.eye(3)[:1]]).T
+    g = mb.rnea(model, q, np.zeros(3), np.zeros(3))
+    sol = np.linalg.solve(A, g)
+    assert sol[2] > 0.0
+    rows = ConstraintRows(model)
+    residual = max(np.abs(rows.evaluate(qk)[0]).max() for qk in res.q)
+    assert residual <= 64 * EPS
+
+
+def test_latched_or_resting_rows_of_a_loop_that_are_dependent():
+    """A latch at the lower stop's value with e = 0: the latch and the stop are reached at once on a 1-dof loop;
+    their two coordinate rows with the loop's are dependent (D singular): the proximal-point solve of the impact
+    gives the unique velocities (the loop at rest, exactly), and the run goes on."""
+    model, q0, v0 = four_bar(limits=(LOWER, UPPER), e=0.0, latch=LOWER)
+    res = run(model, q0, v0, 1.5)
+    assert res.info["status"] == "success"
+    kinds = {ev["kind"] for ev in res.events}
+    assert "lock" in kinds
+    t_lock = next(ev["t"] for ev in res.events if ev["kind"] == "lock")
+    after = np.flatnonzero(res.t == t_lock)[-1]
+    assert res.q[after, 0] == LOWER and np.all(res.v[after:] == 0.0)
+
+
+# ------------------------------------------------------------------------------------------------ files, input
+def test_model_file_with_a_loop_and_stops_runs(tmp_path, monkeypatch, capsys):
+    """``examples/four_bar_stops.yaml`` (cut joint C1, limits and restitution on A0) runs with ``multibody run``
+    and through ``load``: the same switches as the model built here."""
+    from multibody import examples
+    from multibody.cli import main
+    from multibody.io import load
+
+    path = examples.path("four_bar_stops")
+    mf = load(path)
+    res = run(mf.model, mf.q0, mf.v0, 1.2)
+    twin = run(*four_bar(e=0.7), 1.2)
+    assert [ev["kind"] for ev in res.events] == [ev["kind"] for ev in twin.events]
+    assert [ev["t"] for ev in res.events] == pytest.approx([ev["t"] for ev in twin.events], abs=1e-9)
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", str(path), "--t-end", "1"]) == 0
+
+
+def test_what_a_run_with_a_loop_refuses():
+    model, q0, v0 = four_bar()
+    with pytest.raises(ModelError, match="method 'RK4'") as err:
+        mb.simulate(model, q0, v0, 1.0, method="RK4", h=1e-3, formulation="constrained")
+    assert err.value.element == "method"
+    with pytest.raises(ModelError, match="method 'BDF'") as err:
+        mb.simulate(model, q0, v0, 1.0, method="BDF", formulation="constrained")
+    assert err.value.element == "method"
+    with pytest.raises(ModelError, match=r"constraints or cut joints \(C1\) and formulation 'tree'") as err:
+        mb.simulate(model, q0, v0, 1.0)
+    assert err.value.element == "formulation"
+    separating, q0, v0 = four_bar(release=0.5)
+    with pytest.raises(ModelError, match="separates joint 'A1'") as err:
+        mb.simulate(separating, q0, v0, 1.0, formulation="constrained")
+    assert err.value.element == "release 'A1'"
