@@ -43,15 +43,29 @@ releases that separate a joint (``variable_structure.refuse``).
 import numpy as np
 
 from multibody.errors import ConstraintError, ModelError
-from multibody.formulations.base import MAX_INITIAL_CORRECTION, POLISH, initial_correction
-from multibody.formulations.constrained import ConstrainedTree, constrained_accelerations
-from multibody.formulations.tree_modes import FREE, ON_LOWER, ON_UPPER, S_FORCE, S_KNOWN, S_LATCH_SIDE, \
-    S_LIM_STATE
+from multibody.formulations.base import (
+    MAX_INITIAL_CORRECTION,
+    POLISH,
+    initial_correction,
+)
+from multibody.formulations.constrained import (
+    ConstrainedTree,
+    constrained_accelerations,
+)
+from multibody.formulations.tree_modes import (
+    FREE,
+    ON_LOWER,
+    ON_UPPER,
+    S_FORCE,
+    S_KNOWN,
+    S_LATCH_SIDE,
+    S_LIM_STATE,
+)
 from multibody.formulations.tree_switches import REST_VELOCITY, SAME_INSTANT, Structure
 from multibody.kernels.crba import crba_kernel
 from multibody.tree_parameters import P_MF, P_MI, P_WORK
 
-__all__ = ["ConstrainedStructure", "PROX_EPS", "RANK_TOL"]
+__all__ = ["PROX_EPS", "RANK_TOL", "ConstrainedStructure"]
 
 #: the regularization of the proximal-point iteration, relative to the largest eigenvalue of D (module docstring)
 PROX_EPS = 1e-8

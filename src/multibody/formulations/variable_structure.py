@@ -17,18 +17,18 @@ import numpy as np
 
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
-from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.constrained_switches import ConstrainedStructure
+from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
-from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.adaptive import PROJECTABLE
+from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.events import run_hybrid
-from multibody.integrate.tableaux import METHODS
 from multibody.integrate.manifold import normalize_quaternions
+from multibody.integrate.tableaux import METHODS
 from multibody.model.restructure import free_joint_names
 from multibody.result import Result
 
-__all__ = ["run_switching", "simulate_switching", "switching_batch", "union_names", "refuse", "structure_class"]
+__all__ = ["refuse", "run_switching", "simulate_switching", "structure_class", "switching_batch", "union_names"]
 
 
 def structure_class(model):
@@ -57,20 +57,20 @@ def refuse(model, formulation, tau, method_key, events):
     why = None
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
     if model.constraints and formulation != "constrained":
-        why = (f"constraints or cut joints ({', '.join(c.name for c in model.constraints)}) and formulation "
-               f"{formulation!r}: such a model is simulated in the 'constrained' formulation", "formulation")
+        why = ((f"constraints or cut joints ({', '.join(c.name for c in model.constraints)}) and formulation "
+                f"{formulation!r}: such a model is simulated in the 'constrained' formulation"), "formulation")
     elif not model.constraints and formulation != "tree":
-        why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
-               "formulation (the 'constrained' one when the model has constraints)", "formulation")
+        why = ((f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
+                "formulation (the 'constrained' one when the model has constraints)"), "formulation")
     elif model.constraints and method_key in METHODS:
-        why = (f"constraints, and method {method_key!r}: a run with constraints across switches takes an adaptive "
-               "method (DOP853, RK45, RK23, Radau)", "method")
+        why = ((f"constraints, and method {method_key!r}: a run with constraints across switches takes an adaptive "
+                "method (DOP853, RK45, RK23, Radau)"), "method")
     elif model.constraints and method_key not in PROJECTABLE:
-        why = (f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
-               "step, which the one-step methods allow (DOP853, RK45, RK23, Radau)", "method")
+        why = ((f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
+                "step, which the one-step methods allow (DOP853, RK45, RK23, Radau)"), "method")
     elif model.constraints and separate:
-        why = (f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
-               "releases with mode 'unlock' only", f"release '{separate[0]}'")
+        why = ((f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
+                "releases with mode 'unlock' only"), f"release '{separate[0]}'")
     elif model.controllers:
         why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
                "constant torques or a torque callback", "controllers")
