@@ -21,9 +21,10 @@ G0 = 9.81
 LOWER, UPPER = -math.pi / 4, math.pi / 4
 
 
-def four_bar(limits=(LOWER, UPPER), e=0.7, latch=None, release=None):
+def four_bar(limits=(LOWER, UPPER), e=0.7, latch=None, release=None, limits1=None):
     """The parallelogram four-bar of ``examples/four_bar.yaml`` (cranks upright at q = 0, bars of 1 m and 1 kg)
-    with the stops ``limits`` (restitution e) or a ``latch`` on crank0's hinge A0, and a ``release`` on A1.
+    with the stops ``limits`` (restitution e) or a ``latch`` on crank0's hinge A0, and a ``release`` or the stops
+    ``limits1`` (restitution e) on crank1's hinge A1.
     Returns (model, q0, v0): upright, the crank tips at 1 m/s."""
     b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name="four-bar with a stop")
     up = mb.rotation_about((0, 0, 1), math.pi / 2)
@@ -36,7 +37,8 @@ def four_bar(limits=(LOWER, UPPER), e=0.7, latch=None, release=None):
         kw["latch"] = latch
     b.add_joint("A0", mb.Revolute(axis=z), "ground", "crank0", placement=(up, (0.0, 0, 0)), **kw)
     b.add_joint("A1", mb.Revolute(axis=z), "ground", "crank1", placement=(up, (1.0, 0, 0)),
-                **({} if release is None else {"release": release}))
+                **({} if release is None else {"release": release}),
+                **({} if limits1 is None else {"limits": limits1, "restitution": e}))
     b.add_joint("B0", mb.Revolute(axis=z), "crank0", "coupler0", placement=(up.T, (1.0, 0, 0)))
     b.add_joint("C1", mb.Revolute(axis=z), "coupler0", "crank1", placement=(np.eye(3), (1.0, 0, 0)),
                 child_placement=(np.eye(3), (1.0, 0, 0)), cut=True)
@@ -108,9 +110,9 @@ def test_elastic_stops_keep_the_energy_over_many_impacts():
     E_scale = max(|E(0)|, largest T)."""
     rtol = 1e-10
     model, q0, v0 = four_bar(e=1.0)
-    res = run(model, q0, v0, 10.0, rtol=rtol)
+    res = run(model, q0, v0, 40.0, rtol=rtol)
     impacts = [ev for ev in res.events if ev["kind"] == "impact"]
-    assert len(impacts) >= 10 and {ev["stop"] for ev in impacts} == {"lower", "upper"}
+    assert len(impacts) >= 30 and {ev["stop"] for ev in impacts} == {"lower", "upper"}
     for ev in impacts:
         assert abs(ev["velocity_after"] + ev["velocity_before"]) <= 1e-12 * abs(ev["velocity_before"])
     E = res.energy["kinetic"] + res.energy["potential"]
@@ -168,18 +170,58 @@ def test_plastic_stop_holds_the_loop_with_a_pushing_reaction():
     assert residual <= 64 * EPS
 
 
-def test_latched_or_resting_rows_of_a_loop_that_are_dependent():
-    """A latch at the lower stop's value with e = 0: the latch and the stop are reached at once on a 1-dof loop;
-    their two coordinate rows with the loop's are dependent (D singular): the proximal-point solve of the impact
-    gives the unique velocities (the loop at rest, exactly), and the run goes on."""
-    model, q0, v0 = four_bar(limits=(LOWER, UPPER), e=0.0, latch=LOWER)
-    res = run(model, q0, v0, 1.5)
+def test_resting_loop_leaves_its_stop_when_the_reaction_would_pull():
+    """e = 0, then a torque k t on A1 that lifts the loop: it rests on its stop while the reaction ρ (the
+    multiplier of the stop's row in the mode's KKT solve) pushes, and separates at the instant t* where ρ comes
+    down to zero. At rest the static equilibrium gives ρ(t) = ρ₀ − k t a (a = the row of ρ in A⁻¹ e_A1, A =
+    [Gᵀ, e_A0], solved here with numpy), so t* = ρ₀ / (k a); the guard is that same linear function of t
+    evaluated by the library's KKT solve, located by Brent to 4 eps: t matches t* to the round-off of the two
+    solves, 64 n eps κ(A) relative."""
+    k = 20.0
+    model, q0, v0 = four_bar(e=0.0)
+    res = mb.simulate(model, q0, v0, 2.0, method="DOP853", formulation="constrained", rtol=1e-10, atol=1e-12,
+                      tau=lambda t, q, v: np.array([0.0, k * max(t - 1.0, 0.0), 0.0]))
+    kinds = [ev["kind"] for ev in res.events]
+    assert kinds[:2] == ["contact", "separate"], kinds
+    q = res.q[np.flatnonzero(res.t == res.events[0]["t"])[-1]]
+    A = np.vstack([loop_jacobian(model, q), np.eye(3)[:1]]).T
+    g = mb.rnea(model, q, np.zeros(3), np.zeros(3))
+    rho0 = np.linalg.solve(A, g)[2]
+    a = np.linalg.solve(A, np.eye(3)[1])[2]
+    assert rho0 > 0.0 and a > 0.0
+    t_star = 1.0 + rho0 / (k * a)
+    assert abs(res.events[1]["t"] - t_star) <= 64 * 3 * EPS * np.linalg.cond(A) * t_star
+    assert res.events[1]["t"] > res.events[0]["t"]
+
+
+def test_dependent_stops_of_a_loop_reached_at_once():
+    """Stops at −π/4 on both cranks of the parallelogram (A0 = A1 on the loop): both are reached at the same
+    instant, and their two rows with the loop's two are dependent (4 rows, 3 coordinates: J M⁻¹ Jᵀ singular).
+    The proximal-point solve gives the unique velocities: u⁺ = −e u⁻ on both stops and G v⁺ = 0, to the round-off
+    of the iteration (its fixed point solves the singular problem exactly; stopped at 4 eps change of Λ, bound
+    16 n eps κ(K) of the independent rows, K the KKT matrix of [G; e_A0ᵀ], times 4 for the iteration), and the
+    cascade ends at rest on both stops."""
+    e = 0.7
+    model, q0, v0 = four_bar(limits=(LOWER, UPPER), e=e, limits1=(LOWER, UPPER))
+    res = run(model, q0, v0, 3.0)
     assert res.info["status"] == "success"
-    kinds = {ev["kind"] for ev in res.events}
-    assert "lock" in kinds
-    t_lock = next(ev["t"] for ev in res.events if ev["kind"] == "lock")
-    after = np.flatnonzero(res.t == t_lock)[-1]
-    assert res.q[after, 0] == LOWER and np.all(res.v[after:] == 0.0)
+    times = sorted({ev["t"] for ev in res.events})
+    impacts = [ev for ev in res.events if ev["kind"] == "impact"]
+    assert len(impacts) >= 10
+    for t in times:
+        at = [ev for ev in res.events if ev["t"] == t]
+        assert sorted(ev["element"] for ev in at) == ["A0", "A1"]
+        before, after = switch_rows(res, t)
+        q, vm, vp = res.q[after], res.v[before], res.v[after]
+        assert q[0] == LOWER and q[1] == LOWER
+        M, G = mb.crba(model, q), loop_jacobian(model, q)
+        tol = 4 * roundoff(M, np.vstack([G, np.eye(3)[:1]]))
+        for ev in at:
+            if ev["kind"] == "impact":
+                assert abs(ev["velocity_after"] + e * ev["velocity_before"]) <= tol * abs(ev["velocity_before"])
+        assert np.abs(G @ vp).max() <= tol * np.abs(G).max() * np.abs(vm).max()
+    assert {ev["kind"] for ev in res.events if ev["t"] == times[-1]} == {"contact"}
+    assert np.all(res.v[-1] == 0.0) and res.q[-1, 0] == LOWER and res.q[-1, 1] == LOWER
 
 
 # ------------------------------------------------------------------------------------------------ files, input

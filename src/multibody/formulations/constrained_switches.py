@@ -25,9 +25,9 @@ KKT solve leaves them out. Rows that are dependent — a stop on a coordinate th
 coordinates already fix, two stops of a 1-dof loop hit at once — make D singular (positive semi-definite): the
 problem is then solved by the proximal-point iteration (R. T. Rockafellar, *Monotone operators and the proximal
 point algorithm*, SIAM J. Control Optim. 14, 1976): ``Λₖ₊₁`` solves the problem on the positive definite
-``D + εI`` with ``b − ε Λₖ``, from Λ₀ = 0. It converges to a solution of the singular problem (the velocities
-``u⁺ = D Λ + b``, which are unique, to round-off), the impulse along the dependent directions staying zero; ε is
-``PROX_EPS`` times the largest eigenvalue of D. (The KKT solve of the mode is regularized the same way:
+``D + εI`` with ``b − ε Λₖ``, from Λ₀ = 0, until the velocities ``u⁺ = D Λ + b`` (which are unique) no longer
+change (4 eps). It converges to a solution of the singular problem, the impulse along the dependent directions
+staying (nearly) zero; ε is ``PROX_EPS`` times the largest eigenvalue of D. (The KKT solve of the mode is regularized the same way:
 ``kernels/kkt.py``'s augmented Lagrangian.)
 
 Drift: after every step of the adaptive method, and at the start of every mode (after each switch), the state
@@ -315,7 +315,10 @@ class ConstrainedStructure(Structure):
         lam = np.zeros(len(b))
         for _ in range(PROX_ITERATIONS):
             new, _ = super()._lcp(De, b - eps * lam, bilateral)
-            done = np.max(np.abs(new - lam)) <= 4.0 * np.finfo(float).eps * max(np.max(np.abs(new)), 1e-300)
+            # converged when the velocities w = D Λ + b no longer change (Λ itself may creep along the dependent
+            # directions when round-off makes the rows' right-hand sides inconsistent by a few ulps)
+            scale = max(float(np.max(np.abs(b))), float(np.max(np.abs(D))) * float(np.max(np.abs(new))), 1e-300)
+            done = float(np.max(np.abs(D @ (new - lam)))) <= 4.0 * np.finfo(float).eps * scale
             lam = new
             if done:
                 break
