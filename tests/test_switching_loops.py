@@ -224,6 +224,29 @@ def test_dependent_stops_of_a_loop_reached_at_once():
     assert np.all(res.v[-1] == 0.0) and res.q[-1, 0] == LOWER and res.q[-1, 1] == LOWER
 
 
+def test_unlock_release_frees_a_held_loop():
+    """A1 held until t = 0.5 (release mode "unlock"): the loop, tilted and with no degree of freedom while A1 is
+    held, stays exactly where it is (every velocity 0, the positions constant); at 0.5 it is released and falls
+    as the loop without any switch does from that state: the constrained formulation's own run from (0.5, q0,
+    0) gives the same states at the output times, to the integrators' tolerance (both DOP853 at rtol 1e-10 and
+    atol 1e-12 over 0.7 s: 100 rtol on states of order 1)."""
+    model, _, _ = four_bar(limits=None, release={"at": 0.5, "mode": "unlock"})
+    q0, v0 = np.array([0.3, 0.3, -0.3]), np.zeros(3)
+    t_eval = np.linspace(0.0, 1.2, 13)
+    res = mb.simulate(model, q0, v0, 1.2, method="DOP853", formulation="constrained", rtol=1e-10, atol=1e-12,
+                      t_eval=t_eval)
+    assert [(ev["kind"], ev["element"], ev["t"]) for ev in res.events] == [("release", "A1", 0.5)]
+    held = res.t <= 0.5
+    assert np.all(res.q[held] == q0) and np.all(res.v[held] == 0.0)
+    plain, _, _ = four_bar(limits=None)
+    free = mb.simulate(plain, q0, v0, 1.2, t0=0.5, method="DOP853", formulation="constrained", rtol=1e-10,
+                       atol=1e-12, t_eval=t_eval[t_eval >= 0.5])
+    after = res.t >= 0.5
+    ours = np.hstack([res.q[after], res.v[after]])[-len(free.t):]
+    np.testing.assert_allclose(ours, np.hstack([free.q, free.v]), rtol=0, atol=100 * 1e-10)
+    assert np.abs(res.q[-1] - q0).max() > 0.1     # it did fall
+
+
 # ------------------------------------------------------------------------------------------------ files, input
 def test_model_file_with_a_loop_and_stops_runs(tmp_path, monkeypatch, capsys):
     """``examples/four_bar_stops.yaml`` (cut joint C1, limits and restitution on A0) runs with ``multibody run``
@@ -257,3 +280,12 @@ def test_what_a_run_with_a_loop_refuses():
     with pytest.raises(ModelError, match="separates joint 'A1'") as err:
         mb.simulate(separating, q0, v0, 1.0, formulation="constrained")
     assert err.value.element == "release 'A1'"
+    b = mb.ModelBuilder()
+    b.add_body("a", 1.0, com=(0.5, 0, 0), inertia=[0.1, 0.1, 0.1])
+    b.add_body("c", 1.0, com=(0.5, 0, 0), inertia=[0.1, 0.1, 0.1])
+    b.add_joint("h", mb.Revolute(axis=(0, 0, 1)), "ground", "a")
+    b.add_joint("k", mb.Revolute(axis=(0, 0, 1)), "a", "c")
+    with pytest.raises(ModelError, match="joint 'cut' closes a loop"):
+        b.add_joint("cut", mb.Revolute(axis=(0, 0, 1)), "c", "ground", placement=(np.eye(3), (1.0, 0, 0)),
+                    child_placement=(np.eye(3), (1.0, 0, 0)), cut=True, limits=(-0.5, 0.5))
+        b.build()
