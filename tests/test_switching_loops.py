@@ -341,3 +341,35 @@ def test_what_a_run_with_a_loop_refuses():
         b.add_joint("cut", mb.Revolute(axis=(0, 0, 1)), "c", "ground", placement=(np.eye(3), (1.0, 0, 0)),
                     child_placement=(np.eye(3), (1.0, 0, 0)), cut=True, limits=(-0.5, 0.5))
         b.build()
+
+
+def test_checkpoint_of_a_loop_across_impacts_resumes(tmp_path, monkeypatch):
+    """DOP853 on the four-bar with its stop: resumed from a checkpoint written after impacts (t ≥ 1), the run equals
+    the uninterrupted one to the tolerance (the restarted adaptive run takes other steps: 100 rtol |x| bounds the
+    difference of the states and of the switch instants, as in tests/test_switching.py), with the same switches."""
+    import os
+    import shutil
+
+    from multibody.io import checkpoints as ckpt
+
+    mid = tmp_path / "mid.ckpt"
+    write = ckpt.Writer.write
+
+    def spy(self, t, step, x, *args, **kw):
+        write(self, t, step, x, *args, **kw)
+        if not kw.get("finished") and t >= 1.0 and not os.path.exists(mid):
+            shutil.copy(self.path, mid)
+
+    monkeypatch.setattr(ckpt.Writer, "write", spy)
+    rtol = 1e-10
+    model, q0, v0 = four_bar()
+    kw = dict(method="DOP853", formulation="constrained", rtol=rtol, atol=1e-12, n_out=31)
+    plain = mb.simulate(model, q0, v0, 2.0, **kw)
+    full = mb.simulate(model, q0, v0, 2.0, checkpoint=tmp_path / "run.ckpt", every=0.25, **kw)
+    assert np.array_equal(full.x, plain.x) and full.events == plain.events
+    resumed = mb.resume(mid)
+    assert resumed.info["resumed_from"] >= 1.0
+    bound = 100 * rtol * np.abs(plain.x).max()
+    assert [(e["kind"], e["element"]) for e in resumed.events] == [(e["kind"], e["element"]) for e in plain.events]
+    assert np.abs(np.array([e["t"] for e in resumed.events]) - [e["t"] for e in plain.events]).max() <= bound
+    assert resumed.x.shape == plain.x.shape and np.abs(resumed.x - plain.x).max() <= bound
