@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import multibody as mb
 from multibody.errors import ModelError
@@ -363,7 +364,7 @@ def test_checkpoint_of_a_loop_across_impacts_resumes(tmp_path, monkeypatch):
     monkeypatch.setattr(ckpt.Writer, "write", spy)
     rtol = 1e-10
     model, q0, v0 = four_bar()
-    kw = dict(method="DOP853", formulation="constrained", rtol=rtol, atol=1e-12, n_out=31)
+    kw = {"method": "DOP853", "formulation": "constrained", "rtol": rtol, "atol": 1e-12, "n_out": 31}
     plain = mb.simulate(model, q0, v0, 2.0, **kw)
     full = mb.simulate(model, q0, v0, 2.0, checkpoint=tmp_path / "run.ckpt", every=0.25, **kw)
     assert np.array_equal(full.x, plain.x) and full.events == plain.events

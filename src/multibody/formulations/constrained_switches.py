@@ -13,7 +13,8 @@ joints, points on curves, ...): the structure of ``formulations/tree_switches.py
 
   ρ, the multipliers of the rows E, are the reactions of the locked coordinates (``M v̇ = τ − C + Gᵀλ + Eᵀρ``):
   the guard of a resting stop, exactly as hybrid dynamics gives them on a tree. When ``[G; E]`` has rank nv (no
-  degree of freedom left: a 1-dof loop latched), the mode is a rest: ẋ = 0 and v = 0 exactly.
+  degree of freedom left: a 1-dof loop latched) and every constraint is compiled (none depends on time), the mode
+  is a rest: ẋ = 0 and v = 0 exactly.
 * **the impulse** (:meth:`ConstrainedStructure._impulse_problem`): the rows ``J = [G; E]`` — the constraint rows
   as equalities (``G v⁺ = 0``), then the coordinate rows of the stops and latches —, one mixed linear
   complementarity problem on the Delassus matrix ``D = J M⁻¹ Jᵀ``, and ``v⁺ = v⁻ + M⁻¹ Jᵀ Λ``;
@@ -128,9 +129,10 @@ class ConstrainedStructure(Structure):
         return np.flatnonzero(self.S[S_KNOWN])
 
     def _at_rest(self, t, q):
-        """Whether the mode leaves no degree of freedom: ``[G; E]`` of rank nv at q."""
+        """Whether the mode leaves no degree of freedom: ``[G; E]`` of rank nv at q, and no Python constraint (a
+        user function f(q, t) = 0 may move with time: its motion is prescribed, not a rest)."""
         if self._rest is None:
-            self._rest = self.dof(q, t) == 0
+            self._rest = not self.ct.rows.python and self.dof(q, t) == 0
         return self._rest
 
     def dof(self, q=None, t=None):
