@@ -221,6 +221,8 @@ def test_plastic_stop_holds_the_loop_with_a_pushing_reaction():
     rows = ConstraintRows(model)
     residual = max(np.abs(rows.evaluate(qk)[0]).max() for qk in res.q)
     assert residual <= 64 * EPS
+    assert res.residuals["C1"].max() == residual    # the Result's residuals, as the constrained formulation's
+    assert res.residuals["velocity"].max() <= 64 * EPS * np.abs(res.v).max()
 
 
 def test_resting_loop_leaves_its_stop_when_the_reaction_would_pull():

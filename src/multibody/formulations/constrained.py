@@ -44,7 +44,7 @@ from multibody.rows.constraint_rows import (CFG_ALPHA, CFG_BETA, CFG_EPS, CFG_IT
 from multibody.rows.constraint_rows import Work  # noqa: F401,E402  (see above)
 from multibody.tree_parameters import P_MF, P_MI, P_TAU, P_WORK
 
-__all__ = ["ConstrainedTree", "constrained_system", "STABILIZATIONS"]
+__all__ = ["ConstrainedTree", "constrained_system", "constraint_residuals", "STABILIZATIONS"]
 
 #: drift-control choices and their codes in the compiled right-hand side
 STABILIZATIONS = {"projection": 0, "none": 0, "baumgarte": 1, "seed000": 2}
@@ -327,6 +327,27 @@ class ConstrainedTree:
         return self.singular_events
 
 
+def constraint_residuals(rows, t, Q, V):
+    """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
+    constraints) at each sample (t, Q, V), plus ``"velocity"``: the max |ḟ| or |g| of all rows."""
+    res = {}
+    if not len(t):
+        return res
+    F, RATE = [], []
+    lev = rows.level
+    for k in range(len(t)):
+        m = rows.fill(Q[k], V[k], t[k])
+        F.append(rows.w.f[:m].copy())
+        RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
+    F, RATE = np.array(F), np.array(RATE)
+    for name, sl in rows.slices.items():
+        pos = lev[sl] == 2
+        part = F[:, sl][:, pos] if pos.any() else F[:, sl]
+        res[name] = np.abs(part).max(axis=1, initial=0.0)
+    res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
+    return res
+
+
 def constraint_outputs(rows, accelerations, t, Q, V):
     """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
     constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions (a
@@ -335,20 +356,10 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     res, reac = {}, {}
     if not len(t):
         return res, reac
-    F, RATE, L = [], [], []
-    lev = rows.level
-    for k in range(len(t)):
-        m = rows.fill(Q[k], V[k], t[k])
-        F.append(rows.w.f[:m].copy())
-        RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
-        L.append(accelerations(t[k], Q[k], V[k])[1])
-    F, RATE, L = np.array(F), np.array(RATE), np.array(L)
+    res = constraint_residuals(rows, t, Q, V)
+    L = np.array([accelerations(t[k], Q[k], V[k])[1] for k in range(len(t))])
     for name, sl in rows.slices.items():
-        pos = lev[sl] == 2
-        part = F[:, sl][:, pos] if pos.any() else F[:, sl]
-        res[name] = np.abs(part).max(axis=1, initial=0.0)
         reac[name] = L[:, sl]
-    res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
 
     def reactions():
         from multibody.rows.reactions import all_joint_reactions

@@ -9,7 +9,9 @@ switches) to the run across switches of ``integrate/events.py`` and makes the :c
   ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
 * the states of the output times and two rows at each switch (just before, just after);
 * ``result.events``: the switch log (``formulations/tree_switches.py``); ``result.structures``: the models in turn
-  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes.
+  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes;
+* a model with constraints (closed loops; ``formulations/constrained_switches.py``): ``result.residuals`` per
+  constraint, as the constrained formulation's.
 """
 import time
 
@@ -17,6 +19,7 @@ import numpy as np
 
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
+from multibody.formulations.constrained import constraint_residuals
 from multibody.formulations.constrained_switches import ConstrainedStructure
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
@@ -308,7 +311,10 @@ def _result(run, q_names, v_names, model, energy, info):
         if energy:
             T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
             kin[sel], pot[sel] = T, P
+    residuals = None
+    if model.constraints:   # (one structure: a model with constraints does not separate)
+        residuals = constraint_residuals(run.systems[0][1].ct.rows, np.array(run.t), Q, V)
     res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
-                 q_names=q_names, v_names=v_names, model=model, events=run.log)
+                 q_names=q_names, v_names=v_names, model=model, events=run.log, residuals=residuals)
     res.structures = [{"t": t, "model": s.model} for t, s in run.systems]
     return res
