@@ -52,6 +52,8 @@ from multibody.formulations.base import (
 from multibody.formulations.constrained import (
     ConstrainedTree,
     constrained_accelerations,
+    constrained_project,
+    constrained_rhs,
 )
 from multibody.formulations.tree_modes import (
     FREE,
@@ -90,6 +92,10 @@ class ConstrainedStructure(Structure):
         self.ct = ConstrainedTree(model, tau=self.tau_const.copy(), extra_rows=model.nv)
         self.w = self.ct.w
         self.projects = True
+        #: the compiled right-hand side and projection of the constrained formulation serve the modes with nothing
+        #: locked (every constraint compiled, no torque callback): between impacts the run costs what a run
+        #: without limits costs
+        self.fast = self.ct.compiled and callback is None
         self.max_correction = max_correction
         self.correction = None   # how far the initial state was moved onto the constraints
         self.t_switch = 0.0
@@ -160,9 +166,16 @@ class ConstrainedStructure(Structure):
         nq = self.nq
         q, v = x[:nq], x[nq:]
         known = self._known()
+        out = np.empty(nq + self.nv)
+        if not known.size and self.fast:   # nothing locked: the constrained formulation's compiled right-hand side
+            constrained_rhs(float(t), x, self.w, out)
+            self.S[S_FORCE][:] = 0.0
+            if np.isnan(out[nq]):
+                raise ConstraintError(f"model '{self.model.name}': the mass matrix or the constraint system is "
+                                      f"singular at t = {t:.6g}", time=t, joints=self.ct.rows.names)
+            return out
         m0 = self._fill(t, q, v)
         m = self._unit_rows(m0, known)
-        out = np.empty(nq + self.nv)
         if not constrained_accelerations(float(t), x, self.w, np.ascontiguousarray(self.extra(t, x)), m, out[nq:]):
             raise ConstraintError(f"model '{self.model.name}': the mass matrix or the constraint system is singular "
                                   f"at t = {t:.6g}", time=t, joints=self.ct.rows.names)
@@ -210,6 +223,11 @@ class ConstrainedStructure(Structure):
         q = self.model.normalize(np.array(x[:nq], dtype=np.float64))
         v = np.array(x[nq:], dtype=np.float64)
         held = self._held_in_place(q)
+        if not held and self.fast:   # nothing held in place: the constrained formulation's compiled projection
+            y = np.array(x, dtype=np.float64)
+            constrained_project(y, self.w)
+            if np.isfinite(y[0]):
+                return y
         cv = np.array([h[0] for h in held], dtype=np.int64)
         cq = np.array([h[1] for h in held], dtype=np.int64)
         value = np.array([h[2] for h in held], dtype=np.float64)
