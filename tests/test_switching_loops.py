@@ -332,6 +332,42 @@ def test_model_file_with_a_loop_and_stops_runs(tmp_path, monkeypatch, capsys):
     assert main(["run", str(path), "--t-end", "1"]) == 0
 
 
+def test_slider_crank_model_file_with_a_stop_on_its_guide(tmp_path):
+    """``examples/slider_crank.yaml`` (cut pin B) with an end stop on the piston's guide at 0.24 m (e = 0.5) and the
+    constrained formulation, written as a model file: at every impact the piston's velocity after it is −e times
+    the one before, and Δv = M⁻¹ Jᵀ Λ with J = [G; e_guideᵀ] (G the pin's in-plane rows from point_jacobian),
+    as in the four-bar's test, to the round-off of the KKT matrix."""
+    import yaml
+
+    from multibody import examples
+    from multibody.io import load
+
+    e = 0.5
+    spec = yaml.safe_load(examples.path("slider_crank").read_text(encoding="utf-8"))
+    guide = next(j for j in spec["joints"] if j["name"] == "guide")
+    guide.update(limits={"upper": 0.24}, restitution=e)
+    spec["simulation"] = {"formulation": "constrained", "method": "DOP853", "t_end": 1.5, "rtol": 1e-10, "atol": 1e-12}
+    path = tmp_path / "slider_crank_stop.yaml"
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    mf = load(path)
+    model = mf.model
+    res = mb.simulate(model, mf.q0, mf.v0, **mf.settings())
+    impacts = [ev for ev in res.events if ev["kind"] == "impact"]
+    assert len(impacts) >= 3 and all(ev["element"] == "guide" and ev["stop"] == "upper" for ev in impacts)
+    k = model.joint("guide").v_slice.start
+    for ev in impacts:
+        assert abs(ev["velocity_after"] + e * ev["velocity_before"]) <= 1e-12 * abs(ev["velocity_before"])
+        before, after = switch_rows(res, ev["t"])
+        q, vm, vp = res.q[after], res.v[before], res.v[after]
+        G = (mb.point_jacobian(model, q, "rod", (0.2, 0, 0)) - mb.point_jacobian(model, q, "slider"))[:2]
+        J = np.vstack([G, np.eye(model.nv)[k:k + 1]])
+        M = mb.crba(model, q)
+        tol = roundoff(M, J)
+        Minv_JT = np.linalg.solve(M, J.T)
+        lam = np.linalg.solve(J @ Minv_JT, np.array([0.0, 0.0, -e * vm[k]]) - J @ vm)
+        assert np.abs((vp - vm) - Minv_JT @ lam).max() <= tol * np.abs(Minv_JT @ lam).max()
+
+
 def test_what_a_run_with_a_loop_refuses():
     model, q0, v0 = four_bar()
     with pytest.raises(ModelError, match="method 'RK4'") as err:
