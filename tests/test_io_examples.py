@@ -45,6 +45,8 @@ TWINS = {
                         dict(t_end=0.5)),
     "slider_crank": (slider_crank.model, None, dict(t_end=0.02)),
     "four_bar": (lambda: iftomm.four_bar_model(1), None, dict(t_end=0.1)),
+    "four_bar_stops": (lambda: iftomm.four_bar_model(1, stops=(-math.pi / 4, math.pi / 4), restitution=0.7), None,
+                       {"t_end": 0.6}),   # through its first impact (t = 0.503)
     "andrews": (iftomm.andrews_model, None, dict(t_end=0.002)),
     "solar_panel": (_solar, None, dict(t_end=4.0, method="RK4", h=2e-3, n_out=None)),
     "solar_panel_spring_latch": (lambda: _solar("spring"), "model", dict(t_end=4.0, method="RK4", h=2e-3,

@@ -38,13 +38,13 @@ from multibody.kernels.crba import crba_kernel
 from multibody.kernels.kkt import kkt_solve
 from multibody.result import Result
 from multibody.rows.constraint_rows import (CFG_ALPHA, CFG_BETA, CFG_EPS, CFG_ITER, CFG_LAMBDA, CFG_M, CFG_MAXIT,
-                                            CFG_PROJECT, CFG_STAB, CFG_TOL, ConstraintRows, eval_rows)
+                                            CFG_PROJECT, CFG_STAB, CFG_TOL, ConstraintRows, eval_rows, make_work)
 # numba's on-disk cache indexes written before Work moved to rows/ refer to it by this module's name: with
 # the name here they load, and the functions whose source changed are compiled again
 from multibody.rows.constraint_rows import Work  # noqa: F401,E402  (see above)
 from multibody.tree_parameters import P_MF, P_MI, P_TAU, P_WORK
 
-__all__ = ["ConstrainedTree", "constrained_system", "STABILIZATIONS"]
+__all__ = ["ConstrainedTree", "constrained_system", "constraint_residuals", "STABILIZATIONS"]
 
 #: drift-control choices and their codes in the compiled right-hand side
 STABILIZATIONS = {"projection": 0, "none": 0, "baumgarte": 1, "seed000": 2}
@@ -170,10 +170,11 @@ def constrained_project(x, w):
 class ConstrainedTree:
     """Tree dynamics + the Model's constraints with multipliers (seed 001 §3.6, eqs. 3.189–3.192); see the
     module docstring for the drift control. ``accelerations(t, q, v) -> (v̇, λ)``, ``rhs(t, x)``,
-    ``project_position``, ``project_velocity``; ``rows``: the :class:`ConstraintRows`."""
+    ``project_position``, ``project_velocity``; ``rows``: the :class:`ConstraintRows` (with room for ``extra_rows``
+    rows after the model's, e.g. the locked coordinates of a run with joint limits)."""
 
     def __init__(self, model, stabilization="projection", baumgarte=(10.0, 10.0), stabilizer=None, al_eps=1e-10,
-                 tau=None, seed000_lambda=100.0):
+                 tau=None, seed000_lambda=100.0, extra_rows=0):
         if stabilizer is not None and not callable(stabilizer):
             raise ModelError("stabilizer must be callable stabilizer(t, q, v, f, G, gam) -> gam", element="stabilizer")
         if stabilization not in STABILIZATIONS:
@@ -188,7 +189,7 @@ class ConstrainedTree:
             if tau_const.shape != (model.nv,) or not np.all(np.isfinite(tau_const)):
                 raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers", element="tau")
             self.tau = None
-        self.rows = ConstraintRows(model)
+        self.rows = ConstraintRows(model, work=make_work(model, extra_rows=extra_rows) if extra_rows else None)
         self.w = self.rows.w
         if tau_const is not None:
             self.w.tree[P_TAU][:] = tau_const
@@ -259,7 +260,7 @@ class ConstrainedTree:
                 if err <= tol or it == maxiter or (prev <= POLISH and not err < 0.5 * prev):
                     break
                 prev = err
-                dq = self._min_norm(q, sel, -f)
+                dq = self.min_norm(q, sel, -f)
                 q = self.model.integrate(q, dq, 1.0)
         if not err <= 1e-8:
             f = self.rows.evaluate(q, None, 0.0 if t is None else t)[0]
@@ -268,9 +269,10 @@ class ConstrainedTree:
                                   f"in {', '.join(bad)} after {maxiter} Newton steps", time=t, joints=bad)
         return q
 
-    def _min_norm(self, q, sel, b):
-        """Δ minimizing ΔᵀMΔ with G Δ = b on the selected rows (the rows in ``self.w`` already filled)."""
-        m = self.rows.m
+    def min_norm(self, q, sel, b, m=None):
+        """Δ minimizing ΔᵀMΔ with G Δ = b on the selected rows r < m (default: the constraints' rows; those in
+        ``self.w`` already filled)."""
+        m = self.rows.m if m is None else m
         crba_kernel(self.w.tree[P_MI], self.w.tree[P_MF], np.ascontiguousarray(q), self.w.tree[P_WORK], self.w.M)
         self.w.b[:m] = b
         out = np.empty(self.nv)
@@ -283,7 +285,7 @@ class ConstrainedTree:
         m = self.rows.fill(q, v, t)
         fd = self.w.fd[:m]
         g = np.where(self.w.level[:m] == 2, fd, self.w.f[:m])
-        return np.asarray(v, dtype=float) + self._min_norm(q, self.w.sel_all, -g)
+        return np.asarray(v, dtype=float) + self.min_norm(q, self.w.sel_all, -g)
 
     singular_tol = 1e-3
 
@@ -325,6 +327,27 @@ class ConstrainedTree:
         return self.singular_events
 
 
+def constraint_residuals(rows, t, Q, V):
+    """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
+    constraints) at each sample (t, Q, V), plus ``"velocity"``: the max |ḟ| or |g| of all rows."""
+    res = {}
+    if not len(t):
+        return res
+    F, RATE = [], []
+    lev = rows.level
+    for k in range(len(t)):
+        m = rows.fill(Q[k], V[k], t[k])
+        F.append(rows.w.f[:m].copy())
+        RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
+    F, RATE = np.array(F), np.array(RATE)
+    for name, sl in rows.slices.items():
+        pos = lev[sl] == 2
+        part = F[:, sl][:, pos] if pos.any() else F[:, sl]
+        res[name] = np.abs(part).max(axis=1, initial=0.0)
+    res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
+    return res
+
+
 def constraint_outputs(rows, accelerations, t, Q, V):
     """Per constraint: the max |residual| of its rows (position rows; velocity rows for velocity-only
     constraints), along the samples, plus ``"velocity"``: the max |ḟ| or |g| of all rows; and the reactions (a
@@ -333,20 +356,10 @@ def constraint_outputs(rows, accelerations, t, Q, V):
     res, reac = {}, {}
     if not len(t):
         return res, reac
-    F, RATE, L = [], [], []
-    lev = rows.level
-    for k in range(len(t)):
-        m = rows.fill(Q[k], V[k], t[k])
-        F.append(rows.w.f[:m].copy())
-        RATE.append(np.where(lev[:m] == 2, rows.w.fd[:m], rows.w.f[:m]))
-        L.append(accelerations(t[k], Q[k], V[k])[1])
-    F, RATE, L = np.array(F), np.array(RATE), np.array(L)
+    res = constraint_residuals(rows, t, Q, V)
+    L = np.array([accelerations(t[k], Q[k], V[k])[1] for k in range(len(t))])
     for name, sl in rows.slices.items():
-        pos = lev[sl] == 2
-        part = F[:, sl][:, pos] if pos.any() else F[:, sl]
-        res[name] = np.abs(part).max(axis=1, initial=0.0)
         reac[name] = L[:, sl]
-    res["velocity"] = np.abs(RATE).max(axis=1, initial=0.0)
 
     def reactions():
         from multibody.rows.reactions import all_joint_reactions

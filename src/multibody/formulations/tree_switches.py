@@ -83,6 +83,7 @@ class Structure:
         self._M = np.empty((self.nv, self.nv))
         self.nlim, self.nlat = len(u.limits), len(u.latches)
         self.quaternions = has_quaternions(self.params[0])
+        self.projects = self.quaternions     # project(t, x) after each step of the adaptive methods
         self.resting = False     # a joint rests on a stop (its reaction is a guard)
         self._tree_rhs = tree_rhs if self.params[P_APPLIED] else tree_rhs_plain
 
@@ -419,13 +420,25 @@ class Structure:
     def _impulse(self, q, v, rows):
         """Apply the impulses of the rows ``[(v index, sign, e, equality)]`` (kernels/impulse.py) to v in place;
         returns Λ."""
-        idx, sign, Y, D = self._delassus(q, rows)
-        u_minus = sign * v[idx]
-        e = np.array([r[2] for r in rows])
+        Y, D, u_minus, nb = self._impulse_problem(q, v, rows)
+        e = np.concatenate([np.zeros(nb), [r[2] for r in rows]])
         # w = u⁺ + e min(u⁻, 0) ≥ 0: Newton's law on the rows that approach, u⁺ ≥ 0 on those that leave
-        lam, _ = self._lcp(D, u_minus + e * np.minimum(u_minus, 0.0), [r[3] for r in rows])
+        lam, _ = self._lcp(D, u_minus + e * np.minimum(u_minus, 0.0), [True] * nb + [r[3] for r in rows])
         v += Y @ lam
-        return lam
+        return lam[nb:]
+
+    def _impulse_problem(self, q, v, rows):
+        """``(Y, D, u⁻, nb)`` of the impulse on the rows ``[(v index, sign, ...)]`` at (q, v): Y = M⁻¹ Jᵀ,
+        D = J M⁻¹ Jᵀ, u⁻ = J v, with ``nb`` equality rows of the structure's own before them (none on a tree)."""
+        idx, sign, Y, D = self._delassus(q, rows)
+        return Y, D, sign * v[idx], 0
+
+    def _contact_problem(self, t, x, rows):
+        """``(D, b, nb)`` of the acceleration-level problem ``ü = D λ + b`` on the rows ``[(v index, sign)]`` at
+        (t, x), b the gap accelerations of the free tree, with ``nb`` equality rows of the structure's own before
+        them (none on a tree)."""
+        idx, sign, _, D = self._delassus(x[:self.nq], rows)
+        return D, sign * self.free_accelerations(t, x)[idx], 0
 
     def _contacts(self, t, x, candidates, arrived=()):
         """The limits among ``candidates`` (resting on their stops, zero gap velocity) whose reactions push at
@@ -438,13 +451,12 @@ class Structure:
         u, S = self.u, self.S
         eq = [int(c) for c in np.flatnonzero(S[S_KNOWN]) if c not in {int(u.lim_v[k]) for k in candidates}]
         rows = [(c, 1.0) for c in eq] + [(int(u.lim_v[k]), float(S[S_LIM_STATE][k])) for k in candidates]
-        idx, sign, _, D = self._delassus(x[:self.nq], rows)
-        a0 = self.free_accelerations(t, x)
-        b = sign * a0[idx]
-        lam, w = self._lcp(D, b, [True] * len(eq) + [False] * len(candidates))
+        D, b, nb = self._contact_problem(t, x, rows)
+        lam, w = self._lcp(D, b, [True] * (nb + len(eq)) + [False] * len(candidates))
         zero = ROUNDOFF * (1.0 + float(np.max(np.abs(b), initial=0.0)))
+        first = nb + len(eq)
         return {k for i, k in enumerate(candidates)
-                if lam[len(eq) + i] > 0.0 or (k in arrived and w[len(eq) + i] <= zero)}
+                if lam[first + i] > 0.0 or (k in arrived and w[first + i] <= zero)}
 
     def _entry(self, t, joint, coordinate, kind, impulse, before, after):
         return {"t": float(t), "element": joint, "coordinate": coordinate, "kind": kind, "impulse": float(impulse),

@@ -9,7 +9,9 @@ switches) to the run across switches of ``integrate/events.py`` and makes the :c
   ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
 * the states of the output times and two rows at each switch (just before, just after);
 * ``result.events``: the switch log (``formulations/tree_switches.py``); ``result.structures``: the models in turn
-  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes.
+  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes;
+* a model with constraints (closed loops; ``formulations/constrained_switches.py``): ``result.residuals`` per
+  constraint, as the constrained formulation's.
 """
 import time
 
@@ -17,17 +19,26 @@ import numpy as np
 
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
+from multibody.formulations.constrained import constraint_residuals
+from multibody.formulations.constrained_switches import ConstrainedStructure
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.poisson_switches import PoissonStructure
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
+from multibody.integrate.adaptive import PROJECTABLE
 from multibody.integrate.arguments import event_value, fixed_step_count, output_steps
 from multibody.integrate.events import run_hybrid
-from multibody.integrate.tableaux import METHODS
 from multibody.integrate.manifold import normalize_quaternions
+from multibody.integrate.tableaux import METHODS
 from multibody.model.restructure import free_joint_names
 from multibody.result import Result
 
-__all__ = ["run_switching", "simulate_switching", "switching_batch", "union_names", "refuse"]
+__all__ = ["refuse", "run_switching", "simulate_switching", "structure_class", "switching_batch", "union_names"]
+
+
+def structure_class(model):
+    """The structure of a run of ``model``: :class:`ConstrainedStructure` when it has constraints (closed loops,
+    ``formulations/constrained_switches.py``), else the tree's :class:`Structure`."""
+    return ConstrainedStructure if model.constraints else Structure
 
 
 def union_names(model):
@@ -43,20 +54,31 @@ def union_names(model):
 
 
 def refuse(model, formulation, tau, method_key, events):
-    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree or the
-    Poisson one (``formulations/poisson_switches.py``: adaptive methods), a moving base, general joints,
-    constraints, a torque callback with a fixed step (user events with a fixed step are refused by ``simulate`` as
-    in every run)."""
+    """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
+    Poisson one (``formulations/poisson_switches.py``: adaptive methods) or, for a model with constraints, the
+    constrained one (``formulations/constrained_switches.py``: one-step adaptive methods, no release that separates
+    a joint); a moving base, general joints, controllers, a torque callback with a fixed step (user events with a
+    fixed step are refused by ``simulate`` as in every run)."""
     why = None
-    if formulation not in ("tree", "poisson"):
-        why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
-               "and 'poisson' formulations", "formulation")
+    separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
+    if model.constraints and formulation != "constrained":
+        why = ((f"constraints or cut joints ({', '.join(c.name for c in model.constraints)}) and formulation "
+                f"{formulation!r}: such a model is simulated in the 'constrained' formulation"), "formulation")
+    elif not model.constraints and formulation not in ("tree", "poisson"):
+        why = ((f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' and "
+                "'poisson' formulations (the 'constrained' one when the model has constraints)"), "formulation")
     elif formulation == "poisson" and method_key in METHODS:
         why = ((f"the fixed-step method {method_key} in the 'poisson' formulation: its runs across switches "
                 "take adaptive methods (DOP853, ...)"), "method")
-    elif model.constraints:
-        why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
-               "latches and releases are simulated on trees", "constraints")
+    elif model.constraints and method_key in METHODS:
+        why = ((f"constraints, and method {method_key!r}: a run with constraints across switches takes an adaptive "
+                "method (DOP853, RK45, RK23, Radau)"), "method")
+    elif model.constraints and method_key not in PROJECTABLE:
+        why = ((f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
+                "step, which the one-step methods allow (DOP853, RK45, RK23, Radau)"), "method")
+    elif model.constraints and separate:
+        why = ((f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
+                "releases with mode 'unlock' only"), f"release '{separate[0]}'")
     elif model.controllers:
         why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
                "constant torques or a torque callback", "controllers")
@@ -111,7 +133,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
                              f"'{model.name}'), got {callback!r}", element="tau")
         callback = None
     q_names, v_names = union_names(model)
-    st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+    st = structure_class(model)(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
     x0 = np.concatenate([q0, v0]).astype(float)
     if st.quaternions:
         normalize_quaternions(x0, st.params)
@@ -149,6 +171,8 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     info = {"method": key, "model": model.name, "formulation": formulation, "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    if model.constraints:
+        info.update(constraints=[c.name for c in model.constraints], initial_correction=st.correction)
     if key in METHODS:
         info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
     else:
@@ -231,7 +255,8 @@ def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every
         run_tau = tau if taus is None else (taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float)))
         try:
             res, status[b] = simulate_switching(model, Q[b], V[b], t0, t_end, mkey, h, rtol=None, atol=None,
-                                                t_eval=None, n_out=None, output_every=None, formulation="tree",
+                                                t_eval=None, n_out=None, output_every=None,
+                                                formulation="constrained" if model.constraints else "tree",
                                                 tau=run_tau, max_steps=None, events=None, energy=energy, writer=None,
                                                 options={}, save=save), "success"
         except IntegrationError as exc:
@@ -293,7 +318,7 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
 
     data = ck.switching
     try:
-        st = Structure(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
+        st = structure_class(model)(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
         systems = [(float(ck.settings["t0"]), st)]
         for t, joint in data["separated"]:
             nxt = Structure(separated_model(st.model, joint), None, callback, q_names, v_names, st.index + 1,
@@ -344,8 +369,11 @@ def _result(run, q_names, v_names, model, energy, info):
         if energy:
             T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
             kin[sel], pot[sel] = T, P
+    residuals = None
+    if model.constraints:   # (one structure: a model with constraints does not separate)
+        residuals = constraint_residuals(run.systems[0][1].ct.rows, np.array(run.t), Q, V)
     res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
-                 q_names=q_names, v_names=v_names, model=model, events=run.log,
+                 q_names=q_names, v_names=v_names, model=model, events=run.log, residuals=residuals,
                  series={"p": impulse} if info.get("formulation") == "poisson" else None)
     res.structures = [{"t": t, "model": s.model} for t, s in run.systems]
     return res

@@ -29,7 +29,7 @@ over the whole run) ends the run at its root — after the switch when it is rep
 ``"event"``; a terminal root that lies on a switch ends the run after that switch.
 
 The protocol of a system (a mode of one structure): ``index`` (its place in the run's list of structures),
-``nq``, ``nv``, ``quaternions``; ``start(t, x, fresh) -> reached`` (arm it at the start of the run or of the
+``nq``, ``nv``, ``quaternions``, ``projects`` (call ``project`` after each adaptive step); ``start(t, x, fresh) -> reached`` (arm it at the start of the run or of the
 structure; the guards reached there), ``arm(t, x)`` (watch the guards ≥ 0 at the start of a mode), ``snap(x)``
 (put, in place, what round-off left a hair past a guard back on it), ``rhs(t, x)``, ``project(t, x)``,
 ``guards(t, x) -> least watched guard``, ``reached(t, x) -> bool array``, ``switch(t, x, reached, log) -> (x,
@@ -300,7 +300,7 @@ class _Runner:
             if left is not None and left < 1:
                 raise _Failure(f"the step limit max_steps = {self.max_steps} was reached at t = {t:.17g} before "
                                f"t_end = {self.t_end:.17g}")
-            project = st.project if self.key in PROJECTABLE and st.quaternions else None
+            project = st.project if self.key in PROJECTABLE and st.projects else None
             run = solve_adaptive(st.rhs, (t, self.t_end), x, method=self.key, rtol=self.rtol, atol=self.atol,
                                  t_eval=rest, events=user + [event], max_steps=left, project=project,
                                  callback=self.writer(st, rest is None and not first))

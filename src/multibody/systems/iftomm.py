@@ -265,17 +265,22 @@ def pendulum_model():
 A02_AL_EPS = {"constrained": 1e-9, "cartesian": 3e-10}
 
 
-def four_bar_model(N=2):
+def four_bar_model(N=2, stops=None, restitution=0.0):
     """A02 with the builder: cranks on revolute joints at (k, 0, 0) (their x axes up at q = 0), couplers on
     revolute joints at the crank tips, and the right end of every coupler closed on the next crank's tip by
-    a cut revolute joint.  Initial velocity: B0 at 1 m/s along +x.  Returns (model, q0, v0)."""
-    b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name=f"A02 {N}-four-bar")
+    a cut revolute joint.  Initial velocity: B0 at 1 m/s along +x.  ``stops``: end stops (lower, upper) on the
+    first crank's hinge A0 with the coefficient of restitution ``restitution`` (``examples/four_bar_stops.yaml``:
+    the loop falls onto its stop; the limits also in ``metadata`` as a model file keeps them).  Returns (model, q0,
+    v0)."""
+    b = mb.ModelBuilder(gravity=(0.0, -G0, 0.0), name=f"A02 {N}-four-bar" + ("" if stops is None else " with stops"),
+                        metadata=None if stops is None else {"limits": {"A0": dict(zip(("lower", "upper"), stops))}})
     up = mb.rotation_about((0, 0, 1), math.pi / 2)
     I = [1e-9, 1.0 / 12.0, 1.0 / 12.0]       # thin uniform bar, 1 kg, 1 m (axial inertia negligible)
     z = (0.0, 0.0, 1.0)
     for k in range(N + 1):
         b.add_body(f"crank{k}", 1.0, com=(0.5, 0, 0), inertia=I)
-        b.add_joint(f"A{k}", mb.Revolute(axis=z), "ground", f"crank{k}", placement=(up, (float(k), 0, 0)))
+        limited = {} if stops is None or k else {"limits": stops, "restitution": restitution}
+        b.add_joint(f"A{k}", mb.Revolute(axis=z), "ground", f"crank{k}", placement=(up, (float(k), 0, 0)), **limited)
     for k in range(N):
         b.add_body(f"coupler{k}", 1.0, com=(0.5, 0, 0), inertia=I)
         b.add_joint(f"B{k}", mb.Revolute(axis=z), f"crank{k}", f"coupler{k}", placement=(up.T, (1.0, 0, 0)))
