@@ -37,6 +37,7 @@ class PoissonStructure:
         code = solver_code(solver)
         self.model, self.index, self.nq, self.nv = tree.model, tree.index, tree.nq, tree.nv
         self.quaternions, self.params = tree.quaternions, tree.params
+        self.projects = tree.projects
         self.q_cols, self.v_cols = tree.q_cols, tree.v_cols
         self.pp = tree_params(tree.model, tree.tau_const, tree.data) + (np.int64(code), np.zeros(tree.nv),
                                                                         np.zeros(1, dtype=np.int64))
