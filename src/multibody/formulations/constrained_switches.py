@@ -38,8 +38,10 @@ coordinates held in their place (their rows E among the rows), and a limited coo
 at its value, to ``SAME_INSTANT``) held on it: the state of an event is on the constraints with the joint exactly
 on its stop, and the impulse is computed from there.
 
-Fixed-step methods are not supported (the compiled loops of ``tree_modes.py`` have no constraint rows), nor
-releases that separate a joint (``variable_structure.refuse``).
+Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes in the Python loop of ``integrate/python_steps.py``
+(the compiled loops of ``tree_modes.py`` have no constraint rows): each step, and each step of a smaller size on
+which an event is located, is projected as above. Releases that separate a joint are not supported
+(``variable_structure.refuse``).
 """
 import numpy as np
 
@@ -63,8 +65,10 @@ from multibody.formulations.tree_modes import (
     S_KNOWN,
     S_LATCH_SIDE,
     S_LIM_STATE,
+    crossed,
 )
 from multibody.formulations.tree_switches import REST_VELOCITY, SAME_INSTANT, Structure
+from multibody.integrate.python_steps import PythonSteps
 from multibody.kernels.crba import crba_kernel
 from multibody.tree_parameters import P_MF, P_MI, P_WORK
 
@@ -81,7 +85,7 @@ PROX_ITERATIONS = 200
 ASSEMBLY_TOL = 1e-8
 
 
-class ConstrainedStructure(Structure):
+class ConstrainedStructure(PythonSteps, Structure):
     """A :class:`~multibody.formulations.tree_switches.Structure` of a model with constraints (module docstring):
     the same arguments; ``max_correction``: how far (rad or m) the projection may move the initial positions onto
     the constraints (``ConstraintError`` beyond; None: any)."""
@@ -158,6 +162,18 @@ class ConstrainedStructure(Structure):
         super().sync()
         self._rest = None
 
+    def step_project(self, t, x):
+        """:meth:`project` after a step of the fixed-step loop (``integrate/python_steps.py``), which is also the
+        dense output an event is located on: the free coordinates near a stop or a latch value are not held there
+        (that would make each guard zero over an interval around its root, and put the root located at the interval's
+        end: up to ``SAME_INSTANT`` past the stop, energy gained at each impact); the switch puts them on it."""
+        return self.project(t, x, near=False)
+
+    def crossed(self, t, x):
+        """Whether a watched guard is below zero at (t, x), right after :meth:`rhs` there (its reactions are the
+        resting joints' guards): the signs of ``tree_modes.crossed``, for the fixed-step loop."""
+        return crossed(float(t), np.ascontiguousarray(x, dtype=np.float64), self.S)
+
     # ---- the mode ----------------------------------------------------------------------------------------
     def rhs(self, t, x):
         """ẋ of the mode at (t, x): the constrained formulation's KKT solve with the locked coordinates' rows
@@ -188,10 +204,10 @@ class ConstrainedStructure(Structure):
         return out
 
     # ---- drift ---------------------------------------------------------------------------------------------
-    def _held_in_place(self, q):
+    def _held_in_place(self, q, near=True):
         """[(v index, q index, value)] of the coordinates the projection keeps in place: the locked ones (on their
-        stop, latch value, or where they are), and the free limited ones at a stop, the armed latches' coordinates
-        at their value (to ``SAME_INSTANT``)."""
+        stop, latch value, or where they are), and (``near``) the free limited ones at a stop, the armed latches'
+        coordinates at their value (to ``SAME_INSTANT``)."""
         u, S = self.u, self.S
         state = S[S_LIM_STATE]
         place = {}
@@ -203,18 +219,18 @@ class ConstrainedStructure(Structure):
             tol = SAME_INSTANT * (1.0 + abs(q[i]))
             if state[k] in (ON_LOWER, ON_UPPER):
                 place[c] = u.lower[k] if state[k] == ON_LOWER else u.upper[k]
-            elif state[k] == FREE:
+            elif state[k] == FREE and near:
                 for stop in (u.lower[k], u.upper[k]):
                     if abs(q[i] - stop) <= tol:
                         place[c] = stop
         for j in range(self.nlat):
             c, i = int(u.latch_v[j]), int(u.latch_q[j])
-            if j in self.latched or (S[S_LATCH_SIDE][j] != 0.0 and abs(q[i] - u.latch_value[j]) <=
+            if j in self.latched or (near and S[S_LATCH_SIDE][j] != 0.0 and abs(q[i] - u.latch_value[j]) <=
                                      SAME_INSTANT * (1.0 + abs(q[i]))):
                 place[c] = u.latch_value[j]
         return [(c, self._q_of_v[c], value) for c, value in sorted(place.items())]
 
-    def project(self, t, x):
+    def project(self, t, x, near=True):
         """x projected onto the constraints with the coordinates of :meth:`_held_in_place` kept there: positions
         (Newton, least mass-weighted change, down to round-off), then velocities (mass-orthogonal, onto
         ``[G; E] v = 0`` with E the locked coordinates); v = 0 exactly when the mode is a rest. A
@@ -222,7 +238,7 @@ class ConstrainedStructure(Structure):
         nq = self.nq
         q = self.model.normalize(np.array(x[:nq], dtype=np.float64))
         v = np.array(x[nq:], dtype=np.float64)
-        held = self._held_in_place(q)
+        held = self._held_in_place(q, near)
         if not held and self.fast:   # nothing held in place: the constrained formulation's compiled projection
             y = np.array(x, dtype=np.float64)
             constrained_project(y, self.w)

@@ -17,18 +17,20 @@ solver of ``kernels/poisson.py``):
   latch values), in O(N) (``formulations/poisson.impulses``). A separation continues in the new structure's
   (q, p) (the momenta are unchanged: p is formed from the mapped velocities).
 
-Adaptive methods only (the fixed-step switching loop is compiled for the tree's state); no checkpoints.
+Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes on (q, p) in the Python loop of
+``integrate/python_steps.py`` (the compiled switching loop is the tree's, on (q, v)); no checkpoints.
 """
 import numpy as np
 
 from multibody.formulations.poisson import impulses, poisson_rhs, poisson_rhs_extra, solver_code, velocity
-from multibody.formulations.tree_modes import S_FORCE, S_NLOCKED
+from multibody.formulations.tree_modes import S_FORCE, S_NLOCKED, crossed
+from multibody.integrate.python_steps import PythonSteps
 from multibody.tree_parameters import tree_params
 
 __all__ = ["PoissonStructure"]
 
 
-class PoissonStructure:
+class PoissonStructure(PythonSteps):
     """The structure ``tree`` (a :class:`~multibody.formulations.tree_switches.Structure`) on the state (q, p);
     ``solver``: "sweep" or "cholesky" (system (6))."""
 
@@ -87,6 +89,11 @@ class PoissonStructure:
 
     def guards(self, t, x):
         return self.tree.guards(t, self.tree_state(x))
+
+    def crossed(self, t, x):
+        """Whether a watched guard is below zero at (t, x), right after :meth:`rhs` there: the guards read q (the
+        same entries in (q, p) as in (q, v)) and the reactions the right-hand side left."""
+        return crossed(float(t), np.ascontiguousarray(x, dtype=np.float64), self.tree.S)
 
     def reached(self, t, x):
         return self.tree.reached(t, self.tree_state(x))

@@ -32,7 +32,7 @@ from multibody.integrate.tableaux import METHODS
 from multibody.model.restructure import free_joint_names
 from multibody.result import Result
 
-__all__ = ["refuse", "run_switching", "simulate_switching", "structure_class", "switching_batch", "union_names"]
+__all__ = ["compiled_loop", "refuse", "run_switching", "simulate_switching", "structure_class", "switching_batch", "union_names"]
 
 
 def structure_class(model):
@@ -53,12 +53,19 @@ def union_names(model):
     return qn, vn
 
 
+def compiled_loop(model, formulation):
+    """Whether the fixed-step runs of ``model`` in ``formulation`` step in the tree's compiled switching loop
+    (``tree_modes.switching_run``); else in the Python loop of ``integrate/python_steps.py`` (a model with
+    constraints, the Poisson formulation)."""
+    return formulation == "tree" and not model.constraints
+
+
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
-    Poisson one (``formulations/poisson_switches.py``: adaptive methods) or, for a model with constraints, the
-    constrained one (``formulations/constrained_switches.py``: one-step adaptive methods, no release that separates
-    a joint); a moving base, general joints, controllers, a torque callback with a fixed step (user events with a
-    fixed step are refused by ``simulate`` as in every run)."""
+    Poisson one (``formulations/poisson_switches.py``) or, for a model with constraints, the constrained one
+    (``formulations/constrained_switches.py``: one-step methods, adaptive or fixed-step, no release that separates
+    a joint); a moving base, general joints, controllers, STORMER6, a torque callback with a fixed step in the
+    tree's compiled loop (user events with a fixed step are refused by ``simulate`` as in every run)."""
     why = None
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
     if model.constraints and formulation != "constrained":
@@ -67,15 +74,10 @@ def refuse(model, formulation, tau, method_key, events):
     elif not model.constraints and formulation not in ("tree", "poisson"):
         why = ((f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' and "
                 "'poisson' formulations (the 'constrained' one when the model has constraints)"), "formulation")
-    elif formulation == "poisson" and method_key in METHODS:
-        why = ((f"the fixed-step method {method_key} in the 'poisson' formulation: its runs across switches "
-                "take adaptive methods (DOP853, ...)"), "method")
-    elif model.constraints and method_key in METHODS:
-        why = ((f"constraints, and method {method_key!r}: a run with constraints across switches takes an adaptive "
-                "method (DOP853, RK45, RK23, Radau)"), "method")
-    elif model.constraints and method_key not in PROJECTABLE:
+    elif model.constraints and method_key not in PROJECTABLE and method_key not in METHODS:
         why = ((f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
-                "step, which the one-step methods allow (DOP853, RK45, RK23, Radau)"), "method")
+                "step, which the one-step methods allow (DOP853, RK45, RK23, Radau; RK4, RK2, HEUN, VERLET)"),
+               "method")
     elif model.constraints and separate:
         why = ((f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
                 "releases with mode 'unlock' only"), f"release '{separate[0]}'")
@@ -88,9 +90,10 @@ def refuse(model, formulation, tau, method_key, events):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
         why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
-    elif method_key in METHODS and (callable(tau) or (tau is None and model.torque_callback is not None)):
-        why = ("a Python torque callback with a fixed-step method: the switching loop is compiled; use an "
-               "adaptive method (DOP853, ...)", "tau")
+    elif method_key in METHODS and compiled_loop(model, formulation) and (
+            callable(tau) or (tau is None and model.torque_callback is not None)):
+        why = ("a Python torque callback with a fixed-step method in the 'tree' formulation: its switching loop is "
+               "compiled; use an adaptive method (DOP853, ...) or the 'poisson' formulation", "tau")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
@@ -105,7 +108,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
-    ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (adaptive methods). A failure raises
+    ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (not in the compiled loop: :func:`compiled_loop`). A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
 
     ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
@@ -119,7 +122,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     is reported once); their times are ``result.info["t_events"]``, and a terminal one ends the run with status
     ``"event"``, as in a run without switches.
 
-    ``formulation="poisson"`` (adaptive methods, no checkpoints): the state (q, p) between switches, the impulses
+    ``formulation="poisson"`` (no checkpoints): the state (q, p) between switches, the impulses
     jumping by Jᵀ Λ at them (``formulations/poisson_switches.py``; ``solver`` of system (6)); the Result has v
     and the impulses in ``result.series["p"]`` (the columns of v)."""
     key = str(method).upper()
@@ -174,7 +177,8 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     if model.constraints:
         info.update(constraints=[c.name for c in model.constraints], initial_correction=st.correction)
     if key in METHODS:
-        info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
+        info.update(h=float(h), nsteps_requested=int(nsteps),
+                    path="compiled" if compiled_loop(model, formulation) else "python")
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
@@ -267,7 +271,8 @@ def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every
             en[key][b, :k] = res.energy[key]
         steps[b] = res.info.get("steps", 0)
         events.append(res.events)
-    info = {"method": mkey, "model": model.name, "formulation": "tree", "h": h_used, "nsteps_requested": nsteps,
+    info = {"method": mkey, "model": model.name, "formulation": "constrained" if model.constraints else "tree",
+            "h": h_used, "nsteps_requested": nsteps,
             "runs": runs, "path": "switching, run by run", "cpu_seconds": time.process_time() - cpu,
             "wall_seconds": time.perf_counter() - wall, "varied": sorted(params or {})}
     return t, q, v, en, status.astype(str), steps, info, events, qn, vn

@@ -9,7 +9,8 @@ restarts from the state after it:
 * adaptive methods (DOP853, RK45, ...): each mode is a run of :func:`~multibody.integrate.adaptive.solve_adaptive`
   with the least watched guard as a terminal event, located on the step's interpolant (``solve_ivp``'s
   protocol, Brent to 4 eps);
-* fixed-step methods (RK4, RK2, HEUN, VERLET): each mode runs in the system's compiled loop, which checks the
+* fixed-step methods (RK4, RK2, HEUN, VERLET): each mode runs in the system's loop (compiled, or
+  ``integrate/python_steps.py``'s Python loop of the same arithmetic), which checks the
   guards after every step and stops before the step in which one crosses. The dense output of that step is the
   step itself taken with a smaller size s ∈ (0, h] (of the method's order): the event is its root, and from the
   state after the switch one step of the rest of the interval brings the run back onto the grid ``t0 + k h``.
@@ -35,7 +36,9 @@ structure; the guards reached there), ``arm(t, x)`` (watch the guards ≥ 0 at t
 ``guards(t, x) -> least watched guard``, ``reached(t, x) -> bool array``, ``switch(t, x, reached, log) -> (x,
 next system or None)``, ``run_steps(x, t0, h, first, nsteps, save, method, ts, xs, xt, K) -> (rows, status,
 done)`` (the compiled loop; status :data:`EVENT` when a guard crossed in the step after ``done``) and
-``step(t, x, h, method, xt, K)`` (one step from (t, x), ``K[0]`` = rhs(t, x)).
+``step(t, x, h, method, xt, K)`` (one step from (t, x), ``K[0]`` = rhs(t, x)). A structure with no compiled loop
+takes both from ``integrate/python_steps.py`` (a Python loop of the same arithmetic; its exceptions carry the rows
+it saved, which the run keeps).
 """
 import math
 from dataclasses import dataclass, field
@@ -375,12 +378,18 @@ class _Runner:
             stop = nsteps if self.chunk is None else min(nsteps, (k // self.chunk + 1) * self.chunk)
             todo = save[(save > k) & (save <= stop)]
             ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
-            rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, np.empty(n),
-                                              np.empty((5, n)))
+            error = None
+            try:
+                rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, np.empty(n),
+                                                  np.empty((5, n)))
+            except Exception as exc:   # of a Python loop's right-hand side or projection: keep its rows
+                (rows, done), status, error = getattr(exc, "steps_done", (0, k)), 0, exc
             out.steps += done - k
             out.nfev += (done - k) * STAGES[code]
             for r in range(rows):
                 out.add(ts[r], st.index, xs[r])
+            if error is not None:
+                raise error
             if status == 1:
                 raise _Failure(f"the state became non-finite (NaN or inf) at step {done + 1} (t = "
                                f"{t0 + (done + 1) * h:.17g}); the step h = {h:g} may be too large")
