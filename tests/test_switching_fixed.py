@@ -98,6 +98,19 @@ def test_four_bar_impact_time_converges_with_order_4():
     assert 16 / 1.3 < errors[0] / errors[1] < 16 * 1.3
 
 
+def test_four_bar_cascade_of_bounces_dies_out_into_contact():
+    """e = 0.7 over 3 s: every impact comes slower than the one before (each rebound loses energy: the projection
+    after a step does not hold a free coordinate near its stop, which would place the roots up to ``SAME_INSTANT``
+    past it and feed the bounces), and the cascade ends with the crank resting on its stop, as the adaptive run's."""
+    model, q0, v0 = four_bar(e=0.7)
+    res = mb.simulate(model, q0, v0, 3.0, method="RK4", h=1e-3, formulation="constrained")
+    ref = mb.simulate(model, q0, v0, 3.0, method="DOP853", rtol=1e-12, atol=1e-14, formulation="constrained")
+    speeds = np.array([abs(ev["velocity_before"]) for ev in res.events])
+    assert np.all(np.diff(speeds) < 0.0)
+    assert [ev["kind"] for ev in res.events][-1] == [ev["kind"] for ev in ref.events][-1] == "contact"
+    assert res.v[-1, 0] == 0.0 and res.q[-1, 0] == LOWER
+
+
 @pytest.mark.parametrize("method", ["RK2", "HEUN", "VERLET"])
 def test_four_bar_second_order_methods(method):
     """The second-order methods on the four-bar: the first impact instant converges with order 2 (ratio 4 within
