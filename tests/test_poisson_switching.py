@@ -129,10 +129,10 @@ def test_solar_panel_latches_in_momentum_form():
 
 
 def test_poisson_switching_refusals(tmp_path):
-    """Fixed-step methods and checkpoints are refused with a ModelError naming them."""
+    """STORMER6 and checkpoints are refused with a ModelError naming them."""
     model = pendulum()
-    with pytest.raises(ModelError, match="fixed-step method RK4") as err:
-        mb.simulate(model, [-0.5], [0.0], 1.0, method="RK4", h=1e-3, formulation="poisson")
+    with pytest.raises(ModelError, match="STORMER6") as err:
+        mb.simulate(model, [-0.5], [0.0], 1.0, method="STORMER6", h=1e-3, formulation="poisson")
     assert err.value.element == "method"
     with pytest.raises(ModelError, match="checkpoint") as err:
         mb.simulate(model, [-0.5], [0.0], 1.0, formulation="poisson", checkpoint=tmp_path / "run.ckpt")

@@ -225,3 +225,14 @@ def test_a_failure_in_the_python_loop_keeps_the_rows_so_far():
         mb.simulate(model, [-0.5], [0.0], 1.0, method="RK4", h=1e-3, formulation="poisson", tau=tau)
     res = info.value.result
     assert res.info["status"] == "failed" and res.t[-1] == pytest.approx(0.3, abs=1e-3) and len(res.t) > 250
+
+
+def test_progress_bar_of_a_fixed_step_run_changes_nothing(capsys):
+    """``progress=True``: the run goes in pieces (the bar moves between them), each piece going on in the same
+    mode — the outputs and the switch log are those of the run without a bar, bit for bit."""
+    model, q0, v0 = four_bar(e=0.7)
+    plain = mb.simulate(model, q0, v0, 1.5, method="RK4", h=1e-3, formulation="constrained", progress=False)
+    shown = mb.simulate(model, q0, v0, 1.5, method="RK4", h=1e-3, formulation="constrained", progress=True)
+    assert "RK4 h=0.001" in capsys.readouterr().err
+    assert shown.events == plain.events and len(plain.events) >= 2
+    assert np.array_equal(shown.t, plain.t) and np.array_equal(shown.q, plain.q) and np.array_equal(shown.v, plain.v)

@@ -330,7 +330,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
         return simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
                                   formulation, tau, max_steps, events, energy, writer, options, every=every,
-                                  restart=restart)
+                                  restart=restart, progress=progress)
     check_supported(formulation, model, t0)   # a moving base, general joints, controllers: what it declared
     if system is None:
         system = FORMULATIONS[formulation](model, q0, v0, tau=tau, energy=energy, **options)

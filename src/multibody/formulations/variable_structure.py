@@ -89,7 +89,8 @@ def refuse(model, formulation, tau, method_key, events):
     elif any(j.joint.code == 8 for j in model.joints[1:]):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
-        why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
+        why = ("the method STORMER6 (implicit stages, no dense output to locate an event on); use RK4, RK2, HEUN or "
+               "VERLET", "method")
     elif method_key in METHODS and compiled_loop(model, formulation) and (
             callable(tau) or (tau is None and model.torque_callback is not None)):
         why = ("a Python torque callback with a fixed-step method in the 'tree' formulation: its switching loop is "
@@ -102,7 +103,8 @@ def refuse(model, formulation, tau, method_key, events):
 
 def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12,
                   t_eval=None, tau=None, energy=True, max_steps=None, event_rows=True, rest_velocity=REST_VELOCITY,
-                  writer=None, every=None, restart=None, events=None, formulation="tree", solver="sweep"):
+                  writer=None, every=None, restart=None, events=None, formulation="tree", solver="sweep",
+                  progress=False):
     """Integrate ``model`` (with joint limits, latches or releases) from ``(q0, v0)`` at ``t0`` to ``t_end`` across
     its switches (``integrate/events.py``); return the :class:`multibody.Result` (module docstring).
 
@@ -124,7 +126,8 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``formulation="poisson"`` (no checkpoints): the state (q, p) between switches, the impulses
     jumping by Jᵀ Λ at them (``formulations/poisson_switches.py``; ``solver`` of system (6)); the Result has v
-    and the impulses in ``result.series["p"]`` (the columns of v)."""
+    and the impulses in ``result.series["p"]`` (the columns of v). ``progress``: the bar of a fixed-step run
+    (``run_hybrid``)."""
     key = str(method).upper()
     cpu, wall = time.process_time(), time.perf_counter()
     callback = model.torque_callback if tau is None else tau
@@ -164,7 +167,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         try:
             run = run_hybrid(st, x0, t0, t_end, key, h=h, nsteps=nsteps, save=save, rtol=rtol, atol=atol,
                              t_eval=t_eval, max_steps=max_steps, event_rows=event_rows, checkpoint=write,
-                             every=every, resume=resume, events=user)
+                             every=every, resume=resume, events=user, progress=progress)
         except ModelError as exc:   # met during the run (an event's bad value): with the Result so far
             if getattr(exc, "run", None) is not None:
                 exc.result = _result(exc.run, q_names, v_names, model, energy, {
@@ -202,13 +205,14 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
 
 def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every, formulation, tau,
-                       max_steps, events, energy, writer, options, save=None, every=None, restart=None):
+                       max_steps, events, energy, writer, options, save=None, every=None, restart=None,
+                       progress=False):
     """``simulate`` of a model with joint limits, latches or releases (its arguments checked by ``simulate``):
     :func:`refuse` what such a run does not do, then :func:`run_switching`. ``save``: the fixed-step output steps
     of a batch (its outputs then have no rows at the switches); ``writer``, ``every``: its checkpoints;
-    ``restart``: the checkpoint it goes on from."""
+    ``restart``: the checkpoint it goes on from; ``progress``: the bar of a fixed-step run."""
     refuse(model, formulation, tau, mkey, events)
-    ck = dict(writer=writer, every=every, restart=restart)
+    ck = dict(writer=writer, every=every, restart=restart, progress=progress)
     if formulation == "poisson":
         if writer is not None:
             raise ModelError(f"model '{model.name}': checkpoint= of a run with joint limits, latches or releases "

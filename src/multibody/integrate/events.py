@@ -47,12 +47,15 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
+from multibody.integrate.progress import progress_bar
 from multibody.integrate.tableaux import METHODS, STAGES
 
 __all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE", "SAME_ROOT"]
 
 #: status of a system's ``run_steps``: a guard crossed zero during the step after the last one done
 EVENT = 3
+#: the pieces a fixed-step run is stepped in when it shows a progress bar (the bar moves between them)
+PIECES = 100
 #: the switches allowed at one instant (to round-off) before the run is declared chattering
 MAX_SWITCHES_AT_ONCE = 64
 _EPS = np.finfo(float).eps
@@ -95,7 +98,7 @@ class _Failure(Exception):
 
 
 def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12, t_eval=None,
-               max_steps=None, event_rows=True, checkpoint=None, every=None, resume=None, events=None):
+               max_steps=None, event_rows=True, checkpoint=None, every=None, resume=None, events=None, progress=False):
     """Integrate ``system`` (the protocol of the module docstring) from ``x0`` at ``t0`` to ``t_end`` across its
     switches; return a :class:`HybridRun`. ``method``: an adaptive method (``rtol``, ``atol``, output times
     ``t_eval`` or every step, ``max_steps`` over all the modes) or a fixed-step one (``h`` and ``nsteps`` of the
@@ -110,6 +113,9 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     :class:`HybridRun` so far, and at the end (``finished``). ``resume = (t, step, x, run)``: go on with a run from
     such a state, the system's mode restored (armed) and ``run`` the outcome so far.
 
+    ``progress``: a tqdm bar of the steps of a fixed-step run (None: after two seconds, on a terminal; True;
+    False; ``integrate/progress.py``), moving between :data:`PIECES` pieces of the run.
+
     ``events``: user events ``g(t, x, system)`` (module docstring; adaptive methods only). A ``ModelError`` met
     during the run (e.g. an event's bad value) is raised with the outcome so far as its ``run``."""
     key = str(method).upper()
@@ -117,6 +123,7 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
         raise ModelError("events need an adaptive method (DOP853, RK45, Radau, ...)", element="events")
     run = _Runner(system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps,
                   event_rows, checkpoint, every, events or [])
+    run.progress = progress
     try:
         if resume is not None:
             t, step, x, run.out = resume
@@ -361,13 +368,27 @@ class _Runner:
 
     # ---- fixed-step methods --------------------------------------------------------------------------------
     def fixed_steps(self, x, k=0, armed=False):
+        h, nsteps = float(self.h), int(self.nsteps)
+        bar = progress_bar(self.progress, nsteps, f"{self.key} h={h:g}", "step", initial=k)
+        try:
+            self.fixed_pieces(x, k, armed, bar)
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def fixed_pieces(self, x, k, armed, bar):
+        """The fixed-step run from x at step k (``armed``: its mode armed already), in pieces: the modes, and within
+        a mode the checkpoints' chunks and, with a progress ``bar``, :data:`PIECES` pieces of the run."""
         out = self.out
         h, nsteps, save = float(self.h), int(self.nsteps), np.asarray(self.save, dtype=np.int64)
         code = METHODS[self.key]
         t0 = self.t0
+        piece = None if bar is None else max(1, nsteps // PIECES)
         if k == 0 and save.size and save[0] == 0:
             out.add(t0, self.sys.index, x)
         while k < nsteps:
+            if bar is not None:
+                bar.update(k - bar.n)
             st = self.sys
             n = st.nq + st.nv
             x = np.array(x, dtype=np.float64)
@@ -376,6 +397,7 @@ class _Runner:
                 st.arm(t0 + k * h, x)
             armed = False
             stop = nsteps if self.chunk is None else min(nsteps, (k // self.chunk + 1) * self.chunk)
+            stop = stop if piece is None else min(stop, (k // piece + 1) * piece)
             todo = save[(save > k) & (save <= stop)]
             ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
             error = None
@@ -395,8 +417,9 @@ class _Runner:
                                f"{t0 + (done + 1) * h:.17g}); the step h = {h:g} may be too large")
             k = done
             if status != EVENT:
-                if k < nsteps and self.checkpoint is not None:   # a chunk done: write it, go on in the same mode
-                    self.checkpoint(t0 + k * h, k, st, x, out, False)
+                if k < nsteps:   # a piece done: write its checkpoint, go on in the same mode
+                    if self.checkpoint is not None and k % self.chunk == 0:
+                        self.checkpoint(t0 + k * h, k, st, x, out, False)
                     armed = True
                 continue
             # the event lies in step k + 1: locate it, switch, and step on to the grid point k + 1
@@ -405,6 +428,8 @@ class _Runner:
             out.steps += 1
             if np.any(save == k):
                 out.add(t0 + k * h, self.sys.index, x)
+        if bar is not None:
+            bar.update(k - bar.n)
         self.finished(x)
 
     def to_grid(self, t_a, x_a, t_b, code):
