@@ -24,7 +24,7 @@ class PythonTree(PythonSteps, Structure):
 
 
 def hybrid(cls, model, q0, v0, t_end, method, h):
-    nsteps = int(round(t_end / h))
+    nsteps = round(t_end / h)
     qn, vn = union_names(model)
     st = cls(model, None, None, qn, vn, 0)
     x0 = np.concatenate([q0, v0]).astype(float)

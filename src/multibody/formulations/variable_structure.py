@@ -89,12 +89,12 @@ def refuse(model, formulation, tau, method_key, events):
     elif any(j.joint.code == 8 for j in model.joints[1:]):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
-        why = ("the method STORMER6 (implicit stages, no dense output to locate an event on); use RK4, RK2, HEUN or "
-               "VERLET", "method")
+        why = (("the method STORMER6 (implicit stages, no dense output to locate an event on); use RK4, RK2, HEUN "
+                "or VERLET"), "method")
     elif method_key in METHODS and compiled_loop(model, formulation) and (
             callable(tau) or (tau is None and model.torque_callback is not None)):
-        why = ("a Python torque callback with a fixed-step method in the 'tree' formulation: its switching loop is "
-               "compiled; use an adaptive method (DOP853, ...) or the 'poisson' formulation", "tau")
+        why = (("a Python torque callback with a fixed-step method in the 'tree' formulation: its switching loop is "
+                "compiled; use an adaptive method (DOP853, ...) or the 'poisson' formulation"), "tau")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",

@@ -404,7 +404,7 @@ class _Runner:
             try:
                 rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, np.empty(n),
                                                   np.empty((5, n)))
-            except Exception as exc:   # of a Python loop's right-hand side or projection: keep its rows
+            except Exception as exc:  # noqa: BLE001 -- of a Python loop's rhs or projection: keep its rows, re-raise
                 (rows, done), status, error = getattr(exc, "steps_done", (0, k)), 0, exc
             out.steps += done - k
             out.nfev += (done - k) * STAGES[code]

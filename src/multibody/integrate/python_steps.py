@@ -23,10 +23,13 @@ the compiled loop's states bit for bit (``tests/test_switching_fixed.py``). The 
 structure's right-hand side called from Python, a few times the compiled loop's on a tree; on a model with
 constraints the KKT solve and the projection dominate (``docs/variable-structure.md``).
 """
-import numpy as np
-
 from multibody.integrate.events import EVENT
-from multibody.integrate.tableaux import TABLEAU_C, TABLEAU_STAGES, all_finite, stage_state
+from multibody.integrate.tableaux import (
+    TABLEAU_C,
+    TABLEAU_STAGES,
+    all_finite,
+    stage_state,
+)
 
 __all__ = ["PythonSteps", "python_run_steps", "python_step"]
 
