@@ -265,3 +265,31 @@ def test_checkpoint_of_a_fixed_step_loop_run_resumes_bit_for_bit(tmp_path, monke
     assert resumed.info["resumed_from"] >= 1.0
     assert resumed.events == plain.events
     assert np.array_equal(resumed.t, plain.t) and np.array_equal(resumed.x, plain.x)
+
+
+def test_latch_and_unlock_release_of_a_loop_with_a_fixed_step():
+    """RK4 on the four-bar: a latch on A0 at −0.3 locks it exactly, at rest exactly from then on (no degree of
+    freedom left), with the plastic loss ½ Δvᵀ M Δv to 1e-10 of T⁻; A1 held until t = 0.5 stays exactly in place,
+    is released on the grid instant 0.5 (a release time is located to brentq's 4 eps (1 + t)), and then falls."""
+    value = -0.3
+    model, q0, v0 = four_bar(limits=None, latch=value)
+    res = mb.simulate(model, q0, v0, 1.5, method="RK4", h=1e-3, formulation="constrained")
+    locks = [ev for ev in res.events if ev["kind"] == "lock"]
+    assert len(locks) == 1 and locks[0]["dof"] == 0
+    before, after = switch_rows(res, locks[0]["t"])
+    q = res.q[after]
+    assert q[0] == value and np.all(res.v[after:] == 0.0) and np.all(res.q[after:] == q)
+    M = mb.crba(model, q)
+    vm, vp = res.v[before], res.v[after]
+    dv = vp - vm
+    T_before = 0.5 * vm @ M @ vm
+    assert abs((T_before - 0.5 * vp @ M @ vp) - 0.5 * dv @ M @ dv) <= 1e-10 * T_before
+
+    model, _, _ = four_bar(limits=None, release={"at": 0.5, "mode": "unlock"})
+    q0, v0 = np.array([0.3, 0.3, -0.3]), np.zeros(3)
+    res = mb.simulate(model, q0, v0, 1.2, method="RK4", h=1e-3, formulation="constrained")
+    assert [(ev["kind"], ev["element"]) for ev in res.events] == [("release", "A1")]
+    assert abs(res.events[0]["t"] - 0.5) <= 8 * EPS * 1.5
+    held = res.t < res.events[0]["t"]
+    assert np.all(res.q[held] == q0) and np.all(res.v[held] == 0.0)
+    assert np.abs(res.q[-1] - q0).max() > 0.1

@@ -166,7 +166,13 @@ class ConstrainedStructure(PythonSteps, Structure):
         """:meth:`project` after a step of the fixed-step loop (``integrate/python_steps.py``), which is also the
         dense output an event is located on: the free coordinates near a stop or a latch value are not held there
         (that would make each guard zero over an interval around its root, and put the root located at the interval's
-        end: up to ``SAME_INSTANT`` past the stop, energy gained at each impact); the switch puts them on it."""
+        end: up to ``SAME_INSTANT`` past the stop, energy gained at each impact); the switch puts them on it. A mode
+        that is a rest keeps its state as the switch left it (on the constraints to round-off; a Newton step there
+        would move a coordinate by an ulp at every step)."""
+        x = np.array(x, dtype=np.float64)
+        if self._known().size and self._at_rest(t, x[:self.nq]):
+            x[self.nq:] = 0.0
+            return x
         return self.project(t, x, near=False)
 
     def crossed(self, t, x):
