@@ -29,7 +29,7 @@ from multibody.kernels.spatial import KERNEL
 from multibody.model.controllers import ControllerTable
 from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
 
-__all__ = ["P_CONTROL", "control_params", "compiled_torque", "is_compiled_torque", "control_extra", "run_controls",
+__all__ = ["P_CONTROL", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque", "control_extra", "run_controls",
            "tree_rhs_control"]
 
 #: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
@@ -76,16 +76,28 @@ def compiled_torque(tau):
     return wrapped
 
 
-def control_params(model, params, torque=None):
-    """``params`` (``tree_parameters.tree_params``) with the controllers' tuple appended (module docstring): the model's
-    controllers and the compiled torque law ``torque`` (a numba function, or None)."""
+def controls_tuple(model, params, torque=None):
+    """The controllers' tuple (module docstring, entries ``K_*``) of the model's controllers and the compiled torque
+    law ``torque`` (a numba function, or None) for the tree parameters ``params``; with neither, a tuple of the same
+    numba type that adds nothing (:func:`is_controlled` false)."""
     table = ControllerTable(model.controllers, model.nv)
     n, nq, nv = model.nbodies + 1, model.nq, model.nv
     user = no_torque if torque is None else compiled_torque(torque)
-    controls = (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
-                np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
-                np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
-    return tuple(params) + (controls,)
+    return (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
+            np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
+            np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
+
+
+def control_params(model, params, torque=None):
+    """``params`` (``tree_parameters.tree_params``) with the controllers' tuple appended (module docstring): the model's
+    controllers and the compiled torque law ``torque`` (a numba function, or None)."""
+    return tuple(params) + (controls_tuple(model, params, torque),)
+
+
+@njit(inline="always", cache=True)
+def is_controlled(c):
+    """Whether the controllers' tuple ``c`` has a controller or a compiled torque law."""
+    return c[K_CI].shape[0] > 0 or c[K_HAS_USER]
 
 
 @njit(inline="always", cache=True)

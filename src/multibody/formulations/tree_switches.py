@@ -30,11 +30,12 @@ import numpy as np
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_plain
+from multibody.formulations.tree_control import controls_tuple, is_compiled_torque
+from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
 from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
                                               S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T,
-                                              S_SINCE, guard_values, mode_rhs, mode_rhs_extra, mode_step,
+                                              S_SINCE, free_rhs_extra, guard_values, mode_rhs, mode_rhs_extra, mode_step,
                                               switch_arrays, switching_run)
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
@@ -60,16 +61,20 @@ ROUNDOFF = 1e-10
 class Structure:
     """One structure of a run: ``model`` with the parameter tuple ``params`` of the tree, the switch tuple ``S``,
     the discrete state of its mode, and its columns ``q_cols``, ``v_cols`` in the run's union of coordinates.
-    ``callback``: the Python torque callback ``tau(t, q, v)`` (adaptive runs) or None."""
+    ``callback``: the Python torque callback ``tau(t, q, v)`` (adaptive runs), a compiled torque law (a numba
+    function ``f(t, q, v, out)``, ``formulations/tree_control.py``) or None; the model's controllers and the compiled
+    law run in the mode's compiled right-hand side (``S[S_CONTROL]``)."""
 
     def __init__(self, model, tau_const, callback, q_names, v_names, index, rest_velocity=REST_VELOCITY):
-        self.model, self.index, self.callback = model, index, callback
+        self.law = callback if is_compiled_torque(callback) else None
+        self.model, self.index, self.callback = model, index, None if self.law is not None else callback
         self.u = u = model.unilateral
         self.data = Data(model)
         self.params = tree_params(model, tau_const, self.data)
         self.tau_const = self.params[P_TAU]
+        self.controlled = bool(model.controllers) or self.law is not None
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
-                               len(u.releases))
+                               len(u.releases), controls_tuple(model, self.params, self.law))
         self.nq, self.nv = model.nq, model.nv
         self.q_names, self.v_names = q_names, v_names
         #: the separations that made this structure from the model: [(t, joint)]
@@ -102,7 +107,7 @@ class Structure:
         out = np.empty(self.nq + self.nv)
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.callback is None:
-            if self.resting or self.S[S_NLOCKED][0]:
+            if self.resting or self.S[S_NLOCKED][0] or self.controlled:
                 mode_rhs(float(t), x, self.params, self.S, out)
             else:   # no coordinate locked: the tree's own right-hand side (one argument tuple less to dispatch)
                 self._tree_rhs(float(t), x, self.params, out)
@@ -159,9 +164,9 @@ class Structure:
         return g
 
     def free_accelerations(self, t, x):
-        """q̈ of the tree with every coordinate free (ABA) at (t, x)."""
+        """q̈ of the tree with every coordinate free (ABA) at (t, x), the controllers' torques included."""
         out = self._out
-        tree_rhs_extra(float(t), np.ascontiguousarray(x, dtype=np.float64), self.params,
+        free_rhs_extra(float(t), np.ascontiguousarray(x, dtype=np.float64), self.params, self.S,
                        np.ascontiguousarray(self.extra(t, x)), out)
         return out[self.nq:].copy()
 
@@ -481,7 +486,7 @@ def separated_structure(st, t, x, joint, log):
     new = separated_model(old, joint)
     q, v = x[:old.nq], x[old.nq:]
     fk = forward_kinematics(old, q, v)
-    ns = Structure(new, None, st.callback, st.q_names, st.v_names, st.index + 1, st.rest_velocity)
+    ns = Structure(new, None, st.callback if st.law is None else st.law, st.q_names, st.v_names, st.index + 1, st.rest_velocity)
     ns.separated = st.separated + [(float(t), joint)]
     q2, v2 = np.empty(new.nq), np.empty(new.nv)
     for j in new.joints[1:]:

@@ -17,6 +17,7 @@ import numpy as np
 
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
+from multibody.formulations.tree_control import is_compiled_torque
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
 from multibody.integrate.arguments import fixed_step_count, output_steps
@@ -43,7 +44,10 @@ def union_names(model):
 
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
-    moving base, general joints, constraints, user events, a torque callback with a fixed step."""
+    moving base, general joints, constraints, user events, a Python torque callback with a fixed step, controllers
+    or a compiled torque law with a release that separates a joint (its structure after the separation has other
+    coordinates)."""
+    law = model.torque_callback if tau is None else tau
     why = None
     if formulation != "tree":
         why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
@@ -51,9 +55,12 @@ def refuse(model, formulation, tau, method_key, events):
     elif model.constraints:
         why = (f"it has constraints or cut joints ({', '.join(c.name for c in model.constraints)}); joint limits, "
                "latches and releases are simulated on trees", "constraints")
-    elif model.controllers:
-        why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
-               "constant torques or a torque callback", "controllers")
+    elif (model.controllers or is_compiled_torque(law)) and any(r.mode == "separate"
+                                                                 for r in model.unilateral.releases):
+        what = (f"controllers ({', '.join(c.name for c in model.controllers)})" if model.controllers
+                else "a compiled torque law (tau=f)")
+        why = (f"it has {what} and a release that separates a joint, after which the coordinates they act on "
+               "change; use constant torques or a Python torque callback (adaptive methods)", "controllers")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):
@@ -62,9 +69,10 @@ def refuse(model, formulation, tau, method_key, events):
         why = ("events= of simulate: the switches are the model's own events (result.events)", "events")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
         why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
-    elif method_key in METHODS and (callable(tau) or (tau is None and model.torque_callback is not None)):
+    elif method_key in METHODS and callable(law) and not is_compiled_torque(law):
         why = ("a Python torque callback with a fixed-step method: the switching loop is compiled; use an "
-               "adaptive method (DOP853, ...)", "tau")
+               "adaptive method (DOP853, ...), or a numba function tau(t, q, v, out) or the model's controllers "
+               "(mb.JointPD, mb.ComputedTorque), which run in the compiled loop", "tau")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
@@ -79,7 +87,9 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
-    ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (adaptive methods). A failure raises
+    ``tau``: constant generalized forces (nv,), a callable ``tau(t, q, v)`` (adaptive methods) or a compiled torque
+    law (a numba function ``tau(t, q, v, out)``, ``formulations/tree_control.py``; any method), which, like the
+    model's controllers, runs in the mode's compiled right-hand side. A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
 
     ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
@@ -124,6 +134,10 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     info = {"method": key, "model": model.name, "formulation": "tree", "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    if model.controllers:
+        info["controllers"] = [c.name for c in model.controllers]
+    if st.law is not None:
+        info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
         info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
     else:
@@ -176,9 +190,12 @@ def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every
     if other:
         raise ModelError(f"params['{other[0]}']: the runs of a model with joint limits, latches or releases may vary "
                          "'tau' only", element=other[0])
-    if callable(tau):
+    if callable(tau) and not is_compiled_torque(tau):
         raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
     taus = None if params is None or "tau" not in params else np.asarray(params["tau"], dtype=float)
+    if taus is not None and callable(tau):
+        raise ModelError("params['tau'] with a compiled torque law: give the constant torques inside the law",
+                         element="tau")
     if taus is not None and taus.shape != (Q.shape[0], model.nv):
         raise ModelError(f"params['tau'] must have shape ({Q.shape[0]}, {model.nv}) (runs, nv), got {taus.shape}",
                          element="tau")
