@@ -33,10 +33,11 @@ from multibody.errors import ModelError
 from multibody.formulations.tree_control import controls_tuple, is_compiled_torque
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
-from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
+from multibody.formulations.tree_modes import (EVENT, FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
                                               S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T,
                                               S_SINCE, free_rhs_extra, guard_values, mode_rhs, mode_rhs_extra, mode_step,
                                               switch_arrays, switching_run)
+from multibody.integrate.fixed_step import rk_fixed_python
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
 
@@ -129,14 +130,52 @@ class Structure:
             x[i] = min(max(x[i], u.lower[k]), u.upper[k])
 
     def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
-        """The mode's compiled fixed-step loop (``tree_modes.switching_run``) from x at step ``first``."""
+        """The mode's compiled fixed-step loop (``tree_modes.switching_run``) from x at step ``first``; with a Python
+        torque callback, the same loop in Python (:meth:`python_steps`)."""
+        if self.callback is not None:
+            return self.python_steps(x, t0, h, first, nsteps, save, method, ts, xs)
         return switching_run(x, t0, h, first, nsteps, save, self.params, self.S, method, self.nq, self.quaternions,
                              ts, xs, xt, K)
 
     def step(self, t, x, h, method, xt, K):
         """One step of size h of the mode from (t, x) into ``xt`` (``K[0]`` = ẋ there): the dense output of a
         fixed-step run."""
-        mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
+        if self.callback is not None:
+            xt[:] = self.python_step(t, x, h, method)
+        else:
+            mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
+
+    def python_step(self, t, x, h, method):
+        """One step of size h of the mode from (t, x) with the Python right-hand side (:meth:`rhs`, the torque
+        callback's forces in it): ``fixed_step.rk_fixed_python``'s schemes, the quaternions normalized. Returns
+        the state reached (NaN when it is not finite)."""
+        project = self.project if self.quaternions else None
+        _, xs, _, done = rk_fixed_python(self.rhs, project, x, t, h, 1, np.ones(1, dtype=np.int64), method,
+                                         self.nq)
+        return xs[0] if done == 1 else np.full(self.nq + self.nv, np.nan)
+
+    def python_steps(self, x, t0, h, first, nsteps, save, method, ts, xs):
+        """``tree_modes.switching_run`` as a Python loop of :meth:`python_step` (a Python torque callback with a
+        fixed-step method): the same grid, outputs, status and return values."""
+        k, status, done = 0, 0, first
+        if save.shape[0] and save[0] == first:
+            ts[0], xs[0] = t0 + first * h, x
+            k = 1
+        for step in range(first, nsteps):
+            xt = self.python_step(t0 + step * h, x, h, method)
+            if not np.all(np.isfinite(xt)):
+                status = 1
+                break
+            t1 = t0 + (step + 1) * h
+            if self.guards(t1, xt) < 0.0:
+                status = EVENT
+                break
+            x[:] = xt
+            done = step + 1
+            if k < save.shape[0] and save[k] == done:
+                ts[k], xs[k] = t1, x
+                k += 1
+        return k, status, done
 
     def guards(self, t, x):
         """The least watched guard at (t, x); the guards in ``S`` (the right-hand side is evaluated there first when

@@ -44,10 +44,9 @@ def union_names(model):
 
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, a
-    moving base, general joints, constraints, user events, a Python torque callback with a fixed step, controllers
-    or a compiled torque law with a release that separates a joint (its structure after the separation has other
-    coordinates)."""
-    law = model.torque_callback if tau is None else tau
+    moving base, general joints, constraints, user events, controllers or a compiled torque law with a release that
+    separates a joint (its structure after the separation has other coordinates)."""
+    law = model.torque_callback if tau is None else tau   # a compiled torque law acts as the controllers do
     why = None
     if formulation != "tree":
         why = (f"formulation {formulation!r}: joint limits, latches and releases are simulated in the 'tree' "
@@ -69,10 +68,6 @@ def refuse(model, formulation, tau, method_key, events):
         why = ("events= of simulate: the switches are the model's own events (result.events)", "events")
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
         why = ("STORMER6 integrates the Poisson formulation; use RK4, RK2, HEUN or VERLET", "method")
-    elif method_key in METHODS and callable(law) and not is_compiled_torque(law):
-        why = ("a Python torque callback with a fixed-step method: the switching loop is compiled; use an "
-               "adaptive method (DOP853, ...), or a numba function tau(t, q, v, out) or the model's controllers "
-               "(mb.JointPD, mb.ComputedTorque), which run in the compiled loop", "tau")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
@@ -87,8 +82,8 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
-    ``tau``: constant generalized forces (nv,), a callable ``tau(t, q, v)`` (adaptive methods) or a compiled torque
-    law (a numba function ``tau(t, q, v, out)``, ``formulations/tree_control.py``; any method), which, like the
+    ``tau``: constant generalized forces (nv,), a callable ``tau(t, q, v)`` (with a fixed-step method, the mode's
+    loop then runs in Python: ``Structure.python_steps``) or a compiled torque law (a numba function ``tau(t, q, v, out)``, ``formulations/tree_control.py``; any method), which, like the
     model's controllers, runs in the mode's compiled right-hand side. A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
 
@@ -139,7 +134,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     if st.law is not None:
         info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
-        info.update(h=float(h), nsteps_requested=int(nsteps), path="compiled")
+        info.update(h=float(h), nsteps_requested=int(nsteps), path="python" if st.callback is not None else "compiled")
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
