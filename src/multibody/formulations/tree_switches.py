@@ -30,13 +30,13 @@ import numpy as np
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.tree_control import controls_tuple, is_compiled_torque
+from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
-from multibody.formulations.tree_modes import (EVENT, FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
-                                              S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T,
-                                              S_SINCE, free_rhs_extra, guard_values, mode_rhs, mode_rhs_extra, mode_step,
-                                              switch_arrays, switching_run)
+from multibody.formulations.tree_modes import (EVENT, FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
+                                              S_KNOWN, S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER,
+                                              S_RELEASE_T, S_SINCE, free_rhs_extra, guard_values, mode_rhs,
+                                              mode_rhs_extra, mode_step, switch_arrays, switching_run)
 from multibody.integrate.fixed_step import rk_fixed_python
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
@@ -90,7 +90,13 @@ class Structure:
         self.nlim, self.nlat = len(u.limits), len(u.latches)
         self.quaternions = has_quaternions(self.params[0])
         self.resting = False     # a joint rests on a stop (its reaction is a guard)
+        # no coordinate locked: the tree's own right-hand side (the controlled one with controllers), and the guards
+        # of the switch arrays alone (shorter argument tuples for numba to type at each call from Python)
         self._tree_rhs = tree_rhs if self.params[P_APPLIED] else tree_rhs_plain
+        self._tree_params = self.params
+        if self.controlled:
+            self._tree_rhs, self._tree_params = tree_rhs_control, tuple(self.params) + (self.S[S_CONTROL],)
+        self._S_guards = self.S[:S_CONTROL]
 
     # ---- the mode's right-hand side and guards -----------------------------------------------------------
     def extra(self, t, x):
@@ -108,10 +114,10 @@ class Structure:
         out = np.empty(self.nq + self.nv)
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.callback is None:
-            if self.resting or self.S[S_NLOCKED][0] or self.controlled:
+            if self.resting or self.S[S_NLOCKED][0]:
                 mode_rhs(float(t), x, self.params, self.S, out)
             else:   # no coordinate locked: the tree's own right-hand side (one argument tuple less to dispatch)
-                self._tree_rhs(float(t), x, self.params, out)
+                self._tree_rhs(float(t), x, self._tree_params, out)
         else:
             mode_rhs_extra(float(t), x, self.params, self.S, self.extra(t, x), out)
         return out
@@ -183,7 +189,7 @@ class Structure:
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.resting:
             self.rhs(t, x)
-        return guard_values(float(t), x, self.S)
+        return guard_values(float(t), x, self._S_guards)
 
     def arm(self, t, x):
         """Watch the guards that are ≥ 0 at (t, x), the start of a mode (those below zero by round-off at a switch

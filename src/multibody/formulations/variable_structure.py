@@ -59,7 +59,7 @@ def refuse(model, formulation, tau, method_key, events):
         what = (f"controllers ({', '.join(c.name for c in model.controllers)})" if model.controllers
                 else "a compiled torque law (tau=f)")
         why = (f"it has {what} and a release that separates a joint, after which the coordinates they act on "
-               "change; use constant torques or a Python torque callback (adaptive methods)", "controllers")
+               "change: controllers across a separation are not supported", "controllers")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):
