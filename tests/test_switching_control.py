@@ -128,8 +128,9 @@ def drive_py(t, q, v):
 # ------------------------------------------------------------------------------------------------ a compiled law
 def test_compiled_law_in_the_fixed_step_switching_loop():
     """A double pendulum with stops at ±0.25 rad (e = 0.5) driven by a compiled law (a periodic torque and a damper)
-    that throws it against its stops, where it bounces, comes to rest and leaves again: RK4 at h = 1e-3 in the compiled switching loop agrees with the same law as a
-    Python callback under DOP853 at rtol 1e-12 at every output time. The bound is derived from RK4's error,
+    that throws it against its stops, where it bounces, comes to rest and leaves again: RK4 at h = 1e-3 in the
+    compiled switching loop agrees with the same law as a Python callback under DOP853 at rtol 1e-12 at every output
+    time. The bound is derived from RK4's error,
     estimated by step halving (|x_h − x_{h/2}| · 16/15 for a fourth-order method), three times over, plus the
     reference's tolerance (1e-12 relative, 1e-14 absolute, times 1e3 for its growth over the run). The joints stay
     within their stops to 1e-9 at every output (the event location leaves at most round-off past them). The same law

@@ -41,7 +41,8 @@ from multibody.integrate.events import EVENT
 from multibody.integrate.tableaux import METHODS, TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.integrate.manifold import normalize_quaternions
 
-__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "free_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",
+__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "free_rhs_extra", "guard_values", "crossed", "mode_step",
+           "switching_run",
            "S_KNOWN", "S_FORCE", "S_CONTROL",
            "S_LIM_STATE", "S_LATCH_SIDE", "S_RELEASE_T", "S_GUARD", "S_MASK", "FREE", "ON_LOWER", "ON_UPPER",
            "LOCKED", "EVENT"]
@@ -99,10 +100,10 @@ def rhs_kind(p, S):
     return APPLIED if p[P_APPLIED] else PLAIN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _with_controls(t, x, p, S, tau):
     """``tau`` + the controllers' torques at (t, x) (``tree_control.control_extra``; ``tau`` itself without
-    controllers). Not inlined: the stages of a step call it from several places."""
+    controllers)."""
     c = S[S_CONTROL]
     if is_controlled(c):
         return control_extra(t, x, tau, c, p[P_MI], p[P_Q].shape[0], p[P_WORK])

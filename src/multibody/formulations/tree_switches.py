@@ -62,9 +62,10 @@ ROUNDOFF = 1e-10
 class Structure:
     """One structure of a run: ``model`` with the parameter tuple ``params`` of the tree, the switch tuple ``S``,
     the discrete state of its mode, and its columns ``q_cols``, ``v_cols`` in the run's union of coordinates.
-    ``callback``: the Python torque callback ``tau(t, q, v)`` (adaptive runs), a compiled torque law (a numba
-    function ``f(t, q, v, out)``, ``formulations/tree_control.py``) or None; the model's controllers and the compiled
-    law run in the mode's compiled right-hand side (``S[S_CONTROL]``)."""
+    ``callback``: the Python torque callback ``tau(t, q, v)`` (fixed-step runs then step in Python:
+    :meth:`python_steps`), a compiled torque law (a numba function ``f(t, q, v, out)``,
+    ``formulations/tree_control.py``) or None; the model's controllers and the compiled law run in the mode's
+    compiled right-hand side (``S[S_CONTROL]``)."""
 
     def __init__(self, model, tau_const, callback, q_names, v_names, index, rest_velocity=REST_VELOCITY):
         self.law = callback if is_compiled_torque(callback) else None
@@ -531,7 +532,8 @@ def separated_structure(st, t, x, joint, log):
     new = separated_model(old, joint)
     q, v = x[:old.nq], x[old.nq:]
     fk = forward_kinematics(old, q, v)
-    ns = Structure(new, None, st.callback if st.law is None else st.law, st.q_names, st.v_names, st.index + 1, st.rest_velocity)
+    ns = Structure(new, None, st.callback if st.law is None else st.law, st.q_names, st.v_names, st.index + 1,
+                   st.rest_velocity)
     ns.separated = st.separated + [(float(t), joint)]
     q2, v2 = np.empty(new.nq), np.empty(new.nv)
     for j in new.joints[1:]:

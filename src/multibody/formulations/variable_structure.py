@@ -83,8 +83,9 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
     ``tau``: constant generalized forces (nv,), a callable ``tau(t, q, v)`` (with a fixed-step method, the mode's
-    loop then runs in Python: ``Structure.python_steps``) or a compiled torque law (a numba function ``tau(t, q, v, out)``, ``formulations/tree_control.py``; any method), which, like the
-    model's controllers, runs in the mode's compiled right-hand side. A failure raises
+    loop then runs in Python: ``Structure.python_steps``) or a compiled torque law (a numba function
+    ``tau(t, q, v, out)``, ``formulations/tree_control.py``), which, like the model's controllers, runs in the
+    mode's compiled right-hand side. A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
 
     ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
@@ -134,7 +135,8 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     if st.law is not None:
         info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
-        info.update(h=float(h), nsteps_requested=int(nsteps), path="python" if st.callback is not None else "compiled")
+        info.update(h=float(h), nsteps_requested=int(nsteps),
+                    path="python" if st.callback is not None else "compiled")
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
