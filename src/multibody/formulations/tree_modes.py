@@ -29,7 +29,8 @@ Controllers (the model's ``mb.JointPD``, ``mb.ComputedTorque``, and a compiled t
 forces: they add ``τ_controllers(t, q, v) + f(t, q, v)`` to the constant generalized forces in every mode, before
 ABA or hybrid dynamics (``tree_control.control_extra``, the function of the tree's controlled right-hand side, so a
 mode without locked coordinates computes what ``tree_control.tree_rhs_control`` computes), and take no part in
-the impulses. A run without them keeps the right-hand sides above: the controlled ones are other branches.
+the impulses. A run without them has None in their place: numba prunes the controllers' code when it compiles the
+mode's functions for it, so such a run compiles and runs what it did before controllers were supported.
 """
 import numpy as np
 from numba import njit
@@ -58,8 +59,8 @@ FREE, ON_LOWER, ON_UPPER, LOCKED = 0, 1, -1, 2
 def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_release, controls):
     """A fresh switch tuple ``S`` for the limits (``lim_q``, ``lim_v``, ``lower``, ``upper``), the latches
     (``latch_q``, ``latch_value``), ``n_release`` releases and the controllers' tuple ``controls``
-    (``tree_control.controls_tuple``): every coordinate free, every latch and release disarmed (the caller arms
-    them)."""
+    (``tree_control.controls_tuple``; None for a run without controllers): every coordinate free, every latch and
+    release disarmed (the caller arms them)."""
     nlim, nlat = len(lim_q), len(latch_q)
     ng = 2 * nlim + nlat + n_release
     return (np.zeros(nv), np.zeros(nv), np.zeros(nv),
@@ -83,31 +84,45 @@ def _locked_rhs(t, x, p, S, extra, out):
     return tree_rhs_hybrid(t, x, p, extra, S[S_KNOWN], qdd, S[S_FORCE], out)
 
 
-#: what a mode's right-hand side calls (:func:`rhs_kind`): the tree's without applied forces, with them, hybrid;
-#: with controllers, ABA or hybrid dynamics
-PLAIN, APPLIED, HYBRID, CONTROLLED, CONTROLLED_HYBRID = 0, 1, 2, 3, 4
+#: what a mode's right-hand side calls (:func:`rhs_kind`): the tree's without applied forces, with them, hybrid
+#: dynamics (the controllers' torques added, if any), ABA with the controllers' torques
+PLAIN, APPLIED, HYBRID, CONTROLLED = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _controlled(c):
+    """Whether the controllers' tuple ``c`` (None: a run without controllers) has a controller or a compiled law;
+    with None, numba prunes the other branch when it compiles (a run without controllers compiles no controller
+    code)."""
+    if c is None:
+        return False
+    return is_controlled(c)
 
 
 @njit(cache=True, inline="always")
 def rhs_kind(p, S):
     """Which right-hand side the mode calls: :data:`HYBRID` when a coordinate is locked, else the tree's own
-    (:data:`APPLIED` when the model has joint or point springs, dampers, efforts); :data:`CONTROLLED_HYBRID` and
-    :data:`CONTROLLED` when the run has controllers."""
-    if is_controlled(S[S_CONTROL]):
-        return CONTROLLED_HYBRID if S[S_NLOCKED][0] != 0 else CONTROLLED
+    (:data:`APPLIED` when the model has joint or point springs, dampers, efforts; :data:`CONTROLLED` when the run
+    has controllers)."""
     if S[S_NLOCKED][0] != 0:
         return HYBRID
+    if _controlled(S[S_CONTROL]):
+        return CONTROLLED
     return APPLIED if p[P_APPLIED] else PLAIN
+
+
+@njit(cache=True)
+def _controls(t, x, p, c, tau):
+    """``tau`` + the torques of the controllers' tuple ``c`` at (t, x) (``tree_control.control_extra``); ``tau``
+    itself when ``c`` is None (pruned when compiled, as in :func:`_controlled`)."""
+    if c is None:
+        return tau
+    return control_extra(t, x, tau, c, p[P_MI], p[P_Q].shape[0], p[P_WORK])
 
 
 @njit(cache=True, inline="always")
 def _with_controls(t, x, p, S, tau):
-    """``tau`` + the controllers' torques at (t, x) (``tree_control.control_extra``; ``tau`` itself without
-    controllers)."""
-    c = S[S_CONTROL]
-    if is_controlled(c):
-        return control_extra(t, x, tau, c, p[P_MI], p[P_Q].shape[0], p[P_WORK])
-    return tau
+    return _controls(t, x, p, S[S_CONTROL], tau)
 
 
 @njit(cache=True, inline="always")
@@ -116,12 +131,12 @@ def _rhs(kind, t, x, p, S, out):
         tree_rhs_plain(t, x, p, out)
     elif kind == APPLIED:
         tree_rhs(t, x, p, out)
-    elif kind == HYBRID:
-        _locked_rhs(t, x, p, S, p[P_TAU], out)
-    elif kind == CONTROLLED:   # tree_control.tree_rhs_control, the controllers' tuple in S
-        tree_rhs_extra(t, x, p, _with_controls(t, x, p, S, p[P_TAU]), out)
     else:
-        _locked_rhs(t, x, p, S, _with_controls(t, x, p, S, p[P_TAU]), out)
+        tau = _with_controls(t, x, p, S, p[P_TAU])
+        if kind == CONTROLLED:   # tree_control.tree_rhs_control, the controllers' tuple in S
+            tree_rhs_extra(t, x, p, tau, out)
+        else:
+            _locked_rhs(t, x, p, S, tau, out)
 
 
 @njit(cache=True)
@@ -136,7 +151,7 @@ def mode_rhs(t, x, p, S, out):
 @njit(cache=True)
 def mode_rhs_extra(t, x, p, S, extra, out):
     """:func:`mode_rhs` with the generalized forces ``extra`` in place of the constant ones (a Python torque
-    callback's, adaptive runs); the controllers' torques are added to them."""
+    callback's); the controllers' torques are added to them."""
     if S[S_NLOCKED][0] == 0:
         tree_rhs_extra(t, x, p, _with_controls(t, x, p, S, extra), out)
         return 0

@@ -76,7 +76,8 @@ class Structure:
         self.tau_const = self.params[P_TAU]
         self.controlled = bool(model.controllers) or self.law is not None
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
-                               len(u.releases), controls_tuple(model, self.params, self.law))
+                               len(u.releases), controls_tuple(model, self.params, self.law) if self.controlled
+                               else None)
         self.nq, self.nv = model.nq, model.nv
         self.q_names, self.v_names = q_names, v_names
         #: the separations that made this structure from the model: [(t, joint)]
