@@ -205,3 +205,16 @@ def test_panda_held_against_its_limits_by_a_pd_controller():
     for k in (3, 5):
         assert res.q[-1, k] == hi[k] and res.v[-1, k] == 0.0
     assert {e["element"] for e in res.events if e["kind"] == "contact"} >= {arm.joints[4].name, arm.joints[6].name}
+
+
+def test_controllers_act_besides_a_python_callback():
+    """A model's controllers with a Python torque callback that adds nothing: the same run as without the callback
+    (the controllers are not dropped), with and without limits (the tree's and the switching run's Python paths):
+    DOP853 takes the same steps through the same forces, so to round-off (1e-12 on angles of order 1)."""
+    pd = {"pd": mb.JointPD(50.0, 5.0, [0.5, 0.5])}
+    for model in (chain(2).with_controllers(pd), chain(2, 3.0).with_controllers(pd)):
+        a = mb.simulate(model, [0.0, 0.0], [0.0, 0.0], 1.0, method="DOP853", n_out=5)
+        b = mb.simulate(model, [0.0, 0.0], [0.0, 0.0], 1.0, method="DOP853", n_out=5,
+                        tau=lambda t, q, v: np.zeros(2))
+        assert np.max(np.abs(a.q[-1])) > 0.4
+        np.testing.assert_allclose(b.q, a.q, rtol=0, atol=1e-12)

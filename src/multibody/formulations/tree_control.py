@@ -32,7 +32,7 @@ from multibody.model.controllers import ControllerTable
 from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
 
 __all__ = ["P_CONTROL", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
-           "control_extra", "run_controls", "tree_rhs_control"]
+           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra"]
 
 #: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
 P_CONTROL = P_SIZE
@@ -143,3 +143,10 @@ def tree_rhs_control(t, x, p, out):
     """``tree_rhs`` with the model's controllers and a compiled torque law (their tuple at ``p[P_CONTROL]``) added
     to the constant generalized forces (module docstring)."""
     tree_rhs_extra(t, x, p, control_extra(t, x, p[P_TAU], p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
+
+
+@njit(**KERNEL)
+def tree_rhs_control_extra(t, x, p, extra, out):
+    """:func:`tree_rhs_control` with the generalized forces ``extra`` (a Python torque callback's and the constant
+    ones) in place of the constant ones."""
+    tree_rhs_extra(t, x, p, control_extra(t, x, extra, p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
