@@ -68,7 +68,6 @@ from multibody.formulations.tree_modes import (
     crossed,
 )
 from multibody.formulations.tree_switches import REST_VELOCITY, SAME_INSTANT, Structure
-from multibody.integrate.python_steps import PythonSteps
 from multibody.kernels.crba import crba_kernel
 from multibody.tree_parameters import P_MF, P_MI, P_WORK
 
@@ -85,10 +84,14 @@ PROX_ITERATIONS = 200
 ASSEMBLY_TOL = 1e-8
 
 
-class ConstrainedStructure(PythonSteps, Structure):
+class ConstrainedStructure(Structure):
     """A :class:`~multibody.formulations.tree_switches.Structure` of a model with constraints (module docstring):
     the same arguments; ``max_correction``: how far (rad or m) the projection may move the initial positions onto
     the constraints (``ConstraintError`` beyond; None: any)."""
+
+    #: fixed-step runs step in the Python loop of ``integrate/python_steps.py`` (the compiled loop of the tree's
+    #: modes has no constraint rows)
+    compiled_steps = False
 
     def __init__(self, model, tau_const, callback, q_names, v_names, index, rest_velocity=REST_VELOCITY,
                  max_correction=MAX_INITIAL_CORRECTION):

@@ -26,7 +26,7 @@ from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.prescribed import prescribed_system
 from multibody.formulations.tree_control import (P_CONTROL, control_params, is_compiled_torque, run_controls,
-                                                 tree_rhs_control)
+                                                 tree_rhs_control, tree_rhs_control_extra)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import (has_quaternions, normalize_quaternions, normalize_quaternions_q,
@@ -187,7 +187,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
             if tau_const is not None:
                 extra = extra + tau_const
             out = np.empty(nq + nv)
-            tree_rhs_extra(float(t), x, params, np.ascontiguousarray(extra), out)
+            # the model's controllers act besides the callback
+            (tree_rhs_control_extra if controlled else tree_rhs_extra)(float(t), x, params,
+                                                                       np.ascontiguousarray(extra), out)
             return out
 
     project_py = quaternion_projection(params)

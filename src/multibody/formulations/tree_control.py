@@ -10,41 +10,38 @@ right-hand side then adds to the constant generalized forces ``tau_const`` of th
 
 (:func:`tree_rhs_control`), in this order, before the model's applied forces are added and ABA runs. ``f`` is
 called through a C function pointer (:func:`compiled_torque` wraps it in a ``numba.cfunc`` of
-``kernels.control.TORQUE_SIGNATURE``, compiled once per function and process): the compiled loops are compiled for
-the pointer's type, not for each function, and stay cached on disk. ``f`` must not raise (an exception cannot
-leave compiled code called through a pointer).
+``kernels.control.TORQUE_SIGNATURE``, compiled once per function and process, and kept alive here), held in the
+tuple as its address (``kernels.control.call_torque``): the compiled loops are compiled for an integer, not for
+each function, and stay cached on disk; and a Python caller passes the tuple to a compiled function without
+numba's slow typing of function objects. ``f`` must not raise (an exception cannot leave compiled code called
+through a pointer).
 
 The parameter tuple of ``tree_parameters.tree_params`` gets one more entry, at :data:`P_CONTROL` (its first free
 position, ``P_SIZE``): the tuple :func:`control_params` makes, entries ``K_*`` below.
 """
 import numpy as np
 from numba import carray, cfunc, njit
-from numba.core.errors import NumbaError, NumbaExperimentalFeatureWarning
+from numba.core.errors import NumbaError
 from numba.core.registry import CPUDispatcher
 
 from multibody.errors import ModelError
 from multibody.formulations.tree_rhs import tree_rhs_extra
-from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, control_kernel, no_torque
+from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, call_torque, control_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.model.controllers import ControllerTable
 from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
 
-__all__ = ["P_CONTROL", "control_params", "compiled_torque", "is_compiled_torque", "control_extra", "run_controls",
-           "tree_rhs_control"]
+__all__ = ["P_CONTROL", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
+           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra"]
 
 #: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
 P_CONTROL = P_SIZE
 #: entries of the controllers' tuple: the table (``ControllerTable.arrays``), the model's packed float array as
 #: built, whether any controller compensates gravity / computes torques, scratch (G (n, 4), A, TG, TI), no external
-#: forces, the controllers' torques, τ_extra, the compiled law's q, v and output, the law, whether there is one
+#: forces, the controllers' torques, τ_extra, the compiled law's q, v and output, the law (the address of its C
+#: function, 0 for none), whether there is one
 (K_CI, K_CF, K_RT, K_RC, K_MF, K_GRAVITY, K_INVERSE, K_G, K_A, K_TG, K_TI, K_NO_FEXT, K_OUT, K_EXTRA, K_USER_Q,
  K_USER_V, K_USER_OUT, K_USER, K_HAS_USER) = range(19)
-
-# the numba type of a C function pointer is a "first-class function type", which numba marks experimental; it is the
-# documented way of calling a cfunc from compiled code, and the one whose compiled callers numba caches on disk
-import warnings  # noqa: E402
-
-warnings.filterwarnings("ignore", category=NumbaExperimentalFeatureWarning, message="First-class function type")
 
 
 def is_compiled_torque(tau):
@@ -76,16 +73,28 @@ def compiled_torque(tau):
     return wrapped
 
 
+def controls_tuple(model, params, torque=None):
+    """The controllers' tuple (module docstring, entries ``K_*``) of the model's controllers and the compiled torque
+    law ``torque`` (a numba function, or None) for the tree parameters ``params``; with neither, a tuple of the same
+    numba type that adds nothing (:func:`is_controlled` false)."""
+    table = ControllerTable(model.controllers, model.nv)
+    n, nq, nv = model.nbodies + 1, model.nq, model.nv
+    user = 0 if torque is None else compiled_torque(torque).address
+    return (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
+            np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
+            np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
+
+
 def control_params(model, params, torque=None):
     """``params`` (``tree_parameters.tree_params``) with the controllers' tuple appended (module docstring): the model's
     controllers and the compiled torque law ``torque`` (a numba function, or None)."""
-    table = ControllerTable(model.controllers, model.nv)
-    n, nq, nv = model.nbodies + 1, model.nq, model.nv
-    user = no_torque if torque is None else compiled_torque(torque)
-    controls = (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
-                np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
-                np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
-    return tuple(params) + (controls,)
+    return tuple(params) + (controls_tuple(model, params, torque),)
+
+
+@njit(inline="always", cache=True)
+def is_controlled(c):
+    """Whether the controllers' tuple ``c`` has a controller or a compiled torque law."""
+    return c[K_CI].shape[0] > 0 or c[K_HAS_USER]
 
 
 @njit(inline="always", cache=True)
@@ -114,7 +123,7 @@ def control_extra(t, x, tau_const, c, mi, nq, work):
         for k in range(nv):
             uv[k] = v[k]
             u[k] = 0.0
-        c[K_USER](t, uq.ctypes, uv.ctypes, u.ctypes, nq, nv)
+        call_torque(c[K_USER], t, uq, uv, u)
         for k in range(nv):
             extra[k] += u[k]
     return extra
@@ -134,3 +143,10 @@ def tree_rhs_control(t, x, p, out):
     """``tree_rhs`` with the model's controllers and a compiled torque law (their tuple at ``p[P_CONTROL]``) added
     to the constant generalized forces (module docstring)."""
     tree_rhs_extra(t, x, p, control_extra(t, x, p[P_TAU], p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
+
+
+@njit(**KERNEL)
+def tree_rhs_control_extra(t, x, p, extra, out):
+    """:func:`tree_rhs_control` with the generalized forces ``extra`` (a Python torque callback's and the constant
+    ones) in place of the constant ones."""
+    tree_rhs_extra(t, x, p, control_extra(t, x, extra, p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)

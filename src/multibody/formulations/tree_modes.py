@@ -21,36 +21,46 @@ A gap that is exactly zero when its mode starts (the stop just left after a rebo
 from) is divided by the time since, to the order of its zero there (``S[S_ORDER]``), so that the root located is
 the next one and not the start itself.
 
-The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode and the guard data; the run across switches
-(``integrate/events.py``) locates the root of a guard, has the structure (``formulations/tree_switches.py``) make
-the switch, and restarts.
+The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode, the guard data and the controllers' tuple of
+the run (``S[S_CONTROL]``, ``formulations/tree_control.py``); the run across switches (``integrate/events.py``)
+locates the root of a guard, has the structure (``formulations/tree_switches.py``) make the switch, and restarts.
+
+Controllers (the model's ``mb.JointPD``, ``mb.ComputedTorque``, and a compiled torque law ``tau=f``) are bounded
+forces: they add ``τ_controllers(t, q, v) + f(t, q, v)`` to the constant generalized forces in every mode, before
+ABA or hybrid dynamics (``tree_control.control_extra``, the function of the tree's controlled right-hand side, so a
+mode without locked coordinates computes what ``tree_control.tree_rhs_control`` computes), and take no part in
+the impulses. A run without them has None in their place: numba prunes the controllers' code when it compiles the
+mode's functions for it, so such a run compiles and runs what it did before controllers were supported.
 """
 import numpy as np
 from numba import njit
 
+from multibody.formulations.tree_control import control_extra, is_controlled
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
-from multibody.tree_parameters import P_APPLIED, P_TAU
+from multibody.tree_parameters import P_APPLIED, P_MI, P_Q, P_TAU, P_WORK
 from multibody.integrate.events import EVENT
 from multibody.integrate.tableaux import METHODS, TABLEAU_C, TABLEAU_STAGES, all_finite, stage_state
 from multibody.integrate.manifold import normalize_quaternions
 
-__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "guard_values", "crossed", "mode_step", "switching_run",
-           "S_KNOWN", "S_FORCE",
+__all__ = ["switch_arrays", "mode_rhs", "mode_rhs_extra", "free_rhs_extra", "guard_values", "crossed", "mode_step",
+           "switching_run",
+           "S_KNOWN", "S_FORCE", "S_CONTROL",
            "S_LIM_STATE", "S_LATCH_SIDE", "S_RELEASE_T", "S_GUARD", "S_MASK", "FREE", "ON_LOWER", "ON_UPPER",
            "LOCKED", "EVENT"]
 
 #: positions in the switch tuple ``S``
 (S_KNOWN, S_QDD, S_FORCE, S_LIM_Q, S_LIM_V, S_LOWER, S_UPPER, S_LIM_STATE, S_LATCH_Q, S_LATCH_VALUE, S_LATCH_SIDE,
- S_RELEASE_T, S_GUARD, S_MASK, S_NLOCKED, S_SINCE, S_ORDER) = range(17)
+ S_RELEASE_T, S_GUARD, S_MASK, S_NLOCKED, S_SINCE, S_ORDER, S_CONTROL) = range(18)
 #: the state of a limited coordinate (``S[S_LIM_STATE]``): free, held on its lower or upper stop, locked otherwise
 #: (latched or held until a release: its stops are not watched)
 FREE, ON_LOWER, ON_UPPER, LOCKED = 0, 1, -1, 2
 
 
-def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_release):
+def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_release, controls):
     """A fresh switch tuple ``S`` for the limits (``lim_q``, ``lim_v``, ``lower``, ``upper``), the latches
-    (``latch_q``, ``latch_value``) and ``n_release`` releases: every coordinate free, every latch and release
-    disarmed (the caller arms them)."""
+    (``latch_q``, ``latch_value``), ``n_release`` releases and the controllers' tuple ``controls``
+    (``tree_control.controls_tuple``; None for a run without controllers): every coordinate free, every latch and
+    release disarmed (the caller arms them)."""
     nlim, nlat = len(lim_q), len(latch_q)
     ng = 2 * nlim + nlat + n_release
     return (np.zeros(nv), np.zeros(nv), np.zeros(nv),
@@ -59,7 +69,7 @@ def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_releas
             np.zeros(nlim, dtype=np.int64),
             np.ascontiguousarray(latch_q, dtype=np.int64), np.ascontiguousarray(latch_value, dtype=np.float64),
             np.zeros(nlat), np.full(n_release, np.inf), np.zeros(ng), np.ones(ng, dtype=np.bool_),
-            np.zeros(1, dtype=np.int64), np.zeros(ng), np.zeros(ng, dtype=np.int64))
+            np.zeros(1, dtype=np.int64), np.zeros(ng), np.zeros(ng, dtype=np.int64), controls)
 
 
 #: the code of the classical RK4 (``integrate/tableaux.py``)
@@ -75,16 +85,44 @@ def _locked_rhs(t, x, p, S, extra, out):
 
 
 #: what a mode's right-hand side calls (:func:`rhs_kind`): the tree's without applied forces, with them, hybrid
-PLAIN, APPLIED, HYBRID = 0, 1, 2
+#: dynamics (the controllers' torques added, if any), ABA with the controllers' torques
+PLAIN, APPLIED, HYBRID, CONTROLLED = 0, 1, 2, 3
+
+
+@njit(cache=True)
+def _controlled(c):
+    """Whether the controllers' tuple ``c`` (None: a run without controllers) has a controller or a compiled law;
+    with None, numba prunes the other branch when it compiles (a run without controllers compiles no controller
+    code)."""
+    if c is None:
+        return False
+    return is_controlled(c)
 
 
 @njit(cache=True, inline="always")
 def rhs_kind(p, S):
     """Which right-hand side the mode calls: :data:`HYBRID` when a coordinate is locked, else the tree's own
-    (:data:`APPLIED` when the model has joint or point springs, dampers, efforts)."""
+    (:data:`APPLIED` when the model has joint or point springs, dampers, efforts; :data:`CONTROLLED` when the run
+    has controllers)."""
     if S[S_NLOCKED][0] != 0:
         return HYBRID
+    if _controlled(S[S_CONTROL]):
+        return CONTROLLED
     return APPLIED if p[P_APPLIED] else PLAIN
+
+
+@njit(cache=True)
+def _controls(t, x, p, c, tau):
+    """``tau`` + the torques of the controllers' tuple ``c`` at (t, x) (``tree_control.control_extra``); ``tau``
+    itself when ``c`` is None (pruned when compiled, as in :func:`_controlled`)."""
+    if c is None:
+        return tau
+    return control_extra(t, x, tau, c, p[P_MI], p[P_Q].shape[0], p[P_WORK])
+
+
+@njit(cache=True, inline="always")
+def _with_controls(t, x, p, S, tau):
+    return _controls(t, x, p, S[S_CONTROL], tau)
 
 
 @njit(cache=True, inline="always")
@@ -94,25 +132,37 @@ def _rhs(kind, t, x, p, S, out):
     elif kind == APPLIED:
         tree_rhs(t, x, p, out)
     else:
-        _locked_rhs(t, x, p, S, p[P_TAU], out)
+        tau = _with_controls(t, x, p, S, p[P_TAU])
+        if kind == CONTROLLED:   # tree_control.tree_rhs_control, the controllers' tuple in S
+            tree_rhs_extra(t, x, p, tau, out)
+        else:
+            _locked_rhs(t, x, p, S, tau, out)
 
 
 @njit(cache=True)
 def mode_rhs(t, x, p, S, out):
-    """ẋ of the mode with the constant generalized forces of the parameter tuple: the tree right-hand side (ABA;
-    the same function as a run without limits) with no coordinate locked, else hybrid dynamics with the locked
-    coordinates' accelerations zero (their reactions into ``S[S_FORCE]``)."""
+    """ẋ of the mode with the constant generalized forces of the parameter tuple and the controllers of
+    ``S[S_CONTROL]``: the tree right-hand side (ABA; the same function as a run without limits) with no coordinate
+    locked, else hybrid dynamics with the locked coordinates' accelerations zero (their reactions into
+    ``S[S_FORCE]``)."""
     _rhs(rhs_kind(p, S), t, x, p, S, out)
 
 
 @njit(cache=True)
 def mode_rhs_extra(t, x, p, S, extra, out):
     """:func:`mode_rhs` with the generalized forces ``extra`` in place of the constant ones (a Python torque
-    callback's, adaptive runs)."""
+    callback's); the controllers' torques are added to them."""
     if S[S_NLOCKED][0] == 0:
-        tree_rhs_extra(t, x, p, extra, out)
+        tree_rhs_extra(t, x, p, _with_controls(t, x, p, S, extra), out)
         return 0
-    return _locked_rhs(t, x, p, S, extra, out)
+    return _locked_rhs(t, x, p, S, _with_controls(t, x, p, S, extra), out)
+
+
+@njit(cache=True)
+def free_rhs_extra(t, x, p, S, extra, out):
+    """ẋ of the tree with every coordinate free (ABA) under the generalized forces ``extra`` and the controllers'
+    torques (the accelerations the contact problem of a switch starts from)."""
+    tree_rhs_extra(t, x, p, _with_controls(t, x, p, S, extra), out)
 
 
 @njit(cache=True, inline="always")

@@ -30,12 +30,14 @@ import numpy as np
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_plain
+from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, tree_rhs_control
+from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
-from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_FORCE, S_GUARD, S_KNOWN,
-                                              S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER, S_RELEASE_T,
-                                              S_SINCE, guard_values, mode_rhs, mode_rhs_extra, mode_step,
-                                              switch_arrays, switching_run)
+from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
+                                              S_KNOWN, S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER,
+                                              S_RELEASE_T, S_SINCE, free_rhs_extra, guard_values, mode_rhs,
+                                              mode_rhs_extra, mode_step, switch_arrays, switching_run)
+from multibody.integrate.python_steps import PythonSteps
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.kernels.impulse import delassus, mixed_lcp
 
@@ -57,19 +59,25 @@ SAME_INSTANT = 1e-12
 ROUNDOFF = 1e-10
 
 
-class Structure:
+class Structure(PythonSteps):
     """One structure of a run: ``model`` with the parameter tuple ``params`` of the tree, the switch tuple ``S``,
     the discrete state of its mode, and its columns ``q_cols``, ``v_cols`` in the run's union of coordinates.
-    ``callback``: the Python torque callback ``tau(t, q, v)`` (adaptive runs) or None."""
+    ``callback``: the Python torque callback ``tau(t, q, v)`` (fixed-step runs then step in Python:
+    :attr:`compiled_steps`), a compiled torque law (a numba function ``f(t, q, v, out)``,
+    ``formulations/tree_control.py``) or None; the model's controllers and the compiled law run in the mode's
+    compiled right-hand side (``S[S_CONTROL]``)."""
 
     def __init__(self, model, tau_const, callback, q_names, v_names, index, rest_velocity=REST_VELOCITY):
-        self.model, self.index, self.callback = model, index, callback
+        self.law = callback if is_compiled_torque(callback) else None
+        self.model, self.index, self.callback = model, index, None if self.law is not None else callback
         self.u = u = model.unilateral
         self.data = Data(model)
         self.params = tree_params(model, tau_const, self.data)
         self.tau_const = self.params[P_TAU]
+        self.controlled = bool(model.controllers) or self.law is not None
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
-                               len(u.releases))
+                               len(u.releases), controls_tuple(model, self.params, self.law) if self.controlled
+                               else None)
         self.nq, self.nv = model.nq, model.nv
         self.q_names, self.v_names = q_names, v_names
         #: the separations that made this structure from the model: [(t, joint)]
@@ -85,7 +93,13 @@ class Structure:
         self.quaternions = has_quaternions(self.params[0])
         self.projects = self.quaternions     # project(t, x) after each step of the adaptive methods
         self.resting = False     # a joint rests on a stop (its reaction is a guard)
+        # no coordinate locked: the tree's own right-hand side (the controlled one with controllers), and the guards
+        # of the switch arrays alone (shorter argument tuples for numba to type at each call from Python)
         self._tree_rhs = tree_rhs if self.params[P_APPLIED] else tree_rhs_plain
+        self._tree_params = self.params
+        if self.controlled:
+            self._tree_rhs, self._tree_params = tree_rhs_control, tuple(self.params) + (self.S[S_CONTROL],)
+        self._S_guards = self.S[:S_CONTROL]
 
     # ---- the mode's right-hand side and guards -----------------------------------------------------------
     def extra(self, t, x):
@@ -106,7 +120,7 @@ class Structure:
             if self.resting or self.S[S_NLOCKED][0]:
                 mode_rhs(float(t), x, self.params, self.S, out)
             else:   # no coordinate locked: the tree's own right-hand side (one argument tuple less to dispatch)
-                self._tree_rhs(float(t), x, self.params, out)
+                self._tree_rhs(float(t), x, self._tree_params, out)
         else:
             mode_rhs_extra(float(t), x, self.params, self.S, self.extra(t, x), out)
         return out
@@ -124,15 +138,27 @@ class Structure:
             i = u.lim_q[k]
             x[i] = min(max(x[i], u.lower[k]), u.upper[k])
 
+    @property
+    def compiled_steps(self):
+        """Whether the fixed-step runs step in the compiled loop (``tree_modes.switching_run``); else in the Python
+        loop of ``integrate/python_steps.py`` (a Python torque callback)."""
+        return self.callback is None
+
     def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
-        """The mode's compiled fixed-step loop (``tree_modes.switching_run``) from x at step ``first``."""
+        """The mode's fixed-step loop from x at step ``first``: compiled (``tree_modes.switching_run``), or the same
+        operations in Python (:attr:`compiled_steps`)."""
+        if not self.compiled_steps:
+            return PythonSteps.run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K)
         return switching_run(x, t0, h, first, nsteps, save, self.params, self.S, method, self.nq, self.quaternions,
                              ts, xs, xt, K)
 
     def step(self, t, x, h, method, xt, K):
         """One step of size h of the mode from (t, x) into ``xt`` (``K[0]`` = ẋ there): the dense output of a
         fixed-step run."""
-        mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
+        if not self.compiled_steps:
+            PythonSteps.step(self, t, x, h, method, xt, K)
+        else:
+            mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
 
     def guards(self, t, x):
         """The least watched guard at (t, x); the guards in ``S`` (the right-hand side is evaluated there first when
@@ -140,7 +166,7 @@ class Structure:
         x = np.ascontiguousarray(x, dtype=np.float64)
         if self.resting:
             self.rhs(t, x)
-        return guard_values(float(t), x, self.S)
+        return guard_values(float(t), x, self._S_guards)
 
     def arm(self, t, x):
         """Watch the guards that are ≥ 0 at (t, x), the start of a mode (those below zero by round-off at a switch
@@ -160,9 +186,9 @@ class Structure:
         return g
 
     def free_accelerations(self, t, x):
-        """q̈ of the tree with every coordinate free (ABA) at (t, x)."""
+        """q̈ of the tree with every coordinate free (ABA) at (t, x), the controllers' torques included."""
         out = self._out
-        tree_rhs_extra(float(t), np.ascontiguousarray(x, dtype=np.float64), self.params,
+        free_rhs_extra(float(t), np.ascontiguousarray(x, dtype=np.float64), self.params, self.S,
                        np.ascontiguousarray(self.extra(t, x)), out)
         return out[self.nq:].copy()
 
@@ -498,7 +524,8 @@ def separated_structure(st, t, x, joint, log):
     new = separated_model(old, joint)
     q, v = x[:old.nq], x[old.nq:]
     fk = forward_kinematics(old, q, v)
-    ns = Structure(new, None, st.callback, st.q_names, st.v_names, st.index + 1, st.rest_velocity)
+    ns = Structure(new, None, st.callback if st.law is None else st.law, st.q_names, st.v_names, st.index + 1,
+                   st.rest_velocity)
     ns.separated = st.separated + [(float(t), joint)]
     q2, v2 = np.empty(new.nq), np.empty(new.nv)
     for j in new.joints[1:]:

@@ -21,6 +21,7 @@ from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
 from multibody.formulations.constrained import constraint_residuals
 from multibody.formulations.constrained_switches import ConstrainedStructure
+from multibody.formulations.tree_control import is_compiled_torque
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.formulations.poisson_switches import PoissonStructure
 from multibody.formulations.tree_switches import REST_VELOCITY, Structure
@@ -64,8 +65,13 @@ def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
     Poisson one (``formulations/poisson_switches.py``) or, for a model with constraints, the constrained one
     (``formulations/constrained_switches.py``: one-step methods, adaptive or fixed-step, no release that separates
-    a joint); a moving base, general joints, controllers, STORMER6, a torque callback with a fixed step in the
-    tree's compiled loop (user events with a fixed step are refused by ``simulate`` as in every run)."""
+    a joint); controllers or a compiled torque law outside the tree formulation or with a release that separates a
+    joint (its structure after the separation has other coordinates); a moving base, general joints, STORMER6
+    (user events with a fixed step are refused by ``simulate`` as in every run)."""
+    law = model.torque_callback if tau is None else tau   # a compiled torque law acts as the controllers do
+    controlled = bool(model.controllers) or is_compiled_torque(law)
+    what = (f"controllers ({', '.join(c.name for c in model.controllers)})" if model.controllers
+            else "a compiled torque law (tau=f)")
     why = None
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
     if model.constraints and formulation != "constrained":
@@ -81,9 +87,12 @@ def refuse(model, formulation, tau, method_key, events):
     elif model.constraints and separate:
         why = ((f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
                 "releases with mode 'unlock' only"), f"release '{separate[0]}'")
-    elif model.controllers:
-        why = (f"it has controllers ({', '.join(c.name for c in model.controllers)}); a switching run takes "
-               "constant torques or a torque callback", "controllers")
+    elif controlled and formulation != "tree":
+        why = ((f"{what} in the {formulation!r} formulation: controllers across switches run in the 'tree' "
+                "formulation's compiled modes; a Python torque callback runs in every formulation"), "controllers")
+    elif controlled and separate:
+        why = (f"it has {what} and a release that separates a joint, after which the coordinates they act on "
+               "change: controllers across a separation are not supported", "controllers")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):
@@ -91,10 +100,6 @@ def refuse(model, formulation, tau, method_key, events):
     elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
         why = (("the method STORMER6 (implicit stages, no dense output to locate an event on); use RK4, RK2, HEUN "
                 "or VERLET"), "method")
-    elif method_key in METHODS and compiled_loop(model, formulation) and (
-            callable(tau) or (tau is None and model.torque_callback is not None)):
-        why = (("a Python torque callback with a fixed-step method in the 'tree' formulation: its switching loop is "
-                "compiled; use an adaptive method (DOP853, ...) or the 'poisson' formulation"), "tau")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
@@ -110,7 +115,10 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
-    ``tau``: constant generalized forces (nv,) or a callable ``tau(t, q, v)`` (not in the compiled loop: :func:`compiled_loop`). A failure raises
+    ``tau``: constant generalized forces (nv,), a callable ``tau(t, q, v)`` (with a fixed-step method, the mode's
+    loop then runs in Python: ``integrate/python_steps.py``) or a compiled torque law (a numba function
+    ``tau(t, q, v, out)``, ``formulations/tree_control.py``), which, like the model's controllers, runs in the
+    mode's compiled right-hand side. A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
 
     ``writer`` (a :class:`multibody.io.checkpoints.Writer`), ``every``: write a checkpoint at the start, every ``every``
@@ -179,9 +187,13 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
     if model.constraints:
         info.update(constraints=[c.name for c in model.constraints], initial_correction=st.correction)
+    if model.controllers:
+        info["controllers"] = [c.name for c in model.controllers]
+    if getattr(st, "law", None) is not None:
+        info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
         info.update(h=float(h), nsteps_requested=int(nsteps),
-                    path="compiled" if compiled_loop(model, formulation) else "python")
+                    path="compiled" if compiled_loop(model, formulation) and st.callback is None else "python")
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
@@ -244,9 +256,12 @@ def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every
     if other:
         raise ModelError(f"params['{other[0]}']: the runs of a model with joint limits, latches or releases may vary "
                          "'tau' only", element=other[0])
-    if callable(tau):
+    if callable(tau) and not is_compiled_torque(tau):
         raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
     taus = None if params is None or "tau" not in params else np.asarray(params["tau"], dtype=float)
+    if taus is not None and callable(tau):
+        raise ModelError("params['tau'] with a compiled torque law: give the constant torques inside the law",
+                         element="tau")
     if taus is not None and taus.shape != (Q.shape[0], model.nv):
         raise ModelError(f"params['tau'] must have shape ({Q.shape[0]}, {model.nv}) (runs, nv), got {taus.shape}",
                          element="tau")

@@ -21,9 +21,13 @@ The SIMD lanes (``kernels/lanes.py``) compute the PD and gravity terms of each l
 same order, so that a run in the lanes equals the run alone bit for bit.
 
 A user's compiled torque law ``tau(t, q, v, out)`` is called through a C function pointer of the signature
-:data:`TORQUE_SIGNATURE` (``formulations/tree_control.py`` wraps it); :data:`no_torque` is the one that does nothing.
+:data:`TORQUE_SIGNATURE` (``formulations/tree_control.py`` wraps it), held as its address, an integer
+(:func:`call_torque`): a tuple of arrays and numbers is typed by numba's fast path when a Python caller passes it
+to a compiled function, whereas a function object in it sends every call through the slow one (about 1 ms).
 """
-from numba import cfunc, njit, types
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 from multibody.kernels.kinematics import (B_P, F_COM, F_MASS, IV, NV, PARENT, joint_placement_world, set_ground,
                                           workspace_views)
@@ -44,10 +48,20 @@ _P = types.CPointer(types.float64)
 TORQUE_SIGNATURE = types.void(types.float64, _P, _P, _P, types.int64, types.int64)
 
 
-@cfunc(TORQUE_SIGNATURE, cache=True)
-def no_torque(t, q, v, out, nq, nv):
-    """The compiled torque law that adds nothing."""
-    return
+@intrinsic
+def call_torque(typingctx, address, t, q, v, out):
+    """Call the C function of :data:`TORQUE_SIGNATURE` at ``address`` (an integer, ``numba.cfunc(...).address``)
+    with ``(t, q.ctypes, v.ctypes, out.ctypes, q.size, v.size)``; q, v, out: contiguous float64 arrays."""
+    def codegen(context, builder, signature, args):
+        f64p = ir.DoubleType().as_pointer()
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(ir.VoidType(), [ir.DoubleType(), f64p, f64p, f64p, i64, i64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        arrays = [context.make_array(ty)(context, builder, value) for ty, value in zip(signature.args[2:], args[2:])]
+        builder.call(fn, [args[1], arrays[0].data, arrays[1].data, arrays[2].data, arrays[0].nitems, arrays[1].nitems])
+        return context.get_dummy_value()
+
+    return types.void(address, t, q, v, out), codegen
 
 
 @helper
