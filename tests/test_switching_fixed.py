@@ -10,7 +10,7 @@ from test_switching import G, double_pendulum, pendulum, period, rows_at
 from test_switching_loops import LOWER, four_bar, loop_jacobian, roundoff, switch_rows
 
 import multibody as mb
-from multibody.errors import IntegrationError, ModelError
+from multibody.errors import IntegrationError
 from multibody.formulations.tree_switches import Structure
 from multibody.formulations.variable_structure import union_names
 from multibody.integrate.events import run_hybrid
