@@ -244,6 +244,20 @@ class Structure(PythonSteps):
         S[S_ORDER][:] = data["order"]
         S[S_SINCE][:] = floats(data["since"], 0.0)
 
+    def successor(self, t, joint):
+        """The structure after ``joint`` separates at t: the model with a free joint in its place
+        (``model/restructure.py``), the next index, the same torque callback or compiled law, and the constant
+        generalized forces of the coordinates it keeps (by name: those of the separated joint end with it)."""
+        from multibody.model.restructure import separated_model
+
+        new = separated_model(self.model, joint)
+        old_names = {n: k for k, n in enumerate(self.model.velocity_names())}
+        tau = np.array([self.tau_const[old_names[n]] if n in old_names else 0.0 for n in new.velocity_names()])
+        ns = Structure(new, tau, self.callback if self.law is None else self.law, self.q_names, self.v_names,
+                       self.index + 1, self.rest_velocity)
+        ns.separated = self.separated + [(float(t), joint)]
+        return ns
+
     def dof(self):
         return int(self.nv - np.count_nonzero(self.S[S_KNOWN]))
 
@@ -518,15 +532,12 @@ def separated_structure(st, t, x, joint, log):
     and the momenta are unchanged. The mode carries over by name (latched, held, resting coordinates). Returns
     ``(structure, x)``."""
     from multibody.algorithms import forward_kinematics
-    from multibody.model.restructure import separated_model
 
     old = st.model
-    new = separated_model(old, joint)
+    ns = st.successor(t, joint)
+    new = ns.model
     q, v = x[:old.nq], x[old.nq:]
     fk = forward_kinematics(old, q, v)
-    ns = Structure(new, None, st.callback if st.law is None else st.law, st.q_names, st.v_names, st.index + 1,
-                   st.rest_velocity)
-    ns.separated = st.separated + [(float(t), joint)]
     q2, v2 = np.empty(new.nq), np.empty(new.nv)
     for j in new.joints[1:]:
         if j.name == joint:

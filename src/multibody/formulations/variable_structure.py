@@ -338,17 +338,13 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
     ``(structure, (t, step, x, HybridRun))``; a ``ResultFileError`` for data that do not fit."""
     from multibody.errors import ResultFileError
     from multibody.integrate.events import HybridRun
-    from multibody.model.restructure import separated_model
 
     data = ck.switching
     try:
         st = structure_class(model)(model, tau_const, callback, q_names, v_names, 0, rest_velocity)
         systems = [(float(ck.settings["t0"]), st)]
         for t, joint in data["separated"]:
-            nxt = Structure(separated_model(st.model, joint), None, callback, q_names, v_names, st.index + 1,
-                            rest_velocity)
-            nxt.separated = st.separated + [(float(t), joint)]
-            st = nxt
+            st = st.successor(t, joint)
             systems.append((float(t), st))
         st.restore(data["mode"])
         by_index = {s.index: s for _, s in systems}
