@@ -34,6 +34,20 @@ def test_demo_writes_plots_and_results(tmp_path, capsys):
     sweep = next(r for r in rows if r["section"] == "parameter sweeps")
     vw, vc = map(float, sweep["computed"].split(","))
     assert abs(vw - 4.29238253634111) < 1e-12 and abs(vc - 6.02426201538837) < 1e-12
+    # variable structure: Newton's law at a stop (one impulse: round-off, 1e-12), the elastic pendulum's impact
+    # instants against the elliptic period (1e-10 s, as tests/test_switching.py derives for DOP853 at rtol 1e-12),
+    # the solar panel's lock losses against the plastic impact from crba (1e-10 J), the loop's Newton's law and
+    # its constraint residual (projection to round-off: 64 eps)
+    vs = [r for r in rows if r["section"] == "variable structure"]
+    ratios = [float(x) for x in vs[0]["computed"].strip("[]").split()]
+    assert len(ratios) == 3 and all(abs(r + 0.7) < 1e-12 for r in ratios)
+    assert float(vs[1]["computed"]) < 1e-10
+    locks = [r for r in vs if "locks at" in r["quantity"]]
+    assert len(locks) == 2
+    for r in locks:
+        assert abs(float(r["computed"]) - float(r["reference"].split()[0])) < 1e-10
+    assert "then contact" in vs[-2]["quantity"] and float(vs[-2]["computed"]) < 1e-12
+    assert float(vs[-1]["computed"]) < 64 * 2.2e-16
     lines = (tmp_path / "results.md").read_text().splitlines()
     assert len(lines) == len(rows) + 2 and all(len(CELLS.findall(line)) == 6 for line in lines)
     listed = [line.strip() for line in out.split("files to", 1)[1].splitlines()[1:] if line.strip()]

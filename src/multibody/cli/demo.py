@@ -131,6 +131,73 @@ def section_solar_panel(tour):
     return summary
 
 
+def section_variable_structure(tour):
+    """Stops, latches, loops (seed 001 introduction: variable structure; seed 002: Δp = Jᵀ Λ): a pendulum on an end
+    stop against Newton's law and the closed-form (elliptic) impact instants, the solar panel's latches against
+    the plastic-impact loss, and a four-bar loop bouncing into rest on its stop."""
+    import math
+
+    import numpy as np
+    from scipy.special import ellipk
+
+    import multibody as mb
+    from multibody.examples import path as example_path
+    from multibody.systems import solar_panels
+    from multibody.viz import plot_result
+
+    src = "seed 001 introduction (variable structure), seed 002 (Δp = JᵀΛ)"
+    g, theta0 = 9.81, 0.8
+
+    def pendulum(e):
+        b = mb.ModelBuilder(gravity=(0.0, 0.0, -g), name="pendulum on a stop")
+        b.add_body("bob", mass=1.0, com=(0.0, 0.0, -1.0), inertia=np.diag([1e-3] * 3))
+        b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "bob", limits=(-math.inf, 0.0), restitution=e)
+        return b.build()
+
+    res = mb.simulate(pendulum(0.7), [-theta0], [0.0], 3.0, rtol=1e-12, atol=1e-12)
+    ratios = [e["velocity_after"] / e["velocity_before"] for e in res.events if e["kind"] == "impact"][:3]
+    tour.row("variable structure", "pendulum on a stop, e = 0.7: u⁺/u⁻ at the first impacts",
+             np.array2string(np.array(ratios), precision=15), "-0.7 (Newton's law)", src)
+    T = 4.0 * math.sqrt((1.0 + 1e-3) / g) * ellipk(math.sin(theta0 / 2.0) ** 2)
+    res = mb.simulate(pendulum(1.0), [-theta0], [0.0], 10.25 * T, rtol=1e-12, atol=1e-12)
+    times = np.array([e["t"] for e in res.events])
+    exact = T / 4.0 + T / 2.0 * np.arange(len(times))
+    E = res.energy["total"]
+    tour.row("variable structure", f"e = 1: {len(times)} impact instants, max |t − (T/4 + (n−1)T/2)| [s]",
+             float(np.max(np.abs(times - exact))), "0 (T: elliptic period)", src)
+    tour.row("variable structure", "e = 1: energy variation over the impacts (relative)",
+             float(np.ptp(E) / abs(E).max()), "0", src)
+
+    deploy = solar_panels.deploy(t_end=5.0, rtol=1e-10, atol=1e-12)
+    model = solar_panels.solar_panel()
+    locked = []
+    for e in (e for e in deploy.events if e["kind"] == "lock"):
+        locked.append(int(e["element"][-1]) - 1)
+        before, after = np.flatnonzero(deploy.t == e["t"])
+        q, v = deploy.q[before], deploy.v[before]
+        M = mb.crba(model, q)
+        J = np.eye(2)[locked]
+        Y = np.linalg.solve(M, J.T)
+        v_plus = v - Y @ np.linalg.solve(J @ Y, J @ v)
+        loss = 0.5 * v @ M @ v - 0.5 * v_plus @ M @ v_plus
+        E = deploy.energy["total"]
+        tour.row("variable structure", f"solar panel: {e['element']} locks at t = {e['t']:.6f} s, energy lost [J]",
+                 float(E[before] - E[after]), f"{loss:.15g} (plastic impact from crba)", "seed 001 §3.2.1")
+
+    loop = mb.load_model(example_path("four_bar_stops"))
+    res = mb.simulate(loop, np.zeros(3), np.array([-1.0, -1.0, 1.0]), 3.0, formulation="constrained",
+                      rtol=1e-10, atol=1e-12, t_eval=np.linspace(0.0, 3.0, 601))
+    hits = [e for e in res.events if e["kind"] in ("impact", "contact")]
+    newton = max(abs(e["velocity_after"] + 0.7 * e["velocity_before"]) / abs(e["velocity_before"])
+                 for e in hits if e["kind"] == "impact")
+    tour.row("variable structure", f"four-bar loop on its stop: {len(hits)} impacts, then {hits[-1]['kind']}; "
+             "max |u⁺ + e u⁻| / |u⁻|", newton, "0 (Newton's law, e = 0.7)", "seed 001 §3.6 with stops")
+    tour.row("variable structure", "four-bar loop: max constraint residual",
+             max(float(np.max(np.abs(r))) for r in res.residuals.values()), "0", "seed 001 §3.6")
+    plot_result(res, coords=["A0.angle"], path=tour.path("four_bar_stops.png"),
+                title="four-bar loop bouncing into rest on its stop (switches marked)")
+
+
 def section_hoop(tour):
     import numpy as np
 
@@ -288,6 +355,7 @@ SECTIONS = [
     ("Whipple bicycle (seed 003)", section_bicycle),
     ("triple pendulum (seed 001 §3.5)", section_triple_pendulum),
     ("solar panel deployment (seed 001 §3.2.1)", section_solar_panel),
+    ("stops, latches and loops (variable structure)", section_variable_structure),
     ("hoop on a curved profile (seed 000)", section_hoop),
     ("constrained mechanisms (seed 001 ch. 2, §3.6; IFToMM)", section_constrained),
     ("Poisson impulses (seed 002)", section_poisson),

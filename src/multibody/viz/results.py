@@ -10,6 +10,11 @@ from multibody.viz.switches import mark_switches
 __all__ = ["plot_result"]
 
 
+#: where a residual that is exactly zero is drawn on the log axis (below the round-off of O(1) quantities, without
+#: stretching the axis over hundreds of decades)
+RESIDUAL_FLOOR = 1e-18
+
+
 def plot_result(result, coords=None, energy=True, path=None, residuals=True, title=None):
     """Plot chosen coordinates of a :class:`multibody.Result` against time, and the energies (and residuals if
     any) below.
@@ -52,8 +57,8 @@ def plot_result(result, coords=None, energy=True, path=None, residuals=True, tit
         ax = axes[k]
         for name, r in result.residuals.items():
             rr = np.abs(r.reshape(len(result), -1))
-            ax.semilogy(result.t, np.maximum(rr.max(axis=1), 1e-300), label=name)
-        ax.set_ylabel("|residual|")
+            ax.semilogy(result.t, np.maximum(rr.max(axis=1), RESIDUAL_FLOOR), label=name)
+        ax.set_ylabel(f"|residual| (0 at {RESIDUAL_FLOOR:g})")
         ax.legend(loc="best", fontsize="small")
         ax.grid(True, alpha=0.3)
     if result.events:  # the switches of a run with limits, latches or releases: a line at each instant
