@@ -10,7 +10,7 @@ import pytest
 import multibody as mb
 from io_models import same_model
 from multibody.cli import main
-from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarning
+from multibody.errors import ConstraintError, InertiaWarning, MeshWarning, ModelError, ModelWarning
 from multibody.io import ModelFileError, load, load_urdf, save_model
 from multibody.model.inertia import inertia_defect
 
@@ -207,8 +207,15 @@ def test_mimic_joints(tmp_path):
     model, path = _load(tmp_path, robot(MIMIC, MIMIC_JOINT.format(ref="shoulder")))
     assert model.metadata["mimic"] == {"finger_joint": {"joint": "shoulder", "multiplier": -0.5, "offset": 0.1}}
     assert not model.constraints and model.nv == 2
-    with pytest.raises(ModelError, match="joint limits, latches or releases and .*limits=False"):
-        mb.simulate(load_urdf(path, mimic=True), None, None, 0.5, formulation="constrained")  # stops: trees only
+    # with its limits (stops) as well: a run across switches in the constrained formulation, its initial state
+    # brought onto the mimic constraint (a q0 off it by more than max_correction is refused as in any constrained
+    # run: the neutral q0 misses the offset by 0.1, the default max_correction)
+    stops = load_urdf(path, mimic=True)
+    with pytest.raises(ConstraintError, match="max_correction"):
+        mb.simulate(stops, None, None, 0.5, formulation="constrained")
+    run = mb.simulate(stops, [0.4, -0.5 * 0.4 + 0.1], [0.0, 0.0], 0.5, formulation="constrained")
+    assert run.info["switching"] and max(float(np.max(np.abs(r))) for r in run.residuals.values()) < 1e-10
+    assert np.all(run.q >= stops.lower_limits - 1e-9) and np.all(run.q <= stops.upper_limits + 1e-9)
     follow = load_urdf(path, mimic=True, limits=False)
     (c,) = follow.constraints
     assert c.name == "finger_joint_mimic"

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ConstraintError, ModelError
 from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
 from multibody.integrate.progress import progress_bar
 from multibody.integrate.tableaux import METHODS, STAGES
@@ -105,7 +105,8 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     grid, ``save`` the step numbers to output). Never raises on a failed integration (a non-finite state, the
     step limit, an exception of the right-hand side or of a switch, chattering: more than
     ``MAX_SWITCHES_AT_ONCE`` switches at one instant): the outcome's status and reason say why, with the rows and
-    the log up to it. Bad input met on the way (a ``ModelError``) is raised.
+    the log up to it. Bad input met on the way (a ``ModelError``; a ``ConstraintError`` for an initial state that
+    ``system.start`` cannot bring onto its constraints) is raised.
 
     ``checkpoint(t, step, system, x, run, finished)``: called every ``every`` of simulated time — a fixed-step run
     at the step numbers that are multiples of ``round(every / h)``, an adaptive one after the first accepted step
@@ -124,6 +125,7 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     run = _Runner(system, t0, t_end, key, h, nsteps, save, rtol, atol, t_eval, max_steps,
                   event_rows, checkpoint, every, events or [])
     run.progress = progress
+    bad_start = None
     try:
         if resume is not None:
             t, step, x, run.out = resume
@@ -136,7 +138,12 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
                 run.adaptive(float(t), np.array(x, dtype=np.float64), first=False, armed=True)
         else:
             x = np.array(x0, dtype=np.float64)
-            reached = system.start(t0, x, True)
+            try:
+                reached = system.start(t0, x, True)
+            except ConstraintError as exc:   # an initial state off the constraints: bad input, raised as such
+                exc.run = run.out
+                bad_start = exc
+                raise
             if reached.any():
                 x = run.switch(t0, x, reached, initial=True)
             if run.fixed:
@@ -149,6 +156,8 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     except _Failure as exc:
         run.fail(exc.reason, exc.__cause__)
     except Exception as exc:  # an exception of a callback, of the solver or of a switch: keep what was done
+        if exc is bad_start:
+            raise
         run.fail(f"{type(exc).__name__} raised during the run: {exc}", exc)
     return run.out
 
