@@ -240,17 +240,21 @@ class ConstrainedTree:
         out[:self.nq] = self.model.qdot(x[:self.nq], x[self.nq:])
         return out
 
-    def project_position(self, q, t=None, tol=0.0, maxiter=25):
+    def project_position(self, q, t=None, tol=0.0, maxiter=25, held=None):
         """Newton projection onto the position rows (mass-weighted least change) down to ``|f| ≤ tol`` (0:
         round-off, see :func:`project_positions`); ``ConstraintError`` naming the constraints when the positions
-        cannot be assembled."""
+        cannot be assembled. ``held = (cv, cq, value)``: coordinates kept in place — q[cq] = value, their rows
+        e_cv (:meth:`unit_rows`, no change) beside the position rows (a run across switches: the joints locked or
+        on a stop)."""
         q = self.model.normalize(np.array(q, dtype=float))
-        if not self.rows.python:
+        if not self.rows.python and held is None:
             self.w.cfg[CFG_TOL], self.w.cfg[CFG_MAXIT] = tol, maxiter
             if not self.rows._aux_ready:
                 self.rows.init_aux(q)
             err = project_positions(q, self.w, self.rows.m)
         else:
+            cv, cq, value = held if held is not None else (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),)
+            q[cq] = value
             sel = self.w.sel_pos
             prev = np.inf
             for it in range(maxiter + 1):
@@ -260,14 +264,27 @@ class ConstrainedTree:
                 if err <= tol or it == maxiter or (prev <= POLISH and not err < 0.5 * prev):
                     break
                 prev = err
-                dq = self.min_norm(q, sel, -f)
+                rows = self.unit_rows(m, cv)
+                dq = self.min_norm(q, np.concatenate([sel[:m], np.ones(len(cv), dtype=np.int64)]),
+                                   np.concatenate([-f, np.zeros(len(cv))]), rows)
                 q = self.model.integrate(q, dq, 1.0)
+                q[cq] = value
         if not err <= 1e-8:
             f = self.rows.evaluate(q, None, 0.0 if t is None else t)[0]
             bad = self.rows.worst(f)
             raise ConstraintError(f"model '{self.model.name}': the positions cannot be assembled; residual {err:.3e} "
                                   f"in {', '.join(bad)} after {maxiter} Newton steps", time=t, joints=bad)
         return q
+
+    def unit_rows(self, m, coords):
+        """Write the rows ``e_c`` of the velocity coordinates ``coords`` after the m rows filled (γ = 0; room for
+        them: ``extra_rows``); returns the number of rows."""
+        w = self.w
+        k = len(coords)
+        w.G[m:m + k] = 0.0
+        w.G[m + np.arange(k), coords] = 1.0
+        w.gam[m:m + k] = 0.0
+        return m + k
 
     def min_norm(self, q, sel, b, m=None):
         """Δ minimizing ΔᵀMΔ with G Δ = b on the selected rows r < m (default: the constraints' rows; those in
@@ -280,12 +297,19 @@ class ConstrainedTree:
                   self.w.L, self.w.Y, self.w.S, self.w.LS, self.w.keep, self.w.tmp, self.w.w, self.w.lam, out)
         return out
 
-    def project_velocity(self, q, v, t=0.0):
-        """Mass-orthogonal projection of v onto every row (G v + c = 0)."""
+    def project_velocity(self, q, v, t=0.0, known=None):
+        """Mass-orthogonal projection of v onto every row (G v + c = 0); ``known``: velocity coordinates held at
+        zero besides (their rows :meth:`unit_rows`)."""
         m = self.rows.fill(q, v, t)
         fd = self.w.fd[:m]
         g = np.where(self.w.level[:m] == 2, fd, self.w.f[:m])
-        return np.asarray(v, dtype=float) + self.min_norm(q, self.w.sel_all, -g)
+        if known is None:
+            return np.asarray(v, dtype=float) + self.min_norm(q, self.w.sel_all, -g)
+        rows = self.unit_rows(m, known)
+        v = np.asarray(v, dtype=float) + self.min_norm(q, np.ones(rows, dtype=np.int64),
+                                                       -np.concatenate([g, v[known]]), rows)
+        v[known] = 0.0
+        return v
 
     singular_tol = 1e-3
 

@@ -48,7 +48,6 @@ import numpy as np
 from multibody.errors import ConstraintError, ModelError
 from multibody.formulations.base import (
     MAX_INITIAL_CORRECTION,
-    POLISH,
     initial_correction,
 )
 from multibody.formulations.constrained import (
@@ -120,16 +119,6 @@ class ConstrainedStructure(Structure):
         """The constraint rows at (t, q, v) into the work arrays; returns their number m."""
         return self.ct.rows.fill(q, v, t)
 
-    def _unit_rows(self, m, coords):
-        """Write the rows ``e_c`` of the velocity coordinates ``coords`` after the m constraint rows (γ = 0);
-        returns the number of rows."""
-        w = self.w
-        k = len(coords)
-        w.G[m:m + k] = 0.0
-        w.G[m + np.arange(k), coords] = 1.0
-        w.gam[m:m + k] = 0.0
-        return m + k
-
     def _constraint_jacobian(self, t, q, v):
         """(G, γ) of the constraint rows at (t, q, v) without the rows that vanish identically."""
         m = self._fill(t, q, v)
@@ -200,7 +189,7 @@ class ConstrainedStructure(Structure):
                                       f"singular at t = {t:.6g}", time=t, joints=self.ct.rows.names)
             return out
         m0 = self._fill(t, q, v)
-        m = self._unit_rows(m0, known)
+        m = self.ct.unit_rows(m0, known)
         if not constrained_accelerations(float(t), x, self.w, np.ascontiguousarray(self.extra(t, x)), m, out[nq:]):
             raise ConstraintError(f"model '{self.model.name}': the mass matrix or the constraint system is singular "
                                   f"at t = {t:.6g}", time=t, joints=self.ct.rows.names)
@@ -245,7 +234,7 @@ class ConstrainedStructure(Structure):
         ``[G; E] v = 0`` with E the locked coordinates); v = 0 exactly when the mode is a rest. A
         ``ConstraintError`` naming the constraints when the positions cannot be assembled."""
         nq = self.nq
-        q = self.model.normalize(np.array(x[:nq], dtype=np.float64))
+        q = np.array(x[:nq], dtype=np.float64)     # (normalized by the projection)
         v = np.array(x[nq:], dtype=np.float64)
         held = self._held_in_place(q, near)
         if not held and self.fast:   # nothing held in place: the constrained formulation's compiled projection
@@ -256,31 +245,9 @@ class ConstrainedStructure(Structure):
         cv = np.array([h[0] for h in held], dtype=np.int64)
         cq = np.array([h[1] for h in held], dtype=np.int64)
         value = np.array([h[2] for h in held], dtype=np.float64)
-        q[cq] = value
-        w = self.w
-        prev, err = np.inf, 0.0
-        for it in range(26):
-            m0 = self._fill(t, q, None)
-            pos = w.sel_pos[:m0] != 0
-            err = float(np.abs(w.f[:m0][pos]).max(initial=0.0))
-            if err == 0.0 or it == 25 or (prev <= POLISH and not err < 0.5 * prev):
-                break
-            prev = err
-            m = self._unit_rows(m0, cv)
-            sel = np.concatenate([w.sel_pos[:m0], np.ones(len(cv), dtype=np.int64)])
-            q = self.model.integrate(q, self.ct.min_norm(q, sel, np.concatenate([-w.f[:m0], np.zeros(len(cv))]), m),
-                                     1.0)
-            q[cq] = value
-        if not err <= ASSEMBLY_TOL:
-            bad = self.ct.rows.worst(w.f[:m0].copy())
-            raise ConstraintError(f"model '{self.model.name}': the positions cannot be assembled at t = {t:.6g}; "
-                                  f"residual {err:.3e} in {', '.join(bad)}", time=t, joints=bad)
+        q = self.ct.project_position(q, t, held=(cv, cq, value))
         known = self._known()
-        m0 = self._fill(t, q, v)
-        g = np.where(w.level[:m0] == 2, w.fd[:m0], w.f[:m0])
-        m = self._unit_rows(m0, known)
-        v += self.ct.min_norm(q, np.ones(m, dtype=np.int64), -np.concatenate([g, v[known]]), m)
-        v[known] = 0.0
+        v = self.ct.project_velocity(q, v, t, known=known)
         if known.size and self._at_rest(t, q):
             v[:] = 0.0
         return np.concatenate([q, v])
