@@ -1,7 +1,6 @@
 """Checkpoints of long runs: ``simulate(..., checkpoint=, every=)`` and ``mb.resume`` (multibody/io/checkpoints.py)."""
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -11,23 +10,11 @@ import numpy as np
 import pytest
 
 import multibody as mb
+from checkpoint_copies import copy_at
 from multibody.io import checkpoints as ckpt
 from multibody.systems.pendulums import triple_pendulum_seed001
 
 Q0 = np.array([0.5, -0.3, 0.2])
-
-
-def copy_at(monkeypatch, target, when):
-    """Make every checkpoint written with ``when(t, step)`` true also be copied to ``target``: a checkpoint
-    from the middle of a run, taken deterministically (the run itself goes on to its end)."""
-    write = ckpt.Writer.write
-
-    def spy(self, t, step, x, *args, **kw):
-        write(self, t, step, x, *args, **kw)
-        if not kw.get("finished") and when(t, step) and not os.path.exists(target):
-            shutil.copy(self.path, target)
-
-    monkeypatch.setattr(ckpt.Writer, "write", spy)
 
 
 def same(a, b):

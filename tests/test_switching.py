@@ -14,6 +14,7 @@ import pytest
 from scipy.special import ellipk
 
 import multibody as mb
+from checkpoint_copies import copy_at
 from multibody.errors import IntegrationError, ModelError
 
 EPS = np.finfo(float).eps
@@ -511,24 +512,6 @@ def test_batch_runs_each_across_its_switches():
         mb.simulate_batch(model, Q0, None, 1.0, method="RK4", h=1e-3, params={"mass": np.ones((3, 1))})
 
 
-def _copy_at(monkeypatch, target, when):
-    """Copy every checkpoint written with ``when(t, step)`` true to ``target`` (the first one): a checkpoint from
-    the middle of a run, while the run goes on (as tests/test_checkpoint.py does)."""
-    import os
-    import shutil
-
-    from multibody.io import checkpoints as ckpt
-
-    write = ckpt.Writer.write
-
-    def spy(self, t, step, x, *args, **kw):
-        write(self, t, step, x, *args, **kw)
-        if not kw.get("finished") and when(t, step) and not os.path.exists(target):
-            shutil.copy(self.path, target)
-
-    monkeypatch.setattr(ckpt.Writer, "write", spy)
-
-
 def _same(a, b):
     return all(np.array_equal(getattr(a, k), getattr(b, k), equal_nan=True) for k in ("t", "q", "v")) and \
         a.events == b.events
@@ -549,7 +532,7 @@ def test_checkpoints_across_switches_fixed_step(tmp_path, monkeypatch):
     plain = mb.simulate(model, [-0.5], [0.0], 4.0, **kw)
     assert [e["kind"] for e in plain.events][:3] == ["release", "impact", "impact"]
     path, mid = tmp_path / "run.ckpt", tmp_path / "mid.ckpt"
-    _copy_at(monkeypatch, mid, lambda t, step: step == 1500)
+    copy_at(monkeypatch, mid, lambda t, step: step == 1500)
     full = mb.simulate(model, [-0.5], [0.0], 4.0, checkpoint=path, every=0.5, **kw)
     assert _same(plain, full) and full.info["checkpoint"] == str(path)
     c = ckpt.read(mid)
@@ -571,7 +554,7 @@ def test_checkpoints_across_a_separation_adaptive(tmp_path, monkeypatch):
     v0 = np.array([0.3, -0.2, 1.5, 2.0, 0.5, 10.0])
     plain = mb.simulate(model, model.neutral(), v0, 1.5, **kw)
     mid = tmp_path / "mid.ckpt"
-    _copy_at(monkeypatch, mid, lambda t, step: t >= 1.0)
+    copy_at(monkeypatch, mid, lambda t, step: t >= 1.0)
     full = mb.simulate(model, model.neutral(), v0, 1.5, checkpoint=tmp_path / "run.ckpt", every=0.25, **kw)
     assert _same(plain, full)
     resumed = mb.resume(mid)

@@ -10,6 +10,7 @@ from test_switching import G, double_pendulum, pendulum, period, rows_at
 from test_switching_loops import LOWER, four_bar, loop_jacobian, roundoff, switch_rows
 
 import multibody as mb
+from checkpoint_copies import copy_at
 from multibody.errors import IntegrationError
 from multibody.formulations.tree_switches import Structure
 from multibody.formulations.variable_structure import union_names
@@ -249,20 +250,8 @@ def test_checkpoint_of_a_fixed_step_loop_run_resumes_bit_for_bit(tmp_path, monke
     """RK4 on the four-bar with its stops: resumed from a checkpoint written after an impact (t ≥ 1), the run is the
     uninterrupted one bit for bit (the same steps from the same state and mode; the state at a checkpoint is on the
     grid, after the projection of its step)."""
-    import os
-    import shutil
-
-    from multibody.io import checkpoints as ckpt
-
     mid = tmp_path / "mid.ckpt"
-    write = ckpt.Writer.write
-
-    def spy(self, t, step, x, *args, **kw):
-        write(self, t, step, x, *args, **kw)
-        if not kw.get("finished") and t >= 1.0 and not os.path.exists(mid):
-            shutil.copy(self.path, mid)
-
-    monkeypatch.setattr(ckpt.Writer, "write", spy)
+    copy_at(monkeypatch, mid, lambda t, step: t >= 1.0)
     model, q0, v0 = four_bar()
     kw = {"method": "RK4", "h": 1e-3, "formulation": "constrained"}
     plain = mb.simulate(model, q0, v0, 1.5, **kw)

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
+from checkpoint_copies import copy_at
 from multibody.errors import ModelError
 from multibody.rows.constraint_rows import ConstraintRows
 
@@ -420,20 +421,8 @@ def test_checkpoint_of_a_loop_across_impacts_resumes(tmp_path, monkeypatch):
     """DOP853 on the four-bar with its stop: resumed from a checkpoint written after impacts (t ≥ 1), the run equals
     the uninterrupted one to the tolerance (the restarted adaptive run takes other steps: 100 rtol |x| bounds the
     difference of the states and of the switch instants, as in tests/test_switching.py), with the same switches."""
-    import os
-    import shutil
-
-    from multibody.io import checkpoints as ckpt
-
     mid = tmp_path / "mid.ckpt"
-    write = ckpt.Writer.write
-
-    def spy(self, t, step, x, *args, **kw):
-        write(self, t, step, x, *args, **kw)
-        if not kw.get("finished") and t >= 1.0 and not os.path.exists(mid):
-            shutil.copy(self.path, mid)
-
-    monkeypatch.setattr(ckpt.Writer, "write", spy)
+    copy_at(monkeypatch, mid, lambda t, step: t >= 1.0)
     rtol = 1e-10
     model, q0, v0 = four_bar()
     kw = {"method": "DOP853", "formulation": "constrained", "rtol": rtol, "atol": 1e-12, "n_out": 31}
