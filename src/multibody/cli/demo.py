@@ -169,20 +169,10 @@ def section_variable_structure(tour):
              float(np.ptp(E) / abs(E).max()), "0", src)
 
     deploy = solar_panels.deploy(t_end=5.0, rtol=1e-10, atol=1e-12)
-    model = solar_panels.solar_panel()
-    locked = []
-    for e in (e for e in deploy.events if e["kind"] == "lock"):
-        locked.append(int(e["element"][-1]) - 1)
-        before, after = np.flatnonzero(deploy.t == e["t"])
-        q, v = deploy.q[before], deploy.v[before]
-        M = mb.crba(model, q)
-        J = np.eye(2)[locked]
-        Y = np.linalg.solve(M, J.T)
-        v_plus = v - Y @ np.linalg.solve(J @ Y, J @ v)
-        loss = 0.5 * v @ M @ v - 0.5 * v_plus @ M @ v_plus
-        E = deploy.energy["total"]
-        tour.row("variable structure", f"solar panel: {e['element']} locks at t = {e['t']:.6f} s, energy lost [J]",
-                 float(E[before] - E[after]), f"{loss:.15g} (plastic impact from crba)", "seed 001 §3.2.1")
+    for lock in solar_panels.lock_losses(deploy):
+        tour.row("variable structure",
+                 f"solar panel: {lock['element']} locks at t = {lock['t']:.6f} s, energy lost [J]", lock["lost"],
+                 f"{lock['plastic']:.15g} (plastic impact from crba)", "seed 001 §3.2.1")
 
     loop = mb.load_model(example_path("four_bar_stops"))
     res = mb.simulate(loop, np.zeros(3), np.array([-1.0, -1.0, 1.0]), 3.0, formulation="constrained",

@@ -100,6 +100,7 @@ __all__ = [
     "hinge_torques",
     "energy_budget",
     "barycentric_table",
+    "lock_losses",
     "planar_hinge_equations",
     "planar_accelerations",
     "planar_trajectory",
@@ -624,6 +625,29 @@ def result_parameters(result, params):
         raise ModelError("solar panel: the result carries no panel parameters (run deploy(), or pass params)",
                          element="params")
     return SolarPanelParameters.from_dict(d)
+
+
+def lock_losses(result, params=None):
+    """The locks of a deployment with exact latches (``result.events`` of kind ``"lock"``) and their energy: per
+    lock a dict ``element``, ``t``, ``lost`` — the drop of T + V across the switch rows of ``result`` — and
+    ``plastic`` — the loss of a plastic impact on the hinges locked by then, from the state just before
+    (seed 002, Δp = Jᵀ Λ): v⁺ = v⁻ − M⁻¹Jᵀ(J M⁻¹Jᵀ)⁻¹ J v⁻ with M from ``crba``, loss ½ v⁻ᵀ M v⁻ − ½ v⁺ᵀ M v⁺."""
+    from multibody.algorithms import crba
+
+    model = solar_panel(params)
+    E = result.energy["total"]
+    locked, out = [], []
+    for e in (e for e in result.events if e["kind"] == "lock"):
+        locked.append(model.joint(e["element"]).v_slice.start)
+        before, after = np.flatnonzero(result.t == e["t"])
+        q, v = result.q[before], result.v[before]
+        M = crba(model, q)
+        J = np.eye(model.nv)[locked]
+        Y = np.linalg.solve(M, J.T)
+        v_plus = v - Y @ np.linalg.solve(J @ Y, J @ v)
+        out.append({"element": e["element"], "t": e["t"], "lost": float(E[before] - E[after]),
+                    "plastic": float(0.5 * v @ M @ v - 0.5 * v_plus @ M @ v_plus)})
+    return out
 
 
 def deployment_summary(result, params=None, settle_tol=1e-3):
