@@ -273,7 +273,7 @@ def test_solar_panel_lock_energy_is_the_plastic_impact_loss(deployment):
 
     res = deployment
     model = sp.solar_panel()
-    locked = []
+    locked, losses = [], []
     for e in (e for e in res.events if e["kind"] == "lock"):
         k = int(e["element"][-1]) - 1
         locked.append(k)
@@ -287,6 +287,11 @@ def test_solar_panel_lock_energy_is_the_plastic_impact_loss(deployment):
         E = res.energy["total"]
         assert abs((E[before] - E[after]) - loss) < 1e-10
         assert loss > 1e-3
+        losses.append(loss)
+    # solar_panels.lock_losses (the demo's figures) gives the same losses: the same solves, to round-off
+    reported = sp.lock_losses(res)
+    assert [r["element"] for r in reported] == ["hinge2", "hinge1"]
+    np.testing.assert_allclose([r["plastic"] for r in reported], losses, rtol=1e-12, atol=0)
 
 
 def test_solar_panel_lock_times_against_the_spring_latch(deployment):
