@@ -65,7 +65,7 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape", "derivatives")
+                 "mshape", "derivatives", "frames")
 
     def __init__(self, model):
         self.model = model
@@ -96,6 +96,29 @@ class Data:
         self.mshape = (self.nv, self.nv)
         #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
         self.derivatives = None
+        #: the frame table of the model's frames (:meth:`frame_table`), made on first use
+        self.frames = None
+
+    def frame_table(self):
+        """``(fi, ff, ids, every, fast)``: the frame table of every frame of the model (``Model.all_frames``, in the
+        order of the handles ``Model.frame_id``; ``kernels/frames.py``), the handles by name, every handle (an int64
+        array), and the arguments of the frame
+        kernels on the fast path of ``algorithms.frames`` — ``(mi, mf, fi, ff, work, nv, ids, zero, model)`` with
+        ``zero`` nv zeros (the velocity of a call for placements only), or None where general joints or a moving base need a step
+        before each kernel (as ``fast``). Made on the first call."""
+        if self.frames is None:
+            from multibody.kernels.packing import pack_frames
+
+            model = self.model
+            frames = model.all_frames()
+            placed = [(f.body, P.rotation, P.translation)
+                      for f in frames for P in (model.body_frames[f.body] * f.placement,)]
+            fi, ff = pack_frames(model.parent, placed)
+            ids = model.frame_ids
+            fast = None if self.fast is None else (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv),
+                                                 model)
+            self.frames = (fi, ff, ids, np.arange(fi.shape[0], dtype=np.int64), fast)
+        return self.frames
 
     def derivative_work(self):
         """The :class:`DerivativeWork` of this Data (made on the first call)."""
