@@ -34,6 +34,7 @@ _HOMES = {
     "multibody.algorithms.centroidal": ("centroidal_bias", "centroidal_map", "centroidal_map_time_variation",
                                         "centroidal_momentum", "com_jacobian"),
     "multibody.algorithms.control": ("controller_torques",),
+    "multibody.algorithms.inverse_kinematics": ("IKResult", "inverse_kinematics"),
     "multibody.algorithms.frames": ("frame_acceleration", "frame_accelerations", "frame_jacobian", "frame_jacobians",
                                     "frame_jacobian_time_variation", "frame_placement", "frame_placements",
                                     "frame_velocity", "frame_velocities"),
@@ -74,7 +75,7 @@ __all__ = [
     "joint_wrenches", "joint_reactions",
     "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration", "frame_jacobian_time_variation",
     "frame_jacobians", "frame_placements", "frame_velocities", "frame_accelerations",
-    "controller_torques", "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",
+    "controller_torques", "inverse_kinematics", "IKResult", "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]

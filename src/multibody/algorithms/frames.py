@@ -81,6 +81,8 @@ __all__ = ["frame_placement", "frame_jacobian", "frame_velocity", "frame_acceler
 REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
 _F64 = np.dtype(np.float64)
 _empty = np.empty
+#: no placements wanted from ``frame_jacobians_kernel``
+_NO_STATES = np.zeros((0, OUT_WIDTH))
 # the compiled entry points of the fast paths (``algorithms.dynamics``, "the fast path")
 _FJ = bind_on_first_call(frame_jacobian_kernel, "_FJ", globals())
 _FS = bind_on_first_call(frame_kernel, "_FS", globals())
@@ -275,7 +277,7 @@ def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None)
             if owner is model:
                 every = d.frames[3]
                 J = _empty((every.shape[0], 6, nv))
-                if _FJS(mi, mf, fi, ff, q, work, every, REFERENCES[reference], J) == 0:
+                if _FJS(mi, mf, fi, ff, q, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
                     return J
     except (AttributeError, TypeError, KeyError, ZeroDivisionError):
         pass
@@ -286,7 +288,7 @@ def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None)
     fill_general(d, q, np.zeros(d.nv), t)
     J = np.empty((rows.shape[0], 6, d.nv))
     try:
-        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, d.work, rows, code, J)
+        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, d.work, rows, code, J, _NO_STATES)
     except ZeroDivisionError:
         model.check_quaternions(q)
         raise

@@ -257,16 +257,18 @@ def check_frames(fi, frames):
 
 
 @njit(**KERNEL)
-def frame_jacobians_kernel(mi, mf, fi, ff, q, work, frames, reference, J):
+def frame_jacobians_kernel(mi, mf, fi, ff, q, work, frames, reference, J, out):
     """The Jacobians J[k] (6 x nv) of the frames ``frames[k]`` of the table in ``reference``, from one pass of
-    placements over all the bodies (Pinocchio's ``computeJointJacobians`` and a ``getFrameJacobian`` per frame).
+    placements over all the bodies (Pinocchio's ``computeJointJacobians`` and a ``getFrameJacobian`` per frame), and,
+    when ``out`` has a row per frame (not 0 rows), their placements into ``out[k]`` (as :func:`frame_state`).
     Returns 0 or an ``ERR_*`` code."""
     n = mi.shape[0]
     nv = J.shape[2]
     err = check_frame_call(mi, fi, q, nv, work, 0, reference) if fi.shape[0] > 0 else 0
     if err != 0:
         return err
-    if J.shape[0] != frames.shape[0] or J.shape[1] != 6:
+    if J.shape[0] != frames.shape[0] or J.shape[1] != 6 or (out.shape[0] != 0 and (
+            out.shape[0] != frames.shape[0] or out.shape[1] != OUT_WIDTH)):
         return ERR_OUT
     err = check_frames(fi, frames)
     if err != 0:
@@ -279,6 +281,8 @@ def frame_jacobians_kernel(mi, mf, fi, ff, q, work, frames, reference, J):
         Jk = J[k]
         zero_rows(Jk)
         jacobian_columns(mi, wb, wd, fi[frames[k], FI_BODY], ff[frames[k]], reference, Jk, Jk[:, :0])
+        if out.shape[0] != 0:
+            frame_state(wb, fi[frames[k], FI_BODY], ff[frames[k]], 0, reference, False, out[k])
     return 0
 
 
