@@ -259,6 +259,14 @@ class Model:
 
         return with_collisions(self, elements, spheres, friction, keep)
 
+    def reduced(self, locked, reference=None):
+        """A new Model with the tree joints of ``locked`` fixed at their values (``{joint: value}``, or a list of
+        joint names locked at their values in ``reference``, default the neutral configuration): bodies, frames,
+        visual and collision elements kept (Pinocchio's ``buildReducedModel``; ``multibody.model.reduction``)."""
+        from multibody.model.reduction import reduced
+
+        return reduced(self, locked, reference)
+
     def with_controllers(self, controllers):
         """A new Model, this one with the controller elements ``controllers`` (a mapping name -> ``mb.JointPD`` or
         ``mb.ComputedTorque``; ``ModelBuilder.add_controller`` for a model being built) added to its own — for a
