@@ -38,6 +38,7 @@ _HOMES = {
     "multibody.algorithms.frames": ("frame_acceleration", "frame_accelerations", "frame_jacobian", "frame_jacobians",
                                     "frame_jacobian_time_variation", "frame_placement", "frame_placements",
                                     "frame_velocity", "frame_velocities"),
+    "multibody.contact.queries": ("Proximity", "collisions", "distance"),
     "multibody.data": ("Data",),
     "multibody.result": ("BatchResult", "Result"),
     "multibody.simulation": ("resume", "simulate", "simulate_batch"),
@@ -76,6 +77,7 @@ __all__ = [
     "frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration", "frame_jacobian_time_variation",
     "frame_jacobians", "frame_placements", "frame_velocities", "frame_accelerations",
     "controller_torques", "inverse_kinematics", "IKResult", "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",
+    "distance", "collisions", "Proximity",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
     "save_model", "sweep",
 ]
