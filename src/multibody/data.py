@@ -39,6 +39,16 @@ def base_block(work):
     return work[work.shape[0] - BASE_WIDTH:]
 
 
+def refuse_kinematics_only(model, what):
+    """A ``ModelError`` for ``what`` (a dynamics computation) on a model read for its kinematics only
+    (``Model.kinematics_only``), in one line with the reason (the link whose mass or inertia leaves the dynamics
+    undefined)."""
+    reason = getattr(model, "kinematics_only", None)
+    if reason:
+        raise ModelError(f"model '{model.name}' was read for its kinematics only, so {what} is not defined: {reason} "
+                         "(repair=True gives such links a bounded mass and inertia)", element="model")
+
+
 def refuse_general_joints(model, what):
     """A ``ModelError`` naming the first general joint of ``model`` (seed 001 §3.4.2), for ``what`` (a method
     that does not take them: their kinematics come from a generated function called before each kernel, which
@@ -90,8 +100,8 @@ class Data:
             self.set_time(0.0)
         #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea`` (mi, mf, no_fext, work, nv), one
         #: attribute to read per call; None when general joints or a moving base need their step before a kernel
-        self.fast = (None if self.fill is not None or self.base_motion is not None
-                     else (self.mi, self.mf, self.no_fext, self.work, self.nv))
+        self.fast = (None if self.fill is not None or self.base_motion is not None or getattr(
+            model, "kinematics_only", None) else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
         #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
@@ -115,8 +125,8 @@ class Data:
                       for f in frames for P in (model.body_frames[f.body] * f.placement,)]
             fi, ff = pack_frames(model.parent, placed)
             ids = model.frame_ids
-            fast = None if self.fast is None else (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv),
-                                                 model)
+            fast = (None if self.fill is not None or self.base_motion is not None else
+                    (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv), model))
             self.frames = (fi, ff, ids, np.arange(fi.shape[0], dtype=np.int64), fast)
         return self.frames
 

@@ -32,7 +32,7 @@ Example
 import numpy as np
 
 from multibody.algorithms.dynamics import as_vector, bind_on_first_call, data_at, fill_general
-from multibody.data import refuse_general_joints
+from multibody.data import refuse_general_joints, refuse_kinematics_only
 from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel, centroidal_map_kernel
 
 __all__ = ["com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation",
@@ -47,6 +47,7 @@ _CMAP = bind_on_first_call(centroidal_map_kernel, "_CMAP", globals())
 
 def _centroidal(model, q, v, a, level, with_map, with_rate, data, t):
     d = data_at(model, data, t)
+    refuse_kinematics_only(model, "the centroidal momentum")
     q = as_vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
     a = v if a is None else a

@@ -156,6 +156,13 @@ class Model:
         object.__setattr__(self, key, value)
 
     @property
+    def kinematics_only(self):
+        """None, or why the model was read for its kinematics only (a mass matrix that is singular, or inertias no
+        body has: ``load_urdf(..., kinematics_only=True)``); the dynamics refuse such a model with this reason, its
+        frames, Jacobians, inverse kinematics and collision queries are as for any model."""
+        return self.metadata.get("kinematics_only")
+
+    @property
     def lower_limits(self):
         """nq floats: the lower limit of every entry of q (``-inf`` where none; ``multibody.model.unilateral``)."""
         return self.unilateral.bounds(self.nq)[0]
