@@ -75,7 +75,7 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape", "derivatives", "frames")
+                 "mshape", "derivatives", "frames", "refused")
 
     def __init__(self, model):
         self.model = model
@@ -100,8 +100,10 @@ class Data:
             self.set_time(0.0)
         #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea`` (mi, mf, no_fext, work, nv), one
         #: attribute to read per call; None when general joints or a moving base need their step before a kernel
-        self.fast = (None if self.fill is not None or self.base_motion is not None or getattr(
-            model, "kinematics_only", None) else (self.mi, self.mf, self.no_fext, self.work, self.nv))
+        #: True for a model read for its kinematics only (``Model.kinematics_only``): the dynamics refuse it
+        self.refused = bool(getattr(model, "kinematics_only", None))
+        self.fast = (None if self.fill is not None or self.base_motion is not None or self.refused
+                     else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
         #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use

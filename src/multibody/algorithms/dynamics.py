@@ -404,7 +404,7 @@ def crba(model, q, data=None, t=0.0):
     try:  # the fast path, as in aba
         if q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.fill is None and (data is None or d.model is model):
+            if d.fill is None and (data is None or d.model is model) and not d.refused:
                 M = _empty(d.mshape)
                 if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
                     return M
