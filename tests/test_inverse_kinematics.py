@@ -200,18 +200,23 @@ def test_the_residual_jacobian_is_its_derivative(seed, rotation):
 @given(seed=st.integers(0, 2**31 - 1), n=st.integers(1, 12))
 @settings(max_examples=40, deadline=None, derandomize=True, database=None)
 def test_box_least_squares_meets_its_optimality_conditions(seed, n):
-    """KKT: within the box; on a free coordinate the gradient H x − b is zero, on a lower bound ≥ 0, an upper ≤ 0."""
+    """KKT of min ½|A x − e|² + ½ λ|x|² in a box: x within it; on a free coordinate the gradient Aᵀ(A x − e) + λ x is
+    zero, on a lower bound ≥ 0, on an upper bound ≤ 0 — with A taller and wider than square (both ways of solving). The
+    systems solved have the condition κ = (σ_max(A)² + λ)/λ, and a solve's residual is κ eps relative: the gradient is
+    checked at 1e-12 n κ relative to the scale of its terms."""
     rng = np.random.default_rng(seed)
-    B = rng.normal(size=(n + 2, n))
-    H = B.T @ B + 1e-3 * np.eye(n)
-    b = rng.normal(size=n) * 3
+    A = rng.normal(size=(int(rng.integers(1, 2 * n + 2)), n))
+    e = rng.normal(size=A.shape[0]) * 3
+    lam = 10.0 ** rng.uniform(-4, 0)
     lower = np.where(rng.random(n) < 0.7, -rng.uniform(0, 1, n), -np.inf)
     upper = np.where(rng.random(n) < 0.7, rng.uniform(0, 1, n), np.inf)
-    x, done = box_least_squares(H, b, lower, upper)
+    x, done = box_least_squares(A, e, lam, lower, upper)
     assert done
     assert np.all(x >= lower) and np.all(x <= upper)
-    g = H @ x - b
-    scale = np.abs(H).max() * max(1.0, np.abs(x).max()) + np.abs(b).max()
+    g = A.T @ (A @ x - e) + lam * x
+    H = A.T @ A + lam * np.eye(n)
+    kappa = (np.linalg.norm(A, 2) ** 2 + lam) / lam
+    scale = (np.abs(H).max() * max(1.0, np.abs(x).max()) + np.abs(A.T @ e).max()) * kappa
     free = (x > lower) & (x < upper)
     assert np.all(np.abs(g[free]) <= 1e-12 * scale * n)
     assert np.all(g[x == lower] >= -1e-12 * scale * n) and np.all(g[x == upper] <= 1e-12 * scale * n)

@@ -79,14 +79,14 @@ class IKResult:
     info: dict = field(default_factory=dict)
 
 
-def box_least_squares(H, b, lower, upper, max_iterations=None):
-    """x minimizing ½ xᵀ H x − bᵀ x subject to ``lower`` ≤ x ≤ ``upper`` (H symmetric positive definite,
-    lower ≤ 0 ≤ upper, infinite bounds allowed), by the primal active-set method (``kernels/inverse_kinematics.py``).
-    Returns ``(x, done)``, ``done`` False when ``max_iterations`` (default 3 n + 10) ran out."""
-    H, b, lower, upper = (np.ascontiguousarray(a, dtype=np.float64) for a in (H, b, lower, upper))
-    x = np.empty(b.shape[0])
-    it = box_least_squares_kernel(H, b, lower, upper, x, 3 * b.shape[0] + 10 if max_iterations is None
-                                  else int(max_iterations))
+def box_least_squares(A, e, damping, lower, upper, max_iterations=None):
+    """x minimizing ½ |A x − e|² + ½ ``damping`` |x|² (damping > 0) subject to ``lower`` ≤ x ≤ ``upper`` (lower ≤ 0 ≤
+    upper, infinite bounds allowed), by the primal active-set method (``kernels/inverse_kinematics.py``). Returns
+    ``(x, done)``, ``done`` False when ``max_iterations`` (default 3 n + 10) ran out."""
+    A, e, lower, upper = (np.ascontiguousarray(a, dtype=np.float64) for a in (A, e, lower, upper))
+    x = np.empty(A.shape[1])
+    it = _BOX(A, e, float(damping), lower, upper, x, 3 * x.shape[0] + 10 if max_iterations is None
+              else int(max_iterations))
     return x, it >= 0
 
 
@@ -270,7 +270,6 @@ def _solve(model, problem, q, bounds, q_posture, tol, max_iterations, damping):
     e, A, per_frame = problem.evaluate(q)
     energy = 0.5 * (e @ e)
     mu, iterations, reason = damping, 0, "iterations"
-    eye = np.eye(nv)
     dv = np.empty(nv)
     while iterations < max_iterations:
         if _worst(per_frame) <= tol:
@@ -282,11 +281,9 @@ def _solve(model, problem, q, bounds, q_posture, tol, max_iterations, damping):
                                                        lower, upper)
         lo_v[kv] = lower - q[kq]
         hi_v[kv] = upper - q[kq]
-        H = A.T @ A
-        g = A.T @ e
         accepted = False
         while mu < 1e12:
-            _BOX(H + (energy + mu) * eye, g, lo_v, hi_v, dv, 3 * nv + 10)
+            _BOX(A, e, energy + mu, lo_v, hi_v, dv, 3 * nv + 10)
             q_new = model.integrate(q, dv)
             q_new[kq] = np.clip(q_new[kq], lower, upper)
             e_new, A_new, per_new = problem.evaluate(q_new)

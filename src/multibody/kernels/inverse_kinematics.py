@@ -7,8 +7,10 @@ J = [J_ω; J_p] the frame's Jacobian in "local_world_aligned" (``kernels/frames.
 (ground axes, δθ = J_ω δv) changes φ = log(R_t Rᵀ) by −J_r⁻¹(φ) δθ, J_r⁻¹ the inverse right Jacobian of SO(3)
 (Sola, Deray & Atchuthan, "A micro Lie theory for state estimation in robotics", 2018, eqs. 143–144).
 
-The step minimizes ½ xᵀ H x − bᵀ x within a box by the primal active-set method (Nocedal & Wright, *Numerical
-Optimization*, 2nd ed., Algorithm 16.3), starting from the unconstrained minimum when it lies in the box.
+The step minimizes ½ |A x − e|² + ½ λ |x|² within a box by the primal active-set method (Nocedal & Wright,
+*Numerical Optimization*, 2nd ed., Algorithm 16.3), starting from the unconstrained minimum when it lies in the box;
+each system of the free coordinates is solved in the smaller of its two dimensions (AᵀA + λE or AAᵀ + λE: a humanoid
+with three frames held solves 18 x 18 systems rather than 38 x 38).
 """
 import math
 
@@ -107,12 +109,52 @@ def ik_residual_kernel(J, states, Rt, pt, rotation, w, e, A, per, jacobian):
 
 
 @njit(cache=True)
-def box_least_squares_kernel(H, b, lower, upper, x, max_iterations):
-    """x minimizing ½ xᵀ H x − bᵀ x subject to ``lower`` ≤ x ≤ ``upper`` (H symmetric positive definite, lower ≤ 0
-    ≤ upper, infinite bounds allowed; module docstring). Writes ``x``; returns the number of active-set iterations,
-    or −1 when ``max_iterations`` ran out."""
-    n = b.shape[0]
-    x0 = np.linalg.solve(H, b)
+def _free_solve(A, r, lam, free):
+    """x_F minimizing ½|A_F x_F − r|² + ½ λ |x_F|² (λ > 0): (A_Fᵀ A_F + λ E) x_F = A_Fᵀ r, solved in the smaller of
+    the two dimensions — as A_Fᵀ (A_F A_Fᵀ + λ E)⁻¹ r when A has fewer rows than free columns."""
+    m = A.shape[0]
+    k = free.shape[0]
+    if m < k:
+        G = np.empty((m, m))
+        for i in range(m):
+            for j in range(i, m):
+                s = 0.0
+                for c in range(k):
+                    s += A[i, free[c]] * A[j, free[c]]
+                G[i, j] = s
+                G[j, i] = s
+            G[i, i] += lam
+        y = np.linalg.solve(G, r)
+        out = np.zeros(k)
+        for c in range(k):
+            for i in range(m):
+                out[c] += A[i, free[c]] * y[i]
+        return out
+    H = np.empty((k, k))
+    rhs = np.zeros(k)
+    for a in range(k):
+        for b in range(a, k):
+            s = 0.0
+            for i in range(m):
+                s += A[i, free[a]] * A[i, free[b]]
+            H[a, b] = s
+            H[b, a] = s
+        H[a, a] += lam
+        for i in range(m):
+            rhs[a] += A[i, free[a]] * r[i]
+    return np.linalg.solve(H, rhs)
+
+
+@njit(cache=True)
+def box_least_squares_kernel(A, e, lam, lower, upper, x, max_iterations):
+    """x minimizing ½ |A x − e|² + ½ λ |x|² (λ > 0) subject to ``lower`` ≤ x ≤ ``upper`` (lower ≤ 0 ≤ upper, infinite
+    bounds allowed), by the primal active-set method (module docstring): the free coordinates' minimum with the others
+    on their bounds, the step stopped at the first bound it meets, a bound freed when its multiplier has the wrong
+    sign. Writes ``x``; returns the number of active-set iterations, or −1 when ``max_iterations`` ran out."""
+    n = x.shape[0]
+    m = A.shape[0]
+    at = np.zeros(n, dtype=np.int64)          # 0 free, -1 at its lower bound, +1 at its upper bound
+    x0 = _free_solve(A, e, lam, np.arange(n))
     inside = True
     for k in range(n):
         x[k] = x0[k]
@@ -120,23 +162,20 @@ def box_least_squares_kernel(H, b, lower, upper, x, max_iterations):
             inside = False
     if inside:
         return 0
-    at = np.zeros(n, dtype=np.int64)          # 0 free, -1 at its lower bound, +1 at its upper bound
     for k in range(n):
         x[k] = 0.0
+    r = np.empty(m)
     for it in range(1, max_iterations + 1):
         free = np.flatnonzero(at == 0)
         target = x.copy()
         if free.shape[0] > 0:
-            Hf = np.empty((free.shape[0], free.shape[0]))
-            rhs = np.empty(free.shape[0])
-            for a in range(free.shape[0]):
-                rhs[a] = b[free[a]]
+            for i in range(m):            # r = e − A_A x_A
+                s = e[i]
                 for c in range(n):
                     if at[c] != 0:
-                        rhs[a] -= H[free[a], c] * x[c]
-                for c in range(free.shape[0]):
-                    Hf[a, c] = H[free[a], free[c]]
-            sol = np.linalg.solve(Hf, rhs)
+                        s -= A[i, c] * x[c]
+                r[i] = s
+            sol = _free_solve(A, r, lam, free)
             for a in range(free.shape[0]):
                 target[free[a]] = sol[a]
         alpha = 1.0
@@ -160,16 +199,21 @@ def box_least_squares_kernel(H, b, lower, upper, x, max_iterations):
             x[block] = upper[block] if rising else lower[block]
             at[block] = 1 if rising else -1
             continue
-        # the multipliers of the bounds met: r = H x − b, of the sign that holds x on its bound
+        # the multipliers of the bounds met: the gradient g = Aᵀ(A x − e) + λ x, of the sign that holds x there
+        for i in range(m):
+            s = -e[i]
+            for c in range(n):
+                s += A[i, c] * x[c]
+            r[i] = s
         worst = 0.0
         release = -1
         for k in range(n):
             if at[k] != 0:
-                r = -b[k]
-                for c in range(n):
-                    r += H[k, c] * x[c]
-                if (at[k] == -1 and r < -worst) or (at[k] == 1 and r > worst):
-                    worst = abs(r)
+                g = lam * x[k]
+                for i in range(m):
+                    g += A[i, k] * r[i]
+                if (at[k] == -1 and g < -worst) or (at[k] == 1 and g > worst):
+                    worst = abs(g)
                     release = k
         if release < 0:
             return it
