@@ -184,7 +184,7 @@ def test_the_residual_jacobian_is_its_derivative(seed, rotation):
 
     def residual(q, jacobian=False):
         J, out = np.empty((2, 6, model.nv)), np.empty((2, OUT_WIDTH))
-        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, d.work, rows, LOCAL_WORLD_ALIGNED, J, out)
+        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, np.zeros(model.nv), d.work, rows, LOCAL_WORLD_ALIGNED, J, out)
         e, A, per = np.empty(12), np.empty((12, model.nv)), np.empty((2, 2))
         ik_residual_kernel(J, out, Rt.reshape(2, 9), pt, rot, w, e, A, per, jacobian)
         return e, A

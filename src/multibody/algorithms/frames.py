@@ -154,21 +154,22 @@ def frame_rows(model, d, frames):
     return fi, ff, rows
 
 
-def _checked(model, q, err):
-    """After a kernel: ``ZeroDivisionError`` (a quaternion of zero length) becomes the ModelError naming the joint."""
-    if err:
-        model.check_quaternions(q)
-
-
-def _frame_call(model, q, v, a, frame, reference, classical, data, t):
+def _state_arguments(model, q, v, a, reference, data, t):
+    """``(d, code, q, v, a, level)``: the arguments of the kernels of frame states, checked (level 0: placements,
+    1: + velocities, 2: + accelerations), the general joints' kinematics written into the workspace."""
     d = data_at(model, data, t)
-    fi, ff, k = frame_row(model, d, frame)
     code = reference_code(reference)
     q = as_vector(q, d.nq, "q", model)
     level = 0 if v is None else 1 if a is None else 2
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
     a = v if a is None else as_vector(a, d.nv, "a", model)
     fill_general(d, q, v, t)
+    return d, code, q, v, a, level
+
+
+def _frame_call(model, q, v, a, frame, reference, classical, data, t):
+    d, code, q, v, a, level = _state_arguments(model, q, v, a, reference, data, t)
+    fi, ff, k = frame_row(model, d, frame)
     out = np.empty(OUT_WIDTH)
     try:
         frame_kernel(d.mi, d.mf, fi, ff, q, v, a, d.work, k, level, code, bool(classical), out)
@@ -277,7 +278,7 @@ def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None)
             if owner is model:
                 every = d.frames[3]
                 J = _empty((every.shape[0], 6, nv))
-                if _FJS(mi, mf, fi, ff, q, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
+                if _FJS(mi, mf, fi, ff, q, zero, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
                     return J
     except (AttributeError, TypeError, KeyError, ZeroDivisionError):
         pass
@@ -288,7 +289,7 @@ def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None)
     fill_general(d, q, np.zeros(d.nv), t)
     J = np.empty((rows.shape[0], 6, d.nv))
     try:
-        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, d.work, rows, code, J, _NO_STATES)
+        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, np.zeros(d.nv), d.work, rows, code, J, _NO_STATES)
     except ZeroDivisionError:
         model.check_quaternions(q)
         raise
@@ -296,14 +297,8 @@ def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None)
 
 
 def _states(model, q, v, a, frames, reference, classical, data, t):
-    d = data_at(model, data, t)
+    d, code, q, v, a, level = _state_arguments(model, q, v, a, reference, data, t)
     fi, ff, rows = frame_rows(model, d, frames)
-    code = reference_code(reference)
-    q = as_vector(q, d.nq, "q", model)
-    level = 0 if v is None else 1 if a is None else 2
-    v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
-    a = v if a is None else as_vector(a, d.nv, "a", model)
-    fill_general(d, q, v, t)
     out = np.empty((rows.shape[0], OUT_WIDTH))
     try:
         frame_states_kernel(d.mi, d.mf, fi, ff, q, v, a, d.work, rows, level, code, bool(classical), out)

@@ -193,7 +193,8 @@ class _Problem:
         d = self.d
         fill_general(d, q, self.zero, self.t)
         try:
-            _FJS(d.mi, d.mf, self.fi, self.ff, q, d.work, self.rows, LOCAL_WORLD_ALIGNED, self.J, self.out)
+            _FJS(d.mi, d.mf, self.fi, self.ff, q, self.zero, d.work, self.rows, LOCAL_WORLD_ALIGNED, self.J,
+                 self.out)
         except ZeroDivisionError:
             self.model.check_quaternions(q)
             raise

@@ -256,27 +256,36 @@ def check_frames(fi, frames):
     return 0
 
 
+@helper
+def pass_for_frames(mi, mf, fi, q, v, a, work, frames, level, reference):
+    """The checks of the kernels of many frames (0, or an ``ERR_*`` code) and, when they pass, the forward pass over
+    all the bodies at ``level`` (``kinematics.body_kinematics``)."""
+    n = mi.shape[0]
+    nv = v.shape[0]
+    err = check_frame_call(mi, fi, q, nv, work, 0, reference) if fi.shape[0] > 0 else 0
+    if err == 0:
+        err = check_velocity(v, nv) or check_velocity(a, nv) or check_frames(fi, frames)
+    if err == 0:
+        wb, wd = workspace_views(work, n, nv)
+        set_ground(mf, work, wb, nv)
+        for i in range(1, n):
+            body_kinematics(i, mi, mf, q, v, a, wb, wd, level)
+    return err
+
+
 @njit(**KERNEL)
-def frame_jacobians_kernel(mi, mf, fi, ff, q, work, frames, reference, J, out):
+def frame_jacobians_kernel(mi, mf, fi, ff, q, zero, work, frames, reference, J, out):
     """The Jacobians J[k] (6 x nv) of the frames ``frames[k]`` of the table in ``reference``, from one pass of
     placements over all the bodies (Pinocchio's ``computeJointJacobians`` and a ``getFrameJacobian`` per frame), and,
     when ``out`` has a row per frame (not 0 rows), their placements into ``out[k]`` (as :func:`frame_state`).
-    Returns 0 or an ``ERR_*`` code."""
-    n = mi.shape[0]
-    nv = J.shape[2]
-    err = check_frame_call(mi, fi, q, nv, work, 0, reference) if fi.shape[0] > 0 else 0
-    if err != 0:
-        return err
-    if J.shape[0] != frames.shape[0] or J.shape[1] != 6 or (out.shape[0] != 0 and (
+    ``zero``: nv numbers (the pass computes no velocities). Returns 0 or an ``ERR_*`` code."""
+    if J.shape[0] != frames.shape[0] or J.shape[1] != 6 or J.shape[2] != zero.shape[0] or (out.shape[0] != 0 and (
             out.shape[0] != frames.shape[0] or out.shape[1] != OUT_WIDTH)):
         return ERR_OUT
-    err = check_frames(fi, frames)
+    err = pass_for_frames(mi, mf, fi, q, zero, zero, work, frames, 0, reference)
     if err != 0:
         return err
-    wb, wd = workspace_views(work, n, nv)
-    set_ground(mf, work, wb, nv)
-    for i in range(1, n):
-        body_kinematics(i, mi, mf, q, q, q, wb, wd, 0)
+    wb, wd = workspace_views(work, mi.shape[0], zero.shape[0])
     for k in range(frames.shape[0]):
         Jk = J[k]
         zero_rows(Jk)
@@ -291,20 +300,12 @@ def frame_states_kernel(mi, mf, fi, ff, q, v, a, work, frames, level, reference,
     """:func:`frame_kernel` for the frames ``frames[k]`` of the table into the rows ``out[k]`` (OUT_WIDTH), from one
     forward pass over all the bodies (Pinocchio's ``forwardKinematics`` then ``updateFramePlacements`` /
     ``getFrameVelocity``). Returns 0 or an ``ERR_*`` code."""
-    n = mi.shape[0]
-    nv = v.shape[0]
-    err = check_frame_call(mi, fi, q, nv, work, 0, reference) if fi.shape[0] > 0 else 0
-    if err != 0 or check_velocity(v, nv) != 0 or check_velocity(a, nv) != 0:
-        return err or ERR_V
     if out.shape[0] != frames.shape[0] or out.shape[1] != OUT_WIDTH:
         return ERR_OUT
-    err = check_frames(fi, frames)
+    err = pass_for_frames(mi, mf, fi, q, v, a, work, frames, level, reference)
     if err != 0:
         return err
-    wb, wd = workspace_views(work, n, nv)
-    set_ground(mf, work, wb, nv)
-    for i in range(1, n):
-        body_kinematics(i, mi, mf, q, v, a, wb, wd, level)
+    wb, wd = workspace_views(work, mi.shape[0], v.shape[0])
     for k in range(frames.shape[0]):
         frame_state(wb, fi[frames[k], FI_BODY], ff[frames[k]], level, reference, classical, out[k])
     return 0

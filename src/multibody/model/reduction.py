@@ -14,16 +14,14 @@ Example
 -------
 >>> import numpy as np
 >>> import multibody as mb
->>> b = mb.ModelBuilder()
->>> for k in (1, 2):
-...     _ = b.add_body(f"link{k}", mass=1.0, com=(0.5, 0, 0), inertia=np.diag([0.01, 0.1, 0.1]))
->>> _ = b.add_joint("shoulder", mb.Revolute(axis=(0, 0, 1)), "ground", "link1")
->>> _ = b.add_joint("elbow", mb.Revolute(axis=(0, 0, 1)), "link1", "link2", placement=mb.Placement(translation=(1, 0, 0)))
->>> arm = b.build()
->>> rigid = arm.reduced(locked={"elbow": np.pi / 2})
->>> rigid.nq, [type(j.joint).__name__ for j in rigid.joints[1:]]
-(1, ['Revolute', 'Fixed'])
->>> bool(np.allclose(mb.crba(rigid, [0.3]), mb.crba(arm, [0.3, np.pi / 2])[:1, :1]))
+>>> from multibody.systems.pendulums import triple_pendulum_seed001
+>>> chain = triple_pendulum_seed001()
+>>> names = [j.name for j in chain.joints[1:]]
+>>> stiff = chain.reduced(locked={names[1]: 0.4})               # the middle hinge held at 0.4 rad
+>>> stiff.nq, [type(j.joint).__name__ for j in stiff.joints[1:]]
+(2, ['Revolute', 'Fixed', 'Revolute'])
+>>> M = mb.crba(chain, [0.3, 0.4, -0.2])
+>>> bool(np.allclose(mb.crba(stiff, [0.3, -0.2]), M[np.ix_([0, 2], [0, 2])], rtol=0, atol=1e-14))
 True
 """
 import dataclasses
