@@ -256,3 +256,50 @@ def test_jansen_walker_advances_its_stance_strokes():
     position = max(np.abs(r).max() for name, r in res.residuals.items() if name != "velocity")
     assert position < 0.5 * 1e-3 ** 2 * np.abs(res.v).max() ** 2 * 0.66
 
+
+
+# ---- a gripper: two fingers of one closed-loop mechanism hold a box by friction -----------------------------------
+def gripper(mu=0.8, box_mass=0.2, r=0.03, link=0.08, phi0=0.6, kp=4.0):
+    """A crank on the ground turns about y; two links from its pins (±r) drive two fingers on prismatic joints along
+    x, each link closed onto its finger by a cut hinge (two slider-cranks on one crank: one loop mechanism, both
+    fingers move together). Each finger carries a pad of two balls 0.1 m below its joint; a box hangs between the
+    pads, 0.5 mm from each at q = 0. A JointPD holds the crank 0.1 rad past closing: the pads squeeze the box."""
+    half = 0.03
+    b = mb.ModelBuilder()
+    y = (0.0, -1.0, 0.0)
+    c, s = math.cos(phi0), math.sin(phi0)
+    x0 = r * c + math.sqrt(link ** 2 - (r * s) ** 2)          # the fingers' joints at ±x0 (closed form)
+    b.add_body("crank", 0.05, inertia=np.eye(3) * 1e-5)
+    b.add_joint("crank", mb.Revolute(axis=y), "ground", "crank")
+    for side, sign in (("right", 1.0), ("left", -1.0)):
+        pin = np.array([sign * r * c, 0.0, sign * r * s])
+        b.add_body(f"{side}.link", 0.02, inertia=np.eye(3) * 1e-6)
+        b.add_body(f"{side}.finger", 0.1, com=(0, 0, -0.05), inertia=np.eye(3) * 1e-4)
+        b.add_joint(f"{side}.pin", mb.Revolute(axis=y), "crank", f"{side}.link", mb.Placement(translation=pin))
+        b.add_joint(f"{side}.slide", mb.Prismatic(axis=(1.0, 0, 0)), "ground", f"{side}.finger",
+                    mb.Placement(translation=(sign * x0, 0, 0)))
+        b.add_joint(f"{side}.wrist", mb.Revolute(axis=y), f"{side}.link", f"{side}.finger",
+                    mb.Placement(translation=(sign * x0, 0, 0) - pin), mb.Placement(), cut=True)
+        for k, dz in enumerate((-0.01, 0.01)):               # two balls per pad, 0.5 mm off the box's side
+            b.add_collision(f"{side}.pad{k}", f"{side}.finger", mb.Sphere(0.005),
+                            mb.Placement(translation=(-sign * (x0 - half - 0.0055), 0, -0.1 + dz)), friction=mu)
+    b.add_body("box", box_mass, inertia=np.eye(3) * box_mass * (2 * half) ** 2 / 6)
+    b.add_joint("box", mb.Free(), "ground", "box")
+    b.add_collision("box", "box", mb.Box((2 * half, 2 * half, 2 * half)), friction=mu)
+    b.add_controller("squeeze", mb.JointPD(kp, 0.05, target=[0.1], gravity_compensation=False, joints=["crank"]))
+    model = b.build()
+    q0 = model.neutral()
+    q0[model.joint("box").q_slice.start + 2] = -0.1
+    return model, q0
+
+
+def test_gripper_holds_a_box_by_friction():
+    model, q0 = gripper()
+    pads = [(c.name, "box") for c in model.collisions if ".pad" in c.name]
+    res = mb.simulate(model, q0, None, 2.5, h=1e-3, contact="stepping", output_every=10, contact_pairs=pads)
+    z = res.q[:, model.joint("box").q_slice.start + 2]
+    held = res.t >= 0.5
+    assert np.ptp(z[held]) < 1e-3                         # no slip over 2 s
+    assert res.contacts.count[-1] == 4
+    # friction carries the weight: the pads' vertical forces sum to m g
+    assert abs(res.contacts.total_force()[-1, 2]) == pytest.approx(0.2 * G, rel=1e-6)
