@@ -39,7 +39,7 @@ _HOMES = {
                                     "frame_jacobian_time_variation", "frame_placement", "frame_placements",
                                     "frame_velocity", "frame_velocities"),
     "multibody.contact.queries": ("Proximity", "collisions", "distance"),
-    "multibody.data": ("Data",),
+    "multibody.model.data": ("Data",),
     "multibody.result": ("BatchResult", "Result"),
     "multibody.simulation": ("resume", "simulate", "simulate_batch"),
     "multibody.io": ("load_model", "save_model"),

@@ -65,7 +65,7 @@ Example
 import numpy as np
 
 from multibody.algorithms.dynamics import as_vector, bind_on_first_call, data_at, fill_general
-from multibody.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
                                       frame_jacobian_kernel, frame_jacobian_rate_kernel, frame_jacobians_kernel,
