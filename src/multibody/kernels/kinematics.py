@@ -38,6 +38,7 @@ from numba import njit
 from multibody.kernels.spatial import (INLINE, KERNEL, cross3, helper, load9, mat3_mul, mat3_times_axis_rotation,
                                        mat3_vec, motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
                                        rigid_inertia_world, rotation_axis_angle)
+from multibody.kernels.views import rows_view
 
 # ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
 # are helpers (``spatial.helper``): compiled once, inlined by LLVM into the hot kernels (ABA, RNEA, CRBA; RNEA
@@ -98,9 +99,9 @@ def general_rows(nv_joint):
 def workspace_views(work, n, nv):
     """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd`` (nv rows,
     and the general joints' blocks when the workspace has room for them: every whole row of the rest)."""
-    wb = work[: n * WB_WIDTH].reshape((n, WB_WIDTH))
+    wb = rows_view(work[: n * WB_WIDTH], (WB_WIDTH,))
     rows = max(nv, (work.shape[0] - n * WB_WIDTH) // WD_WIDTH)
-    wd = work[n * WB_WIDTH: n * WB_WIDTH + rows * WD_WIDTH].reshape((rows, WD_WIDTH))
+    wd = rows_view(work[n * WB_WIDTH: n * WB_WIDTH + rows * WD_WIDTH], (WD_WIDTH,))
     return wb, wd
 
 
