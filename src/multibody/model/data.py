@@ -76,7 +76,7 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape", "derivatives", "frames", "refused")
+                 "mass_fast", "mshape", "derivatives", "frames", "frame_fast", "refused")
 
     def __init__(self, model):
         self.model = model
@@ -99,26 +99,32 @@ class Data:
         self.base_motion = getattr(model, "base_motion", None)
         if self.base_motion is not None:
             self.set_time(0.0)
-        #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea`` (mi, mf, no_fext, work, nv), one
-        #: attribute to read per call; None when general joints or a moving base need their step before a kernel
         #: True for a model read for its kinematics only (``Model.kinematics_only``): the dynamics refuse it
         self.refused = bool(getattr(model, "kinematics_only", None))
-        self.fast = (None if self.fill is not None or self.base_motion is not None or self.refused
-                     else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
+        #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea``/``centroidal_map`` (the "fast path"
+        #: of ``algorithms.dynamics``), one attribute to read per call: ``(mi, mf, no_fext, work, nv, (6, nv),
+        #: model)``; None when general joints or a moving base need their step before a kernel
+        self.fast = (None if self.fill is not None or self.base_motion is not None or self.refused
+                     else (self.mi, self.mf, self.no_fext, self.work, self.nv, (6, self.nv), model))
+        #: those of ``algorithms.crba``, which a moving base does not change: ``(mi, mf, work, (nv, nv), model)``
+        self.mass_fast = (None if self.fill is not None or self.refused
+                          else (self.mi, self.mf, self.work, self.mshape, model))
         #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
         self.derivatives = None
-        #: the frame table of the model's frames (:meth:`frame_table`), made on first use
+        #: the frame table of the model's frames (:meth:`frame_table`), made on first use, and the arguments of the
+        #: frame kernels on the fast path of ``algorithms.frames`` (its last entry), None until then
         self.frames = None
+        self.frame_fast = None
 
     def frame_table(self):
         """``(fi, ff, ids, every, fast)``: the frame table of every frame of the model (``Model.all_frames``, in the
         order of the handles ``Model.frame_id``; ``kernels/frames.py``), the handles by name, every handle (an int64
         array), and the arguments of the frame
-        kernels on the fast path of ``algorithms.frames`` — ``(mi, mf, fi, ff, work, nv, ids, zero, model)`` with
-        ``zero`` nv zeros (the velocity of a call for placements only), or None where general joints or a moving base need a step
-        before each kernel (as ``fast``). Made on the first call."""
+        kernels on the fast path of ``algorithms.frames`` — ``(mi, mf, fi, ff, work, nv, ids, zero, model, (6, nv))``
+        with ``zero`` nv zeros (the velocity of a call for placements only), or None where general joints or a moving
+        base need a step before each kernel (as ``fast``; kept as ``frame_fast`` too). Made on the first call."""
         if self.frames is None:
             from multibody.kernels.packing import pack_frames
 
@@ -129,8 +135,9 @@ class Data:
             fi, ff = pack_frames(model.parent, placed)
             ids = model.frame_ids
             fast = (None if self.fill is not None or self.base_motion is not None else
-                    (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv), model))
+                    (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv), model, (6, self.nv)))
             self.frames = (fi, ff, ids, np.arange(fi.shape[0], dtype=np.int64), fast)
+            self.frame_fast = fast
         return self.frames
 
     def derivative_work(self):
@@ -155,8 +162,8 @@ class DerivativeWork:
     use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
     tables), ``forces`` (the model's applied forces, ``model.forces.AppliedForces``), ``fb`` (a per-body scratch),
     ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
-    kernels on the fast path of ``algorithms.derivatives`` (None where general joints or a moving base need a
-    step before each call, as ``Data.fast``)."""
+    kernels on the fast path of ``algorithms.derivatives``, ``(mi, mf, no_fext, work, dwork, dint, forces, fb, qdd,
+    (nv, nv), model)`` (None where general joints or a moving base need a step before each call, as ``Data.fast``)."""
 
     __slots__ = ("dwork", "dint", "forces", "fb", "applied", "qdd", "fast")
 
@@ -169,7 +176,7 @@ class DerivativeWork:
         self.fb = np.zeros((n, 6))
         self.qdd = np.zeros(data.nv)
         self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
-                                                    self.forces, self.fb, self.qdd, data.mshape)
+                                                    self.forces, self.fb, self.qdd, data.mshape, model)
 
 
 def default_data(model):
