@@ -76,7 +76,7 @@ def centroidal_map(model, q, data=None, t=None):
     linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped)."""
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a Data made for the model without a step before
         if q.dtype is _F64 and q.ndim == 1:
-            mi, mf, no_fext, work, nv, shape, owner = (model._multibody_data if data is None else data).fast
+            mi, mf, no_fext, work, nv, shape, owner = model._multibody_fast if data is None else data.fast
             if owner is model:
                 Ag = _empty(shape)
                 if _CMAP(mi, mf, q, work, Ag) == 0:

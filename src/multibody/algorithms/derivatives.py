@@ -68,14 +68,6 @@ def _error(model, d, err, third):
     return size_error(model, d, err, third)
 
 
-def _fast_work(model, data):
-    """The ``DerivativeWork`` of the fast path (float64 vectors, the Data cached on the model or given for it, no
-    general joints or moving base), or None for a Data made for another model; AttributeError when no workspace is
-    made yet, TypeError when the Data has no fast path (``DerivativeWork.fast`` is None)."""
-    w = (model._multibody_data if data is None else data).derivatives
-    return w if w.fast[10] is model else None
-
-
 def _call(kernel, model, d, q, *args):
     try:
         return kernel(*args)
@@ -98,9 +90,9 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     """
     try:  # the fast path of :func:`aba_derivatives`
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _ = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model:
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _RNEA_D(mi, mf, q, v, a, no_fext, work, dwork, qdd, A, B, C) == 0:
                     return A, B, C
@@ -127,9 +119,9 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     time of a moving base."""
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None and not (applied and w.applied):
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _ = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, has_applied, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model and not (applied and has_applied):
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _ABA_D(mi, mf, q, v, tau, no_fext, work, dwork, dint, qdd, A, B, C) == 0:
                     return A, B, C
@@ -158,9 +150,9 @@ def minv(model, q, data=None):
     change it."""
     try:  # the fast path of :func:`aba_derivatives`
         if q.dtype is _F64 and q.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _ = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model:
                 A = _empty(shape)
                 if _MINV(mi, mf, q, work, dwork, dint, A) == 0:
                     return A
@@ -182,9 +174,9 @@ def coriolis_matrix(model, q, v, data=None):
     its base (a moving base changes neither M nor C)."""
     try:  # the fast path of :func:`aba_derivatives`
         if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _ = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model:
                 A = _empty(shape)
                 if _CORIOLIS(mi, mf, q, v, work, dwork, A) == 0:
                     return A

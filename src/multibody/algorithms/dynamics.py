@@ -50,7 +50,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.model.data import CACHE_ATTR, Data, base_block, default_data, refuse_kinematics_only
+from multibody.model.data import FAST_ATTR, MASS_ATTR, Data, base_block, default_data, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
@@ -184,7 +184,7 @@ _empty = np.empty
 #: which the slow path names)
 _SLOW = (AttributeError, TypeError, ZeroDivisionError)
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
-assert CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
+assert (FAST_ATTR, MASS_ATTR) == ("_multibody_fast", "_multibody_mass_fast")  # the attributes the fast paths read
 
 
 def _bind_on_first_call(kernel, name, namespace=None):
@@ -265,7 +265,7 @@ def aba(model, q, v, tau, data=None, fext=None, t=None):
     time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
-            mi, mf, no_fext, work, nv, _, owner = (model._multibody_data if data is None else data).fast
+            mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
             if owner is model:
                 out = _empty(nv)
                 if _ABA(mi, mf, q, v, tau, no_fext, work, out) == 0:
@@ -347,7 +347,7 @@ def rnea(model, q, v, a, data=None, fext=None, t=None):
     §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0."""
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
-            mi, mf, no_fext, work, nv, _, owner = (model._multibody_data if data is None else data).fast
+            mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
             if owner is model:
                 out = _empty(nv)
                 if _RNEA(mi, mf, q, v, a, no_fext, work, out) == 0:
@@ -408,7 +408,7 @@ def crba(model, q, data=None, t=0.0):
     (M is invariant under a rigid motion of the whole system)."""
     try:  # the fast path, as in aba (a moving base included: it does not change M)
         if q.dtype is _F64 and q.ndim == 1:
-            mi, mf, work, shape, owner = (model._multibody_data if data is None else data).mass_fast
+            mi, mf, work, shape, owner = model._multibody_mass_fast if data is None else data.mass_fast
             if owner is model:
                 M = _empty(shape)
                 if _CRBA(mi, mf, q, work, M) == 0:

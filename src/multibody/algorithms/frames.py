@@ -187,7 +187,8 @@ def frame_placement(model, q, frame, data=None, t=None):
     time ``t``)."""
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
         if q.dtype is _F64 and q.ndim == 1:
-            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_data if data is None else data).frame_fast
+            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
+                                                             else data.frame_fast)
             if owner is model:
                 out = _empty(OUT_WIDTH)
                 if _FS(mi, mf, fi, ff, q, zero, zero, work, frame if frame.__class__ is int else ids[frame], 0,
@@ -203,7 +204,8 @@ def frame_velocity(model, q, v, frame, reference="local", data=None, t=None):
     """The spatial velocity [ω; v] (6,) of ``frame`` at (q, v) in ``reference`` (module docstring)."""
     try:  # the fast path, as in frame_placement
         if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
-            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_data if data is None else data).frame_fast
+            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
+                                                             else data.frame_fast)
             if owner is model:
                 out = _empty(OUT_WIDTH)
                 if _FS(mi, mf, fi, ff, q, v, v, work, frame if frame.__class__ is int else ids[frame], 1,
@@ -249,8 +251,8 @@ def frame_jacobian(model, q, frame, reference="local", data=None, t=None):
     handle ``model.frame_id(name)`` or a ``Frame``."""
     try:  # the fast path, as in frame_placement
         if q.dtype is _F64 and q.ndim == 1:
-            mi, mf, fi, ff, work, nv, ids, zero, owner, shape = (model._multibody_data if data is None
-                                                                 else data).frame_fast
+            mi, mf, fi, ff, work, nv, ids, zero, owner, shape = (model._multibody_frame_fast if data is None
+                                                                 else data.frame_fast)
             if owner is model:
                 J = _empty(shape)
                 if _FJ(mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame],

@@ -33,6 +33,20 @@ from multibody.model.forces import applied_forces
 
 #: the attribute of a Model under which :func:`default_data` keeps its Data (a cache: the Model is unchanged)
 CACHE_ATTR = "_multibody_data"
+#: the attributes under which that Data's fast-path tuples (``Data.fast``, ``mass_fast``, ``frame_fast``,
+#: ``DerivativeWork.fast``) are kept on the Model as well, once made: a call reads its tuple with one attribute
+#: lookup, where ``model._multibody_data.fast`` takes two (measured: 40 ns of a frame Jacobian's 0.75 µs)
+FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR = ("_multibody_fast", "_multibody_mass_fast",
+                                                     "_multibody_frame_fast", "_multibody_derivative_fast")
+CACHED_ATTRS = (CACHE_ATTR, FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR)
+
+
+def publish(data, attr, value):
+    """Keep ``value`` (a fast-path tuple of ``data``) on ``data.model`` under ``attr`` when ``data`` is the Data
+    cached on the model (:func:`default_data`)."""
+    cache = getattr(data.model, "__dict__", None)
+    if cache is not None and cache.get(CACHE_ATTR) is data:
+        cache[attr] = value
 
 
 def base_block(work):
@@ -138,12 +152,14 @@ class Data:
                     (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv), model, (6, self.nv)))
             self.frames = (fi, ff, ids, np.arange(fi.shape[0], dtype=np.int64), fast)
             self.frame_fast = fast
+            publish(self, FRAME_ATTR, fast)
         return self.frames
 
     def derivative_work(self):
         """The :class:`DerivativeWork` of this Data (made on the first call)."""
         if self.derivatives is None:
             self.derivatives = DerivativeWork(self)
+            publish(self, DERIVATIVE_ATTR, self.derivatives.fast)
         return self.derivatives
 
     def set_time(self, t, work=None):
@@ -163,7 +179,8 @@ class DerivativeWork:
     tables), ``forces`` (the model's applied forces, ``model.forces.AppliedForces``), ``fb`` (a per-body scratch),
     ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
     kernels on the fast path of ``algorithms.derivatives``, ``(mi, mf, no_fext, work, dwork, dint, forces, fb, qdd,
-    (nv, nv), model)`` (None where general joints or a moving base need a step before each call, as ``Data.fast``)."""
+    (nv, nv), applied, model)`` (None where general joints or a moving base need a step before each call, as
+    ``Data.fast``)."""
 
     __slots__ = ("dwork", "dint", "forces", "fb", "applied", "qdd", "fast")
 
@@ -176,7 +193,7 @@ class DerivativeWork:
         self.fb = np.zeros((n, 6))
         self.qdd = np.zeros(data.nv)
         self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
-                                                    self.forces, self.fb, self.qdd, data.mshape, model)
+                                                    self.forces, self.fb, self.qdd, data.mshape, self.applied, model)
 
 
 def default_data(model):
@@ -186,6 +203,8 @@ def default_data(model):
     except KeyError:
         d = Data(model)
         model.__dict__[CACHE_ATTR] = d
+        publish(d, FAST_ATTR, d.fast)
+        publish(d, MASS_ATTR, d.mass_fast)
         return d
     except AttributeError:  # an object without __dict__: no caching
         return Data(model)
