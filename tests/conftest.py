@@ -9,8 +9,14 @@
   session. It is set in ``os.environ`` when this file is imported, before any test module, so every process a
   test starts (``subprocess``, process pools, Dask workers) inherits it. ``MULTIBODY_TEST_CACHE=DIR`` keeps the
   session's generated code in ``DIR`` instead (kept afterwards: a developer's warm cache between runs).
-- hypothesis keeps its files (the constants it collects, examples when a test has a database) in the same
-  session folder, not in ``.hypothesis/`` of the working directory.
+- hypothesis runs under one settings profile, ``"multibody"`` (loaded here, so every ``@given`` test inherits
+  it; a test's own ``@settings`` changes only what it names): derandomized (the draws are a function of the test
+  alone, the same on every machine and every run), no example database (nothing carried from one run to the
+  next), no deadline and no health check of the time a draw takes (a verdict never depends on timing or on the
+  machine's load). A failure is reproduced by running the test again. Every run a drawn test makes carries its
+  own step budget (``max_steps``) where the model could switch without end.
+- hypothesis keeps its other files (the constants it collects) in the same session folder, not in
+  ``.hypothesis/`` of the working directory.
 - numba functions defined in the tests themselves are compiled without ``cache=True`` (numba would write their
   cache beside the test file, into ``tests/__pycache__``); a test that needs a cached one writes its module
   to a temporary folder (``test_integrate.py``).
@@ -19,6 +25,7 @@ import os
 import shutil
 import tempfile
 
+from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 collect_ignore = ["fuzz"]
@@ -27,6 +34,11 @@ _KEEP = os.environ.get("MULTIBODY_TEST_CACHE")
 SESSION_CACHE = _KEEP or tempfile.mkdtemp(prefix="multibody-tests-")
 os.environ["MULTIBODY_CACHE"] = SESSION_CACHE
 set_hypothesis_home_dir(os.path.join(SESSION_CACHE, "hypothesis"))
+
+#: the settings every hypothesis test runs under (module docstring)
+settings.register_profile("multibody", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow], print_blob=False)
+settings.load_profile("multibody")
 
 
 def pytest_report_header(config):

@@ -27,6 +27,9 @@ from multibody.switching.structure import REST_VELOCITY
 
 EPS = np.finfo(float).eps
 G = 9.81
+#: the step budget of a drawn run (over all its modes: a few thousand steps in 2 s for these chains), so that no draw
+#: can run without end
+STEPS = 50_000
 
 
 def chain(n, seed, e):
@@ -97,7 +100,7 @@ def test_every_switch_is_an_impulse_on_the_tree(n, seed, plastic):
     """The identities of the module docstring at every switch of a 2 s run of a random chain (DOP853)."""
     model, q0, v0 = chain(n, seed, 0.0 if plastic else None)
     lower, upper = model.lower_limits, model.upper_limits
-    res = mb.simulate(model, q0, v0, 2.0, method="DOP853", rtol=1e-10, atol=1e-12, n_out=3)
+    res = mb.simulate(model, q0, v0, 2.0, method="DOP853", rtol=1e-10, atol=1e-12, n_out=3, max_steps=STEPS)
     # most random chains meet their stops within 2 s; one that swings clear of them has no switch to check
     # (hypothesis draws others, and fails as unsatisfiable should none of the draws switch)
     assume(res.events)

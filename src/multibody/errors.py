@@ -32,12 +32,15 @@ class ConstraintError(MultibodyError):
 
 
 class IntegrationError(MultibodyError, RuntimeError):
-    """A failed integration. ``result`` carries what was computed up to the failure, ``reason`` says why."""
+    """A failed integration. ``result`` carries what was computed up to the failure, ``reason`` says why;
+    ``element`` names what failed when one element did (a joint that chatters on its stops, a torque law that
+    raised), else None."""
 
-    def __init__(self, message, result=None, reason=None):
+    def __init__(self, message, result=None, reason=None, element=None):
         super().__init__(message)
         self.result = result
         self.reason = reason if reason is not None else message
+        self.element = element
 
 
 class SweepError(MultibodyError, RuntimeError):
@@ -45,6 +48,12 @@ class SweepError(MultibodyError, RuntimeError):
 
     The points that finished are kept in the sweep's table; ``resume=True`` computes the others.
     """
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solve of a run (a Newton projection onto the constraints, an impact's problem) that stopped
+    before its tolerance: the run goes on from the last iterate, and ``result.info`` records the worst residual and
+    the iterations (one warning per run and solve, naming it)."""
 
 
 class ModelWarning(UserWarning):

@@ -362,12 +362,15 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         return system.make_result(t, X, info, obs=obs)
 
     def failed(t, X, reason, extra, obs=None, cause=None):
+        named = system.diagnose() if system.diagnose is not None else None   # e.g. a compiled law that raised
+        if named is not None:
+            reason = named[0]
         res = finish(t, X, "failed", reason, extra, obs)
         if isinstance(cause, ModelError) and not isinstance(cause, ResultFileError):
             cause.result = res      # bad input met during the run: its ModelError, with what was computed
             raise cause
         raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {reason}", result=res,
-                               reason=reason) from cause
+                               reason=reason, element=None if named is None else named[1]) from cause
 
     if fixed:
         compiled = system.rhs is not None and not system.python_only

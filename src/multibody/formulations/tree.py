@@ -25,8 +25,8 @@ from multibody.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.prescribed import prescribed_system
-from multibody.formulations.tree_control import (P_CONTROL, control_params, is_compiled_torque, run_controls,
-                                                 tree_rhs_control, tree_rhs_control_extra)
+from multibody.formulations.tree_control import (P_CONTROL, control_params, is_compiled_torque, law_failure,
+                                                 run_controls, tree_rhs_control, tree_rhs_control_extra)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import (has_quaternions, normalize_quaternions, normalize_quaternions_q,
@@ -230,7 +230,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                            **({"base_motion": repr(data.base_motion)} if moving else {})},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,
                      run_params=tree_control_run_params if controlled else tree_run_params,
-                     batch=lambda runs, values: tree_batch(model, runs, values))
+                     batch=lambda runs, values: tree_batch(model, runs, values),
+                     diagnose=None if compiled is None else
+                     lambda: law_failure(params[P_CONTROL], compiled, model.velocity_names()))
 
 
 register_formulation("tree", tree_system, supports=("moving base", "general joints", "batch", "controllers"))

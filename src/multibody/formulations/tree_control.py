@@ -13,8 +13,14 @@ called through a C function pointer (:func:`compiled_torque` wraps it in a ``num
 ``kernels.control.TORQUE_SIGNATURE``, compiled once per function and process, and kept alive here), held in the
 tuple as its address (``kernels.control.call_torque``): the compiled loops are compiled for an integer, not for
 each function, and stay cached on disk; and a Python caller passes the tuple to a compiled function without
-numba's slow typing of function objects. ``f`` must not raise (an exception cannot leave compiled code called
-through a pointer).
+numba's slow typing of function objects.
+
+A law that raises, or returns a torque that is not finite, ends the run: an exception cannot leave compiled code
+called through a pointer, so the wrapper catches it and returns NaN torques; :func:`control_extra` records the
+first call whose torques are not finite (its time, and the copies of q and v the law was given, in the tuple's
+``K_FAIL``, ``K_USER_Q``, ``K_USER_V``) and from then on gives NaN forces, which stop the run at that step; and
+:func:`law_failure` calls the law again from Python at that (t, q, v), where it raises its own exception, to name
+the law and what it did in the run's ``IntegrationError``.
 
 The parameter tuple of ``tree_parameters.tree_params`` gets one more entry, at :data:`P_CONTROL` (its first free
 position, ``P_SIZE``): the tuple :func:`control_params` makes, entries ``K_*`` below.
@@ -26,22 +32,23 @@ from numba.core.registry import CPUDispatcher
 
 from multibody.errors import ModelError
 from multibody.formulations.tree_rhs import tree_rhs_extra
+from multibody.integrate.adaptive import nonfinite_entries
 from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, call_torque, control_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.model.controllers import ControllerTable
 from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
 
 __all__ = ["P_CONTROL", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
-           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra"]
+           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra", "law_failure"]
 
 #: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
 P_CONTROL = P_SIZE
 #: entries of the controllers' tuple: the table (``ControllerTable.arrays``), the model's packed float array as
 #: built, whether any controller compensates gravity / computes torques, scratch (G (n, 4), A, TG, TI), no external
 #: forces, the controllers' torques, τ_extra, the compiled law's q, v and output, the law (the address of its C
-#: function, 0 for none), whether there is one
+#: function, 0 for none), whether there is one, and its failure record (``[failed, t]``: module docstring)
 (K_CI, K_CF, K_RT, K_RC, K_MF, K_GRAVITY, K_INVERSE, K_G, K_A, K_TG, K_TI, K_NO_FEXT, K_OUT, K_EXTRA, K_USER_Q,
- K_USER_V, K_USER_OUT, K_USER, K_HAS_USER) = range(19)
+ K_USER_V, K_USER_OUT, K_USER, K_HAS_USER, K_FAIL) = range(20)
 
 
 def is_compiled_torque(tau):
@@ -60,7 +67,12 @@ def compiled_torque(tau):
         return _WRAPPED[key][1]
 
     def call(t, q, v, out, nq, nv):
-        tau(t, carray(q, nq), carray(v, nv), carray(out, nv))
+        torques = carray(out, nv)
+        try:
+            tau(t, carray(q, nq), carray(v, nv), torques)
+        except Exception:   # (it cannot leave the C function: NaN torques say it raised; module docstring)
+            for k in range(nv):
+                torques[k] = np.nan
 
     try:
         wrapped = cfunc(TORQUE_SIGNATURE)(call)
@@ -82,7 +94,7 @@ def controls_tuple(model, params, torque=None):
     user = 0 if torque is None else compiled_torque(torque).address
     return (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
             np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
-            np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
+            np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None, np.zeros(2))
 
 
 def control_params(model, params, torque=None):
@@ -118,14 +130,21 @@ def control_extra(t, x, tau_const, c, mi, nq, work):
         uq = c[K_USER_Q]
         uv = c[K_USER_V]
         u = c[K_USER_OUT]
-        for k in range(nq):
-            uq[k] = q[k]
+        fail = c[K_FAIL]
+        if fail[0] == 0.0:
+            for k in range(nq):
+                uq[k] = q[k]
+            for k in range(nv):
+                uv[k] = v[k]
+                u[k] = 0.0
+            call_torque(c[K_USER], t, uq, uv, u)
+            for k in range(nv):
+                if not np.isfinite(u[k]):   # raised or not finite: keep where (module docstring)
+                    fail[0] = 1.0
+                    fail[1] = t
+                    break
         for k in range(nv):
-            uv[k] = v[k]
-            u[k] = 0.0
-        call_torque(c[K_USER], t, uq, uv, u)
-        for k in range(nv):
-            extra[k] += u[k]
+            extra[k] += u[k] if fail[0] == 0.0 else np.nan
     return extra
 
 
@@ -135,7 +154,8 @@ def run_controls(c):
     return (c[K_CI], c[K_CF], c[K_RT], c[K_RC], c[K_MF], c[K_GRAVITY], c[K_INVERSE], np.zeros_like(c[K_G]),
             np.zeros_like(c[K_A]), np.zeros_like(c[K_TG]), np.zeros_like(c[K_TI]), c[K_NO_FEXT],
             np.zeros_like(c[K_OUT]), np.zeros_like(c[K_EXTRA]), np.zeros_like(c[K_USER_Q]),
-            np.zeros_like(c[K_USER_V]), np.zeros_like(c[K_USER_OUT]), c[K_USER], c[K_HAS_USER])
+            np.zeros_like(c[K_USER_V]), np.zeros_like(c[K_USER_OUT]), c[K_USER], c[K_HAS_USER],
+            np.zeros_like(c[K_FAIL]))
 
 
 @njit(**KERNEL)
@@ -150,3 +170,24 @@ def tree_rhs_control_extra(t, x, p, extra, out):
     """:func:`tree_rhs_control` with the generalized forces ``extra`` (a Python torque callback's and the constant
     ones) in place of the constant ones."""
     tree_rhs_extra(t, x, p, control_extra(t, x, extra, p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
+
+
+def law_failure(c, law, v_names=None):
+    """What the compiled torque law ``law`` did when it stopped a run (module docstring), from its controllers'
+    tuple ``c``: ``(reason, element)`` — the law named, the exception it raises at the (t, q, v) of its first failed
+    call, or its non-finite torques there (labelled by ``v_names``) —, or None when it did not fail."""
+    fail = c[K_FAIL]
+    if law is None or fail[0] == 0.0:
+        return None
+    t, q, v = float(fail[1]), np.array(c[K_USER_Q]), np.array(c[K_USER_V])
+    name = getattr(law, "__name__", repr(law))
+    element = f"torque law '{name}'"
+    out = np.zeros(v.shape[0])
+    try:
+        with np.errstate(all="ignore"):
+            law(t, q.copy(), v.copy(), out)
+    except Exception as exc:  # noqa: BLE001 -- the law's own exception is what the reason reports
+        return f"the compiled torque law '{name}' raised {type(exc).__name__}: {exc} at t = {t:.17g}", element
+    labels = None if v_names is None else [f"out[{i}] ({n})" for i, n in enumerate(v_names)]
+    entries = nonfinite_entries(out, labels) or "not finite in compiled code (finite when called from Python)"
+    return f"the compiled torque law '{name}' returned torques that are not finite at t = {t:.17g}: {entries}", element

@@ -182,6 +182,10 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
                     "method": key, "model": model.name, "formulation": formulation, "switching": True,
                     "status": "failed", "message": str(exc)})
             raise
+    diagnose = getattr(run.systems[-1][1], "diagnose", None)
+    named = diagnose() if run.status == "failed" and diagnose is not None else None
+    if named is not None:   # what in the compiled code failed the run (a compiled torque law), by name
+        run.reason, run.element = named
     info = {"method": key, "model": model.name, "formulation": formulation, "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
@@ -212,7 +216,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     res = _result(run, q_names, v_names, model, energy, info)
     if run.status == "failed":
         raise IntegrationError(f"{key} integration of model '{model.name}' failed: {run.reason}", result=res,
-                               reason=run.reason) from run.error
+                               reason=run.reason, element=run.element) from run.error
     return res
 
 

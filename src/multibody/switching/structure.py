@@ -30,7 +30,7 @@ import numpy as np
 
 from multibody.data import Data
 from multibody.errors import ModelError
-from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, tree_rhs_control
+from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, law_failure, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
 from multibody.switching.modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
@@ -100,6 +100,13 @@ class Structure(PythonSteps):
         if self.controlled:
             self._tree_rhs, self._tree_params = tree_rhs_control, tuple(self.params) + (self.S[S_CONTROL],)
         self._S_guards = self.S[:S_CONTROL]
+
+    def diagnose(self):
+        """``(reason, element)`` when the run's compiled torque law failed it (raised, or returned torques that are
+        not finite: ``tree_control.law_failure``), else None."""
+        if self.law is None:
+            return None
+        return law_failure(self.S[S_CONTROL], self.law, self.model.velocity_names())
 
     # ---- the mode's right-hand side and guards -----------------------------------------------------------
     def extra(self, t, x):
@@ -572,5 +579,7 @@ def separated_structure(st, t, x, joint, log):
     log.append(ns._entry(t, joint, None, "release", 0.0, None, None))
     again = ns.start(t, x2, fresh=False)      # what the new structure meets at once
     if again.any():
-        x2, _ = ns.switch(t, x2, again, log)
+        x2, nxt = ns.switch(t, x2, again, log)
+        if nxt is not None:    # another joint separates at the same instant: the run goes on in its structure
+            return x2, nxt
     return x2, ns
