@@ -204,6 +204,7 @@ class ConstrainedTree:
         self.compiled = not (self.rows.python or stabilizer is not None or callable(self.tau))
         self.singular_events = []
         self._zero = np.zeros(self.nv)
+        self.last_projection = (0, 0.0, True)
 
     @property
     def cons(self):
@@ -247,6 +248,7 @@ class ConstrainedTree:
         e_cv (:meth:`unit_rows`, no change) beside the position rows (a run across switches: the joints locked or
         on a stop)."""
         q = self.model.normalize(np.array(q, dtype=float))
+        it = None
         if not self.rows.python and held is None:
             self.w.cfg[CFG_TOL], self.w.cfg[CFG_MAXIT] = tol, maxiter
             if not self.rows._aux_ready:
@@ -274,6 +276,9 @@ class ConstrainedTree:
             bad = self.rows.worst(f)
             raise ConstraintError(f"model '{self.model.name}': the positions cannot be assembled; residual {err:.3e} "
                                   f"in {', '.join(bad)} after {maxiter} Newton steps", time=t, joints=bad)
+        #: (Newton steps, residual, converged) of this projection: converged when it stopped before its step budget
+        #: or below ``tol`` (the steps of the compiled projection are not counted: 0 there)
+        self.last_projection = (0 if it is None else it, float(err), it is None or it < maxiter or err <= tol)
         return q
 
     def unit_rows(self, m, coords):

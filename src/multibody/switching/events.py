@@ -76,7 +76,8 @@ class HybridRun:
     ``system``, the states ``x`` (in that system's coordinates) —, ``systems`` [(t from when, system)], the switch
     ``log``, ``status`` ("success", "event": a terminal user event ended it, or "failed"), ``reason`` of a
     failure, ``error`` (the exception that stopped a failed run, else None), ``element`` (the joint or law that failed it,
-    when one did), ``steps``, ``nfev`` and ``t_events`` (the times of each user event)."""
+    when one did), ``steps``, ``nfev``, ``location_steps`` (fixed-step runs: the steps of other sizes taken to
+    locate the switches on the dense output) and ``t_events`` (the times of each user event)."""
 
     t: list = field(default_factory=list)
     system: list = field(default_factory=list)
@@ -91,6 +92,7 @@ class HybridRun:
     t_events: list = field(default_factory=list)
     t_stop: float = None
     element: str = None
+    location_steps: int = 0
 
     def add(self, t, s, x):
         self.t.append(float(t))
@@ -109,7 +111,8 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     """Integrate ``system`` (the protocol of the module docstring) from ``x0`` at ``t0`` to ``t_end`` across its
     switches; return a :class:`HybridRun`. ``method``: an adaptive method (``rtol``, ``atol``, output times
     ``t_eval`` or every step, ``max_steps`` over all the modes) or a fixed-step one (``h`` and ``nsteps`` of the
-    grid, ``save`` the step numbers to output). Never raises on a failed integration (a non-finite state, the
+    grid, ``save`` the step numbers to output; ``max_steps``: the budget of the grid's steps and those that locate
+    the switches, together). Never raises on a failed integration (a non-finite state, the
     step limit, an exception of the right-hand side or of a switch, chattering: more than
     ``MAX_SWITCHES_AT_ONCE`` switches at one instant): the outcome's status and reason say why, with the rows and
     the log up to it. Bad input met on the way (a ``ModelError``; a ``ConstraintError`` for an initial state that
@@ -121,8 +124,9 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     :class:`HybridRun` so far, and at the end (``finished``). ``resume = (t, step, x, run)``: go on with a run from
     such a state, the system's mode restored (armed) and ``run`` the outcome so far.
 
-    ``progress``: a tqdm bar of the steps of a fixed-step run (None: after two seconds, on a terminal; True;
-    False; ``integrate/progress.py``), moving between :data:`PIECES` pieces of the run.
+    ``progress``: a tqdm bar (None: after two seconds, on a terminal; True; False; ``integrate/progress.py``) of
+    the steps of a fixed-step run, moving between :data:`PIECES` pieces of the run, or of the simulated time of an
+    adaptive one, moving after each step.
 
     ``events``: user events ``g(t, x, system)`` (module docstring; adaptive methods only). A ``ModelError`` met
     during the run (e.g. an event's bad value) is raised with the outcome so far as its ``run``."""
@@ -270,11 +274,15 @@ class _Runner:
         self.checkpoint, self.every = checkpoint, every
         self.chunk = None if checkpoint is None or not self.fixed else max(1, int(round(every / float(h))))
         self.next_write = self.t0 + every if every else np.inf     # (adaptive runs)
+        self.progress, self.bar = False, None
 
     def fail(self, reason, error):
         self.out.status, self.out.reason, self.out.error = "failed", reason, error
 
     def finished(self, x):
+        bar = getattr(self, "bar", None)
+        if bar is not None and not self.fixed:
+            bar.update(self.t_end - self.t0 - bar.n)
         if self.checkpoint is not None:
             step = int(self.nsteps) if self.fixed else None
             self.checkpoint(self.t_end, step, self.sys, x, self.out, True)
@@ -329,6 +337,17 @@ class _Runner:
 
     # ---- adaptive methods ----------------------------------------------------------------------------------
     def adaptive(self, t, x, first=True, armed=False):
+        """The adaptive run from (t, x) across its modes, with a progress bar in simulated time (as a run without
+        switches has: ``integrate/progress.py``)."""
+        self.bar = progress_bar(self.progress, self.t_end - self.t0, self.key, "s", initial=t - self.t0,
+                                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
+        try:
+            self.adaptive_modes(t, x, first, armed)
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+
+    def adaptive_modes(self, t, x, first, armed):
         te = None if self.t_eval is None else np.asarray(self.t_eval, dtype=float)
         out = self.out
         while True:
@@ -374,6 +393,10 @@ class _Runner:
             if run.status == "failed":
                 if isinstance(run.error, ModelError):
                     raise run.error
+                if left is not None and run.nsteps >= left:   # the run's budget, over all its modes
+                    raise _Failure(f"the step limit max_steps = {self.max_steps} was reached at t = "
+                                   f"{float(run.t[-1]):.17g} before t_end = {self.t_end:.17g}, across "
+                                   f"{len(out.log)} switches (a larger max_steps, or math.inf, lets it go on)")
                 raise _Failure(run.reason) from run.error
             if not guard:
                 x_end = run.y[-1] if len(run.y) else x
@@ -395,14 +418,18 @@ class _Runner:
             t, first = t_e, False
 
     def writer(self, st, skip_first):
-        """The ``callback`` of an adaptive mode that calls ``checkpoint`` every ``every`` of simulated time, with
-        the rows so far (``skip_first``: the mode's first row is the one its switch added already)."""
-        if self.checkpoint is None:
+        """The ``callback`` of an adaptive mode after each step: it moves the progress bar, and calls ``checkpoint``
+        every ``every`` of simulated time with the rows so far (``skip_first``: the mode's first row is the one its
+        switch added already)."""
+        bar = self.bar
+        if self.checkpoint is None and bar is None:
             return None
         out, every, t0 = self.out, self.every, self.t0
 
         def callback(t, y, ts, ys, stats):
-            if t < self.next_write:
+            if bar is not None:
+                bar.update(t - t0 - bar.n)
+            if self.checkpoint is None or t < self.next_write:
                 return
             self.next_write = t0 + every * (np.floor((t - t0) / every) + 1)
             lo = 1 if skip_first else 0
@@ -423,9 +450,22 @@ class _Runner:
             if bar is not None:
                 bar.close()
 
+    def budget_left(self, t):
+        """The steps a fixed-step run may still take (``max_steps`` less the grid's steps and the location's); a
+        failure naming the budget when none is left at t."""
+        if self.max_steps is None:
+            return math.inf
+        left = self.max_steps - self.out.steps - self.out.location_steps
+        if left < 1:
+            raise _Failure(f"the step limit max_steps = {self.max_steps} was reached at t = {t:.17g} before t_end = "
+                           f"{self.t_end:.17g} ({self.out.steps} steps of the grid, {self.out.location_steps} to "
+                           f"locate {len(self.out.log)} switches)")
+        return left
+
     def fixed_pieces(self, x, k, armed, bar):
         """The fixed-step run from x at step k (``armed``: its mode armed already), in pieces: the modes, and within
-        a mode the checkpoints' chunks and, with a progress ``bar``, :data:`PIECES` pieces of the run."""
+        a mode the checkpoints' chunks and, with a progress ``bar``, :data:`PIECES` pieces of the run; at most
+        ``max_steps`` steps in all (:meth:`budget_left`)."""
         out = self.out
         h, nsteps, save = float(self.h), int(self.nsteps), np.asarray(self.save, dtype=np.int64)
         code = METHODS[self.key]
@@ -445,6 +485,7 @@ class _Runner:
             armed = False
             stop = nsteps if self.chunk is None else min(nsteps, (k // self.chunk + 1) * self.chunk)
             stop = stop if piece is None else min(stop, (k // piece + 1) * piece)
+            stop = int(min(stop, k + self.budget_left(t0 + k * h)))
             todo = save[(save > k) & (save <= stop)]
             ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
             error = None
@@ -507,6 +548,8 @@ class _Runner:
             K[0] = st.rhs(t_a, xa)
 
             def g(s):
+                self.budget_left(t_a)
+                self.out.location_steps += 1
                 st.step(t_a, xa, s, code, xt, K)
                 return st.guards(t_a + s, xt)
 

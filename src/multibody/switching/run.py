@@ -9,7 +9,9 @@ switches) to the run across switches of ``switching/events.py`` and makes the :c
   ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
 * the states of the output times and two rows at each switch (just before, just after);
 * ``result.events``: the switch log (``switching/structure.py``); ``result.structures``: the models in turn
-  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes;
+  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes; ``result.info["solves"]``:
+  the convergence of the switches' solves (``switching/convergence.py``: a ``ConvergenceWarning`` when one stopped
+  early);
 * a model with constraints (closed loops; ``switching/constrained.py``): ``result.residuals`` per
   constraint, as the constrained formulation's.
 """
@@ -25,8 +27,8 @@ from multibody.formulations.tree_control import is_compiled_torque
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.switching.poisson import PoissonStructure
 from multibody.switching.structure import REST_VELOCITY, Structure
-from multibody.integrate.adaptive import PROJECTABLE
-from multibody.integrate.arguments import event_value, fixed_step_count, output_steps
+from multibody.integrate.adaptive import PROJECTABLE, step_budget
+from multibody.integrate.arguments import FIXED_MAX_STEPS, event_value, fixed_budget, fixed_step_count, output_steps
 from multibody.switching.events import run_hybrid
 from multibody.integrate.manifold import normalize_quaternions
 from multibody.integrate.tableaux import METHODS
@@ -134,8 +136,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``formulation="poisson"`` (no checkpoints): the state (q, p) between switches, the impulses
     jumping by Jᵀ Λ at them (``switching/poisson.py``; ``solver`` of system (6)); the Result has v
-    and the impulses in ``result.series["p"]`` (the columns of v). ``progress``: the bar of a fixed-step run
-    (``run_hybrid``)."""
+    and the impulses in ``result.series["p"]`` (the columns of v). ``progress``: the run's bar (``run_hybrid``)."""
     key = str(method).upper()
     cpu, wall = time.process_time(), time.perf_counter()
     callback = model.torque_callback if tau is None else tau
@@ -189,6 +190,11 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     info = {"method": key, "model": model.name, "formulation": formulation, "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    last = run.systems[-1][1]
+    solves = getattr(getattr(last, "tree", last), "solves", None)   # (a Poisson structure wraps the tree's)
+    if solves is not None:
+        info["solves"] = solves.info()
+        solves.warn(model.name, stacklevel=4)
     if model.constraints:
         info.update(constraints=[c.name for c in model.constraints], initial_correction=st.correction)
     if model.controllers:
@@ -196,7 +202,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     if getattr(st, "law", None) is not None:
         info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
-        info.update(h=float(h), nsteps_requested=int(nsteps),
+        info.update(h=float(h), nsteps_requested=int(nsteps), location_steps=int(run.location_steps),
                     path="compiled" if compiled_loop(model, formulation) and st.callback is None else "python")
     else:
         info.update(rtol=rtol, atol=atol)
@@ -226,7 +232,9 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     """``simulate`` of a model with joint limits, latches or releases (its arguments checked by ``simulate``):
     :func:`refuse` what such a run does not do, then :func:`run_switching`. ``save``: the fixed-step output steps
     of a batch (its outputs then have no rows at the switches); ``writer``, ``every``: its checkpoints;
-    ``restart``: the checkpoint it goes on from; ``progress``: the bar of a fixed-step run."""
+    ``restart``: the checkpoint it goes on from; ``progress``: the run's bar. ``max_steps``: the step budget
+    (``simulate``'s default when None), with a fixed step of the grid's steps and those that locate the switches
+    together: a fixed-step run of more grid steps is refused before it starts, as any fixed-step run."""
     refuse(model, formulation, tau, mkey, events)
     ck = dict(writer=writer, every=every, restart=restart, progress=progress)
     if formulation == "poisson":
@@ -241,14 +249,19 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     q0, v0 = check_state(model, q0, v0)
     if mkey in METHODS:
         nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+        law = model.torque_callback if tau is None else tau
+        path = "compiled" if compiled_loop(model, formulation) and not (
+            callable(law) and not is_compiled_torque(law)) else "python"
+        fixed_budget(nsteps, h_used, max_steps, path)
         rows = save is None
         save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
         return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
-                             energy=energy, event_rows=rows, **ck)
+                             energy=energy, event_rows=rows,
+                             max_steps=FIXED_MAX_STEPS[path] if max_steps is None else step_budget(max_steps), **ck)
     if n_out is not None:
         t_eval = np.linspace(t0, t_end, int(n_out))
     return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
-                         max_steps=max_steps, events=events, **ck)
+                         max_steps=step_budget(max_steps), events=events, **ck)
 
 
 def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
