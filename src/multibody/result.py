@@ -44,7 +44,7 @@ import json
 import numpy as np
 
 from multibody.errors import ModelError, ResultFileError
-from multibody.files import as_path, atomic_write, check_readable, unreadable
+from multibody.files import as_path, atomic_write, check_options, check_readable, unreadable
 
 ENERGY_KEYS = ("kinetic", "potential", "total", "dissipated")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
@@ -270,6 +270,8 @@ class Result:
         The file is replaced atomically (``multibody.files.atomic_write``): a failed write leaves the previous
         file, never a torn one; a place that cannot be written is a ``ResultFileError`` naming the file."""
         path = as_path(path, "Result file")
+        if path.is_dir():
+            raise ResultFileError(f"Result file '{path}' is a folder; give the name of a file in it", path=path)
         suffix = path.suffix.lower()
         meta = self.metadata_json()
         if suffix == ".npz":
@@ -404,6 +406,7 @@ class Result:
 
     def animate(self, path, **options):
         """A GIF (or MP4) of the motion: ``multibody.viz.animate(self, path, ...)``. Returns the path."""
+        check_options(options, _view("animate"), "Result.animate", exclude=("model_or_result", "path"))
         return _view("animate")(self, path, **options)
 
 

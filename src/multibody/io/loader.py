@@ -11,7 +11,7 @@ from multibody.io.documents import Problem, format_path
 from multibody.io.expression_callables import (ExpressionMatrix, ExpressionTorque, ExpressionVector,
                                                expression_variables, velocity_names)
 from multibody.io.expressions import constant, parse_expression
-from multibody.io.mimic import mimic_constraint
+from multibody.io.mimic import mimic_constraint, mimic_cycles
 from multibody.io.vocabulary import AXIS_KEYS, CONSTRAINT_KEYS, JOINT_TYPES
 from multibody.model import (GROUND, BaseMotion, Fixed, ModelBuilder, Placement, PointOnPlane, PointOnProfile, Profile,
                              RollingDisc, RollingOnProfile, UserConstraint, VelocityConstraint, rotation_about)
@@ -194,6 +194,7 @@ class ModelLoader:
         self._elements(b, d, old_visuals)
         self._controllers(b, d)
         pending = [self._constraint(k, spec) for k, spec in enumerate(as_list(d.get("constraints")))]
+        self._mimic_cycles(as_list(d.get("constraints")))
         if limits:
             meta["limits"] = limits
         b.metadata = meta
@@ -522,6 +523,16 @@ class ModelLoader:
                 self.record(exc, path)
                 raise Skip from None
             self.fail(f"{path}.{key}", str(exc))
+
+    def _mimic_cycles(self, specs):
+        """A problem for each cycle of mimic constraints (joints that mimic one another: ``io/mimic.py``)."""
+        where = {spec.get("joint"): k for k, spec in enumerate(specs)
+                 if isinstance(spec, dict) and spec.get("type") == "mimic" and isinstance(spec.get("joint"), str)}
+        follows = {specs[k]["joint"]: specs[k].get("reference") for k in where.values()}
+        for cycle in mimic_cycles(follows):
+            path = f"constraints[{where[cycle[0]]}].joint"
+            self.problems.append(Problem(path, f"joints {' → '.join(repr(n) for n in cycle)} mimic one another in a "
+                                               "cycle: none of them moves by itself", self._line(path)))
 
     def _constraint(self, k, spec):
         """The constraint at ``constraints[k]``: ``(path, make(model) -> Constraint)`` or None (a problem)."""

@@ -53,6 +53,7 @@ Problems are collected and raised together (``ModelFileError``), each with its p
 type definition (``<!DOCTYPE``, ``<!ENTITY``) is refused, so no entity is ever expanded.
 """
 import math
+import posixpath
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -61,7 +62,7 @@ import numpy as np
 
 from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarning
 from multibody.io.documents import ModelFileError, Problem, read_text
-from multibody.io.mimic import mimic_constraint
+from multibody.io.mimic import mimic_constraint, mimic_cycles
 from multibody.model import GROUND, Box, Cylinder, Free, Mesh, ModelBuilder, Placement, Planar, Prismatic, Revolute, Sphere
 from multibody.model.inertia import apply_policy
 from multibody.model.rotations import rpy_matrix
@@ -86,9 +87,13 @@ class _Reader:
         self.package_dirs = [package_dirs] if isinstance(package_dirs, (str, Path)) else package_dirs
         self.missing = set()     # mesh files looked for and not found
 
-    def mesh(self, filename):
-        """The file a mesh's name points to (see the module docstring); the name itself when it is not found."""
-        resolved, tried = _mesh_path(filename, self.base, self.package_dirs)
+    def mesh(self, filename, where):
+        """The file a mesh's name points to (see the module docstring); the name itself when it is not found; a
+        problem at ``where`` when a ``package://`` name leaves its package's folder."""
+        try:
+            resolved, tried = _mesh_path(filename, self.base, self.package_dirs)
+        except ValueError as exc:
+            self.fail(where, str(exc))
         if tried and resolved == filename:
             self.missing.add(filename)
         return resolved
@@ -276,7 +281,7 @@ def _read_shape(rd, ve, path, materials):
     try:
         if shape.tag == "mesh":
             scale = rd.floats(shape, "scale", 3, where, (1.0, 1.0, 1.0))
-            out = Mesh(rd.mesh(shape.get("filename") or rd.fail(where, "the mesh has no filename")), scale)
+            out = Mesh(rd.mesh(shape.get("filename") or rd.fail(where, "the mesh has no filename"), where), scale)
         elif shape.tag == "box":
             out = Box(rd.floats(shape, "size", 3, where))
         elif shape.tag == "cylinder":
@@ -363,9 +368,10 @@ def _read_limits(rd, je, name, path, kind):
 
 def _check_mimics(rd, joints, by_name, follow):
     """The mimics to follow (``{joint: {joint, multiplier, offset}}``): a mimic on a fixed joint is left out, as
-    Pinocchio does; one naming a joint that is not there, or one that is not revolute, continuous or prismatic, is a
-    problem when ``follow`` (``mimic=True``), else left out with one ``ModelWarning``."""
-    kept, broken = {}, []
+    Pinocchio does; one naming a joint that is not there, one that is not revolute, continuous or prismatic, or joints
+    that mimic one another in a cycle (``io/mimic.py``) are a problem when ``follow`` (``mimic=True``), else left out
+    with one ``ModelWarning``."""
+    kept, broken, left_out = {}, [], 0
     for j in joints:
         m = j["mimic"]
         if m is None or j["kind"] == "fixed":
@@ -385,8 +391,18 @@ def _check_mimics(rd, joints, by_name, follow):
             rd.problems.append(Problem(f"{j['path']}/mimic/@joint", why))
         else:
             broken.append(why)
+            left_out += 1
+    for cycle in mimic_cycles({name: m["joint"] for name, m in kept.items()}):
+        why = f"joints {' → '.join(repr(n) for n in cycle)} mimic one another in a cycle: none of them moves by itself"
+        for name in cycle[:-1]:
+            kept.pop(name, None)
+        if follow:
+            rd.problems.append(Problem(f"{by_name[cycle[0]]['path']}/mimic/@joint", why))
+        else:
+            broken.append(why)
+            left_out += len(cycle) - 1
     if broken:
-        warnings.warn(ModelWarning(f"{rd.source}: {len(broken)} <mimic> element{'s' * (len(broken) > 1)} left out "
+        warnings.warn(ModelWarning(f"{rd.source}: {left_out} <mimic> element{'s' * (left_out > 1)} left out "
                                    f"(mimic=False does not follow them; mimic=True refuses them): "
                                    + "; ".join(broken[:5]) + ("; ..." if len(broken) > 5 else "")), stacklevel=4)
     return kept
@@ -593,13 +609,21 @@ def _mesh_path(filename, base, package_dirs):
     """``(resolved name, tried)``: the file a mesh's name points to when it is found, and whether it was looked for
     (``package://`` without ``package_dirs`` is not)."""
     if filename.startswith("package://"):
+        pkg, _, rest = filename[len("package://"):].lstrip("/").partition("/")
+        inside = posixpath.normpath(rest or ".")
+        if inside == ".." or inside.startswith(("../", "/")) or pkg in ("", ".", ".."):
+            raise ValueError(f"mesh '{filename}' leaves the folder of its package '{pkg}'; a package:// name is a "
+                             "path inside the package")
         if package_dirs is None:
             return filename, False
-        pkg, _, rest = filename[len("package://"):].lstrip("/").partition("/")
         for d in package_dirs:
             d = Path(d)
-            for candidate in (d / pkg / rest, d / rest if d.name == pkg else None):
+            for root in (d / pkg, d if d.name == pkg else None):
+                candidate = None if root is None else root / rest
                 if candidate is not None and candidate.is_file():
+                    if not candidate.resolve().is_relative_to(root.resolve()):   # (a link out of the package)
+                        raise ValueError(f"mesh '{filename}' leaves the folder of its package: '{candidate}' is "
+                                         f"'{candidate.resolve()}', outside '{root.resolve()}'")
                     return str(candidate.resolve()), True
         return filename, True
     path = Path(filename[len("file://"):] if filename.startswith("file://") else filename)

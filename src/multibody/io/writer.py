@@ -2,11 +2,11 @@
 ``load(save(model))`` builds the same packed arrays) and :func:`save_model`; what a file cannot hold is refused with
 a ``ModelError`` naming it."""
 import math
-from pathlib import Path
 
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.files import as_path, writable_file, write_text
 from multibody.io.documents import MAX_BYTES
 from multibody.io.expression_callables import ExpressionMatrix, ExpressionTorque, ExpressionVector, velocity_names
 from multibody.io.mimic import Mimic
@@ -321,10 +321,11 @@ def save_model(model, path, q0=None, v0=None, simulation=None, header=None):
     """Write ``model`` (and optionally its initial state ``q0``, ``v0`` and ``simulation`` settings) to ``path``:
     YAML (``.yaml``/``.yml``) or JSON (``.json``) by the extension. Returns the path. Loading the file builds
     the same packed arrays (see the module docstring for what cannot be saved)."""
-    path = Path(path)
+    path = as_path(path, "model file")
     suffix = path.suffix.lower()
-    if suffix not in (".yaml", ".yml", ".json"):
+    if suffix not in (".yaml", ".yml", ".json") and not path.is_dir():
         raise ModelError(f"'{path}': save_model writes .yaml, .yml or .json files", element=str(path))
+    path = writable_file(path, "model file")     # not a folder, its folder made: before the model is converted
     d = model_to_dict(model, q0, v0, simulation)
     for key, value in d.items():   # what load_model would refuse is not written (and not spent time on)
         if _expanded_size(value, MAX_BYTES) > MAX_BYTES:
@@ -341,5 +342,4 @@ def save_model(model, path, q0=None, v0=None, simulation=None, header=None):
         text = (HEADER if header is None else header) + yaml.dump(d, Dumper=dumper, sort_keys=False,
                                                                   default_flow_style=None, width=120,
                                                                   allow_unicode=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_text(path, text, "model file")

@@ -120,16 +120,22 @@ def as_release(value, element):
     return Release(value)
 
 
-def _per_coordinate(value, n, what, element, fill):
-    """``value`` (a number or n numbers; None → ``fill``) as n floats, or a ModelError naming ``element``."""
+def _per_coordinate(value, n, what, element, fill, nan=False):
+    """``value`` (a number or n numbers; None, or an entry None → ``fill``) as n floats, or a ModelError naming
+    ``element``; NaN is refused unless ``nan`` (where it means "none", as for a latch value)."""
     if value is None:
         return np.full(n, fill)
+    if isinstance(value, (list, tuple)):
+        value = [fill if v is None else v for v in value]
     try:
         arr = np.array(value, dtype=float)
         arr = np.broadcast_to(arr, (n,)).copy()
     except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{element}: {what} must be a number or {n} numbers (one per coordinate), got {value!r}",
                          element=element) from None
+    if not nan and np.isnan(arr).any():
+        hint = ", ±inf or None (no stop)" if np.isinf(fill) else ""
+        raise ModelError(f"{element}: {what} must be a number{hint}, got nan", element=element)
     return arr
 
 
@@ -157,10 +163,8 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
         except (TypeError, ValueError):
             raise ModelError(f"{element}: limits must be a pair (lower, upper), got {limits!r}",
                              element=element) from None
-        lo = _per_coordinate(np.nan if lower is None else lower, n, "the lower limit", element, -np.inf)
-        hi = _per_coordinate(np.nan if upper is None else upper, n, "the upper limit", element, np.inf)
-        lo[np.isnan(lo)] = -np.inf
-        hi[np.isnan(hi)] = np.inf
+        lo = _per_coordinate(lower, n, "the lower limit", element, -np.inf)
+        hi = _per_coordinate(upper, n, "the upper limit", element, np.inf)
         e = _per_coordinate(restitution, n, "the restitution", element, 0.0)
         for k, cname in enumerate(joint.coordinate_names):
             where = f"{element}, coordinate '{cname}'"
@@ -179,7 +183,7 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
                          "limits=(lower, upper) too", element=element)
     out_latches = []
     if latch is not None:
-        values = _per_coordinate(latch, n, "the latch value", element, np.nan)
+        values = _per_coordinate(latch, n, "the latch value", element, np.nan, nan=True)
         for k, cname in enumerate(joint.coordinate_names):
             if np.isnan(values[k]):
                 continue

@@ -43,7 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, ResultFileError
+from multibody.files import writable_file
 from multibody.model.joints import CYLINDRICAL, FIXED, FREE, PLANAR, PRISMATIC, REVOLUTE
 from multibody.viz.shapes import inertia_ellipsoid
 
@@ -420,7 +421,8 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
         raise ModelError(f"animate: frames must be >= 1 and fps > 0, got {frames}, {fps}", element="frames")
     if view not in (None, "2d", "3d"):
         raise ModelError(f"animate: view must be '2d', '3d' or None, got {view!r}", element="view")
-    writer = _writer(path, fps)
+    writer = None if Path(path).is_dir() else _writer(path, fps)    # (by its suffix: .gif, .mp4)
+    path = writable_file(path, "animation")   # not a folder, its folder made: before the frames are drawn
     idx = np.unique(np.linspace(0, len(Q) - 1, min(frames, len(Q))).round().astype(int))
     recorded = getattr(model_or_result, "contacts", None)
     contacts = None
@@ -547,10 +549,11 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
         for a in static:
             a.set_visible(False)
         fig.figimage(background, zorder=-1)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with writer.saving(fig, str(path), dpi):
-        for f in range(len(idx)):
-            draw(f)
-            writer.grab_frame()
+    try:
+        with writer.saving(fig, str(path), dpi):
+            for f in range(len(idx)):
+                draw(f)
+                writer.grab_frame()
+    except OSError as exc:
+        raise ResultFileError(f"animation '{path}' could not be written: {exc.strerror or exc}", path=path) from None
     return path

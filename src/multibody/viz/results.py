@@ -2,9 +2,8 @@
 constraint residuals, with the switches of a run across structure changes marked (``result.events``)."""
 import numpy as np
 
-from multibody.errors import ResultFileError
 from multibody.result import ENERGY_KEYS
-from multibody.viz.figures import figure
+from multibody.viz.figures import figure, save_figure
 from multibody.viz.switches import mark_switches
 
 __all__ = ["plot_result"]
@@ -70,9 +69,5 @@ def plot_result(result, coords=None, energy=True, path=None, residuals=True, tit
     if title:
         fig.suptitle(str(title))
     if path is not None:
-        try:
-            fig.savefig(path, dpi=100)
-        except OSError as exc:
-            raise ResultFileError(f"plot_result: '{path}' could not be written: {exc.strerror or exc}",
-                                  path=path) from None
+        save_figure(fig, path, 100, "plot_result")
     return fig

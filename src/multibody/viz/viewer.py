@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.files import check_options, writable_file, write_text
 from multibody.model.rotations import matrix_to_quat
 from multibody.viz.animation import Scene, read_motion, up_direction
 from multibody.viz.shapes import body_parts, characteristic_length
@@ -333,17 +334,18 @@ body {{ font: 14px system-ui, sans-serif; margin: 0; }}
 
 
 def to_html(result_or_model, path, model=None, **options):
-    """Write the viewer page (:func:`page`; its options) to ``path``; returns the path."""
-    text = page(result_or_model, model=model, **options)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    """Write the viewer page (:func:`page`; its options) to ``path`` (its missing folders made); returns the path.
+    A folder, a folder that cannot be made or an option :func:`page` does not take is refused before the page is
+    made (``ResultFileError``, ``ModelError``)."""
+    check_options(options, page, "to_html", exclude=("result_or_model", "model"))
+    path = writable_file(path, "viewer page")
+    return write_text(path, page(result_or_model, model=model, **options), "viewer page")
 
 
 def show(result_or_model, model=None, height=720, **options):
     """Display the viewer inline in Jupyter (IPython): the page of :func:`page` in an ``<iframe>``, so that its
     scripts run apart from the notebook's. ``ModelError`` without IPython (write a file with :func:`to_html`)."""
+    check_options(options, page, "show", exclude=("result_or_model", "model"))
     try:
         from IPython.display import HTML, display
     except ImportError:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.files import write_text
 
 
 #: Parameter names, in the order of the paper's Table 1 (ASCII spelling; ``lam`` is the steer-axis tilt).
@@ -264,7 +265,8 @@ def load_parameters(path, validate=True):
 
 
 def save_parameters(params, path):
-    """Write a parameter set as YAML (one ``name: value`` line per parameter, full double precision)."""
+    """Write a parameter set as YAML (one ``name: value`` line per parameter, full double precision); returns the
+    path (a place that cannot be written: ``ResultFileError``, ``multibody.files``)."""
     import yaml
 
     p = _from_mapping(params)
@@ -272,5 +274,4 @@ def save_parameters(params, path):
     for name in PARAMETER_NAMES:
         text = yaml.safe_dump({name: float(p[name])}, default_flow_style=False).strip()
         lines.append(f"{text:<32s} # {PARAMETER_INFO[name][0]}: {PARAMETER_INFO[name][1]}")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    return write_text(path, "\n".join(lines) + "\n", "bicycle parameters")
