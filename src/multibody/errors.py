@@ -4,6 +4,17 @@ Every message names the offending element (body, joint, parameter, constraint) a
 """
 
 
+def shown(value):
+    """``value`` as a message shows it (``f"{shown(x)!r}"``): numpy scalars and arrays as the Python numbers and
+    lists they hold (``0.0``, not ``np.float64(0.0)``; ``[1.0, 2.0]``, not ``array([1., 2.])``), inside tuples and
+    lists too; anything else as it is. (numpy is not imported: its objects are known by their module.)"""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return type(value)(shown(v) for v in value)
+    return value
+
+
 class MultibodyError(Exception):
     """Base class of every error raised by multibody."""
 

@@ -26,6 +26,10 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 (``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
 runs); ``structures``: the models such a run went through, ``[{"t": from when, "model": Model}]`` (None for other
 runs; not saved to files, like ``model``).
+``dense``: for an adaptive run whose outputs are its accepted steps (no ``t_eval``, ``n_out``) and that took at most
+``DENSE_STEPS`` of them, the integrator's dense output between them: ``dense(t)`` is the Result of the states at the
+times ``t`` (coordinates, energies; the plots draw the run from it, not through its few steps); None otherwise (not
+saved to files).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -43,7 +47,7 @@ import json
 
 import numpy as np
 
-from multibody.errors import ModelError, ResultFileError
+from multibody.errors import ModelError, ResultFileError, shown
 from multibody.files import as_path, atomic_write, check_options, check_readable, unreadable
 
 ENERGY_KEYS = ("kinetic", "potential", "total", "dissipated")
@@ -86,7 +90,7 @@ def checked_meta(meta, path):
     :data:`META_KEYS` of its type; else a ``ResultFileError`` naming the file and the key."""
     if not isinstance(meta, dict) or meta.get("format") != "multibody.Result":
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (format {found!r})", path=path)
+        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (format {shown(found)!r})", path=path)
     meta = dict(meta)
     meta.setdefault("series", {})
     for key, kind in META_KEYS.items():
@@ -164,6 +168,7 @@ class Result:
         self.contacts = contacts  # not saved to files
         self.events = [dict(e) for e in (events or ())]
         self.structures = None  # not saved to files
+        self.dense = None       # not saved to files (module docstring)
 
     @property
     def reactions(self):
@@ -386,7 +391,7 @@ class Result:
             index = c[2:-1]
             if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
                 return c, arr[:, int(index)]
-        raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
+        raise ModelError(f"Result: coordinate {shown(c)!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
                          f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
 
     # ---- views (multibody.viz, looked up by name) ----------------------------------------------------------

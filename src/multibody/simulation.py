@@ -54,7 +54,7 @@ import numpy as np
 
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
-from multibody.errors import IntegrationError, ModelError, ResultFileError
+from multibody.errors import IntegrationError, ModelError, ResultFileError, shown
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.contact.models import check_contact_run, contact_system, simulate_stepping
 from multibody.switching.run import simulate_switching, switching_batch
@@ -444,7 +444,27 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         extra["t_events"] = [te.tolist() for te in run.t_events]
     if run.status == "failed":
         failed(run.t, run.y, run.reason, extra, cause=run.error)
-    return finish(run.t, run.y, run.status, run.message, extra)
+    res = finish(run.t, run.y, run.status, run.message, extra)
+    if run.sol is not None:    # (Result.dense: the steps' interpolants, for the plots)
+        res.dense = _DenseStates(run.sol, system)
+    return res
+
+
+#: the steps up to which an adaptive run with every step as output keeps its dense output (``Result.dense``): a few
+#: kilobytes a step
+DENSE_STEPS = 10_000
+
+
+class _DenseStates:
+    """``Result.dense``: the Result of the states at the times t from the interpolants ``sol`` of an adaptive run's
+    steps (the formulation's ``make_result``: its coordinates, energies, residuals)."""
+
+    def __init__(self, sol, system):
+        self.sol, self.system = sol, system
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=float).reshape(-1)
+        return self.system.make_result(t, np.asarray(self.sol(t)).T.reshape(len(t), -1), {})
 
 
 def _event(system, ev, k):
@@ -568,7 +588,8 @@ def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, eve
         run = solve_adaptive(system.fun, (t_start, t_end), y_start, method=key, rtol=rtol, atol=atol, t_eval=rest,
                              events=events, max_steps=max_steps, project=project, progress=progress,
                              project_output=system.project_output if project is not None else None,
-                             callback=callback, names=names, max_output_bytes=arg.memory_limit())
+                             callback=callback, names=names, max_output_bytes=arg.memory_limit(),
+                             dense_output=DENSE_STEPS if rest is None and prev is None else False)
         if prev is not None:
             skip = 1 if t_eval is None else 0   # a run without t_eval outputs its start, the checkpoint's last output
             run.t, run.y = _joined(prev, run.t[skip:], run.y[skip:], y_start.shape[0])
@@ -726,7 +747,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
 
     simd = None
     if lanes not in (None, True, False):
-        raise ModelError(f"lanes must be None (where the model allows), True or False, got {lanes!r}", element="lanes")
+        raise ModelError(f"lanes must be None (where the model allows), True or False, got {shown(lanes)!r}", element="lanes")
     if lanes is None or lanes:
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS

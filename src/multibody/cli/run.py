@@ -11,7 +11,12 @@ The output folder is made and checked before the run (a place that cannot be wri
 fails writes its partial result there; a result that cannot be written at the end is kept in a new folder of
 the system's temporary folder, and the message says where.
 ``--controller pd`` (or ``computed-torque``) adds a controller on every joint with plain coordinates holding
-``--posture`` (``multibody.model.controllers``), evaluated inside the compiled loop.
+``--posture`` (``multibody.model.controllers``), evaluated inside the compiled loop (the joints' limits are then
+kept as data, not stops).
+The joints' limits are end stops (a URDF's ``<limit lower upper>``, a model file's ``limits``); ``--no-stops`` keeps
+them as data only. A run starts inside them: a coordinate whose initial value is the neutral one (a URDF's, or one a
+model file does not give) and lies outside its limits starts at their middle (or at the one finite limit), and the
+run says so; ``--q0`` gives the initial configuration (nq numbers) instead.
 """
 import math
 import sys
@@ -34,8 +39,7 @@ def output_every(t_end, h, method, at_most=2001):
 
 def load_for_run(path, floating_base=False, strict=False, limits=True):
     """The ModelFile of ``path`` (a URDF gets the neutral state and no settings); ``strict``: refuse every inertia
-    that no body has (``multibody.model.inertia``); ``limits=False``: a URDF's limits kept as data, not stops (a
-    run with controllers: the switching run across stops takes none yet)."""
+    that no body has (``multibody.model.inertia``); ``limits=False``: the joints' limits kept as data, not stops."""
     import numpy as np
 
     from multibody.io import load, load_urdf
@@ -44,7 +48,41 @@ def load_for_run(path, floating_base=False, strict=False, limits=True):
     if Path(path).suffix.lower() == ".urdf":
         model = load_urdf(path, floating_base=floating_base, strict=strict, limits=limits)
         return ModelFile(model, model.neutral(), np.zeros(model.nv), {}, str(path))
-    return load(path, strict=strict)
+    return load(path, strict=strict, limits=limits)
+
+
+def inside_limits(mf):
+    """The ModelFile ``mf`` with the coordinates of its initial configuration that are neutral and outside the
+    joints' limits moved inside them — to the middle of the limits, or to the one finite limit (module docstring) —
+    and one line per coordinate moved, saying from where to where."""
+    import numpy as np
+
+    from multibody.io.model_files import ModelFile
+
+    model, q = mf.model, np.array(mf.q0, dtype=float)
+    lower, upper, neutral = model.lower_limits, model.upper_limits, model.neutral()
+    names, lines = model.coordinate_names(), []
+    for k in np.flatnonzero(((q < lower) | (q > upper)) & (q == neutral)):
+        lo, hi = float(lower[k]), float(upper[k])
+        new = 0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi) else lo if math.isfinite(lo) else hi
+        lines.append(f"initial {names[k]} = {new:.6g} (the neutral {q[k]:.6g} lies outside its limits [{lo:.6g}, "
+                     f"{hi:.6g}]; --q0 sets the initial configuration, --no-stops keeps the limits as data)")
+        q[k] = new
+    return ModelFile(model, q, mf.v0, mf.simulation, mf.source), lines
+
+
+def initial_configuration(mf, text):
+    """The ModelFile ``mf`` with the initial configuration ``--q0`` (nq comma-separated numbers)."""
+    import numpy as np
+
+    from multibody.io.model_files import ModelFile
+
+    values = numbers_option(text, "--q0")
+    model = mf.model
+    if len(values) != model.nq:
+        raise ModelError(f"--q0 has {len(values)} values; model '{model.name}' has nq = {model.nq} coordinates "
+                         f"({', '.join(model.coordinate_names())})", element="--q0")
+    return ModelFile(model, np.array(values), mf.v0, mf.simulation, mf.source)
 
 
 def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None):
@@ -205,10 +243,16 @@ def run(args):
 
     try:
         mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False),
-                          limits=not getattr(args, "controller", None))
+                          limits=not (getattr(args, "controller", None) or getattr(args, "no_stops", False)))
     except ModelFileError as exc:
         report_problems(exc)
         return 2
+    if getattr(args, "q0", None) is not None:
+        mf = initial_configuration(mf, args.q0)
+    else:
+        mf, moved = inside_limits(mf)
+        for line in moved:
+            print(f"multibody run: {line}", file=sys.stderr)
     if getattr(args, "controller", None):
         mf = add_controller(mf, args.controller, args.posture, args.kp, args.kd)
     elif any(getattr(args, k, None) is not None for k in ("posture", "kp", "kd")):
@@ -283,4 +327,8 @@ def cli_register(subparsers):
     p.add_argument("--kp", default=None, metavar="K[,K...]", help="controller stiffness gains (default: from the mass "
                                                                   "matrix, 20 rad/s critically damped)")
     p.add_argument("--kd", default=None, metavar="K[,K...]", help="controller damping gains")
+    p.add_argument("--q0", default=None, metavar="Q1,Q2,...",
+                   help="the initial configuration, nq numbers (default: the file's; a neutral coordinate outside its "
+                        "joint's limits starts inside them)")
+    p.add_argument("--no-stops", action="store_true", help="keep the joints' limits as data, not end stops")
     p.set_defaults(func=run)

@@ -11,7 +11,7 @@ import numpy as np
 from multibody.contact.detection import manifold_size
 from multibody.contact.shapes import (GF_MU, GF_P, GF_R, GF_RAD, GF_SIZE, GF_WIDTH, GI_BODY, GI_NV, GI_TYPE, GI_V0,
                                       GI_WIDTH, HALFSPACE, SHAPE_CODES)
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.collisions import mesh_hull
 
 __all__ = ["pack_collisions", "CollisionSet"]
@@ -51,7 +51,7 @@ def _selector(spec, what, collisions):
         try:
             a, b = item
         except (TypeError, ValueError):
-            raise ModelError(f"{what}: expected pairs of collision or body names, got {item!r}", element=what) from None
+            raise ModelError(f"{what}: expected pairs of collision or body names, got {shown(item)!r}", element=what) from None
         sides = []
         for name in (a, b):
             gs = by_name.get(name, by_body.get(name))

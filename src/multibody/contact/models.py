@@ -31,7 +31,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from multibody.data import default_data
-from multibody.errors import IntegrationError, ModelError
+from multibody.errors import IntegrationError, ModelError, shown
 from multibody.formulations.base import check_state
 from multibody.formulations.tree import tree_energy, tree_params
 from multibody.integrate import arguments as arg
@@ -88,10 +88,10 @@ def contact_parameter(value, name, allow_zero=False):
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"contact parameter {name} must be a number, got {value!r}", element=name) from None
+        raise ModelError(f"contact parameter {name} must be a number, got {shown(value)!r}", element=name) from None
     if not np.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
         raise ModelError(f"contact parameter {name} must be {'>= 0' if allow_zero else '> 0'} and finite, got "
-                         f"{value!r}", element=name)
+                         f"{shown(value)!r}", element=name)
     return x
 
 
@@ -113,7 +113,7 @@ def torques(model, tau):
         arr = None
     if arr is None or arr.shape != (nv,) or not np.all(np.isfinite(arr)):
         raise ModelError(f"tau must be {nv} finite numbers, a callable tau(t, q, v) or a compiled law(t, q, v, out) "
-                         f"(model '{model.name}'), got {tau!r}", element="tau")
+                         f"(model '{model.name}'), got {shown(tau)!r}", element="tau")
     return arr, None, None
 
 

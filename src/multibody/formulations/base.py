@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from multibody.data import refuse_general_joints
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.integrate.fixed_step import no_project
 
 __all__ = ["OdeSystem", "FORMULATIONS", "FEATURES", "register_formulation", "supports", "supporting",
@@ -202,7 +202,7 @@ def check_state(model, q0, v0):
         try:
             return np.array(x, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ModelError(f"{name} must be an array of numbers (model '{model.name}'), got {x!r}",
+            raise ModelError(f"{name} must be an array of numbers (model '{model.name}'), got {shown(x)!r}",
                              element=name) from None
 
     q0 = model.neutral() if q0 is None else vector(q0, "q0")

@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from multibody.errors import ConstraintError, ModelError
+from multibody.errors import ConstraintError, ModelError, shown
 from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          register_formulation)
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
@@ -225,7 +225,7 @@ class StabilizedModel:
             if "energy" in lam and self.energy:
                 g[-1] = float(lam["energy"])
         if not np.all(np.isfinite(g)) or np.any(g < 0):
-            raise ModelError(f"stabilization gains must be finite and >= 0, got {lam!r}", element="lam")
+            raise ModelError(f"stabilization gains must be finite and >= 0, got {shown(lam)!r}", element="lam")
         return g
 
     def relative_degrees(self):

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from multibody.data import Data
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.prescribed import prescribed_system
 from multibody.formulations.tree_control import (P_CONTROL, control_params, is_compiled_torque, law_failure,
@@ -90,7 +90,7 @@ def tree_batch(model, runs, params):
                          "side: simulate_batch runs the compiled loop only; use simulate for each run",
                          element="base motion")
     if not isinstance(params, dict):
-        raise ModelError(f"params must be a dict with keys among {sorted(BATCH_PARAMS)}, got {params!r}",
+        raise ModelError(f"params must be a dict with keys among {sorted(BATCH_PARAMS)}, got {shown(params)!r}",
                          element="params")
     unknown = sorted(set(params) - set(BATCH_PARAMS))
     if unknown:

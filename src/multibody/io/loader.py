@@ -52,8 +52,10 @@ ROUTES = {
 class ModelLoader:
     """Turns the data of a file into a Model through the ModelBuilder, recording every problem."""
 
-    def __init__(self, data, lines=None, problems=(), inertia=None):
+    def __init__(self, data, lines=None, problems=(), inertia=None, stops=True):
         self.data = data
+        #: whether the joints' limits are end stops (False: kept as data only, as each joint's ``stops: false``)
+        self.stops = bool(stops)
         #: the inertia policy (``multibody.model.inertia``): the caller's, else the file's inertia_check
         self.inertia = inertia
         self.lines = lines or {}
@@ -428,11 +430,14 @@ class ModelLoader:
         ``latch`` and ``release`` of a joint, as ``add_joint`` takes them (``multibody.model.unilateral``)."""
         out = {}
         lim = spec.get("limits") or {}
-        if lim.get("stops", True) and (lim.get("lower") is not None or lim.get("upper") is not None):
+        stops = self.stops and lim.get("stops", True)
+        if stops and (lim.get("lower") is not None or lim.get("upper") is not None):
             out["limits"] = tuple(None if lim.get(key) is None else self._bound(lim[key], f"{path}.limits.{key}")
                                   for key in ("lower", "upper"))
         if spec.get("restitution") is not None:
-            out["restitution"] = self.per_dof(spec["restitution"], f"{path}.restitution")
+            restitution = self.per_dof(spec["restitution"], f"{path}.restitution")
+            if stops:    # (the coefficient of the impacts on the stops: none without them)
+                out["restitution"] = restitution
         lat = spec.get("latch")
         if isinstance(lat, list):   # null: no latch on that coordinate
             out["latch"] = [math.nan if v is None else self.number(v, f"{path}.latch[{k}]") for k, v in enumerate(lat)]

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.files import as_path, writable_file, write_text
 from multibody.io.documents import MAX_BYTES
 from multibody.io.expression_callables import ExpressionMatrix, ExpressionTorque, ExpressionVector, velocity_names
@@ -175,7 +175,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     tau = model.torque_callback
     if tau is not None:
         if not isinstance(tau, ExpressionTorque):
-            raise ModelError(f"model '{model.name}': its torque callback {tau!r} is Python code, which a model file "
+            raise ModelError(f"model '{model.name}': its torque callback {shown(tau)!r} is Python code, which a model file "
                              "cannot hold; write the efforts as expressions (joints[].effort, torque:) or save the "
                              "model without it", element="torque callback")
         _write_torque(d, model, tau)

@@ -16,7 +16,7 @@ holds both with its workspace.
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.kernels import kinematics as K
 from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, G_MOVING, M_DOF,
                                           MF_WIDTH, MI_WIDTH)
@@ -51,7 +51,7 @@ def pack_model(model):
     ``ModelError`` naming the first symbolic element of a symbolic model (the kernels need numbers)."""
     if model.symbolic:
         element, what, value = model.symbolic_element()
-        raise ModelError(f"{element}: {what} is symbolic ({value!r}) in model '{model.name}'; the numeric "
+        raise ModelError(f"{element}: {what} is symbolic ({shown(value)!r}) in model '{model.name}'; the numeric "
                          "algorithms need numbers (build the model with numeric values, or derive its "
                          "equations with multibody.symbolic)", element=element)
     n = model.nbodies + 1

@@ -32,7 +32,7 @@ import warnings
 
 import numpy as np
 
-from multibody.errors import InertiaWarning, ModelError
+from multibody.errors import InertiaWarning, ModelError, shown
 from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
 from multibody.model.constraint_table import ConstraintTable
@@ -71,7 +71,7 @@ class ModelBuilder:
         ``inertia``: what to do with a body inertia that is not physical: ``"refuse"`` (a ``ModelError``),
         ``"warn"``, ``"repair"`` or ``"accept"`` (see the module docstring and ``multibody.model.inertia``)."""
         if inertia not in POLICIES:
-            raise ModelError(f"ModelBuilder: inertia must be one of {', '.join(POLICIES)}, got {inertia!r}",
+            raise ModelError(f"ModelBuilder: inertia must be one of {', '.join(POLICIES)}, got {shown(inertia)!r}",
                              element="inertia")
         #: the policy for inertias that are not physical (``multibody.model.inertia``)
         self.inertia = inertia
@@ -179,7 +179,7 @@ class ModelBuilder:
             try:
                 values.append(float(value))
             except (TypeError, ValueError, OverflowError):
-                raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+                raise ModelError(f"{element}: {what} must be a number, got {shown(value)!r}", element=element) from None
         self._springs.append(PointSpring(name, body_a, vector3(point_a, "point_a", element), body_b,
                                          vector3(point_b, "point_b", element), *values))
         return name
@@ -241,9 +241,9 @@ class ModelBuilder:
         try:
             mu = float(friction)
         except (TypeError, ValueError, OverflowError):
-            raise ModelError(f"{element}: friction must be a number, got {friction!r}", element=element) from None
+            raise ModelError(f"{element}: friction must be a number, got {shown(friction)!r}", element=element) from None
         if not np.isfinite(mu) or mu < 0.0:
-            raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
+            raise ModelError(f"{element}: friction must be a finite number >= 0, got {shown(friction)!r}", element=element)
         self._collisions.append((name, body, check_shape(shape, element), place, mu))
         self._names["collision"].add(name)
         return name

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.geometry import Sphere, Collision, check_shape
 from multibody.model.placement import Placement
 
@@ -54,12 +54,12 @@ def with_collisions(model, elements=(), spheres=None, friction=1.0, keep=True):
         items.append((frame, frame, shape, None, friction))
     for item in items:
         if not 3 <= len(item) <= 5:
-            raise ModelError(f"collision element {item!r}: expected (name, body or frame, shape[, placement[, "
+            raise ModelError(f"collision element {shown(item)!r}: expected (name, body or frame, shape[, placement[, "
                              "friction]])", element="collision")
         name, where, shape, place, mu = (tuple(item) + (None, friction))[:5]
         element = f"collision '{name}'"
         if not isinstance(name, str) or not name:
-            raise ModelError(f"collision element {item!r}: the name must be a non-empty string", element="collision")
+            raise ModelError(f"collision element {shown(item)!r}: the name must be a non-empty string", element="collision")
         if name in names:
             raise ModelError(f"{element} is defined twice", element=element)
         names.add(name)
@@ -91,9 +91,9 @@ def _friction(mu, element):
     try:
         x = float(mu)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: friction must be a number, got {mu!r}", element=element) from None
+        raise ModelError(f"{element}: friction must be a number, got {shown(mu)!r}", element=element) from None
     if not np.isfinite(x) or x < 0.0:
-        raise ModelError(f"{element}: friction must be a finite number >= 0, got {mu!r}", element=element)
+        raise ModelError(f"{element}: friction must be a finite number >= 0, got {shown(mu)!r}", element=element)
     return x
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.kernels.control import (C_MODE, CI_WIDTH, DEGREE, MODE_COMPUTED_TORQUE, MODE_PD, MODE_PD_GRAVITY,
                                        reference_at)
 
@@ -50,7 +50,7 @@ def _numbers(value, what, element, shape=None):
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ModelError(f"{element}: {what} must be numbers, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be numbers, got {shown(value)!r}", element=element) from None
     if shape is not None and arr.shape != shape:
         raise ModelError(f"{element}: {what} must have shape {shape}, got {arr.shape}", element=element)
     if not np.all(np.isfinite(arr)):
@@ -176,7 +176,7 @@ class Controller:
         return type(self) is type(other) and self.as_dict() == other.as_dict()
 
     def __repr__(self):
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.as_dict().items() if k != 'kind')})"
+        return f"{type(self).__name__}({', '.join(f'{k}={shown(v)!r}' for k, v in self.as_dict().items() if k != 'kind')})"
 
 
 def _plain(g):
@@ -215,14 +215,14 @@ def controller_from_dict(data, element="controller"):
     """The controller that :meth:`Controller.as_dict` described; ``ModelError`` naming ``element`` otherwise."""
     if not isinstance(data, dict) or data.get("kind") not in CONTROLLERS:
         raise ModelError(f"{element}: expected a controller with 'kind' one of {', '.join(CONTROLLERS)}, got "
-                         f"{data!r}", element=element)
+                         f"{shown(data)!r}", element=element)
     args = {k: v for k, v in data.items() if k not in ("kind", "trajectory")}
     if "trajectory" in data:
         if "target" in data:
             raise ModelError(f"{element}: give target or trajectory, not both", element=element)
         traj = data["trajectory"]
         if not isinstance(traj, dict) or set(traj) != {"times", "positions"}:
-            raise ModelError(f"{element}: trajectory must be a mapping with times and positions, got {traj!r}",
+            raise ModelError(f"{element}: trajectory must be a mapping with times and positions, got {shown(traj)!r}",
                              element=element)
         args["target"] = Trajectory(traj["times"], traj["positions"], f"{element}.trajectory")
     try:

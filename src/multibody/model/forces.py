@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 
 def per_dof(value, n, what, element, default=0.0):
@@ -21,7 +21,7 @@ def per_dof(value, n, what, element, default=0.0):
     try:
         arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number or {n} numbers, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be a number or {n} numbers, got {shown(value)!r}", element=element) from None
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)
     return arr

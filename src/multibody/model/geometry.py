@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.placement import Placement
 
 
@@ -47,10 +47,10 @@ def _positive(value, what, element, allow_zero=False):
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be a number, got {shown(value)!r}", element=element) from None
     if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
         expected = "non-negative" if allow_zero else "positive"
-        raise ModelError(f"{element}: {what} must be {expected} and finite, got {value!r}", element=element)
+        raise ModelError(f"{element}: {what} must be {expected} and finite, got {shown(value)!r}", element=element)
     return x
 
 
@@ -70,7 +70,7 @@ class Shape:
         return hash(repr(self.as_dict()))
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items() if k != "kind")
+        args = ", ".join(f"{k}={shown(v)!r}" for k, v in self.as_dict().items() if k != "kind")
         return f"{type(self).__name__}({args})"
 
 
@@ -121,9 +121,9 @@ class Box(Shape):
         try:
             values = [float(s) for s in size]
         except (TypeError, ValueError, OverflowError):
-            raise ModelError(f"Box: size must be 3 numbers, got {size!r}", element="Box") from None
+            raise ModelError(f"Box: size must be 3 numbers, got {shown(size)!r}", element="Box") from None
         if len(values) != 3:
-            raise ModelError(f"Box: size must be 3 numbers, got {size!r}", element="Box")
+            raise ModelError(f"Box: size must be 3 numbers, got {shown(size)!r}", element="Box")
         self.size = tuple(_positive(s, "size", "Box") for s in values)
 
     def as_dict(self):
@@ -147,10 +147,10 @@ class Mesh(Shape):
         try:
             s = np.broadcast_to(np.asarray(scale, dtype=float), (3,))
         except (TypeError, ValueError):
-            raise ModelError(f"Mesh '{filename}': scale must be 1 or 3 numbers, got {scale!r}",
+            raise ModelError(f"Mesh '{filename}': scale must be 1 or 3 numbers, got {shown(scale)!r}",
                              element="Mesh") from None
         if not np.all(np.isfinite(s)) or np.any(s == 0):
-            raise ModelError(f"Mesh '{filename}': scale must be finite and non-zero, got {scale!r}", element="Mesh")
+            raise ModelError(f"Mesh '{filename}': scale must be finite and non-zero, got {shown(scale)!r}", element="Mesh")
         self.filename = filename
         self.scale = tuple(float(x) for x in s)
 
@@ -164,7 +164,7 @@ SHAPES = {cls.kind: cls for cls in (Sphere, Capsule, Cylinder, Box, HalfSpace, M
 def shape_from_dict(data, element="shape"):
     """The ``Shape`` that ``Shape.as_dict`` described; ``ModelError`` naming ``element`` otherwise."""
     if not isinstance(data, dict) or data.get("kind") not in SHAPES:
-        raise ModelError(f"{element}: expected a shape with 'kind' one of {', '.join(SHAPES)}, got {data!r}",
+        raise ModelError(f"{element}: expected a shape with 'kind' one of {', '.join(SHAPES)}, got {shown(data)!r}",
                          element=element)
     args = {k: v for k, v in data.items() if k != "kind"}
     try:
@@ -212,7 +212,7 @@ class Collision:
 def check_shape(shape, element):
     if not isinstance(shape, Shape):
         raise ModelError(f"{element}: expected a shape (mb.Sphere, mb.Capsule, mb.Cylinder, mb.Box, mb.HalfSpace, "
-                         f"mb.Mesh), got {shape!r}", element=element)
+                         f"mb.Mesh), got {shown(shape)!r}", element=element)
     return shape
 
 
@@ -222,9 +222,9 @@ def check_color(color, element):
     try:
         rgba = [float(c) for c in color]
     except (TypeError, ValueError):
-        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {color!r}", element=element) from None
+        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {shown(color)!r}", element=element) from None
     if len(rgba) == 3:
         rgba.append(1.0)
     if len(rgba) != 4 or not all(0.0 <= c <= 1.0 for c in rgba):
-        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {color!r}", element=element)
+        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {shown(color)!r}", element=element)
     return tuple(rgba)

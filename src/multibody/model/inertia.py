@@ -35,7 +35,7 @@ import itertools
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.joints import CYLINDRICAL, FREE, GENERAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from multibody.model.rotations import rotation_about
 
@@ -55,7 +55,7 @@ def inertia_matrix(inertia, element):
     try:
         arr = np.array(inertia, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: inertia must be numeric, got {inertia!r}", element=element) from None
+        raise ModelError(f"{element}: inertia must be numeric, got {shown(inertia)!r}", element=element) from None
     if arr.shape == (3,):
         arr = np.diag(arr)
     elif arr.shape == (6,):

@@ -324,9 +324,20 @@ class Model:
         return configuration.qdot(self, q, v)
 
     def random_configuration(self, rng=None, scale=np.pi):
-        """A random configuration: coordinates uniform in [−scale, scale], random unit quaternions."""
+        """A random configuration within the joint limits (the stops, ``lower_limits``, ``upper_limits``):
+        coordinates uniform in [−scale, scale] — where a coordinate has limits, in the part of that interval inside
+        them (when the limits lie wholly outside it, in the stretch of length 2·scale of the limits nearest to it) —
+        and random unit quaternions. A model without limits draws what it always drew from the same ``rng``."""
         rng = np.random.default_rng(rng)
         q = rng.uniform(-scale, scale, self.nq)
+        lower, upper = self.lower_limits, self.upper_limits
+        for k in np.flatnonzero(np.isfinite(lower) | np.isfinite(upper)):
+            lo, hi = max(-scale, lower[k]), min(scale, upper[k])
+            if lo > hi:    # the limits outside [−scale, scale]: their part nearest to it
+                lo, hi = ((lower[k], min(upper[k], lower[k] + 2 * scale)) if lower[k] > scale else
+                          (max(lower[k], upper[k] - 2 * scale), upper[k]))
+            q[k] = lo + (q[k] + scale) / (2 * scale) * (hi - lo)   # the same draw, moved into [lo, hi]
+            q[k] = min(max(q[k], lo), hi)
         for j in self.joints[1:]:
             if not j.joint.linear_coordinates:
                 s = j.q_slice

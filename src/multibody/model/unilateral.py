@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 __all__ = ["JointLimit", "Latch", "Release", "Unilateral", "RELEASE_MODES", "joint_unilateral"]
 
@@ -97,10 +97,10 @@ class Release:
         try:
             at = float(self.at)
         except (TypeError, ValueError):
-            raise ModelError(f"{element}: the release time must be a number, got {self.at!r}",
+            raise ModelError(f"{element}: the release time must be a number, got {shown(self.at)!r}",
                              element=element) from None
         if not math.isfinite(at):
-            raise ModelError(f"{element}: the release time must be finite, got {self.at!r}", element=element)
+            raise ModelError(f"{element}: the release time must be finite, got {shown(self.at)!r}", element=element)
         if self.mode not in RELEASE_MODES:
             raise ModelError(f"{element}: release mode must be one of {', '.join(RELEASE_MODES)}, got "
                              f"{self.mode!r}", element=element)
@@ -114,7 +114,7 @@ def as_release(value, element):
     if isinstance(value, dict):
         unknown = sorted(set(value) - {"at", "mode"})
         if unknown or "at" not in value:
-            raise ModelError(f"{element}: a release is {{at: time, mode: separate|unlock}}, got {value!r}",
+            raise ModelError(f"{element}: a release is {{at: time, mode: separate|unlock}}, got {shown(value)!r}",
                              element=element)
         return Release(value["at"], value.get("mode", "separate"))
     return Release(value)
@@ -131,7 +131,7 @@ def _per_coordinate(value, n, what, element, fill, nan=False):
         arr = np.array(value, dtype=float)
         arr = np.broadcast_to(arr, (n,)).copy()
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number or {n} numbers (one per coordinate), got {value!r}",
+        raise ModelError(f"{element}: {what} must be a number or {n} numbers (one per coordinate), got {shown(value)!r}",
                          element=element) from None
     if not nan and np.isnan(arr).any():
         hint = ", ±inf or None (no stop)" if np.isinf(fill) else ""
@@ -161,7 +161,7 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
         try:
             lower, upper = limits
         except (TypeError, ValueError):
-            raise ModelError(f"{element}: limits must be a pair (lower, upper), got {limits!r}",
+            raise ModelError(f"{element}: limits must be a pair (lower, upper), got {shown(limits)!r}",
                              element=element) from None
         lo = _per_coordinate(lower, n, "the lower limit", element, -np.inf)
         hi = _per_coordinate(upper, n, "the upper limit", element, np.inf)
@@ -194,7 +194,7 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
             lim = next((lm for lm in out_limits if lm.coordinate == cname), None)
             if lim is not None and not (lim.lower <= values[k] <= lim.upper):
                 raise ModelError(f"{where}: the latch value {float(values[k])!r} is outside the limits "
-                                 f"[{lim.lower!r}, {lim.upper!r}]", element=element)
+                                 f"[{shown(lim.lower)!r}, {shown(lim.upper)!r}]", element=element)
             out_latches.append(Latch(name, cname, float(values[k])))
     rel = as_release(release, element)
     if rel is not None:

@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from multibody.data import Data
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, law_failure, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
@@ -293,14 +293,14 @@ class Structure(PythonSteps):
                 for k in range(info.v_slice.start, info.v_slice.stop):
                     if fresh and v[k] != 0.0:
                         raise ModelError(f"joint '{rel.joint}' is held until its release at t = {rel.at:g}: its "
-                                         f"velocity v0[{k}] must be 0, got {v[k]!r}", element=f"joint '{rel.joint}'")
+                                         f"velocity v0[{k}] must be 0, got {shown(v[k])!r}", element=f"joint '{rel.joint}'")
                     self.held.add(k)
         for k, lm in enumerate(u.limits):
             qk = q[lm.q_index]
             tol = SAME_INSTANT * (1.0 + abs(qk))
             if fresh and not (lm.lower - tol <= qk <= lm.upper + tol):
-                raise ModelError(f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {qk!r} is outside its "
-                                 f"limits [{lm.lower!r}, {lm.upper!r}]", element=f"joint '{lm.joint}'")
+                raise ModelError(f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {shown(qk)!r} is outside its "
+                                 f"limits [{shown(lm.lower)!r}, {shown(lm.upper)!r}]", element=f"joint '{lm.joint}'")
         for j, la in enumerate(u.latches):
             S[S_LATCH_SIDE][j] = math.copysign(1.0, q[la.q_index] - la.value) if q[la.q_index] != la.value else 1.0
         self.sync()

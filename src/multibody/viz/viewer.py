@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.files import check_options, writable_file, write_text
 from multibody.model.rotations import matrix_to_quat
 from multibody.viz.animation import Scene, read_motion, up_direction
@@ -244,7 +244,7 @@ def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=
     model, Q, times = read_motion(result_or_model, q, t, model, who="viewer")
     result = result_or_model if isinstance(result_or_model, Result) else None
     if not frame_rate > 0 or int(max_frames) < 1:
-        raise ModelError(f"viewer: frame_rate must be > 0 and max_frames >= 1, got {frame_rate!r}, {max_frames!r}",
+        raise ModelError(f"viewer: frame_rate must be > 0 and max_frames >= 1, got {frame_rate!r}, {shown(max_frames)!r}",
                          element="frame_rate")
     idx = _frames(times, len(Q), frame_rate, max_frames)
     ft = times[idx] if times is not None else np.arange(len(idx), dtype=float) / frame_rate

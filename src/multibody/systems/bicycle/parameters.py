@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.files import write_text
 
 
@@ -126,11 +126,11 @@ class BicycleParameters(Mapping):
 
 def _as_real(name, value):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ModelError(f"bicycle parameter '{name}' must be a real number, got {value!r} "
+        raise ModelError(f"bicycle parameter '{name}' must be a real number, got {shown(value)!r} "
                          f"({type(value).__name__})", element=f"parameter '{name}'")
     value = float(value)
     if not math.isfinite(value):
-        raise ModelError(f"bicycle parameter '{name}' must be finite, got {value!r}", element=f"parameter '{name}'")
+        raise ModelError(f"bicycle parameter '{name}' must be finite, got {shown(value)!r}", element=f"parameter '{name}'")
     return value
 
 
@@ -199,7 +199,7 @@ def validate_parameters(params):
     p = _from_mapping(params)
 
     def fail(name, expected):
-        raise ModelError(f"bicycle parameter '{name}' = {p[name]!r} is invalid: expected {expected} "
+        raise ModelError(f"bicycle parameter '{name}' = {shown(p[name])!r} is invalid: expected {expected} "
                          f"({PARAMETER_INFO[name][1]})", element=f"parameter '{name}'")
 
     for name in ("w", "rR", "rF", "mR", "mB", "mH", "mF"):
