@@ -415,6 +415,24 @@ class Result:
         return _view("animate")(self, path, **options)
 
 
+#: the steps up to which an adaptive run with every step as output keeps its dense output (``Result.dense``): a few
+#: kilobytes a step
+DENSE_STEPS = 10_000
+
+
+class DenseOutput:
+    """``Result.dense`` (module docstring): the Result of the states at the times t of the interpolant ``sol`` of an
+    adaptive run's steps (an ``OdeSolution``), made by ``make_result(t, X, info)`` (the formulation's: its
+    coordinates, energies, residuals)."""
+
+    def __init__(self, sol, make_result):
+        self.sol, self.make_result = sol, make_result
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=float).reshape(-1)
+        return self.make_result(t, np.asarray(self.sol(t)).T.reshape(len(t), -1), {})
+
+
 class Contacts:
     """The active contacts of a run at each output time, in flat arrays (one row per contact and time).
 
@@ -489,8 +507,9 @@ class BatchResult:
         """(runs,) True for the runs that completed."""
         return self.status == "success"
 
-    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's)
-    events = q_names = v_names = None
+    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's);
+    #: the contacts of each run of the time-stepping model (``multibody.result.Contacts``)
+    events = q_names = v_names = contacts = None
 
     def __getitem__(self, b):
         b = range(len(self))[b]
@@ -498,7 +517,8 @@ class BatchResult:
         return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
                       q_names=self.q_names or self.model.coordinate_names(),
                       v_names=self.v_names or self.model.velocity_names(), model=self.model,
-                      events=None if self.events is None else self.events[b])
+                      events=None if self.events is None else self.events[b],
+                      contacts=None if self.contacts is None else self.contacts[b])
 
     def __repr__(self):
         return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "

@@ -53,7 +53,7 @@ def rod_chain_mujoco(n, h=1e-3):
         body = (f'<body pos="0 0 {-LENGTH if k else 0.0}"><joint type="hinge" axis="0 1 0"/>'
                 f'<inertial pos="0 0 {-LENGTH / 2}" mass="{MASS}" diaginertia="{shown(across)!r} {shown(across)!r} '
                 f'{MASS * RADIUS ** 2 / 2!r}"/>{body}</body>')
-    xml = (f'<mujoco><option timestep="{h!r}" integrator="RK4" gravity="0 0 -9.81">'
+    xml = (f'<mujoco><option timestep="{shown(h)!r}" integrator="RK4" gravity="0 0 -9.81">'
            f'<flag contact="disable" constraint="disable"/></option><worldbody>{body}</worldbody></mujoco>')
     return mujoco.MjModel.from_xml_string(xml)
 

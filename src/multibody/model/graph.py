@@ -142,7 +142,7 @@ class Graph:
                 a, b = int(a), int(b)
             except (TypeError, ValueError):
                 raise ModelError(
-                    f"{jn}: expected a pair of body indices (i_plus, i_minus), got {e!r}", element=jn
+                    f"{jn}: expected a pair of body indices (i_plus, i_minus), got {shown(e)!r}", element=jn
                 ) from None
             for v in (a, b):
                 if not 0 <= v <= n:
