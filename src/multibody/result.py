@@ -416,8 +416,9 @@ class Result:
 
 
 #: the steps up to which an adaptive run with every step as output keeps its dense output (``Result.dense``): a few
-#: kilobytes a step
-DENSE_STEPS = 10_000
+#: kilobytes a step, and DOP853's interpolant costs 3 evaluations of the right-hand side a step (12 make the step);
+#: a run of more steps than this has enough outputs to be drawn through them, and keeps none
+DENSE_STEPS = 2000
 
 
 class DenseOutput:
