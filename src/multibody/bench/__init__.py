@@ -17,6 +17,7 @@ BENCHMARKS = [
     ("robots", "multibody.bench.robots", "bench_robots"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
+    ("contact-batch", "multibody.bench.contact", "bench_contact_batch"),
     ("switching", "multibody.bench.switching", "bench_switching"),
     ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]
