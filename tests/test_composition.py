@@ -364,3 +364,47 @@ def test_a_loop_separates():
     assert np.max(np.abs(E - E[0])) < res.info["steps"] * 1e-11 * np.abs(E).max()
     position = max(np.nanmax(r) for name, r in res.residuals.items() if name != "velocity")
     assert position < 1e-12
+
+
+# ---- a moving base, general joints -----------------------------------------------------------------------------------
+def test_ball_on_a_shaken_floor():
+    """A ball resting on a floor that the ground shakes up and down (BaseMotion.harmonic, amplitude A, ω, below
+    g so the ball stays on it): the floor pushes it with N = m (g + a_base(t)) (its motion is the base's). The step's
+    impulse over h is the mean force over the step, so it differs from N at the step's end by at most m A ω³ h."""
+    A, w, m = 0.01, 20.0, 1.0
+    b = mb.ModelBuilder(base_motion=mb.BaseMotion.harmonic((0, 0, 1), A, w))
+    b.add_body("ball", mass=m, inertia=np.eye(3) * 0.004)
+    b.add_joint("free", mb.Free(), "ground", "ball")
+    b.add_collision("floor", "ground", mb.HalfSpace())
+    b.add_collision("ball", "ball", mb.Sphere(0.1))
+    model = b.build()
+    q0 = model.neutral()
+    q0[2] = 0.1
+    h = 1e-3
+    res = mb.simulate(model, q0, None, 0.5, h=h, contact="stepping", output_every=10)
+    assert res.info["path"] == "python" and res.info["state_written"] == "moving base"
+    later = res.t > 0.05
+    N = res.contacts.normal_force[res.contacts.offsets[:-1]][later]
+    a_base = -A * w * w * np.cos(w * res.t[later])
+    np.testing.assert_allclose(N, m * (G + a_base), rtol=0, atol=m * A * w ** 3 * h)
+    assert np.all(np.abs(res.q[later, 2] - 0.1) < 1e-9)
+
+
+def test_general_joint_pendulum_on_the_floor():
+    """A pendulum on a GeneralJoint (its rotation as a sympy matrix) swinging into the floor moves as the same
+    pendulum on a Revolute, through the impact: the two kinematics differ by round-off (1e-12 over the run)."""
+    import sympy as sp
+
+    q = sp.Symbol("q")
+    rotation = sp.Matrix([[sp.cos(q), 0, sp.sin(q)], [0, 1, 0], [-sp.sin(q), 0, sp.cos(q)]])
+    runs = []
+    for joint in (mb.Revolute(axis=(0, 1, 0)), mb.GeneralJoint([q], rotation=rotation)):
+        b = mb.ModelBuilder()
+        b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+        b.add_joint("hinge", joint, "ground", "rod", placement=mb.Placement(translation=(0, 0, 0.92)))
+        b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -0.9)))
+        b.add_collision("floor", "ground", mb.HalfSpace())
+        runs.append(mb.simulate(b.build(), [1.2], [0.0], 1.0, h=1e-3, contact="stepping"))
+    assert runs[1].info["state_written"] == "general joints"
+    assert runs[0].contacts.count.max() == 1                     # the tip reaches the floor
+    np.testing.assert_allclose(runs[1].q, runs[0].q, rtol=0, atol=1e-12)

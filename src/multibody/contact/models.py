@@ -50,7 +50,7 @@ from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system", "check_contact_run",
            "contact_parameter",
-           "contact_setup", "contacts_record", "torques"]
+           "contact_setup", "contacts_record", "torques", "state_writer"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
@@ -128,13 +128,7 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
     if needs_collisions and not getattr(model, "collisions", ()):
         raise ModelError(f"model '{model.name}' has no collision elements; add them (ModelBuilder.add_collision, "
                          "Model.with_collisions) to simulate contact", element="collisions")
-    if model.base_motion is not None:
-        raise ModelError(f"model '{model.name}' has a moving base: the {what} contact model needs a fixed ground",
-                         element="base motion")
     data = default_data(model)
-    if data.fill is not None:
-        raise ModelError(f"model '{model.name}' has general joints: the {what} contact model does not take them",
-                         element="general joints")
     cache = model.__dict__.setdefault(COLLISION_CACHE, {})   # packed once per model and filters (a cache only)
     key = (repr(contact_pairs), repr(exclude))
     cs = cache.get(key)
@@ -145,6 +139,25 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
     p = tree_params(model, tau_const, data)._replace(work=np.zeros_like(data.work))
     return cs, p, geometry
+
+
+def state_writer(model, works):
+    """For a model with a moving base or general joints: ``write(t, q, v)``, which writes the base's state at t
+    and the general joints' kinematics at (q, v, t) into each workspace of ``works`` before the kernels run there
+    (``model.data.Data.set_time``, ``Data.fill``) — the Python step of a run that the compiled loops cannot make;
+    None for a model with neither."""
+    data = default_data(model)
+    moving, fill = data.base_motion is not None, data.fill
+    if not moving and fill is None:
+        return None
+
+    def write(t, q, v):
+        for work in works:
+            if moving:
+                data.set_time(float(t), work)
+            if fill is not None:
+                fill(q, v, float(t), work)
+    return write
 
 
 def contacts_record(cs, counts, records):
@@ -207,7 +220,7 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     def make_result(t, Q, V, dissipated, counts, records, info):
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)), t=t)
             en = {"kinetic": T, "potential": Vp, "dissipated": dissipated}
         residuals = constraint_residuals(loops_rows[0], t, Q, V) if loops_rows else None
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
@@ -215,8 +228,12 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
                       residuals=residuals)
 
     loops_rows = [ConstraintRows(model)] if model.constraints else []
+    before = state_writer(model, [p.work] + ([loops.tree.work] if loops is not None else []))
+    if before is not None:
+        info["state_written"] = "moving base" if model.base_motion is not None else "general joints"
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
-                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model)
+                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
+                          before_step=before)
 
 
 def _whole(value, name):

@@ -38,7 +38,7 @@ class SteppingSystem:
     """What the time-stepping model hands to ``simulate``: ``q0``, ``v0``; ``params`` the
     :data:`SteppingParams`; ``tau`` (nv,) constant generalized forces; ``callback`` a Python ``tau(t, q, v)`` or
     None; ``capacity`` the most contacts a step can have; ``make_result(t, Q, V, dissipated, counts, records,
-    info)`` the Result; ``info`` facts for ``result.info``; ``model`` the model it runs."""
+    info)`` the Result; ``info`` facts for ``result.info``; ``model`` the model it runs; ``before_step`` (below)."""
 
     q0: np.ndarray
     v0: np.ndarray
@@ -49,6 +49,14 @@ class SteppingSystem:
     callback: object = None
     info: dict = field(default_factory=dict)
     model: object = None
+    #: ``write(t, q, v)`` before each step (a moving base's state, general joints' kinematics:
+    #: ``contact.models.state_writer``), or None
+    before_step: object = None
+
+    @property
+    def python_steps(self):
+        """Whether the steps run in the Python loop (a torque callback, or a state to write before each step)."""
+        return self.callback is not None or self.before_step is not None
 
     def run_state(self):
         """The arrays besides (q, v) that the next steps depend on: the impulses of the last step (the warm start
@@ -145,8 +153,9 @@ def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, 
 
 
 def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace):
-    """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)``: one compiled step per
-    call, the callback's forces added to the constant ones. The same returns."""
+    """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)`` (its forces added to the
+    constant ones) or ``system.before_step(t, q, v)`` called before each step: one compiled step per call. The same
+    returns."""
     P = system.params
     qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(q.shape[0] + v.shape[0])
     nv = v.shape[0]
@@ -156,10 +165,15 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
         j = 1
     for step in range(first + 1, stop + 1):
         t = t0 + (step - 1) * h
-        extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
-        if extra.shape != (nv,):
-            raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
-        m, impulse_work, damper = one_step(P, system.tau + extra, t, q, v, h, x, qn, vn)
+        tau = system.tau
+        if system.callback is not None:
+            extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
+            if extra.shape != (nv,):
+                raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
+            tau = tau + extra
+        if system.before_step is not None:
+            system.before_step(t, q, v)
+        m, impulse_work, damper = one_step(P, tau, t, q, v, h, x, qn, vn)
         dissipated += damper - impulse_work
         if not np.all(np.isfinite(vn)):
             return j, STEPPING_NONFINITE, step - 1, dissipated

@@ -111,7 +111,7 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
 
         bar = tqdm(total=nsteps, initial=done, unit="step", desc=f"stepping h={h:g}")
     status, t_stop = STEPPING_OK, None
-    loop = stepping_loop if system.callback is None else (lambda P, tau_, *a: python_steps(system, *a))
+    loop = (lambda P, tau_, *a: python_steps(system, *a)) if system.python_steps else stepping_loop
     try:
         while done < nsteps:
             stop = min(done + chunk, nsteps)
@@ -203,7 +203,7 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
                          "apply: give h only", element="method")
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
-    arg.fixed_budget(nsteps, h_used, max_steps, "compiled" if system.callback is None else "python")
+    arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")
     events = arg.event_functions(events)
     given = [name for name, x in (("t_eval", t_eval), ("n_out", n_out), ("output_every", output_every))
              if x is not None]
@@ -215,7 +215,7 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     run = run_stepping(system, t0, h_used, nsteps, save, progress=bool(progress) or nsteps >= 1_000_000,
                        events=events, writer=writer, every=every, restart=restart)
     info = {"method": "stepping", "model": model.name, **system.info, "h": h_used, "nsteps_requested": nsteps,
-            "steps": int(run.done), "path": "python" if system.callback is not None else "compiled",
+            "steps": int(run.done), "path": "python" if system.python_steps else "compiled",
             "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall}
     if events is not None:
         info["t_events"] = [list(te) for te in run.t_events]
