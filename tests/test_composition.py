@@ -408,3 +408,9 @@ def test_general_joint_pendulum_on_the_floor():
     assert runs[1].info["state_written"] == "general joints"
     assert runs[0].contacts.count.max() == 1                     # the tip reaches the floor
     np.testing.assert_allclose(runs[1].q, runs[0].q, rtol=0, atol=1e-12)
+
+
+@pytestmark_solo
+def test_urdf_collisions_take_friction_and_restitution():
+    model = mb.io.load_urdf(solo12_path()[0], floating_base=True, friction=0.6, restitution=0.3)
+    assert model.collisions and all(c.friction == 0.6 and c.restitution == 0.3 for c in model.collisions)
