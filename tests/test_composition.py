@@ -209,22 +209,31 @@ def test_solo12_checkpoint_resumes_bit_for_bit(posture, standing, tmp_path, monk
 
 @pytestmark_solo
 def test_solo12_events(posture, standing):
+    """A terminal event that is never reached changes nothing (bit for bit), as a numba function (evaluated in the
+    compiled loop) or in Python; one that is reached ends the run at the step after its sign change."""
+    from numba import njit
+
     q0, full = standing
 
     def fallen(t, q, v):
         return q[2] - 0.15
-    fallen.terminal = True
-    res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[fallen])
-    np.testing.assert_array_equal(res.q, full.q)
-    assert res.info["t_events"] == [[]] and res.info["status"] == "success"
+    fallen_jit = njit(fallen)
+    for g in (fallen, fallen_jit):
+        g.terminal = True
+        res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[g])
+        np.testing.assert_array_equal(res.q, full.q)
+        assert res.info["t_events"] == [[]] and res.info["status"] == "success"
 
     def low(t, q, v):                                   # the base settles below its start: reached
         return q[2] - (q0[2] - 1e-3)
-    low.terminal = True
-    res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[low])
-    assert res.info["status"] == "event" and len(res.info["t_events"][0]) == 1
-    te = res.info["t_events"][0][0]
-    assert res.t[-1] == pytest.approx(te, abs=1e-3) and res.q[-1, 2] <= q0[2] - 1e-3
+    low_jit = njit(low)
+    for g in (low, low_jit):
+        g.terminal = True
+        res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[g])
+        assert res.info["status"] == "event" and len(res.info["t_events"][0]) == 1
+        te = res.info["t_events"][0][0]
+        assert res.t[-1] == pytest.approx(te, abs=1e-3) and res.q[-1, 2] <= q0[2] - 1e-3
+        assert res.t[-2] < res.t[-1] and np.array_equal(res.q[:-1], full.q[:len(res.t) - 1])
 
 
 @pytestmark_solo
