@@ -423,3 +423,20 @@ def test_general_joint_pendulum_on_the_floor():
 def test_urdf_collisions_take_friction_and_restitution():
     model = mb.io.load_urdf(solo12_path()[0], floating_base=True, friction=0.6, restitution=0.3)
     assert model.collisions and all(c.friction == 0.6 and c.restitution == 0.3 for c in model.collisions)
+
+
+def test_compliant_contact_with_a_controller():
+    """The compliant model takes the model's controllers: with the floor out of reach the run is the tree
+    formulation's run of the same controlled model, bit for bit (RK4: the same stages on [q, v]; the contact force
+    is an exact zero)."""
+    b = mb.ModelBuilder()
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "rod")
+    b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -1.0)))
+    b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -5.0)))
+    b.add_controller("hold", mb.JointPD(20.0, 2.0, target=[0.3]))
+    model = b.build()
+    compliant = mb.simulate(model, [0.0], [0.0], 1.0, method="RK4", h=1e-3, contact="compliant")
+    tree = mb.simulate(model, [0.0], [0.0], 1.0, method="RK4", h=1e-3)
+    np.testing.assert_array_equal(compliant.q, tree.q)
+    np.testing.assert_array_equal(compliant.v, tree.v)

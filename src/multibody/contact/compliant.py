@@ -21,6 +21,7 @@ from multibody.formulations.base import OdeSystem, callback_forces, check_state
 from multibody.contact.models import (contact_parameter, contact_setup, contacts_record, register_contact_model,
                                       state_writer, torques)
 from multibody.model.data import default_data
+from multibody.formulations.tree_control import control_extra, controls_tuple
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, quaternion_projection
@@ -131,6 +132,7 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
     nq, nv = model.nq, model.nv
     params = CompliantParams(*tp, G, np.zeros((model.nbodies + 1, 6)), settings)
     before = state_writer(model, [tp.work])     # a moving base, general joints: written before each evaluation
+    control = controls_tuple(model, tp) if model.controllers else None
     quats = has_quaternions(tp.mi)
     x0 = np.concatenate([q0, v0, [0.0]])
     if quats:
@@ -148,6 +150,8 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
             extra = extra + tau_const
         elif callback is not None:
             extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name) + tau_const
+        if control is not None:     # the model's controllers (tree_control.control_extra), in their scratch
+            extra = control_extra(float(t), x[:nq + nv], np.ascontiguousarray(extra), control, tp.mi, nq, tp.work)
         try:
             compliant_rhs_extra(float(t), x, params, np.ascontiguousarray(extra), out)
         except ZeroDivisionError:   # a trial state far outside the motion (a stiff contact overshot): NaN makes
@@ -181,7 +185,7 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
                      rhs=compliant_rhs, project=normalize_quaternions if quats else no_project, params=params,
                      project_py=project_py if quats else None, nsplit=nq,
-                     python_only=law is not None or callback is not None or before is not None,
+                     python_only=law is not None or callback is not None or before is not None or control is not None,
                      info={"formulation": "tree", "contact": "compliant", "contact_pairs": int(cs.pairs.shape[0]),
                            "torque_law": law is not None, "torque_callback": callback is not None})
 

@@ -262,15 +262,12 @@ register_contact_model("stepping", stepping_system)
 
 def check_contact_run(model, contact):
     """Refuse what a run with the contact model ``contact`` does not take (a ``ModelError`` naming it and why): the
-    compliant model is a force in the tree's right-hand side, so joint stops, latches and releases — switches of
-    the structure, located as events — and the model's controllers are the stepping model's (contact='stepping'
-    solves stops and contacts as rows of one problem and adds the controllers' torques in its loop)."""
+    compliant model is a force law in the tree's right-hand side, an ODE without switches, so joint stops,
+    latches and releases — switches of the structure — are the stepping model's (contact='stepping' solves stops
+    and contacts as rows of one problem)."""
     if contact != "compliant":
         return
     if getattr(model, "unilateral", None):
         raise ModelError(f"model '{model.name}': joint stops, latches and releases with contact='compliant' (a force "
                          "law in the tree's right-hand side, without switches): use contact='stepping', whose steps "
                          "solve stops and contacts together (or read a URDF with limits=False)", element="unilateral")
-    if getattr(model, "controllers", ()):
-        raise ModelError(f"model '{model.name}': controller elements with contact='compliant': use contact='stepping' "
-                         "(or give their torques as a compiled torque law, tau=)", element="controllers")
