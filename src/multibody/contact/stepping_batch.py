@@ -59,9 +59,9 @@ def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, 
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     first = _run_system(model, Q[0], V[0], tau, energy, options, batch, 0)   # checks the options once
     if first.before_step is not None:
-        raise ModelError(f"model '{model.name}' has general joints, whose kinematics are written in Python before "
+        raise ModelError(f"model '{model.name}' has general joints or Python constraints, evaluated in Python before "
                          "each step: simulate_batch runs the compiled loop only; use simulate for each run",
-                         element="general joints")
+                         element="constraints" if model.constraint_table.python else "general joints")
     n = save.shape[0]
     t = t0 + save * h_used
     q, v = np.full((runs, n, model.nq), np.nan), np.full((runs, n, model.nv), np.nan)

@@ -58,8 +58,8 @@ class SteppingSystem:
     callback: object = None
     info: dict = field(default_factory=dict)
     model: object = None
-    #: ``write(t, q, v)`` before each step (a moving base's state, general joints' kinematics:
-    #: ``contact.models.state_writer``), or None
+    #: ``write(t, q, v, h)`` before each step (a moving base's state, general joints' kinematics:
+    #: ``contact.models.state_writer``; the rows of Python constraints), or None
     before_step: object = None
 
     @property
@@ -210,7 +210,7 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
                 raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
             tau = tau + extra
         if system.before_step is not None:
-            system.before_step(t, q, v)
+            system.before_step(t, q, v, h)
         m, impulse_work, damper = one_step(P, tau, t, q, v, h, x, qn, vn)
         dissipated += damper - impulse_work
         if not np.all(np.isfinite(vn)):
