@@ -150,6 +150,42 @@ def batches():
 
 
 @case("simulate")
+def stepping_rows():
+    """The time-stepping model's loop in its four compiled variants (with and without loops, with and without
+    controllers), its Python loop (a torque callback), checkpoints' and events' chunks and a batch on threads."""
+    import tempfile
+
+    import multibody as mb
+    from multibody.systems import slider_crank
+
+    b = mb.ModelBuilder()
+    b.add_body("ball", mass=1.0, inertia=np.eye(3) * 0.004)
+    b.add_joint("free", mb.Free(), "ground", "ball")
+    b.add_collision("floor", "ground", mb.HalfSpace())
+    b.add_collision("ball", "ball", mb.Sphere(0.1), restitution=0.5)
+    ball = b.build()
+    q0 = ball.neutral()
+    q0[2] = 0.2
+    mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping")
+    mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping", tau=lambda t, q, v: np.zeros(6))
+    event = lambda t, q, v: q[2] - 0.15    # noqa: E731
+    mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping", events=[event])
+    with tempfile.TemporaryDirectory() as folder:
+        mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping", checkpoint=f"{folder}/run.ckpt")
+    mb.simulate_batch(ball, np.tile(q0, (2, 1)), None, 0.01, h=1e-3, contact="stepping")
+    b = mb.ModelBuilder()
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "rod", limits=(-0.3, 0.3), restitution=0.5,
+                latch=0.2)
+    b.add_controller("hold", mb.JointPD(1.0, 0.1, target=[0.1]))
+    mb.simulate(b.build(), [0.0], [1.0], 0.01, h=1e-3, contact="stepping")
+    model, q, v = slider_crank.model()
+    mb.simulate(model, q, v, 0.01, h=1e-3, contact="stepping")
+    mb.simulate(model.with_controllers({"hold": mb.JointPD(1.0, 0.1, target=[0.0], joints=["O"])}), q, v, 0.01,
+                h=1e-3, contact="stepping")
+
+
+@case("simulate")
 def formulations():
     import multibody as mb
     from multibody.systems import slider_crank

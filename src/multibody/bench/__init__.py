@@ -15,8 +15,10 @@ BENCHMARKS = [
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
     ("robots", "multibody.bench.robots", "bench_robots"),
+    ("robotics", "multibody.bench.robotics", "bench_robotics"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
+    ("contact-batch", "multibody.bench.contact", "bench_contact_batch"),
     ("switching", "multibody.bench.switching", "bench_switching"),
     ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]
