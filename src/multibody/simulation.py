@@ -382,8 +382,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
 
     def failed(t, X, reason, extra, obs=None, cause=None):
         named = system.diagnose() if system.diagnose is not None else None   # e.g. a compiled law that raised
-        if named is not None:
-            reason = named[0]
+        reason = reason if named is None else named[0]
         res = finish(t, X, "failed", reason, extra, obs)
         if isinstance(cause, ModelError) and not isinstance(cause, ResultFileError):
             cause.result = res      # bad input met during the run: its ModelError, with what was computed
@@ -464,11 +463,8 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     if run.status == "failed":
         failed(run.t, run.y, run.reason, extra, cause=run.error)
     res = finish(run.t, run.y, run.status, run.message, extra)
-    if run.sol is not None:    # (Result.dense: the steps' interpolants, for the plots)
-        res.dense = DenseOutput(run.sol, system.make_result)
+    res.dense = None if run.sol is None else DenseOutput(run.sol, system.make_result)   # (the steps' interpolants)
     return res
-
-
 
 
 def _event(system, ev, k):
@@ -753,7 +749,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
 
     simd = None
     if lanes not in (None, True, False):
-        raise ModelError(f"lanes must be None (where the model allows), True or False, got {shown(lanes)!r}", element="lanes")
+        raise ModelError(f"lanes must be None (where the model allows), True or False, got {shown(lanes)!r}",
+                         element="lanes")
     if lanes is None or lanes:
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
