@@ -2,7 +2,8 @@
 
 A :class:`SteppingSystem` (made by ``contact/models.py``) holds the initial state, the parameter tuple of
 ``stepping_step`` and the generalized forces besides the model's own: constant ones, a compiled torque law
-``law(t, q, v, out)`` (a numba function writing ``out`` (nv,), called inside the loop before every step), or a
+``law(t, q, v, out)`` (a numba function writing ``out`` (nv,), called inside the loop before every step through
+the C function ``formulations.tree_control.compiled_torque`` wraps it in), or a
 Python callable ``tau(t, q, v) -> (nv,)``, which makes the run a Python loop around the compiled step (about
 two orders of magnitude slower per step).
 
@@ -18,6 +19,8 @@ import numpy as np
 from numba import njit
 
 from multibody.contact.stepping_solver import R_WIDTH, stepping_step
+from multibody.formulations.tree_control import compiled_torque
+from multibody.kernels.control import call_torque
 
 __all__ = ["SteppingSystem", "run_stepping", "STEPPING_OK", "STEPPING_NONFINITE"]
 
@@ -82,33 +85,21 @@ def _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q,
 
 
 @njit(cache=True)
-def stepping_loop(params, tau_const, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs):
+def stepping_loop(params, tau_const, law, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs):
     """Steps ``first + 1 .. stop`` from (q, v) at step ``first`` (time t0 + first h), leaving the last state in q
-    and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs. Returns (rows written,
-    status, last step done, dissipated energy)."""
+    and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs. ``law``: the address of
+    a compiled torque law's C function (``formulations.tree_control.compiled_torque``), whose forces are added to
+    ``tau_const`` before each step, or 0 for none: called through a pointer, so the loop is compiled once for every
+    law and cached. Returns (rows written, status, last step done, dissipated energy)."""
     qn, vn = np.empty_like(q), np.empty_like(v)
+    tau = tau_const.copy()
     j = _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs)
     for step in range(first + 1, stop + 1):
-        j, status, dissipated = _advance(params, tau_const, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q,
-                                         V, D, counts, recs)
-        if status != STEPPING_OK:
-            return j, status, step - 1, dissipated
-    return j, STEPPING_OK, stop, dissipated
-
-
-@njit
-def stepping_loop_law(params, tau_const, law, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts,
-                      recs):
-    """:func:`stepping_loop` with a compiled torque law ``law(t, q, v, out)`` added before each step. numba types a
-    function argument by the function itself, so this loop is compiled once per law and process (seconds; not
-    cached on disk), around the cached step."""
-    qn, vn = np.empty_like(q), np.empty_like(v)
-    tau, extra = np.empty_like(v), np.empty_like(v)
-    j = _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs)
-    for step in range(first + 1, stop + 1):
-        extra[:] = 0.0
-        law(t0 + (step - 1) * h, q, v, extra)
-        tau[:] = tau_const + extra
+        if law != 0:
+            tau[:] = 0.0
+            call_torque(law, t0 + (step - 1) * h, q, v, tau)
+            for k in range(tau.shape[0]):
+                tau[k] += tau_const[k]
         j, status, dissipated = _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q, V, D,
                                          counts, recs)
         if status != STEPPING_OK:
@@ -137,18 +128,15 @@ def run_stepping(system, t0, h, nsteps, save, progress=False):
         bar = tqdm(total=nsteps, unit="step", desc=f"stepping h={h:g}")
         chunk = max(1, nsteps // 100)
     q, v = system.q0.copy(), system.v0.copy()
+    law = 0 if system.law is None else compiled_torque(system.law).address
     done, rows, dissipated, status = 0, 0, 0.0, STEPPING_OK
     try:
         while done < nsteps:
             stop = min(done + chunk, nsteps)
             part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
             outputs = (ts[rows:], Q[rows:], V[rows:], D[rows:], counts[rows:], recs[rows:])
-            if system.law is None:
-                j, status, last, dissipated = stepping_loop(system.params, tau, q, v, float(t0), float(h), done, stop,
-                                                            part, dissipated, *outputs)
-            else:
-                j, status, last, dissipated = stepping_loop_law(system.params, tau, system.law, q, v, float(t0),
-                                                                float(h), done, stop, part, dissipated, *outputs)
+            j, status, last, dissipated = stepping_loop(system.params, tau, law, q, v, float(t0), float(h), done,
+                                                        stop, part, dissipated, *outputs)
             rows += j
             if bar is not None:
                 bar.update(last - done)
