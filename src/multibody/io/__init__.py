@@ -6,6 +6,7 @@
 ``save_model(model, path, ...)``  write a model file (YAML or JSON by the extension)
 ``validate_file(path)``           every problem of a file, with its path in the file (``Problem``)
 ``load_urdf(path, ...)``          a URDF robot description as a Model
+``srdf_disabled_pairs(path, m)``  the link pairs an SRDF disables, as body names (for ``mb.collisions``)
 ``save_result(result, path)``     a ``Result`` as ``.npz``, ``.csv`` or ``.h5`` (HDF5, with h5py)
 ``schema()``                      the JSON Schema of model files (``model.schema.json``)
 ================================  ====================================================================
@@ -22,7 +23,7 @@ from multibody.io.writer import model_to_dict, save_model
 
 __all__ = ["load_model", "save_model", "load", "load_text", "validate_file", "load_urdf", "ModelFile", "Problem",
            "ModelFileError", "model_from_dict", "model_to_dict", "schema", "parse_expression", "Expression",
-           "ExpressionTorque", "save_result", "load_result"]
+           "ExpressionTorque", "save_result", "load_result", "srdf_disabled_pairs"]
 
 
 def __getattr__(name):   # the URDF reader and the Result files are imported when first used
@@ -30,6 +31,10 @@ def __getattr__(name):   # the URDF reader and the Result files are imported whe
         from multibody.io.urdf import load_urdf
 
         return load_urdf
+    if name == "srdf_disabled_pairs":
+        from multibody.io.srdf import srdf_disabled_pairs
+
+        return srdf_disabled_pairs
     if name in ("save_result", "load_result"):
         from multibody.io import results
 

@@ -29,6 +29,7 @@ from multibody.kernels import kinematics as K
 from multibody.kernels.derivatives_minv import derivative_workspace_size, subtree_tables
 from multibody.kernels.kinematics import BASE_WIDTH, workspace_size
 from multibody.kernels.packing import general_rows, pack_model
+from multibody.model.forces import applied_forces
 
 #: the attribute of a Model under which :func:`default_data` keeps its Data (a cache: the Model is unchanged)
 CACHE_ATTR = "_multibody_data"
@@ -37,6 +38,16 @@ CACHE_ATTR = "_multibody_data"
 def base_block(work):
     """The base block of a flat workspace (a view of its last ``BASE_WIDTH`` floats; ``kinematics.X_R``)."""
     return work[work.shape[0] - BASE_WIDTH:]
+
+
+def refuse_kinematics_only(model, what):
+    """A ``ModelError`` for ``what`` (a dynamics computation) on a model read for its kinematics only
+    (``Model.kinematics_only``), in one line with the reason (the link whose mass or inertia leaves the dynamics
+    undefined)."""
+    reason = getattr(model, "kinematics_only", None)
+    if reason:
+        raise ModelError(f"model '{model.name}' was read for its kinematics only, so {what} is not defined: {reason} "
+                         "(repair=True gives such links a bounded mass and inertia)", element="model")
 
 
 def refuse_general_joints(model, what):
@@ -65,7 +76,7 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape", "derivatives")
+                 "mshape", "derivatives", "frames", "refused")
 
     def __init__(self, model):
         self.model = model
@@ -90,12 +101,37 @@ class Data:
             self.set_time(0.0)
         #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea`` (mi, mf, no_fext, work, nv), one
         #: attribute to read per call; None when general joints or a moving base need their step before a kernel
-        self.fast = (None if self.fill is not None or self.base_motion is not None
+        #: True for a model read for its kinematics only (``Model.kinematics_only``): the dynamics refuse it
+        self.refused = bool(getattr(model, "kinematics_only", None))
+        self.fast = (None if self.fill is not None or self.base_motion is not None or self.refused
                      else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
         #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
         self.derivatives = None
+        #: the frame table of the model's frames (:meth:`frame_table`), made on first use
+        self.frames = None
+
+    def frame_table(self):
+        """``(fi, ff, ids, every, fast)``: the frame table of every frame of the model (``Model.all_frames``, in the
+        order of the handles ``Model.frame_id``; ``kernels/frames.py``), the handles by name, every handle (an int64
+        array), and the arguments of the frame
+        kernels on the fast path of ``algorithms.frames`` — ``(mi, mf, fi, ff, work, nv, ids, zero, model)`` with
+        ``zero`` nv zeros (the velocity of a call for placements only), or None where general joints or a moving base need a step
+        before each kernel (as ``fast``). Made on the first call."""
+        if self.frames is None:
+            from multibody.kernels.packing import pack_frames
+
+            model = self.model
+            frames = model.all_frames()
+            placed = [(f.body, P.rotation, P.translation)
+                      for f in frames for P in (model.body_frames[f.body] * f.placement,)]
+            fi, ff = pack_frames(model.parent, placed)
+            ids = model.frame_ids
+            fast = (None if self.fill is not None or self.base_motion is not None else
+                    (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv), model))
+            self.frames = (fi, ff, ids, np.arange(fi.shape[0], dtype=np.int64), fast)
+        return self.frames
 
     def derivative_work(self):
         """The :class:`DerivativeWork` of this Data (made on the first call)."""
@@ -114,41 +150,26 @@ class Data:
         return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"
 
 
-def applied_force_arrays(model):
-    """The model's joint spring-dampers and efforts and point spring-dampers as the kernels read them
-    (``kernels/forces.py``): ``(dof stiffness, damping, rest, effort, spring bodies (ns, 2), spring points
-    (ns, 2, 3), spring stiffness, damping, rest length)``, and whether any of them acts."""
-    joint = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
-             for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
-    springs = (np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-               np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
-               np.ascontiguousarray(model.spring_k, dtype=np.float64),
-               np.ascontiguousarray(model.spring_c, dtype=np.float64),
-               np.ascontiguousarray(model.spring_l0, dtype=np.float64))
-    acts = bool(np.any(joint[0]) or np.any(joint[1]) or np.any(joint[3]) or springs[2].shape[0])
-    return (*joint, *springs), acts
-
-
 class DerivativeWork:
     """The workspaces of the derivative kernels (``kernels/derivatives*.py``) for one :class:`Data`, made on first
     use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
-    tables), ``forces`` (the model's applied forces and a per-body scratch, ``applied_force_arrays``),
+    tables), ``forces`` (the model's applied forces, ``model.forces.AppliedForces``), ``fb`` (a per-body scratch),
     ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
     kernels on the fast path of ``algorithms.derivatives`` (None where general joints or a moving base need a
     step before each call, as ``Data.fast``)."""
 
-    __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "fast")
+    __slots__ = ("dwork", "dint", "forces", "fb", "applied", "qdd", "fast")
 
     def __init__(self, data):
         model = data.model
         n = data.nbodies + 1
         self.dwork = np.zeros(derivative_workspace_size(n, data.nv))
         self.dint = subtree_tables(np.asarray(model.parent), np.asarray(model.idx_v), np.asarray(model.nv_j))
-        arrays, self.applied = applied_force_arrays(model)
-        self.forces = (*arrays, np.zeros((n, 6)))
+        self.forces, self.applied = applied_forces(model)
+        self.fb = np.zeros((n, 6))
         self.qdd = np.zeros(data.nv)
         self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
-                                                    self.forces, self.qdd, data.mshape)
+                                                    self.forces, self.fb, self.qdd, data.mshape)
 
 
 def default_data(model):
