@@ -106,6 +106,8 @@ PROBES = [
     ("switching: stops, RK4", 2.0, _STOPS, "mb.simulate(stops, [0.4, 0.0], [1.0, 0.0], 1.0, method='RK4', h=1e-3)"),
     ("contact: stepping", 2.0, _BALL, "mb.simulate(ball, q0, None, 0.5, h=1e-3, contact='stepping')"),
     ("contact: compliant", 2.0, _BALL, "mb.simulate(ball, q0, None, 0.5, contact='compliant')"),
+    ("multibody demo (the README's first command)", 120.0, "import tempfile, numba; from multibody.cli import main",
+     "with tempfile.TemporaryDirectory() as out: main(['demo', '--out', out])"),
 ]
 
 #: the probes of the public capabilities (``tests/test_first_use.py`` runs them in one process)
