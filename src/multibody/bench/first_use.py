@@ -106,7 +106,12 @@ PROBES = [
     ("switching: stops, RK4", 2.0, _STOPS, "mb.simulate(stops, [0.4, 0.0], [1.0, 0.0], 1.0, method='RK4', h=1e-3)"),
     ("contact: stepping", 2.0, _BALL, "mb.simulate(ball, q0, None, 0.5, h=1e-3, contact='stepping')"),
     ("contact: compliant", 2.0, _BALL, "mb.simulate(ball, q0, None, 0.5, contact='compliant')"),
-    ("multibody demo (the README's first command)", 120.0, "import tempfile, numba; from multibody.cli import main",
+]
+
+#: probes run only when named (``python -m multibody.bench.first_use --only demo``): the README's first command,
+#: a minute of CPU, with the functions it compiles (none after the install)
+OPTIONAL = [
+    ("demo", 120.0, "import tempfile, numba; from multibody.cli import main",
      "with tempfile.TemporaryDirectory() as out: main(['demo', '--out', out])"),
 ]
 
@@ -288,8 +293,8 @@ def bench_first_use(verbose=True, only=None):
     if verbose:
         print("first calls after install: each in a new process on a fresh copy of "
               f"{os.path.dirname(multibody.__file__)}")
-    for name, target, setup, timed in PROBES:
-        if only and name not in only:
+    for name, target, setup, timed in PROBES + OPTIONAL:
+        if (only and name not in only) or (not only and (name, target, setup, timed) in OPTIONAL):
             continue
         rows[name] = dict(run_probe(setup, timed), target=target)
         if verbose:
@@ -310,7 +315,7 @@ def main(argv=None):
     import argparse
 
     p = argparse.ArgumentParser(description="the first calls after install, each in a fresh process")
-    p.add_argument("--only", nargs="+", help="probe names")
+    p.add_argument("--only", nargs="+", help="probe names (\"demo\": the README's first command, only when named)")
     args = p.parse_args(argv)
     bench_first_use(only=args.only)
     return 0
