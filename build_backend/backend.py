@@ -76,7 +76,17 @@ def runtime_requirements():
 
 def get_requires_for_build_wheel(config_settings=None):
     extra = runtime_requirements() if precompile() else []
+    if extra:    # the first hook of the build: the notice comes before pip installs what the warm-up imports
+        say(f"multibody: this build compiles the kernels for this machine after installing numba and the package's "
+            f"dependencies for it: about {estimate()} unless a build of the same sources on this machine kept them "
+            "(MULTIBODY_NO_PRECOMPILE=1 skips it: they then compile on first use)")
     return build_meta.get_requires_for_build_wheel(config_settings) + extra
+
+
+def estimate():
+    """About how long the warm-up takes here: :data:`CPU_SECONDS` shared by :data:`JOBS` processes."""
+    minutes = max(1, round(CPU_SECONDS / JOBS / 60))
+    return f"{minutes} min on {JOBS} idle core{'s' * (JOBS > 1)}"
 
 
 def say(message):
@@ -123,13 +133,20 @@ def package_files(build_lib):
     return digests
 
 
-def build_key(build_lib, env):
-    """The key of the build cache: a digest of every file of the package and of what numba compiles for (run in
-    the warm-up's environment ``env``); None when that environment cannot tell (then nothing is cached)."""
+def machine(env):
+    """What numba compiles for, as the warm-up's environment ``env`` sees it (a JSON line: the versions of Python,
+    numba, llvmlite, numpy, the CPU's name and features, numba's settings), or None when it cannot tell."""
     proc = subprocess.run([sys.executable, "-c", _MACHINE], env=env, capture_output=True, text=True)
-    if proc.returncode:
+    return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
+
+
+def build_key(build_lib, env):
+    """The key of the build cache: a digest of every file of the package and of :func:`machine`; None when the
+    machine cannot be told (then nothing is cached)."""
+    what = machine(env)
+    if what is None:
         return None
-    digest = hashlib.sha256(proc.stdout.strip().encode())
+    digest = hashlib.sha256(what.encode())
     for rel, sha in package_files(build_lib).items():
         digest.update(f"{rel}\0{sha}\n".encode())
     return digest.hexdigest()[:32]
@@ -228,9 +245,8 @@ def compile_into(build_lib):
             say(f"multibody: kernels already compiled for these sources on this machine: reused from {root} "
                 f"({time.perf_counter() - t0:.0f} s)")
             return
-        minutes = CPU_SECONDS / JOBS / 60
-        say(f"multibody: compiling the kernels for this machine, about {max(1, round(minutes))} min on {JOBS} idle "
-            f"core{'s' * (JOBS > 1)} (MULTIBODY_NO_PRECOMPILE=1 skips it: they then compile on first use)...")
+        say(f"multibody: compiling the kernels for this machine, about {estimate()} (MULTIBODY_NO_PRECOMPILE=1 "
+            "skips it: they then compile on first use)...")
         proc = subprocess.run([sys.executable, "-m", "multibody.warmup", "--jobs", str(JOBS)], cwd=tmp, env=env,
                               stdout=sys.stderr, stderr=sys.stderr)
         generated = os.path.join(tmp, "generated")

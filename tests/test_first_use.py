@@ -197,11 +197,7 @@ def test_parallel_warmup_runs_again_the_cases_that_compiled_a_function_twice(mon
 
 
 def test_build_backend_switches(monkeypatch):
-    sys.path.insert(0, os.path.join(ROOT, "build_backend"))
-    try:
-        import backend
-    finally:
-        sys.path.pop(0)
+    backend = _backend()
     monkeypatch.delenv("MULTIBODY_NO_PRECOMPILE", raising=False)
     assert backend.precompile()
     monkeypatch.setenv("MULTIBODY_NO_PRECOMPILE", "0")
@@ -210,6 +206,70 @@ def test_build_backend_switches(monkeypatch):
     assert not backend.precompile()
     reqs = backend.runtime_requirements()
     assert any(r.startswith("numba") for r in reqs) and any(r.startswith("numpy") for r in reqs)
+    monkeypatch.setenv("MULTIBODY_BUILD_CACHE", "0")
+    assert backend.cache_root() is None
+    monkeypatch.setenv("MULTIBODY_BUILD_CACHE", "/somewhere")
+    assert backend.cache_root() == "/somewhere"
+    monkeypatch.delenv("MULTIBODY_BUILD_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
+    assert backend.cache_root() == os.path.join("/xdg", "multibody", "build")
+
+
+def _backend():
+    sys.path.insert(0, os.path.join(ROOT, "build_backend"))
+    try:
+        import backend
+    finally:
+        sys.path.pop(0)
+    return backend
+
+
+def test_build_cache_keeps_the_compiled_files_of_one_package_and_machine(tmp_path, monkeypatch):
+    """The build cache (``build_backend/backend.py``): a build stores what the warm-up wrote (numba's caches, the
+    generated modules) under a key of every other file of the package and of the machine; a build of the same files
+    on the same machine gets them back; a changed source, another machine or a damaged entry gets nothing."""
+    backend = _backend()
+    build = tmp_path / "build"
+    (build / "multibody" / "kernels" / "__pycache__").mkdir(parents=True)
+    (build / "multibody" / "precompiled" / "fixed_step").mkdir(parents=True)
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): pass\n")
+    compiled = {"multibody/kernels/__pycache__/aba.aba_kernel-10.py311.nbi": b"index",
+                "multibody/kernels/__pycache__/aba.aba_kernel-10.py311.1.nbc": b"machine code",
+                "multibody/precompiled/fixed_step/_mb_rk_0.py": b"loop = 1\n"}
+    for rel, data in compiled.items():
+        (build / rel).write_bytes(data)
+    monkeypatch.setattr(backend, "machine", lambda env: "cpu A")
+    key = backend.build_key(str(build), {})
+    assert sorted(backend.artifacts(str(build))) == sorted(os.path.normpath(r) for r in compiled)
+    root = tmp_path / "cache"
+    backend.store(str(root), key, str(build))
+    for rel in compiled:
+        (build / rel).unlink()
+    assert backend.build_key(str(build), {}) == key                # the compiled files are not part of the key
+    assert backend.restore(str(root), key, str(build))
+    assert all((build / rel).read_bytes() == data for rel, data in compiled.items())
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): return 1\n")
+    assert backend.build_key(str(build), {}) != key                 # a changed source: another key
+    monkeypatch.setattr(backend, "machine", lambda env: "cpu B")
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): pass\n")
+    assert backend.build_key(str(build), {}) != key                 # another machine: another key
+    assert not backend.restore(str(root), "no such key", str(build))
+    entry = root / key / "files" / "multibody" / "kernels" / "__pycache__" / "aba.aba_kernel-10.py311.1.nbc"
+    entry.write_bytes(b"damaged")
+    assert not backend.restore(str(root), key, str(build))          # checked against its digests
+    monkeypatch.setattr(backend, "machine", lambda env: None)
+    assert backend.build_key(str(build), {}) is None                # a machine that cannot be told: no cache
+
+
+def test_build_cache_keeps_the_most_recently_used_entries(tmp_path):
+    backend = _backend()
+    for k in range(backend.KEEP + 2):
+        (tmp_path / f"entry{k}").mkdir()
+        os.utime(tmp_path / f"entry{k}", (1e9 + k, 1e9 + k))
+    (tmp_path / ".incoming-x").mkdir()                              # another build writing: left alone
+    backend.prune(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".incoming-x"] + [
+        f"entry{k}" for k in range(2, backend.KEEP + 2)]
 
 
 def test_fresh_copy_of_a_source_tree_has_no_compiled_code(tmp_path, monkeypatch):
