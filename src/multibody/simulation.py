@@ -136,7 +136,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         budget at both its mean and its last step fails at once (a ``t_end`` of 1e300 ends after 1000 steps); a
         fixed-step run of more steps is refused before it starts (``ModelError`` naming ``h``).
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
-        methods only; the event times are in ``result.info["t_events"]`` (one list per event). With joint limits,
+        methods and ``contact="stepping"`` (evaluated at every step) only; the event times are in ``result.info["t_events"]`` (one list per event). With joint limits,
         latches or releases they are located alongside the switches, an event at a switch reported once
         (``switching/events.py``).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
@@ -149,9 +149,11 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         that cannot be written (a ``ResultFileError``, checked by writing a file there).
     contact : a contact model for the model's collision elements (``multibody.contact.models``):
         ``"compliant"`` (Hunt–Crossley forces in the tree's right-hand side, any method) or ``"stepping"``
-        (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method); its
-        parameters are keyword options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``);
-        ``result.contacts`` holds the contacts at each output, ``result.energy["dissipated"]`` what they took.
+        (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method; one problem
+        per step over the contacts, joint stops, latches, held coordinates, loops and constraints, the controllers
+        acting in its loop, ``checkpoint=`` and ``events=`` served by its run loop); its parameters are keyword
+        options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``); ``result.contacts`` holds the
+        contacts at each output, ``result.energy["dissipated"]`` what they took.
     options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
         drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
         ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).

@@ -342,6 +342,42 @@ def contact():
     mb.simulate(model, q0, None, 0.02, contact="compliant", method="RK4", h=1e-3, n_out=3)
 
 
+@case("contact")
+def stepping_rows():
+    """The time-stepping model's loop in its compiled variants (with and without loops), its Python loop (a torque
+    callback), checkpoints' and events' chunks and a batch on threads."""
+    import tempfile
+
+    import multibody as mb
+    from multibody.systems import slider_crank
+
+    b = mb.ModelBuilder()
+    b.add_body("ball", mass=1.0, inertia=np.eye(3) * 0.004)
+    b.add_joint("free", mb.Free(), "ground", "ball")
+    b.add_collision("floor", "ground", mb.HalfSpace())
+    b.add_collision("ball", "ball", mb.Sphere(0.1), restitution=0.5)
+    ball = b.build()
+    q0 = ball.neutral()
+    q0[2] = 0.2
+    mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping")
+    mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping", tau=lambda t, q, v: np.zeros(6))
+    event = lambda t, q, v: q[2] - 0.15    # noqa: E731
+    mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping", events=[event])
+    with tempfile.TemporaryDirectory() as folder:
+        mb.simulate(ball, q0, None, 0.01, h=1e-3, contact="stepping", checkpoint=f"{folder}/run.ckpt")
+    mb.simulate_batch(ball, np.tile(q0, (2, 1)), None, 0.01, h=1e-3, contact="stepping")
+    b = mb.ModelBuilder()
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "rod", limits=(-0.3, 0.3), restitution=0.5,
+                latch=0.2)
+    b.add_controller("hold", mb.JointPD(1.0, 0.1, target=[0.1]))
+    mb.simulate(b.build(), [0.0], [1.0], 0.01, h=1e-3, contact="stepping")
+    model, q, v = slider_crank.model()
+    mb.simulate(model, q, v, 0.01, h=1e-3, contact="stepping")
+    mb.simulate(model.with_controllers({"hold": mb.JointPD(1.0, 0.1, target=[0.0], joints=["O"])}), q, v, 0.01,
+                h=1e-3, contact="stepping")
+
+
 # ---- systems and the README's commands ---------------------------------------------------------------------
 
 @case("systems")
@@ -484,7 +520,7 @@ def run_parallel(jobs, verbose=True):
 #: the cases run first, in one process: they compile the kernels and the loops that the others call
 FIRST = ("dynamics_of_every_joint", "tree_fixed_and_adaptive")
 #: rough relative CPU cost of the cases after FIRST (the others count 1), to share them among processes
-COST = {"demo": 6, "contact": 6, "formulations": 6, "linearizations": 5, "derivatives_of_every_joint": 4,
+COST = {"demo": 6, "contact": 5, "stepping_rows": 3, "formulations": 6, "linearizations": 5, "derivatives_of_every_joint": 4,
         "batches": 3, "switching": 3, "controllers": 2}
 #: cases that run after the others of their process (the demo calls much of what they compile)
 LAST = ("demo",)

@@ -41,8 +41,8 @@ from multibody.formulations.tree_rhs import tree_energy
 from multibody.model.packing import tree_params
 from multibody.contact.stepping_loop import SteppingParams, SteppingSystem
 from multibody.contact.detection import C_WIDTH
-from multibody.contact.stepping_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH, Geometry,
-                                               Solver)
+from multibody.contact.stepping_solver import (N_PYTHON, R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
+                                               Geometry, Solver)
 from multibody.contact.gjk import gjk_workspace
 from multibody.contact.shapes import GW_WIDTH
 from multibody.contact.collision_sets import pack_collisions
@@ -50,7 +50,7 @@ from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system", "check_contact_run",
            "contact_parameter",
-           "contact_setup", "contacts_record", "torques"]
+           "contact_setup", "contacts_record", "torques", "state_writer"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
@@ -128,13 +128,7 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
     if needs_collisions and not getattr(model, "collisions", ()):
         raise ModelError(f"model '{model.name}' has no collision elements; add them (ModelBuilder.add_collision, "
                          "Model.with_collisions) to simulate contact", element="collisions")
-    if model.base_motion is not None:
-        raise ModelError(f"model '{model.name}' has a moving base: the {what} contact model needs a fixed ground",
-                         element="base motion")
     data = default_data(model)
-    if data.fill is not None:
-        raise ModelError(f"model '{model.name}' has general joints: the {what} contact model does not take them",
-                         element="general joints")
     cache = model.__dict__.setdefault(COLLISION_CACHE, {})   # packed once per model and filters (a cache only)
     key = (repr(contact_pairs), repr(exclude))
     cs = cache.get(key)
@@ -145,6 +139,25 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
     p = tree_params(model, tau_const, data)._replace(work=np.zeros_like(data.work))
     return cs, p, geometry
+
+
+def state_writer(model, works):
+    """For a model with a moving base or general joints: ``write(t, q, v, h=None)``, which writes the base's state at t
+    and the general joints' kinematics at (q, v, t) into each workspace of ``works`` before the kernels run there
+    (``model.data.Data.set_time``, ``Data.fill``) — the Python step of a run that the compiled loops cannot make;
+    None for a model with neither."""
+    data = default_data(model)
+    moving, fill = data.base_motion is not None, data.fill
+    if not moving and fill is None:
+        return None
+
+    def write(t, q, v, h=None):
+        for work in works:
+            if moving:
+                data.set_time(float(t), work)
+            if fill is not None:
+                fill(q, v, float(t), work)
+    return write
 
 
 def contacts_record(cs, counts, records):
@@ -186,9 +199,9 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     cs, p, G = contact_setup(model, contact_pairs, exclude, "stepping", tau_const, needs_collisions=False)
     info = {"formulation": "tree", "contact": "stepping", "contact_pairs": int(cs.pairs.shape[0]),
             "torque_law": law is not None, "torque_callback": callback is not None}
-    loops = None
+    loops, python = None, None
     if model.constraints:
-        q0, v0, loops, info["initial_correction"] = _loop_rows(model, q0, v0)
+        q0, v0, loops, python, info["initial_correction"] = _loop_rows(model, q0, v0)
     # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
     # without them
     control = controls_tuple(model, p, law)
@@ -197,18 +210,20 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     U = unit_rows(model, q0)
     nv = model.nv
     cap = max(cs.capacity, 1)
-    n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0)
+    npy = 0 if python is None else sum(c.nrows for c, _ in python.python)
+    n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0) + npy
     S = Solver(M=np.zeros((nv, nv)), L=np.zeros((nv, nv)), J=np.zeros((n, nv)), Y=np.zeros((n, nv)),
                W=np.zeros((n, n)), lam=np.zeros(n), b=np.zeros(n), vfree=np.zeros(nv), acc=np.zeros(nv),
                fext=np.zeros((0, 6)), kind=np.zeros(n, dtype=np.int64), gap=np.zeros(n), e=np.zeros(n),
                mu=np.zeros(n), key=np.zeros(n, dtype=np.int64), prev_key=np.zeros(n, dtype=np.int64),
                prev_lam=np.zeros((n, 4)), rec=np.zeros((cap, R_WIDTH)), settings=settings,
-               count=np.zeros(6, dtype=np.int64), rs=row_solver(n))
+               count=np.zeros(7, dtype=np.int64), rs=row_solver(n), xg=np.zeros((max(npy, 1), nv)),
+               xgap=np.zeros(max(npy, 1)))
 
     def make_result(t, Q, V, dissipated, counts, records, info):
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)), t=t)
             en = {"kinetic": T, "potential": Vp, "dissipated": dissipated}
         residuals = constraint_residuals(loops_rows[0], t, Q, V) if loops_rows else None
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
@@ -216,8 +231,13 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
                       residuals=residuals)
 
     loops_rows = [ConstraintRows(model)] if model.constraints else []
+    state = state_writer(model, [p.work] + ([loops.tree.work] if loops is not None else []))
+    before = state if python is None else _with_python_rows(state, python, S)
+    if state is not None:
+        info["state_written"] = "moving base" if model.base_motion is not None else "general joints"
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
-                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model)
+                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
+                          before_step=before)
 
 
 def _whole(value, name):
@@ -228,17 +248,35 @@ def _whole(value, name):
 
 def _loop_rows(model, q0, v0):
     """(q0, v0) projected onto the model's constraints (``formulations.constrained.consistent_state``: a
-    ``ConstraintError`` when they cannot be met nearby), the compiled rows' workspace of the steps and how far the
-    state moved. Python constraints are refused: the compiled step cannot call them."""
-    tab = model.constraint_table
-    if tab.python:
-        names = ", ".join(c.name for c, _ in tab.python)
-        raise ModelError(f"model '{model.name}': constraints {names} are Python functions, which the compiled steps "
-                         "of contact='stepping' cannot call; write them with the compiled elements "
-                         "(PointOnPlane, loop joints, ...) or simulate without contact", element=names.split(",")[0])
+    ``ConstraintError`` when they cannot be met nearby), the compiled rows' workspace of the steps, the rows of the
+    Python constraints (a ``ConstraintRows``, None without them) and how far the state moved."""
     ct = ConstrainedTree(model)
     q, v, correction = consistent_state(ct, q0, v0)
-    return q, v, make_work(model), correction
+    python = ConstraintRows(model) if model.constraint_table.python else None
+    return q, v, make_work(model), python, correction
+
+
+def _with_python_rows(state, rows, S):
+    """``write(t, q, v, h)`` before each step of size h: ``state``'s (or nothing), then the rows of the Python
+    constraints at (q, v, t) into ``S.xg``, ``S.xgap`` (``stepping_solver``: the constant c of ``G v⁺ + c = 0``, times h: a
+    position row's residual plus h ∂f/∂t, a velocity row's h (g − G v))."""
+    level = rows.level
+
+    def write(t, q, v, h):
+        if state is not None:
+            state(t, q, v)
+        m = rows.fill(q, v, t)
+        w = rows.w
+        i = 0
+        for c, r0 in rows.python:
+            for r in range(r0, r0 + c.nrows):
+                Gv = float(w.G[r] @ v)
+                S.xg[i] = w.G[r]
+                S.xgap[i] = w.f[r] + h * (w.fd[r] - Gv) if level[r] == 2 else h * (w.f[r] - Gv)
+                i += 1
+        S.count[N_PYTHON] = i
+        return m
+    return write
 
 
 register_contact_model("stepping", stepping_system)
@@ -246,15 +284,12 @@ register_contact_model("stepping", stepping_system)
 
 def check_contact_run(model, contact):
     """Refuse what a run with the contact model ``contact`` does not take (a ``ModelError`` naming it and why): the
-    compliant model is a force in the tree's right-hand side, so joint stops, latches and releases — switches of
-    the structure, located as events — and the model's controllers are the stepping model's (contact='stepping'
-    solves stops and contacts as rows of one problem and adds the controllers' torques in its loop)."""
+    compliant model is a force law in the tree's right-hand side, an ODE without switches, so joint stops,
+    latches and releases — switches of the structure — are the stepping model's (contact='stepping' solves stops
+    and contacts as rows of one problem)."""
     if contact != "compliant":
         return
     if getattr(model, "unilateral", None):
         raise ModelError(f"model '{model.name}': joint stops, latches and releases with contact='compliant' (a force "
                          "law in the tree's right-hand side, without switches): use contact='stepping', whose steps "
                          "solve stops and contacts together (or read a URDF with limits=False)", element="unilateral")
-    if getattr(model, "controllers", ()):
-        raise ModelError(f"model '{model.name}': controller elements with contact='compliant': use contact='stepping' "
-                         "(or give their torques as a compiled torque law, tau=)", element="controllers")

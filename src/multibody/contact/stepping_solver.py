@@ -60,7 +60,7 @@ from multibody.contact.shapes import GF_RAD, GI_BODY, GI_TYPE, GW_P, HALFSPACE, 
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
-from multibody.rows.solver import FRICTION, UNILATERAL, solve_rows
+from multibody.rows.solver import BILATERAL, FRICTION, UNILATERAL, solve_rows
 from multibody.rows.unit_rows import held_rows, stop_rows
 
 #: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
@@ -70,10 +70,11 @@ Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
 #: side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
 #: rows) and keys, the warm-start keys and impulses of the last step, the output record of each contact,
 #: ``settings`` = (margin, tolerance, iterations, recovery, restitution velocity), ``count`` (last step's contacts,
-#: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows) and the row solver's
-#: scratch (``rows.solver.RowSolver``)
+#: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows, rows of the Python
+#: constraints), the row solver's scratch (``rows.solver.RowSolver``) and the rows of the Python constraints, which
+#: the run writes before each step (``xg``: their G, ``xgap``: h times the constant of ``G v⁺ + c = 0``)
 Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext kind gap e mu key prev_key prev_lam rec settings count "
-                              "rs")
+                              "rs xg xgap")
 #: columns of a contact record: pair, point (3), normal (3), normal force, friction force (3), signed distance,
 #: feature
 R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
@@ -81,7 +82,7 @@ R_WIDTH = 13
 #: settings
 S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
 #: entries of ``count``
-N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK = 0, 1, 2, 3, 4, 5
+N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
 #: warm-start key of a contact: pair * KEY_STRIDE + feature (the other rows' keys are negative)
 KEY_STRIDE = 1 << 32
 
@@ -163,6 +164,21 @@ def _loops(loops, q, v, S, r):
     if loops is None:
         return r
     return loop_rows(loops, q, v, S.J, S.kind, S.gap, S.key, r)
+
+
+@njit(**KERNEL)
+def _python_rows(S, r):
+    """The rows of the Python constraints the run wrote before the step (``S.xg``, ``S.xgap``), bilateral, from
+    row r."""
+    nv = S.J.shape[1]
+    for i in range(S.count[N_PYTHON]):
+        for k in range(nv):
+            S.J[r, k] = S.xg[i, k]
+        S.kind[r] = BILATERAL
+        S.gap[r] = S.xgap[i]
+        S.key[r] = -(1 << 41) - i
+        r += 1
+    return r
 
 
 @njit(**KERNEL)
@@ -301,7 +317,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
         world_poses(G.gi, G.gf, wb, G.gw)
         margin = settings[S_MARGIN] + 2.0 * h * speed_bound(G.gi, G.gf, G.gw, wb)
         m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, margin, G.rows, G.ws)
-    nr = held_rows(U, q, S.vfree, t, h, S.J, S.kind, S.gap, S.key, _loops(loops, q, v, S, 0))
+    nr = held_rows(U, q, S.vfree, t, h, S.J, S.kind, S.gap, S.key, _python_rows(S, _loops(loops, q, v, S, 0)))
     nb = nr
     nr = stop_rows(U, q, v, S.vfree, t, h, settings[S_MARGIN], S.J, S.kind, S.gap, S.e, S.key, nr)
     c0 = nr

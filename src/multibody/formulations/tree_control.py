@@ -27,11 +27,11 @@ from numba.core.registry import CPUDispatcher
 
 from multibody.errors import ModelError
 from multibody.formulations.tree_rhs import tree_rhs_extra
-from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, call_torque, control_kernel
+from multibody.kernels.control import C_IV, EVENT_SIGNATURE, TORQUE_SIGNATURE, call_torque, control_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.model.packing import Controls, controlled_params, controls
 
-__all__ = ["control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
+__all__ = ["compiled_event", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
            "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra"]
 
 def is_compiled_torque(tau):
@@ -60,6 +60,28 @@ def compiled_torque(tau):
                          f"with t a float and q, v, out float64 arrays (out: the nv generalized forces), returning "
                          f"nothing: {first}", element="tau") from None
     _WRAPPED[key] = (tau, wrapped)
+    return wrapped
+
+
+def compiled_event(g, k):
+    """The ``numba.cfunc`` (``kernels.control.EVENT_SIGNATURE``) that calls the numba function ``g(t, q, v)``, the
+    event ``events[k]`` of a run, made once per function; a ``ModelError`` when ``g`` does not compile for these
+    types or does not return a number."""
+    key = ("event", id(g))
+    if key in _WRAPPED and _WRAPPED[key][0] is g:
+        return _WRAPPED[key][1]
+
+    def call(t, q, v, nq, nv):
+        return g(t, carray(q, nq), carray(v, nv))
+
+    try:
+        wrapped = cfunc(EVENT_SIGNATURE)(call)
+    except NumbaError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"events[{k}]: the numba function {getattr(g, '__name__', g)!r} must compile as g(t, q, v) "
+                         f"with t a float and q, v float64 arrays, returning one number: {first}",
+                         element=f"events[{k}]") from None
+    _WRAPPED[key] = (g, wrapped)
     return wrapped
 
 

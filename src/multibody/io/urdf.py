@@ -152,14 +152,16 @@ def _unit(axis):
 
 
 def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False,
-               package_dirs=None, mimic=False, limits=True, kinematics_only=False):
+               package_dirs=None, mimic=False, limits=True, kinematics_only=False, friction=1.0, restitution=0.0):
     """A Model from the text of a URDF file (see the module docstring). ``source`` names the file in messages, and
     its folder is where relative mesh paths are looked up (when it is a path). ``limits=False`` keeps the ``<limit
-    lower upper>`` of revolute and prismatic joints as data only (no end stops)."""
+    lower upper>`` of revolute and prismatic joints as data only (no end stops). ``friction``, ``restitution``: the
+    coefficients of its ``<collision>`` elements (a URDF has none of its own)."""
     if strict and repair:
         raise ModelError("load_urdf: strict=True refuses the inertias that repair=True would move: choose one",
                          element="strict")
     rd = _Reader(source, package_dirs)
+    rd.coefficients = (friction, restitution)    # of its <collision> elements
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ModelFileError([Problem("", "a URDF file needs no document type definition (<!DOCTYPE>, <!ENTITY>); "
                                           "they are refused")], source)
@@ -584,7 +586,8 @@ def _add_joint(rd, builder, tree, j):
 
 
 def _add_elements(rd, builder, tree):
-    """Frames of the links that are not bodies, visual and collision elements of every link."""
+    """Frames of the links that are not bodies, visual and collision elements of every link (the collisions with
+    the coefficients ``rd.coefficients``: friction, restitution)."""
     used = set()
     for name in tree.order:
         b, P = tree.body_of[name]
@@ -601,7 +604,7 @@ def _add_elements(rd, builder, tree):
                 if kind == "visual":
                     builder.add_visual(label, b, shape, P * origin, color)
                 else:
-                    builder.add_collision(label, b, shape, P * origin)
+                    builder.add_collision(label, b, shape, P * origin, *rd.coefficients)
             except ModelError as exc:
                 rd.problems.append(Problem(tree.links[name]["path"], str(exc)))
 
@@ -639,15 +642,16 @@ def _mesh_path(filename, base, package_dirs):
 
 
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False, package_dirs=None,
-              mimic=False, limits=True, kinematics_only=False):
+              mimic=False, limits=True, kinematics_only=False, friction=1.0, restitution=0.0):
     """The Model of the URDF file ``path`` (see the module docstring). ``floating_base=True`` puts the root link on a
     free joint ``root_joint``; ``strict=True`` refuses every inertia no body has, ``repair=True`` moves each to the
     nearest physical one; ``package_dirs``: folders where ``package://`` meshes are looked up; ``mimic=True`` makes
     each ``<mimic>`` a constraint; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
     they are the end stops of revolute and prismatic joints: ``model.lower_limits``, plastic impacts, resting
     contact); ``kinematics_only=True`` reads a file whose dynamics are not defined (a massless link that moves, an
-    inertia no body has) for its kinematics (``Model.kinematics_only`` says why; the dynamics refuse the model).
-    Problems of the file raise ``ModelFileError`` listing each one."""
+    inertia no body has) for its kinematics (``Model.kinematics_only`` says why; the dynamics refuse the model);
+    ``friction``, ``restitution``: the coefficients of its ``<collision>`` elements (a URDF has none of its own;
+    ``model.geometry.Collision``). Problems of the file raise ``ModelFileError`` listing each one."""
     return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, strict=strict,
                       repair=repair, package_dirs=package_dirs, mimic=mimic, limits=limits,
-                      kinematics_only=kinematics_only)
+                      kinematics_only=kinematics_only, friction=friction, restitution=restitution)

@@ -290,6 +290,29 @@ def resolve_controller(name, controller, joints):
     return ControllerInfo(name, controller, tuple(j.name for j in chosen), tuple(names), tuple(iv), tuple(iq))
 
 
+def controller_without(info, joint):
+    """The controller of ``info`` (a :class:`ControllerInfo`) on its joints other than ``joint`` — its gains and
+    reference restricted to their coordinates, the same kind and options — or None when it acts on ``joint`` alone:
+    what carries across the separation of ``joint`` (``switching/restructure.py``), whose coordinates end with it."""
+    c = info.controller
+    if joint not in info.joints:
+        keep = None
+    else:
+        keep = [k for k, name in enumerate(info.coordinates) if name.rsplit(".", 1)[0] != joint]
+        if not keep:
+            return None
+    joints = tuple(j for j in info.joints if j != joint)
+    if keep is None:
+        kp, kd, ref = c.kp, c.kd, c.reference
+    else:
+        kp = c.kp if c.kp.size == 1 else c.kp[keep]
+        kd = c.kd if c.kd.size == 1 else c.kd[keep]
+        ref = Trajectory(c.reference.times, c.reference.positions[:, keep])
+    if isinstance(c, JointPD):
+        return JointPD(kp, kd, ref, gravity_compensation=c.gravity_compensation, joints=joints)
+    return type(c)(kp, kd, ref, joints=joints)
+
+
 def check_overlap(infos):
     """A ``ModelError`` when two controllers act on the same coordinate."""
     owner = {}

@@ -35,6 +35,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from multibody.kernels.kkt import backward_sub_T, forward_sub
 from multibody.kernels.spatial import KERNEL
 
 __all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "RowSolver", "row_solver", "solve_rows"]
@@ -95,26 +96,6 @@ def _pivoted_cholesky(W, nb, L, perm):
 
 
 @njit(**KERNEL)
-def _forward(L, r, x):
-    """x[:r] ← L[:r, :r]⁻¹ x[:r]."""
-    for i in range(r):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-
-
-@njit(**KERNEL)
-def _backward(L, r, x):
-    """x[:r] ← L[:r, :r]⁻ᵀ x[:r]."""
-    for i in range(r - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, r):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
-
-
-@njit(**KERNEL)
 def _row_value(W, lam, b, r, n0, n):
     s = b[r]
     for j in range(n0, n):
@@ -172,12 +153,12 @@ def solve_rows(W, b, lam, kind, mu, nb, n, tol, iterations, R):
     rank = _pivoted_cholesky(W, nb, L, perm)
     for i in range(rank):          # y = L⁻¹ b_B (kept rows)
         y[i] = b[perm[i]]
-    _forward(L, rank, y)
+    forward_sub(L, rank, y)
     for u in range(nb, n):        # z_u = L⁻¹ W_B,u; the Schur complement of the other rows
         z = Z[u]
         for i in range(rank):
             z[i] = W[perm[i], u]
-        _forward(L, rank, z)
+        forward_sub(L, rank, z)
         s = 0.0
         for i in range(rank):
             s += z[i] * y[i]
@@ -198,7 +179,7 @@ def solve_rows(W, b, lam, kind, mu, nb, n, tol, iterations, R):
         for u in range(nb, n):
             s += Z[u, i] * lam[u]
         y[i] = -s
-    _backward(L, rank, y)
+    backward_sub_T(L, rank, y)
     for i in range(nb):
         lam[i] = 0.0
     for i in range(rank):

@@ -40,8 +40,9 @@ on its stop, and the impulse is computed from there.
 
 Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes in the Python loop of ``switching/python_steps.py``
 (the compiled loops of ``modes.py`` have no constraint rows): each step, and each step of a smaller size on
-which an event is located, is projected as above. Releases that separate a joint are not supported
-(``switching.run.refuse``).
+which an event is located, is projected as above. A release that separates a joint makes the next structure
+(``Structure.successor``) of the model rebuilt with its loops and compiled constraints on the new coordinates
+(``switching/restructure.py``).
 """
 import numpy as np
 

@@ -24,6 +24,7 @@ from multibody.switching.constrained import ConstrainedStructure
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.switching.poisson import PoissonStructure
+from multibody.switching.python_steps import STORMER6
 from multibody.switching.structure import REST_VELOCITY, Structure
 from multibody.integrate.adaptive import PROJECTABLE
 from multibody.integrate.arguments import event_value, fixed_step_count, output_steps
@@ -64,10 +65,11 @@ def compiled_loop(model, formulation):
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
     Poisson one (``switching/poisson.py``) or, for a model with constraints, the constrained one
-    (``switching/constrained.py``: one-step methods, adaptive or fixed-step, no release that separates
-    a joint); controllers or a compiled torque law outside the tree formulation or with a release that separates a
-    joint (its structure after the separation has other coordinates); a moving base, general joints, STORMER6
-    (user events with a fixed step are refused by ``simulate`` as in every run)."""
+    (``switching/constrained.py``: one-step methods, adaptive or fixed-step); controllers or a compiled torque law outside the tree formulation; a compiled torque law with a
+    release that separates a joint (it reads q and v by position, which change; the model's controllers carry
+    across by joint name); a moving base, general joints (user events with a fixed step are refused by
+    ``simulate`` as in every run). STORMER6 steps in the Python loop (``switching/python_steps.py``): its step of
+    any size is the dense output the switches are located on."""
     law = model.torque_callback if tau is None else tau   # a compiled torque law acts as the controllers do
     controlled = bool(model.controllers) or is_compiled_torque(law)
     what = (f"controllers ({', '.join(c.name for c in model.controllers)})" if model.controllers
@@ -84,22 +86,17 @@ def refuse(model, formulation, tau, method_key, events):
         why = ((f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
                 "step, which the one-step methods allow (DOP853, RK45, RK23, Radau; RK4, RK2, HEUN, VERLET)"),
                "method")
-    elif model.constraints and separate:
-        why = ((f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
-                "releases with mode 'unlock' only"), f"release '{separate[0]}'")
     elif controlled and formulation != "tree":
         why = ((f"{what} in the {formulation!r} formulation: controllers across switches run in the 'tree' "
                 "formulation's compiled modes; a Python torque callback runs in every formulation"), "controllers")
-    elif controlled and separate:
-        why = (f"it has {what} and a release that separates a joint, after which the coordinates they act on "
-               "change: controllers across a separation are not supported", "controllers")
+    elif is_compiled_torque(law) and separate:
+        why = ("a compiled torque law (tau=f) and a release that separates a joint: the law reads q and v by "
+               "position, which the separation changes (the model's controllers, by joint name, carry across)",
+               "tau")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
-    elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
-        why = (("the method STORMER6 (implicit stages, no dense output to locate an event on); use RK4, RK2, HEUN "
-                "or VERLET"), "method")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
@@ -156,16 +153,19 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         x0 = st.poisson_state(x0)
     write, resume = None, None
     if writer is not None:
+        own = formulation == "poisson"     # its own state (q, p): resumed bit for bit, no round trip through v
+
         def write(t, step, system, x, run, finished):
-            rows, x_row = _rows(run, q_names, v_names), _union_row(system, x, q_names, v_names)
+            rows, x_row = _rows(run, q_names, v_names, own), _union_row(system, x, q_names, v_names, own)
             writer.write(t, step, x_row, np.array(run.t), rows, None, {"steps": run.steps, "nfev": run.nfev},
                          finished, switching={"separated": system.separated, "mode": system.mode_data(),
                                               "events": run.log, "rows": run.system})
 
         if restart is not None and restart.switching is not None and (restart.t > t0 or restart.finished):
-            st, resume = _resumed(restart, model, tau_const, callback, q_names, v_names, rest_velocity)
+            st, resume = _resumed(restart, model, tau_const, callback, q_names, v_names, rest_velocity,
+                                  solver if formulation == "poisson" else None)
         else:
-            writer.write(t0, 0 if key in METHODS else None, _union_row(st, x0, q_names, v_names), np.zeros(0),
+            writer.write(t0, 0 if key in METHODS else None, _union_row(st, x0, q_names, v_names, own), np.zeros(0),
                          np.zeros((0, len(q_names) + len(v_names))), None, {"steps": 0},
                          switching={"separated": [], "mode": None, "events": [], "rows": []})
     if resume is not None and restart.finished:
@@ -193,7 +193,8 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
         info.update(h=float(h), nsteps_requested=int(nsteps),
-                    path="compiled" if compiled_loop(model, formulation) and st.callback is None else "python")
+                    path="compiled" if compiled_loop(model, formulation) and st.callback is None
+                    and METHODS[key] != STORMER6 else "python")
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
@@ -226,9 +227,6 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     refuse(model, formulation, tau, mkey, events)
     ck = dict(writer=writer, every=every, restart=restart, progress=progress)
     if formulation == "poisson":
-        if writer is not None:
-            raise ModelError(f"model '{model.name}': checkpoint= of a run with joint limits, latches or releases "
-                             "takes the 'tree' formulation", element="checkpoint")
         options = dict(options)
         ck.update(formulation="poisson", solver=options.pop("solver", "sweep"))
     if options:
@@ -316,25 +314,27 @@ def _tree_states(system, X):
     return X if convert is None else np.array([convert(x) for x in X]).reshape(np.shape(X))
 
 
-def _union_row(system, x, q_names, v_names):
-    """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate)."""
-    x = _tree_states(system, np.asarray(x)[None, :])[0]
+def _union_row(system, x, q_names, v_names, own=False):
+    """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate);
+    ``own``: as the structure holds it (the Poisson formulation's (q, p)), else (q, v)."""
+    x = np.asarray(x) if own else _tree_states(system, np.asarray(x)[None, :])[0]
     row = np.full(len(q_names) + len(v_names), np.nan)
     row[system.q_cols] = x[:system.nq]
     row[len(q_names) + system.v_cols] = x[system.nq:]
     return row
 
 
-def _rows(run, q_names, v_names):
-    """The output rows of a run as rows of its full coordinate set."""
+def _rows(run, q_names, v_names, own=False):
+    """The output rows of a run as rows of its full coordinate set (``own``: as in :func:`_union_row`)."""
     systems = {s.index: s for _, s in run.systems}
-    return np.array([_union_row(systems[i], x, q_names, v_names) for i, x in zip(run.system, run.x)]).reshape(
+    return np.array([_union_row(systems[i], x, q_names, v_names, own) for i, x in zip(run.system, run.x)]).reshape(
         len(run.t), len(q_names) + len(v_names))
 
 
-def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
+def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity, solver=None):
     """The structure, mode and outcome so far of a run across switches from its checkpoint ``ck``: the structures
-    made again by the same separations, the mode restored, the rows back in each structure's coordinates. Returns
+    made again by the same separations, the mode restored, the rows back in each structure's coordinates (with a
+    Poisson ``solver``: each structure on (q, p), as the checkpoint holds its rows). Returns
     ``(structure, (t, step, x, HybridRun))``; a ``ResultFileError`` for data that do not fit."""
     from multibody.errors import ResultFileError
     from multibody.switching.events import HybridRun
@@ -347,6 +347,9 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
             st = st.successor(t, joint)
             systems.append((float(t), st))
         st.restore(data["mode"])
+        if solver is not None:     # the Poisson formulation's structures, on (q, p)
+            systems = [(t, PoissonStructure(s, solver)) for t, s in systems]
+            st = systems[-1][1]
         by_index = {s.index: s for _, s in systems}
         nq = len(q_names)
 
@@ -376,6 +379,7 @@ def _result(run, q_names, v_names, model, energy, info):
 
     kin, pot = np.full(n, np.nan), np.full(n, np.nan)
     sidx = np.array(run.system, dtype=np.int64)
+    residuals = {} if model.constraints else None
     for t_from, st in run.systems:
         sel = np.flatnonzero(sidx == st.index)
         if not sel.size:
@@ -389,9 +393,9 @@ def _result(run, q_names, v_names, model, energy, info):
         if energy:
             T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
             kin[sel], pot[sel] = T, P
-    residuals = None
-    if model.constraints:   # (one structure: a model with constraints does not separate)
-        residuals = constraint_residuals(run.systems[0][1].ct.rows, np.array(run.t), Q, V)
+        if residuals is not None:   # each structure's rows (by constraint name) on its own coordinates
+            for name, r in constraint_residuals(st.ct.rows, np.array(run.t)[sel], Qs, Vs).items():
+                residuals.setdefault(name, np.full(n, np.nan))[sel] = r
     res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
                  q_names=q_names, v_names=v_names, model=model, events=run.log, residuals=residuals,
                  series={"p": impulse} if info.get("formulation") == "poisson" else None)

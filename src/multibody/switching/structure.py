@@ -37,7 +37,7 @@ from multibody.switching.modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTR
                                               S_KNOWN, S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER,
                                               S_RELEASE_T, S_SINCE, free_rhs_extra, guard_values, mode_rhs,
                                               mode_rhs_extra, mode_step, switch_arrays, switching_run)
-from multibody.switching.python_steps import PythonSteps
+from multibody.switching.python_steps import STORMER6, PythonSteps
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
 from multibody.switching.impulse import delassus, mixed_lcp
 
@@ -147,8 +147,9 @@ class Structure(PythonSteps):
 
     def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
         """The mode's fixed-step loop from x at step ``first``: compiled (``modes.switching_run``), or the same
-        operations in Python (:attr:`compiled_steps`)."""
-        if not self.compiled_steps:
+        operations in Python (:attr:`compiled_steps`; STORMER6, whose implicit stages the compiled modes do not
+        make)."""
+        if not self.compiled_steps or method == STORMER6:
             return PythonSteps.run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K)
         return switching_run(x, t0, h, first, nsteps, save, self.params, self.S, method, self.nq, self.quaternions,
                              ts, xs, xt, K)
@@ -156,7 +157,7 @@ class Structure(PythonSteps):
     def step(self, t, x, h, method, xt, K):
         """One step of size h of the mode from (t, x) into ``xt`` (``K[0]`` = ẋ there): the dense output of a
         fixed-step run."""
-        if not self.compiled_steps:
+        if not self.compiled_steps or method == STORMER6:
             PythonSteps.step(self, t, x, h, method, xt, K)
         else:
             mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
@@ -254,8 +255,8 @@ class Structure(PythonSteps):
         new = separated_model(self.model, joint)
         old_names = {n: k for k, n in enumerate(self.model.velocity_names())}
         tau = np.array([self.tau_const[old_names[n]] if n in old_names else 0.0 for n in new.velocity_names()])
-        ns = Structure(new, tau, self.callback if self.law is None else self.law, self.q_names, self.v_names,
-                       self.index + 1, self.rest_velocity)
+        ns = type(self)(new, tau, self.callback if self.law is None else self.law, self.q_names, self.v_names,
+                        self.index + 1, self.rest_velocity)
         ns.separated = self.separated + [(float(t), joint)]
         return ns
 
