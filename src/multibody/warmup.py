@@ -520,7 +520,8 @@ def run_parallel(jobs, verbose=True):
 #: the cases run first, in one process: they compile the kernels and the loops that the others call
 FIRST = ("dynamics_of_every_joint", "tree_fixed_and_adaptive")
 #: rough relative CPU cost of the cases after FIRST (the others count 1), to share them among processes
-COST = {"demo": 6, "contact": 5, "stepping_rows": 3, "formulations": 6, "linearizations": 5, "derivatives_of_every_joint": 4,
+COST = {"demo": 6, "contact": 5, "stepping_rows": 3, "formulations": 6, "linearizations": 5,
+        "derivatives_of_every_joint": 4,
         "batches": 3, "switching": 3, "controllers": 2}
 #: cases that run after the others of their process (the demo calls much of what they compile)
 LAST = ("demo",)

@@ -115,7 +115,8 @@ def rhs_kind(p, S):
 @njit(cache=True)
 def _controls(t, x, p, c, tau):
     """``tau`` + the torques of the controllers' tuple ``c`` at (t, x) (``tree_control.control_extra``); ``tau``
-    itself when ``c`` has neither controllers nor a law, or is None (pruned when compiled, as in :func:`_controlled`)."""
+    itself when ``c`` has neither controllers nor a law, or is None (pruned when compiled, as in
+    :func:`_controlled`)."""
     if c is None or not is_controlled(c):
         return tau
     return control_extra(t, x, tau, c, p.mi, p.q.shape[0], p.work)
