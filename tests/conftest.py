@@ -8,7 +8,8 @@
   the end, so that the suite writes nothing into the user's home and never runs code compiled by an earlier
   session. It is set in ``os.environ`` when this file is imported, before any test module, so every process a
   test starts (``subprocess``, process pools, Dask workers) inherits it. ``MULTIBODY_TEST_CACHE=DIR`` keeps the
-  session's generated code in ``DIR`` instead (kept afterwards: a developer's warm cache between runs).
+  session's generated code in ``DIR`` instead (kept afterwards: a developer's warm cache between runs). The
+  workers of pytest-xdist (``-n``) share the folder of the session that started them.
 - hypothesis runs under one settings profile, ``"multibody"`` (loaded here, so every ``@given`` test inherits
   it; a test's own ``@settings`` changes only what it names): derandomized (the draws are a function of the test
   alone, the same on every machine and every run), no example database (nothing carried from one run to the
@@ -31,8 +32,10 @@ from hypothesis.configuration import set_hypothesis_home_dir
 collect_ignore = ["fuzz"]
 
 _KEEP = os.environ.get("MULTIBODY_TEST_CACHE")
-SESSION_CACHE = _KEEP or tempfile.mkdtemp(prefix="multibody-tests-")
-os.environ["MULTIBODY_CACHE"] = SESSION_CACHE
+# a pytest-xdist worker inherits the folder of the session that started it (made and removed there)
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("MULTIBODY_TEST_SESSION_CACHE")
+SESSION_CACHE = _KEEP or _WORKER or tempfile.mkdtemp(prefix="multibody-tests-")
+os.environ["MULTIBODY_CACHE"] = os.environ["MULTIBODY_TEST_SESSION_CACHE"] = SESSION_CACHE
 set_hypothesis_home_dir(os.path.join(SESSION_CACHE, "hypothesis"))
 
 #: the settings every hypothesis test runs under (module docstring)
@@ -46,5 +49,5 @@ def pytest_report_header(config):
 
 
 def pytest_unconfigure(config):
-    if not _KEEP:
+    if not _KEEP and not _WORKER:
         shutil.rmtree(SESSION_CACHE, ignore_errors=True)

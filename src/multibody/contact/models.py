@@ -202,9 +202,10 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     loops, python = None, None
     if model.constraints:
         q0, v0, loops, python, info["initial_correction"] = _loop_rows(model, q0, v0)
-    control = None
+    # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
+    # without them
+    control = controls_tuple(model, p, law)
     if model.controllers or law is not None:
-        control = controls_tuple(model, p, law)
         info["controllers"] = [c.name for c in model.controllers]
     U = unit_rows(model, q0)
     nv = model.nv

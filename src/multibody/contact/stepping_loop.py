@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
-from multibody.formulations.tree_control import control_extra
+from multibody.formulations.tree_control import control_extra, is_controlled
 from multibody.kernels.control import call_event
 
 __all__ = ["SteppingParams", "SteppingSystem", "CompiledEvents", "compiled_events", "stepping_loop", "one_step",
@@ -99,8 +99,9 @@ class SteppingSystem:
 @njit(cache=True)
 def _controls(control, p, tau_const, t, q, v, x):
     """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_extra``);
-    ``tau_const`` itself without controllers (None: numba prunes the call when it compiles)."""
-    if control is None:
+    ``tau_const`` itself without controllers (a tuple with neither controllers nor a law, or None: numba then
+    prunes the call when it compiles)."""
+    if control is None or not is_controlled(control):
         return tau_const
     nq = q.shape[0]
     for k in range(nq):

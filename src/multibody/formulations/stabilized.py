@@ -16,7 +16,6 @@ from multibody.errors import ConstraintError, ModelError, shown
 from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          register_formulation)
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
-from multibody.formulations.stabilized_dae import each_state
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.kernels.configuration import normalize_kernel
 from multibody.kernels.energy import energy_kernel
@@ -424,8 +423,8 @@ class _Generated:
         X = np.ascontiguousarray(X)
         F = np.empty((X.shape[0], self.m))
         NN = np.empty((X.shape[0], self.m))
-        each_state(self.module.eval_constraints, X, self.params, F)
-        each_state(self.module.reactions, X, self.params, NN)
+        self.module.each_constraints(X, self.params, F)
+        self.module.each_reactions(X, self.params, NN)
         return F, NN
 
 

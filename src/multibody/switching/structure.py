@@ -82,9 +82,10 @@ class Structure(PythonSteps):
         self.params = tree_params(model, tau_const, self.data)
         self.tau_const = self.params.tau
         self.controlled = bool(model.controllers) or self.law is not None
+        # the controllers' tuple even without controllers (then it adds nothing): one specialization of the
+        # compiled modes for runs with and without them
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
-                               len(u.releases), controls_tuple(model, self.params, self.law) if self.controlled
-                               else None)
+                               len(u.releases), controls_tuple(model, self.params, self.law))
         self.nq, self.nv = model.nq, model.nv
         self.q_names, self.v_names = q_names, v_names
         #: the separations that made this structure from the model: [(t, joint)]
