@@ -27,6 +27,7 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
 from multibody.kernels.derivatives_minv import derivative_workspace_size, subtree_tables
+from multibody.kernels.forces import no_loads
 from multibody.kernels.kinematics import BASE_WIDTH, workspace_size
 from multibody.kernels.packing import general_rows, pack_model
 
@@ -115,9 +116,10 @@ class Data:
 
 
 def applied_force_arrays(model):
-    """The model's joint spring-dampers and efforts and point spring-dampers as the kernels read them
+    """The model's joint spring-dampers and efforts, point spring-dampers and loads as the kernels read them
     (``kernels/forces.py``): ``(dof stiffness, damping, rest, effort, spring bodies (ns, 2), spring points
-    (ns, 2, 3), spring stiffness, damping, rest length)``, and whether any of them acts."""
+    (ns, 2, 3), spring stiffness, damping, rest length, loads)`` — ``loads`` the tuple (ints, floats, knots) of
+    ``model.load_arrays`` — and whether any of them acts."""
     joint = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
              for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
     springs = (np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
@@ -125,8 +127,10 @@ def applied_force_arrays(model):
                np.ascontiguousarray(model.spring_k, dtype=np.float64),
                np.ascontiguousarray(model.spring_c, dtype=np.float64),
                np.ascontiguousarray(model.spring_l0, dtype=np.float64))
-    acts = bool(np.any(joint[0]) or np.any(joint[1]) or np.any(joint[3]) or springs[2].shape[0])
-    return (*joint, *springs), acts
+    loads = getattr(model, "load_arrays", None)
+    loads = no_loads() if loads is None else tuple(np.ascontiguousarray(a) for a in loads)
+    acts = bool(np.any(joint[0]) or np.any(joint[1]) or np.any(joint[3]) or springs[2].shape[0] or loads[0].shape[0])
+    return (*joint, *springs, loads), acts
 
 
 class DerivativeWork:

@@ -16,9 +16,10 @@ take one tuple ``p`` of arrays, which numba types once per model shape. Its entr
 ``P_BODY_FORCES``   (n, 6): the per-body force accumulator of the applied forces
 ``P_NO_FEXT``       (0, 6): no external spatial forces (``Data.no_fext``)
 ``P_TAU``           nv floats: the constant generalized forces (``tau`` of ``simulate``)
-``P_APPLIED``       True when the model has applied forces (joint springs, dampers or efforts, point springs):
-                    without them the right-hand side skips their pass
+``P_APPLIED``       True when the model has applied forces (joint springs, dampers or efforts, point springs,
+                    loads): without them the right-hand side skips their pass
 ``P_VAPPLIED``      1 float: the potential energy of the applied forces at the last evaluation
+``P_LOADS``         the external loads (``model.load_arrays``: ints, floats, knots; ``kernels/forces.py``)
 ==================  =====================================================================================
 
 Formulations that need more append their own entries after the last (``P_SIZE`` is the first free position).
@@ -27,18 +28,18 @@ same code as a literal index.
 """
 import numpy as np
 
-from multibody.data import Data
+from multibody.data import Data, applied_force_arrays
 
 __all__ = ["P_MI", "P_MF", "P_Q", "P_DOF_STIFFNESS", "P_DOF_DAMPING", "P_DOF_REST", "P_DOF_EFFORT", "P_SPRING_BODY",
            "P_SPRING_POINT", "P_SPRING_K", "P_SPRING_C", "P_SPRING_L0", "P_TAU_BUFFER", "P_WORK", "P_BODY_FORCES",
-           "P_NO_FEXT", "P_TAU", "P_APPLIED", "P_VAPPLIED", "P_SIZE", "STATE_TYPED", "tree_params",
+           "P_NO_FEXT", "P_TAU", "P_APPLIED", "P_VAPPLIED", "P_LOADS", "P_SIZE", "STATE_TYPED", "tree_params",
            "tree_joint_forces"]
 
 (P_MI, P_MF, P_Q, P_DOF_STIFFNESS, P_DOF_DAMPING, P_DOF_REST, P_DOF_EFFORT, P_SPRING_BODY, P_SPRING_POINT,
  P_SPRING_K, P_SPRING_C, P_SPRING_L0, P_TAU_BUFFER, P_WORK, P_BODY_FORCES, P_NO_FEXT, P_TAU, P_APPLIED,
- P_VAPPLIED) = range(19)
+ P_VAPPLIED, P_LOADS) = range(20)
 #: the number of entries of the tuple (the position of the first entry a formulation appends)
-P_SIZE = P_VAPPLIED + 1
+P_SIZE = P_LOADS + 1
 #: the entries that hold numbers of the state's type: the buffers the kernels write into and the constant forces
 #: added to them (complex for complex-step derivatives, ``multibody.analysis.derivatives``)
 STATE_TYPED = (P_Q, P_TAU_BUFFER, P_WORK, P_BODY_FORCES, P_TAU, P_VAPPLIED)
@@ -52,23 +53,16 @@ def tree_params(model, tau_const=None, data=None):
     n = model.nbodies + 1
     nv = model.nv
     tc = np.zeros(nv) if tau_const is None else np.ascontiguousarray(tau_const, dtype=np.float64)
-    forces = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
-              for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
-    springs = np.ascontiguousarray(model.spring_k, dtype=np.float64)
-    applied = bool(np.any(forces[0]) or np.any(forces[1]) or np.any(forces[3]) or springs.shape[0])
-    return (d.mi, d.mf, np.zeros(model.nq), *forces,
-            np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-            np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
-            springs,
-            np.ascontiguousarray(model.spring_c, dtype=np.float64),
-            np.ascontiguousarray(model.spring_l0, dtype=np.float64),
+    forces, applied = applied_force_arrays(model)
+    return (d.mi, d.mf, np.zeros(model.nq), *forces[:9],
             np.zeros(nv),  # P_TAU_BUFFER
             d.work,  # P_WORK
             np.zeros((n, 6)),  # P_BODY_FORCES
             d.no_fext,  # P_NO_FEXT
             tc,  # P_TAU
             applied,  # P_APPLIED
-            np.zeros(1))  # P_VAPPLIED
+            np.zeros(1),  # P_VAPPLIED
+            forces[9])  # P_LOADS
 
 
 def tree_joint_forces(p):

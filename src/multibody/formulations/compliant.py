@@ -65,7 +65,7 @@ def compliant_rhs_extra(t, x, p, tau_extra, out):
     power = 0.0
     if F.applied:
         _, power = applied_forces_kernel(mi, mf, q, v, F.k, F.c, F.rest, F.effort, F.sbody, F.spoint, F.sk, F.sc,
-                                         F.sl0, work, F.fb, tau)
+                                         F.sl0, F.loads, t, work, F.fb, tau)
         for k in range(nv):
             tau[k] += tau_extra[k]
     else:

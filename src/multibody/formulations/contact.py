@@ -30,7 +30,7 @@ import time
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from multibody.data import default_data
+from multibody.data import applied_force_arrays, default_data
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
 from multibody.formulations.tree import tree_energy, tree_params
@@ -144,15 +144,8 @@ def contact_setup(model, contact_pairs, exclude, what):
     cap = max(cs.capacity, 1)
     geometry = Geometry(cs.gi, cs.gf, cs.verts, cs.pairs, np.zeros((cs.gi.shape[0], GW_WIDTH)),
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
-    forces = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
-              for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
-    springs = np.ascontiguousarray(model.spring_k, dtype=np.float64)
-    applied = int(bool(np.any(forces[0]) or np.any(forces[1]) or np.any(forces[3]) or springs.shape[0]))
-    F = AppliedForces(applied, *forces, np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-                      np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3), springs,
-                      np.ascontiguousarray(model.spring_c, dtype=np.float64),
-                      np.ascontiguousarray(model.spring_l0, dtype=np.float64),
-                      np.zeros((model.nbodies + 1, 6)), np.zeros(model.nv))
+    forces, applied = applied_force_arrays(model)
+    F = AppliedForces(int(applied), *forces, np.zeros((model.nbodies + 1, 6)), np.zeros(model.nv))
     return cs, (data.mi, data.mf, np.zeros_like(data.work)), geometry, F
 
 

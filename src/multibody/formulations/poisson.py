@@ -54,12 +54,12 @@ from multibody.formulations.base import OdeSystem, callback_forces, check_state,
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
-from multibody.kernels.forces import joint_forces_kernel, spring_forces_kernel
+from multibody.kernels.forces import joint_forces_kernel, point_forces_kernel
 from multibody.kernels.poisson import CHOLESKY, SWEEP, impulses_kernel, poisson_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
-                                       P_DOF_STIFFNESS, P_MF, P_MI, P_Q, P_SIZE, P_SPRING_BODY, P_SPRING_C,
+                                       P_DOF_STIFFNESS, P_LOADS, P_MF, P_MI, P_Q, P_SIZE, P_SPRING_BODY, P_SPRING_C,
                                        P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK,
                                        tree_params)
 
@@ -91,15 +91,15 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
             out[k] = np.nan
         return
     qdot_kernel(mi, q, v, out[:nq])
-    if not prm[P_APPLIED]:  # no joint springs, dampers, efforts or point springs: skip their pass
+    if not prm[P_APPLIED]:  # no joint springs, dampers, efforts, point springs or loads: skip their pass
         for k in range(tau_extra.shape[0]):
             pdot[k] += tau_extra[k]
         return
     for k in range(tau.shape[0]):
         tau[k] = 0.0
     joint_forces_kernel(mi, q, v, prm[P_DOF_STIFFNESS], prm[P_DOF_DAMPING], prm[P_DOF_REST], prm[P_DOF_EFFORT], tau)
-    spring_forces_kernel(mi, mf, q, v, prm[P_SPRING_BODY], prm[P_SPRING_POINT], prm[P_SPRING_K], prm[P_SPRING_C],
-                         prm[P_SPRING_L0], work, prm[P_BODY_FORCES], tau, True)
+    point_forces_kernel(mi, mf, q, v, prm[P_SPRING_BODY], prm[P_SPRING_POINT], prm[P_SPRING_K], prm[P_SPRING_C],
+                        prm[P_SPRING_L0], prm[P_LOADS], t, work, prm[P_BODY_FORCES], tau, True)
     for k in range(tau.shape[0]):
         pdot[k] += tau[k] + tau_extra[k]
 

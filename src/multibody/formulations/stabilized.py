@@ -17,17 +17,14 @@ from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, call
                                          register_formulation)
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
 from multibody.formulations.stabilized_dae import each_state
-from multibody.formulations.tree_rhs import tree_energy
+from multibody.formulations.tree_rhs import tree_applied, tree_energy
 from multibody.kernels.configuration import normalize_kernel
 from multibody.kernels.energy import energy_kernel
-from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.kernels.stabilization import DLS_EPS_REL, shifted_energy_into
 from multibody.rows.constraint_rows import ConstraintRows, eval_rows, make_work
-from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
-                                       P_MI, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU,
-                                       P_TAU_BUFFER, P_WORK)
+from multibody.tree_parameters import P_DOF_STIFFNESS, P_MF, P_MI, P_SPRING_K, P_TAU, P_TAU_BUFFER, P_WORK
 
 __all__ = ["stabilized_system", "StabilizedModel", "stabilized_model_rhs", "stabilized_project"]
 
@@ -163,9 +160,7 @@ def _spring_potential(w, q, v):
     p = w.tree
     if p[P_DOF_STIFFNESS].shape[0] == 0 or (p[P_SPRING_K].shape[0] == 0 and not np.any(p[P_DOF_STIFFNESS])):
         return 0.0
-    Vs, P = applied_forces_kernel(p[P_MI], p[P_MF], q, v, p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST],
-                                  p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C],
-                                  p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], p[P_TAU_BUFFER])
+    Vs, P = tree_applied(p, 0.0, q, v, p[P_TAU_BUFFER])   # the potential: the loads' time plays no part
     return Vs
 
 

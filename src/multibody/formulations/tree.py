@@ -34,7 +34,7 @@ from multibody.integrate.manifold import (has_quaternions, normalize_quaternions
 from multibody.kernels.kinematics import F_MASS
 from multibody.result import Result
 from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
-                                       P_DOF_STIFFNESS, P_MF, P_MI, P_NO_FEXT, P_Q, P_SPRING_BODY, P_SPRING_C,
+                                       P_DOF_STIFFNESS, P_LOADS, P_MF, P_MI, P_NO_FEXT, P_Q, P_SPRING_BODY, P_SPRING_C,
                                        P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK,
                                        tree_params)
 
@@ -72,7 +72,7 @@ def tree_run_params(p, batch, b):
     return (p[P_MI], mf, p[P_Q], p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST], p[P_DOF_EFFORT],
             p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C], p[P_SPRING_L0],
             np.zeros_like(p[P_TAU_BUFFER]), np.zeros_like(p[P_WORK]), np.zeros_like(p[P_BODY_FORCES]), p[P_NO_FEXT],
-            tc, p[P_APPLIED], np.zeros(1))
+            tc, p[P_APPLIED], np.zeros(1), p[P_LOADS])
 
 
 @njit(cache=True)

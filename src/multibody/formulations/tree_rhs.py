@@ -21,11 +21,11 @@ from multibody.kernels.hybrid import hybrid_kernel
 from multibody.kernels.kinematics import GENERAL, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
-                                       P_DOF_STIFFNESS, P_MF, P_MI, P_NO_FEXT, P_Q, P_SPRING_BODY, P_SPRING_C,
+                                       P_DOF_STIFFNESS, P_LOADS, P_MF, P_MI, P_NO_FEXT, P_Q, P_SPRING_BODY, P_SPRING_C,
                                        P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_VAPPLIED,
                                        P_WORK, tree_params)
 
-__all__ = ["tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_energy", "tree_energies",
+__all__ = ["tree_applied", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_energy", "tree_energies",
            "tree_energies_plain", "tree_observe", "general_fill"]
 
 
@@ -38,16 +38,24 @@ def _qdot_aba(p, x, tau, out):
 
 
 @njit(inline="always", cache=True)
-def _applied_tau(p, x, tau_extra):
-    """τ_applied(q, v) + τ_extra for x = [q, v] (the model's joint and point forces, ``kernels/forces.py``; in
-    the buffer ``p[P_TAU_BUFFER]``), or ``tau_extra`` itself when the model has none."""
+def tree_applied(p, t, q, v, tau):
+    """``tau`` := the applied generalized forces of the parameter tuple ``p`` at (t, q, v) (the model's joint and
+    point forces and loads, ``kernels/forces.py``); returns ``(potential, dissipated power)``. The one place
+    where the tree's applied forces are formed from the tuple."""
+    return applied_forces_kernel(p[P_MI], p[P_MF], q, v, p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST],
+                                 p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C],
+                                 p[P_SPRING_L0], p[P_LOADS], t, p[P_WORK], p[P_BODY_FORCES], tau)
+
+
+@njit(inline="always", cache=True)
+def _applied_tau(p, t, x, tau_extra):
+    """τ_applied(t, q, v) + τ_extra for x = [q, v] (:func:`tree_applied`; in the buffer ``p[P_TAU_BUFFER]``), or
+    ``tau_extra`` itself when the model has none."""
     tau = tau_extra
     if p[P_APPLIED]:
         nq = p[P_Q].shape[0]
         tau = p[P_TAU_BUFFER]
-        Va, _ = applied_forces_kernel(p[P_MI], p[P_MF], x[:nq], x[nq:], p[P_DOF_STIFFNESS], p[P_DOF_DAMPING],
-                                      p[P_DOF_REST], p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT],
-                                      p[P_SPRING_K], p[P_SPRING_C], p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], tau)
+        Va, _ = tree_applied(p, t, x[:nq], x[nq:], tau)
         p[P_VAPPLIED][0] = Va
         for k in range(tau.shape[0]):
             tau[k] += tau_extra[k]
@@ -58,7 +66,7 @@ def _applied_tau(p, x, tau_extra):
 def tree_rhs_extra(t, x, p, tau_extra, out):
     """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
     (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
-    _qdot_aba(p, x, _applied_tau(p, x, tau_extra), out)
+    _qdot_aba(p, x, _applied_tau(p, t, x, tau_extra), out)
 
 
 @njit(**KERNEL)
@@ -68,7 +76,7 @@ def tree_rhs_hybrid(t, x, p, tau_extra, known, qdd, force, out):
     (``kernels/hybrid.py``; seed 001 §3.3.1, eqs. 3.92–3.94; RBDA §9.2), ``qdd`` the same q̈, and ``force`` the
     drive forces of the prescribed coordinates (besides the applied ones). Returns the kernel's error code."""
     nq = p[P_Q].shape[0]
-    tau = _applied_tau(p, x, tau_extra)
+    tau = _applied_tau(p, t, x, tau_extra)
     qdot_kernel(p[P_MI], x[:nq], x[nq:], out[:nq])
     err = hybrid_kernel(p[P_MI], p[P_MF], x[:nq], x[nq:], tau, known, p[P_NO_FEXT], p[P_WORK], qdd, force)
     for k in range(qdd.shape[0]):
@@ -92,24 +100,23 @@ def tree_rhs_plain(t, x, p, out):
 
 
 @njit(**KERNEL)
-def tree_energies(p, Q, V, out):
-    """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py)."""
+def tree_energies(p, times, Q, V, out):
+    """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py) at
+    the times ``times`` (the loads' curves)."""
     mi = p[P_MI]
     mf = p[P_MF]
     for s in range(Q.shape[0]):
         q = Q[s]
         v = V[s]
         T, Vg = energy_kernel(mi, mf, q, v, p[P_WORK])
-        Vs, P = applied_forces_kernel(mi, mf, q, v, p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST],
-                                      p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K],
-                                      p[P_SPRING_C], p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], p[P_TAU_BUFFER])
+        Vs, P = tree_applied(p, times[s], q, v, p[P_TAU_BUFFER])
         out[s, 0] = T
         out[s, 1] = Vg + Vs
         out[s, 2] = P
 
 
 @njit(**KERNEL)
-def tree_energies_plain(p, Q, V, out):
+def tree_energies_plain(p, times, Q, V, out):
     """:func:`tree_energies` of a model without applied forces, from ABA's first pass (the numbers of
     ``energy_kernel``; ``kernels/aba.py``): it compiles nothing but a loop around the ABA already compiled for
     the right-hand side. out[s] = (T, V_gravity, 0)."""
@@ -150,17 +157,19 @@ def tree_energy(model, Q, V, params=None, t=None):
     out = np.empty((Q.shape[0], 3))
     energies = tree_energies if p[P_APPLIED] else tree_energies_plain
     fill = general_fill(model)
+    if moving and (t is None or np.shape(t) != (Q.shape[0],)):
+        raise ModelError(f"model '{model.name}' has a moving base: its energies need the time of each of the "
+                         f"{Q.shape[0]} samples", element="t")
+    t = np.zeros(Q.shape[0]) if t is None else np.ascontiguousarray(t, dtype=np.float64).reshape(-1)
+    if t.shape[0] != Q.shape[0]:
+        t = np.zeros(Q.shape[0])
     if not moving and fill is None:
-        energies(p, Q, V, out)
+        energies(p, t, Q, V, out)
     else:  # the base's state and the general joints' kinematics at each sample first
-        if moving and (t is None or np.shape(t) != (Q.shape[0],)):
-            raise ModelError(f"model '{model.name}' has a moving base: its energies need the time of each of the "
-                             f"{Q.shape[0]} samples", element="t")
-        t = np.zeros(Q.shape[0]) if t is None else np.asarray(t, dtype=np.float64).reshape(-1)
         for s in range(Q.shape[0]):
             if moving:
                 d.set_time(float(t[s]), p[P_WORK])
             if fill is not None:
                 fill(Q[s], V[s], float(t[s]), p[P_WORK])
-            energies(p, Q[s:s + 1], V[s:s + 1], out[s:s + 1])
+            energies(p, t[s:s + 1], Q[s:s + 1], V[s:s + 1], out[s:s + 1])
     return out[:, 0], out[:, 1], out[:, 2]

@@ -68,7 +68,7 @@ def _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q,
     """Step number ``step`` (from t0 + (step − 1) h) with the generalized forces ``tau``: the new state into q, v,
     recorded as output j when ``save[j]`` is this step. Returns (next output, status, dissipated energy)."""
     mi, mf, work, G, F, S = params
-    m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, q, v, h, tau, qn, vn)
+    m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, t0 + (step - 1) * h, q, v, h, tau, qn, vn)
     dissipated += damper - impulse_work
     for k in range(v.shape[0]):
         if not math.isfinite(vn[k]):
@@ -177,7 +177,7 @@ def _python_loop(system, t0, h, nsteps, save, progress, ts, Q, V, D, counts, rec
         extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
         if extra.shape != (nv,):
             raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
-        m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, q, v, h, system.tau + extra, qn, vn)
+        m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, t, q, v, h, system.tau + extra, qn, vn)
         dissipated += damper - impulse_work
         if not np.all(np.isfinite(vn)):
             return ts[:j], Q[:j], V[:j], D[:j], counts[:j], recs[:j], STEPPING_NONFINITE, step - 1

@@ -51,7 +51,7 @@ from multibody.kernels.spatial import KERNEL, cross3, helper, mat3_vec, quat_to_
 
 #: the model's applied forces (``kernels/forces.py``): ``applied`` (1 when any), the joint and point spring-damper
 #: arrays, the per-body force accumulator ``fb`` and the generalized-force buffer ``tau``
-AppliedForces = namedtuple("AppliedForces", "applied k c rest effort sbody spoint sk sc sl0 fb tau")
+AppliedForces = namedtuple("AppliedForces", "applied k c rest effort sbody spoint sk sc sl0 loads fb tau")
 #: the collision set and its buffers: packed geometry (``kernels/shapes.py``), pairs, world poses, contact rows,
 #: the GJK/EPA workspace
 Geometry = namedtuple("Geometry", "gi gf verts pairs gw rows ws")
@@ -254,9 +254,9 @@ def projected_gauss_seidel(W, b, lam, mu, m, tol, iterations):
 
 
 @njit(**KERNEL)
-def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
-    """One time step (module docstring) from (q, v) into (qn, vn) with the extra generalized forces
-    ``tau_extra`` besides the model's applied forces. Returns ``(m, work, dissipated)``: the number of contacts
+def stepping_step(mi, mf, work, G, F, S, t, q, v, h, tau_extra, qn, vn):
+    """One time step (module docstring) from (q, v) at time t into (qn, vn) with the extra generalized forces
+    ``tau_extra`` besides the model's applied forces (its loads at t). Returns ``(m, work, dissipated)``: the number of contacts
     (their records in ``S.rec[:m]``: forces are the impulses over h), the impulses' work (≤ 0) and the energy
     the model's dampers dissipated over the step (≥ 0)."""
     nv = v.shape[0]
@@ -265,7 +265,7 @@ def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
     damper = 0.0
     if F.applied:
         _, power = applied_forces_kernel(mi, mf, q, v, F.k, F.c, F.rest, F.effort, F.sbody, F.spoint, F.sk, F.sc,
-                                         F.sl0, work, F.fb, tau)
+                                         F.sl0, F.loads, t, work, F.fb, tau)
         damper = h * power
         for k in range(nv):
             tau[k] += tau_extra[k]

@@ -67,33 +67,33 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, work, dwork, dint, qdd, da_d
 
 
 @njit(**KERNEL)
-def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, forces, work, dwork, dint, qdd, da_dq, da_dv, Minv):
-    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(q, q̇)): ``forces`` holds the model's joint and
-    point spring-dampers (dof stiffness, damping, rest, effort; spring bodies, points, stiffness, damping, rest
-    length; a (n, 6) scratch), as ``kernels/forces.py`` reads them."""
+def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, forces, t, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(t, q, q̇)): ``forces`` holds the model's joint and
+    point spring-dampers and loads (dof stiffness, damping, rest, effort; spring bodies, points, stiffness, damping,
+    rest length; loads; a (n, 6) scratch), as ``kernels/forces.py`` reads them; ``t`` the time of the loads."""
     err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
     if err != 0:
         return err
     n = mi.shape[0]
     nv = v.shape[0]
     dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
-    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, fb = forces
+    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, loads, fb = forces
     applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
-                          spring_c, spring_l0, work, fb, tau_app)
+                          spring_c, spring_l0, loads, t, work, fb, tau_app)
     for k in range(nv):
         tau_app[k] += tau[k]
     aba_kernel(mi, mf, q, v, tau_app, fext, work, qdd)
     derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
     db, dd = derivative_views(dwork, n, nv)
-    applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, work,
-                              dd[:, DD_DFQ:], dint, dq, dv)
+    applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, loads, t,
+                              work, dd[:, DD_DFQ:], dint, dq, dv)
     matmul(Minv, dq, da_dq, -1.0, blas)
     matmul(Minv, dv, da_dv, -1.0, blas)
     return 0
 
 
 @njit(parallel=True, cache=True)
-def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint, nchunk, base, QDD, DQ, DV, MINV):
+def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, t, dint, nchunk, base, QDD, DQ, DV, MINV):
     """``aba_derivatives_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD (B, nv) and DQ, DV,
     MINV (B, nv, nv), in parallel (numba prange over ``nchunk`` chunks of rows, each with its own workspaces);
     ``base``: the base block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
@@ -104,14 +104,16 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint,
     work, dwork, errs = batch_workspaces(mi, nv, nchunk, base, derivative_workspace_size(n, nv))
     dints = np.empty((nchunk, dint.shape[0]), dtype=np.int64)
     fbs = np.empty((nchunk, n, 6))
+    # the arrays unpacked before the parallel loop (its body takes arrays, not a tuple holding a tuple)
+    k0, c0, r0, e0, sb, sp, sk, sc, sl = forces[:9]
+    li, lf, lk = forces[9]
     for ch in prange(nchunk):
         for k in range(dint.shape[0]):
             dints[ch, k] = dint[k]
-        f = (forces[0], forces[1], forces[2], forces[3], forces[4], forces[5], forces[6], forces[7], forces[8],
-             fbs[ch])
+        f = (k0, c0, r0, e0, sb, sp, sk, sc, sl, (li, lf, lk), fbs[ch])
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             if applied:
-                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, f, work[ch], dwork[ch],
+                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, f, t, work[ch], dwork[ch],
                                                    dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
             else:
                 e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],

@@ -22,8 +22,8 @@ receives the opposite force (Newton's third law).
 import numpy as np
 
 from multibody.algorithms import forward_kinematics, subtree_wrenches
-from multibody.data import Data
-from multibody.kernels.forces import spring_forces_kernel
+from multibody.data import Data, applied_force_arrays
+from multibody.kernels.forces import point_forces_kernel
 
 __all__ = ["joint_reactions", "in_joint_frame", "constraint_body_wrenches", "tree_reactions_along",
            "cut_joint_frames", "spring_body_forces", "all_joint_reactions"]
@@ -101,21 +101,18 @@ def tree_reactions_along(model, Q, V, A, t=None):
 
 
 def spring_body_forces(model, q, v, t=None):
-    """The forces of the model's point spring-dampers on every body (ground first): (nbodies + 1, 6),
+    """The forces of the model's point spring-dampers and loads on every body (ground first): (nbodies + 1, 6),
     [moment about the ground origin; force] in ground coordinates (``kernels/forces.py``); ``t`` the time of a
-    moving base."""
+    moving base and of the loads' curves."""
     n = model.nbodies + 1
     fb = np.zeros((n, 6))
-    if np.asarray(model.spring_k).shape[0] == 0:
+    arrays, _ = applied_force_arrays(model)
+    if arrays[6].shape[0] == 0 and arrays[9][0].shape[0] == 0:
         return fb
     d = Data(model)
     d.set_time(0.0 if t is None else float(t))
-    spring_forces_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
-                         np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-                         np.ascontiguousarray(model.spring_point, dtype=float).reshape(-1, 2, 3),
-                         np.ascontiguousarray(model.spring_k, dtype=float),
-                         np.ascontiguousarray(model.spring_c, dtype=float),
-                         np.ascontiguousarray(model.spring_l0, dtype=float), d.work, fb, np.zeros(model.nv), False)
+    point_forces_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
+                        *arrays[4:], 0.0 if t is None else float(t), d.work, fb, np.zeros(model.nv), False)
     # the kernel leaves the sum over each subtree: each body's own force is its row minus its children's rows
     own = fb.copy()
     parent = np.asarray(model.parent)

@@ -32,7 +32,7 @@ import sympy as sp
 
 from multibody.codegen import function_body
 from multibody.symbolic.equations import equations_of_motion
-from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
+from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_LOADS, P_MF,
                                        P_MI, P_SIZE, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0,
                                        P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK)
 
@@ -90,8 +90,8 @@ def rhs_extra(t, x, p, tau_extra, out):
     q = x[:NV]
     v = x[NV:]
     tau = p[{P_TAU_BUFFER}]
-    applied_forces_kernel(p[{P_MI}], p[{P_MF}], q, v, p[{P_DOF_STIFFNESS}], p[{P_DOF_DAMPING}], p[{P_DOF_REST}], p[{P_DOF_EFFORT}], p[{P_SPRING_BODY}], p[{P_SPRING_POINT}], p[{P_SPRING_K}], p[{P_SPRING_C}], p[{P_SPRING_L0}], p[{P_WORK}],
-                          p[{P_BODY_FORCES}], tau)
+    applied_forces_kernel(p[{P_MI}], p[{P_MF}], q, v, p[{P_DOF_STIFFNESS}], p[{P_DOF_DAMPING}], p[{P_DOF_REST}], p[{P_DOF_EFFORT}], p[{P_SPRING_BODY}], p[{P_SPRING_POINT}], p[{P_SPRING_K}], p[{P_SPRING_C}], p[{P_SPRING_L0}], p[{P_LOADS}], t,
+                          p[{P_WORK}], p[{P_BODY_FORCES}], tau)
     M = np.empty((NV, NV))
     b = np.empty(NV)
     mass_matrix(q, p[P_VALUES], M)

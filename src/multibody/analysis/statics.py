@@ -1,0 +1,278 @@
+"""Static equilibrium: the configuration where the forces balance at rest, by Newton's method with analytical
+derivatives and load stepping.
+
+At rest the equations of motion of the tree reduce to r(q) = g(q) − τ_app(t, q, 0) − τ = 0 (``kernels/statics.py``:
+gravity, joint and point springs, efforts, loads, given forces τ). With constraints (loops closed by cut joints,
+``add_constraint``; seed 001 §3.6) the reactions Gᵀλ join the balance and the position rows f(q) = 0 hold:
+
+    r(q) − G(q)ᵀ λ = 0,   f(q) = 0,
+
+solved by Newton's method on (q, λ) in the tangent space of q (``model.integrate``):
+
+    [K − H   −Gᵀ] [δ ]     [r − Gᵀλ]
+    [G        0 ] [Δλ] = − [f      ],      K = ∂r/∂q,  H = ∂(G(q)ᵀ λ)/∂q,
+
+K from the RNEA derivatives at rest and the springs' and loads' derivatives (``kernels/statics.py``), G the
+constraint rows' Jacobian (``rows/constraint_rows.py``); H, the curvature of the constraints weighted by their
+reactions, by central differences of the analytical G(q)ᵀλ (step 1e-6 in each tangent direction: an error
+O(1e-12) in H, which slows no Newton step). Redundant rows (a planar loop's out-of-plane rows) are handled by a
+least-squares solve of the KKT system. Each Newton step is damped by a backtracking line search on the residual.
+
+Load stepping (continuation, as Exudyn's ``SolveStatic`` with ``loadStepGeometric``, or any nonlinear FE code):
+the loads — gravity, the loads' curves, efforts and τ — are multiplied by a factor s that goes from 0 to 1; the
+solver tries the whole load first and, when Newton does not converge within ``max_iterations``, goes back to the
+last converged state and tries half the increment (growing it again after each success). Large deflections of a
+beam (the elastica) need a few steps; ``steps=n`` imposes n equal increments.
+
+The result is q (an :class:`Equilibrium`, a numpy array with ``.info``: iterations, residual, constraint residual,
+the load factors, multipliers); when no equilibrium is reached, a ``ConvergenceError`` names the coordinate with
+the worst residual and carries the last iterate.
+"""
+import numpy as np
+
+from multibody.algorithms import rnea
+from multibody.data import default_data, refuse_general_joints
+from multibody.errors import ConvergenceError, ModelError
+from multibody.kernels.forces import LF_FORCE, LF_TORQUE
+from multibody.kernels.statics import static_residual_kernel
+
+__all__ = ["static_equilibrium", "Equilibrium", "StaticProblem"]
+
+
+class Equilibrium(np.ndarray):
+    """The configuration q of a static equilibrium (a numpy array), with ``info``: ``converged``, ``iterations``
+    (Newton steps in all), ``residual`` (the largest |r − Gᵀλ| at the end), ``force_scale`` (the size of the forces
+    in balance, against which ``tol`` is relative), ``constraint_residual``, ``load_factors`` (the increments
+    taken), ``multipliers`` (λ, one per position row), ``potential`` (the springs' energy)."""
+
+    def __array_finalize__(self, obj):
+        self.info = getattr(obj, "info", None)
+
+
+class StaticProblem:
+    """The residual r(q; s) and its derivatives for the loads scaled by s (module docstring), from the model's
+    packed arrays: ``evaluate(q, s) -> (r, K, C, potential)``; ``rows(q)``: the position rows (f, G)."""
+
+    def __init__(self, model, tau=None, t=0.0):
+        if getattr(model, "symbolic", False):
+            raise ModelError(f"model '{model.name}' is symbolic: its static equilibrium is numeric",
+                             element=model.name)
+        if getattr(model, "base_motion", None) is not None:
+            raise ModelError(f"model '{model.name}': its ground moves (base motion), so it has no static equilibrium",
+                             element="base motion")
+        self.model = model
+        self.d = d = default_data(model)
+        if d.fill is not None:
+            refuse_general_joints(model, "static_equilibrium")
+        self.w = d.derivative_work()
+        self.nv = model.nv
+        self.t = float(t)
+        tau = np.zeros(self.nv) if tau is None else np.asarray(tau, dtype=float).reshape(-1)
+        if tau.shape != (self.nv,) or not np.all(np.isfinite(tau)):
+            raise ModelError(f"tau must be {self.nv} finite numbers for model '{model.name}', got {tau.shape}",
+                             element="tau")
+        self.tau = tau
+        self.zero = np.zeros(self.nv)
+        self.mf = d.mf.copy()
+        self.gravity = d.mf[0, :3].copy()
+        forces = self.w.forces
+        self.effort = forces[3].copy()
+        ints, floats, knots = forces[9]
+        self.load_floats = floats.copy()
+        self.forces = (*forces[:3], forces[3].copy(), *forces[4:9], (ints, floats.copy(), knots), forces[10])
+        self.rows = None
+        if model.constraints:
+            from multibody.rows.constraint_rows import ConstraintRows
+
+            self.rows = ConstraintRows(model)
+            self.position = self.rows.position_rows()
+            level = np.asarray(self.rows.level)
+            self.velocity_rows = [name for name, sl in self.rows.slices.items() if np.any(level[sl] != 2)]
+        self.names = list(model.velocity_names())
+        self.spring_q = None
+
+    def scale(self, s):
+        """Set the load factor s: gravity, efforts, loads and τ times s."""
+        self.mf[0, :3] = s * self.gravity
+        self.forces[3][:] = s * self.effort
+        floats = self.forces[9][1]
+        floats[:, LF_FORCE:LF_TORQUE + 3] = s * self.load_floats[:, LF_FORCE:LF_TORQUE + 3]
+        self.s = s
+
+    def evaluate(self, q):
+        """(r, K, C, potential) at q for the current load factor."""
+        nv = self.nv
+        r = np.empty(nv)
+        K = np.empty((nv, nv))
+        C = np.empty((nv, nv))
+        d = self.d
+        V = static_residual_kernel(d.mi, self.mf, np.ascontiguousarray(q, dtype=float), self.s * self.tau, self.forces,
+                                   self.t, d.no_fext, d.work, self.w.dwork, self.w.dint, self.zero, r, K, C)
+        return r, K, C, V
+
+    def constraint_rows(self, q):
+        """(f, G) of the position rows at q (empty without constraints)."""
+        if self.rows is None:
+            return np.zeros(0), np.zeros((0, self.nv))
+        f, G, _ = self.rows.evaluate(q, None, self.t)
+        return f[self.position], G[self.position]
+
+    def curvature(self, q, lam, h=1e-6):
+        """H = ∂(G(q)ᵀ λ)/∂q by central differences in the tangent directions (module docstring)."""
+        nv = self.nv
+        H = np.empty((nv, nv))
+        e = np.zeros(nv)
+        model = self.model
+        for j in range(nv):
+            e[j] = h
+            Gp = self.constraint_rows(model.integrate(q, e, 1.0))[1]
+            e[j] = -h
+            Gm = self.constraint_rows(model.integrate(q, e, 1.0))[1]
+            e[j] = 0.0
+            H[:, j] = (Gp - Gm).T @ lam / (2.0 * h)
+        return H
+
+    def force_scale(self, q, r):
+        """The size of the forces in balance at q — gravity's, the joint springs', the other applied forces', τ —
+        what ``tol`` is relative to (their sum, r, is what vanishes)."""
+        q = np.asarray(q, dtype=float)
+        g = rnea(self.model, q, self.zero, self.zero, data=self.d)
+        if self.spring_q is None:
+            k = np.asarray(self.model.dof_stiffness)
+            qi = np.full(self.nv, -1)
+            for j in self.model.joints[1:]:
+                if j.joint.linear_coordinates:
+                    qi[j.v_slice] = np.arange(j.q_slice.start, j.q_slice.stop)
+            self.spring_q = (qi >= 0) & (k != 0), np.maximum(qi, 0), k, np.asarray(self.model.dof_rest)
+        on, qi, k, rest = self.spring_q
+        spring = np.where(on, k * (q[qi] - rest), 0.0)
+        applied = g - r - self.s * self.tau        # τ_app: the joint springs' part is −spring
+        return max(1e-300, *(np.abs(x).max(initial=0.0) for x in (g, spring, applied + spring, self.s * self.tau)))
+
+
+def _newton(problem, q, lam, tol, max_iterations, info):
+    """Newton iterations at the current load factor from (q, λ); returns (q, λ, converged, residual)."""
+    model = problem.model
+    nv = problem.nv
+    res = np.inf
+    for it in range(max_iterations):
+        r, K, _, V = problem.evaluate(q)
+        f, G = problem.constraint_rows(q)
+        m = f.shape[0]
+        R = r - G.T @ lam if m else r
+        scale = problem.force_scale(q, r)
+        res = np.abs(R).max(initial=0.0)
+        cres = np.abs(f).max(initial=0.0)
+        info["residual"], info["constraint_residual"], info["force_scale"], info["potential"] = res, cres, scale, V
+        if res <= tol * scale and cres <= 1e-10:
+            return q, lam, True, res
+        if m:
+            A = np.zeros((nv + m, nv + m))
+            A[:nv, :nv] = K - problem.curvature(q, lam)
+            A[:nv, nv:] = -G.T
+            A[nv:, :nv] = G
+            sol = np.linalg.lstsq(A, -np.concatenate([R, f]), rcond=1e-13)[0]
+            delta, dlam = sol[:nv], sol[nv:]
+        else:
+            try:
+                delta = np.linalg.solve(K, -R)
+            except np.linalg.LinAlgError:
+                delta = np.linalg.lstsq(K, -R, rcond=1e-13)[0]
+            dlam = np.zeros(0)
+        if not np.all(np.isfinite(delta)):
+            return q, lam, False, res
+        info["iterations"] += 1
+        # backtracking on the residual norm (the merit ‖r − Gᵀλ‖² + ‖f‖²)
+        merit = R @ R + f @ f
+        alpha = 1.0
+        for _ in range(12):
+            qn = model.integrate(q, delta, alpha)
+            ln = lam + alpha * dlam
+            rn = problem.evaluate(qn)[0]
+            fn, Gn = problem.constraint_rows(qn)
+            Rn = rn - Gn.T @ ln if m else rn
+            mn = Rn @ Rn + fn @ fn
+            if np.isfinite(mn) and mn <= (1.0 - 1e-4 * alpha) * merit:
+                break
+            alpha *= 0.5
+        else:
+            return q, lam, False, res
+        q, lam = qn, ln
+        if np.abs(alpha * delta).max(initial=0.0) <= 1e-15 * (1.0 + np.abs(q).max(initial=0.0)):
+            break
+    r = problem.evaluate(q)[0]
+    f, G = problem.constraint_rows(q)
+    R = r - G.T @ lam if f.shape[0] else r
+    res = np.abs(R).max(initial=0.0)
+    info["residual"], info["constraint_residual"] = res, np.abs(f).max(initial=0.0)
+    return q, lam, res <= tol * problem.force_scale(q, r) and info["constraint_residual"] <= 1e-10, res
+
+
+def static_equilibrium(model, q0, tau=None, t=0.0, *, tol=1e-10, max_iterations=25, steps=None,
+                       min_increment=1.0 / 1024.0):
+    """The static equilibrium of ``model`` near ``q0`` (module docstring): q where gravity, the springs, the loads at
+    time ``t``, the efforts and the generalized forces ``tau`` balance (with the reactions of the constraints).
+
+    ``tol``: the largest residual |r − Gᵀλ| relative to the forces in balance (``info["force_scale"]``);
+    ``max_iterations``: Newton steps per load increment; ``steps``: n equal load increments (default: the whole
+    load, halved on failure down to ``min_increment``). Returns an :class:`Equilibrium` (q with ``.info``).
+    Raises ``ConvergenceError`` (naming the coordinate with the worst residual; ``.result`` the last iterate) when
+    no equilibrium is reached, ``ModelError`` for a model that has none to find (a moving ground).
+
+    >>> import numpy as np, multibody as mb
+    >>> b = mb.ModelBuilder(gravity=(0, 0, 0))
+    >>> b.add_beam("rod", "ground", length=1.0, segments=8, EI=(1.0, None), GJ=None, mass_per_length=1.0)
+    'rod'
+    >>> b.add_load("tip", "rod.tip", force=(0, 0, -0.01))
+    'tip'
+    >>> model = b.build()
+    >>> q = mb.static_equilibrium(model, model.neutral())
+    >>> w = -mb.frame_placement(model, q, "rod.tip")[1][2]
+    >>> round(w, 6), round(0.01 / 3 - 0.01 / 12 / 64, 6)     # PL³/3EI − P L l²/12EI (docs/elastic.md)
+    (0.003320, 0.00332)
+    """
+    problem = StaticProblem(model, tau, t)
+    q = np.array(q0, dtype=float).reshape(-1)
+    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
+        raise ModelError(f"q0 must be {model.nq} finite numbers for model '{model.name}', got shape {q.shape}",
+                         element="q0")
+    if getattr(problem, "velocity_rows", None):
+        raise ModelError(f"static_equilibrium: model '{model.name}' has velocity constraints "
+                         f"({', '.join(problem.velocity_rows)}), which do not restrict a configuration at rest: "
+                         "remove them for the statics", element="constraints")
+    m = problem.position.size if problem.rows is not None else 0
+    lam = np.zeros(m)
+    info = dict(converged=False, iterations=0, residual=np.inf, constraint_residual=0.0, load_factors=[],
+                force_scale=1.0, potential=0.0)
+    done = 0.0
+    inc = 1.0 if steps is None else 1.0 / int(steps)
+    if steps is not None and int(steps) < 1:
+        raise ModelError(f"steps must be a positive integer, got {steps!r}", element="steps")
+    while done < 1.0:
+        target = min(1.0, done + inc)
+        problem.scale(target)
+        qn, ln, ok, res = _newton(problem, q, lam, tol, max_iterations, info)
+        if ok:
+            q, lam, done = qn, ln, target
+            info["load_factors"].append(target)
+            if steps is None:
+                inc = min(2.0 * inc, 1.0)
+            continue
+        inc *= 0.5
+        if inc < min_increment:
+            problem.scale(target)
+            r = problem.evaluate(qn)[0]
+            f, G = problem.constraint_rows(qn)
+            R = r - G.T @ ln if f.shape[0] else r
+            worst = int(np.argmax(np.abs(R))) if R.size else 0
+            out = np.asarray(qn).view(Equilibrium)
+            out.info = dict(info, converged=False)
+            name = problem.names[worst] if problem.names else "?"
+            raise ConvergenceError(
+                f"static_equilibrium: model '{model.name}' reaches no equilibrium at load factor {target:.4g} (the "
+                f"last converged was {done:.4g}): the worst residual is {abs(R[worst]):.3g} at coordinate '{name}' "
+                f"after {info['iterations']} Newton steps (the forces there do not balance: a mechanism, a load "
+                "beyond a limit point, or a start too far)", result=out, element=f"coordinate '{name}'")
+    out = np.asarray(q).view(Equilibrium)
+    out.info = dict(info, converged=True, multipliers=lam)
+    return out
