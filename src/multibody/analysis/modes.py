@@ -73,8 +73,8 @@ def modes(model, q, tau=None, t=0.0, count=None, check=True):
     'rod'
     >>> model = b.build()
     >>> m = mb.modes(model, model.neutral(), count=2)
-    >>> np.round(m.omega / np.array([1.875104, 4.694091]) ** 2, 3)     # ω = (βL)² √(EI/ρA L⁴)
-    array([1., 1.])
+    >>> np.round(m.omega / np.array([1.875104, 4.694091]) ** 2, 3)     # ω = (βL)² √(EI/ρA L⁴), to O(l²)
+    array([1.   , 1.001])
     """
     problem = StaticProblem(model, tau, t)
     q = np.array(q, dtype=float).reshape(-1)
@@ -96,7 +96,7 @@ def modes(model, q, tau=None, t=0.0, count=None, check=True):
         lam = np.linalg.lstsq(G.T, r, rcond=None)[0]
         K = K - problem.curvature(q, lam)
     R = r - G.T @ lam
-    scale = problem.force_scale(q, r)
+    scale = problem.force_scale(q, r, K)
     if check and np.abs(R).max(initial=0.0) > 1e-6 * scale:
         k = int(np.argmax(np.abs(R)))
         raise ModelError(f"modes: q is not an equilibrium of model '{model.name}': the forces at coordinate "
