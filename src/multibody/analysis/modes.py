@@ -85,8 +85,8 @@ def modes(model, q, tau=None, t=0.0, count=None, check=True):
         raise ModelError(f"modes: model '{model.name}' has velocity constraints ({', '.join(problem.velocity_rows)}), "
                          "whose modes the linearization gives (mb.linearize(...).modes())", element="constraints")
     problem.scale(1.0)
-    r, K, C, _ = problem.evaluate(q)
-    f, G = problem.constraint_rows(q)
+    p = problem.at(q)
+    r, K, C, f, G = p.r, p.K, p.C, p.f, p.G
     nv = model.nv
     lam = np.zeros(f.shape[0])
     if f.shape[0]:
@@ -96,7 +96,7 @@ def modes(model, q, tau=None, t=0.0, count=None, check=True):
         lam = np.linalg.lstsq(G.T, r, rcond=None)[0]
         K = K - problem.curvature(q, lam)
     R = r - G.T @ lam
-    scale = problem.force_scale(q, r, K)
+    scale = problem.force_scale(p)
     if check and np.abs(R).max(initial=0.0) > 1e-6 * scale:
         k = int(np.argmax(np.abs(R)))
         raise ModelError(f"modes: q is not an equilibrium of model '{model.name}': the forces at coordinate "

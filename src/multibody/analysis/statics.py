@@ -29,15 +29,18 @@ The result is q (an :class:`Equilibrium`, a numpy array with ``.info``: iteratio
 the load factors, multipliers); when no equilibrium is reached, a ``ConvergenceError`` names the coordinate with
 the worst residual and carries the last iterate.
 """
+import math
+import weakref
+from collections import namedtuple
+
 import numpy as np
 
-from multibody.algorithms import rnea
 from multibody.data import default_data, refuse_general_joints
 from multibody.errors import ConvergenceError, ModelError
 from multibody.kernels.forces import LF_FORCE, LF_TORQUE
 from multibody.kernels.statics import static_residual_kernel
 
-__all__ = ["static_equilibrium", "Equilibrium", "StaticProblem"]
+__all__ = ["static_equilibrium", "Equilibrium", "StaticProblem", "Point"]
 
 
 class Equilibrium(np.ndarray):
@@ -52,7 +55,8 @@ class Equilibrium(np.ndarray):
 
 class StaticProblem:
     """The residual r(q; s) and its derivatives for the loads scaled by s (module docstring), from the model's
-    packed arrays: ``evaluate(q, s) -> (r, K, C, potential)``; ``rows(q)``: the position rows (f, G)."""
+    packed arrays: ``scale(s)`` sets the load factor, ``at(q)`` gives the :class:`Point` (r, K, C, the position rows),
+    ``curvature(q, λ)`` the constraints' H."""
 
     def __init__(self, model, tau=None, t=0.0):
         if getattr(model, "symbolic", False):
@@ -90,7 +94,6 @@ class StaticProblem:
             level = np.asarray(self.rows.level)
             self.velocity_rows = [name for name, sl in self.rows.slices.items() if np.any(level[sl] != 2)]
         self.names = list(model.velocity_names())
-        self.spring_q = None
 
     def scale(self, s):
         """Set the load factor s: gravity, efforts, loads and τ times s."""
@@ -100,16 +103,18 @@ class StaticProblem:
         floats[:, LF_FORCE:LF_TORQUE + 3] = s * self.load_floats[:, LF_FORCE:LF_TORQUE + 3]
         self.s = s
 
-    def evaluate(self, q):
-        """(r, K, C, potential) at q for the current load factor."""
+    def at(self, q):
+        """The :class:`Point` q: r, τ_app, K, C, the springs' energy, the position rows (f, G) at the current load
+        factor."""
         nv = self.nv
-        r = np.empty(nv)
-        K = np.empty((nv, nv))
-        C = np.empty((nv, nv))
+        q = np.ascontiguousarray(q, dtype=float)
+        r, applied = np.empty(nv), np.empty(nv)
+        K, C = np.empty((nv, nv)), np.empty((nv, nv))
         d = self.d
-        V = static_residual_kernel(d.mi, self.mf, np.ascontiguousarray(q, dtype=float), self.s * self.tau, self.forces,
-                                   self.t, d.no_fext, d.work, self.w.dwork, self.w.dint, self.zero, r, K, C)
-        return r, K, C, V
+        V = static_residual_kernel(d.mi, self.mf, q, self.s * self.tau, self.forces, self.t, d.no_fext, d.work,
+                                   self.w.dwork, self.w.dint, self.zero, r, applied, K, C)
+        f, G = self.constraint_rows(q)
+        return Point(q, r, applied, K, C, V, f, G)
 
     def constraint_rows(self, q):
         """(f, G) of the position rows at q (empty without constraints)."""
@@ -133,83 +138,86 @@ class StaticProblem:
             H[:, j] = (Gp - Gm).T @ lam / (2.0 * h)
         return H
 
-    def force_scale(self, q, r, K):
-        """The size of the forces in balance at q — gravity's, the joint springs', the other applied forces', τ, and
-        the change of r under a unit change of a coordinate (max |K|: the scale where all the others vanish, as a
-        pendulum's gravity upright) — what ``tol`` is relative to (their sum, r, is what vanishes)."""
-        q = np.asarray(q, dtype=float)
-        g = rnea(self.model, q, self.zero, self.zero, data=self.d)
-        if self.spring_q is None:
+    def force_scale(self, p):
+        """The size of the forces in balance at the :class:`Point` p — gravity's, the joint springs', the other
+        applied forces', τ, and the change of r under a unit change of a coordinate (max |K|: the scale where all the
+        others vanish, as a pendulum's gravity upright) — what ``tol`` is relative to (their sum, r, vanishes)."""
+        tables = _SPRINGS.get(self.model)
+        if tables is None:
             k = np.asarray(self.model.dof_stiffness)
             qi = np.full(self.nv, -1)
             for j in self.model.joints[1:]:
                 if j.joint.linear_coordinates:
                     qi[j.v_slice] = np.arange(j.q_slice.start, j.q_slice.stop)
-            self.spring_q = (qi >= 0) & (k != 0), np.maximum(qi, 0), k, np.asarray(self.model.dof_rest)
-        on, qi, k, rest = self.spring_q
-        spring = np.where(on, k * (q[qi] - rest), 0.0)
-        applied = g - r - self.s * self.tau        # τ_app: the joint springs' part is −spring
-        return max(1e-300, *(np.abs(x).max(initial=0.0) for x in (g, spring, applied + spring, self.s * self.tau, K)))
+            tables = _SPRINGS[self.model] = ((qi >= 0) & (k != 0), np.maximum(qi, 0), k,
+                                             np.asarray(self.model.dof_rest))
+        on, qi, k, rest = tables
+        spring = np.where(on, k * (p.q[qi] - rest), 0.0)      # the joint springs' part of τ_app is −spring
+        tau = self.s * self.tau
+        g = p.r + p.applied + tau
+        return max(1e-300, *(np.abs(x).max(initial=0.0) for x in (g, spring, p.applied + spring, tau, p.K)))
+
+    def residual(self, p, lam):
+        """r − Gᵀλ at the :class:`Point` p."""
+        return p.r - p.G.T @ lam if p.f.shape[0] else p.r
+
+
+#: model -> the joint springs' tables of ``StaticProblem.force_scale`` (made once per model)
+_SPRINGS = weakref.WeakKeyDictionary()
+
+Point = namedtuple("Point", "q r applied K C potential f G")
+Point.__doc__ = """The statics at a configuration: q, r(q), τ_app(q), K = ∂r/∂q, C = ∂r/∂q̇, the springs' potential, the
+position rows f(q) and their Jacobian G(q) (``StaticProblem.at``)."""
 
 
 def _newton(problem, q, lam, tol, max_iterations, info):
-    """Newton iterations at the current load factor from (q, λ); returns (q, λ, converged, residual)."""
+    """Newton iterations at the current load factor from (q, λ); returns (point, λ, converged)."""
     model = problem.model
     nv = problem.nv
-    res = np.inf
-    for it in range(max_iterations):
-        r, K, _, V = problem.evaluate(q)
-        f, G = problem.constraint_rows(q)
-        m = f.shape[0]
-        if m and it == 0:   # the reactions that balance r best at the start (the first-order multiplier estimate)
-            lam = np.linalg.lstsq(G.T, r, rcond=None)[0]
-        R = r - G.T @ lam if m else r
-        scale = problem.force_scale(q, r, K)
+    p = problem.at(q)
+    m = p.f.shape[0]
+    if m:   # the reactions that balance r best at the start (the first-order multiplier estimate)
+        lam = np.linalg.lstsq(p.G.T, p.r, rcond=None)[0]
+    for it in range(max_iterations + 1):
+        R = problem.residual(p, lam)
         res = np.abs(R).max(initial=0.0)
-        cres = np.abs(f).max(initial=0.0)
-        info["residual"], info["constraint_residual"], info["force_scale"], info["potential"] = res, cres, scale, V
-        if res <= tol * scale and cres <= 1e-10:
-            return q, lam, True, res
+        cres = np.abs(p.f).max(initial=0.0)
+        info.update(residual=res, constraint_residual=cres, force_scale=problem.force_scale(p), potential=p.potential)
+        if res <= tol * info["force_scale"] and cres <= 1e-10:
+            return p, lam, True
+        if it == max_iterations:
+            break
         if m:
             A = np.zeros((nv + m, nv + m))
-            A[:nv, :nv] = K - problem.curvature(q, lam)
-            A[:nv, nv:] = -G.T
-            A[nv:, :nv] = G
-            sol = np.linalg.lstsq(A, -np.concatenate([R, f]), rcond=1e-13)[0]
+            A[:nv, :nv] = p.K - problem.curvature(p.q, lam)
+            A[:nv, nv:] = -p.G.T
+            A[nv:, :nv] = p.G
+            sol = np.linalg.lstsq(A, -np.concatenate([R, p.f]), rcond=1e-13)[0]
             delta, dlam = sol[:nv], sol[nv:]
         else:
             try:
-                delta = np.linalg.solve(K, -R)
+                delta = np.linalg.solve(p.K, -R)
             except np.linalg.LinAlgError:
-                delta = np.linalg.lstsq(K, -R, rcond=1e-13)[0]
+                delta = np.linalg.lstsq(p.K, -R, rcond=1e-13)[0]
             dlam = np.zeros(0)
-        if not np.all(np.isfinite(delta)):
-            return q, lam, False, res
+        if not np.isfinite(delta).all():
+            break
         info["iterations"] += 1
-        # backtracking on the residual norm (the merit ‖r − Gᵀλ‖² + ‖f‖²)
-        merit = R @ R + f @ f
+        # backtracking on the merit ‖r − Gᵀλ‖² + ‖f‖²
+        merit = R @ R + p.f @ p.f
         alpha = 1.0
         for _ in range(12):
-            qn = model.integrate(q, delta, alpha)
+            pn = problem.at(model.integrate(p.q, delta, alpha))
             ln = lam + alpha * dlam
-            rn = problem.evaluate(qn)[0]
-            fn, Gn = problem.constraint_rows(qn)
-            Rn = rn - Gn.T @ ln if m else rn
-            mn = Rn @ Rn + fn @ fn
-            if np.isfinite(mn) and mn <= (1.0 - 1e-4 * alpha) * merit:
+            Rn = problem.residual(pn, ln)
+            mn = Rn @ Rn + pn.f @ pn.f
+            if math.isfinite(mn) and mn <= (1.0 - 1e-4 * alpha) * merit:
                 break
             alpha *= 0.5
         else:
-            return q, lam, False, res
-        q, lam = qn, ln
-        if np.abs(alpha * delta).max(initial=0.0) <= 1e-15 * (1.0 + np.abs(q).max(initial=0.0)):
             break
-    r, K, _, _ = problem.evaluate(q)
-    f, G = problem.constraint_rows(q)
-    R = r - G.T @ lam if f.shape[0] else r
-    res = np.abs(R).max(initial=0.0)
-    info["residual"], info["constraint_residual"] = res, np.abs(f).max(initial=0.0)
-    return q, lam, res <= tol * problem.force_scale(q, r, K) and info["constraint_residual"] <= 1e-10, res
+        p, lam = pn, ln
+    return p, lam, False
 
 
 def static_equilibrium(model, q0, tau=None, t=0.0, *, tol=1e-10, max_iterations=25, steps=None,
@@ -257,21 +265,18 @@ def static_equilibrium(model, q0, tau=None, t=0.0, *, tol=1e-10, max_iterations=
         if target > 1.0 - 1e-9:
             target = 1.0
         problem.scale(target)
-        qn, ln, ok, res = _newton(problem, q, lam, tol, max_iterations, info)
+        pn, ln, ok = _newton(problem, q, lam, tol, max_iterations, info)
         if ok:
-            q, lam, done = qn, ln, target
+            q, lam, done = pn.q, ln, target
             info["load_factors"].append(target)
             if steps is None:
                 inc = min(2.0 * inc, 1.0)
             continue
         inc *= 0.5
         if inc < min_increment:
-            problem.scale(target)
-            r = problem.evaluate(qn)[0]
-            f, G = problem.constraint_rows(qn)
-            R = r - G.T @ ln if f.shape[0] else r
+            R = problem.residual(pn, ln)
             worst = int(np.argmax(np.abs(R))) if R.size else 0
-            out = np.asarray(qn).view(Equilibrium)
+            out = np.asarray(pn.q).view(Equilibrium)
             out.info = dict(info, converged=False)
             name = problem.names[worst] if problem.names else "?"
             raise ConvergenceError(

@@ -23,9 +23,10 @@ from multibody.kernels.spatial import KERNEL
 
 
 @njit(**KERNEL)
-def static_residual_kernel(mi, mf, q, tau, forces, t, no_fext, work, dwork, dint, zero, r, K, C):
-    """r(q) (module docstring) into ``r`` (nv), K = ∂r/∂q into ``K`` and C = ∂r/∂q̇ at rest (the dampers:
-    −∂τ_app/∂q̇) into ``C`` (nv, nv); returns the potential energy of the applied forces (springs). ``forces``: the
+def static_residual_kernel(mi, mf, q, tau, forces, t, no_fext, work, dwork, dint, zero, r, applied, K, C):
+    """r(q) (module docstring) into ``r`` (nv), τ_app into ``applied`` (nv), K = ∂r/∂q into ``K`` and C = ∂r/∂q̇ at
+    rest (the dampers: −∂τ_app/∂q̇) into ``C`` (nv, nv); returns the potential energy of the applied forces
+    (springs). ``forces``: the
     model's applied forces and a (n, 6) scratch (``data.DerivativeWork.forces``); ``zero``: nv zeros
     (q̇ = q̈ = 0); ``dwork``, ``dint``: the derivative workspaces (``data.DerivativeWork``)."""
     n = mi.shape[0]
@@ -36,6 +37,7 @@ def static_residual_kernel(mi, mf, q, tau, forces, t, no_fext, work, dwork, dint
                                   spring_k, spring_c, spring_l0, loads, t, work, fb, tau_app)
     rnea_kernel(mi, mf, q, zero, zero, no_fext, work, r)
     for k in range(nv):
+        applied[k] = tau_app[k]
         r[k] -= tau_app[k] + tau[k]
     derivative_forward(mi, mf, zero, zero, no_fext, work, dwork)
     derivative_backward(mi, work, dwork, False, False, K, C, K)
