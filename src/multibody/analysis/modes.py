@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multibody.algorithms import crba
+from multibody.algorithms.dynamics import crba
 from multibody.analysis.statics import StaticProblem
 from multibody.errors import ModelError
 

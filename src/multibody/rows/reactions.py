@@ -21,7 +21,7 @@ receives the opposite force (Newton's third law).
 """
 import numpy as np
 
-from multibody.algorithms import forward_kinematics, subtree_wrenches
+from multibody.algorithms.dynamics import forward_kinematics, subtree_wrenches
 from multibody.data import Data, applied_force_arrays
 from multibody.kernels.forces import point_forces_kernel
 
