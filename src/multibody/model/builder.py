@@ -98,6 +98,7 @@ class ModelBuilder:
         self._controllers = {}  # name -> controller (``multibody.model.controllers``)
         self._loads = {}        # name -> Load (``multibody.model.loads``; frames resolved at build)
         self._elastic = []      # the Beam and Cable descriptions (``multibody.model.beams``)
+        self._generated = set()  # the names of the bodies, joints and frames they added
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -308,16 +309,13 @@ class ModelBuilder:
             if body is not None and body != GROUND and body not in self._bodies:
                 raise ModelError(f"{element}: {role} body '{body}' is not defined (add it with add_body first)",
                                  element=element)
-        if beam.tip is not None and beam.tip_placement is None:
-            beam = beam.__class__(**{**{f: getattr(beam, f) for f in beam.__dataclass_fields__},
-                                     "tip_placement": self._neutral(beam.tip).inverse() * self._neutral(beam.parent)
-                                     * beam.placement * Placement(translation=(beam.length, 0.0, 0.0))})
         parts = beam_parts(beam)
         taken = [p.name for p in parts if p.name in self._bodies or p.name in self._frames]
         taken += [p.joint_name for p in parts if p.joint_name in self._names["joint"]]
         if taken:
             raise ModelError(f"{element}: the name '{taken[0]}' of one of its elements is already used",
                              element=element)
+        self._generated |= {p.name for p in parts} | {p.joint_name for p in parts if p.joint_name}
         for p in parts:
             if p.kind == "frame":
                 self.add_frame(p.name, p.parent, p.placement)
@@ -327,8 +325,19 @@ class ModelBuilder:
             child = p.name if p.kind == "body" else beam.element_bodies[-1]
             self.add_joint(p.joint_name, p.joint, p.parent, child, p.placement, p.child_placement,
                            stiffness=p.stiffness, damping=p.damping, cut=p.kind == "cut")
+            if p.kind == "cut" and p.placement is None:   # where the tip is at q = 0: known when the model is built
+                self._joints[-1]["tip_of"] = beam
         self._elastic.append(beam)
         return beam.name
+
+    def _place_tips(self):
+        """The placement on its body of each beam tip clamped where it is at q = 0 (``add_beam(tip=...)`` without
+        ``tip_placement``), from the joints of the finished description."""
+        for spec in self._joints:
+            beam = spec.get("tip_of")
+            if beam is not None:
+                spec["placement"] = (self._neutral(beam.tip).inverse() * self._neutral(beam.parent) * beam.placement
+                                     * Placement(translation=(beam.length, 0.0, 0.0)))
 
     def _neutral(self, body):
         """The placement of ``body``'s frame in the ground's at q = 0 (through the first joint into each body)."""
@@ -406,11 +415,14 @@ class ModelBuilder:
                        f"{', '.join(incoming)})")
                 raise ModelError(f"body '{name}' has no path to the ground: {why}", element=f"body '{name}'")
         tree = set(tree_of.values())
-        return tree_of, [k for k in range(len(self._joints)) if k not in tree]
+        cut = [k for k in range(len(self._joints)) if k not in tree]
+        return tree_of, sorted(cut, key=lambda k: self._joints[k]["name"] in self._generated)
 
     def _regular_order(self, tree_of):
-        """Bodies in a regular numbering (parents first), keeping insertion order where possible."""
-        names = list(self._bodies)
+        """Bodies in a regular numbering (parents first), keeping insertion order where possible — the bodies of
+        beams after the others, so that the numbering does not depend on when a beam was added (a model file lists
+        them apart)."""
+        names = sorted(self._bodies, key=lambda n: n in self._generated)
         order_key = {n: i for i, n in enumerate(names)}
         children = {GROUND: []}
         for n in names:
@@ -433,6 +445,7 @@ class ModelBuilder:
         listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
         if not self._bodies:
             raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
+        self._place_tips()
         tree_of, cut = self._spanning_tree()
         order = self._regular_order(tree_of)
         index = {GROUND: 0}
@@ -563,7 +576,8 @@ class ModelBuilder:
                 c._bind(nq if hasattr(c, "f") else int(nv_j.sum()), q_neutral)
         table = ConstraintTable.build(constraints, lambda name, c: index[name] if isinstance(name, str) else name,
                                       lambda i: body_frames[i])
-        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in self._frames.items())
+        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in
+                       sorted(self._frames.items(), key=lambda item: item[0] in self._generated))
         unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
