@@ -93,7 +93,11 @@ class StaticProblem:
             self.position = self.rows.position_rows()
             level = np.asarray(self.rows.level)
             self.velocity_rows = [name for name, sl in self.rows.slices.items() if np.any(level[sl] != 2)]
-        self.names = list(model.velocity_names())
+
+    @property
+    def names(self):
+        """The velocity coordinates' names (for messages; made when asked)."""
+        return list(self.model.velocity_names())
 
     def scale(self, s):
         """Set the load factor s: gravity, efforts, loads and τ times s."""
@@ -178,12 +182,15 @@ def _newton(problem, q, lam, tol, max_iterations, info):
     m = p.f.shape[0]
     if m:   # the reactions that balance r best at the start (the first-order multiplier estimate)
         lam = np.linalg.lstsq(p.G.T, p.r, rcond=None)[0]
+    scale = problem.force_scale(p)     # the forces in balance at the start; again at a candidate solution
     for it in range(max_iterations + 1):
         R = problem.residual(p, lam)
         res = np.abs(R).max(initial=0.0)
         cres = np.abs(p.f).max(initial=0.0)
-        info.update(residual=res, constraint_residual=cres, force_scale=problem.force_scale(p), potential=p.potential)
-        if res <= tol * info["force_scale"] and cres <= 1e-10:
+        if res <= tol * scale and cres <= 1e-10:
+            scale = problem.force_scale(p)
+        info.update(residual=res, constraint_residual=cres, force_scale=scale, potential=p.potential)
+        if res <= tol * scale and cres <= 1e-10:
             return p, lam, True
         if it == max_iterations:
             break

@@ -18,5 +18,6 @@ BENCHMARKS = [
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
     ("switching", "multibody.bench.switching", "bench_switching"),
+    ("beams", "multibody.bench.beams", "bench_beams"),
     ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]

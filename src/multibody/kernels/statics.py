@@ -8,7 +8,7 @@ g the generalized gravity forces that the joints must hold (RNEA at rest: RBDA T
 model's applied forces at rest — joint springs and efforts, point springs, loads (``kernels/forces.py``) — and τ
 given generalized forces. The tangent stiffness K = ∂r/∂q (tangent space, as every derivative here) is the RNEA
 derivative at q̇ = q̈ = 0 (``kernels/derivatives.py``: Carpentier & Mansard's recursion, whose q-derivative at rest
-is the geometric stiffness of gravity) minus the applied forces' (``kernels/derivatives_forces.py``): the joint
+is the geometric stiffness of gravity, zero — and skipped — without gravity) minus the applied forces' (``kernels/derivatives_forces.py``): the joint
 springs' −K_k, the point springs' and the loads' (a follower load makes K unsymmetric). One call is O(N·depth) for
 K plus the springs' and loads' paths; nothing is allocated.
 """
@@ -39,8 +39,14 @@ def static_residual_kernel(mi, mf, q, tau, forces, t, no_fext, work, dwork, dint
     for k in range(nv):
         applied[k] = tau_app[k]
         r[k] -= tau_app[k] + tau[k]
-    derivative_forward(mi, mf, zero, zero, no_fext, work, dwork)
-    derivative_backward(mi, work, dwork, False, False, K, C, K)
+    if mf[0, 0] != 0.0 or mf[0, 1] != 0.0 or mf[0, 2] != 0.0:
+        derivative_forward(mi, mf, zero, zero, no_fext, work, dwork)
+        derivative_backward(mi, work, dwork, False, False, K, C, K)
+    else:   # at rest RNEA's q-derivative is gravity's geometric stiffness alone: zero without gravity
+        for i in range(nv):
+            for j in range(nv):
+                K[i, j] = 0.0
+                C[i, j] = 0.0
     db, dd = derivative_views(dwork, n, nv)
     applied_force_derivatives(mi, zero, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, loads,
                               t, work, dd[:, DD_DFQ:], dint, K, C)
