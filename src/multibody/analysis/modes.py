@@ -76,7 +76,7 @@ def modes(model, q, tau=None, t=0.0, count=None, check=True):
     >>> np.round(m.omega / np.array([1.875104, 4.694091]) ** 2, 3)     # ω = (βL)² √(EI/ρA L⁴), to O(l²)
     array([1.   , 1.001])
     """
-    problem = StaticProblem(model, tau, t)
+    problem = StaticProblem(model, tau, t, what="modes")
     q = np.array(q, dtype=float).reshape(-1)
     if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
         raise ModelError(f"q must be {model.nq} finite numbers for model '{model.name}', got shape {q.shape}",

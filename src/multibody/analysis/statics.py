@@ -58,7 +58,14 @@ class StaticProblem:
     packed arrays: ``scale(s)`` sets the load factor, ``at(q)`` gives the :class:`Point` (r, K, C, the position rows),
     ``curvature(q, λ)`` the constraints' H."""
 
-    def __init__(self, model, tau=None, t=0.0):
+    def __init__(self, model, tau=None, t=0.0, what="static_equilibrium"):
+        for c in getattr(model, "controllers", ()):
+            raise ModelError(f"{what}: model '{model.name}' has controller '{c.name}', whose torques the statics do not "
+                             "form: use the model without its controllers (a joint spring is a PD at rest)",
+                             element=f"controller '{c.name}'")
+        if getattr(model, "torque_callback", None) is not None:
+            raise ModelError(f"{what}: model '{model.name}' has a torque callback, which the statics do not form "
+                             "(pass constant generalized forces as tau, or loads with add_load)", element="torque callback")
         if getattr(model, "symbolic", False):
             raise ModelError(f"model '{model.name}' is symbolic: its static equilibrium is numeric",
                              element=model.name)
@@ -291,6 +298,13 @@ def static_equilibrium(model, q0, tau=None, t=0.0, *, tol=1e-10, max_iterations=
                 f"last converged was {done:.4g}): the worst residual is {abs(R[worst]):.3g} at coordinate '{name}' "
                 f"after {info['iterations']} Newton steps (the forces there do not balance: a mechanism, a load "
                 "beyond a limit point, or a start too far)", result=out, element=f"coordinate '{name}'")
+    for lim in model.unilateral.limits:      # a stop is not part of the statics: the answer must not pass one
+        x = q[lim.q_index]
+        if not lim.lower <= x <= lim.upper:
+            bound = lim.lower if x < lim.lower else lim.upper
+            raise ModelError(f"static_equilibrium: the equilibrium of model '{model.name}' puts coordinate "
+                             f"'{lim.joint}.{lim.coordinate}' at {x:.6g}, beyond its stop {bound:g} (stops are not "
+                             "part of the statics: start nearer, or load less)", element=f"joint '{lim.joint}'")
     out = np.asarray(q).view(Equilibrium)
     out.info = dict(info, converged=True, multipliers=lam)
     return out
