@@ -228,6 +228,12 @@ def test_bad_beams_are_one_line_errors(kwargs, words):
     assert words in str(err.value) and "beam 'rod'" in str(err.value) and "\n" not in str(err.value)
 
 
+def test_plates_are_refused_in_one_line():
+    with pytest.raises(ModelError, match=r"plate 'deck': plates of rigid finite elements are not built") as err:
+        mb.ModelBuilder().add_plate("deck", "ground", 1.0, 1.0, 4, 4)
+    assert "\n" not in str(err.value)
+
+
 def test_bad_loads_are_one_line_errors():
     b = mb.ModelBuilder()
     b.add_beam("rod", "ground", length=1.0, segments=2, EI=1.0, GJ=None, mass_per_length=1.0)

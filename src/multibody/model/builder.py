@@ -303,6 +303,15 @@ class ModelBuilder:
                               tip_joint)
         return self._add_elastic(cable)
 
+    def add_plate(self, name, *args, **kwargs):
+        """Plates are not built (``docs/elastic.md``): a grid of rigid elements joined along all four edges needs
+        loops at every element or six-component elastic elements between free bodies (Pogorelov's rigid-elastic
+        plate elements), which this version does not have. A ``ModelError`` says so; a plate strip in cylindrical
+        bending is a beam (``add_beam`` with EI = D · width)."""
+        raise ModelError(f"plate '{name}': plates of rigid finite elements are not built in this version (their "
+                         "elements need six-component elastic elements between free bodies); a strip in cylindrical "
+                         "bending is add_beam with EI = D * width", element=f"plate '{name}'")
+
     def _add_elastic(self, beam):
         element = beam.element
         for role, body in (("parent", beam.parent), ("tip", beam.tip)):
