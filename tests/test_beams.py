@@ -207,14 +207,14 @@ def test_modes_of_a_pendulum_under_gravity():
 
 # ---- bad input -----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("kwargs, words", [
-    (dict(EI=0.0), "EI must be a finite number > 0"),
-    (dict(EI=(-1.0, 1.0)), "EIy must be a finite number > 0"),
-    (dict(GJ=0.0, inertia_per_length=1.0), "GJ must be a finite number > 0"),
-    (dict(EA=-3.0), "EA must be a finite number > 0"),
+    (dict(EI=0.0), "EI must be positive and finite"),
+    (dict(EI=(-1.0, 1.0)), "EIy must be positive and finite"),
+    (dict(GJ=0.0, inertia_per_length=1.0), "GJ must be positive and finite"),
+    (dict(EA=-3.0), "EA must be positive and finite"),
     (dict(segments=0), "segments must be an integer >= 1"),
     (dict(segments=2.5), "segments must be an integer >= 1"),
-    (dict(length=0.0), "length must be a finite number > 0"),
-    (dict(mass_per_length=math.nan), "mass_per_length must be a finite number > 0"),
+    (dict(length=0.0), "length must be positive and finite"),
+    (dict(mass_per_length=math.nan), "mass_per_length must be positive and finite"),
     (dict(GJ=1.0), "torsion (GJ) needs the section's polar inertia"),
     (dict(EI=None), "every stiffness (EI, GJ, EA) is None"),
     (dict(parent="hub"), "parent body 'hub' is not defined"),

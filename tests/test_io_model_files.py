@@ -220,7 +220,7 @@ beams:
 loads:
   - {name: p, frame: FRAME, force: [0, 0, 1]}
 """
-    with pytest.raises(ModelFileError, match=r"beams\[0\]: beam 'blade': EI must be a finite number > 0, got -2"):
+    with pytest.raises(ModelFileError, match=r"beams\[0\]: beam 'blade': EI must be positive and finite, got -2"):
         load_text(text.replace("BAD", "-2.0").replace("FRAME", "blade.tip"))
     with pytest.raises(ModelFileError, match=r"loads\[0\]: load 'p': frame 'nowhere' is neither a frame nor a body"):
         load_text(text.replace("BAD", "2.0").replace("FRAME", "nowhere"))

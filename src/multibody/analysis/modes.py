@@ -77,13 +77,7 @@ def modes(model, q, tau=None, t=0.0, count=None, check=True):
     array([1.   , 1.001])
     """
     problem = StaticProblem(model, tau, t, what="modes")
-    q = np.array(q, dtype=float).reshape(-1)
-    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
-        raise ModelError(f"q must be {model.nq} finite numbers for model '{model.name}', got shape {q.shape}",
-                         element="q")
-    if getattr(problem, "velocity_rows", None):
-        raise ModelError(f"modes: model '{model.name}' has velocity constraints ({', '.join(problem.velocity_rows)}), "
-                         "whose modes the linearization gives (mb.linearize(...).modes())", element="constraints")
+    q = problem.configuration(q, "q")
     problem.scale(1.0)
     p = problem.at(q)
     r, K, C, f, G = p.r, p.K, p.C, p.f, p.G

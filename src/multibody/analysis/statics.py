@@ -99,7 +99,19 @@ class StaticProblem:
             self.rows = ConstraintRows(model)
             self.position = self.rows.position_rows()
             level = np.asarray(self.rows.level)
-            self.velocity_rows = [name for name, sl in self.rows.slices.items() if np.any(level[sl] != 2)]
+            velocity_rows = [name for name, sl in self.rows.slices.items() if np.any(level[sl] != 2)]
+            if velocity_rows:
+                raise ModelError(f"{what}: model '{model.name}' has velocity constraints ({', '.join(velocity_rows)}), "
+                                 "which restrict no configuration at rest (the motions about a steady state: "
+                                 "mb.linearize(...).modes())", element="constraints")
+
+    def configuration(self, q, what="q0"):
+        """``q`` as nq finite floats (a copy), or a ``ModelError`` naming ``what``."""
+        q = np.array(q, dtype=float).reshape(-1)
+        if q.shape != (self.model.nq,) or not np.all(np.isfinite(q)):
+            raise ModelError(f"{what} must be {self.model.nq} finite numbers for model '{self.model.name}', got "
+                             f"shape {q.shape}", element=what)
+        return q
 
     @property
     def names(self):
@@ -258,14 +270,7 @@ def static_equilibrium(model, q0, tau=None, t=0.0, *, tol=1e-10, max_iterations=
     (0.0033203, 0.0033203)
     """
     problem = StaticProblem(model, tau, t)
-    q = np.array(q0, dtype=float).reshape(-1)
-    if q.shape != (model.nq,) or not np.all(np.isfinite(q)):
-        raise ModelError(f"q0 must be {model.nq} finite numbers for model '{model.name}', got shape {q.shape}",
-                         element="q0")
-    if getattr(problem, "velocity_rows", None):
-        raise ModelError(f"static_equilibrium: model '{model.name}' has velocity constraints "
-                         f"({', '.join(problem.velocity_rows)}), which do not restrict a configuration at rest: "
-                         "remove them for the statics", element="constraints")
+    q = problem.configuration(q0)
     m = problem.position.size if problem.rows is not None else 0
     lam = np.zeros(m)
     info = dict(converged=False, iterations=0, residual=np.inf, constraint_residual=0.0, load_factors=[],

@@ -51,38 +51,23 @@ Example
 >>> [float(k) for k in model.dof_stiffness]      # EI / l
 [8.0, 8.0, 8.0, 8.0]
 """
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.model.geometry import positive_number
 from multibody.model.joints import Cylindrical, Fixed, Joint, Prismatic, Revolute, Universal
 from multibody.model.placement import Placement
 
-__all__ = ["Beam", "Cable", "beam_parts", "stiffness_value", "positive_number"]
+__all__ = ["Beam", "Cable", "beam_parts", "stiffness_value"]
 
 X_AXIS, Y_AXIS, Z_AXIS = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
 
 
-def positive_number(value, what, element, allow_none=False, allow_zero=False):
-    """``value`` as a positive finite float (or None when allowed; zero when ``allow_zero``), else a
-    ``ModelError`` naming ``element`` and ``what``."""
-    if value is None and allow_none:
-        return None
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
-    if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ModelError(f"{element}: {what} must be a finite number {bound}, got {value!r}", element=element)
-    return x
-
-
 def stiffness_value(value, what, element):
     """A section stiffness: a positive number, or None (rigid in that deformation)."""
-    return positive_number(value, what, element, allow_none=True)
+    return None if value is None else positive_number(value, what, element)
 
 
 def _segments(value, element, least=1):
