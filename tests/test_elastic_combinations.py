@@ -5,7 +5,6 @@ import pytest
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.systems import elastic
 
 
 def _pendulum_with_load(n=6, **joint):
@@ -57,17 +56,28 @@ def test_a_controller_on_a_beams_root_acts_as_the_spring_it_equals():
     assert abs(a.q[-1][0]) > 0.05
 
 
-def test_a_beam_lands_on_the_ground_with_contact():
-    """A flexible pendulum with a sphere at its tip falls onto a floor (the compliant contact model): the tip comes
-    to rest on it, the sphere's penetration a fraction of its radius."""
-    model = elastic.flexible_pendulum(6)
+def _landed_tip(load):
+    b = mb.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_beam("pendulum", "ground", length=2.0, segments=6, EI=(1.0, None), GJ=None, mass_per_length=1.0,
+               root=mb.Revolute(axis=(0, 1, 0)))
+    if load:
+        b.add_load("press", "pendulum.tip", force=(0, 0, -load))
     floor = mb.Placement(translation=(0, 0, -0.5))
-    model = model.with_collisions([("floor", "ground", mb.HalfSpace(), floor, 1.0)], spheres={"pendulum.tip": 0.05})
+    model = b.build().with_collisions([("floor", "ground", mb.HalfSpace(), floor, 1.0)],
+                                      spheres={"pendulum.tip": 0.05})
     run = mb.simulate(model, model.neutral(), np.zeros(model.nv), 3.0, contact="compliant", rtol=1e-6, atol=1e-8,
                       n_out=31)
-    tip = mb.frame_placement(model, run.q[-1], "pendulum.tip")[1]
-    assert -0.5 + 0.05 - 0.01 < tip[2] < -0.5 + 0.05 + 0.01
     assert len(run.contacts.at(len(run.t) - 1)["point"]) >= 1
+    return mb.frame_placement(model, run.q[-1], "pendulum.tip")[1][2]
+
+
+def test_a_beam_lands_on_the_ground_with_contact():
+    """A flexible pendulum with a sphere at its tip falls onto a floor (the compliant contact model): the tip comes
+    to rest on it, the sphere's penetration a fraction of its radius; a load pressing the tip down (in the contact
+    model's right-hand side) presses it deeper."""
+    free, pressed = _landed_tip(0.0), _landed_tip(20.0)
+    assert -0.5 + 0.05 - 0.01 < free < -0.5 + 0.05 + 0.01
+    assert pressed < free - 1e-4
 
 
 def test_statics_refuse_what_they_do_not_hold():
