@@ -240,6 +240,12 @@ def test_bad_loads_are_one_line_errors():
     b.add_load("p", "rod.tipp", force=(0, 0, 1))
     with pytest.raises(ModelError, match=r"load 'p': frame 'rod.tipp' is neither a frame nor a body"):
         b.build()
+    b = mb.ModelBuilder()
+    b.add_beam("rod", "ground", length=1.0, segments=2, EI=1.0, GJ=None, mass_per_length=1.0)
+    b.add_frame("anchor", "ground")
+    b.add_load("p", "anchor", force=(0, 0, 1))
+    with pytest.raises(ModelError, match=r"load 'p': frame 'anchor' is on the ground"):
+        b.build()
     for kwargs, words in ((dict(force=(1, 2)), "force must be 3 numbers"),
                           (dict(reference="body"), "reference must be 'world' or 'local'"),
                           (dict(curve={"times": [0, 0]}),

@@ -614,6 +614,9 @@ class ModelBuilder:
             body, place = index[load.frame], Placement()
         else:
             body, place = frame.body, frame.placement
+        if body == 0:
+            raise ModelError(f"{load.element}: frame '{load.frame}' is on the ground, which does not move: a load there "
+                             "does nothing", element=load.element)
         kernel = body_frames[body] * place
         return replace(load, body=body, point=kernel.translation.astype(float), axes=kernel.rotation.astype(float))
 
