@@ -178,6 +178,22 @@ def linearizations():
     mb.linearize(model, q0, np.zeros(model.nv))
 
 
+@case("simulate")
+def statics_and_modes():
+    """A beam with a follower load: its static equilibrium, modes and a short run (the statics' kernel, the loads in
+    the right-hand side)."""
+    import multibody as mb
+
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_beam("rod", "ground", length=1.0, segments=4, EI=(5.0, None), GJ=None, mass_per_length=1.0)
+    b.add_load("tip", "rod.tip", force=(0.0, 0.0, -1.0), reference="local")
+    model = b.build()
+    q = mb.static_equilibrium(model, model.neutral())
+    mb.modes(model, q)
+    mb.simulate(model, q, np.zeros(model.nv), 0.01, method="RK4", h=1e-3)
+    mb.simulate(model, q, np.zeros(model.nv), 0.01)
+
+
 # ---- systems and the README's commands ---------------------------------------------------------------------
 
 @case("systems")
@@ -258,7 +274,7 @@ def run_parallel(jobs, verbose=True):
 
 
 #: rough relative cost of the cases that compile most (the others count 1): the longest start first
-COST = {"bicycle": 6, "iftomm_problems": 4, "derivatives_of_every_joint": 4, "formulations": 3}
+COST = {"bicycle": 6, "iftomm_problems": 4, "derivatives_of_every_joint": 4, "formulations": 3, "statics_and_modes": 3}
 #: the cases that run in the parallel pass only once every other case is done (the demo calls the bicycle, the
 #: IFToMM problems and more: run beside them, it compiled the same functions twice, each process for itself)
 LAST = ("demo",)
