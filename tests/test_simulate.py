@@ -8,10 +8,9 @@ import pytest
 
 import multibody as mb
 from multibody.errors import IntegrationError, ModelError
-from multibody.kernels.forces import applied_forces_kernel
 from multibody.result import Result
 from multibody.formulations.base import FORMULATIONS, OdeSystem, register_formulation
-from multibody.formulations.tree_rhs import tree_energy, tree_rhs
+from multibody.formulations.tree_rhs import tree_applied, tree_energy, tree_rhs
 from multibody.tree_parameters import tree_params
 from multibody.simulation import simulate
 from multibody.systems.pendulums import spatial_chain, triple_pendulum_seed001
@@ -27,8 +26,7 @@ def random_state(model, rng):
 def applied(model, q, v, params=None):
     p = tree_params(model) if params is None else params
     tau = np.zeros(model.nv)
-    V, P = applied_forces_kernel(p[0], p[1], np.ascontiguousarray(q), np.ascontiguousarray(v), *p[3:12], p[13],
-                                 p[14], tau)
+    V, P = tree_applied(p, 0.0, np.ascontiguousarray(q), np.ascontiguousarray(v), tau)
     return tau, V, P
 
 
