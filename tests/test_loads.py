@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.data import applied_force_arrays, default_data
+from multibody.model.data import default_data
+from multibody.model.forces import applied_forces
 from multibody.errors import ModelError
 from multibody.kernels.forces import applied_forces_kernel
 
@@ -39,10 +40,10 @@ def spatial_model(gravity=(0.0, 0.0, -9.81)):
 def load_forces(model, q, t, v=None):
     """τ of the model's applied forces (here: loads and the joint spring) by the kernel."""
     d = default_data(model)
-    arrays, _ = applied_force_arrays(model)
+    F, _ = applied_forces(model)
     tau = np.zeros(model.nv)
     v = np.zeros(model.nv) if v is None else v
-    applied_forces_kernel(d.mi, d.mf, q, v, *arrays, t, d.work, np.zeros((model.nbodies + 1, 6)), tau)
+    applied_forces_kernel(d.mi, d.mf, q, v, F, t, d.work, np.zeros((model.nbodies + 1, 6)), tau)
     return tau
 
 

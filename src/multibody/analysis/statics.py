@@ -35,7 +35,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from multibody.data import default_data, refuse_general_joints
+from multibody.model.data import default_data, refuse_general_joints
 from multibody.errors import ConvergenceError, ModelError
 from multibody.kernels.forces import LF_FORCE, LF_TORQUE
 from multibody.kernels.statics import static_residual_kernel
@@ -87,11 +87,11 @@ class StaticProblem:
         self.zero = np.zeros(self.nv)
         self.mf = d.mf.copy()
         self.gravity = d.mf[0, :3].copy()
-        forces = self.w.forces
-        self.effort = forces[3].copy()
-        ints, floats, knots = forces[9]
-        self.load_floats = floats.copy()
-        self.forces = (*forces[:3], forces[3].copy(), *forces[4:9], (ints, floats.copy(), knots), forces[10])
+        F = self.w.forces       # (copies of the efforts and loads, which the load factor scales)
+        self.effort = F.dof_effort.copy()
+        self.load_floats = F.load_float.copy()
+        self.forces = F._replace(dof_effort=F.dof_effort.copy(), load_float=F.load_float.copy())
+        self.fb = np.zeros((model.nbodies + 1, 6))
         self.rows = None
         if model.constraints:
             from multibody.rows.constraint_rows import ConstraintRows
@@ -121,8 +121,8 @@ class StaticProblem:
     def scale(self, s):
         """Set the load factor s: gravity, efforts, loads and τ times s."""
         self.mf[0, :3] = s * self.gravity
-        self.forces[3][:] = s * self.effort
-        floats = self.forces[9][1]
+        self.forces.dof_effort[:] = s * self.effort
+        floats = self.forces.load_float
         floats[:, LF_FORCE:LF_TORQUE + 3] = s * self.load_floats[:, LF_FORCE:LF_TORQUE + 3]
         self.s = s
 
@@ -134,8 +134,8 @@ class StaticProblem:
         r, applied = np.empty(nv), np.empty(nv)
         K, C = np.empty((nv, nv)), np.empty((nv, nv))
         d = self.d
-        V = static_residual_kernel(d.mi, self.mf, q, self.s * self.tau, self.forces, self.t, d.no_fext, d.work,
-                                   self.w.dwork, self.w.dint, self.zero, r, applied, K, C)
+        V = static_residual_kernel(d.mi, self.mf, q, self.s * self.tau, self.forces, self.t, self.fb, d.no_fext,
+                                   d.work, self.w.dwork, self.w.dint, self.zero, r, applied, K, C)
         f, G = self.constraint_rows(q)
         return Point(q, r, applied, K, C, V, f, G)
 

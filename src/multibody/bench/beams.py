@@ -149,7 +149,7 @@ def cost_per_segment(sizes=(16, 64, 256, 1024), rounds=5, verbose=True):
     """Seconds per call of the tree's compiled right-hand side over the number of segments, for each size."""
     from multibody.formulations.tree_rhs import tree_rhs
     from multibody.systems.elastic import flexible_pendulum
-    from multibody.tree_parameters import tree_params
+    from multibody.model.packing import tree_params
 
     rows = []
     rng = np.random.default_rng(0)

@@ -17,14 +17,14 @@ from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, call
                                          register_formulation)
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
 from multibody.formulations.stabilized_dae import each_state
-from multibody.formulations.tree_rhs import tree_applied, tree_energy
+from multibody.formulations.tree_rhs import tree_energy
 from multibody.kernels.configuration import normalize_kernel
 from multibody.kernels.energy import energy_kernel
+from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.kernels.stabilization import DLS_EPS_REL, shifted_energy_into
 from multibody.rows.constraint_rows import ConstraintRows, eval_rows, make_work
-from multibody.tree_parameters import P_DOF_STIFFNESS, P_MF, P_MI, P_SPRING_K, P_TAU, P_TAU_BUFFER, P_WORK
 
 __all__ = ["stabilized_system", "StabilizedModel", "stabilized_model_rhs", "stabilized_project"]
 
@@ -95,7 +95,7 @@ def _assemble(t, x, sw, R, mc, naux, re):
     w = sw.w
     nq = int(sw.par[P_NQ])
     nv = w.qdd0.shape[0]
-    free_dynamics(t, x[:nq + nv], w, w.tree[P_TAU])
+    free_dynamics(t, x[:nq + nv], w, w.tree.tau)
     cholesky_lower(w.M, nv, w.L)
     v = x[nq:nq + nv]
     A, phi = sw.A, sw.phi
@@ -151,16 +151,17 @@ def _assemble(t, x, sw, R, mc, naux, re):
 def _total_energy(w, q, v):
     """T + V: kinetic, gravity and spring energies (``kernels/energy.py``, ``kernels/forces.py``)."""
     p = w.tree
-    T, Vg = energy_kernel(p[P_MI], p[P_MF], q, v, p[P_WORK])
+    T, Vg = energy_kernel(p.mi, p.mf, q, v, p.work)
     return T + Vg + _spring_potential(w, q, v)
 
 
 @njit(**KERNEL)
 def _spring_potential(w, q, v):
     p = w.tree
-    if p[P_DOF_STIFFNESS].shape[0] == 0 or (p[P_SPRING_K].shape[0] == 0 and not np.any(p[P_DOF_STIFFNESS])):
+    F = p.forces
+    if F.dof_stiffness.shape[0] == 0 or (F.spring_k.shape[0] == 0 and not np.any(F.dof_stiffness)):
         return 0.0
-    Vs, P = tree_applied(p, 0.0, q, v, p[P_TAU_BUFFER])   # the potential: the loads' time plays no part
+    Vs, P = applied_forces_kernel(p.mi, p.mf, q, v, F, 0.0, p.work, p.body_forces, p.tau_buffer)   # (the potential)
     return Vs
 
 
@@ -243,7 +244,7 @@ def _check_conservative(model):
 @njit(**KERNEL)
 def stabilized_project(x, sw):
     """After every step: the quaternions of q normalized (the seed's method projects nothing else)."""
-    normalize_kernel(sw.w.tree[P_MI], x, x)
+    normalize_kernel(sw.w.tree.mi, x, x)
 
 
 def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0, energy_constraint=False,
@@ -291,9 +292,9 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         tc = np.array(callback, dtype=float).reshape(-1)
         if tc.shape != (model.nv,) or not np.all(np.isfinite(tc)):
             raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers", element="tau")
-        w.tree[P_TAU][:] = tc
+        w.tree.tau[:] = tc
         callback = None
-    tau_const = w.tree[P_TAU].copy()
+    tau_const = w.tree.tau.copy()
     correction = None
     if consistent:
         ct = ConstrainedTree(model)
@@ -327,10 +328,10 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
             return out
         w.s[:] = x[nq + nv:]
         sm.rows.fill(x[:nq], x[nq:nq + nv], t)
-        w.tree[P_TAU][:] = tau_const
+        w.tree.tau[:] = tau_const
         if callback is not None:
             extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name)
-            w.tree[P_TAU][:] += extra
+            w.tree.tau[:] += extra
         stabilized_solve(float(t), x, sm.sw, out)
         return out
 
@@ -373,7 +374,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
             joints = {}
             for k in range(len(t)):
                 xd = fun(t[k], X[k])
-                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc)
+                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc, t[k])
                 for name, W in J.items():
                     joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
             return {**reac, **joints}                         # a cut joint: its reaction, not its multipliers

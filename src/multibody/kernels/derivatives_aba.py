@@ -67,26 +67,25 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, work, dwork, dint, qdd, da_d
 
 
 @njit(**KERNEL)
-def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, forces, t, work, dwork, dint, qdd, da_dq, da_dv, Minv):
-    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(t, q, q̇)): ``forces`` holds the model's joint and
-    point spring-dampers and loads (dof stiffness, damping, rest, effort; spring bodies, points, stiffness, damping,
-    rest length; loads; a (n, 6) scratch), as ``kernels/forces.py`` reads them; ``t`` the time of the loads."""
+def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, F, t, fb, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(t, q, q̇)): ``F`` holds the model's joint and
+    point spring-dampers and loads by name, as ``kernels/forces.py`` reads them (``model.forces.AppliedForces``);
+    ``t`` the time of the loads; ``fb`` a (n, 6) scratch."""
     err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
     if err != 0:
         return err
     n = mi.shape[0]
     nv = v.shape[0]
     dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
-    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, loads, fb = forces
-    applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
-                          spring_c, spring_l0, loads, t, work, fb, tau_app)
+    applied_forces_kernel(mi, mf, q, v, F, t, work, fb, tau_app)
     for k in range(nv):
         tau_app[k] += tau[k]
     aba_kernel(mi, mf, q, v, tau_app, fext, work, qdd)
     derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
     db, dd = derivative_views(dwork, n, nv)
-    applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, loads, t,
-                              work, dd[:, DD_DFQ:], dint, dq, dv)
+    applied_force_derivatives(mi, v, F.dof_stiffness, F.dof_damping, F.spring_body, F.spring_point, F.spring_k,
+                              F.spring_c, F.spring_l0, (F.load_int, F.load_float, F.load_knots), t, work,
+                              dd[:, DD_DFQ:], dint, dq, dv)
     matmul(Minv, dq, da_dq, -1.0, blas)
     matmul(Minv, dv, da_dv, -1.0, blas)
     return 0
@@ -104,17 +103,13 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, t, di
     work, dwork, errs = batch_workspaces(mi, nv, nchunk, base, derivative_workspace_size(n, nv))
     dints = np.empty((nchunk, dint.shape[0]), dtype=np.int64)
     fbs = np.empty((nchunk, n, 6))
-    # the arrays unpacked before the parallel loop (its body takes arrays, not a tuple holding a tuple)
-    k0, c0, r0, e0, sb, sp, sk, sc, sl = forces[:9]
-    li, lf, lk = forces[9]
     for ch in prange(nchunk):
         for k in range(dint.shape[0]):
             dints[ch, k] = dint[k]
-        f = (k0, c0, r0, e0, sb, sp, sk, sc, sl, (li, lf, lk), fbs[ch])
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             if applied:
-                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, f, t, work[ch], dwork[ch],
-                                                   dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
+                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, forces, t, fbs[ch], work[ch],
+                                                   dwork[ch], dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
             else:
                 e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],
                                            QDD[b], DQ[b], DV[b], MINV[b])

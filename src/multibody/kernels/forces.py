@@ -35,7 +35,8 @@ from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec
 # columns of the per-body force accumulator ``fb`` (n, 6): [n (about the ground origin); F], ground frame
 FORCE_WIDTH = 6
 
-#: columns of the packed loads (``model.loads.LoadTable``; the ``loads`` tuple (ints, floats, knots)): integers —
+#: columns of the packed loads (``model.loads.LoadTable``; ``AppliedForces.load_int``, ``load_float``,
+#: ``load_knots``, or the ``loads`` tuple (ints, floats, knots) of the kernels below): integers —
 #: the body, whether the vectors turn with it (a follower load), the first knot of its table and their number
 LI_BODY, LI_LOCAL, LI_KNOT, LI_NKNOT = range(4)
 LI_WIDTH = 4
@@ -235,14 +236,15 @@ def point_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, sprin
 
 
 @njit(**KERNEL)
-def applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
-                          spring_c, spring_l0, loads, t, work, fb, tau):
+def applied_forces_kernel(mi, mf, q, v, F, t, work, fb, tau):
     """``tau`` (nv,) := generalized applied forces of the joint spring-dampers, efforts, point spring-dampers and
-    loads (at time ``t``) at (q, v) (gravity excluded). Returns ``(potential, dissipated_power)`` of these
-    forces."""
+    loads (at time ``t``) at (q, v) (gravity excluded); ``F`` the model's force arrays by name (``dof_stiffness``,
+    ``dof_damping``, ``dof_rest``, ``dof_effort``, ``spring_body``, ``spring_point``, ``spring_k``, ``spring_c``,
+    ``spring_l0``, ``load_int``, ``load_float``, ``load_knots``: ``model.forces.AppliedForces``). Returns
+    ``(potential, dissipated_power)`` of these forces."""
     for k in range(tau.shape[0]):
         tau[k] = 0.0
-    V1, P1 = joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau)
-    V2, P2 = point_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spring_c, spring_l0, loads, t,
-                                 work, fb, tau, False)
+    V1, P1 = joint_forces_kernel(mi, q, v, F.dof_stiffness, F.dof_damping, F.dof_rest, F.dof_effort, tau)
+    V2, P2 = point_forces_kernel(mi, mf, q, v, F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0,
+                                 (F.load_int, F.load_float, F.load_knots), t, work, fb, tau, False)
     return V1 + V2, P1 + P2

@@ -23,18 +23,15 @@ from multibody.kernels.spatial import KERNEL
 
 
 @njit(**KERNEL)
-def static_residual_kernel(mi, mf, q, tau, forces, t, no_fext, work, dwork, dint, zero, r, applied, K, C):
+def static_residual_kernel(mi, mf, q, tau, F, t, fb, no_fext, work, dwork, dint, zero, r, applied, K, C):
     """r(q) (module docstring) into ``r`` (nv), τ_app into ``applied`` (nv), K = ∂r/∂q into ``K`` and C = ∂r/∂q̇ at
     rest (the dampers: −∂τ_app/∂q̇) into ``C`` (nv, nv); returns the potential energy of the applied forces
-    (springs). ``forces``: the
-    model's applied forces and a (n, 6) scratch (``data.DerivativeWork.forces``); ``zero``: nv zeros
-    (q̇ = q̈ = 0); ``dwork``, ``dint``: the derivative workspaces (``data.DerivativeWork``)."""
+    (springs). ``F``: the model's applied forces by name (``model.forces.AppliedForces``), ``fb`` a (n, 6) scratch;
+    ``zero``: nv zeros (q̇ = q̈ = 0); ``dwork``, ``dint``: the derivative workspaces (``data.DerivativeWork``)."""
     n = mi.shape[0]
     nv = zero.shape[0]
     dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
-    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, loads, fb = forces
-    Va, _ = applied_forces_kernel(mi, mf, q, zero, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point,
-                                  spring_k, spring_c, spring_l0, loads, t, work, fb, tau_app)
+    Va, _ = applied_forces_kernel(mi, mf, q, zero, F, t, work, fb, tau_app)
     rnea_kernel(mi, mf, q, zero, zero, no_fext, work, r)
     for k in range(nv):
         applied[k] = tau_app[k]
@@ -48,6 +45,7 @@ def static_residual_kernel(mi, mf, q, tau, forces, t, no_fext, work, dwork, dint
                 K[i, j] = 0.0
                 C[i, j] = 0.0
     db, dd = derivative_views(dwork, n, nv)
-    applied_force_derivatives(mi, zero, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, loads,
-                              t, work, dd[:, DD_DFQ:], dint, K, C)
+    applied_force_derivatives(mi, zero, F.dof_stiffness, F.dof_damping, F.spring_body, F.spring_point, F.spring_k,
+                              F.spring_c, F.spring_l0, (F.load_int, F.load_float, F.load_knots), t, work,
+                              dd[:, DD_DFQ:], dint, K, C)
     return Va

@@ -22,7 +22,8 @@ receives the opposite force (Newton's third law).
 import numpy as np
 
 from multibody.algorithms.dynamics import forward_kinematics, subtree_wrenches
-from multibody.data import Data, applied_force_arrays
+from multibody.model.data import Data
+from multibody.model.forces import applied_forces
 from multibody.kernels.forces import point_forces_kernel
 
 __all__ = ["joint_reactions", "in_joint_frame", "constraint_body_wrenches", "tree_reactions_along",
@@ -90,7 +91,7 @@ def tree_reactions_along(model, Q, V, A, t=None):
     transmitted force); ``t`` the sample times for a moving base. A dict joint name -> (samples, 6)."""
     names = [j.name for j in model.joints[1:]]
     out = {name: np.zeros((len(Q), 6)) for name in names}
-    springs = np.asarray(model.spring_k).shape[0] > 0
+    springs = np.asarray(model.spring_k).shape[0] > 0 or bool(getattr(model, "loads", ()))   # (or loads)
     for k in range(len(Q)):
         tk = None if t is None else t[k]
         fext = spring_body_forces(model, Q[k], V[k], tk) if springs else None
@@ -106,13 +107,15 @@ def spring_body_forces(model, q, v, t=None):
     moving base and of the loads' curves."""
     n = model.nbodies + 1
     fb = np.zeros((n, 6))
-    arrays, _ = applied_force_arrays(model)
-    if arrays[6].shape[0] == 0 and arrays[9][0].shape[0] == 0:
+    F, _ = applied_forces(model)
+    if F.spring_k.shape[0] == 0 and F.load_int.shape[0] == 0:
         return fb
     d = Data(model)
     d.set_time(0.0 if t is None else float(t))
     point_forces_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
-                        *arrays[4:], 0.0 if t is None else float(t), d.work, fb, np.zeros(model.nv), False)
+                        F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0,
+                        (F.load_int, F.load_float, F.load_knots), 0.0 if t is None else float(t), d.work, fb,
+                        np.zeros(model.nv), False)
     # the kernel leaves the sum over each subtree: each body's own force is its row minus its children's rows
     own = fb.copy()
     parent = np.asarray(model.parent)
@@ -122,13 +125,13 @@ def spring_body_forces(model, q, v, t=None):
     return own
 
 
-def all_joint_reactions(model, rows, q, v, a, lam, mc):
+def all_joint_reactions(model, rows, q, v, a, lam, mc, t=None):
     """The reactions of every joint at one sample of a constrained run (see the module docstring): tree joints
     by RNEA with the forces of the compiled constraint rows ``0..mc−1`` (multipliers ``lam``) and the point
-    springs on the bodies, cut joints from their rows on the child body. ``rows`` is the filled
-    ``ConstraintRows`` work (``cb``, ``cv`` at q). A dict joint name -> (6,)."""
+    springs and loads (at time ``t``) on the bodies, cut joints from their rows on the child body. ``rows`` is the
+    filled ``ConstraintRows`` work (``cb``, ``cv`` at q). A dict joint name -> (6,)."""
     w = rows.w
-    fb = constraint_body_wrenches(model.nbodies, w.cb, w.cv, lam, range(mc)) + spring_body_forces(model, q, v)
+    fb = constraint_body_wrenches(model.nbodies, w.cb, w.cv, lam, range(mc)) + spring_body_forces(model, q, v, t)
     out = joint_reactions(model, q, v, a, fext=fb)
     if model.cut_joints:
         K = forward_kinematics(model, q, frames="kernel")
