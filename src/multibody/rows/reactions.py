@@ -132,7 +132,7 @@ def all_joint_reactions(model, rows, q, v, a, lam, mc, t=None):
     filled ``ConstraintRows`` work (``cb``, ``cv`` at q). A dict joint name -> (6,)."""
     w = rows.w
     fb = constraint_body_wrenches(model.nbodies, w.cb, w.cv, lam, range(mc)) + spring_body_forces(model, q, v, t)
-    out = joint_reactions(model, q, v, a, fext=fb)
+    out = joint_reactions(model, q, v, a, fext=fb, t=t)
     if model.cut_joints:
         K = forward_kinematics(model, q, frames="kernel")
         for name, (b, R, o) in cut_joint_frames(model, K.R, K.p).items():
