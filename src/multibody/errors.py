@@ -54,6 +54,16 @@ class IntegrationError(MultibodyError, RuntimeError):
         self.element = element
 
 
+class ConvergenceError(MultibodyError, RuntimeError):
+    """An iterative solve (a static equilibrium, ...) that did not converge. ``result`` carries what it computed
+    (the last iterate, with its ``info``), ``element`` the coordinate or element whose residual is the worst."""
+
+    def __init__(self, message, result=None, element=None):
+        super().__init__(message)
+        self.result = result
+        self.element = element
+
+
 class SweepError(MultibodyError, RuntimeError):
     """A parameter sweep that could not go on: its workers were lost repeatedly or its cluster is unreachable.
 

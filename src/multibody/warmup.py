@@ -378,6 +378,22 @@ def stepping_rows():
                 h=1e-3, contact="stepping")
 
 
+@case("simulate")
+def statics_and_modes():
+    """A beam with a follower load: its static equilibrium, modes and a short run (the statics' kernel, the loads in
+    the right-hand side)."""
+    import multibody as mb
+
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -9.81))
+    b.add_beam("rod", "ground", length=1.0, segments=4, EI=(5.0, None), GJ=None, mass_per_length=1.0)
+    b.add_load("tip", "rod.tip", force=(0.0, 0.0, -1.0), reference="local")
+    model = b.build()
+    q = mb.static_equilibrium(model, model.neutral())
+    mb.modes(model, q)
+    mb.simulate(model, q, np.zeros(model.nv), 0.01, method="RK4", h=1e-3)
+    mb.simulate(model, q, np.zeros(model.nv), 0.01)
+
+
 # ---- systems and the README's commands ---------------------------------------------------------------------
 
 @case("systems")
@@ -522,7 +538,7 @@ FIRST = ("dynamics_of_every_joint", "tree_fixed_and_adaptive")
 #: rough relative CPU cost of the cases after FIRST (the others count 1), to share them among processes
 COST = {"demo": 6, "contact": 5, "stepping_rows": 3, "formulations": 6, "linearizations": 5,
         "derivatives_of_every_joint": 4,
-        "batches": 3, "switching": 3, "controllers": 2}
+        "batches": 3, "switching": 3, "controllers": 2, "statics_and_modes": 3}
 #: cases that run after the others of their process (the demo calls much of what they compile)
 LAST = ("demo",)
 

@@ -65,7 +65,7 @@ def compliant_rhs_extra(t, x, p, tau_extra, out):
     tau = p.tau_buffer
     power = 0.0
     if p.applied:
-        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, work, p.body_forces, tau)
+        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, t, work, p.body_forces, tau)
         for k in range(nv):
             tau[k] += tau_extra[k]
     else:

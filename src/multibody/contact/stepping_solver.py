@@ -299,7 +299,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     tau = p.tau_buffer
     damper = 0.0
     if p.applied:
-        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, work, p.body_forces, tau)
+        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, t, work, p.body_forces, tau)
         damper = h * power
         for k in range(nv):
             tau[k] += tau_extra[k]

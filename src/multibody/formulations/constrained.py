@@ -395,7 +395,7 @@ def constraint_outputs(rows, accelerations, t, Q, V):
         joints = {}
         for k in range(len(t)):
             a, lam = accelerations(t[k], Q[k], V[k])          # fills the rows' covectors at (q, v) too
-            for name, W in all_joint_reactions(rows.model, rows, Q[k], V[k], a, lam, rows.mc).items():
+            for name, W in all_joint_reactions(rows.model, rows, Q[k], V[k], a, lam, rows.mc, t[k]).items():
                 joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
         return {**reac, **joints}                             # a cut joint: its reaction, not its multipliers
 

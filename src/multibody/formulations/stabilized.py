@@ -160,7 +160,7 @@ def _spring_potential(w, q, v):
     F = p.forces
     if F.dof_stiffness.shape[0] == 0 or (F.spring_k.shape[0] == 0 and not np.any(F.dof_stiffness)):
         return 0.0
-    Vs, P = applied_forces_kernel(p.mi, p.mf, q, v, F, p.work, p.body_forces, p.tau_buffer)
+    Vs, P = applied_forces_kernel(p.mi, p.mf, q, v, F, 0.0, p.work, p.body_forces, p.tau_buffer)   # (the potential)
     return Vs
 
 
@@ -373,7 +373,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
             joints = {}
             for k in range(len(t)):
                 xd = fun(t[k], X[k])
-                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc)
+                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc, t[k])
                 for name, W in J.items():
                     joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
             return {**reac, **joints}                         # a cut joint: its reaction, not its multipliers

@@ -188,6 +188,7 @@ class ModelLoader:
         limits, old_visuals = {}, []
         for k, spec in enumerate(as_list(d.get("bodies"))):
             self._body(b, k, spec, old_visuals)
+        self._elastic(b, d)      # before the joints, which may carry bodies on a beam's elements
         efforts = []
         for k, spec in enumerate(as_list(d.get("joints"))):
             self._joint(b, k, spec, limits, efforts)
@@ -195,6 +196,7 @@ class ModelLoader:
             self._spring(b, k, spec)
         self._elements(b, d, old_visuals)
         self._controllers(b, d)
+        self._loads(b, d)
         pending = [self._constraint(k, spec) for k, spec in enumerate(as_list(d.get("constraints")))]
         self._mimic_cycles(as_list(d.get("constraints")))
         if limits:
@@ -311,6 +313,48 @@ class ModelLoader:
                 name = data.pop("name")
                 self.paths[f"controller '{name}'"] = path
                 b.add_controller(name, controller_from_dict(data, path))
+
+    def _elastic(self, b, d):
+        """The beams and cables (``ModelBuilder.add_beam``, ``add_cable``; ``multibody.model.beams``): numbers, a
+        placement, the root and tip joints as {type, axis...}; a stiffness null is rigid in that deformation."""
+        for kind, add in (("beams", b.add_beam), ("cables", b.add_cable)):
+            for k, spec in enumerate(as_list(d.get(kind))):
+                path = f"{kind}[{k}]"
+                if self._has_schema_problem(path):
+                    continue
+                self.paths[f"{kind[:-1]} '{spec['name']}'"] = path
+                with self.element(path):
+                    kw = {key: (None if val is None else [None if v is None else self.number(v, f"{path}.{key}[{i}]")
+                                                          for i, v in enumerate(val)]   # null: rigid about that axis
+                                if isinstance(val, list) else self.number(val, f"{path}.{key}"))
+                          for key, val in spec.items() if key in ("length", "EI", "GJ", "EA", "mass_per_length",
+                                                                  "inertia_per_length", "damping")}
+                    for key in ("placement", "tip_placement"):
+                        kw[key] = self.placement(spec.get(key), f"{path}.{key}", f"{kind[:-1]} '{spec['name']}'")
+                    for key in ("root", "tip_joint"):
+                        kw[key] = self._joint_type(spec[key], f"{path}.{key}") if key in spec else None
+                    kw.update({key: spec[key] for key in ("tip", "planar") if key in spec})
+                    if kind == "beams":
+                        kw.setdefault("EI", None)
+                        kw.setdefault("GJ", None)
+                    add(spec["name"], spec["parent"], segments=spec["segments"], **kw)
+
+    def _loads(self, b, d):
+        """The loads (``ModelBuilder.add_load``; ``multibody.model.loads``): vectors, reference, load curve."""
+        for k, spec in enumerate(as_list(d.get("loads"))):
+            path = f"loads[{k}]"
+            if self._has_schema_problem(path):
+                continue
+            self.paths[f"load '{spec['name']}'"] = path
+            with self.element(path):
+                vectors = [self.numbers(spec[key], f"{path}.{key}", 3) if key in spec else None
+                           for key in ("force", "torque")]
+                curve = spec.get("curve")
+                if isinstance(curve, dict):
+                    curve = {key: (self.numbers(val, f"{path}.curve.{key}") if isinstance(val, list)
+                                   else self.number(val, f"{path}.curve.{key}")) for key, val in curve.items()}
+                b.add_load(spec["name"], spec["frame"], *vectors, reference=spec.get("reference", "world"),
+                           curve=curve)
 
     def _elements(self, b, d, old_visuals):
         """Frames, visual and collision elements (and the visuals written under bodies by earlier files)."""

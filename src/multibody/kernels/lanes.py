@@ -16,7 +16,7 @@ trees), and the lane count and the number of threads change nothing.
 Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, with gravity,
 joint spring-dampers and efforts, constant generalized forces and PD controllers with or without gravity
 compensation (``kernels/control.py``: the gravity torques from the subtrees' masses and first moments summed in the
-backward pass, before each body's articulated-body step), without point-to-point springs, computed-torque
+backward pass, before each body's articulated-body step), without point-to-point springs, loads, computed-torque
 controllers or external spatial forces; the runs may differ in their initial states, constant generalized forces,
 body masses and gravity (every parameter ``simulate_batch`` varies). Other models take the per-run compiled loop
 (``integrate/rk_template.py``).
@@ -91,6 +91,8 @@ def lanes_supported(model):
         return "the ground moves"
     if np.asarray(model.spring_k).shape[0]:
         return "the model has point-to-point springs"
+    if getattr(model, "loads", ()):
+        return "the model has loads"
     for c in getattr(model, "controllers", ()):
         if c.controller.mode == MODE_COMPUTED_TORQUE:
             return f"controller '{c.name}' computes torques (an inverse dynamics per lane is not written)"

@@ -29,11 +29,13 @@ the body, its joint and the numbers.
 """
 import heapq
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
 from multibody.errors import InertiaWarning, ModelError, shown
 from multibody.model.base_motion import as_base_motion
+from multibody.model.beams import Beam, Cable, beam_parts
 from multibody.model.bodies import Body, vector3
 from multibody.model.collisions import collision_coefficient
 from multibody.model.constraint_table import ConstraintTable
@@ -44,6 +46,7 @@ from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Sphere, Visual, check_color, check_shape
 from multibody.model.inertia import KINEMATICS_ONLY, POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
+from multibody.model.loads import checked_load
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
 from multibody.model.unilateral import Unilateral, as_release, joint_unilateral
@@ -97,6 +100,9 @@ class ModelBuilder:
         self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
         self._controllers = {}  # name -> controller (``multibody.model.controllers``)
+        self._loads = {}        # name -> Load (``multibody.model.loads``; frames resolved at build)
+        self._elastic = []      # the Beam and Cable descriptions (``multibody.model.beams``)
+        self._generated = set()  # the names of the bodies, joints and frames they added
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -267,6 +273,108 @@ class ModelBuilder:
             raise ModelError(f"{element}: {str(exc).split(': ', 1)[-1]}", element=element) from None
         return self.add_collision(frame if name is None else name, body, shape, place, friction)
 
+    # ---- elastic bodies and loads (``multibody.model.beams``, ``multibody.model.loads``) ---------------------------
+    def add_beam(self, name, parent, length, segments, EI, GJ, mass_per_length, EA=None, inertia_per_length=None,
+                 placement=None, damping=None, *, root=None, tip=None, tip_placement=None, tip_joint=None):
+        """A straight elastic beam along the x axis of ``placement`` (in ``parent``'s frame), clamped to ``parent``,
+        as ``segments`` + 1 rigid finite elements joined by elastic joints (``multibody.model.beams``, seed 001,
+        introduction): bending stiffness ``EI`` (a number, or ``(EIy, EIz)`` about the section's y and z axes),
+        torsional ``GJ``, axial ``EA`` — None makes that deformation rigid (``EA=None``: inextensible);
+        ``mass_per_length`` μ; ``inertia_per_length`` the section's mass moments per length (ρJ, ρIy, ρIz) —
+        the rotary inertia of torsion and bending — or ρJ alone for ρIy = ρIz = ρJ/2 (a round section); ``damping`` β: stiffness-proportional damping c = β k. ``root``: the joint at the root (None:
+        clamped); ``tip``: a body (or ``"ground"``) the tip is clamped to by a loop-closing ``tip_joint`` (default
+        ``Fixed``) at ``tip_placement`` on it (default: where the tip is in the configuration q = 0). Bodies
+        ``"{name}.0"`` … ``"{name}.{segments}"`` (frames at the nodes x = k L/segments), frame ``"{name}.tip"``.
+        Returns the name."""
+        beam = Beam.checked(name, parent, length, segments, EI, GJ, mass_per_length, EA, inertia_per_length,
+                            _as_placement(placement, f"beam '{name}'"), damping, root, tip,
+                            None if tip_placement is None else _as_placement(tip_placement, f"beam '{name}'"),
+                            tip_joint)
+        return self._add_elastic(beam)
+
+    def add_cable(self, name, parent, length, segments, mass_per_length, EA=None, EI=None, *, planar=False,
+                  placement=None, damping=None, root=None, tip=None, tip_placement=None, tip_joint=None):
+        """A cable of ``segments`` equal links pinned at their ends (``multibody.model.beams.Cable``): no bending
+        stiffness unless ``EI`` is given, inextensible unless ``EA`` is given; ``planar=True`` keeps it in the x–z
+        plane of ``placement``. ``tip``, ``tip_placement``, ``tip_joint``: as for :meth:`add_beam` (a cable hung
+        between two points: ``tip="ground"``, ``tip_joint=mb.Revolute(axis=(0, 1, 0))``, or ``Spherical()``).
+        Bodies ``"{name}.0"`` … ``"{name}.{segments - 1}"``, frame ``"{name}.tip"``. Returns the name."""
+        cable = Cable.checked(name, parent, length, segments, mass_per_length, EA, EI, planar,
+                              _as_placement(placement, f"cable '{name}'"), damping, root, tip,
+                              None if tip_placement is None else _as_placement(tip_placement, f"cable '{name}'"),
+                              tip_joint)
+        return self._add_elastic(cable)
+
+    def add_plate(self, name, *args, **kwargs):
+        """Plates are not built (``docs/elastic.md``): a grid of rigid elements joined along all four edges needs
+        loops at every element or six-component elastic elements between free bodies (Pogorelov's rigid-elastic
+        plate elements), which this version does not have. A ``ModelError`` says so; a plate strip in cylindrical
+        bending is a beam (``add_beam`` with EI = D · width)."""
+        raise ModelError(f"plate '{name}': plates of rigid finite elements are not built in this version (their "
+                         "elements need six-component elastic elements between free bodies); a strip in cylindrical "
+                         "bending is add_beam with EI = D * width", element=f"plate '{name}'")
+
+    def _add_elastic(self, beam):
+        element = beam.element
+        for role, body in (("parent", beam.parent), ("tip", beam.tip)):
+            if body is not None and body != GROUND and body not in self._bodies:
+                raise ModelError(f"{element}: {role} body '{body}' is not defined (add it with add_body first)",
+                                 element=element)
+        parts = beam_parts(beam)
+        taken = [p.name for p in parts if p.name in self._bodies or p.name in self._frames]
+        taken += [p.joint_name for p in parts if p.joint_name in self._names["joint"]]
+        if taken:
+            raise ModelError(f"{element}: the name '{taken[0]}' of one of its elements is already used",
+                             element=element)
+        self._generated |= {p.name for p in parts} | {p.joint_name for p in parts if p.joint_name}
+        for p in parts:
+            if p.kind == "frame":
+                self.add_frame(p.name, p.parent, p.placement)
+                continue
+            if p.kind == "body":
+                self.add_body(p.name, p.mass, p.com, p.inertia)
+            child = p.name if p.kind == "body" else beam.element_bodies[-1]
+            self.add_joint(p.joint_name, p.joint, p.parent, child, p.placement, p.child_placement,
+                           stiffness=p.stiffness, damping=p.damping, cut=p.kind == "cut")
+            if p.kind == "cut" and p.placement is None:   # where the tip is at q = 0: known when the model is built
+                self._joints[-1]["tip_of"] = beam
+        self._elastic.append(beam)
+        return beam.name
+
+    def _place_tips(self):
+        """The placement on its body of each beam tip clamped where it is at q = 0 (``add_beam(tip=...)`` without
+        ``tip_placement``), from the joints of the finished description."""
+        for spec in self._joints:
+            beam = spec.get("tip_of")
+            if beam is not None:
+                spec["placement"] = (self._neutral(beam.tip).inverse() * self._neutral(beam.parent) * beam.placement
+                                     * Placement(translation=(beam.length, 0.0, 0.0)))
+
+    def _neutral(self, body):
+        """The placement of ``body``'s frame in the ground's at q = 0 (through the first joint into each body)."""
+        place = Placement()
+        seen = set()
+        while body != GROUND and body not in seen:
+            seen.add(body)
+            spec = next((j for j in self._joints if j["child"] == body and not j["cut"]), None)
+            if spec is None:
+                break
+            child = spec["child_placement"]
+            place = spec["placement"] * (child.inverse() if child is not None else Placement()) * place
+            body = spec["parent"]
+        return place
+
+    def add_load(self, name, frame, force=None, torque=None, reference="world", curve=None):
+        """An external load at ``frame`` (a frame or a body): force F = s(t) ``force`` at its origin and torque
+        T = s(t) ``torque``, in ground axes (``reference="world"``, a dead load) or the frame's axes (``"local"``, a
+        follower load), with the load curve s(t) ``curve`` (None: 1; a number; a ``mb.LoadCurve``;
+        ``multibody.model.loads``). Returns the name."""
+        load = checked_load(name, frame, force, torque, reference, curve)
+        if name in self._loads:
+            raise ModelError(f"{load.element} is defined twice", element=load.element)
+        self._loads[name] = load
+        return name
+
     def add_controller(self, name, controller):
         """A controller element (``mb.JointPD``, ``mb.ComputedTorque``; ``multibody.model.controllers``) whose torques
         the simulations add inside their compiled loops. Its joints and target are checked when the model is built.
@@ -318,11 +426,14 @@ class ModelBuilder:
                        f"{', '.join(incoming)})")
                 raise ModelError(f"body '{name}' has no path to the ground: {why}", element=f"body '{name}'")
         tree = set(tree_of.values())
-        return tree_of, [k for k in range(len(self._joints)) if k not in tree]
+        cut = [k for k in range(len(self._joints)) if k not in tree]
+        return tree_of, sorted(cut, key=lambda k: self._joints[k]["name"] in self._generated)
 
     def _regular_order(self, tree_of):
-        """Bodies in a regular numbering (parents first), keeping insertion order where possible."""
-        names = list(self._bodies)
+        """Bodies in a regular numbering (parents first), keeping insertion order where possible — the bodies of
+        beams after the others, so that the numbering does not depend on when a beam was added (a model file lists
+        them apart)."""
+        names = sorted(self._bodies, key=lambda n: n in self._generated)
         order_key = {n: i for i, n in enumerate(names)}
         children = {GROUND: []}
         for n in names:
@@ -345,6 +456,7 @@ class ModelBuilder:
         listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
         if not self._bodies:
             raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
+        self._place_tips()
         tree_of, cut = self._spanning_tree()
         order = self._regular_order(tree_of)
         index = {GROUND: 0}
@@ -477,12 +589,14 @@ class ModelBuilder:
                 c._bind(nq if hasattr(c, "f") else int(nv_j.sum()), q_neutral)
         table = ConstraintTable.build(constraints, lambda name, c: index[name] if isinstance(name, str) else name,
                                       lambda i: body_frames[i])
-        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in self._frames.items())
+        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in
+                       sorted(self._frames.items(), key=lambda item: item[0] in self._generated))
         unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
         collisions = tuple(Collision(name, index[b], b, shape, place, mu, e)
                            for name, b, shape, place, mu, e in self._collisions)
+        loads = tuple(self._resolved_load(load, frames, index, body_frames) for load in self._loads.values())
         controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
         check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
@@ -490,7 +604,25 @@ class ModelBuilder:
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
                      metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
-                     collisions=collisions, unilateral=unilateral, controllers=controllers)
+                     collisions=collisions, unilateral=unilateral, controllers=controllers, loads=loads,
+                     elastic=tuple(self._elastic))
+
+    def _resolved_load(self, load, frames, index, body_frames):
+        """``load`` with its body, point and axes in the body's kernel frame (``ModelError`` for a missing
+        frame)."""
+        frame = next((f for f in frames if f.name == load.frame), None)
+        if frame is None:
+            if load.frame not in index or load.frame == GROUND:
+                raise ModelError(f"{load.element}: frame '{load.frame}' is neither a frame nor a body of the model "
+                                 "(add it with add_frame or add_body)", element=load.element)
+            body, place = index[load.frame], Placement()
+        else:
+            body, place = frame.body, frame.placement
+        if body == 0:
+            raise ModelError(f"{load.element}: frame '{load.frame}' is on the ground, which does not move: a load there "
+                             "does nothing", element=load.element)
+        kernel = body_frames[body] * place
+        return replace(load, body=body, point=kernel.translation.astype(float), axes=kernel.rotation.astype(float))
 
     def _unilateral(self, joints, cut_joints):
         """The model's ``Unilateral`` elements (limits, latches, releases of the joints and of ``add_release``),

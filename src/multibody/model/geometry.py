@@ -43,7 +43,9 @@ from multibody.errors import ModelError, shown
 from multibody.model.placement import Placement
 
 
-def _positive(value, what, element, allow_zero=False):
+def positive_number(value, what, element, allow_zero=False):
+    """``value`` as a positive (``allow_zero``: non-negative) finite float, or a ``ModelError`` naming ``element``
+    and ``what``."""
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
@@ -80,7 +82,7 @@ class Sphere(Shape):
     kind = "sphere"
 
     def __init__(self, radius):
-        self.radius = _positive(radius, "radius", "Sphere")
+        self.radius = positive_number(radius, "radius", "Sphere")
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius}
@@ -92,8 +94,8 @@ class Capsule(Shape):
     kind = "capsule"
 
     def __init__(self, radius, length):
-        self.radius = _positive(radius, "radius", "Capsule")
-        self.length = _positive(length, "length", "Capsule", allow_zero=True)
+        self.radius = positive_number(radius, "radius", "Capsule")
+        self.length = positive_number(length, "length", "Capsule", allow_zero=True)
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius, "length": self.length}
@@ -105,8 +107,8 @@ class Cylinder(Shape):
     kind = "cylinder"
 
     def __init__(self, radius, length):
-        self.radius = _positive(radius, "radius", "Cylinder")
-        self.length = _positive(length, "length", "Cylinder")
+        self.radius = positive_number(radius, "radius", "Cylinder")
+        self.length = positive_number(length, "length", "Cylinder")
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius, "length": self.length}
@@ -124,7 +126,7 @@ class Box(Shape):
             raise ModelError(f"Box: size must be 3 numbers, got {shown(size)!r}", element="Box") from None
         if len(values) != 3:
             raise ModelError(f"Box: size must be 3 numbers, got {shown(size)!r}", element="Box")
-        self.size = tuple(_positive(s, "size", "Box") for s in values)
+        self.size = tuple(positive_number(s, "size", "Box") for s in values)
 
     def as_dict(self):
         return {"kind": self.kind, "size": list(self.size)}

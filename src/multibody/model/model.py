@@ -17,6 +17,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import configuration
+from multibody.model.loads import LoadTable
 from multibody.model.placement import Placement
 from multibody.model.unilateral import Unilateral
 
@@ -87,7 +88,8 @@ class Model:
     ``collisions`` (named frames, drawn and colliding shapes on the bodies, ``multibody.model.geometry``; see
     :meth:`frame`), ``unilateral`` (joint limits, latches and releases, ``multibody.model.unilateral``; with
     ``lower_limits``, ``upper_limits``), ``controllers`` (joint controllers,
-    ``multibody.model.controllers``), ``metadata`` (a read-only
+    ``multibody.model.controllers``), ``loads`` (external loads, ``multibody.model.loads``), ``elastic`` (the
+    beams and cables, ``multibody.model.beams``), ``metadata`` (a read-only
     mapping of descriptive data the dynamics do not use: joint limits, visuals, the source file).
 
     Body frames. The kernels use, for body i, the frame of its tree joint moved by the joint coordinates.
@@ -100,7 +102,7 @@ class Model:
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
                  constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
                  base_motion=None, frames=(), visuals=(), collisions=(), unilateral=None,
-                 controllers=()):
+                 controllers=(), loads=(), elastic=()):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -135,6 +137,12 @@ class Model:
         self.unilateral = Unilateral() if unilateral is None else unilateral
         #: controller elements (``multibody.model.controllers.ControllerInfo``), evaluated in the simulations
         self.controllers = tuple(controllers)
+        #: external loads (``multibody.model.loads.Load``) and their packed table (``LoadTable.arrays``)
+        self.loads = tuple(loads)
+        self.load_arrays = LoadTable.arrays(self.loads)
+        #: the beams and cables the model was built with (``multibody.model.beams``): descriptions for files and
+        #: drawings; their bodies, joints and springs are in the arrays like any others
+        self.elastic = tuple(elastic)
         self.nbodies = len(self.body_names) - 1
         self.nq = int(self.nq_j.sum())
         self.nv = int(self.nv_j.sum())
@@ -294,7 +302,8 @@ class Model:
                      constraint_table=self.constraint_table, body_frames=self.body_frames, bodies=self.bodies,
                      torque_callback=self.torque_callback, graph=self.graph, metadata=self.metadata,
                      base_motion=self.base_motion, frames=self.frames, visuals=self.visuals,
-                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos)
+                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos, loads=self.loads,
+                     elastic=self.elastic)
 
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""

@@ -4,7 +4,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.formulations.cartesian.embedding import Embedding, planar_embedding
-from multibody.formulations.cartesian.forces import PointSpring, RelativeTorque
+from multibody.formulations.cartesian.forces import PointLoad, PointSpring, RelativeTorque
 from multibody.formulations.cartesian.joints import (CompositeJoint, PlanarAngle, PlanarJoint, PlanarPrismatic,
                                                      PlanarRevolute, UniversalJoint)
 from multibody.formulations.cartesian.model_rows import ModelConstraintRows
@@ -77,11 +77,31 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
             ends.append(rel)
         s.add_force(PointSpring(model.body_names[ia], ends[0], model.body_names[ib], ends[1], sp_.stiffness,
                                 sp_.damping, sp_.rest_length))
+    for load in model.loads:
+        s.add_force(_point_load(model, load, K, emb, com))
     block = ModelConstraintRows(model, emb, s)
     if block.m:
         s.add_joint(block)
     s.finalize()
     return s, emb
+
+
+def _point_load(model, load, K, emb, com):
+    """The Cartesian form of a load (``multibody.model.loads``): its point from the body's centre of mass, its vectors
+    in the body's axes (local) or inertial ones; in the plane, projected on it (the bodies' axes there are the
+    inertial ones at the state the system was built from)."""
+    i = load.body
+    rel = load.point - com[i]
+    local = load.reference == "local"
+    force, torque = (load.axes @ load.force, load.axes @ load.torque) if local else (load.force, load.torque)
+    if emb.dim == 3:
+        return PointLoad(model.body_names[i], rel, force, torque, local, load.curve)
+    R = K.R[i]
+    rel = R @ rel
+    if local:
+        force, torque = R @ force, R @ torque
+    return PointLoad(model.body_names[i], [rel @ emb.e1, rel @ emb.e2], [force @ emb.e1, force @ emb.e2],
+                     torque @ emb.n, local, load.curve)
 
 
 def joint_points(model, jinfo, K):
