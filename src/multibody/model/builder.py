@@ -105,8 +105,8 @@ class ModelBuilder:
         return name
 
     def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
-                  stiffness=None, damping=None, rest=None, effort=None, cut=False, limits=None, restitution=None,
-                  latch=None, release=None):
+                  stiffness=None, damping=None, rest=None, effort=None, armature=None, cut=False, limits=None,
+                  restitution=None, latch=None, release=None):
         """Connect ``child`` to ``parent`` by ``joint``.
 
         ``placement``: the joint frame in the parent body's frame (``Placement`` or ``(R, p)``).
@@ -116,6 +116,9 @@ class ModelBuilder:
         loop would silently be closed at the child's origin.
         ``stiffness``, ``damping``, ``rest``, ``effort``: a spring-damper and constant effort on each of the
         joint's velocity coordinates (scalars or one value per coordinate).
+        ``armature``: the inertia (>= 0) of a rotor geared to each velocity coordinate (a motor's rotor inertia times
+        its gear ratio squared; MuJoCo's ``armature``): added to the diagonal of the mass matrix, its energy
+        ½ a q̇² to the kinetic energy (``docs/model-arrays.md``); scalars or one value per coordinate.
         ``limits=(lower, upper)``, ``restitution``, ``latch``, ``release``: its unilateral elements — end stops
         with Newton's restitution e in [0, 1] (default 0), the value at which a coordinate latches (locks), the
         time (or ``Release``) at which the joint opens (``multibody.model.unilateral``); numbers or one per
@@ -146,12 +149,16 @@ class ModelBuilder:
             rest=per_dof(rest, nv, "rest", element),
             effort=per_dof(effort, nv, "effort", element),
         )
+        rotors = per_dof(armature, nv, "armature", element)
+        if np.any(rotors < 0.0):
+            raise ModelError(f"{element}: armature must be >= 0 (a rotor inertia), got {rotors.tolist()}",
+                             element=element)
         unilateral = joint_unilateral(name, joint, limits, restitution, latch, release)
         self._joints.append(dict(
             name=name, joint=joint, parent=parent, child=child,
             placement=_as_placement(placement, element),
             child_placement=None if child_placement is None else _as_placement(child_placement, element),
-            force=force, cut=bool(cut), unilateral=unilateral,
+            force=force, armature=rotors, cut=bool(cut), unilateral=unilateral,
         ))
         self._names["joint"].add(name)
         return name
@@ -367,7 +374,7 @@ class ModelBuilder:
         com = np.zeros((n + 1, 3), dtype=real)
         inertia_com = np.zeros((n + 1, 3, 3), dtype=real)
         joints = [None]
-        stiff, damp, rest, effort = [], [], [], []
+        stiff, damp, rest, effort, rotors = [], [], [], [], []
         iq = iv = 0
         for k in cut:
             spec = self._joints[k]
@@ -410,6 +417,7 @@ class ModelBuilder:
             damp.append(f.damping)
             rest.append(f.rest)
             effort.append(f.effort)
+            rotors.append(spec["armature"])
             joints.append(JointInfo(spec["name"], jt, int(parent[i]), i, spec["placement"],
                                     spec["child_placement"] or Placement(), slice(iq, iq + jt.nq),
                                     slice(iv, iv + jt.nv)))
@@ -433,7 +441,8 @@ class ModelBuilder:
                                  "about the body origin beyond the floating-point range", element=f"body '{order[i - 1]}'")
         if not symbolic:
             singular = singular_joint(dict(parent=parent, jtype=jtype, jaxis=jaxis, jplace_R=jplace_R, jplace_p=jplace_p,
-                                           mass=mass, com=com, inertia_com=inertia_com),
+                                           mass=mass, com=com, inertia_com=inertia_com, idx_v=idx_v,
+                                           dof_armature=np.concatenate(rotors) if rotors else np.zeros(0)),
                                       [GROUND] + order, [None] + [j.name for j in joints[1:]])
             if singular is not None:
                 raise ModelError(singular[1], element=f"body '{singular[0]}'")
@@ -460,6 +469,7 @@ class ModelBuilder:
             spring_k=np.array([s.stiffness for s in self._springs], dtype=float),
             spring_c=np.array([s.damping for s in self._springs], dtype=float),
             spring_l0=np.array([s.rest_length for s in self._springs], dtype=float),
+            dof_armature=cat(rotors),
         )
         graph = _make_graph(n, [(j.parent, j.child) for j in joints[1:]] +
                             [(j.parent, j.child) for j in cut_joints])

@@ -245,12 +245,14 @@ def _singular_at(arrays, rng):
         X[i] = np.zeros((6, 6))                       # X_{child <- parent}, motion vectors [angular; linear]
         X[i][:3, :3] = X[i][3:, 3:] = R.T
         X[i][3:, :3] = -R.T @ _skew(p)
+    armature = arrays.get("dof_armature")
     for i in range(n, 0, -1):
         Ia = IA[i]
         if S[i].shape[1]:
+            A = 0.0 if armature is None else np.diag(armature[arrays["idx_v"][i]:arrays["idx_v"][i] + S[i].shape[1]])
             U = IA[i] @ S[i]
-            D = S[i].T @ U
-            N = S[i].T @ IC[i] @ S[i]
+            D = S[i].T @ U + A      # the rotors' armature on the diagonal (``kinematics.armature``)
+            N = S[i].T @ IC[i] @ S[i] + A
             scale = np.sqrt(np.clip(np.diag(N), 0.0, None))
             if not np.all(scale > 0) or np.linalg.eigvalsh(D / np.outer(scale, scale))[0] <= SINGULAR_RTOL:
                 return i, D, N

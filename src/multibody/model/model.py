@@ -25,7 +25,7 @@ ARRAY_NAMES = (
     "parent", "jtype", "idx_q", "nq_j", "idx_v", "nv_j", "jaxis", "jplace_R", "jplace_p",
     "mass", "com", "inertia_com", "h", "inertia_o", "gravity",
     "dof_stiffness", "dof_damping", "dof_rest", "dof_effort",
-    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0",
+    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0", "dof_armature",
 )
 
 

@@ -68,7 +68,7 @@ def separated_model(model, joint):
         b.add_joint(j.name, j.joint, names[j.parent], names[j.child], j.placement,
                     None if j.child_placement.is_identity() else j.child_placement,
                     stiffness=model.dof_stiffness[v], damping=model.dof_damping[v], rest=model.dof_rest[v],
-                    effort=model.dof_effort[v], **kw)
+                    effort=model.dof_effort[v], armature=model.dof_armature[v], **kw)
     for s in model.springs:
         b.add_spring(s.name, s.body_a, s.point_a, s.body_b, s.point_b, s.stiffness, s.damping, s.rest_length)
     for f in model.frames:
