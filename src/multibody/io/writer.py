@@ -152,7 +152,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
             e["child_placement"] = _placement_dict(j.child_placement)
         if not j.is_cut:
             for key, arr in (("stiffness", model.dof_stiffness), ("damping", model.dof_damping),
-                             ("rest", model.dof_rest), ("effort", model.dof_effort)):
+                             ("rest", model.dof_rest), ("effort", model.dof_effort), ("armature", model.dof_armature)):
                 val = _per_dof(arr[j.v_slice])
                 if val is not None:
                     e[key] = val
