@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from multibody.algorithms import crba, rnea
+from multibody.algorithms.dynamics import crba, rnea
 from multibody.systems import solar_panels as sp
 from multibody.viz.solar_panels import plot_deployment
 

@@ -12,7 +12,7 @@ Bounds, and where they come from:
   (semi-implicit Euler in free fall loses ½ m g² h² per step; inelastic impacts and resting contact take energy
   out), to the round-off of the energy, 1e-12 E;
 * restitution (compliant model): an impact at v_in leaves at v_out with α (v_in + v_out) = (2/3) ln((1 + 3α v_in/2)
-  / (1 − 3α v_out/2)), the first integral of the Hunt–Crossley contact (kernels/contact_forces.py); without gravity
+  / (1 − 3α v_out/2)), the first integral of the Hunt–Crossley contact (contact/compliant_forces.py); without gravity
   the run must match it to the integrator's error. The force's power 3/2 at first touch (its second derivative is
   unbounded there) defeats the error estimate of the step that straddles it, so the error is not rtol per step:
   over start positions and tolerances 1e-10 to 1e-13 (two spheres and a ball on the floor) it stayed below
@@ -27,7 +27,7 @@ import pytest
 
 import multibody as mb
 from multibody.errors import IntegrationError, ModelError
-from multibody.kernels.contact_forces import hunt_crossley_damping, hunt_crossley_restitution
+from multibody.contact.compliant_forces import hunt_crossley_damping, hunt_crossley_restitution
 
 G = 9.81
 
@@ -394,7 +394,7 @@ def test_ball_on_a_box_carry_their_weights():
     assert res.q[-1, 7] == pytest.approx(0.02, abs=1e-9)
     assert np.max(np.abs(res.v[-1])) < 1e-9
     load = loads(res)
-    # pairs are stored with the lower shape code first (kernels/collision.py): (ball, box)
+    # pairs are stored with the lower shape code first (contact/detection.py): (ball, box)
     assert load == pytest.approx({("floor", "box"): 3.0 * G, ("ball", "box"): 2.0 * G}, rel=1e-9)
 
 

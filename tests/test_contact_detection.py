@@ -1,4 +1,4 @@
-"""Contact detection (kernels/collision.py, kernels/gjk.py) against an independent computation, on random pairs of
+"""Contact detection (contact/detection.py, contact/gjk.py) against an independent computation, on random pairs of
 every two primitives (hypothesis): sphere, capsule, cylinder, box, half-space and convex hull.
 
 The reference (tests/contact_reference.py) knows nothing of our routines: the signed distance of two convex
@@ -32,10 +32,10 @@ from scipy.spatial import ConvexHull
 from scipy.spatial.transform import Rotation
 
 from contact_reference import reference_distance, support_value, surface_gap
-from multibody.kernels.collision import C_DIST, C_N, C_PA, C_PB, C_WIDTH, MAX_MANIFOLD, pair_distance
-from multibody.kernels.collision import detect as collision_detect
-from multibody.kernels.gjk import gjk_workspace
-from multibody.kernels.shapes import (GF_RAD, GF_SIZE, GF_WIDTH, GI_NV, GI_TYPE, GI_V0, GI_WIDTH, GW_WIDTH,
+from multibody.contact.detection import C_DIST, C_N, C_PA, C_PB, C_WIDTH, MAX_MANIFOLD, pair_distance
+from multibody.contact.detection import detect as collision_detect
+from multibody.contact.gjk import gjk_workspace
+from multibody.contact.shapes import (GF_RAD, GF_SIZE, GF_WIDTH, GI_NV, GI_TYPE, GI_V0, GI_WIDTH, GW_WIDTH,
                                       SHAPE_CODES)
 
 KINDS = ["halfspace", "sphere", "capsule", "cylinder", "box", "hull"]

@@ -1,4 +1,4 @@
-"""The analytical derivatives of the dynamics (``multibody.algorithms_derivatives``) against complex-step derivatives
+"""The analytical derivatives of the dynamics (``multibody.algorithms.derivatives``) against complex-step derivatives
 through the compiled kernels, and identities: M⁻¹ M = E, C q̇ = the velocity terms of RNEA, Ṁ − 2C skew, the
 batched twins, ``linearize``'s two paths.
 

@@ -1,4 +1,4 @@
-"""Frame algorithms and the centroidal momentum (``algorithms_frames``, ``algorithms_centroidal``; issue 23).
+"""Frame algorithms and the centroidal momentum (``algorithms.frames``, ``algorithms.centroidal``; issue 23).
 
 Identities on random trees of every joint type whose bodies' own frames differ from the kernels' (joints given a
 child placement), with random frames on every body and on the ground: J v is the frame's velocity in each

@@ -11,7 +11,7 @@ switch's own log or its Delassus matrix:
   of the lost velocities, T⁻ − T⁺ = ½ Δvᵀ M Δv — it holds for any number of simultaneous rows exactly when
   every row is complementary (Λᵢ u⁺ᵢ = 0), so it checks the LCP's solution on the whole tree.
 
-A cascade of bounces on one stop must end (the run returns; ``tree_switches.unresolved_rebound``).
+A cascade of bounces on one stop must end (the run returns; ``switching.structure.unresolved_rebound``).
 
 Bounds: one switch is a Cholesky solve and a few products of size n (≤ 5): its round-off is bounded by
 c n ε κ(M) times the size of the terms (κ the condition number of M at the switch, c = 64 a safe constant for the
@@ -23,7 +23,7 @@ import numpy as np
 from hypothesis import assume, given, settings, strategies as st
 
 import multibody as mb
-from multibody.formulations.tree_switches import REST_VELOCITY
+from multibody.switching.structure import REST_VELOCITY
 
 EPS = np.finfo(float).eps
 G = 9.81

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.algorithms import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, gravity_forces, rnea,
+from multibody.algorithms.dynamics import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, gravity_forces, rnea,
                                   rnea_batch)
 from multibody.bench.dynamics import random_tree, revolute_chain
 from multibody.data import Data
@@ -106,7 +106,7 @@ def test_free_fall_conserves_energy_and_external_forces(args):
     scale = max(1.0, np.abs(rnea(model, q, v, np.zeros(model.nv)) * v).sum())
     assert abs(_energy_rate(model, q, v, qdd)) <= 1e-7 * scale
     # a force F at the point r of body b (ground coordinates) is the spatial force [r × F; F]
-    from multibody.algorithms import point_jacobian, point_position
+    from multibody.algorithms.dynamics import point_jacobian, point_position
     b = int(rng.integers(1, model.nbodies + 1))
     r_body = rng.uniform(-1, 1, 3)
     F = rng.normal(size=3)

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.algorithms import (center_of_mass, forward_kinematics, point_jacobian, point_position,
+from multibody.algorithms.dynamics import (center_of_mass, forward_kinematics, point_jacobian, point_position,
                                   point_velocity)
 from multibody.bench.dynamics import random_tree
 from multibody.errors import ModelError

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from multibody.algorithms import aba, crba, energy, forward_kinematics, point_jacobian
+from multibody.algorithms.dynamics import aba, crba, energy, forward_kinematics, point_jacobian
 from multibody.bench.dynamics import random_tree, revolute_chain, to_pinocchio
 
 pin = pytest.importorskip("pinocchio")

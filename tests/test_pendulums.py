@@ -9,7 +9,7 @@
 import numpy as np
 import pytest
 
-from multibody.algorithms import aba, energy
+from multibody.algorithms.dynamics import aba, energy
 from multibody.simulation import simulate
 from multibody.systems.pendulums import (SEED001_TRIPLE, absolute_angles, seed001_absolute_to_relative,
                                          seed001_energy, seed001_relative_to_absolute, simple_pendulum,

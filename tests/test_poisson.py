@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.algorithms import aba, crba
+from multibody.algorithms.dynamics import aba, crba
 from multibody.bench.dynamics import random_tree
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.poisson import impulses, poisson_system, velocity

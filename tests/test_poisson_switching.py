@@ -1,4 +1,4 @@
-"""Joint limits, latches and releases in the Poisson-impulse formulation (``formulations/poisson_switches.py``;
+"""Joint limits, latches and releases in the Poisson-impulse formulation (``switching/poisson.py``;
 seed 002: the impact as a jump of the impulses, Δp = Jᵀ Λ).
 
 Each run is compared with the tree formulation's run of the same model (an independent integration: other

@@ -247,7 +247,7 @@ def test_book_equations_equal_crba_rnea_aba():
     """Eqs. 3.41–3.43 against the O(N) kernels at random states of random panels (gravity in the hinge plane):
     M = Pᵀ A P, rnea(q, v, 0) = Pᵀ (B φ̇² − R) with F_j = m_j g or with the base acceleration r̈_0 = −g, and
     aba(q, v, τ) = P⁻¹ A⁻¹ (P⁻ᵀ τ + R − B φ̇²), all to 1e-12 (P = ∂φ/∂θ)."""
-    from multibody.algorithms import aba, crba, rnea
+    from multibody.algorithms.dynamics import aba, crba, rnea
 
     rng = np.random.default_rng(11)
     P = sp.P_ABS
@@ -275,7 +275,7 @@ def test_book_equations_equal_crba_rnea_aba():
 def test_kinetic_energy_and_geometry_from_kernels():
     """½ φ̇ᵀ A φ̇ (eq. 3.42) equals the kernels' kinetic energy; the leaf centres of ``point_position`` are the
     book's r_i = r_0 − Σ_j d_ji (eq. 3.14) at random states."""
-    from multibody.algorithms import energy, point_position
+    from multibody.algorithms.dynamics import energy, point_position
 
     rng = np.random.default_rng(4)
     p = _random_params(rng)

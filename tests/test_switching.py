@@ -199,11 +199,11 @@ def test_double_pendulum_impulse_on_the_whole_tree(e):
 
 # ------------------------------------------------------------------------------------------------ impulse kernel
 def test_mixed_lcp_against_enumeration():
-    """The LCP of the impulses (kernels/impulse.py) on random SPD Delassus matrices with equality rows: the
+    """The LCP of the impulses (switching/impulse.py) on random SPD Delassus matrices with equality rows: the
     solution is the one found by enumerating every active set (the unique one, D being a P-matrix), to 1e-12."""
     from itertools import product
 
-    from multibody.kernels.impulse import mixed_lcp
+    from multibody.switching.impulse import mixed_lcp
 
     rng = np.random.default_rng(7)
     for _ in range(40):
@@ -232,7 +232,7 @@ def test_mixed_lcp_against_enumeration():
 def test_momentum_jump_is_the_velocity_jump_times_M():
     """Seed 002's form: an impact is the jump Δp = Jᵀ Λ of the generalized momenta p = M q̇ (fixed base); the
     velocity jump of the switching run is M⁻¹ of it, to round-off."""
-    from multibody.kernels.impulse import momentum_jump
+    from multibody.switching.impulse import momentum_jump
 
     model = double_pendulum(0.6)
     res = mb.simulate(model, [0.9, -0.6], [-2.0, 1.0], 1.0, method="DOP853", rtol=1e-12, atol=1e-14)

@@ -1,5 +1,5 @@
 """Controllers in runs across switches: the model's controllers (``mb.JointPD``, ``mb.ComputedTorque``) and a compiled
-torque law ``tau=f`` run in the mode's compiled right-hand side (``formulations/tree_modes.py``) of a model with
+torque law ``tau=f`` run in the mode's compiled right-hand side (``switching/modes.py``) of a model with
 joint limits, with adaptive and fixed-step methods.
 
 Each test checks against an independent computation: the static balance on a stop by hand (PD torque, gravity
@@ -15,9 +15,9 @@ from numba import njit
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.formulations.tree_modes import ON_UPPER, S_FORCE, S_LIM_STATE
-from multibody.formulations.tree_switches import Structure
-from multibody.formulations.variable_structure import union_names
+from multibody.switching.modes import ON_UPPER, S_FORCE, S_LIM_STATE
+from multibody.switching.structure import Structure
+from multibody.switching.run import union_names
 
 EPS = np.finfo(float).eps
 G = 9.81

@@ -1,9 +1,9 @@
 """User events (``simulate(..., events=)``) in runs across switches: located alongside the model's own guards on
 the same dense output, recorded as in a run without switches (``result.info["t_events"]``, status ``"event"``
-of a terminal one), an event at a switch reported once (``integrate/events.py``).
+of a terminal one), an event at a switch reported once (``switching/events.py``).
 
 The bounds: an event located on the same dense output as in another run is equal to brentq's location precision
-(``4 eps (1 + |t|)`` each: :data:`multibody.integrate.events.SAME_ROOT` for two); an event compared with a run
+(``4 eps (1 + |t|)`` each: :data:`multibody.switching.events.SAME_ROOT` for two); an event compared with a run
 that takes other steps differs by the integrators' errors, bounded in the test from the number of steps times
 the tolerance, over the rate at which the event function crosses zero.
 """
@@ -12,7 +12,7 @@ import pytest
 
 import multibody as mb
 from multibody.errors import ModelError
-from multibody.integrate.events import SAME_ROOT
+from multibody.switching.events import SAME_ROOT
 
 G = 9.81
 RTOL, ATOL = 1e-12, 1e-14

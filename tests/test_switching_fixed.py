@@ -1,5 +1,5 @@
 """Fixed-step methods across switches in the structures with no compiled loop: the Python loop of
-``integrate/python_steps.py`` in the constrained formulation (a four-bar on its stops) and in the Poisson one (a
+``switching/python_steps.py`` in the constrained formulation (a four-bar on its stops) and in the Poisson one (a
 pendulum on its stop), and the same loop on a tree checked against the tree's compiled switching loop.
 """
 import math
@@ -12,9 +12,9 @@ from test_switching_loops import LOWER, four_bar, loop_jacobian, roundoff, switc
 import multibody as mb
 from checkpoint_copies import copy_at
 from multibody.errors import IntegrationError
-from multibody.formulations.tree_switches import Structure
-from multibody.formulations.variable_structure import union_names
-from multibody.integrate.events import run_hybrid
+from multibody.switching.structure import Structure
+from multibody.switching.run import union_names
+from multibody.switching.events import run_hybrid
 
 EPS = np.finfo(float).eps
 
@@ -37,7 +37,7 @@ def hybrid(cls, model, q0, v0, t_end, method, h):
 @pytest.mark.parametrize("case", ["pendulum", "double pendulum"])
 def test_python_loop_on_a_tree_is_the_compiled_loop_bit_for_bit(method, case):
     """On a tree the Python loop makes the compiled loop's operations — the stages by the same compiled
-    ``stage_state`` (the classical RK4 written out in ``tree_modes._step`` rounds the same sums in the same order),
+    ``stage_state`` (the classical RK4 written out in ``modes._step`` rounds the same sums in the same order),
     the same compiled right-hand sides, the same guards' signs, the same dense output for Brent —, so every output
     row, event time and impulse is the same bit for bit (IEEE arithmetic without reassociation: numba compiles
     without fastmath)."""

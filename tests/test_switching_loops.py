@@ -1,5 +1,5 @@
 """Runs across switches on a closed loop: a parallelogram four-bar (a cut joint closes it) with an end stop or a
-latch on its first crank, in the constrained formulation (``formulations/constrained_switches.py``; seed 001 §3.6,
+latch on its first crank, in the constrained formulation (``switching/constrained.py``; seed 001 §3.6,
 seed 002: Δp = Jᵀ Λ).
 
 The independent computations use the library's public algorithms only — the mass matrix of ``mb.crba`` and the

@@ -1,6 +1,6 @@
 """The unilateral elements of a Model (multibody.model.unilateral): joint limits with restitution, latches,
 releases — from the builder, model files and URDF — and the structure after a separation
-(multibody.model.restructure)."""
+(multibody.switching.restructure)."""
 import importlib.metadata
 import math
 from pathlib import Path
@@ -196,7 +196,7 @@ def test_urdf_continuous_joints_have_no_stops():
 def test_separated_model_structure():
     """The structure after a separation: the released joint is a Free joint from the ground to the same child,
     everything else as it was (the child's own joints and elements included); the other releases are kept."""
-    from multibody.model.restructure import free_joint_names, separated_model
+    from multibody.switching.restructure import free_joint_names, separated_model
 
     model = _arm()
     sep = separated_model(model, "wrist")

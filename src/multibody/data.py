@@ -5,7 +5,7 @@ and ``mf`` (floats), so a call from Python passes few arguments (``kernels/packi
 
 ``Data(model)`` holds these and a flat float workspace (per body, per velocity coordinate, and the state of a
 moving base) that the kernels overwrite; results are
-returned in fresh arrays. The algorithms in ``multibody.algorithms`` use a Data cached on the model when
+returned in fresh arrays. The algorithms in ``multibody.algorithms.dynamics`` use a Data cached on the model when
 none is given; the kernels hold the GIL, so sharing it between Python threads is safe. Compiled code that
 calls the kernels directly (e.g. a fixed-step integrator loop) passes ``data.mi, data.mf, ..., data.work``.
 
@@ -134,7 +134,7 @@ class DerivativeWork:
     use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
     tables), ``forces`` (the model's applied forces and a per-body scratch, ``applied_force_arrays``),
     ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
-    kernels on the fast path of ``algorithms_derivatives`` (None where general joints or a moving base need a
+    kernels on the fast path of ``algorithms.derivatives`` (None where general joints or a moving base need a
     step before each call, as ``Data.fast``)."""
 
     __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "fast")

@@ -22,7 +22,7 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``contacts``: for a run with contact (``simulate(..., contact=...)``), the active contacts at each output time
 (:class:`Contacts`; None for other runs; not saved to files yet).
 ``events``: the switches of a run with joint limits, latches or releases
-(``multibody.formulations.variable_structure``), a list of dicts with keys ``t``, ``element``, ``kind``
+(``multibody.switching.run``), a list of dicts with keys ``t``, ``element``, ``kind``
 (``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
 runs); ``structures``: the models such a run went through, ``[{"t": from when, "model": Model}]`` (None for other
 runs; not saved to files, like ``model``).

@@ -56,8 +56,8 @@ import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
-from multibody.formulations.contact import check_contact_run, contact_system, simulate_stepping
-from multibody.formulations.variable_structure import simulate_switching, switching_batch
+from multibody.contact.models import check_contact_run, contact_system, simulate_stepping
+from multibody.switching.run import simulate_switching, switching_batch
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate import arguments as arg
 from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries, solve_adaptive, step_budget
@@ -65,7 +65,7 @@ from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
 from multibody.integrate.tableaux import STAGES
-from multibody.integrate.time_stepping import SteppingSystem
+from multibody.contact.stepping_loop import SteppingSystem
 from multibody.model.model import Model
 from multibody.result import BatchResult, Result
 
@@ -135,7 +135,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
         methods only; the event times are in ``result.info["t_events"]`` (one list per event). With joint limits,
         latches or releases they are located alongside the switches, an event at a switch reported once
-        (``integrate/events.py``).
+        (``switching/events.py``).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
     checkpoint, every : a file to which the run's state and outputs so far are written every ``every``
         simulated seconds (default: a twentieth of the span; at most ``MAX_CHECKPOINTS`` of them), at the start
@@ -144,7 +144,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         callback, events) is refused with a ``ModelError`` before it starts, and so is a fixed-step run that takes
         the Python loop (a model with torque expressions: checkpoint it with an adaptive method); so is a place
         that cannot be written (a ``ResultFileError``, checked by writing a file there).
-    contact : a contact model for the model's collision elements (``multibody.formulations.contact``):
+    contact : a contact model for the model's collision elements (``multibody.contact.models``):
         ``"compliant"`` (Hunt–Crossley forces in the tree's right-hand side, any method) or ``"stepping"``
         (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method); its
         parameters are keyword options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``);
@@ -277,7 +277,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
                          element="formulation")
     _check_model(model, formulation)
     system = None
-    if contact is not None:   # ---- a contact model (formulations/contact.py) with its own parameters
+    if contact is not None:   # ---- a contact model (contact/models.py) with its own parameters
         check_contact_run(model, checkpoint, events)
         system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
         options = {}

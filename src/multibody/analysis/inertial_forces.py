@@ -85,7 +85,7 @@ def mass_matrix_derivatives(model, q, data=None):
     """``(H, dH)``: the mass matrix M(q) and its exact partial derivatives ``dH[k] = ∂H/∂q_k`` (nv, nv, nv),
     from the ground-frame motion subspaces and composite inertias of one CRBA pass (``kernels/crba.py``;
     the formulas are in the module docstring). ``model`` must be numeric, a tree with plain coordinates."""
-    from multibody.algorithms import as_vector
+    from multibody.algorithms.dynamics import as_vector
     from multibody.data import Data
     from multibody.kernels.crba import crba_kernel
     from multibody.kernels.kinematics import B_IA, WB_WIDTH, WD_WIDTH

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multibody.algorithms_derivatives import aba_derivatives
+from multibody.algorithms.derivatives import aba_derivatives
 from multibody.errors import ConstraintError, ModelError
 from multibody.kernels.kinematics import FREE, SPHERICAL
 

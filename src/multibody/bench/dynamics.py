@@ -211,7 +211,7 @@ def bench_dynamics(sizes=(7, 30, 100, 1000), batch=10000, rounds=7, tree=30, bat
     the batch ABA throughput for ``batch`` states at N = ``batch_size``; compare with Pinocchio when it is
     importable (models up to ``pin_max`` bodies). Returns a list of row dicts
     (model, N, algorithm, ours_us, pin_us, ratio, ours_ns_per_body, pin_ns_per_body) and prints a table."""
-    from multibody.algorithms import aba, aba_batch, crba, rnea
+    from multibody.algorithms.dynamics import aba, aba_batch, crba, rnea
 
     try:
         import pinocchio as pin

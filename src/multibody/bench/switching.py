@@ -5,7 +5,7 @@
 
 * ``RK4`` at h = 1e-3: the chain without limits (the compiled loop of ``integrate/rk_template.py``) against the
   chain with stops at ±3 rad on every joint, which the motion never reaches — the cost of a run *between
-  impacts*: the switching loop (``formulations/tree_modes.py``) checks the 2N gaps after every step inside the same
+  impacts*: the switching loop (``switching/modes.py``) checks the 2N gaps after every step inside the same
   compiled loop, and calls the same ABA;
 * ``DOP853`` at rtol 1e-10: the same, where the limits are a terminal event of scipy's step loop (one compiled
   evaluation of the guards per step, no Python per guard);

@@ -193,7 +193,7 @@ def pinocchio_agreement(model, pm, rng, samples=3):
     mass matrix relative to its largest entry."""
     import pinocchio as pin
 
-    from multibody.algorithms import aba, crba, rnea
+    from multibody.algorithms.dynamics import aba, crba, rnea
 
     pd = pm.createData()
     out = {"aba": 0.0, "rnea": 0.0, "crba": 0.0}
@@ -219,7 +219,7 @@ def pinocchio_agreement(model, pm, rng, samples=3):
 def bench_urdf(rounds=25, seed=0, verbose=True):
     """Load the 30-joint humanoid (floating base) in both libraries, check agreement, time ABA (interleaved
     rounds of process time; the median and, for the ratio, the range over the rounds). Returns a dict of the times (µs), the ratio ours/pin and the agreement."""
-    from multibody.algorithms import aba
+    from multibody.algorithms.dynamics import aba
     from multibody.bench.timing import fmt_spread, interleaved, number_for, spread
     from multibody.io.urdf import load_urdf
 

@@ -9,9 +9,9 @@
 ``symbolic``       minimal coordinates of a tree, generated code of the symbolic H, h, g (multibody.symbolic)
 =================  =====================================================================================
 
-``simulate(model, ..., formulation=name)`` picks one; :mod:`multibody.formulations.base` holds the registry.
+``simulate(model, ..., formulation=name)`` picks one; :mod:`multibody.formulations.base` holds the registry. Contact
+(``multibody.contact``) and runs across switches (``multibody.switching``) are wings above the formulations.
 """
 from multibody.formulations import base, tree  # noqa: F401
 from multibody.formulations import constrained, cartesian, stabilized, poisson  # noqa: F401  (each registers itself)
-from multibody.formulations import contact, compliant  # noqa: F401  (register the contact models)
 from multibody.formulations import symbolic  # noqa: F401  (registers "symbolic")

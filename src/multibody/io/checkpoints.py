@@ -20,7 +20,7 @@ archive read with ``allow_pickle=False`` — numbers in arrays, settings in JSON
 
 A run across switches (joint limits, latches, releases) also has ``switching`` in ``meta``: its structures (the
 joints separated so far, with their times), the state of its mode and its switch log; its ``x`` and ``out_x`` are
-then rows of the run's full coordinate set (``formulations/variable_structure.py``), NaN where the structure of the
+then rows of the run's full coordinate set (``switching/run.py``), NaN where the structure of the
 moment has no such coordinate.
 
 Files are replaced atomically (``multibody.files.atomic_write``: written to a temporary file in the same folder,
@@ -73,7 +73,7 @@ class Checkpoint:
     finished: bool
     path: str = None
     #: the state of a run across switches (limits, latches, releases): its structures, mode and switch log, as
-    #: JSON data (``formulations/variable_structure.py``); None for other runs
+    #: JSON data (``switching/run.py``); None for other runs
     switching: dict = None
 
 

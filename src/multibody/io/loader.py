@@ -656,7 +656,7 @@ class ModelLoader:
 
     def simulation(self, spec):
         from multibody.formulations.base import FORMULATIONS, formulation_options
-        from multibody.formulations.contact import CONTACT_MODELS, contact_options
+        from multibody.contact.models import CONTACT_MODELS, contact_options
         from multibody.integrate.adaptive import SOLVERS
         from multibody.integrate.fixed_step import METHODS
 
@@ -683,7 +683,7 @@ class ModelLoader:
                 if m.upper() in METHODS and "h" not in spec:
                     self.fail("simulation.h", f"the fixed-step method {m} needs the step h")
                 out["method"] = m
-        with self.element("simulation.contact"):   # a contact model (formulations/contact.py): its parameters in options
+        with self.element("simulation.contact"):   # a contact model (contact/models.py): its parameters in options
             if "contact" in spec:
                 if spec["contact"] not in CONTACT_MODELS:
                     self.fail("simulation.contact", f"'{spec['contact']}' is not one of: "

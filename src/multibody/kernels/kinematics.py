@@ -110,7 +110,7 @@ def workspace_views(work, n, nv):
 def strided(a):
     """Whether the elements of the 1-D array ``a`` are not adjacent in memory (code 7 of :func:`check_sizes`).
     A kernel compiled for contiguous arrays reads them as if they were; the Python wrappers call the compiled
-    code directly (``multibody.algorithms``), so the kernels check it themselves."""
+    code directly (``multibody.algorithms.dynamics``), so the kernels check it themselves."""
     return a.shape[0] > 1 and a.strides[0] != a.itemsize
 
 

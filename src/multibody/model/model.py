@@ -94,7 +94,7 @@ class Model:
     When the joint was given a ``child_placement``, the user's body frame differs from it:
     ``body_frames[i]`` is the ``Placement`` of the user's frame in the kernel frame, and the arrays (com,
     inertia, placements of the joints on the body, spring points, constraint data) are expressed in the
-    kernel frame. ``forward_kinematics`` and the point functions of ``multibody.algorithms`` take and return
+    kernel frame. ``forward_kinematics`` and the point functions of ``multibody.algorithms.dynamics`` take and return
     the user's frames."""
 
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
@@ -215,8 +215,8 @@ class Model:
     def with_collisions(self, elements=(), spheres=None, friction=1.0, keep=True):
         """A copy of this model with more collision elements: ``elements`` tuples ``(name, body or frame, shape[,
         placement[, friction]])``, ``spheres`` ``{frame: radius}`` (a sphere centred on each frame, e.g. the feet of
-        a legged robot); ``keep=False`` drops the model's own (``multibody.model.contact.with_collisions``)."""
-        from multibody.model.contact import with_collisions
+        a legged robot); ``keep=False`` drops the model's own (``multibody.model.collisions.with_collisions``)."""
+        from multibody.model.collisions import with_collisions
 
         return with_collisions(self, elements, spheres, friction, keep)
 

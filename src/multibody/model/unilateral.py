@@ -4,8 +4,8 @@ Seed 001's introduction names the feature of rocket and space mechanisms these d
 "the number of degrees of freedom and the connection topology change during the motion" — stage separation,
 the release of spent blocks and fairings, the deployment of solar arrays that latch open (seed 001 §3.2.1).
 They are descriptions only; what happens at a switch (the impulse on the tree, seed 002's equations in impulses
-``Δp = Jᵀ Λ``) is computed by ``kernels/impulse.py`` and the run across switches (``integrate/events.py``,
-``formulations/variable_structure.py``).
+``Δp = Jᵀ Λ``) is computed by ``switching/impulse.py`` and the run across switches (``switching/events.py``,
+``switching/run.py``).
 
 * :class:`JointLimit` — ``lower ≤ q ≤ upper`` on one plain coordinate of a joint (``±inf``: no stop on that
   side), with Newton's coefficient of restitution ``e ∈ [0, 1]`` for the impacts on the stop (``u⁺ = −e u⁻``

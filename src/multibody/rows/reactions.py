@@ -21,7 +21,7 @@ receives the opposite force (Newton's third law).
 """
 import numpy as np
 
-from multibody.algorithms import forward_kinematics, subtree_wrenches
+from multibody.algorithms.dynamics import forward_kinematics, subtree_wrenches
 from multibody.data import Data
 from multibody.kernels.forces import spring_forces_kernel
 

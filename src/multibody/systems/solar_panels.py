@@ -32,7 +32,7 @@ Hinge torques (relative coordinates, the generalized force of hinge k):
 Latches at the deployed angles (``SolarPanelParameters.latches``):
 
 * ``"exact"`` (default): each hinge locks when it reaches its deployed angle — a plastic impact on the whole
-  panel (the impulse of ``kernels/impulse.py``), after which the hinge is rigid: one degree of freedom less
+  panel (the impulse of ``switching/impulse.py``), after which the hinge is rigid: one degree of freedom less
   (the hinges' ``latch=`` elements, ``multibody.model.unilateral``; ``result.events`` logs each lock with its
   time and impulse). The preloaded spring's torque is then carried by the latch;
 * ``"spring"``, kept for comparison: a stiff one-sided spring (``latch_stiffness > 0``) with Hunt–Crossley
@@ -632,7 +632,7 @@ def lock_losses(result, params=None):
     lock a dict ``element``, ``t``, ``lost`` — the drop of T + V across the switch rows of ``result`` — and
     ``plastic`` — the loss of a plastic impact on the hinges locked by then, from the state just before
     (seed 002, Δp = Jᵀ Λ): v⁺ = v⁻ − M⁻¹Jᵀ(J M⁻¹Jᵀ)⁻¹ J v⁻ with M from ``crba``, loss ½ v⁻ᵀ M v⁻ − ½ v⁺ᵀ M v⁺."""
-    from multibody.algorithms import crba
+    from multibody.algorithms.dynamics import crba
 
     model = solar_panel(params)
     E = result.energy["total"]

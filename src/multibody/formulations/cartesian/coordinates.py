@@ -8,7 +8,7 @@ from multibody.model.rotations import matrix_to_quat, rotation_angle, rotations_
 
 def cartesian_velocity_map(model, emb, q, v):
     """(J, J̇v): the Cartesian velocities V = J v of the tree velocities v at q, and their rate at v̇ = 0."""
-    from multibody.algorithms import forward_kinematics
+    from multibody.algorithms.dynamics import forward_kinematics
 
     nb, nv = model.nbodies, model.nv
     nd = 6 if emb.dim == 3 else 3

@@ -26,7 +26,7 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
     point springs and the constant efforts of revolute joints carry over; joint spring-dampers, armatures and
     torque callbacks (generalized forces) have no Cartesian form (``ModelError``).
     """
-    from multibody.algorithms import forward_kinematics
+    from multibody.algorithms.dynamics import forward_kinematics
 
     q = model.neutral() if q is None else np.asarray(q, float)
     v = np.zeros(model.nv) if v is None else np.asarray(v, float)

@@ -31,7 +31,7 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms import as_vector, data_at, fill_general
+from multibody.algorithms.dynamics import as_vector, data_at, fill_general
 from multibody.data import refuse_general_joints
 from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel
 

@@ -1,14 +1,14 @@
 """Contact models, chosen by name: ``simulate(model, ..., contact="compliant" | "stepping", **parameters)``.
 
-A contact model turns a Model with collision elements (``model.collisions``; ``multibody.model.contact``) into
+A contact model turns a Model with collision elements (``model.collisions``; ``multibody.model.collisions``) into
 something ``simulate`` runs, on the tree's coordinates (q, v):
 
-``"compliant"`` (``formulations/compliant.py``)
-    Hunt–Crossley normal forces and regularized Coulomb friction (``kernels/contact_forces.py``) added to the
+``"compliant"`` (``contact/compliant.py``)
+    Hunt–Crossley normal forces and regularized Coulomb friction (``contact/compliant_forces.py``) added to the
     tree's right-hand side: an ODE for every method, adaptive or fixed-step (compiled loop). Smooth, so the
     adaptive methods control its error; stiff contact needs small steps, and friction holds a body on a slope
     only up to a creep of about the velocity scale.
-``"stepping"`` (this module, ``kernels/contact_solver.py``)
+``"stepping"`` (this module, ``contact/stepping_solver.py``)
     velocity-level time stepping: impulses in exact Coulomb cones, the contacts' gap kept closed at the end of
     each step (semi-implicit Euler, Moreau–Jean / Stewart–Trinkle). No contact parameters beyond friction: rigid,
     no penetration, sticking is sticking; first order in h, and impacts are perfectly inelastic.
@@ -16,7 +16,7 @@ something ``simulate`` runs, on the tree's coordinates (q, v):
 Each model is a factory ``factory(model, q0, v0, tau=None, energy=True, **parameters)`` registered with
 :func:`register_contact_model`; its parameters are read from its signature (:func:`contact_options`), so
 ``simulate`` reports a misspelt one. Both take ``contact_pairs`` (only these pairs of collision or body names
-collide) and ``exclude`` (pairs that never collide); see ``multibody.model.contact.pack_collisions`` for the
+collide) and ``exclude`` (pairs that never collide); see ``multibody.contact.collision_sets.pack_collisions`` for the
 default pairs. ``tau`` may be constant generalized forces (nv,), a Python callable ``tau(t, q, v) -> (nv,)``, or
 a compiled torque law: a numba function ``law(t, q, v, out)`` that writes ``out`` (nv,), called inside the
 compiled loops.
@@ -36,13 +36,13 @@ from multibody.formulations.base import check_state
 from multibody.formulations.tree import tree_energy, tree_params
 from multibody.integrate import arguments as arg
 from multibody.integrate.arguments import fixed_step_count, output_steps
-from multibody.integrate.time_stepping import STEPPING_OK, SteppingSystem, run_stepping
-from multibody.kernels.collision import C_WIDTH
-from multibody.kernels.contact_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
+from multibody.contact.stepping_loop import STEPPING_OK, SteppingSystem, run_stepping
+from multibody.contact.detection import C_WIDTH
+from multibody.contact.stepping_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
                                               AppliedForces, Geometry, Solver)
-from multibody.kernels.gjk import gjk_workspace
-from multibody.kernels.shapes import GW_WIDTH
-from multibody.model.contact import pack_collisions
+from multibody.contact.gjk import gjk_workspace
+from multibody.contact.shapes import GW_WIDTH
+from multibody.contact.collision_sets import pack_collisions
 from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
@@ -157,7 +157,7 @@ def contact_setup(model, contact_pairs, exclude, what):
 
 
 def contacts_record(cs, counts, records):
-    """The :class:`multibody.result.Contacts` of the contact records (``contact_solver.R_WIDTH`` columns) at each
+    """The :class:`multibody.result.Contacts` of the contact records (``stepping_solver.R_WIDTH`` columns) at each
     output: ``counts`` (n,), ``records`` (n, capacity, R_WIDTH)."""
     counts = np.asarray(counts, dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)])
@@ -171,7 +171,7 @@ def contacts_record(cs, counts, records):
 # ---- the time-stepping model ------------------------------------------------------------------------------------
 def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance=1e-10, iterations=200,
                     recovery=0.01, contact_pairs=None, exclude=None):
-    """Velocity-level time stepping with exact Coulomb friction cones (``kernels/contact_solver.py``).
+    """Velocity-level time stepping with exact Coulomb friction cones (``contact/stepping_solver.py``).
 
     ``margin`` (m): pairs closer than this (plus the distance their speeds cover in a step) enter each step's
     contact problem; ``tolerance``: the projected Gauss–Seidel sweeps stop when no impulse changes by more than
@@ -230,7 +230,7 @@ def check_contact_run(model, checkpoint, events):
 
 def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):
     """``simulate`` with the time-stepping contact model: its own semi-implicit Euler step of size ``h``
-    (``integrate/time_stepping.py``); the outputs on the step grid as for the fixed-step methods."""
+    (``contact/stepping_loop.py``); the outputs on the step grid as for the fixed-step methods."""
     if str(method).upper() not in ("DOP853", "STEPPING"):
         raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
                          "apply: give h only", element="method")

@@ -40,19 +40,19 @@ from collections import namedtuple
 from numba import njit
 
 from multibody.kernels.aba import aba_kernel
-from multibody.kernels.collision import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, unit_perpendicular
+from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, unit_perpendicular
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import B_V, D_S, FREE, IQ, IV, JTYPE, NV, PARENT, workspace_views
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
-from multibody.kernels.shapes import GF_RAD, GI_BODY, GI_TYPE, GW_P, HALFSPACE, world_poses
+from multibody.contact.shapes import GF_RAD, GI_BODY, GI_TYPE, GW_P, HALFSPACE, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, helper, mat3_vec, quat_to_rotation
 
 #: the model's applied forces (``kernels/forces.py``): ``applied`` (1 when any), the joint and point spring-damper
 #: arrays, the per-body force accumulator ``fb`` and the generalized-force buffer ``tau``
 AppliedForces = namedtuple("AppliedForces", "applied k c rest effort sbody spoint sk sc sl0 fb tau")
-#: the collision set and its buffers: packed geometry (``kernels/shapes.py``), pairs, world poses, contact rows,
+#: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, world poses, contact rows,
 #: the GJK/EPA workspace
 Geometry = namedtuple("Geometry", "gi gf verts pairs gw rows ws")
 #: the solver's arrays: mass matrix and factor, contact rows J, Y = L⁻¹Jᵀ (stored as rows), Delassus W, impulses,

@@ -22,8 +22,8 @@ from) is divided by the time since, to the order of its zero there (``S[S_ORDER]
 the next one and not the start itself.
 
 The switch array tuple ``S`` (:func:`switch_arrays`) carries the mode, the guard data and the controllers' tuple of
-the run (``S[S_CONTROL]``, ``formulations/tree_control.py``); the run across switches (``integrate/events.py``)
-locates the root of a guard, has the structure (``formulations/tree_switches.py``) make the switch, and restarts.
+the run (``S[S_CONTROL]``, ``formulations/tree_control.py``); the run across switches (``switching/events.py``)
+locates the root of a guard, has the structure (``switching/structure.py``) make the switch, and restarts.
 
 Controllers (the model's ``mb.JointPD``, ``mb.ComputedTorque``, and a compiled torque law ``tau=f``) are bounded
 forces: they add ``τ_controllers(t, q, v) + f(t, q, v)`` to the constant generalized forces in every mode, before
@@ -38,7 +38,7 @@ from numba import njit
 from multibody.formulations.tree_control import control_extra, is_controlled
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_MI, P_Q, P_TAU, P_WORK
-from multibody.integrate.events import EVENT
+from multibody.switching.events import EVENT
 from multibody.integrate.tableaux import METHODS, TABLEAU_C, TABLEAU_STAGES, all_finite, stage_state
 from multibody.integrate.manifold import normalize_quaternions
 

@@ -1,9 +1,9 @@
 """Joint limits, latches and releases in the Poisson-impulse formulation: a run across switches whose state is
 (q, p) (seed 002, eqs. 6, 7; the impact as a jump of the impulses, Δp = Jᵀ Λ).
 
-A :class:`PoissonStructure` keeps the protocol of the run across switches (``integrate/events.py``) on the
+A :class:`PoissonStructure` keeps the protocol of the run across switches (``switching/events.py``) on the
 state x = [q, p] and leaves the modes and the switches to the tree's :class:`Structure`
-(``formulations/tree_switches.py``), on the same q and the velocities v = M(q)⁻¹ p (system (6), the O(N)
+(``switching/structure.py``), on the same q and the velocities v = M(q)⁻¹ p (system (6), the O(N)
 solver of ``kernels/poisson.py``):
 
 * between switches, with no coordinate locked, ẋ is the Poisson right-hand side (eq. 7) itself;
@@ -18,20 +18,20 @@ solver of ``kernels/poisson.py``):
   (q, p) (the momenta are unchanged: p is formed from the mapped velocities).
 
 Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes on (q, p) in the Python loop of
-``integrate/python_steps.py`` (the compiled switching loop is the tree's, on (q, v)); no checkpoints.
+``switching/python_steps.py`` (the compiled switching loop is the tree's, on (q, v)); no checkpoints.
 """
 import numpy as np
 
 from multibody.formulations.poisson import impulses, poisson_rhs, poisson_rhs_extra, solver_code, velocity
-from multibody.formulations.tree_modes import S_FORCE, S_NLOCKED, crossed
-from multibody.integrate.python_steps import PythonSteps
+from multibody.switching.modes import S_FORCE, S_NLOCKED, crossed
+from multibody.switching.python_steps import PythonSteps
 from multibody.tree_parameters import tree_params
 
 __all__ = ["PoissonStructure"]
 
 
 class PoissonStructure(PythonSteps):
-    """The structure ``tree`` (a :class:`~multibody.formulations.tree_switches.Structure`) on the state (q, p);
+    """The structure ``tree`` (a :class:`~multibody.switching.structure.Structure`) on the state (q, p);
     ``solver``: "sweep" or "cholesky" (system (6))."""
 
     def __init__(self, tree, solver="sweep"):
@@ -58,7 +58,7 @@ class PoissonStructure(PythonSteps):
         q = np.ascontiguousarray(xv[:self.nq], dtype=np.float64)
         return np.concatenate([q, impulses(self.model, q, xv[self.nq:], data=self.tree.data)])
 
-    # ---- the protocol of integrate/events.py ------------------------------------------------------------
+    # ---- the protocol of switching/events.py ------------------------------------------------------------
     def start(self, t, x, fresh):
         return self.tree.start(t, self.tree_state(x), fresh)
 

@@ -6,7 +6,7 @@ change during the motion").
 joint is replaced by a ``Free`` joint from the ground to its child: the child's subtree goes on as a free body
 (its own joints unchanged). Its coordinates are the pose of the child's own frame in the ground frame and its
 velocities ``[ω; v]`` of that frame's origin in child axes (the ``Free`` convention of ``model/joints.py``); the
-run maps the state across (``formulations/tree_switches.py``). The new model's coordinates of the other joints are
+run maps the state across (``switching/structure.py``). The new model's coordinates of the other joints are
 those of the old one, under the same names.
 """
 from multibody.errors import ModelError

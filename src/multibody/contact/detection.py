@@ -3,7 +3,7 @@ normal and the witness points — one contact for a pair of convex shapes, a con
 for a shape on a half-space.
 
 Convention (every pair, every routine): the pair (A, B) is stored with A's shape code not larger than B's
-(``kernels/shapes.py``), so a half-space is always A. The normal n (unit, world) points from A to B; the witness
+(``contact/shapes.py``), so a half-space is always A. The normal n (unit, world) points from A to B; the witness
 points p_A on A and p_B on B satisfy ``p_B − p_A = d n`` with d the signed distance (negative: penetration
 depth). The contact point is their midpoint.
 
@@ -18,7 +18,7 @@ Narrow phase, by pair of shape codes:
   segments (the shortest separating translation of two crossing segments is zero along it);
 * sphere with box and with cylinder: the closest point of the solid to the sphere's centre (clamping in its
   axes), or, from inside, its nearest face;
-* every other pair (capsule, cylinder, box, hull): GJK on the cores, EPA when they overlap (``kernels/gjk.py``):
+* every other pair (capsule, cylinder, box, hull): GJK on the cores, EPA when they overlap (``contact/gjk.py``):
   exact for polytopes, to ``GJK_TOL`` relative for cylinders. A box on a box whose normal is a face normal (a
   face, an edge or a corner on a face) gives a manifold: the face of the other box most opposed to it (the
   incident face) clipped to the reference face's sides (Sutherland–Hodgman), each point of it within the margin
@@ -27,7 +27,7 @@ Narrow phase, by pair of shape codes:
 Broad phase: the world bounding boxes (``shapes.bounds``) of the two geometries, widened by the margin, must
 overlap; pairs with a half-space skip it (their narrow phase is one support point). Which pairs are tried at all
 (not on the same body, not parent and child, the user's filters) is decided once, when the geometry is packed
-(``multibody.model.contact``).
+(``multibody.contact.collision_sets``).
 
 Output: rows of ``out`` (:data:`C_WIDTH` columns: the pair's index, d, n, p_A, p_B, the friction coefficient).
 """
@@ -35,8 +35,8 @@ import math
 
 from numba import njit
 
-from multibody.kernels.gjk import INTERSECTING, epa, gjk, witness
-from multibody.kernels.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P, GW_R,
+from multibody.contact.gjk import INTERSECTING, epa, gjk, witness
+from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P, GW_R,
                                       HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local,
                                       to_world)
 from multibody.kernels.spatial import KERNEL, cross3, helper

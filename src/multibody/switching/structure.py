@@ -2,13 +2,13 @@
 and releases of one structure (a Model), and the state mapped into the next structure after a separation.
 
 A :class:`Structure` holds a Model with what its compiled mode needs (the parameter tuple of the tree, the switch
-arrays of ``formulations/tree_modes.py``) and the discrete state of its mode: which coordinates are latched, which
+arrays of ``switching/modes.py``) and the discrete state of its mode: which coordinates are latched, which
 are held until their release, which limits rest on a stop; it keeps the protocol of the run across switches
-(``integrate/events.py``). :meth:`Structure.switch` makes the switch at an event:
+(``switching/events.py``). :meth:`Structure.switch` makes the switch at an event:
 
 1. releases due: ``"unlock"`` frees the held coordinates of the joint; ``"separate"`` ends the structure (the run
    continues in :func:`separated_structure`'s new one);
-2. the impulse (``kernels/impulse.py``; seed 002, ``Δp = Jᵀ Λ``): the rows are the locked coordinates (latched or
+2. the impulse (``switching/impulse.py``; seed 002, ``Δp = Jᵀ Λ``): the rows are the locked coordinates (latched or
    held: equalities), the limits resting on their stops (u⁻ = 0) and those that hit (u⁻ < 0, Newton's restitution
    e; e = 0 when the rebound ``e |u⁻|`` would be below ``rest_velocity``, or rise less than the coordinate's
    resolution (:func:`unresolved_rebound`), which ends the finite cascade of ever smaller bounces — no penalty); the latches reached lock with a plastic impact; one linear
@@ -33,13 +33,13 @@ from multibody.errors import ModelError
 from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
-from multibody.formulations.tree_modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
+from multibody.switching.modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
                                               S_KNOWN, S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER,
                                               S_RELEASE_T, S_SINCE, free_rhs_extra, guard_values, mode_rhs,
                                               mode_rhs_extra, mode_step, switch_arrays, switching_run)
-from multibody.integrate.python_steps import PythonSteps
+from multibody.switching.python_steps import PythonSteps
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
-from multibody.kernels.impulse import delassus, mixed_lcp
+from multibody.switching.impulse import delassus, mixed_lcp
 
 __all__ = ["Structure", "separated_structure", "unresolved_rebound", "REST_VELOCITY", "SAME_INSTANT", "ROUNDOFF"]
 
@@ -140,12 +140,12 @@ class Structure(PythonSteps):
 
     @property
     def compiled_steps(self):
-        """Whether the fixed-step runs step in the compiled loop (``tree_modes.switching_run``); else in the Python
-        loop of ``integrate/python_steps.py`` (a Python torque callback)."""
+        """Whether the fixed-step runs step in the compiled loop (``modes.switching_run``); else in the Python
+        loop of ``switching/python_steps.py`` (a Python torque callback)."""
         return self.callback is None
 
     def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
-        """The mode's fixed-step loop from x at step ``first``: compiled (``tree_modes.switching_run``), or the same
+        """The mode's fixed-step loop from x at step ``first``: compiled (``modes.switching_run``), or the same
         operations in Python (:attr:`compiled_steps`)."""
         if not self.compiled_steps:
             return PythonSteps.run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K)
@@ -246,9 +246,9 @@ class Structure(PythonSteps):
 
     def successor(self, t, joint):
         """The structure after ``joint`` separates at t: the model with a free joint in its place
-        (``model/restructure.py``), the next index, the same torque callback or compiled law, and the constant
+        (``switching/restructure.py``), the next index, the same torque callback or compiled law, and the constant
         generalized forces of the coordinates it keeps (by name: those of the separated joint end with it)."""
-        from multibody.model.restructure import separated_model
+        from multibody.switching.restructure import separated_model
 
         new = separated_model(self.model, joint)
         old_names = {n: k for k, n in enumerate(self.model.velocity_names())}
@@ -458,7 +458,7 @@ class Structure(PythonSteps):
         return lam, w
 
     def _impulse(self, q, v, rows):
-        """Apply the impulses of the rows ``[(v index, sign, e, equality)]`` (kernels/impulse.py) to v in place;
+        """Apply the impulses of the rows ``[(v index, sign, e, equality)]`` (switching/impulse.py) to v in place;
         returns Λ."""
         Y, D, u_minus, nb = self._impulse_problem(q, v, rows)
         e = np.concatenate([np.zeros(nb), [r[2] for r in rows]])
@@ -527,11 +527,11 @@ def _quaternion(R):
 
 def separated_structure(st, t, x, joint, log):
     """The structure after ``joint`` of structure ``st`` separates at (t, x): the model with a free joint in its
-    place (``model/restructure.py``) and the state mapped — every other joint's coordinates as they were, the free
+    place (``switching/restructure.py``) and the state mapped — every other joint's coordinates as they were, the free
     joint's the pose and velocity of the child's frame (forward kinematics), so that every body keeps its motion
     and the momenta are unchanged. The mode carries over by name (latched, held, resting coordinates). Returns
     ``(structure, x)``."""
-    from multibody.algorithms import forward_kinematics
+    from multibody.algorithms.dynamics import forward_kinematics
 
     old = st.model
     ns = st.successor(t, joint)

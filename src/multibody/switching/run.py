@@ -1,16 +1,16 @@
 """Simulation of a tree with joint limits, latches and releases: the structures of the run, its switches, and its
 Result (seed 001, introduction: variable structure; seed 002: Δp = Jᵀ Λ).
 
-:func:`run_switching` hands the tree's structure (``formulations/tree_switches.py``: its modes, guards and
-switches) to the run across switches of ``integrate/events.py`` and makes the :class:`multibody.Result`:
+:func:`run_switching` hands the tree's structure (``switching/structure.py``: its modes, guards and
+switches) to the run across switches of ``switching/events.py`` and makes the :class:`multibody.Result`:
 
 * a column per coordinate of every structure the run can pass through — the model's coordinates, then those of
   the free joint of each joint that can separate (``<joint>.x`` … ``<joint>.qz``, velocities ``<joint>.wx`` …
   ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
 * the states of the output times and two rows at each switch (just before, just after);
-* ``result.events``: the switch log (``formulations/tree_switches.py``); ``result.structures``: the models in turn
+* ``result.events``: the switch log (``switching/structure.py``); ``result.structures``: the models in turn
   (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes;
-* a model with constraints (closed loops; ``formulations/constrained_switches.py``): ``result.residuals`` per
+* a model with constraints (closed loops; ``switching/constrained.py``): ``result.residuals`` per
   constraint, as the constrained formulation's.
 """
 import time
@@ -20,17 +20,17 @@ import numpy as np
 from multibody.errors import IntegrationError, ModelError
 from multibody.formulations.base import check_state
 from multibody.formulations.constrained import constraint_residuals
-from multibody.formulations.constrained_switches import ConstrainedStructure
+from multibody.switching.constrained import ConstrainedStructure
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.formulations.tree_rhs import tree_energy
-from multibody.formulations.poisson_switches import PoissonStructure
-from multibody.formulations.tree_switches import REST_VELOCITY, Structure
+from multibody.switching.poisson import PoissonStructure
+from multibody.switching.structure import REST_VELOCITY, Structure
 from multibody.integrate.adaptive import PROJECTABLE
 from multibody.integrate.arguments import event_value, fixed_step_count, output_steps
-from multibody.integrate.events import run_hybrid
+from multibody.switching.events import run_hybrid
 from multibody.integrate.manifold import normalize_quaternions
 from multibody.integrate.tableaux import METHODS
-from multibody.model.restructure import free_joint_names
+from multibody.switching.restructure import free_joint_names
 from multibody.result import Result
 
 __all__ = ["compiled_loop", "refuse", "run_switching", "simulate_switching", "structure_class", "switching_batch", "union_names"]
@@ -38,7 +38,7 @@ __all__ = ["compiled_loop", "refuse", "run_switching", "simulate_switching", "st
 
 def structure_class(model):
     """The structure of a run of ``model``: :class:`ConstrainedStructure` when it has constraints (closed loops,
-    ``formulations/constrained_switches.py``), else the tree's :class:`Structure`."""
+    ``switching/constrained.py``), else the tree's :class:`Structure`."""
     return ConstrainedStructure if model.constraints else Structure
 
 
@@ -56,15 +56,15 @@ def union_names(model):
 
 def compiled_loop(model, formulation):
     """Whether the fixed-step runs of ``model`` in ``formulation`` step in the tree's compiled switching loop
-    (``tree_modes.switching_run``); else in the Python loop of ``integrate/python_steps.py`` (a model with
+    (``modes.switching_run``); else in the Python loop of ``switching/python_steps.py`` (a model with
     constraints, the Poisson formulation)."""
     return formulation == "tree" and not model.constraints
 
 
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
-    Poisson one (``formulations/poisson_switches.py``) or, for a model with constraints, the constrained one
-    (``formulations/constrained_switches.py``: one-step methods, adaptive or fixed-step, no release that separates
+    Poisson one (``switching/poisson.py``) or, for a model with constraints, the constrained one
+    (``switching/constrained.py``: one-step methods, adaptive or fixed-step, no release that separates
     a joint); controllers or a compiled torque law outside the tree formulation or with a release that separates a
     joint (its structure after the separation has other coordinates); a moving base, general joints, STORMER6
     (user events with a fixed step are refused by ``simulate`` as in every run)."""
@@ -111,12 +111,12 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
                   writer=None, every=None, restart=None, events=None, formulation="tree", solver="sweep",
                   progress=False):
     """Integrate ``model`` (with joint limits, latches or releases) from ``(q0, v0)`` at ``t0`` to ``t_end`` across
-    its switches (``integrate/events.py``); return the :class:`multibody.Result` (module docstring).
+    its switches (``switching/events.py``); return the :class:`multibody.Result` (module docstring).
 
     ``method``: an adaptive method (``rtol``, ``atol``, output times ``t_eval`` or every step, ``max_steps`` in
     all) or a fixed-step one (``h`` and ``nsteps`` of the grid, ``save`` the step numbers to output).
     ``tau``: constant generalized forces (nv,), a callable ``tau(t, q, v)`` (with a fixed-step method, the mode's
-    loop then runs in Python: ``integrate/python_steps.py``) or a compiled torque law (a numba function
+    loop then runs in Python: ``switching/python_steps.py``) or a compiled torque law (a numba function
     ``tau(t, q, v, out)``, ``formulations/tree_control.py``), which, like the model's controllers, runs in the
     mode's compiled right-hand side. A failure raises
     ``IntegrationError`` whose ``result`` is the run up to it, its switches included.
@@ -128,12 +128,12 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``events``: user event functions ``g(t, q, v)`` (adaptive methods; attributes ``terminal``, ``direction`` as in
     ``simulate``), with q and v the run's full coordinate set (the Result's columns; NaN where the structure of the
-    moment has no such coordinate), located alongside the switches (``integrate/events.py``: an event at a switch
+    moment has no such coordinate), located alongside the switches (``switching/events.py``: an event at a switch
     is reported once); their times are ``result.info["t_events"]``, and a terminal one ends the run with status
     ``"event"``, as in a run without switches.
 
     ``formulation="poisson"`` (no checkpoints): the state (q, p) between switches, the impulses
-    jumping by Jᵀ Λ at them (``formulations/poisson_switches.py``; ``solver`` of system (6)); the Result has v
+    jumping by Jᵀ Λ at them (``switching/poisson.py``; ``solver`` of system (6)); the Result has v
     and the impulses in ``result.series["p"]`` (the columns of v). ``progress``: the bar of a fixed-step run
     (``run_hybrid``)."""
     key = str(method).upper()
@@ -249,7 +249,7 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
 
 def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
     """``simulate_batch`` of a model with joint limits, latches or releases: each run in turn through the switching
-    loop (``integrate/events.py``), outputs on the common step grid (no rows at the switches). Only
+    loop (``switching/events.py``), outputs on the common step grid (no rows at the switches). Only
     ``params={"tau": ...}`` may vary per run. Returns ``(t, q, v, energy, status, steps, info, events, q names,
     v names)``, ``events[b]`` the switch log of run b (the arrays of a ``BatchResult``)."""
     other = sorted(set(params or {}) - {"tau"})
@@ -337,7 +337,7 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
     made again by the same separations, the mode restored, the rows back in each structure's coordinates. Returns
     ``(structure, (t, step, x, HybridRun))``; a ``ResultFileError`` for data that do not fit."""
     from multibody.errors import ResultFileError
-    from multibody.integrate.events import HybridRun
+    from multibody.switching.events import HybridRun
 
     data = ck.switching
     try:
@@ -369,7 +369,7 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
 
 
 def _result(run, q_names, v_names, model, energy, info):
-    """The Result of a :class:`~multibody.integrate.events.HybridRun` (module docstring)."""
+    """The Result of a :class:`~multibody.switching.events.HybridRun` (module docstring)."""
     n = len(run.t)
     Q, V = np.full((n, len(q_names)), np.nan), np.full((n, len(v_names)), np.nan)
     impulse = np.full((n, len(v_names)), np.nan)     # (q, p) states of the Poisson formulation

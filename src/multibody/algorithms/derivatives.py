@@ -31,7 +31,7 @@ The kernels are in ``kernels/derivatives*.py``; each call writes into the worksp
 import numba
 import numpy as np
 
-from multibody.algorithms import (as_batch, as_fext, as_vector, base_copy, bind_on_first_call, data_at,
+from multibody.algorithms.dynamics import (as_batch, as_fext, as_vector, base_copy, bind_on_first_call, data_at,
                                   size_error)
 from multibody.data import refuse_general_joints
 from multibody.errors import ModelError

@@ -27,10 +27,10 @@ import math
 
 from numba import njit
 
-from multibody.kernels.collision import C_DIST, C_MU, C_N, C_PA, C_PAIR, C_PB
+from multibody.contact.detection import C_DIST, C_MU, C_N, C_PA, C_PAIR, C_PB
 from multibody.kernels.forces import add_point_force
 from multibody.kernels.kinematics import B_V
-from multibody.kernels.shapes import GI_BODY
+from multibody.contact.shapes import GI_BODY
 from multibody.kernels.spatial import KERNEL, cross3, helper
 
 #: settings of the compliant model: stiffness, exponent, damping α, friction velocity scale
@@ -46,7 +46,7 @@ def point_velocity(wb, b, x0, x1, x2):
 
 @njit(**KERNEL)
 def contact_force(rows, c, gi, pairs, wb, settings):
-    """The force of contact c (row of ``rows``, ``kernels/collision.py``) on its body B (``(x, F)``, A receives −F
+    """The force of contact c (row of ``rows``, ``contact/detection.py``) on its body B (``(x, F)``, A receives −F
     at x), its normal force, its elastic potential and the power it dissipates (the module docstring)."""
     x0 = 0.5 * (rows[c, C_PA] + rows[c, C_PB])
     x1 = 0.5 * (rows[c, C_PA + 1] + rows[c, C_PB + 1])

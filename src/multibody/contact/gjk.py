@@ -30,7 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
-from multibody.kernels.shapes import GF_RAD, GW_P, support
+from multibody.contact.shapes import GF_RAD, GW_P, support
 from multibody.kernels.spatial import KERNEL, cross3, helper
 
 #: EPA's polytope: at most this many vertices and faces (a face list and a horizon-edge list of this size)

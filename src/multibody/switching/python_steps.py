@@ -1,29 +1,29 @@
-"""The fixed-step part of the protocol of a run across switches (``integrate/events.py``) as a Python loop, for
-the structures that have no compiled loop: a model with constraints (``formulations/constrained_switches.py``:
+"""The fixed-step part of the protocol of a run across switches (``switching/events.py``) as a Python loop, for
+the structures that have no compiled loop: a model with constraints (``switching/constrained.py``:
 a KKT solve and a projection onto the constraints each step) and the Poisson-impulse formulation
-(``formulations/poisson_switches.py``).
+(``switching/poisson.py``).
 
-The loop makes the operations of the compiled one (``formulations/tree_modes.switching_run``, ``mode_step``) with
+The loop makes the operations of the compiled one (``switching.modes.switching_run``, ``mode_step``) with
 the structure's own right-hand side ``rhs(t, x)``:
 
 * a step's stages are the compiled tableau arithmetic itself (``integrate/tableaux.stage_state``, the same
   function the compiled loops call: the same roundings, in the same order; the classical RK4 written out in
-  ``tree_modes._step`` makes the same operations);
+  ``modes._step`` makes the same operations);
 * after the step, where the structure projects (``projects``), its ``step_project(t + h, x)`` (by default its
   ``project``): the quaternions
   normalized, a model with constraints put back onto them (positions and velocities) — the step of any size h,
   so projected, is also the dense output the run locates an event on;
 * then ẋ at the step's end, which is the next step's first stage (and leaves the reactions of the locked
   coordinates, the guards of the resting joints), and the guards' signs (``crossed(t, x)``): the loop stops
-  before a step after which a watched guard is below zero (status :data:`~multibody.integrate.events.EVENT`) or
+  before a step after which a watched guard is below zero (status :data:`~multibody.switching.events.EVENT`) or
   the state is not finite (status 1).
 
-On a tree (no constraints) a :class:`~multibody.formulations.tree_switches.Structure` stepped by this loop gives
+On a tree (no constraints) a :class:`~multibody.switching.structure.Structure` stepped by this loop gives
 the compiled loop's states bit for bit (``tests/test_switching_fixed.py``). The cost per step is that of the
 structure's right-hand side called from Python: 3.4–3.7× the compiled loop's on a one- or two-link tree (RK4);
 on a model with constraints the KKT solve and the projection dominate (``docs/variable-structure.md``).
 """
-from multibody.integrate.events import EVENT
+from multibody.switching.events import EVENT
 from multibody.integrate.tableaux import (
     TABLEAU_C,
     TABLEAU_STAGES,
@@ -91,7 +91,7 @@ def python_run_steps(st, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
 
 
 class PythonSteps:
-    """``run_steps`` and ``step`` of the protocol of ``integrate/events.py`` as the Python loop of the module
+    """``run_steps`` and ``step`` of the protocol of ``switching/events.py`` as the Python loop of the module
     docstring, for a structure with ``nq``, ``projects``, ``rhs(t, x)``, ``project(t, x)`` and ``guards(t, x)``;
     ``step_project(t, x)``: the projection after each step, its ``project`` unless it has its own.
     ``crossed(t, x)``: whether a watched guard is below zero at (t, x), called right after ``rhs(t, x)``; here the

@@ -18,7 +18,7 @@ kernel the simulations run in their compiled loops (``kernels/control.py``), so 
 """
 import numpy as np
 
-from multibody.algorithms import as_vector, data_at, fill_general
+from multibody.algorithms.dynamics import as_vector, data_at, fill_general
 from multibody.kernels.control import control_kernel
 from multibody.model.controllers import ControllerTable
 

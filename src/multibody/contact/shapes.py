@@ -1,6 +1,6 @@
 """Convex collision shapes in compiled code: the packed layout, world poses, support maps, bounding boxes.
 
-The collision elements of a Model (``multibody.model.geometry``) are packed once (``multibody.model.contact``)
+The collision elements of a Model (``multibody.model.geometry``) are packed once (``multibody.contact.collision_sets``)
 into three arrays that the detection kernels read:
 
 ``gi`` (G, GI_WIDTH) int64 — per geometry: its shape code (:data:`HALFSPACE` ... :data:`HULL`), its body (kernel
@@ -13,7 +13,7 @@ hull (0, 0, 0)), its friction coefficient and its bounding radius about its orig
 Each shape is centred on its frame's origin, axes as in ``multibody.model.geometry``: capsule and cylinder along
 z, the half-space z <= 0. A sphere is a point and a capsule a segment (their *core*) swept by their radius, so
 the distance of two shapes is that of their cores less the radii (detection works on the cores: exact for
-points and segments, ``kernels/gjk.py``).
+points and segments, ``contact/gjk.py``).
 
 The world pose of every geometry, ``gw`` (G, 12) (rotation row-major, then the origin), is made from the body
 placements that a kinematics pass left in the workspace (``kinematics.B_R``, ``B_P``), at every evaluation.

@@ -1,5 +1,5 @@
 """A run across switches (joint limits, latches, releases): event location to machine precision, the switch, the
-restart — for any system of modes that keeps the protocol below (the tree's: ``formulations/tree_switches.py``).
+restart — for any system of modes that keeps the protocol below (the tree's: ``switching/structure.py``).
 
 The run goes from mode to mode. It integrates the mode until one of its guards — functions of (t, x) that are
 ≥ 0 while the mode holds — crosses zero, locates that instant as the root of the guard by a bracketing solver
@@ -10,7 +10,7 @@ restarts from the state after it:
   with the least watched guard as a terminal event, located on the step's interpolant (``solve_ivp``'s
   protocol, Brent to 4 eps);
 * fixed-step methods (RK4, RK2, HEUN, VERLET): each mode runs in the system's loop (compiled, or
-  ``integrate/python_steps.py``'s Python loop of the same arithmetic), which checks the
+  ``switching/python_steps.py``'s Python loop of the same arithmetic), which checks the
   guards after every step and stops before the step in which one crosses. The dense output of that step is the
   step itself taken with a smaller size s ∈ (0, h] (of the method's order): the event is its root, and from the
   state after the switch one step of the rest of the interval brings the run back onto the grid ``t0 + k h``.
@@ -37,7 +37,7 @@ structure; the guards reached there), ``arm(t, x)`` (watch the guards ≥ 0 at t
 next system or None)``, ``run_steps(x, t0, h, first, nsteps, save, method, ts, xs, xt, K) -> (rows, status,
 done)`` (the compiled loop; status :data:`EVENT` when a guard crossed in the step after ``done``) and
 ``step(t, x, h, method, xt, K)`` (one step from (t, x), ``K[0]`` = rhs(t, x)). A structure with no compiled loop
-takes both from ``integrate/python_steps.py`` (a Python loop of the same arithmetic; its exceptions carry the rows
+takes both from ``switching/python_steps.py`` (a Python loop of the same arithmetic; its exceptions carry the rows
 it saved, which the run keeps).
 """
 import math

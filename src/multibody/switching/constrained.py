@@ -1,8 +1,8 @@
 """The switches of a run with joint limits, latches and releases on a model with constraints (closed loops by cut
-joints, points on curves, ...): the structure of ``formulations/tree_switches.py`` in the constrained formulation
+joints, points on curves, ...): the structure of ``switching/structure.py`` in the constrained formulation
 (seed 001 §3.6; seed 002: ``Δp = Jᵀ Λ``).
 
-:class:`ConstrainedStructure` keeps the switch logic of :class:`~multibody.formulations.tree_switches.Structure`
+:class:`ConstrainedStructure` keeps the switch logic of :class:`~multibody.switching.structure.Structure`
 (which rows an impact, a lock or a contact has, Newton's law, the log) and changes the three problems it solves:
 
 * **the mode** (:meth:`ConstrainedStructure.rhs`): the KKT system of the constrained formulation
@@ -38,10 +38,10 @@ coordinates held in their place (their rows E among the rows), and a limited coo
 at its value, to ``SAME_INSTANT``) held on it: the state of an event is on the constraints with the joint exactly
 on its stop, and the impulse is computed from there.
 
-Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes in the Python loop of ``integrate/python_steps.py``
-(the compiled loops of ``tree_modes.py`` have no constraint rows): each step, and each step of a smaller size on
+Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes in the Python loop of ``switching/python_steps.py``
+(the compiled loops of ``modes.py`` have no constraint rows): each step, and each step of a smaller size on
 which an event is located, is projected as above. Releases that separate a joint are not supported
-(``variable_structure.refuse``).
+(``switching.run.refuse``).
 """
 import numpy as np
 
@@ -56,7 +56,7 @@ from multibody.formulations.constrained import (
     constrained_project,
     constrained_rhs,
 )
-from multibody.formulations.tree_modes import (
+from multibody.switching.modes import (
     FREE,
     ON_LOWER,
     ON_UPPER,
@@ -66,7 +66,7 @@ from multibody.formulations.tree_modes import (
     S_LIM_STATE,
     crossed,
 )
-from multibody.formulations.tree_switches import REST_VELOCITY, SAME_INSTANT, Structure
+from multibody.switching.structure import REST_VELOCITY, SAME_INSTANT, Structure
 from multibody.kernels.crba import crba_kernel
 from multibody.tree_parameters import P_MF, P_MI, P_WORK
 
@@ -84,11 +84,11 @@ ASSEMBLY_TOL = 1e-8
 
 
 class ConstrainedStructure(Structure):
-    """A :class:`~multibody.formulations.tree_switches.Structure` of a model with constraints (module docstring):
+    """A :class:`~multibody.switching.structure.Structure` of a model with constraints (module docstring):
     the same arguments; ``max_correction``: how far (rad or m) the projection may move the initial positions onto
     the constraints (``ConstraintError`` beyond; None: any)."""
 
-    #: fixed-step runs step in the Python loop of ``integrate/python_steps.py`` (the compiled loop of the tree's
+    #: fixed-step runs step in the Python loop of ``switching/python_steps.py`` (the compiled loop of the tree's
     #: modes has no constraint rows)
     compiled_steps = False
 
@@ -155,7 +155,7 @@ class ConstrainedStructure(Structure):
         self._rest = None
 
     def step_project(self, t, x):
-        """:meth:`project` after a step of the fixed-step loop (``integrate/python_steps.py``), which is also the
+        """:meth:`project` after a step of the fixed-step loop (``switching/python_steps.py``), which is also the
         dense output an event is located on: the free coordinates near a stop or a latch value are not held there
         (that would make each guard zero over an interval around its root, and put the root located at the interval's
         end: up to ``SAME_INSTANT`` past the stop, energy gained at each impact); the switch puts them on it. A mode
@@ -169,7 +169,7 @@ class ConstrainedStructure(Structure):
 
     def crossed(self, t, x):
         """Whether a watched guard is below zero at (t, x), right after :meth:`rhs` there (its reactions are the
-        resting joints' guards): the signs of ``tree_modes.crossed``, for the fixed-step loop."""
+        resting joints' guards): the signs of ``modes.crossed``, for the fixed-step loop."""
         return crossed(float(t), np.ascontiguousarray(x, dtype=np.float64), self.S)
 
     # ---- the mode ----------------------------------------------------------------------------------------
@@ -315,7 +315,7 @@ class ConstrainedStructure(Structure):
         return D, b, G.shape[0]
 
     def _lcp(self, D, b, bilateral):
-        """The mixed LCP ``w = D Λ + b`` (``kernels/impulse.py``); for dependent rows (D singular), the
+        """The mixed LCP ``w = D Λ + b`` (``switching/impulse.py``); for dependent rows (D singular), the
         proximal-point iteration of the module docstring."""
         if not len(b):
             return np.zeros(0), np.zeros(0)

@@ -29,7 +29,7 @@ Example
 -------
 >>> import numpy as np
 >>> import multibody as mb
->>> from multibody.algorithms import aba, rnea, crba, energy
+>>> from multibody.algorithms.dynamics import aba, rnea, crba, energy
 >>> b = mb.ModelBuilder(gravity=(0, 0, -9.81))
 >>> b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
 'rod'
@@ -237,7 +237,7 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
     return out
 
 
-#: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms_derivatives``)
+#: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms.derivatives``)
 data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
                                                                           _bind_on_first_call)
 

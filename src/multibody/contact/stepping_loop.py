@@ -1,6 +1,6 @@
-"""The run of a time-stepping contact model: the compiled loop over the steps of ``kernels/contact_solver.py``.
+"""The run of a time-stepping contact model: the compiled loop over the steps of ``contact/stepping_solver.py``.
 
-A :class:`SteppingSystem` (made by ``formulations/contact.py``) holds the initial state, the parameter tuple of
+A :class:`SteppingSystem` (made by ``contact/models.py``) holds the initial state, the parameter tuple of
 ``stepping_step`` and the generalized forces besides the model's own: constant ones, a compiled torque law
 ``law(t, q, v, out)`` (a numba function writing ``out`` (nv,), called inside the loop before every step), or a
 Python callable ``tau(t, q, v) -> (nv,)``, which makes the run a Python loop around the compiled step (about
@@ -8,7 +8,7 @@ two orders of magnitude slower per step).
 
 :func:`run_stepping` makes ``nsteps`` steps of size ``h`` from ``t0`` and keeps, at the step numbers ``save``, the
 state, the energy dissipated so far (by the contact impulses and the model's dampers) and the contacts of the
-step that ended there (records of ``contact_solver.R_WIDTH`` numbers: pair, point, normal, normal force,
+step that ended there (records of ``stepping_solver.R_WIDTH`` numbers: pair, point, normal, normal force,
 friction force, signed distance, feature).
 """
 import math
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from multibody.kernels.contact_solver import R_WIDTH, stepping_step
+from multibody.contact.stepping_solver import R_WIDTH, stepping_step
 
 __all__ = ["SteppingSystem", "run_stepping", "STEPPING_OK", "STEPPING_NONFINITE"]
 
@@ -27,7 +27,7 @@ STEPPING_OK, STEPPING_NONFINITE = 0, 1
 @dataclass
 class SteppingSystem:
     """What a time-stepping contact model hands to ``simulate``: ``q0``, ``v0``; ``params`` = (mi, mf, work,
-    Geometry, AppliedForces, Solver) of ``contact_solver.stepping_step``; ``tau`` (nv,) constant generalized
+    Geometry, AppliedForces, Solver) of ``stepping_solver.stepping_step``; ``tau`` (nv,) constant generalized
     forces; ``law`` a compiled torque law or None; ``callback`` a Python ``tau(t, q, v)`` or None;
     ``capacity`` the most contacts a step can have; ``make_result(t, Q, V, dissipated, counts, records, info)``
     the Result; ``info`` facts for ``result.info``."""

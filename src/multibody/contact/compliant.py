@@ -4,7 +4,7 @@ State ``x = [q, v, D]``: the tree's coordinates and the energy D dissipated so f
 
     q̇ = q̇(q, v),   v̇ = aba(q, v, τ_applied + τ, f_contact(q, v)),   Ḋ = P_contact + P_dampers,
 
-the contact forces of every penetrating pair (``kernels/collision.py``, margin 0) from ``kernels/contact_forces.py``
+the contact forces of every penetrating pair (``contact/detection.py``, margin 0) from ``contact/compliant_forces.py``
 (Hunt–Crossley normal force k δ^p (1 + (3/2) α δ̇), Coulomb friction regularized by the velocity scale v_s) as
 external spatial forces of ABA. The right-hand side is compiled, so fixed-step runs are one compiled loop and
 adaptive runs call it; a Python torque callback or a compiled torque law takes the Python right-hand side.
@@ -20,20 +20,20 @@ from numba import njit
 
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state
-from multibody.formulations.contact import (contact_parameter, contact_setup, contacts_record, register_contact_model,
+from multibody.contact.models import (contact_parameter, contact_setup, contacts_record, register_contact_model,
                                             torques)
 from multibody.data import default_data
 from multibody.formulations.tree import tree_energy, tree_params
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, quaternion_projection
 from multibody.kernels.aba import aba_kernel
-from multibody.kernels.collision import C_DIST, C_FEAT, C_N, C_PAIR, detect
+from multibody.contact.detection import C_DIST, C_FEAT, C_N, C_PAIR, detect
 from multibody.kernels.configuration import qdot_kernel
-from multibody.kernels.contact_forces import compliant_forces, contact_force
-from multibody.kernels.contact_solver import R_DIST, R_FEAT, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH
+from multibody.contact.compliant_forces import compliant_forces, contact_force
+from multibody.contact.stepping_solver import R_DIST, R_FEAT, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import kinematics_kernel, workspace_views
-from multibody.kernels.shapes import world_poses
+from multibody.contact.shapes import world_poses
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
 
@@ -88,7 +88,7 @@ def compliant_rhs(t, x, p, out):
 
 @njit(cache=True)
 def compliant_outputs(p, Q, V, counts, records, potential):
-    """For every output state: its contacts (records of ``contact_solver.R_WIDTH`` numbers: pair, point, normal,
+    """For every output state: its contacts (records of ``stepping_solver.R_WIDTH`` numbers: pair, point, normal,
     normal force, friction force, distance, feature) and the contacts' elastic potential."""
     mi, mf, work, G, F, C, _ = p
     nv = V.shape[1]
