@@ -89,10 +89,11 @@ class ModelBuilder:
         self._base = as_base_motion(base_motion)
         self._frames = {}       # name -> (body, placement)
         self._visuals = []      # (name, body, shape, placement, color)
-        self._collisions = []   # (name, body, shape, placement, friction)
+        self._collisions = []   # (name, body, shape, placement, friction, contype, conaffinity)
         self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
         self._controllers = {}  # name -> controller (``multibody.model.controllers``)
+        self._contact_filters = []   # ("exclude" | "include", a, b)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -239,9 +240,10 @@ class ModelBuilder:
         self._names["visual"].add(name)
         return name
 
-    def add_collision(self, name, body, shape, placement=None, friction=1.0):
+    def add_collision(self, name, body, shape, placement=None, friction=1.0, contype=1, conaffinity=1):
         """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
-        ``friction`` (>= 0): what contact detection reads. Returns the name."""
+        ``friction`` (>= 0): what contact detection reads. ``contype``, ``conaffinity``: MuJoCo's collision bits
+        (``multibody.model.geometry.Collision``; non-negative integers). Returns the name."""
         element, place = self._attached("collision", name, body, placement)
         if name in self._names["collision"]:
             raise ModelError(f"{element} is defined twice", element=element)
@@ -251,9 +253,25 @@ class ModelBuilder:
             raise ModelError(f"{element}: friction must be a number, got {friction!r}", element=element) from None
         if not np.isfinite(mu) or mu < 0.0:
             raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
-        self._collisions.append((name, body, check_shape(shape, element), place, mu))
+        bits = []
+        for what, value in (("contype", contype), ("conaffinity", conaffinity)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ModelError(f"{element}: {what} must be a non-negative integer (collision bits), got {value!r}",
+                                 element=element)
+            bits.append(int(value))
+        self._collisions.append((name, body, check_shape(shape, element), place, mu, *bits))
         self._names["collision"].add(name)
         return name
+
+    def exclude_contact(self, a, b):
+        """Never try contact between ``a`` and ``b`` (collision elements or bodies: all their elements); checked
+        when the model is built. MuJoCo's ``<contact><exclude>``."""
+        self._contact_filters.append(("exclude", a, b))
+
+    def include_contact(self, a, b):
+        """Always try contact between the collision elements ``a`` and ``b``, whatever the default rule and their
+        collision bits say (``multibody.contact.collision_sets``); MuJoCo's ``<contact><pair>``."""
+        self._contact_filters.append(("include", a, b))
 
     def add_contact_sphere(self, frame, radius, friction=1.0, name=None):
         """A collision sphere of ``radius`` centred on ``frame`` (a frame added with ``add_frame``, or a body): the
@@ -348,8 +366,9 @@ class ModelBuilder:
         """Validate the description and return the immutable ``Model``. A model with bodies whose inertias were
         kept or repaired under the ``inertia`` policy ``"warn"`` or ``"repair"`` gives one ``InertiaWarning``
         listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
-        if not self._bodies:
-            raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
+        if not self._bodies and not (self._frames or self._visuals or self._collisions):
+            raise ModelError(f"model '{self.name}' has no bodies (nor frames or shapes on the ground: a scene "
+                             "without moving bodies)", element=self.name)
         tree_of, cut = self._spanning_tree()
         order = self._regular_order(tree_of)
         index = {GROUND: 0}
@@ -487,8 +506,9 @@ class ModelBuilder:
         unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
-        collisions = tuple(Collision(name, index[b], b, shape, place, mu)
-                           for name, b, shape, place, mu in self._collisions)
+        collisions = tuple(Collision(name, index[b], b, shape, place, mu, ct, ca)
+                           for name, b, shape, place, mu, ct, ca in self._collisions)
+        filters = self._checked_filters(collisions)
         controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
         check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
@@ -496,7 +516,22 @@ class ModelBuilder:
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
                      metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
-                     collisions=collisions, unilateral=unilateral, controllers=controllers)
+                     collisions=collisions, unilateral=unilateral, controllers=controllers,
+                     contact_exclude=filters["exclude"], contact_include=filters["include"])
+
+    def _checked_filters(self, collisions):
+        """The contact exclusions and inclusions by kind, each name checked (a collision element, or for an
+        exclusion a body)."""
+        names = {c.name for c in collisions}
+        bodies = {c.body_name for c in collisions} | set(self._bodies) | {GROUND}
+        out = {"exclude": [], "include": []}
+        for kind, a, b in self._contact_filters:
+            for x in (a, b):
+                if x not in names and (kind == "include" or x not in bodies):
+                    what = "a collision element" if kind == "include" else "a collision element or a body"
+                    raise ModelError(f"contact {kind} ('{a}', '{b}'): '{x}' is not {what}", element=f"contact {kind}")
+            out[kind].append((a, b))
+        return {k: tuple(v) for k, v in out.items()}
 
     def _unilateral(self, joints, cut_joints):
         """The model's ``Unilateral`` elements (limits, latches, releases of the joints and of ``add_release``),

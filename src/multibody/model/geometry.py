@@ -199,7 +199,9 @@ class Visual:
 @dataclass(frozen=True)
 class Collision:
     """A shape that contact detection reads, on a body at ``placement`` (body frame), with the Coulomb friction
-    coefficient ``friction`` (the pair's coefficient is the larger of the two, as in MuJoCo)."""
+    coefficient ``friction`` (the pair's coefficient is the larger of the two, as in MuJoCo). ``contype`` and
+    ``conaffinity`` are MuJoCo's collision bits: two elements may touch when ``contype`` of one and ``conaffinity``
+    of the other share a bit (both 1 by default: every pair may)."""
 
     name: str
     body: int
@@ -207,6 +209,8 @@ class Collision:
     shape: Shape
     placement: Placement
     friction: float = 1.0
+    contype: int = 1
+    conaffinity: int = 1
 
 
 def check_shape(shape, element):

@@ -185,6 +185,26 @@ def apply_policy(mass, com, inertia, policy, element, keep_negative=False):
 
 
 # ---- singular dynamics -------------------------------------------------------------------------------------------
+def combine_rigid(parts):
+    """Mass, centre and inertia about the centre (all in one frame) of rigidly joined parts ``[(m, c, I_c)]``: the
+    masses add, the centre is their weighted mean, the inertias are moved to it (parallel axes). Massless parts add
+    their inertia alone."""
+    parts = list(parts)
+    if not parts:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    if len(parts) == 1:
+        return parts[0]
+    m = sum(p[0] for p in parts)
+    if m == 0:
+        return 0.0, np.zeros(3), sum((np.asarray(p[2]) for p in parts), np.zeros((3, 3)))
+    c = sum(p[0] * np.asarray(p[1]) for p in parts) / m
+    inertia = np.zeros((3, 3))
+    for mi, ci, Ii in parts:
+        d = np.asarray(ci) - c
+        inertia += Ii + mi * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+    return m, c, 0.5 * (inertia + inertia.T)
+
+
 def _skew(v):
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 

@@ -100,7 +100,7 @@ class Model:
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
                  constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
                  base_motion=None, frames=(), visuals=(), collisions=(), unilateral=None,
-                 controllers=()):
+                 controllers=(), contact_exclude=(), contact_include=()):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -131,6 +131,10 @@ class Model:
         self.frames = tuple(frames)
         self.visuals = tuple(visuals)
         self.collisions = tuple(collisions)
+        #: pairs of collision elements or bodies that never touch, and pairs of elements always tried
+        #: (``ModelBuilder.exclude_contact``, ``include_contact``; ``multibody.contact.collision_sets``)
+        self.contact_exclude = tuple(contact_exclude)
+        self.contact_include = tuple(contact_include)
         #: joint limits, latches and releases (``multibody.model.unilateral``; empty: none)
         self.unilateral = Unilateral() if unilateral is None else unilateral
         #: controller elements (``multibody.model.controllers.ControllerInfo``), evaluated in the simulations
@@ -240,7 +244,8 @@ class Model:
                      constraint_table=self.constraint_table, body_frames=self.body_frames, bodies=self.bodies,
                      torque_callback=self.torque_callback, graph=self.graph, metadata=self.metadata,
                      base_motion=self.base_motion, frames=self.frames, visuals=self.visuals,
-                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos)
+                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos,
+                     contact_exclude=self.contact_exclude, contact_include=self.contact_include)
 
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""
