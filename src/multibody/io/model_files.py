@@ -123,32 +123,41 @@ def load_text(text, suffix=".yaml", source="<text>", *, strict=False, repair=Fal
     return load_data(data, lines, problems, source, inertia_policy(strict, repair))
 
 
-def load_model(path, floating_base=False, *, strict=False, repair=False, package_dirs=None, mimic=False):
+def load_model(path, floating_base=False, *, strict=False, repair=False, package_dirs=None, mimic=False, limits=True):
     """The Model of a file, by extension: ``.yaml``/``.yml``/``.json`` model files, ``.urdf`` robots
     (``floating_base=True`` adds a free joint at the root link, ``package_dirs`` locate its meshes, ``mimic=True``
-    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves).
-    ``strict=True`` refuses every inertia that no body has, ``repair=True`` moves each to the nearest physical one."""
+    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves), ``.xml``
+    MuJoCo models (MJCF, ``multibody.io.mjcf``). ``strict=True`` refuses every inertia that no body has,
+    ``repair=True`` moves each to the nearest physical one; ``limits=False`` keeps a URDF's or an MJCF file's joint
+    ranges as data, not end stops."""
     suffix = Path(path).suffix.lower()
     if suffix == ".urdf":
         from multibody.io.urdf import load_urdf
 
         return load_urdf(path, floating_base=floating_base, strict=strict, repair=repair, package_dirs=package_dirs,
-                         mimic=mimic)
-    for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
+                         mimic=mimic, limits=limits)
+    if suffix == ".xml":
+        from multibody.io.mjcf import load_mjcf
+
+        for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
+            if value:
+                raise ModelError(f"'{path}': {key} applies to URDF files; an MJCF file says it itself (a free joint, "
+                                 "its meshdir, equality constraints)", element=key)
+        return load_mjcf(path, limits=limits, strict=strict, repair=repair)
+    for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic),
+                       ("limits", not limits)):
         if value:
-            raise ModelError(f"'{path}': {key} applies to URDF files; a model file says it itself (a free joint at "
-                             "the root, mesh paths, mimic constraints)", element=key)
+            raise ModelError(f"'{path}': {key} applies to URDF and MJCF files; a model file says it itself (a free "
+                             "joint at the root, mesh paths, mimic constraints, 'stops: false')", element=key)
     return load(path, strict=strict, repair=repair).model
 
 
 def validate_file(path, *, strict=False):
-    """Every problem of a model file (YAML, JSON or URDF) as a list of :class:`Problem` (empty: valid);
+    """Every problem of a model file (YAML, JSON, URDF or MJCF) as a list of :class:`Problem` (empty: valid);
     ``strict=True`` counts every inertia that no body has as a problem."""
     try:
-        if Path(path).suffix.lower() == ".urdf":
-            from multibody.io.urdf import load_urdf
-
-            load_urdf(path, strict=strict)
+        if Path(path).suffix.lower() in (".urdf", ".xml"):
+            load_model(path, strict=strict)
         else:
             load(path, strict=strict)
     except ModelFileError as exc:

@@ -95,14 +95,21 @@ def _with_springdampers(rd, probe):
         if "springdamper" in j.attrs:
             rd.springdamper_mass[name] = 1.0 / inverse[j.dofadr]
     notes, approx = dict(rd.notes), dict(rd.approx)
-    builder = ModelBuilder(gravity=rd.option["gravity"], name=rd.doc.name, inertia="warn")
+    builder = ModelBuilder(gravity=rd.option["gravity"], name=rd.doc.name, inertia=rd.options["inertia"])
     add_tree(rd, builder)
     rd.notes, rd.approx = notes, approx
     return builder
 
 
-def _read(doc, limits, contact, ctrl, stacklevel):
-    rd = Reader(doc, {"limits": limits, "contact": contact, "ctrl": ctrl})
+def _read(doc, limits, contact, ctrl, strict, repair, stacklevel):
+    if strict and repair:
+        from multibody.errors import ModelError
+
+        raise ModelError("load_mjcf: strict=True refuses the inertias that repair=True would move: choose one",
+                         element="strict")
+    rd = Reader(doc, {"limits": limits, "contact": contact, "ctrl": ctrl,
+                      "inertia": "refuse" if strict else "repair" if repair else "warn"})
+    rd.read_sections()
     rd.read_option()
     rd.read_assets()
     read_tree(rd)
@@ -113,7 +120,7 @@ def _read(doc, limits, contact, ctrl, stacklevel):
     rd.paired = {e.get(k) for e in doc.section("contact") if e.tag == "pair" for k in ("geom1", "geom2")}
     if "contact" in rd.disabled:
         rd.options["contact"] = False
-    builder = ModelBuilder(gravity=rd.option["gravity"], name=doc.name, inertia="warn")
+    builder = ModelBuilder(gravity=rd.option["gravity"], name=doc.name, inertia=rd.options["inertia"])
     add_tree(rd, builder)
     rd.qpos0 = _qpos0(rd)
     if rd.springdampers:
@@ -130,15 +137,16 @@ def _read(doc, limits, contact, ctrl, stacklevel):
     return model
 
 
-def load_mjcf(path, *, limits=True, contact=True, ctrl=0.0):
+def load_mjcf(path, *, limits=True, contact=True, ctrl=0.0, strict=False, repair=False):
     """The Model of the MJCF file ``path`` (module docstring). ``limits=False`` keeps the joints' ranges as data
     (``model.metadata["limits"]``), not end stops; ``contact=False`` reads no collision elements (the geoms are still
     drawn and weigh); ``ctrl``: the constant control under which the actuators act in the Model (one value, one per
     actuator, or ``{name: value}``; default 0, MuJoCo's initial control), or None to leave them out of the Model
-    (inputs only: :func:`actuator_forces`)."""
-    return _read(read_document(path, apply_actuator), limits, contact, ctrl, 4)
+    (inputs only: :func:`actuator_forces`). Inertias that no body has are kept with one ``InertiaWarning``;
+    ``strict=True`` refuses them, ``repair=True`` moves each to the nearest physical one."""
+    return _read(read_document(path, apply_actuator), limits, contact, ctrl, strict, repair, 4)
 
 
-def parse_mjcf(text, source="<mjcf>", folder=".", *, limits=True, contact=True, ctrl=0.0):
+def parse_mjcf(text, source="<mjcf>", folder=".", *, limits=True, contact=True, ctrl=0.0, strict=False, repair=False):
     """The Model of an MJCF text (:func:`load_mjcf`); ``folder``: where its includes and meshes are."""
-    return _read(parse_document(text, source, Path(folder), apply_actuator), limits, contact, ctrl, 4)
+    return _read(parse_document(text, source, Path(folder), apply_actuator), limits, contact, ctrl, strict, repair, 4)

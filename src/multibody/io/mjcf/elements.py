@@ -329,20 +329,20 @@ def add_contacts(rd, builder):
     joint)."""
     if not rd.collisions:
         return
+
+    def exclude(first, second):        # every collision element of the first bodies against those of the second
+        for x in [n for n, (g, b) in rd.collisions.items() if b in first]:
+            for y in [n for n, (g, b) in rd.collisions.items() if b in second]:
+                builder.exclude_contact(x, y)
+
     for b in rd.bodies[1:]:
         parent = rd.bodies[b.parent]
         if len(b.joints) > 1 and parent.kernel != "ground":
-            builder.exclude_contact(b.kernel, parent.kernel)
+            exclude([c for c in rd.bodies if c.kernel == b.kernel], [c for c in rd.bodies if c.kernel == parent.kernel])
     for k, e in enumerate(rd.doc.section("contact")):
         where = _where(e.tag, e, k, "contact")
         if e.tag == "exclude":
-            b1 = _body(rd, e.get("body1"), where, "body1")
-            b2 = _body(rd, e.get("body2"), where, "body2")
-            a = [n for n, (g, b) in rd.collisions.items() if b is b1]
-            c = [n for n, (g, b) in rd.collisions.items() if b is b2]
-            for x in a:
-                for y in c:
-                    builder.exclude_contact(x, y)
+            exclude([_body(rd, e.get("body1"), where, "body1")], [_body(rd, e.get("body2"), where, "body2")])
         elif e.tag == "pair":
             attrs = rd.doc.defaults.attributes("pair", e, "main", where)
             names = []
@@ -372,4 +372,8 @@ def read_keyframes(rd):
             if attr not in ("name", "time", "qpos", "qvel", "ctrl"):
                 rd.not_carried(f"key@{attr}", where)
         keys.append(key)
+    for size in rd.doc.root.findall("size"):      # <size nkey="n">: MuJoCo makes that many, at qpos0
+        while len(keys) < int(size.get("nkey", 0)):
+            keys.append({"name": f"key{len(keys)}", "time": 0.0, "qpos": rd.qpos0.tolist(), "qvel": [0.0] * rd.nv,
+                         "ctrl": [0.0] * len(rd.actuators)})
     return keys

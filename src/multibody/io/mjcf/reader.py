@@ -6,6 +6,7 @@ differently, and the reading ends with one ``ModelWarning`` that names them all,
 (:meth:`Reader.warn`). Elements that only draw (cameras, lights, textures, the visual settings) are named in it too.
 """
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -69,7 +70,8 @@ class Reader:
     def check_known(self, tag, attrs, where):
         """Name each attribute of ``attrs`` (an element ``tag``'s, defaults included) that is not read."""
         known = KNOWN.get(tag, set())
-        if tag == "joint" and float(attrs.get("margin", 0) or 0) != 0:
+        if tag == "joint" and float(attrs.get("margin", 0) or 0) != 0 and attrs.get("type", "hinge") in ("hinge",
+                                                                                                      "slide"):
             self.approximated("joint@margin (a stop acts at its limit here)", where)
         for key in attrs:
             if key in SOFT and key in known:
@@ -127,7 +129,19 @@ class Reader:
     def joint_name(self, j):
         return self.unique("joint", j.name, key=("joint", j.id))
 
-    # ---- options and assets -------------------------------------------------------------------------------------
+    # ---- sections, options and assets ---------------------------------------------------------------------------
+    def read_sections(self):
+        """Name the top-level sections that are not read (sensors, custom data, plugins, flexes, ...)."""
+        read = {"compiler", "option", "size", "default", "asset", "worldbody", "contact", "equality", "tendon",
+                "actuator", "keyframe"}
+        for k, sec in enumerate(self.doc.root):
+            if sec.tag in ("visual", "statistic"):
+                self.visual_only(sec.tag)
+            elif sec.tag not in read:
+                self.not_carried(f"<{sec.tag}>" + (f" ({len(sec)} element{'s' * (len(sec) != 1)})" if len(sec) else ""),
+                                 sec.tag)
+
+
     def read_option(self):
         for opt in self.doc.root.findall("option"):
             where = "option"
@@ -172,7 +186,7 @@ class Reader:
                     self.not_carried("asset/mesh without a file (vertices given inline)", where)
                     continue
                 name = attrs.get("name") or attrs["file"].replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
-                path = self.doc.inside(f"{self.doc.compiler.meshdir}/{attrs['file']}".lstrip("/"), where, "mesh file")
+                path = self.doc.inside(Path(self.doc.compiler.meshdir) / attrs["file"], where, "mesh file")
                 scale = numbers(attrs["scale"], 3, f"{where}/@scale", self.source) if "scale" in attrs else np.ones(3)
                 inertia = attrs.get("inertia", "legacy")
                 if inertia not in ("legacy", "exact", "convex"):
