@@ -47,6 +47,16 @@ FILES = sorted(GYM.glob("*.xml")) + sorted(SUITE.glob("*.xml"))
 HERE = Path(__file__).parent / "mjcf"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def quiet_mujoco():
+    """MuJoCo's compiler warnings (a deprecated attribute of two files) go nowhere: by default MuJoCo appends them to
+    MUJOCO_LOG.TXT in the working directory."""
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(lambda message: None)
+    yield
+    mujoco.set_mju_user_warning(previous)
+
+
 def _mujoco_model(path, flags=0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -421,3 +431,19 @@ def test_load_model_cli_and_public_names(tmp_path, capsys):
         assert main(["run", str(path), "--t-end", "0.2", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert "valid: model 'ur5', 6 bodies" in out and (tmp_path / "run" / "result.npz").is_file()
+
+
+def test_model_file_keeps_collision_bits_and_filters(tmp_path):
+    """An MJCF model saved as a model file and read back: the same arrays, collision elements (with their bits) and
+    contact filters (humanoid_CMU: the exclusions of bodies with several joints and its own <exclude>s)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ModelWarning)
+        model = load_mjcf(SUITE / "humanoid_CMU.xml")
+    mb.io.save_model(model, tmp_path / "cmu.yaml")
+    back = mb.load_model(tmp_path / "cmu.yaml")
+    assert all(np.array_equal(a, b) for a, b in zip(model.arrays(), back.arrays()))
+    assert model.contact_exclude == back.contact_exclude and len(model.contact_exclude) > 0
+    for a, b in zip(model.collisions, back.collisions, strict=True):
+        assert (a.name, a.body, a.contype, a.conaffinity, a.friction) == (b.name, b.body, b.contype, b.conaffinity,
+                                                                         b.friction)
+        np.testing.assert_array_equal(a.placement.translation, b.placement.translation)

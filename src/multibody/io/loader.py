@@ -330,7 +330,13 @@ class ModelLoader:
                         b.add_visual(spec["name"], spec["body"], shape, place, color)
                     else:
                         b.add_collision(spec["name"], spec["body"], shape, place,
-                                        self.number(spec.get("friction", 1.0), f"{path}.friction"))
+                                        self.number(spec.get("friction", 1.0), f"{path}.friction"),
+                                        contype=spec.get("contype", 1), conaffinity=spec.get("conaffinity", 1))
+        contact = d.get("contact") if isinstance(d.get("contact"), dict) else {}
+        for key, add in (("exclude", b.exclude_contact), ("include", b.include_contact)):
+            for k, pair in enumerate(as_list(contact.get(key))):
+                if not self._has_schema_problem(f"contact.{key}[{k}]"):
+                    add(*pair)
         names = {v["name"] for v in as_list(d.get("visuals")) if isinstance(v, dict)}
         for bname, path, spec in old_visuals:
             with self.element(path):

@@ -238,9 +238,16 @@ def _write_elements(d, model):
                 out["shape"] = _plain(e.shape.as_dict())
                 if kind == "visuals" and e.color is not None:
                     out["color"] = _vec(e.color)
-                if kind == "collisions" and e.friction != 1.0:
-                    out["friction"] = _num(e.friction)
+                if kind == "collisions":
+                    if e.friction != 1.0:
+                        out["friction"] = _num(e.friction)
+                    for key in ("contype", "conaffinity"):
+                        if getattr(e, key) != 1:
+                            out[key] = int(getattr(e, key))
                 d[kind].append(out)
+    filters = {key: [list(pair) for pair in getattr(model, f"contact_{key}", ())] for key in ("exclude", "include")}
+    if any(filters.values()):
+        d["contact"] = {key: pairs for key, pairs in filters.items() if pairs}
 
 
 def _expanded_size(value, budget):
