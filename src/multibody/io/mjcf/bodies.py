@@ -182,6 +182,16 @@ def _read_body(rd, elem, parent, frame, cls, where):
     _read_children(rd, elem, body, Placement(), cls, where, bodies=True)
 
 
+def _kind_and_number(rd, attrs, element, default, kinds, where):
+    """The element's ``type`` (one of ``kinds``) and its number among the elements of its kind (MuJoCo's id)."""
+    kind = attrs.get("type", default)
+    if kind not in kinds:
+        fail(rd.source, f"{where}/@type", f"expected one of {', '.join(kinds)}, got '{kind}'")
+    number = rd.counts[element]
+    rd.counts[element] += 1
+    return kind, number
+
+
 def _read_joint(rd, elem, body, frame, cls, where):
     if elem.tag == "freejoint":
         attrs = {k: v for k, v in elem.attrib.items()}
@@ -190,11 +200,7 @@ def _read_joint(rd, elem, body, frame, cls, where):
     else:
         attrs = rd.doc.defaults.attributes("joint", elem, cls, where)
         rd.check_known("joint", attrs, where)
-    kind = attrs.get("type", "hinge")
-    if kind not in JOINT_TYPES:
-        fail(rd.source, f"{where}/@type", f"expected one of {', '.join(JOINT_TYPES)}, got '{kind}'")
-    jid = rd.counts["joint"]
-    rd.counts["joint"] += 1
+    kind, jid = _kind_and_number(rd, attrs, "joint", "hinge", JOINT_TYPES, where)
     pos = numbers(attrs["pos"], 3, f"{where}/@pos", rd.source) if "pos" in attrs else np.zeros(3)
     axis = numbers(attrs["axis"], 3, f"{where}/@axis", rd.source) if "axis" in attrs else np.array([0.0, 0.0, 1.0])
     if kind in ("hinge", "slide"):
@@ -241,11 +247,7 @@ def _read_inertial(rd, elem, body, frame, where):
 
 def _read_geom(rd, attrs, body, frame, where):
     rd.check_known("geom", attrs, where)
-    kind = attrs.get("type", "sphere")
-    if kind not in GEOM_TYPES:
-        fail(rd.source, f"{where}/@type", f"expected one of {', '.join(GEOM_TYPES)}, got '{kind}'")
-    gid = rd.counts["geom"]
-    rd.counts["geom"] += 1
+    kind, gid = _kind_and_number(rd, attrs, "geom", "sphere", GEOM_TYPES, where)
     size = np.zeros(3)
     if "size" in attrs:
         s = numbers(attrs["size"], 3, f"{where}/@size", rd.source, at_least=1)

@@ -36,16 +36,21 @@ def _rows(x, n, what, model):
     return x
 
 
+def _free_rotations(model, q):
+    """(velocity address, R) of each free joint: R (leading axes of q, 3, 3) the rotation of its body."""
+    for j in _free_joints(model):
+        a = j["qposadr"]
+        quat = q[..., a + 3:a + 7]
+        yield j["dofadr"], quat_to_matrix(quat / np.linalg.norm(quat, axis=-1, keepdims=True))
+
+
 def state_from_mujoco(model, qpos, qvel=None):
     """``(q, v)`` of the Model for MuJoCo's ``qpos`` and ``qvel`` (default zeros); arrays of states with a leading
     axis map row by row (module docstring)."""
     q = _rows(qpos, model.nq, "qpos", model)
     v = np.zeros(q.shape[:-1] + (model.nv,)) if qvel is None else _rows(qvel, model.nv, "qvel", model)
     out = v.copy()
-    for j in _free_joints(model):
-        a, d = j["qposadr"], j["dofadr"]
-        quat = q[..., a + 3:a + 7]
-        R = quat_to_matrix(quat / np.linalg.norm(quat, axis=-1, keepdims=True))
+    for d, R in _free_rotations(model, q):
         out[..., d:d + 3] = v[..., d + 3:d + 6]
         out[..., d + 3:d + 6] = np.einsum("...ji,...j->...i", R, v[..., d:d + 3])
     return q, out
@@ -57,10 +62,7 @@ def state_to_mujoco(model, q, v=None):
     q = _rows(q, model.nq, "q", model)
     v = np.zeros(q.shape[:-1] + (model.nv,)) if v is None else _rows(v, model.nv, "v", model)
     out = v.copy()
-    for j in _free_joints(model):
-        a, d = j["qposadr"], j["dofadr"]
-        quat = q[..., a + 3:a + 7]
-        R = quat_to_matrix(quat / np.linalg.norm(quat, axis=-1, keepdims=True))
+    for d, R in _free_rotations(model, q):
         out[..., d:d + 3] = np.einsum("...ij,...j->...i", R, v[..., d + 3:d + 6])
         out[..., d + 3:d + 6] = v[..., d:d + 3]
     return q, out
