@@ -21,15 +21,17 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.io.documents import ModelFileError, Problem, read_text
+from multibody.io.documents import MAX_BYTES, ModelFileError, Problem, read_text
 
 __all__ = ["Document", "Defaults", "Compiler", "parse_document", "read_document", "fail", "numbers", "ACTUATOR_TAGS"]
 
 #: the actuator elements (all share the class's one actuator default)
 ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder", "muscle",
                  "adhesion", "plugin")
-#: deepest nesting of includes followed
+#: deepest nesting of includes followed, and the most files an expansion reads (an include that fans out cannot
+#: multiply the document beyond them: their text together stays under the limit of one file, ``MAX_BYTES``)
 MAX_INCLUDE_DEPTH = 32
+MAX_INCLUDES = 1000
 
 
 def fail(source, path, message):
@@ -64,6 +66,7 @@ class Compiler:
     settotalmass: float = -1.0
     meshdir: str = ""
     given: dict = field(default_factory=dict)
+    unread: list = field(default_factory=list)
 
     @property
     def degree(self):
@@ -80,11 +83,19 @@ def _boolean(text, where, source):
     fail(source, where, f"expected true or false, got '{text}'")
 
 
+#: compiler attributes read, or that change nothing here (drawing, file names, threads; static bodies are merged
+#: here anyway); the others are named in the file's warning (``Compiler.unread``)
+COMPILER_READ = {"angle", "eulerseq", "autolimits", "inertiafromgeom", "inertiagrouprange", "boundmass", "boundinertia",
+                 "settotalmass", "meshdir", "assetdir", "texturedir", "coordinate", "fusestatic", "usethread",
+                 "strippath", "discardvisual"}
+
+
 def read_compiler(elements, source):
     c = Compiler()
     for e in elements:
         c.given.update(e.attrib)
     g = c.given
+    c.unread = sorted(k for k in g if k not in COMPILER_READ)
     where = "compiler"
     if "angle" in g:
         if g["angle"] not in ("degree", "radian"):
@@ -203,13 +214,14 @@ def _parse(text, source):
         raise ModelFileError([Problem("", f"XML: {exc}", line)], source) from None
 
 
-def _expand_includes(elem, folder, source, chain):
-    """Replace every ``<include>`` below ``elem`` by the children of its file's root (module docstring)."""
+def _expand_includes(elem, folder, source, chain, budget):
+    """Replace every ``<include>`` below ``elem`` by the children of its file's root (module docstring); ``budget``
+    [files, bytes] left for the whole expansion."""
     k = 0
     while k < len(elem):
         child = elem[k]
         if child.tag != "include":
-            _expand_includes(child, folder, source, chain)
+            _expand_includes(child, folder, source, chain, budget)
             k += 1
             continue
         name = child.get("file")
@@ -229,10 +241,14 @@ def _expand_includes(elem, folder, source, chain):
             text = read_text(path)
         except Exception as exc:
             fail(source, where, f"the included file cannot be read: {exc}")
+        budget[0] -= 1
+        budget[1] -= len(text)
+        if budget[0] < 0 or budget[1] < 0:
+            fail(source, where, f"the includes expand beyond {MAX_INCLUDES} files or {MAX_BYTES} bytes of text")
         sub = _parse(text, str(path))
         if sub.tag != "mujoco":
             fail(source, where, f"the root element of an included file is <mujoco>, got <{sub.tag}>")
-        _expand_includes(sub, folder, str(path), [*chain, path])
+        _expand_includes(sub, folder, str(path), [*chain, path], budget)
         elem.remove(child)
         for j, grand in enumerate(list(sub)):
             elem.insert(k + j, grand)
@@ -245,7 +261,8 @@ def parse_document(text, source, folder, apply_actuator):
     if root.tag != "mujoco":
         fail(source, f"/{root.tag}", "the root element of an MJCF file is <mujoco>")
     folder = Path(folder)
-    _expand_includes(root, folder, source, [Path(source).resolve()] if not source.startswith("<") else [])
+    _expand_includes(root, folder, source, [Path(source).resolve()] if not source.startswith("<") else [],
+                     [MAX_INCLUDES, MAX_BYTES - len(text)])
     compiler = read_compiler(root.findall("compiler"), source)
     defaults = Defaults(root, source, apply_actuator)
     return Document(root, source, folder, compiler, defaults, root.get("model") or "mjcf")

@@ -26,6 +26,13 @@ __all__ = ["read_tendons", "read_actuators", "add_actuators", "add_equalities", 
            "Coupling", "world_poses"]
 
 
+#: attributes of equality and actuator elements that are read (the others are named in the file's warning)
+EQUALITY_READ = {"name", "class", "active", "solref", "solimp", "body1", "body2", "anchor", "site1", "site2", "relpose",
+                 "torquescale", "joint1", "joint2", "tendon1", "tendon2", "polycoef"}
+ACTUATOR_READ = {"name", "class", "group", "user", "ctrllimited", "ctrlrange", "forcelimited", "forcerange", "gear",
+                 "dyntype", "gaintype", "biastype", "dynprm", "gainprm", "biasprm", "kp", "kv", *TRANSMISSIONS}
+
+
 class Coupling:
     """``f(q) = a·q − a₀ − Σ_k p_k (b·q − b₀)^k`` (one row), a linear combination of coordinates tied to a
     polynomial of another (MuJoCo's joint and tendon equality constraints); ``jacobian`` its exact row."""
@@ -102,6 +109,9 @@ def read_actuators(rd):
             rd.not_carried(f"actuator/{e.tag}", where)
             continue
         p = rd.doc.defaults.actuator(e, "main", where)
+        for key in e.attrib:
+            if key not in ACTUATOR_READ and key not in p["other"]:
+                rd.not_carried(f"actuator@{key}", where)
         name = e.get("name") or f"actuator{k}"
         act = {"name": name, "kind": p["kind"], "gear": p["gear"], "gaintype": p["gaintype"],
                "gainprm": p["gainprm"][:3], "biastype": p["biastype"], "biasprm": p["biasprm"][:3],
@@ -243,6 +253,9 @@ def add_equalities(rd, builder, q0):
     for k, e in enumerate(rd.doc.section("equality")):
         where = _where(e.tag, e, k, "equality")
         attrs = rd.doc.defaults.attributes("equality", e, "main", where)
+        for key in attrs:
+            if key not in EQUALITY_READ:
+                rd.not_carried(f"equality@{key}", where)
         name = rd.unique("joint", attrs.get("name") or f"equality{k}")
         if attrs.get("active", "true") == "false":
             rd.not_carried("equality@active=false (an inactive constraint)", where)

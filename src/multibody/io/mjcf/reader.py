@@ -134,6 +134,8 @@ class Reader:
         """Name the top-level sections that are not read (sensors, custom data, plugins, flexes, ...)."""
         read = {"compiler", "option", "size", "default", "asset", "worldbody", "contact", "equality", "tendon",
                 "actuator", "keyframe"}
+        for key in self.doc.compiler.unread:
+            self.not_carried(f"compiler@{key}", "compiler")
         for k, sec in enumerate(self.doc.root):
             if sec.tag in ("visual", "statistic"):
                 self.visual_only(sec.tag)
