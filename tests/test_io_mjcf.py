@@ -358,6 +358,8 @@ def test_unsupported_elements_are_named_once(tmp_path):
     ('<mujoco><include file="a.xml"/></mujoco>', {"a.xml": '<mujoco><include file="b.xml"/></mujoco>',
                                                     "b.xml": '<mujoco><include file="a.xml"/></mujoco>'}, "loop"),
     ('<mujoco><include file="../outside.xml"/></mujoco>', {}, "outside the model's folder"),
+    ("<mujoco>" + '<include file="a.xml"/>' * 40 + "</mujoco>",
+     {"a.xml": "<mujoco>" + '<include file="b.xml"/>' * 40 + "</mujoco>", "b.xml": "<mujoco/>"}, "1000 files"),
     ('<mujoco><asset><mesh file="/etc/hosts"/></asset></mujoco>', {}, "outside the model's folder"),
     ('<mujoco><worldbody><body><replicate count="2"/></body></worldbody></mujoco>', {}, "replicate"),
     ('<mujoco><worldbody><body quat="1 0 0 0" euler="0 0 1"><joint/></body></worldbody></mujoco>', {}, "one orientation"),
