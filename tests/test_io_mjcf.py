@@ -449,3 +449,18 @@ def test_model_file_keeps_collision_bits_and_filters(tmp_path):
         assert (a.name, a.body, a.contype, a.conaffinity, a.friction) == (b.name, b.body, b.contype, b.conaffinity,
                                                                          b.friction)
         np.testing.assert_array_equal(a.placement.translation, b.placement.translation)
+
+
+def test_a_constant_control_as_efforts_and_controllers():
+    """``load_mjcf(ctrl=u)``: the efforts (motors, through joints and a tendon) and the PD controller (the position
+    servo) of the Model give the actuators' forces at u (``actuator_forces``) at any state."""
+    ctrl = {"pan": 0.5, "lift": 0.3, "elbow": 0.2, "wrists": -0.4}
+    held = load_mjcf(HERE / "ur5.xml", ctrl=ctrl)
+    inputs = load_mjcf(HERE / "ur5.xml", ctrl=None)
+    assert not inputs.controllers and not np.any(inputs.dof_effort)
+    rng = np.random.default_rng(11)
+    u = [ctrl[a["name"]] for a in inputs.metadata["mjcf"]["actuators"]]
+    for _ in range(3):
+        q, v = rng.uniform(-3.0, 3.0, 6), rng.normal(size=6)
+        tau = held.dof_effort + mb.controller_torques(held, q, v)
+        np.testing.assert_allclose(tau, actuator_forces(inputs, u, q, v), rtol=0, atol=1e-12)
