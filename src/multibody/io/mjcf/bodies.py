@@ -313,8 +313,8 @@ def tree_inertias(rd):
 
 
 def add_tree(rd, builder):
-    """Add the bodies (welded ones merged), joints, frames, visuals and collision elements to ``builder``; fills
-    ``rd.joints`` (name -> MjJoint), ``rd.kernel_of`` (body name -> (Model body, frame placement))."""
+    """Add the bodies (welded ones merged), joints, frames, visuals and collision elements to ``builder``; sets each
+    MjBody's ``kernel`` and ``frame`` and fills ``rd.joints`` (Model joint name -> MjJoint) and ``rd.collisions``."""
     for b in rd.bodies[1:]:
         parent = rd.bodies[b.parent]
         if b.joints:
