@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import multibody as mb
 from multibody.bench.dynamics import revolute_chain
-from multibody.data import Data
+from multibody.model.data import Data
 from multibody.errors import ModelError
 from multibody.kernels.poisson import SWEEP, CHOLESKY, impulses_kernel, poisson_kernel
 

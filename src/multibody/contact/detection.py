@@ -39,7 +39,7 @@ from multibody.contact.gjk import INTERSECTING, epa, gjk, witness
 from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P, GW_R,
                                       HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local,
                                       to_world)
-from multibody.kernels.spatial import KERNEL, cross3, helper
+from multibody.kernels.spatial import KERNEL, cross3, helper, unit_perpendicular
 
 #: columns of a contact row: pair index, signed distance, normal (3), witness point on A (3), on B (3), friction,
 #: and the feature of the pair it comes from (a box's corner, a cylinder's rim point, a hull's vertex, a capsule's
@@ -74,19 +74,6 @@ def _emit(out, k, pair, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, feature):
     out[k, C_MU] = mu
     out[k, C_FEAT] = feature
     return k + 1
-
-
-@helper
-def unit_perpendicular(a0, a1, a2):
-    """A unit vector perpendicular to a (a non-zero)."""
-    if abs(a0) <= abs(a1) and abs(a0) <= abs(a2):
-        p0, p1, p2 = cross3(a0, a1, a2, 1.0, 0.0, 0.0)
-    elif abs(a1) <= abs(a2):
-        p0, p1, p2 = cross3(a0, a1, a2, 0.0, 1.0, 0.0)
-    else:
-        p0, p1, p2 = cross3(a0, a1, a2, 0.0, 0.0, 1.0)
-    s = 1.0 / math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-    return p0 * s, p1 * s, p2 * s
 
 
 # ---- half-space with a shape: manifolds ------------------------------------------------------------------------

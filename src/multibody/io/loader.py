@@ -331,6 +331,7 @@ class ModelLoader:
                     else:
                         b.add_collision(spec["name"], spec["body"], shape, place,
                                         self.number(spec.get("friction", 1.0), f"{path}.friction"),
+                                        self.number(spec.get("restitution", 0.0), f"{path}.restitution"),
                                         contype=spec.get("contype", 1), conaffinity=spec.get("conaffinity", 1))
         contact = d.get("contact") if isinstance(d.get("contact"), dict) else {}
         for key, add in (("exclude", b.exclude_contact), ("include", b.include_contact)):

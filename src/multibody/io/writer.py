@@ -113,7 +113,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         element, what, value = model.symbolic_element()
         raise ModelError(f"model '{model.name}' is symbolic ({element}: {what} = {value}); a model file holds "
                          "numbers: substitute values first", element=element)
-    from multibody.data import refuse_general_joints
+    from multibody.model.data import refuse_general_joints
 
     refuse_general_joints(model, "a model file (it names the built-in joint types)")
     meta = {k: v for k, v in model.metadata.items()}
@@ -241,6 +241,8 @@ def _write_elements(d, model):
                 if kind == "collisions":
                     if e.friction != 1.0:
                         out["friction"] = _num(e.friction)
+                    if e.restitution != 0.0:
+                        out["restitution"] = _num(e.restitution)
                     for key in ("contype", "conaffinity"):
                         if getattr(e, key) != 1:
                             out[key] = int(getattr(e, key))

@@ -76,8 +76,8 @@ def separated_model(model, joint):
     for vis in model.visuals:
         b.add_visual(vis.name, vis.body_name, vis.shape, vis.placement, vis.color)
     for col in model.collisions:
-        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.contype,
-                        col.conaffinity)
+        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.restitution,
+                        col.contype, col.conaffinity)
     for a, c in model.contact_exclude:
         b.exclude_contact(a, c)
     for a, c in model.contact_include:
