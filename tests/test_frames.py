@@ -176,7 +176,42 @@ def test_bad_input_is_named():
     with pytest.raises(ModelError, match=r"q must have shape"):
         mb.frame_placement(model, q[:-1], "frame1")
     with pytest.raises(ModelError, match="frame must be a frame's name"):
-        mb.frame_placement(model, q, 3)
+        mb.frame_placement(model, q, 3.0)
+    with pytest.raises(ModelError, match="frame handle 999 out of range"):
+        mb.frame_jacobian(model, q, 999)
+    with pytest.raises(ModelError, match="frames must be a sequence"):
+        mb.frame_jacobians(model, q, "frame1")
+
+
+@given(n=st.integers(1, 8), seed=st.integers(0, 2**31 - 1))
+@settings(max_examples=10, deadline=None, derandomize=True, database=None)
+def test_many_frames_from_one_pass_equal_each_frame(n, seed):
+    """``frame_jacobians`` / ``frame_placements`` / ``frame_velocities`` / ``frame_accelerations`` of every frame
+    (one pass over all the bodies) are the one-frame calls (the kinematics of the path only) bit for bit — the same
+    products in the same order — and a frame's handle gives what its name gives."""
+    rng = np.random.default_rng(seed)
+    model = tree_with_frames(n, rng)
+    q = model.random_configuration(rng)
+    v, a = rng.uniform(-2, 2, model.nv), rng.uniform(-2, 2, model.nv)
+    names = model.frame_names
+    assert names[:len(model.frames)] == tuple(f.name for f in model.frames)
+    assert set(names) == {f.name for f in model.frames} | set(model.body_names)
+    R, p = mb.frame_placements(model, q)
+    for ref in REFERENCES:
+        J = mb.frame_jacobians(model, q, reference=ref)
+        V = mb.frame_velocities(model, q, v, reference=ref)
+        A = mb.frame_accelerations(model, q, v, a, reference=ref, classical=True)
+        for k, name in enumerate(names):
+            assert model.frame_id(name) == k
+            assert np.array_equal(J[k], mb.frame_jacobian(model, q, name, ref))
+            assert np.array_equal(J[k], mb.frame_jacobian(model, q, k, ref))
+            assert np.array_equal(V[k], mb.frame_velocity(model, q, v, k, ref))
+            assert np.array_equal(A[k], mb.frame_acceleration(model, q, v, a, name, ref, classical=True))
+    for k, name in enumerate(names):
+        Rk, pk = mb.frame_placement(model, q, k)
+        assert np.array_equal(Rk, R[k]) and np.array_equal(pk, p[k])
+    some = [names[-1], 0]
+    assert np.array_equal(mb.frame_jacobians(model, q, some, REFERENCES[-1]), J[[len(names) - 1, 0]])
 
 
 # ---- against Pinocchio on the robots of example-robot-data ------------------------------------------------------

@@ -62,6 +62,11 @@ class MeshWarning(ModelWarning):
     """Mesh files of a robot description that were not found: kept by their names (one warning per file read)."""
 
 
+class ConvergenceWarning(UserWarning):
+    """An iterative solve that stopped before it converged (its iterations used up, or no step improving): the result
+    it returns holds what it reached and its ``info`` the worst residual and the iterations."""
+
+
 class ResultFileError(ModelError, OSError):
     """A file of a run — a Result file (``.npz``, ``.csv``, ``.h5``) or a checkpoint — that cannot be read or
     written: missing, a folder, truncated, foreign, damaged, or in a place that cannot be written.

@@ -53,7 +53,7 @@ import time
 import numpy as np
 
 import multibody.formulations  # noqa: F401  (registers every formulation)
-from multibody.model.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints, refuse_kinematics_only
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.contact.models import check_contact_run, contact_system
@@ -85,6 +85,7 @@ def _check_model(model, formulation="tree"):
     if FORMULATIONS[formulation].__module__.startswith("multibody.") and not isinstance(model, Model):
         raise ModelError(f"model must be a multibody Model (ModelBuilder.build(), load_model, ...), got "
                          f"{type(model).__name__}", element="model")
+    refuse_kinematics_only(model, "simulate")
 
 
 def _state_names(model, formulation, options, n):

@@ -31,18 +31,23 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms.dynamics import as_vector, data_at, fill_general
-from multibody.model.data import refuse_general_joints
-from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel
+from multibody.algorithms.dynamics import as_vector, bind_on_first_call, data_at, fill_general
+from multibody.model.data import refuse_general_joints, refuse_kinematics_only
+from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel, centroidal_map_kernel
 
 __all__ = ["com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation",
            "centroidal_bias"]
 
 _EMPTY = np.zeros((6, 0))
+_F64 = np.dtype(np.float64)
+_empty = np.empty
+#: the compiled entry point of the fast path (``algorithms.dynamics``, "the fast path")
+_CMAP = bind_on_first_call(centroidal_map_kernel, "_CMAP", globals())
 
 
 def _centroidal(model, q, v, a, level, with_map, with_rate, data, t):
     d = data_at(model, data, t)
+    refuse_kinematics_only(model, "the centroidal momentum")
     q = as_vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
     a = v if a is None else a
@@ -69,6 +74,16 @@ def com_jacobian(model, q, data=None, t=None):
 def centroidal_map(model, q, data=None, t=None):
     """A_G (6 x nv), the centroidal momentum matrix: h_G = A_G v, rows ``[angular about the centre of mass;
     linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped)."""
+    try:  # the fast path (``algorithms.dynamics``): a float64 q, a Data made for the model without a step before
+        if q.dtype is _F64 and q.ndim == 1:
+            d = model._multibody_data if data is None else data
+            mi, mf, no_fext, work, nv = d.fast
+            if d.model is model:
+                Ag = _empty((6, nv))
+                if _CMAP(mi, mf, q, work, Ag) == 0:
+                    return Ag
+    except (AttributeError, TypeError, ZeroDivisionError):
+        pass
     return _centroidal(model, q, None, None, 0, True, False, data, t)[0]
 
 

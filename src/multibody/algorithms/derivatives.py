@@ -33,7 +33,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (as_batch, as_fext, as_vector, base_copy, bind_on_first_call, data_at,
                                   size_error)
-from multibody.model.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
 from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
@@ -56,6 +56,7 @@ _ARG = {8: "data (its derivative workspace)"}
 def _work(model, data, t):
     """(Data, DerivativeWork) for a model without general joints, the base state at ``t`` written."""
     d = data_at(model, data, t)
+    refuse_kinematics_only(model, "the derivatives of the dynamics")
     if d.fill is not None:
         refuse_general_joints(model, "the analytical derivatives")
     return d, d.derivative_work()

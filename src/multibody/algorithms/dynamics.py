@@ -50,7 +50,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.model.data import CACHE_ATTR, Data, base_block, default_data
+from multibody.model.data import CACHE_ATTR, Data, base_block, default_data, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
@@ -222,6 +222,7 @@ def _fill(d, q, v, t):
 def _call3(kernel, model, q, v, x, data, fext, third, t):
     """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
     d = _data(model, data, t)
+    refuse_kinematics_only(model, "aba" if kernel is aba_kernel else "rnea")
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     x = _vector(x, d.nv, third, model)
@@ -292,6 +293,7 @@ def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None, t=
     True
     """
     d = _data(model, data, t)
+    refuse_kinematics_only(model, "hybrid_dynamics")
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     tau = _vector(tau, d.nv, "tau", model)
@@ -402,13 +404,14 @@ def crba(model, q, data=None, t=0.0):
     try:  # the fast path, as in aba
         if q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
-            if d.fill is None and (data is None or d.model is model):
+            if d.fill is None and (data is None or d.model is model) and not d.refused:
                 M = _empty(d.mshape)
                 if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
                     return M
     except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
         pass
     d = _data(model, data)
+    refuse_kinematics_only(model, "crba")
     q = _vector(q, d.nq, "q", model)
     _fill(d, q, np.zeros(d.nv), t)
     M = _empty((d.nv, d.nv))
@@ -426,6 +429,7 @@ def energy(model, q, v, data=None, t=None):
     """(kinetic, potential) energy: T = ½ Σ v_iᵀ I_i v_i, V = −Σ m_i g·c_i (zero at the ground origin); with a
     moving base (at time ``t``), T of the absolute velocities and V of the absolute positions."""
     d = _data(model, data, t)
+    refuse_kinematics_only(model, "energy")
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     _fill(d, q, v, t)
@@ -523,6 +527,7 @@ def center_of_mass(model, q, v=None, data=None, t=None):
     """(total mass, centre of mass (3,), linear momentum (3,)) in ground coordinates (moving base: at time
     ``t``, absolute momentum)."""
     d = _data(model, data, t)
+    refuse_kinematics_only(model, "center_of_mass")
     q = _vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else _vector(v, d.nv, "v", model)
     _fill(d, q, v, t)
@@ -545,6 +550,7 @@ def aba_batch(model, Q, V, TAU, data=None, t=None):
     ``t``: the time of a moving base, the same for every row.
     """
     d = _data(model, data, t)
+    refuse_kinematics_only(model, "aba_batch")
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     TAU = _batch(TAU, d.nv, "TAU", model, Q.shape[0])
@@ -559,6 +565,7 @@ def rnea_batch(model, Q, V, A, data=None, t=None):
     """``rnea`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (numba prange); returns
     TAU (B, nv). ``t``: the time of a moving base, the same for every row."""
     d = _data(model, data, t)
+    refuse_kinematics_only(model, "rnea_batch")
     Q = _batch(Q, d.nq, "Q", model)
     V = _batch(V, d.nv, "V", model, Q.shape[0])
     A = _batch(A, d.nv, "A", model, Q.shape[0])

@@ -9,6 +9,17 @@ and every body's own frame under the body's name).
 | ``frame_velocity(model, q, v, frame, reference)`` | (6,) spatial velocity |
 | ``frame_acceleration(model, q, v, a, frame, reference, classical)`` | (6,) spatial or classical acceleration |
 | ``frame_jacobian_time_variation(model, q, v, frame, reference)`` | J̇ (6, nv), the time derivative of J along v |
+| ``frame_jacobians(model, q, frames=None, reference)`` | J (nf, 6, nv) of many frames (default: all) |
+| ``frame_placements(model, q, frames=None)`` | (R (nf, 3, 3), p (nf, 3)) |
+| ``frame_velocities(model, q, v, frames=None, reference)`` | (nf, 6) |
+| ``frame_accelerations(model, q, v, a, frames=None, reference, classical)`` | (nf, 6) |
+
+A frame is named by its name, by its handle ``model.frame_id(name)`` (an int, the fastest: no look-up per call) or by
+a ``Frame``; ``model.frame_names`` lists them in the order of the handles (every frame of ``model.frames``, then the
+bodies' own frames). The calls for one frame compute the kinematics of the bodies on its path from the ground only
+(Pinocchio's ``computeFrameJacobian``); those for many frames make one pass over all the bodies (Pinocchio's
+``computeJointJacobians`` + ``getFrameJacobian`` per frame). Called with a float64 q (and v, a) and the Data kept on
+the model (or ``data=``), a call goes straight to the compiled kernel.
 
 Every 6-vector and every Jacobian row is ``[angular; linear]`` (Pinocchio's are ``[linear; angular]``). The
 ``reference`` is one of (Pinocchio's ``ReferenceFrame``, with its meaning):
@@ -53,19 +64,29 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms.dynamics import as_vector, data_at, fill_general
+from multibody.algorithms.dynamics import as_vector, bind_on_first_call, data_at, fill_general
 from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
-                                      frame_jacobian_kernel, frame_kernel)
+                                      frame_jacobian_kernel, frame_jacobian_rate_kernel, frame_jacobians_kernel,
+                                      frame_kernel, frame_states_kernel)
+from multibody.kernels.packing import pack_frames
 from multibody.model.geometry import Frame
 
 __all__ = ["frame_placement", "frame_jacobian", "frame_velocity", "frame_acceleration",
-           "frame_jacobian_time_variation", "REFERENCES"]
+           "frame_jacobian_time_variation", "frame_jacobians", "frame_placements", "frame_velocities",
+           "frame_accelerations", "REFERENCES"]
 
 #: the names of the references and their codes in ``kernels/frames.py``
 REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
-_EMPTY = np.zeros((6, 0))
+_F64 = np.dtype(np.float64)
+_empty = np.empty
+#: no placements wanted from ``frame_jacobians_kernel``
+_NO_STATES = np.zeros((0, OUT_WIDTH))
+# the compiled entry points of the fast paths (``algorithms.dynamics``, "the fast path")
+_FJ = bind_on_first_call(frame_jacobian_kernel, "_FJ", globals())
+_FS = bind_on_first_call(frame_kernel, "_FS", globals())
+_FJS = bind_on_first_call(frame_jacobians_kernel, "_FJS", globals())
 
 
 def frame_in_body(model, frame):
@@ -80,7 +101,8 @@ def frame_in_body(model, frame):
     elif isinstance(frame, str):
         f = model.frame(frame)
     else:
-        raise ModelError(f"frame must be a frame's name (a string) or a Frame, got {frame!r}", element="frame")
+        raise ModelError(f"frame must be a frame's name (a string), a handle (model.frame_id(name)) or a Frame, got "
+                         f"{frame!r}", element="frame")
     P = model.body_frames[f.body] * f.placement
     return f.body, np.concatenate([np.asarray(P.rotation, dtype=float).reshape(9),
                                    np.asarray(P.translation, dtype=float)])
@@ -95,18 +117,62 @@ def reference_code(reference):
                          element="reference") from None
 
 
-def _frame_call(model, q, v, a, frame, reference, classical, data, t):
-    d = data_at(model, data, t)
+def frame_row(model, d, frame):
+    """``(fi, ff, k)``: a frame table and the row of ``frame`` in it — the model's table (``Data.frame_table``) for
+    a name or a handle, a table of one row for a ``Frame`` — or a ``ModelError`` naming what was expected."""
+    fi, ff, ids, every, _ = d.frame_table()
+    if isinstance(frame, (int, np.integer)) and not isinstance(frame, (bool, np.bool_)):
+        k = int(frame)
+        if not 0 <= k < fi.shape[0]:
+            raise ModelError(f"frame handle {k} out of range 0..{fi.shape[0] - 1} for model '{model.name}' "
+                             "(model.frame_id(name) gives a frame's handle)", element=f"frame {k}")
+        return fi, ff, k
+    if isinstance(frame, str):
+        k = ids.get(frame)
+        if k is None:
+            model.frame(frame)          # the ModelError naming the frames
+        return fi, ff, k
     body, F = frame_in_body(model, frame)
+    fi1, ff1 = pack_frames(model.parent, [(body, F[:9], F[9:])])
+    return fi1, ff1, 0
+
+
+def frame_rows(model, d, frames):
+    """``(fi, ff, rows)``: the model's frame table and the rows (int64) of ``frames`` (None: every frame, in the order
+    of the handles; else a sequence of names and handles)."""
+    fi, ff, ids, every, _ = d.frame_table()
+    if frames is None:
+        return fi, ff, every
+    if isinstance(frames, (str, Frame)) or not hasattr(frames, "__len__"):
+        raise ModelError(f"frames must be a sequence of frame names or handles (or None: every frame), got "
+                         f"{frames!r}", element="frames")
+    rows = np.empty(len(frames), dtype=np.int64)
+    for k, f in enumerate(frames):
+        if isinstance(f, Frame):
+            f = f.name
+        rows[k] = frame_row(model, d, f)[2]
+    return fi, ff, rows
+
+
+def _state_arguments(model, q, v, a, reference, data, t):
+    """``(d, code, q, v, a, level)``: the arguments of the kernels of frame states, checked (level 0: placements,
+    1: + velocities, 2: + accelerations), the general joints' kinematics written into the workspace."""
+    d = data_at(model, data, t)
     code = reference_code(reference)
     q = as_vector(q, d.nq, "q", model)
     level = 0 if v is None else 1 if a is None else 2
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
     a = v if a is None else as_vector(a, d.nv, "a", model)
     fill_general(d, q, v, t)
+    return d, code, q, v, a, level
+
+
+def _frame_call(model, q, v, a, frame, reference, classical, data, t):
+    d, code, q, v, a, level = _state_arguments(model, q, v, a, reference, data, t)
+    fi, ff, k = frame_row(model, d, frame)
     out = np.empty(OUT_WIDTH)
     try:
-        frame_kernel(d.mi, d.mf, q, v, a, d.work, body, F, level, code, bool(classical), out)
+        frame_kernel(d.mi, d.mf, fi, ff, q, v, a, d.work, k, level, code, bool(classical), out)
     except ZeroDivisionError:
         model.check_quaternions(q)
         raise
@@ -115,28 +181,47 @@ def _frame_call(model, q, v, a, frame, reference, classical, data, t):
 
 def frame_placement(model, q, frame, data=None, t=None):
     """``(R, p)``: the axes (R rotates frame coordinates into ground coordinates) and the origin of ``frame``
-    (a name or a ``Frame``) in ground coordinates at q (with a moving base: at time ``t``)."""
+    (a name, a handle ``model.frame_id(name)`` or a ``Frame``) in ground coordinates at q (with a moving base: at
+    time ``t``)."""
+    try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
+        if q.dtype is _F64 and q.ndim == 1:
+            mi, mf, fi, ff, work, nv, ids, zero, owner = (model._multibody_data if data is None else data).frames[4]
+            if owner is model:
+                out = _empty(OUT_WIDTH)
+                if _FS(mi, mf, fi, ff, q, zero, zero, work, frame if frame.__class__ is int else ids[frame], 0,
+                       WORLD, False, out) == 0:
+                    return out[O_R:O_R + 9].reshape(3, 3), out[O_P:O_P + 3]
+    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+        pass
     out = _frame_call(model, q, None, None, frame, "world", False, data, t)
-    return out[O_R:O_R + 9].reshape(3, 3).copy(), out[O_P:O_P + 3].copy()
+    return out[O_R:O_R + 9].reshape(3, 3), out[O_P:O_P + 3]
 
 
 def frame_velocity(model, q, v, frame, reference="local", data=None, t=None):
     """The spatial velocity [ω; v] (6,) of ``frame`` at (q, v) in ``reference`` (module docstring)."""
-    out = _frame_call(model, q, v, None, frame, reference, False, data, t)
-    return out[O_VEL:O_VEL + 6].copy()
+    try:  # the fast path, as in frame_placement
+        if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
+            mi, mf, fi, ff, work, nv, ids, zero, owner = (model._multibody_data if data is None else data).frames[4]
+            if owner is model:
+                out = _empty(OUT_WIDTH)
+                if _FS(mi, mf, fi, ff, q, v, v, work, frame if frame.__class__ is int else ids[frame], 1,
+                       REFERENCES[reference], False, out) == 0:
+                    return out[O_VEL:O_VEL + 6]
+    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+        pass
+    return _frame_call(model, q, v, None, frame, reference, False, data, t)[O_VEL:O_VEL + 6]
 
 
 def frame_acceleration(model, q, v, a, frame, reference="local", classical=False, data=None, t=None):
     """The acceleration (6,) of ``frame`` at (q, v, q̈ = a) in ``reference``: spatial, or with ``classical=True``
     the classical one (the linear part + ω × v; in "local_world_aligned" [ω̇; p̈] of the frame's origin). Without
     gravity (module docstring)."""
-    out = _frame_call(model, q, v, a, frame, reference, classical, data, t)
-    return out[O_ACC:O_ACC + 6].copy()
+    return _frame_call(model, q, v, a, frame, reference, classical, data, t)[O_ACC:O_ACC + 6]
 
 
 def _jacobian_call(model, q, v, frame, reference, rate, data, t):
     d = data_at(model, data, t)
-    body, F = frame_in_body(model, frame)
+    fi, ff, k = frame_row(model, d, frame)
     code = reference_code(reference)
     q = as_vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
@@ -144,18 +229,32 @@ def _jacobian_call(model, q, v, frame, reference, rate, data, t):
         refuse_general_joints(model, "frame_jacobian_time_variation")
     fill_general(d, q, v, t)
     J = np.empty((6, d.nv))
-    dJ = np.empty((6, d.nv)) if rate else _EMPTY
     try:
-        frame_jacobian_kernel(d.mi, d.mf, q, v, d.work, body, F, code, J, dJ)
+        if rate:
+            dJ = np.empty((6, d.nv))
+            frame_jacobian_rate_kernel(d.mi, d.mf, fi, ff, q, v, d.work, k, code, J, dJ)
+            return J, dJ
+        frame_jacobian_kernel(d.mi, d.mf, fi, ff, q, d.work, k, code, J)
+        return J, None
     except ZeroDivisionError:
         model.check_quaternions(q)
         raise
-    return J, dJ
 
 
 def frame_jacobian(model, q, frame, reference="local", data=None, t=None):
     """The 6 x nv Jacobian of ``frame`` at q in ``reference``: its spatial velocity is J v (rows
-    ``[angular; linear]``; columns of the coordinates that do not move the frame are zero)."""
+    ``[angular; linear]``; columns of the coordinates that do not move the frame are zero). ``frame``: a name, a
+    handle ``model.frame_id(name)`` or a ``Frame``."""
+    try:  # the fast path, as in frame_placement
+        if q.dtype is _F64 and q.ndim == 1:
+            mi, mf, fi, ff, work, nv, ids, zero, owner = (model._multibody_data if data is None else data).frames[4]
+            if owner is model:
+                J = _empty((6, nv))
+                if _FJ(mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame],
+                       REFERENCES[reference], J) == 0:
+                    return J
+    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+        pass
     return _jacobian_call(model, q, None, frame, reference, False, data, t)[0]
 
 
@@ -165,3 +264,64 @@ def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=No
     "local", classical ([ω̇; p̈] of its origin) in "local_world_aligned" (the module docstring). General joints
     (seed 001 §3.4.2) are refused: their columns' rates are not formed."""
     return _jacobian_call(model, q, v, frame, reference, True, data, t)[1]
+
+
+# ---- many frames from one pass --------------------------------------------------------------------------------
+def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None):
+    """The Jacobians (nf, 6, nv) of ``frames`` (a sequence of names or handles; None, the default: every frame,
+    ``model.frame_names``) at q in ``reference``, from one pass of placements over the bodies (Pinocchio's
+    ``computeJointJacobians`` and ``getFrameJacobian`` per frame). J[k] is :func:`frame_jacobian` of frame k."""
+    try:  # the fast path for every frame
+        if frames is None and q.dtype is _F64 and q.ndim == 1:
+            d = model._multibody_data if data is None else data
+            mi, mf, fi, ff, work, nv, ids, zero, owner = d.frames[4]
+            if owner is model:
+                every = d.frames[3]
+                J = _empty((every.shape[0], 6, nv))
+                if _FJS(mi, mf, fi, ff, q, zero, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
+                    return J
+    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+        pass
+    d = data_at(model, data, t)
+    fi, ff, rows = frame_rows(model, d, frames)
+    code = reference_code(reference)
+    q = as_vector(q, d.nq, "q", model)
+    fill_general(d, q, np.zeros(d.nv), t)
+    J = np.empty((rows.shape[0], 6, d.nv))
+    try:
+        frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, np.zeros(d.nv), d.work, rows, code, J, _NO_STATES)
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
+    return J
+
+
+def _states(model, q, v, a, frames, reference, classical, data, t):
+    d, code, q, v, a, level = _state_arguments(model, q, v, a, reference, data, t)
+    fi, ff, rows = frame_rows(model, d, frames)
+    out = np.empty((rows.shape[0], OUT_WIDTH))
+    try:
+        frame_states_kernel(d.mi, d.mf, fi, ff, q, v, a, d.work, rows, level, code, bool(classical), out)
+    except ZeroDivisionError:
+        model.check_quaternions(q)
+        raise
+    return out
+
+
+def frame_placements(model, q, frames=None, data=None, t=None):
+    """``(R, p)`` of ``frames`` (names or handles; None: every frame, ``model.frame_names``): rotations (nf, 3, 3)
+    and origins (nf, 3) in ground coordinates, from one pass over the bodies (Pinocchio's
+    ``framesForwardKinematics``)."""
+    out = _states(model, q, None, None, frames, "world", False, data, t)
+    return out[:, O_R:O_R + 9].reshape(-1, 3, 3), out[:, O_P:O_P + 3]
+
+
+def frame_velocities(model, q, v, frames=None, reference="local", data=None, t=None):
+    """The spatial velocities (nf, 6) of ``frames`` (None: every frame) at (q, v) in ``reference``, from one pass."""
+    return _states(model, q, v, None, frames, reference, False, data, t)[:, O_VEL:O_VEL + 6]
+
+
+def frame_accelerations(model, q, v, a, frames=None, reference="local", classical=False, data=None, t=None):
+    """The accelerations (nf, 6) of ``frames`` (None: every frame) at (q, v, q̈ = a) in ``reference``, as
+    :func:`frame_acceleration`, from one pass."""
+    return _states(model, q, v, a, frames, reference, classical, data, t)[:, O_ACC:O_ACC + 6]

@@ -15,6 +15,7 @@ BENCHMARKS = [
     ("symbolic", "multibody.bench.symbolic", "bench_symbolic"),
     ("urdf", "multibody.bench.urdf", "bench_urdf"),
     ("robots", "multibody.bench.robots", "bench_robots"),
+    ("robotics", "multibody.bench.robotics", "bench_robotics"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
     ("switching", "multibody.bench.switching", "bench_switching"),

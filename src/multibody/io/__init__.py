@@ -8,6 +8,7 @@
 ``validate_file(path)``           every problem of a file, with its path in the file (``Problem``)
 ``load_urdf(path, ...)``          a URDF robot description as a Model
 ``load_mjcf(path, ...)``          a MuJoCo model (MJCF) as a Model (``multibody.io.mjcf``: states to and from MuJoCo)
+``srdf_disabled_pairs(path, m)``  the link pairs an SRDF disables, as body names (for ``mb.collisions``)
 ``save_result(result, path)``     a ``Result`` as ``.npz``, ``.csv`` or ``.h5`` (HDF5, with h5py)
 ``schema()``                      the JSON Schema of model files (``model.schema.json``)
 ================================  ====================================================================
@@ -24,7 +25,7 @@ from multibody.io.writer import model_to_dict, save_model
 
 __all__ = ["load_model", "save_model", "load", "load_text", "validate_file", "load_urdf", "ModelFile", "Problem",
            "ModelFileError", "model_from_dict", "model_to_dict", "schema", "parse_expression", "Expression",
-           "ExpressionTorque", "save_result", "load_result", "load_mjcf"]
+           "ExpressionTorque", "save_result", "load_result", "srdf_disabled_pairs", "load_mjcf"]
 
 
 def __getattr__(name):   # the URDF and MJCF readers and the Result files are imported when first used
@@ -36,6 +37,10 @@ def __getattr__(name):   # the URDF and MJCF readers and the Result files are im
         from multibody.io.mjcf import load_mjcf
 
         return load_mjcf
+    if name == "srdf_disabled_pairs":
+        from multibody.io.srdf import srdf_disabled_pairs
+
+        return srdf_disabled_pairs
     if name in ("save_result", "load_result"):
         from multibody.io import results
 

@@ -12,9 +12,14 @@ What is read, and how it maps to the builder (``ModelBuilder``, so every builder
   negative moment of a link fixed to a body that outweighs it, as Tiago's 1 mg antennas) is loaded as written
   with one ``InertiaWarning`` per file naming each link; ``strict=True`` refuses those, ``repair=True`` moves each
   to the nearest physical inertia and reports how far. A body (a link and the links fixed to it) with a negative
-  principal moment is refused (but by ``repair=True``): its kinetic energy could be negative. Whatever the
-  options, a model whose mass matrix is singular (a massless leaf link, a point mass on its hinge axis) is
-  refused, with the numbers. The root link's inertia is not read when it is the ground (``floating_base=False``),
+  principal moment is refused (but by ``repair=True``): its kinetic energy could be negative. A moving link that
+  has no mass, nor anything it carries (a massless leaf link: the mass matrix is singular), is refused, and given
+  1 mg and principal moments of 1e-10 kg m² by ``repair=True`` (``model.inertia.BOUND_MASS``, ``BOUND_INERTIA``:
+  MuJoCo's ``boundmass`` and ``boundinertia``), named in the ``InertiaWarning``. Any other model whose mass
+  matrix is singular (a point mass on its hinge axis) is refused, with the numbers. ``kinematics_only=True``
+  reads all of these for their kinematics (Pinocchio reads them so): frames, Jacobians, inverse kinematics and
+  collision queries work, and every dynamics call refuses the model in one line naming the link
+  (``Model.kinematics_only``). The root link's inertia is not read when it is the ground (``floating_base=False``),
   nor that of the links fixed to it.
 * ``<joint>`` of type ``revolute``, ``continuous`` (→ ``Revolute``), ``prismatic`` (→ ``Prismatic``),
   ``floating`` (→ ``Free``), ``planar`` (→ ``Planar``, the motion in the plane normal to ``<axis>``) and
@@ -63,7 +68,7 @@ from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarni
 from multibody.io.documents import ModelFileError, Problem, read_text
 from multibody.io.mimic import mimic_constraint
 from multibody.model import GROUND, Box, Cylinder, Free, Mesh, ModelBuilder, Placement, Planar, Prismatic, Revolute, Sphere
-from multibody.model.inertia import apply_policy, combine_rigid
+from multibody.model.inertia import BOUND_INERTIA, BOUND_MASS, KINEMATICS_ONLY, apply_policy, combine_rigid
 from multibody.model.rotations import rpy_matrix
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
@@ -147,7 +152,7 @@ def _unit(axis):
 
 
 def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False,
-               package_dirs=None, mimic=False, limits=True):
+               package_dirs=None, mimic=False, limits=True, kinematics_only=False):
     """A Model from the text of a URDF file (see the module docstring). ``source`` names the file in messages, and
     its folder is where relative mesh paths are looked up (when it is a path). ``limits=False`` keeps the ``<limit
     lower upper>`` of revolute and prismatic joints as data only (no end stops)."""
@@ -214,7 +219,7 @@ def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9
     tree = _Tree(rd, links, joints, roots[0], floating_base, source)
     tree.mimics = mimics
     tree.stops = bool(limits)
-    model = _build(rd, robot, tree, policy, gravity, mimics if mimic else None)
+    model = _build(rd, robot, tree, policy, gravity, mimics if mimic else None, bool(kinematics_only))
     if rd.missing:
         shown = ", ".join(sorted(rd.missing)[:5]) + (", ..." if len(rd.missing) > 5 else "")
         warnings.warn(MeshWarning(f"{source}: {len(rd.missing)} mesh file{'s' * (len(rd.missing) > 1)} not found "
@@ -430,8 +435,8 @@ class _Tree:
                                                                  "reserved for the fixed frame; rename the link"))
 
 
-def _build(rd, robot, tree, policy, gravity, follow):
-    notes, parts = [], {}
+def _build(rd, robot, tree, policy, gravity, follow, kinematics_only=False):
+    notes, parts, reasons = [], {}, []
     for name in tree.order:
         b, P = tree.body_of[name]
         link = tree.links[name]
@@ -441,15 +446,36 @@ def _build(rd, robot, tree, policy, gravity, follow):
             inertia, note = apply_policy(link["mass"], link["com"], link["inertia"], policy, f"link '{name}'",
                                          keep_negative=True)
         except ModelError as exc:
-            rd.problems.append(Problem(f"{link['path']}/inertial/inertia", str(exc)))
-            continue
+            if not kinematics_only:
+                rd.problems.append(Problem(f"{link['path']}/inertial/inertia", str(exc)))
+                continue
+            reasons.append(str(exc).split("; the inertia policy")[0])
+            inertia, note = apply_policy(link["mass"], link["com"], link["inertia"], "repair", f"link '{name}'")
         if note:
             notes.append(f"link '{name}': {note}")
         R = P.rotation
         parts.setdefault(b, []).append((link["mass"], P.act(link["com"]), R @ inertia @ R.T))
+    for name, message in _massless_subtrees(tree, parts):
+        if policy == "repair":      # MuJoCo's boundmass and boundinertia
+            parts[name] = [(BOUND_MASS, np.zeros(3), BOUND_INERTIA * np.eye(3))]
+            notes.append(f"link '{name}' has no mass but moves: given {BOUND_MASS:g} kg and principal moments "
+                         f"{BOUND_INERTIA:g} kg m² (the bounds of repair=True)")
+        elif kinematics_only:
+            reasons.append(message)
+        else:
+            rd.problems.append(Problem(f"link[@name='{name}']", f"{message}; give it an <inertial> (or load with "
+                                                                 "repair=True, which bounds its mass, or "
+                                                                 "kinematics_only=True)"))
     builder = ModelBuilder(gravity=gravity, name=robot, inertia="accept")
+    builder.kinematics_only = kinematics_only
     for name in tree.bodies:
         m, c, I = combine_rigid(parts.get(name, [(0.0, np.zeros(3), np.zeros((3, 3)))]))
+        if kinematics_only:     # a body no inertia fits: the nearest physical one, and the dynamics refused
+            try:
+                apply_policy(m, c, I, "refuse", f"link '{name}'")
+            except ModelError as exc:
+                reasons.append(str(exc).split("; the inertia policy")[0])
+                I = apply_policy(m, c, I, "repair", f"link '{name}'")[0]
         try:
             builder.add_body(name, mass=m, com=c, inertia=I)
         except ModelError as exc:
@@ -458,8 +484,6 @@ def _build(rd, robot, tree, policy, gravity, follow):
             merged = f" (the inertias of links {', '.join(parts_of)} added)" if len(parts_of) > 1 else ""
             rd.problems.append(Problem(f"link[@name='{name}']/inertial", f"link '{name}'{merged}: "
                                                                           f"{str(exc).split(': ', 1)[-1]}"))
-    if not rd.problems:
-        _massless_subtrees(rd, tree, parts)
     if rd.problems:
         raise ModelFileError(rd.problems, rd.source)
     if tree.floating_base:
@@ -475,6 +499,8 @@ def _build(rd, robot, tree, policy, gravity, follow):
     if rd.problems:
         raise ModelFileError(rd.problems, rd.source)
     meta = {"urdf": {"robot": robot, "path": rd.source, "root_link": tree.root}}
+    if reasons:
+        meta[KINEMATICS_ONLY] = reasons[0]
     if limits:
         meta["limits"] = limits
     if tree.mimics:
@@ -496,8 +522,9 @@ def _build(rd, robot, tree, policy, gravity, follow):
     return model
 
 
-def _massless_subtrees(rd, tree, parts):
-    """A moving link that carries no mass and no inertia at all (with everything it carries): the plain message."""
+def _massless_subtrees(tree, parts):
+    """``[(link, message)]``: the moving links that carry no mass and no inertia at all (with everything they
+    carry), which make the mass matrix singular."""
     carried = {n: bool(parts.get(n)) for n in tree.bodies}
     for name in reversed(tree.order):
         b = tree.body_of[name][0]
@@ -505,13 +532,14 @@ def _massless_subtrees(rd, tree, parts):
             child_body = tree.body_of[j["child"]][0]
             if child_body != b and child_body in carried and b in carried:
                 carried[b] = carried[b] or carried[child_body]
+    out = []
     for name in tree.bodies:
         if not carried[name]:
             how = ("the free joint of floating_base=True" if name == tree.root else
                    f"joint '{next(j['name'] for j in tree.joints if j['child'] == name)}'")
-            rd.problems.append(Problem(f"link[@name='{name}']", f"link '{name}' has no mass (no <inertial> with a "
-                                                                f"mass or inertia, nor links it carries that have "
-                                                                f"one) but moves on {how}; give it an <inertial>"))
+            out.append((name, f"link '{name}' has no mass (no <inertial> with a mass or inertia, nor links it "
+                              f"carries that have one) but moves on {how}"))
+    return out
 
 
 def _add_joint(rd, builder, tree, j):
@@ -596,12 +624,15 @@ def _mesh_path(filename, base, package_dirs):
 
 
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False, package_dirs=None,
-              mimic=False, limits=True):
+              mimic=False, limits=True, kinematics_only=False):
     """The Model of the URDF file ``path`` (see the module docstring). ``floating_base=True`` puts the root link on a
     free joint ``root_joint``; ``strict=True`` refuses every inertia no body has, ``repair=True`` moves each to the
     nearest physical one; ``package_dirs``: folders where ``package://`` meshes are looked up; ``mimic=True`` makes
     each ``<mimic>`` a constraint; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
     they are the end stops of revolute and prismatic joints: ``model.lower_limits``, plastic impacts, resting
-    contact). Problems of the file raise ``ModelFileError`` listing each one."""
+    contact); ``kinematics_only=True`` reads a file whose dynamics are not defined (a massless link that moves, an
+    inertia no body has) for its kinematics (``Model.kinematics_only`` says why; the dynamics refuse the model).
+    Problems of the file raise ``ModelFileError`` listing each one."""
     return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, strict=strict,
-                      repair=repair, package_dirs=package_dirs, mimic=mimic, limits=limits)
+                      repair=repair, package_dirs=package_dirs, mimic=mimic, limits=limits,
+                      kinematics_only=kinematics_only)

@@ -24,8 +24,9 @@ The composite inertias go in the per-body workspace's columns ``B_IA`` (which th
 from numba import njit
 
 from multibody.kernels.frames import column_rate
-from multibody.kernels.kinematics import (B_A, B_IA, B_V, IV, NV, PARENT, body_inertia_world_call, kinematics_kernel,
-                                          workspace_views)
+from multibody.kernels.kinematics import (B_A, B_IA, B_V, BASE_WIDTH, IQ, IV, NQ, NV, PARENT, WB_WIDTH, WD_WIDTH,
+                                          body_inertia_world, body_inertia_world_call, body_kinematics,
+                                          kinematics_kernel, set_ground, strided, workspace_views)
 from multibody.kernels.spatial import (KERNEL, cross3, force_cross_motion, helper, load6, load_rigid_inertia,
                                        rigid_inertia_times_motion, store_rigid_inertia)
 
@@ -67,6 +68,51 @@ def add_rigid_inertia(wb, i, o, m, h, I):
         wb[i, o + 4 + k] += I[k]
 
 
+@helper
+def composite_inertias(mi, wb, n, with_rate):
+    """Y^c_i = Σ over the subtree of i of Y_j (and, ``with_rate``, Ẏ^c_i), leaves to root, in the columns ``Y``
+    (``DY``) of ``wb``; the ground's row ends with those of the whole system (module docstring)."""
+    for i in range(n - 1, 0, -1):
+        par = mi[i, PARENT]
+        m, h, I = load_rigid_inertia(wb, i, Y)
+        add_rigid_inertia(wb, par, Y, m, h, I)
+        if with_rate:
+            m, h, I = load_rigid_inertia(wb, i, DY)
+            add_rigid_inertia(wb, par, DY, 0.0, h, I)
+
+
+@helper
+def map_columns(mi, wb, wd, n, c0, c1, c2, cd0, cd1, cd2, level, Ag, dAg):
+    """The columns of A_G (``Ag``) and, at level ≥ 1 when ``dAg`` has columns, of Ȧ_G, from the composite inertias
+    in ``wb`` (module docstring), with c the centre of mass and ċ its velocity."""
+    for i in range(1, n):
+        m, h, I = load_rigid_inertia(wb, i, Y)
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            s = load6(wd, k, 0)
+            col = rigid_inertia_times_motion(m, h, I, s[0], s[1], s[2], s[3], s[4], s[5])
+            x0, x1, x2 = cross3(c0, c1, c2, col[3], col[4], col[5])
+            if Ag.shape[1] > 0:
+                Ag[0, k] = col[0] - x0
+                Ag[1, k] = col[1] - x1
+                Ag[2, k] = col[2] - x2
+                Ag[3, k] = col[3]
+                Ag[4, k] = col[4]
+                Ag[5, k] = col[5]
+            if level >= 1 and dAg.shape[1] > 0:
+                _, hd, Id = load_rigid_inertia(wb, i, DY)
+                d1 = rigid_inertia_times_motion(0.0, hd, Id, s[0], s[1], s[2], s[3], s[4], s[5])
+                ds = column_rate(i, k, mi, wb, wd)
+                d2 = rigid_inertia_times_motion(m, h, I, ds[0], ds[1], ds[2], ds[3], ds[4], ds[5])
+                y0, y1, y2 = cross3(c0, c1, c2, d1[3] + d2[3], d1[4] + d2[4], d1[5] + d2[5])
+                z0, z1, z2 = cross3(cd0, cd1, cd2, col[3], col[4], col[5])
+                dAg[0, k] = d1[0] + d2[0] - y0 - z0
+                dAg[1, k] = d1[1] + d2[1] - y1 - z1
+                dAg[2, k] = d1[2] + d2[2] - y2 - z2
+                dAg[3, k] = d1[3] + d2[3]
+                dAg[4, k] = d1[4] + d2[4]
+                dAg[5, k] = d1[5] + d2[5]
+
+
 @njit(**KERNEL)
 def centroidal_kernel(mi, mf, q, v, a, work, level, Ag, dAg, out):
     """The centroidal quantities of the module docstring at (q, v, a): ``out`` (``O_MASS`` ...; the momentum needs
@@ -96,13 +142,7 @@ def centroidal_kernel(mi, mf, q, v, a, work, level, Ag, dAg, out):
                 x = force_cross_motion(w[0], w[1], w[2], w[3], w[4], w[5], f[0], f[1], f[2], f[3], f[4], f[5])
                 for k in range(6):
                     out[O_HDOT + k] += g[k] + x[k]
-    for i in range(n - 1, 0, -1):          # composite inertias, leaves to root (the ground's row: the whole system)
-        par = mi[i, PARENT]
-        m, h, I = load_rigid_inertia(wb, i, Y)
-        add_rigid_inertia(wb, par, Y, m, h, I)
-        if level >= 1:
-            m, h, I = load_rigid_inertia(wb, i, DY)
-            add_rigid_inertia(wb, par, DY, 0.0, h, I)
+    composite_inertias(mi, wb, n, level >= 1)
     mass = wb[0, Y]
     out[O_MASS] = mass
     inv = 1.0 / mass if mass > 0.0 else 0.0
@@ -113,35 +153,7 @@ def centroidal_kernel(mi, mf, q, v, a, work, level, Ag, dAg, out):
     out[O_COM + 1] = c1
     out[O_COM + 2] = c2
     # the velocity of the centre of mass (Ȧ_G)
-    cd0 = out[O_H + 3] * inv
-    cd1 = out[O_H + 4] * inv
-    cd2 = out[O_H + 5] * inv
-    for i in range(1, n):
-        m, h, I = load_rigid_inertia(wb, i, Y)
-        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
-            s = load6(wd, k, 0)
-            col = rigid_inertia_times_motion(m, h, I, s[0], s[1], s[2], s[3], s[4], s[5])
-            x0, x1, x2 = cross3(c0, c1, c2, col[3], col[4], col[5])
-            if Ag.shape[1] > 0:
-                Ag[0, k] = col[0] - x0
-                Ag[1, k] = col[1] - x1
-                Ag[2, k] = col[2] - x2
-                Ag[3, k] = col[3]
-                Ag[4, k] = col[4]
-                Ag[5, k] = col[5]
-            if level >= 1 and dAg.shape[1] > 0:
-                _, hd, Id = load_rigid_inertia(wb, i, DY)
-                d1 = rigid_inertia_times_motion(0.0, hd, Id, s[0], s[1], s[2], s[3], s[4], s[5])
-                ds = column_rate(i, k, mi, wb, wd)
-                d2 = rigid_inertia_times_motion(m, h, I, ds[0], ds[1], ds[2], ds[3], ds[4], ds[5])
-                y0, y1, y2 = cross3(c0, c1, c2, d1[3] + d2[3], d1[4] + d2[4], d1[5] + d2[5])
-                z0, z1, z2 = cross3(cd0, cd1, cd2, col[3], col[4], col[5])
-                dAg[0, k] = d1[0] + d2[0] - y0 - z0
-                dAg[1, k] = d1[1] + d2[1] - y1 - z1
-                dAg[2, k] = d1[2] + d2[2] - y2 - z2
-                dAg[3, k] = d1[3] + d2[3]
-                dAg[4, k] = d1[4] + d2[4]
-                dAg[5, k] = d1[5] + d2[5]
+    map_columns(mi, wb, wd, n, c0, c1, c2, out[O_H + 3] * inv, out[O_H + 4] * inv, out[O_H + 5] * inv, level, Ag, dAg)
     # moments about the centre of mass
     if level >= 1:
         x0, x1, x2 = cross3(c0, c1, c2, out[O_H + 3], out[O_H + 4], out[O_H + 5])
@@ -153,3 +165,30 @@ def centroidal_kernel(mi, mf, q, v, a, work, level, Ag, dAg, out):
         out[O_HDOT] -= x0
         out[O_HDOT + 1] -= x1
         out[O_HDOT + 2] -= x2
+
+
+@njit(**KERNEL)
+def centroidal_map_kernel(mi, mf, q, work, Ag):
+    """A_G alone (6 x nv, ``Ag``; :func:`centroidal_kernel` at level 0), its passes written out for the call from
+    Python (Pinocchio's ``ccrba``). Returns 0, or 1 when q, 5 when the workspace, 6 when ``Ag`` does not fit."""
+    n = mi.shape[0]
+    nv = Ag.shape[1]
+    if q.shape[0] != mi[n - 1, IQ] + mi[n - 1, NQ] or strided(q):
+        return 1
+    if work.shape[0] < n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH:
+        return 5
+    if Ag.shape[0] != 6 or nv != mi[n - 1, IV] + mi[n - 1, NV]:
+        return 6
+    wb, wd = workspace_views(work, n, nv)
+    set_ground(mf, work, wb, nv)
+    for k in range(10):
+        wb[0, Y + k] = 0.0
+    for i in range(1, n):
+        body_kinematics(i, mi, mf, q, q, q, wb, wd, 0)
+        m, h, I = body_inertia_world(i, mf, wb)
+        store_rigid_inertia(wb, i, Y, m, h, I)
+    composite_inertias(mi, wb, n, False)
+    mass = wb[0, Y]
+    inv = 1.0 / mass if mass > 0.0 else 0.0
+    map_columns(mi, wb, wd, n, wb[0, Y + 1] * inv, wb[0, Y + 2] * inv, wb[0, Y + 3] * inv, 0.0, 0.0, 0.0, 0, Ag, Ag)
+    return 0

@@ -29,8 +29,9 @@ acceleration at q̈ = 0 in WORLD and LOCAL, its classical acceleration [ω̇; p�
 """
 from numba import njit
 
-from multibody.kernels.kinematics import (B_A, B_P, B_V, DOF_ROT_JOINT, DOF_TRANS_CHILD, IV, JTYPE, M_DOF, NV,
-                                          PARENT, PLANAR, kinematics_kernel, workspace_views)
+from multibody.kernels.kinematics import (B_A, B_P, B_V, BASE_WIDTH, DOF_ROT_JOINT, DOF_TRANS_CHILD, IQ, IV, JTYPE,
+                                          M_DOF, NQ, NV, PARENT, PLANAR, WB_WIDTH, WD_WIDTH, body_kinematics,
+                                          set_ground, strided, workspace_views)
 from multibody.kernels.spatial import KERNEL, cross3, helper, load6, load9, mat3_mul, mat3_vec, mat3T_vec, \
     motion_cross_motion
 
@@ -38,6 +39,12 @@ WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 #: ``out`` of :func:`frame_kernel`: the frame's rotation (9, row-major), origin (3), velocity (6), acceleration (6)
 O_R, O_P, O_VEL, O_ACC = 0, 9, 12, 18
 OUT_WIDTH = 24
+#: columns of the frame table ``fi`` (module docstring): the frame's body, the length of its path, the path
+FI_BODY, FI_DEPTH, FI_PATH = 0, 1, 2
+#: the codes the kernels called from Python return: 0 done, else the first argument that does not fit
+#: (``ERR_Q``: q's length or stride, ``ERR_V``: v's or a's, ``ERR_WORK``: the workspace, ``ERR_OUT``: the output's
+#: shape, ``ERR_FRAME``: a frame number outside the table, ``ERR_REFERENCE``: an unknown reference code)
+ERR_Q, ERR_V, ERR_WORK, ERR_OUT, ERR_FRAME, ERR_REFERENCE = 1, 2, 5, 6, 8, 9
 
 
 @helper
@@ -75,15 +82,47 @@ def column_rate(i, k, mi, wb, wd):
                                wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5])
 
 
-@njit(**KERNEL)
-def frame_kernel(mi, mf, q, v, a, work, body, F, level, reference, classical, out):
+@helper
+def check_frame_call(mi, fi, q, nv, work, f, reference):
+    """0 when q, the workspace (for ``nv`` velocity coordinates), the frame ``f`` and the reference code fit the model
+    and its frame table, else an ``ERR_*`` code (numba does not check bounds, so every kernel called from Python checks
+    its arguments first)."""
+    n = mi.shape[0]
+    if q.shape[0] != mi[n - 1, IQ] + mi[n - 1, NQ] or strided(q):
+        return ERR_Q
+    if nv != mi[n - 1, IV] + mi[n - 1, NV]:
+        return ERR_OUT
+    if work.shape[0] < n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH:
+        return ERR_WORK
+    if f < 0 or f >= fi.shape[0]:
+        return ERR_FRAME
+    if reference < WORLD or reference > LOCAL_WORLD_ALIGNED:
+        return ERR_REFERENCE
+    return 0
+
+
+@helper
+def check_velocity(v, nv):
+    """0 when v has nv adjacent entries, else ``ERR_V``."""
+    return ERR_V if v.shape[0] != nv or strided(v) else 0
+
+
+@helper
+def path_kinematics(mi, mf, fi, f, q, v, a, work, wb, wd, level):
+    """The forward pass (``kinematics.body_kinematics``, at ``level``) over the bodies on the path of frame ``f``
+    only (the frame table's ``FI_PATH``, root first)."""
+    set_ground(mf, work, wb, v.shape[0])
+    for k in range(fi[f, FI_DEPTH]):
+        body_kinematics(fi[f, FI_PATH + k], mi, mf, q, v, a, wb, wd, level)
+
+
+@helper
+def frame_state(wb, body, F, level, reference, classical, out):
     """Placement (level 0), spatial velocity (level ≥ 1) and acceleration (level 2) of the frame ``F`` on ``body``
-    (see :func:`frame_placement_world`), the latter two in ``reference``; with ``classical`` the acceleration's
-    linear part is that of the classical acceleration, + w × u of the velocity [w; u] in the same reference
-    (Pinocchio's ``getFrameClassicalAcceleration``; in LOCAL_WORLD_ALIGNED, p̈ of the frame's origin). Writes
-    ``out`` (``O_R``, ...; OUT_WIDTH)."""
-    kinematics_kernel(mi, mf, q, v, a, work, level)
-    wb, wd = workspace_views(work, mi.shape[0], v.shape[0])
+    (see :func:`frame_placement_world`) from the kinematics in ``wb``, the latter two in ``reference``; with
+    ``classical`` the acceleration's linear part is that of the classical acceleration, + w × u of the velocity
+    [w; u] in the same reference (Pinocchio's ``getFrameClassicalAcceleration``; in LOCAL_WORLD_ALIGNED, p̈ of the
+    frame's origin). Writes ``out`` (``O_R``, ...; OUT_WIDTH)."""
     R, p0, p1, p2 = frame_placement_world(wb, body, F)
     for k in range(9):
         out[O_R + k] = R[k]
@@ -108,20 +147,13 @@ def frame_kernel(mi, mf, q, v, a, work, body, F, level, reference, classical, ou
             out[O_ACC + 5] += c2
 
 
-@njit(**KERNEL)
-def frame_jacobian_kernel(mi, mf, q, v, work, body, F, reference, J, dJ):
-    """The frame's 6 x nv Jacobian ``J`` in ``reference`` (module docstring) and, when ``dJ`` has nv columns (not
-    0), its time derivative along v. Columns off the path from ``body`` to the ground are zero."""
-    nv = v.shape[0]
+@helper
+def jacobian_columns(mi, wb, wd, body, F, reference, J, dJ):
+    """The columns of the frame's Jacobian ``J`` in ``reference`` (module docstring) and, when ``dJ`` has columns,
+    of its time derivative along v, for the coordinates on the path from ``body`` to the ground (the others are
+    left as they are), from the kinematics in ``wb`` (velocities needed for ``dJ`` only)."""
     rate = dJ.shape[1] > 0
-    kinematics_kernel(mi, mf, q, v, v, work, 1 if rate else 0)
-    wb, wd = workspace_views(work, mi.shape[0], nv)
     R, p0, p1, p2 = frame_placement_world(wb, body, F)
-    for r in range(6):
-        for k in range(J.shape[1]):
-            J[r, k] = 0.0
-        for k in range(dJ.shape[1]):
-            dJ[r, k] = 0.0
     vb = load6(wb, body, B_V)
     # the velocity of the frame's origin (LOCAL_WORLD_ALIGNED's J̇)
     e0, e1, e2 = cross3(vb[0], vb[1], vb[2], p0, p1, p2)
@@ -152,3 +184,128 @@ def frame_jacobian_kernel(mi, mf, q, v, work, body, F, reference, J, dJ):
                     dJ[4, k] += c1
                     dJ[5, k] += c2
         i = mi[i, PARENT]
+
+
+@helper
+def zero_rows(J):
+    """J[:, :] = 0 (a 2-D array)."""
+    for r in range(J.shape[0]):
+        for k in range(J.shape[1]):
+            J[r, k] = 0.0
+
+
+@njit(**KERNEL)
+def frame_kernel(mi, mf, fi, ff, q, v, a, work, f, level, reference, classical, out):
+    """Placement, velocity and acceleration of frame ``f`` of the table (``fi``, ``ff``), as :func:`frame_state`,
+    from the kinematics of the bodies on its path (``level`` 0, 1, 2: placement, + velocity, + acceleration).
+    Returns 0, or the ``ERR_*`` code of the first argument that does not fit."""
+    nv = v.shape[0]
+    err = check_frame_call(mi, fi, q, nv, work, f, reference) or check_velocity(v, nv) or check_velocity(a, nv)
+    if err != 0:
+        return err
+    if out.shape[0] != OUT_WIDTH:
+        return ERR_OUT
+    wb, wd = workspace_views(work, mi.shape[0], nv)
+    path_kinematics(mi, mf, fi, f, q, v, a, work, wb, wd, level)
+    frame_state(wb, fi[f, FI_BODY], ff[f], level, reference, classical, out)
+    return 0
+
+
+@njit(**KERNEL)
+def frame_jacobian_kernel(mi, mf, fi, ff, q, work, f, reference, J):
+    """The 6 x nv Jacobian ``J`` of frame ``f`` of the table in ``reference`` (module docstring), from the placements
+    of the bodies on its path (Pinocchio's ``computeFrameJacobian``). Columns off the path are zero. Returns 0 or an
+    ``ERR_*`` code."""
+    nv = J.shape[1]
+    err = check_frame_call(mi, fi, q, nv, work, f, reference)
+    if err != 0:
+        return err
+    if J.shape[0] != 6:
+        return ERR_OUT
+    wb, wd = workspace_views(work, mi.shape[0], nv)
+    path_kinematics(mi, mf, fi, f, q, q, q, work, wb, wd, 0)
+    zero_rows(J)
+    jacobian_columns(mi, wb, wd, fi[f, FI_BODY], ff[f], reference, J, J[:, :0])
+    return 0
+
+
+@njit(**KERNEL)
+def frame_jacobian_rate_kernel(mi, mf, fi, ff, q, v, work, f, reference, J, dJ):
+    """:func:`frame_jacobian_kernel` and J̇ (``dJ``, 6 x nv), its time derivative along v. Returns 0 or an
+    ``ERR_*`` code."""
+    nv = v.shape[0]
+    err = check_frame_call(mi, fi, q, nv, work, f, reference) or check_velocity(v, nv)
+    if err != 0:
+        return err
+    if J.shape[0] != 6 or J.shape[1] != nv or dJ.shape[0] != 6 or dJ.shape[1] != nv:
+        return ERR_OUT
+    wb, wd = workspace_views(work, mi.shape[0], nv)
+    path_kinematics(mi, mf, fi, f, q, v, v, work, wb, wd, 1)
+    zero_rows(J)
+    zero_rows(dJ)
+    jacobian_columns(mi, wb, wd, fi[f, FI_BODY], ff[f], reference, J, dJ)
+    return 0
+
+
+@helper
+def check_frames(fi, frames):
+    """0 when every entry of ``frames`` is a row of the frame table, else ``ERR_FRAME``."""
+    for k in range(frames.shape[0]):
+        if frames[k] < 0 or frames[k] >= fi.shape[0]:
+            return ERR_FRAME
+    return 0
+
+
+@helper
+def pass_for_frames(mi, mf, fi, q, v, a, work, frames, level, reference):
+    """The checks of the kernels of many frames (0, or an ``ERR_*`` code) and, when they pass, the forward pass over
+    all the bodies at ``level`` (``kinematics.body_kinematics``)."""
+    n = mi.shape[0]
+    nv = v.shape[0]
+    err = check_frame_call(mi, fi, q, nv, work, 0, reference) if fi.shape[0] > 0 else 0
+    if err == 0:
+        err = check_velocity(v, nv) or check_velocity(a, nv) or check_frames(fi, frames)
+    if err == 0:
+        wb, wd = workspace_views(work, n, nv)
+        set_ground(mf, work, wb, nv)
+        for i in range(1, n):
+            body_kinematics(i, mi, mf, q, v, a, wb, wd, level)
+    return err
+
+
+@njit(**KERNEL)
+def frame_jacobians_kernel(mi, mf, fi, ff, q, zero, work, frames, reference, J, out):
+    """The Jacobians J[k] (6 x nv) of the frames ``frames[k]`` of the table in ``reference``, from one pass of
+    placements over all the bodies (Pinocchio's ``computeJointJacobians`` and a ``getFrameJacobian`` per frame), and,
+    when ``out`` has a row per frame (not 0 rows), their placements into ``out[k]`` (as :func:`frame_state`).
+    ``zero``: nv numbers (the pass computes no velocities). Returns 0 or an ``ERR_*`` code."""
+    if J.shape[0] != frames.shape[0] or J.shape[1] != 6 or J.shape[2] != zero.shape[0] or (out.shape[0] != 0 and (
+            out.shape[0] != frames.shape[0] or out.shape[1] != OUT_WIDTH)):
+        return ERR_OUT
+    err = pass_for_frames(mi, mf, fi, q, zero, zero, work, frames, 0, reference)
+    if err != 0:
+        return err
+    wb, wd = workspace_views(work, mi.shape[0], zero.shape[0])
+    for k in range(frames.shape[0]):
+        Jk = J[k]
+        zero_rows(Jk)
+        jacobian_columns(mi, wb, wd, fi[frames[k], FI_BODY], ff[frames[k]], reference, Jk, Jk[:, :0])
+        if out.shape[0] != 0:
+            frame_state(wb, fi[frames[k], FI_BODY], ff[frames[k]], 0, reference, False, out[k])
+    return 0
+
+
+@njit(**KERNEL)
+def frame_states_kernel(mi, mf, fi, ff, q, v, a, work, frames, level, reference, classical, out):
+    """:func:`frame_kernel` for the frames ``frames[k]`` of the table into the rows ``out[k]`` (OUT_WIDTH), from one
+    forward pass over all the bodies (Pinocchio's ``forwardKinematics`` then ``updateFramePlacements`` /
+    ``getFrameVelocity``). Returns 0 or an ``ERR_*`` code."""
+    if out.shape[0] != frames.shape[0] or out.shape[1] != OUT_WIDTH:
+        return ERR_OUT
+    err = pass_for_frames(mi, mf, fi, q, v, a, work, frames, level, reference)
+    if err != 0:
+        return err
+    wb, wd = workspace_views(work, mi.shape[0], v.shape[0])
+    for k in range(frames.shape[0]):
+        frame_state(wb, fi[frames[k], FI_BODY], ff[frames[k]], level, reference, classical, out[k])
+    return 0

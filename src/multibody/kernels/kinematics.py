@@ -462,6 +462,35 @@ def body_inertia_world_call(i, mf, wb):
     return body_inertia_world(i, mf, wb)
 
 
+@helper
+def body_kinematics(i, mi, mf, q, v, qdd, wb, wd, level):
+    """One body of the forward pass (RBDA Table 5.1; seed 001 §3.4): the placement of body i (level 0), its
+    velocity v_i = v_λ + vJ (level ≥ 1) and spatial acceleration a_i = a_λ + v_λ × vJ + c_J + S q̈ without gravity
+    (level 2), ground frame, from its parent's in ``wb`` (the motion subspace's columns into ``wd``)."""
+    par = mi[i, PARENT]
+    joint_placement_world(i, mi, mf, q, wb, wd)
+    if level >= 1:
+        vJ, cJ = joint_velocity_world(i, mi, v, wd)
+        vp = (wb[par, B_V], wb[par, B_V + 1], wb[par, B_V + 2], wb[par, B_V + 3], wb[par, B_V + 4],
+              wb[par, B_V + 5])
+        for k in range(6):
+            wb[i, B_V + k] = vp[k] + vJ[k]
+        if level >= 2:
+            c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5],
+                                    vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
+            for k in range(6):
+                wb[i, B_A + k] = wb[par, B_A + k] + c[k] + cJ[k]
+            for kk in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+                for k in range(6):
+                    wb[i, B_A + k] += wd[kk, k] * qdd[kk]
+
+
+@njit(**KERNEL)
+def body_kinematics_call(i, mi, mf, q, v, qdd, wb, wd, level):
+    """``body_kinematics`` compiled once, for the kernels off the hot path."""
+    body_kinematics(i, mi, mf, q, v, qdd, wb, wd, level)
+
+
 @njit(**KERNEL)
 def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     """Forward kinematics (the first pass of RBDA Table 5.1; seed 001 §3.4): placements (level 0), body
@@ -471,22 +500,7 @@ def kinematics_kernel(mi, mf, q, v, qdd, work, level):
     wb, wd = workspace_views(work, n, v.shape[0])
     set_ground(mf, work, wb, v.shape[0])
     for i in range(1, n):
-        par = mi[i, PARENT]
-        joint_placement_world_call(i, mi, mf, q, wb, wd)
-        if level >= 1:
-            vJ, cJ = joint_velocity_world_call(i, mi, v, wd)
-            vp = (wb[par, B_V], wb[par, B_V + 1], wb[par, B_V + 2], wb[par, B_V + 3], wb[par, B_V + 4],
-                  wb[par, B_V + 5])
-            for k in range(6):
-                wb[i, B_V + k] = vp[k] + vJ[k]
-            if level >= 2:
-                c = motion_cross_motion(vp[0], vp[1], vp[2], vp[3], vp[4], vp[5],
-                                        vJ[0], vJ[1], vJ[2], vJ[3], vJ[4], vJ[5])
-                for k in range(6):
-                    wb[i, B_A + k] = wb[par, B_A + k] + c[k] + cJ[k]
-                for kk in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
-                    for k in range(6):
-                        wb[i, B_A + k] += wd[kk, k] * qdd[kk]
+        body_kinematics_call(i, mi, mf, q, v, qdd, wb, wd, level)
 
 
 @njit(**KERNEL)

@@ -19,10 +19,11 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import kinematics as K
+from multibody.kernels.frames import FI_BODY, FI_DEPTH, FI_PATH
 from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_ARM, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, G_MOVING,
                                           M_DOF, MF_WIDTH, MI_WIDTH)
 
-__all__ = ["pack_model", "packed_integers", "general_rows"]
+__all__ = ["pack_model", "packed_integers", "general_rows", "pack_frames"]
 
 #: the attribute of a Model under which :func:`packed_integers` keeps its ``mi`` (a cache: the Model is unchanged)
 CACHE_ATTR = "_multibody_packed_integers"
@@ -115,3 +116,27 @@ def packed_integers(model):
         return mi
     except AttributeError:  # an object without __dict__: no caching
         return pack_model(model)[0]
+
+
+def pack_frames(parent, frames):
+    """The frame table of ``kernels/frames.py`` (its module docstring): ``(fi, ff)`` for ``frames``, a sequence of
+    ``(body, R, p)`` — the frame's body and its placement in that body's kernel frame — with ``parent`` the model's
+    parent array (the bodies numbered regularly, seed 001 §1.1.2). Row k of ``fi``: body, the length of its path
+    from the ground and the path (root first); of ``ff``: R row-major (9) and p (3)."""
+    parent = np.asarray(parent, dtype=np.int64)
+    paths = []
+    for body, _, _ in frames:
+        path, i = [], int(body)
+        while i > 0:
+            path.append(i)
+            i = int(parent[i])
+        paths.append(path[::-1])
+    fi = np.zeros((len(paths), FI_PATH + max(map(len, paths), default=0)), dtype=np.int64)
+    ff = np.zeros((len(paths), 12))
+    for k, ((body, R, p), path) in enumerate(zip(frames, paths)):
+        fi[k, FI_BODY] = body
+        fi[k, FI_DEPTH] = len(path)
+        fi[k, FI_PATH:FI_PATH + len(path)] = path
+        ff[k, :9] = np.asarray(R, dtype=np.float64).reshape(9)
+        ff[k, 9:] = np.asarray(p, dtype=np.float64).reshape(3)
+    return fi, ff

@@ -42,7 +42,7 @@ from multibody.model.controllers import Controller, check_overlap, resolve_contr
 from multibody.model.loop_joints import LoopJoint
 from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Sphere, Visual, check_color, check_shape
-from multibody.model.inertia import POLICIES, singular_joint
+from multibody.model.inertia import KINEMATICS_ONLY, POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
@@ -76,6 +76,9 @@ class ModelBuilder:
                              element="inertia")
         #: the policy for inertias that are not physical (``multibody.model.inertia``)
         self.inertia = inertia
+        #: True: a model whose mass matrix is singular is built for its kinematics only (the reason kept in its
+        #: metadata, ``Model.kinematics_only``; the dynamics refuse it) instead of being refused
+        self.kinematics_only = False
         g = numbers_or_symbols(gravity, (3,), "gravity", "gravity")
         self.name = name
         #: descriptive data carried to ``model.metadata`` and not used by the dynamics (JSON-like: joint limits,
@@ -463,8 +466,10 @@ class ModelBuilder:
                                            mass=mass, com=com, inertia_com=inertia_com, idx_v=idx_v,
                                            dof_armature=np.concatenate(rotors) if rotors else np.zeros(0)),
                                       [GROUND] + order, [None] + [j.name for j in joints[1:]])
-            if singular is not None:
+            if singular is not None and not self.kinematics_only:
                 raise ModelError(singular[1], element=f"body '{singular[0]}'")
+            if singular is not None and not self.metadata.get(KINEMATICS_ONLY):
+                self.metadata[KINEMATICS_ONLY] = singular[1]
         notes = [f"body '{b.name}': {b.inertia_note}" for b in self._bodies.values() if b.inertia_note]
         if notes and warn:
             what = "kept as written" if self.inertia == "warn" else "repaired"

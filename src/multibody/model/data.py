@@ -40,6 +40,16 @@ def base_block(work):
     return work[work.shape[0] - BASE_WIDTH:]
 
 
+def refuse_kinematics_only(model, what):
+    """A ``ModelError`` for ``what`` (a dynamics computation) on a model read for its kinematics only
+    (``Model.kinematics_only``), in one line with the reason (the link whose mass or inertia leaves the dynamics
+    undefined)."""
+    reason = getattr(model, "kinematics_only", None)
+    if reason:
+        raise ModelError(f"model '{model.name}' was read for its kinematics only, so {what} is not defined: {reason} "
+                         "(repair=True gives such links a bounded mass and inertia)", element="model")
+
+
 def refuse_general_joints(model, what):
     """A ``ModelError`` naming the first general joint of ``model`` (seed 001 §3.4.2), for ``what`` (a method
     that does not take them: their kinematics come from a generated function called before each kernel, which
@@ -66,7 +76,7 @@ class Data:
     """
 
     __slots__ = ("model", "nq", "nv", "nbodies", "mi", "mf", "work", "no_fext", "base_motion", "fill", "fast",
-                 "mshape", "derivatives")
+                 "mshape", "derivatives", "frames", "refused")
 
     def __init__(self, model):
         self.model = model
@@ -91,12 +101,37 @@ class Data:
             self.set_time(0.0)
         #: the kernels' arguments on the fast path of ``algorithms.aba``/``rnea`` (mi, mf, no_fext, work, nv), one
         #: attribute to read per call; None when general joints or a moving base need their step before a kernel
-        self.fast = (None if self.fill is not None or self.base_motion is not None
+        #: True for a model read for its kinematics only (``Model.kinematics_only``): the dynamics refuse it
+        self.refused = bool(getattr(model, "kinematics_only", None))
+        self.fast = (None if self.fill is not None or self.base_motion is not None or self.refused
                      else (self.mi, self.mf, self.no_fext, self.work, self.nv))
         #: the shape of the mass matrix (``algorithms.crba``)
         self.mshape = (self.nv, self.nv)
         #: the workspaces of the derivatives of the dynamics (:class:`DerivativeWork`), made on first use
         self.derivatives = None
+        #: the frame table of the model's frames (:meth:`frame_table`), made on first use
+        self.frames = None
+
+    def frame_table(self):
+        """``(fi, ff, ids, every, fast)``: the frame table of every frame of the model (``Model.all_frames``, in the
+        order of the handles ``Model.frame_id``; ``kernels/frames.py``), the handles by name, every handle (an int64
+        array), and the arguments of the frame
+        kernels on the fast path of ``algorithms.frames`` — ``(mi, mf, fi, ff, work, nv, ids, zero, model)`` with
+        ``zero`` nv zeros (the velocity of a call for placements only), or None where general joints or a moving base need a step
+        before each kernel (as ``fast``). Made on the first call."""
+        if self.frames is None:
+            from multibody.kernels.packing import pack_frames
+
+            model = self.model
+            frames = model.all_frames()
+            placed = [(f.body, P.rotation, P.translation)
+                      for f in frames for P in (model.body_frames[f.body] * f.placement,)]
+            fi, ff = pack_frames(model.parent, placed)
+            ids = model.frame_ids
+            fast = (None if self.fill is not None or self.base_motion is not None else
+                    (self.mi, self.mf, fi, ff, self.work, self.nv, ids, np.zeros(self.nv), model))
+            self.frames = (fi, ff, ids, np.arange(fi.shape[0], dtype=np.int64), fast)
+        return self.frames
 
     def derivative_work(self):
         """The :class:`DerivativeWork` of this Data (made on the first call)."""

@@ -47,6 +47,14 @@ INERTIA_RTOL = 1e-10
 SINGULAR_RTOL = 1e-12
 #: what may be done with a non-physical inertia (see the module docstring)
 POLICIES = ("refuse", "warn", "repair", "accept")
+#: the key of ``Model.metadata`` that holds why a model was built for its kinematics only (its dynamics undefined)
+KINEMATICS_ONLY = "kinematics_only"
+#: the mass (kg) and the principal moments (kg m²) that ``repair=True`` of the readers gives a moving link that has
+#: none, nor anything it carries (MuJoCo's ``boundmass`` and ``boundinertia``): 1 mg and the moments of a 1 mg bead
+#: of radius 1.6 cm — the mass matrix becomes invertible (its condition number ~1e10 on a metre-and-kilogram robot),
+#: the motion of the other bodies changes by a millionth of a gram's share
+BOUND_MASS = 1e-6
+BOUND_INERTIA = 1e-10
 
 
 def inertia_matrix(inertia, element):

@@ -160,6 +160,13 @@ class Model:
         object.__setattr__(self, key, value)
 
     @property
+    def kinematics_only(self):
+        """None, or why the model was read for its kinematics only (a mass matrix that is singular, or inertias no
+        body has: ``load_urdf(..., kinematics_only=True)``); the dynamics refuse such a model with this reason, its
+        frames, Jacobians, inverse kinematics and collision queries are as for any model."""
+        return self.metadata.get("kinematics_only")
+
+    @property
     def lower_limits(self):
         """nq floats: the lower limit of every entry of q (``-inf`` where none; ``multibody.model.unilateral``)."""
         return self.unilateral.bounds(self.nq)[0]
@@ -216,6 +223,45 @@ class Model:
         raise ModelError(f"model '{self.name}' has no frame '{name}' (frames and bodies: {shown})",
                          element=f"frame '{name}'")
 
+    def all_frames(self):
+        """Every frame of the model in the order of their handles (:meth:`frame_id`): the frames of ``frames``, then
+        each body's own frame (identity placement, under the body's name) that no frame of ``frames`` is named
+        after. Made once and kept on the model."""
+        try:
+            return self.__dict__["_all_frames"]
+        except KeyError:
+            from multibody.model.geometry import Frame
+
+            names = {f.name for f in self.frames}
+            out = tuple(self.frames) + tuple(Frame(b, i, b, Placement()) for i, b in enumerate(self.body_names)
+                                             if b not in names)
+            self.__dict__["_all_frames"] = out
+            self.__dict__["_frame_ids"] = {f.name: k for k, f in reversed(tuple(enumerate(out)))}
+            return out
+
+    @property
+    def frame_names(self):
+        """The names of the frames (:meth:`all_frames`), in the order of their handles."""
+        return tuple(f.name for f in self.all_frames())
+
+    @property
+    def frame_ids(self):
+        """``{name: handle}`` of every frame (:meth:`frame_id`); a dict kept on the model: do not change it."""
+        self.all_frames()
+        return self.__dict__["_frame_ids"]
+
+    def frame_id(self, name):
+        """The handle of the frame ``name`` (an int: its position in :meth:`all_frames`), which the frame algorithms
+        take instead of the name to skip the look-up in a control loop (Pinocchio's ``getFrameId``); ``ModelError``
+        listing the names for an unknown frame."""
+        try:
+            return self.frame_ids[name]
+        except (KeyError, TypeError):
+            if not isinstance(name, str):
+                raise ModelError(f"a frame is named by a string, got {name!r}", element="frame") from None
+            self.frame(name)        # the ModelError naming the frames
+            raise
+
     def with_collisions(self, elements=(), spheres=None, friction=1.0, keep=True):
         """A copy of this model with more collision elements: ``elements`` tuples ``(name, body or frame, shape[,
         placement[, friction]])``, ``spheres`` ``{frame: radius}`` (a sphere centred on each frame, e.g. the feet of
@@ -223,6 +269,14 @@ class Model:
         from multibody.model.collisions import with_collisions
 
         return with_collisions(self, elements, spheres, friction, keep)
+
+    def reduced(self, locked, reference=None):
+        """A new Model with the tree joints of ``locked`` fixed at their values (``{joint: value}``, or a list of
+        joint names locked at their values in ``reference``, default the neutral configuration): bodies, frames,
+        visual and collision elements kept (Pinocchio's ``buildReducedModel``; ``multibody.model.reduction``)."""
+        from multibody.model.reduction import reduced
+
+        return reduced(self, locked, reference)
 
     def with_controllers(self, controllers):
         """A new Model, this one with the controller elements ``controllers`` (a mapping name -> ``mb.JointPD`` or

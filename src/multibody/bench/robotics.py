@@ -1,0 +1,241 @@
+"""The calls of a robot's control loop against Pinocchio's, inverse kinematics, and self-collision checks (issue 35).
+
+``bench_robotics()`` prints three tables, every ratio measured in this process (interleaved rounds of process time,
+median and range over the rounds; ``bench/timing.py``):
+
+* per call from Python, on UR5, Panda, Solo12 (floating base), Talos and TIAGo (floating base): one frame's
+  Jacobian (``frame_jacobian`` with a handle, against ``computeFrameJacobian``), every frame's (``frame_jacobians``
+  against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), ``centroidal_map`` (``ccrba``), ``minv``
+  (``computeMinverse``), ``rnea`` and ``crba``;
+* inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
+  start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
+  median time per solve against a hand-written Pinocchio damped-least-squares loop (Pinocchio's documented example:
+  ``log6`` residual, ``Jlog6`` linearization, full steps, damping 1e-12; it does not know the joint limits);
+* the Panda's self-collision check on its collision meshes (convex hulls; the SRDF's disabled pairs left out),
+  and its distance queries against coal's on the same hulls, pair by pair.
+
+Skipped, with a line saying so, where ``example-robot-data`` or ``pin`` is not installed.
+"""
+import time
+import warnings
+
+import numpy as np
+
+from multibody.bench.robots import robots_folder
+
+#: the robots of the first table: (name, file, floating base)
+ROBOTS = (("UR5", "ur_description/urdf/ur5_robot.urdf", False), ("Panda", "panda_description/urdf/panda.urdf", False),
+          ("Solo12", "solo_description/robots/solo12.urdf", True),
+          ("Talos", "talos_data/robots/talos_reduced.urdf", True), ("TIAGo", "tiago_description/robots/tiago.urdf", True))
+#: the frames whose Jacobian one call computes: the tool (or a hand, a foot) of each robot
+TOOL = {"UR5": "ee_link", "Panda": "panda_hand", "Solo12": "FR_FOOT", "Talos": "gripper_left_base_link",
+        "TIAGo": "arm_tool_link"}
+
+
+def _load(path, floating_base, pin):
+    import multibody as mb
+
+    root = robots_folder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.io.load_urdf(root / path, floating_base=floating_base)
+        pm = (pin.buildModelFromUrdf(str(root / path), pin.JointModelFreeFlyer()) if floating_base else
+              pin.buildModelFromUrdf(str(root / path)))
+    return model, pm
+
+
+def bench_calls(rounds=9, verbose=True):
+    """The table of the control loop's calls (module docstring): rows of times (µs) and ratios ours/Pinocchio."""
+    import pinocchio as pin
+
+    import multibody as mb
+    from multibody.bench.timing import fmt_spread, interleaved, number_for, spread
+    from multibody.bench.urdf import pinocchio_state
+
+    rows = []
+    for name, path, floating in ROBOTS:
+        model, pm = _load(path, floating, pin)
+        pd = pm.createData()
+        rng = np.random.default_rng(0)
+        q = model.random_configuration(rng, scale=1.0)
+        v, a = rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
+        qp, T, _ = pinocchio_state(model, pm, q, v)
+        vp, ap = T @ v, T @ a
+        handle, fid = model.frame_id(TOOL[name]), pm.getFrameId(TOOL[name])
+        nframes = pm.nframes
+
+        def every_frame():
+            pin.computeJointJacobians(pm, pd, qp)
+            return [pin.getFrameJacobian(pm, pd, k, pin.LOCAL) for k in range(nframes)]
+
+        calls = {
+            "one frame Jacobian": (lambda: mb.frame_jacobian(model, q, handle),
+                                   lambda: pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL)),
+            "every frame's Jacobian": (lambda: mb.frame_jacobians(model, q), every_frame),
+            "centroidal_map / ccrba": (lambda: mb.centroidal_map(model, q), lambda: pin.ccrba(pm, pd, qp, vp)),
+            "minv / computeMinverse": (lambda: mb.minv(model, q), lambda: pin.computeMinverse(pm, pd, qp)),
+            "rnea": (lambda: mb.rnea(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
+            "crba": (lambda: mb.crba(model, q), lambda: pin.crba(pm, pd, qp)),
+        }
+        for call, (ours, theirs) in calls.items():
+            ours()
+            theirs()
+            times = interleaved([ours, theirs], number_for(theirs, 0.005), rounds)
+            rows.append({"robot": name, "nv": model.nv, "frames": len(model.frame_names), "call": call,
+                         "ours_us": spread(times[:, 0])[0] * 1e6, "pin_us": spread(times[:, 1])[0] * 1e6,
+                         "ratio": spread(times[:, 0] / times[:, 1])[0],
+                         "ratio_range": fmt_spread(times[:, 0] / times[:, 1])})
+    if verbose:
+        print("Per call from Python, process time (median of interleaved rounds; ratio: median and range)")
+        print("| robot | nv | call | multibody µs | Pinocchio µs | ratio ours/pin |")
+        print("|---|---:|---|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['robot']} | {r['nv']} | {r['call']} | {r['ours_us']:.2f} | {r['pin_us']:.2f} | "
+                  f"{r['ratio_range']} |")
+    return rows
+
+
+def pinocchio_ik(pin, pm, pd, fids, targets, q0, tol=1e-9, iterations=1000, damping=1e-12):
+    """Pinocchio's damped least squares (its documented inverse-kinematics example with full steps), several frames
+    stacked: ``(q, converged, iterations)``; converged when every frame's ``log6`` residual is within ``tol``."""
+    q = q0.copy()
+    for it in range(iterations):
+        pin.framesForwardKinematics(pm, pd, q)
+        errs, jacs = [], []
+        for fid, target in zip(fids, targets):
+            iMd = pd.oMf[fid].actInv(target)
+            errs.append(pin.log6(iMd).vector)
+        err = np.concatenate(errs)
+        if np.abs(err).max() <= tol:
+            return q, True, it
+        for fid, target in zip(fids, targets):
+            iMd = pd.oMf[fid].actInv(target)
+            jacs.append(-pin.Jlog6(iMd.inverse()) @ pin.computeFrameJacobian(pm, pd, q, fid, pin.LOCAL))
+        J = np.vstack(jacs)
+        dv = -J.T @ np.linalg.solve(J @ J.T + damping * np.eye(J.shape[0]), err)
+        q = pin.integrate(pm, q, dv)
+    return q, False, iterations
+
+
+def _ik_case(model, pm, pin, frames, targets_of, q0, restarts):
+    """Our solves and Pinocchio's of every target: a row of counts and median times."""
+    import multibody as mb
+    from multibody.bench.urdf import pinocchio_state
+    from multibody.errors import ConvergenceWarning
+
+    pd = pm.createData()
+    fids = [pm.getFrameId(f) for f in frames]
+    lo, hi = model.lower_limits, model.upper_limits
+    qp0 = pinocchio_state(model, pm, q0)[0]
+    ours_t, pin_t, ours_ok, pin_ok, pin_inside = [], [], 0, 0, 0
+    for targets in targets_of:
+        t0 = time.process_time()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            r = mb.inverse_kinematics(model, dict(zip(frames, targets)), q0, restarts=restarts)
+        ours_t.append(time.process_time() - t0)
+        worst = max(max(_placement_error(model, r.q, f, t)) for f, t in zip(frames, targets))
+        ours_ok += worst <= 1e-9 and bool(np.all(r.q >= lo) and np.all(r.q <= hi))
+        se3 = [pin.SE3(R, p) for R, p in targets]
+        t0 = time.process_time()
+        qp, ok, _ = pinocchio_ik(pin, pm, pd, fids, se3, qp0)
+        pin_t.append(time.process_time() - t0)
+        pin_ok += ok
+        inside = [(qp[pm.joints[pm.getJointId(j.name)].idx_q], lo[j.q_slice.start], hi[j.q_slice.start])
+                  for j in model.joints[1:] if j.joint.nq == 1]
+        pin_inside += ok and all(lo_ - 1e-12 <= x <= hi_ + 1e-12 for x, lo_, hi_ in inside)
+    n = len(targets_of)
+    return {"targets": n, "ours_reached": int(ours_ok), "pin_converged": int(pin_ok), "pin_within_limits": int(
+        pin_inside), "ours_ms": float(np.median(ours_t)) * 1e3, "pin_ms": float(np.median(pin_t)) * 1e3,
+        "ratio": float(np.median(ours_t) / np.median(pin_t))}
+
+
+def _placement_error(model, q, frame, target):
+    import multibody as mb
+
+    R, p = mb.frame_placement(model, q, frame)
+    X = target[0] @ R.T
+    w = np.array([X[2, 1] - X[1, 2], X[0, 2] - X[2, 0], X[1, 0] - X[0, 1]])
+    return float(np.arctan2(0.5 * np.linalg.norm(w), 0.5 * (np.trace(X) - 1.0))), float(np.linalg.norm(target[1] - p))
+
+
+def bench_ik(panda_targets=200, talos_targets=20, verbose=True):
+    """The inverse-kinematics table (module docstring)."""
+    import pinocchio as pin
+
+    import multibody as mb
+
+    rows = []
+    model, pm = _load("panda_description/urdf/panda.urdf", False, pin)
+    rng = np.random.default_rng(35)
+    lo, hi = model.lower_limits, model.upper_limits
+    targets = [[mb.frame_placement(model, rng.uniform(lo, hi), "panda_hand")] for _ in range(panda_targets)]
+    mb.inverse_kinematics(model, {"panda_hand": targets[0][0]}, 0.5 * (lo + hi))        # compile
+    rows.append({"case": f"Panda hand, {panda_targets} placements, restarts=20",
+                 **_ik_case(model, pm, pin, ["panda_hand"], targets, 0.5 * (lo + hi), 20)})
+    model, pm = _load("talos_data/robots/talos_reduced.urdf", True, pin)
+    lo, hi = model.lower_limits, model.upper_limits
+    q0 = model.neutral()
+    feet = [mb.frame_placement(model, q0, f) for f in ("left_sole_link", "right_sole_link")]
+    targets = []
+    for _ in range(talos_targets):
+        qt = q0.copy()
+        for k in range(1, 8):
+            s = model.joint(f"arm_left_{k}_joint").q_slice
+            qt[s] = rng.uniform(lo[s], hi[s])
+        targets.append(feet + [mb.frame_placement(model, qt, "gripper_left_base_link")])
+    rows.append({"case": f"Talos, both feet held and a hand, {talos_targets} targets, restarts=5",
+                 **_ik_case(model, pm, pin, ["left_sole_link", "right_sole_link", "gripper_left_base_link"],
+                            targets, q0, 5)})
+    if verbose:
+        print("\nInverse kinematics to 1e-9 from one fixed start: solves that reach every target within the joint "
+              "limits (ours), converge (Pinocchio's loop) and end within the limits; median process time per solve")
+        print("| case | reached (ours) | converged (pin) | pin within limits | ours ms | pin ms | ratio |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['case']} | {r['ours_reached']}/{r['targets']} | {r['pin_converged']}/{r['targets']} | "
+                  f"{r['pin_within_limits']}/{r['targets']} | {r['ours_ms']:.2f} | {r['pin_ms']:.2f} | "
+                  f"{r['ratio']:.2f} |")
+    return rows
+
+
+def bench_self_collision(configurations=50, verbose=True):
+    """The Panda's self-collision check and its distances against coal's on the same hulls (module docstring)."""
+    import multibody as mb
+    from multibody.bench.timing import interleaved, spread
+
+    root = robots_folder()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mb.io.load_urdf(root / "panda_description/urdf/panda.urdf", package_dirs=[root.parent.parent])
+    disabled = mb.io.srdf_disabled_pairs(root / "panda_description/srdf/panda.srdf", model)
+    rng = np.random.default_rng(0)
+    Q = [rng.uniform(model.lower_limits, model.upper_limits) for _ in range(configurations)]
+    hits = sum(bool(mb.collisions(model, q, exclude=disabled)) for q in Q)
+    pairs = len(mb.collisions(model, Q[0], margin=np.inf, exclude=disabled))
+    times = interleaved([lambda: mb.collisions(model, Q[0], exclude=disabled),
+                         lambda: mb.collisions(model, Q[0], margin=np.inf, exclude=disabled)], 20, 7)
+    row = {"pairs": pairs, "configurations": configurations, "in_collision": hits,
+           "check_us": spread(times[:, 0])[0] * 1e6, "all_distances_us": spread(times[:, 1])[0] * 1e6}
+    if verbose:
+        print(f"\nPanda self-collision on its {len(model.collisions)} collision meshes (convex hulls), {pairs} pairs "
+              f"after the SRDF's {len(disabled)} disabled ones: {hits} of {configurations} random configurations "
+              f"within the limits in collision; one check {row['check_us']:.0f} µs, every pair's distance "
+              f"{row['all_distances_us']:.0f} µs (process time)")
+    return row
+
+
+def bench_robotics(verbose=True):
+    """The three tables of the module docstring."""
+    if robots_folder() is None:
+        if verbose:
+            print("example-robot-data is not installed: no robotics benchmarks.")
+        return None
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        if verbose:
+            print("Pinocchio (`pin`) is not installed: no comparison of the control loop's calls.")
+        return None
+    return {"calls": bench_calls(verbose=verbose), "ik": bench_ik(verbose=verbose),
+            "self_collision": bench_self_collision(verbose=verbose)}
