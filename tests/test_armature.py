@@ -169,3 +169,14 @@ def test_builder_files_and_refusals(tmp_path):
     assert all(np.array_equal(x, y) for x, y in zip(model.arrays(), back.arrays()))
     with pytest.raises(ModelError, match="armature"):
         mb.simulate(model, [0.0], [1.0], 0.1, formulation="cartesian")
+
+
+def test_a_reduced_model_keeps_the_armature_of_its_free_coordinates():
+    """Locking a joint drops its rotor with it: the reduced model's mass matrix is the free block of the full one."""
+    rng = np.random.default_rng(8)
+    model = with_armature(revolute_chain(4), rng)
+    q = rng.uniform(-1.0, 1.0, 4)
+    small = model.reduced(locked={"joint2": q[1]})
+    keep = [0, 2, 3]
+    np.testing.assert_allclose(mb.crba(small, q[keep]), mb.crba(model, q)[np.ix_(keep, keep)], rtol=0,
+                               atol=1e-14 * np.abs(mb.crba(model, q)).max())
