@@ -1,10 +1,11 @@
 """``multibody run FILE [--t-end T] [--method M] [--out DIR] [--controller pd --posture Q,...]``: simulate a model file
 and write the results.
 
-``FILE`` is a model file (``.yaml``, ``.yml``, ``.json``; see ``multibody validate``) or a URDF robot (``.urdf``,
-``--floating-base`` to set it free). The file's ``simulation:`` settings are used, each flag given on the
-command line replacing the file's value; the initial state is the file's ``initial:`` (default: neutral, at
-rest). Written into ``--out`` (default ``<file name>_run``): ``result.npz`` (exact, binary), ``result.csv`` (one
+``FILE`` is a model file (``.yaml``, ``.yml``, ``.json``; see ``multibody validate``), a URDF robot (``.urdf``,
+``--floating-base`` to set it free) or a MuJoCo model (MJCF ``.xml``: from its reference state ``qpos0``, with RK4
+at its ``timestep``; ``--contact stepping`` for its collisions). The file's ``simulation:`` settings are used, each
+flag given on the command line replacing the file's value; the initial state is the file's ``initial:`` (default:
+neutral, at rest). Written into ``--out`` (default ``<file name>_run``): ``result.npz`` (exact, binary), ``result.csv`` (one
 row per time), ``result.h5`` (when h5py is installed) and ``result.png`` (coordinates, energies, constraint
 residuals against time). A file with problems is reported like ``multibody validate`` does, exit status 2.
 The output folder is made and checked before the run (a place that cannot be written fails at once); a run that
@@ -48,6 +49,12 @@ def load_for_run(path, floating_base=False, strict=False, limits=True):
     if Path(path).suffix.lower() == ".urdf":
         model = load_urdf(path, floating_base=floating_base, strict=strict, limits=limits)
         return ModelFile(model, model.neutral(), np.zeros(model.nv), {}, str(path))
+    if Path(path).suffix.lower() == ".xml":
+        from multibody.io.mjcf import initial_state, load_mjcf
+
+        model = load_mjcf(path, strict=strict, limits=limits)
+        q0, v0 = initial_state(model)
+        return ModelFile(model, q0, v0, {"method": "RK4", "h": model.metadata["mjcf"]["timestep"]}, str(path))
     return load(path, strict=strict, limits=limits)
 
 
@@ -85,19 +92,22 @@ def initial_configuration(mf, text):
     return ModelFile(model, np.array(values), mf.v0, mf.simulation, mf.source)
 
 
-def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None):
+def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None,
+                  contact=None):
     """Run the ModelFile ``mf`` with its settings, the arguments that are not None replacing them."""
     from multibody.integrate.fixed_step import METHODS
     from multibody.simulation import simulate
 
     settings = mf.settings(t_end=t_end, method=method, h=h, rtol=rtol, atol=atol, formulation=formulation,
-                           n_out=n_out)
+                           n_out=n_out, contact=contact)
+    if settings.get("contact") == "stepping":
+        settings["method"] = "stepping"      # its own semi-implicit step of size h (docs/contact.md)
     te = float(settings["t_end"])
     if not (math.isfinite(te) and te > 0):
         raise ModelError(f"t_end must be a positive time, got {te}", element="--t-end")
     m = str(settings.get("method", "DOP853")).upper()
     if settings.get("n_out") is None and settings.get("output_every") is None and settings.get("t_eval") is None:
-        if m in METHODS:
+        if m in METHODS or m == "STEPPING":
             if settings.get("h") is None:
                 raise ModelError(f"the fixed-step method {m} needs the step h (--h, or simulation.h in the file)",
                                  element="--h")
@@ -262,7 +272,7 @@ def run(args):
     made = prepare_outputs(out)       # before the run: a place that cannot be written fails now, not after it
     try:
         res = simulate_file(mf, t_end=args.t_end, method=args.method, h=args.h, rtol=args.rtol, atol=args.atol,
-                            formulation=args.formulation, n_out=args.n_out)
+                            formulation=args.formulation, n_out=args.n_out, contact=getattr(args, "contact", None))
     except IntegrationError as exc:   # the partial result up to the failure is written, and said so
         if exc.result is None:
             remove_empty(made)
@@ -304,9 +314,10 @@ def run(args):
 
 
 def cli_register(subparsers):
-    p = subparsers.add_parser("run", help="simulate a model file (YAML, JSON) or a URDF robot and write the results",
+    p = subparsers.add_parser("run", help="simulate a model file (YAML, JSON), a URDF robot or an MJCF model and write "
+                                          "the results",
                               description=__doc__.split("\n\n")[1].replace("``", ""))
-    p.add_argument("file", help="model file (.yaml, .yml, .json) or URDF (.urdf)")
+    p.add_argument("file", help="model file (.yaml, .yml, .json), URDF (.urdf) or MJCF (.xml)")
     p.add_argument("--t-end", type=float, default=None, help="end time (replaces simulation.t_end)")
     p.add_argument("--method", default=None, help="DOP853, RK45, Radau, BDF, ... or fixed step RK4, RK2, HEUN, VERLET")
     p.add_argument("--h", type=float, default=None, help="fixed step")
@@ -316,6 +327,8 @@ def cli_register(subparsers):
     p.add_argument("--n-out", type=int, default=None, help="number of output times")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder (default: <file name>_run)")
     p.add_argument("--floating-base", action="store_true", help="URDF: put the root link on a free joint")
+    p.add_argument("--contact", choices=("stepping", "compliant"), default=None,
+                   help="simulate the model's collision elements with this contact model (docs/contact.md)")
     p.add_argument("--strict", action="store_true", help="refuse every inertia that no body has (a URDF's are kept "
                                                          "with a warning otherwise)")
     p.add_argument("--controller", choices=("pd", "computed-torque"), default=None,

@@ -1,7 +1,9 @@
 """The collision sets of a model: its collision elements packed for detection (``contact/shapes.py``) and the
-pairs that detection tries: every two elements on different bodies, except two on the ground, two half-spaces, and
-a body with its parent (their joint holds them; a body with the ground stays, as in MuJoCo), then the user's
-filters (``contact_pairs``, ``exclude``).
+pairs that detection tries: every two elements on different bodies, except two on the ground, two half-spaces, a
+body with its parent (their joint holds them; a body with the ground stays, as in MuJoCo) and two elements whose
+collision bits do not match (MuJoCo's rule: ``contype`` of one and ``conaffinity`` of the other share a bit); then
+the model's filters (``model.contact_exclude``: never, ``model.contact_include``: always, MuJoCo's ``<exclude>`` and
+``<pair>``) and the run's (``contact_pairs``: only these, ``exclude``).
 """
 
 from dataclasses import dataclass
@@ -103,6 +105,8 @@ def pack_collisions(model, contact_pairs=None, exclude=None):
     parent = np.asarray(model.parent)
     chosen = None if contact_pairs is None else _selector(contact_pairs, "contact_pairs", collisions)
     excluded = set() if exclude is None else _selector(exclude, "exclude", collisions)
+    excluded |= _selector(getattr(model, "contact_exclude", ()), "contact exclude", collisions)
+    included = _selector(getattr(model, "contact_include", ()), "contact include", collisions)
     pairs = []
     for a in range(G):
         for b in range(a + 1, G):
@@ -113,7 +117,11 @@ def pack_collisions(model, contact_pairs=None, exclude=None):
             if chosen is not None:
                 if key not in chosen:
                     continue
+            elif key in included:
+                pass
             elif (ba == 0 and bb == 0) or (ba > 0 and bb > 0 and (parent[ba] == bb or parent[bb] == ba)):
+                continue
+            elif not (collisions[a].contype & collisions[b].conaffinity or collisions[b].contype & collisions[a].conaffinity):
                 continue
             pairs.append((a, b) if gi[a, GI_TYPE] <= gi[b, GI_TYPE] else (b, a))
     pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)

@@ -34,7 +34,7 @@ ROUTES = {
     "joint": [("parent", ("parent body",)), ("child", ("child body",)),
               ("child_placement", ("child_placement", "closes a loop")),
               ("stiffness", ("stiffness",)), ("damping", ("damping",)), ("rest", ("rest",)), ("effort", ("effort",)),
-              ("axis2", ("axis2",)), ("axis1", ("axis1",)), ("axis", ("axis",)),
+              ("armature", ("armature",)), ("axis2", ("axis2",)), ("axis1", ("axis1",)), ("axis", ("axis",)),
               ("name", ("defined twice", "name")), ("parent", ("same body",))],
     "spring": [("stiffness", ("stiffness",)), ("damping", ("damping",)), ("rest_length", ("rest_length",)),
                ("body_b", ("body_b",)), ("body_a", ("body_a",)), ("point_b", ("point_b",)), ("point_a", ("point_a",)),
@@ -378,7 +378,13 @@ class ModelLoader:
                     else:
                         b.add_collision(spec["name"], spec["body"], shape, place,
                                         self.number(spec.get("friction", 1.0), f"{path}.friction"),
-                                        self.number(spec.get("restitution", 0.0), f"{path}.restitution"))
+                                        self.number(spec.get("restitution", 0.0), f"{path}.restitution"),
+                                        contype=spec.get("contype", 1), conaffinity=spec.get("conaffinity", 1))
+        contact = d.get("contact") if isinstance(d.get("contact"), dict) else {}
+        for key, add in (("exclude", b.exclude_contact), ("include", b.include_contact)):
+            for k, pair in enumerate(as_list(contact.get(key))):
+                if not self._has_schema_problem(f"contact.{key}[{k}]"):
+                    add(*pair)
         names = {v["name"] for v in as_list(d.get("visuals")) if isinstance(v, dict)}
         for bname, path, spec in old_visuals:
             with self.element(path):
@@ -439,9 +445,9 @@ class ModelLoader:
                 lambda: self.placement(spec.get("placement"), f"{path}.placement", f"{element} placement"),
                 lambda: self.placement(spec.get("child_placement"), f"{path}.child_placement",
                                        f"{element} child_placement"),
-                    lambda: dict(zip(("stiffness", "damping", "rest"), self.fields(
+                    lambda: dict(zip(("stiffness", "damping", "rest", "armature"), self.fields(
                         *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
-                          for key in ("stiffness", "damping", "rest")]))),
+                          for key in ("stiffness", "damping", "rest", "armature")]))),
                     lambda: self._effort(spec, path, jname, efforts) if known_type else None,
                     lambda: self._limits(spec, path, jname, limits),
                     lambda: self._unilateral(spec, path))

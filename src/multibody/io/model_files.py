@@ -129,7 +129,8 @@ def load_model(path, floating_base=False, *, strict=False, repair=False, package
                limits=True):
     """The Model of a file, by extension: ``.yaml``/``.yml``/``.json`` model files, ``.urdf`` robots
     (``floating_base=True`` adds a free joint at the root link, ``package_dirs`` locate its meshes, ``mimic=True``
-    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves).
+    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves), ``.xml`` MuJoCo models
+    (MJCF, ``multibody.io.mjcf``).
     ``strict=True`` refuses every inertia that no body has, ``repair=True`` moves each to the nearest physical one.
     ``limits=False`` (every format) keeps the joints' limits as data only: no end stops, so that a robot's runs
     take the fast paths of a model without switches (``simulate_batch``'s lanes)."""
@@ -141,6 +142,14 @@ def load_model(path, floating_base=False, *, strict=False, repair=False, package
 
         return load_urdf(path, floating_base=floating_base, strict=strict, repair=repair, package_dirs=package_dirs,
                          mimic=mimic, limits=bool(limits))
+    if suffix == ".xml":
+        from multibody.io.mjcf import load_mjcf
+
+        for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
+            if value:
+                raise ModelError(f"'{path}': {key} applies to URDF files; an MJCF file says it itself (a free joint, "
+                                 "its meshdir, equality constraints)", element=key)
+        return load_mjcf(path, limits=bool(limits), strict=strict, repair=repair)
     for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
         if value:
             raise ModelError(f"'{path}': {key} applies to URDF files; a model file says it itself (a free joint at "
@@ -149,13 +158,11 @@ def load_model(path, floating_base=False, *, strict=False, repair=False, package
 
 
 def validate_file(path, *, strict=False):
-    """Every problem of a model file (YAML, JSON or URDF) as a list of :class:`Problem` (empty: valid);
+    """Every problem of a model file (YAML, JSON, URDF or MJCF) as a list of :class:`Problem` (empty: valid);
     ``strict=True`` counts every inertia that no body has as a problem."""
     try:
-        if Path(path).suffix.lower() == ".urdf":
-            from multibody.io.urdf import load_urdf
-
-            load_urdf(path, strict=strict)
+        if Path(path).suffix.lower() in (".urdf", ".xml"):
+            load_model(path, strict=strict)
         else:
             load(path, strict=strict)
     except ModelFileError as exc:

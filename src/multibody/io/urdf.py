@@ -69,7 +69,7 @@ from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarni
 from multibody.io.documents import ModelFileError, Problem, read_text
 from multibody.io.mimic import mimic_constraint, mimic_cycles
 from multibody.model import GROUND, Box, Cylinder, Free, Mesh, ModelBuilder, Placement, Planar, Prismatic, Revolute, Sphere
-from multibody.model.inertia import BOUND_INERTIA, BOUND_MASS, KINEMATICS_ONLY, apply_policy
+from multibody.model.inertia import BOUND_INERTIA, BOUND_MASS, KINEMATICS_ONLY, apply_policy, combine_rigid
 from multibody.model.rotations import rpy_matrix
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
@@ -415,21 +415,6 @@ def _check_mimics(rd, joints, by_name, follow):
     return kept
 
 
-def _combine(parts):
-    """Mass, centre and inertia about the centre of rigidly joined parts ``[(m, c, I_c)]`` (one frame)."""
-    m = sum(p[0] for p in parts)
-    if len(parts) == 1:
-        return parts[0]
-    if m == 0:
-        return 0.0, np.zeros(3), sum((p[2] for p in parts), np.zeros((3, 3)))
-    c = sum(p[0] * p[1] for p in parts) / m
-    I = np.zeros((3, 3))
-    for mi, ci, Ii in parts:
-        d = ci - c
-        I += Ii + mi * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-    return m, c, 0.5 * (I + I.T)
-
-
 class _Tree:
     """The links as bodies: each link's body (itself, the body it is fixed to, or the ground) and its frame there."""
 
@@ -502,7 +487,7 @@ def _build(rd, robot, tree, policy, gravity, follow, kinematics_only=False):
     builder = ModelBuilder(gravity=gravity, name=robot, inertia="accept")
     builder.kinematics_only = kinematics_only
     for name in tree.bodies:
-        m, c, I = _combine(parts.get(name, [(0.0, np.zeros(3), np.zeros((3, 3)))]))
+        m, c, I = combine_rigid(parts.get(name, [(0.0, np.zeros(3), np.zeros((3, 3)))]))
         if kinematics_only:     # a body no inertia fits: the nearest physical one, and the dynamics refused
             try:
                 apply_policy(m, c, I, "refuse", f"link '{name}'")

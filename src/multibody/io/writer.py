@@ -161,7 +161,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
             e["child_placement"] = _placement_dict(j.child_placement)
         if not j.is_cut:
             for key, arr in (("stiffness", model.dof_stiffness), ("damping", model.dof_damping),
-                             ("rest", model.dof_rest), ("effort", model.dof_effort)):
+                             ("rest", model.dof_rest), ("effort", model.dof_effort), ("armature", model.dof_armature)):
                 val = _per_dof(arr[j.v_slice])
                 if val is not None:
                     e[key] = val
@@ -293,11 +293,18 @@ def _write_elements(d, model, elastic=()):
                 out["shape"] = _plain(e.shape.as_dict())
                 if kind == "visuals" and e.color is not None:
                     out["color"] = _vec(e.color)
-                if kind == "collisions" and e.friction != 1.0:
-                    out["friction"] = _num(e.friction)
-                if kind == "collisions" and e.restitution != 0.0:
-                    out["restitution"] = _num(e.restitution)
+                if kind == "collisions":
+                    if e.friction != 1.0:
+                        out["friction"] = _num(e.friction)
+                    if e.restitution != 0.0:
+                        out["restitution"] = _num(e.restitution)
+                    for key in ("contype", "conaffinity"):
+                        if getattr(e, key) != 1:
+                            out[key] = int(getattr(e, key))
                 d[kind].append(out)
+    filters = {key: [list(pair) for pair in getattr(model, f"contact_{key}", ())] for key in ("exclude", "include")}
+    if any(filters.values()):
+        d["contact"] = {key: pairs for key, pairs in filters.items() if pairs}
 
 
 def _expanded_size(value, budget):

@@ -234,7 +234,7 @@ def articulate(mi, mf, q, zeros, work):
         store_rigid_inertia_sym6(IA, i, m, h, I)
     z = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(n - 1, 0, -1):
-        articulate_joint(i, mi[i, PARENT], mi[i, IV], mi[i, NV], zeros, z, z, IA, wb, wd)
+        articulate_joint(i, mi[i, PARENT], mi[i, IV], mi[i, NV], zeros, z, z, IA, wb, wd, mf)
 
 
 @njit(**KERNEL)

@@ -96,13 +96,14 @@ class ModelBuilder:
         self._base = as_base_motion(base_motion)
         self._frames = {}       # name -> (body, placement)
         self._visuals = []      # (name, body, shape, placement, color)
-        self._collisions = []   # (name, body, shape, placement, friction, restitution)
+        self._collisions = []   # (name, body, shape, placement, friction, restitution, contype, conaffinity)
         self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
         self._controllers = {}  # name -> controller (``multibody.model.controllers``)
         self._loads = {}        # name -> Load (``multibody.model.loads``; frames resolved at build)
         self._elastic = []      # the Beam and Cable descriptions (``multibody.model.beams``)
         self._generated = set()  # the names of the bodies, joints and frames they added
+        self._contact_filters = []   # ("exclude" | "include", a, b)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -115,8 +116,8 @@ class ModelBuilder:
         return name
 
     def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
-                  stiffness=None, damping=None, rest=None, effort=None, cut=False, limits=None, restitution=None,
-                  latch=None, release=None):
+                  stiffness=None, damping=None, rest=None, effort=None, armature=None, cut=False, limits=None,
+                  restitution=None, latch=None, release=None):
         """Connect ``child`` to ``parent`` by ``joint``.
 
         ``placement``: the joint frame in the parent body's frame (``Placement`` or ``(R, p)``).
@@ -126,6 +127,9 @@ class ModelBuilder:
         loop would silently be closed at the child's origin.
         ``stiffness``, ``damping``, ``rest``, ``effort``: a spring-damper and constant effort on each of the
         joint's velocity coordinates (scalars or one value per coordinate).
+        ``armature``: the inertia (>= 0) of a rotor geared to each velocity coordinate (a motor's rotor inertia times
+        its gear ratio squared; MuJoCo's ``armature``): added to the diagonal of the mass matrix, its energy
+        ½ a q̇² to the kinetic energy (``docs/model-arrays.md``); scalars or one value per coordinate.
         ``limits=(lower, upper)``, ``restitution``, ``latch``, ``release``: its unilateral elements — end stops
         with Newton's restitution e in [0, 1] (default 0), the value at which a coordinate latches (locks), the
         time (or ``Release``) at which the joint opens (``multibody.model.unilateral``); numbers or one per
@@ -156,12 +160,16 @@ class ModelBuilder:
             rest=per_dof(rest, nv, "rest", element),
             effort=per_dof(effort, nv, "effort", element),
         )
+        rotors = per_dof(armature, nv, "armature", element)
+        if np.any(rotors < 0.0):
+            raise ModelError(f"{element}: armature must be >= 0 (a rotor inertia), got {rotors.tolist()}",
+                             element=element)
         unilateral = joint_unilateral(name, joint, limits, restitution, latch, release)
         self._joints.append(dict(
             name=name, joint=joint, parent=parent, child=child,
             placement=_as_placement(placement, element),
             child_placement=None if child_placement is None else _as_placement(child_placement, element),
-            force=force, cut=bool(cut), unilateral=unilateral,
+            force=force, armature=rotors, cut=bool(cut), unilateral=unilateral,
         ))
         self._names["joint"].add(name)
         return name
@@ -242,19 +250,37 @@ class ModelBuilder:
         self._names["visual"].add(name)
         return name
 
-    def add_collision(self, name, body, shape, placement=None, friction=1.0, restitution=0.0):
+    def add_collision(self, name, body, shape, placement=None, friction=1.0, restitution=0.0, contype=1,
+                      conaffinity=1):
         """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
         ``friction`` (>= 0) and Newton's coefficient of restitution ``restitution`` (in [0, 1]; a pair's
         coefficients are the larger of its two elements' each, ``model.geometry.Collision``): what contact
-        detection reads. Returns the name."""
+        detection reads. ``contype``, ``conaffinity``: MuJoCo's collision bits (non-negative integers). Returns the
+        name."""
         element, place = self._attached("collision", name, body, placement)
         if name in self._names["collision"]:
             raise ModelError(f"{element} is defined twice", element=element)
         mu = collision_coefficient(friction, "friction", element)
         e = collision_coefficient(restitution, "restitution", element, at_most=1.0)
-        self._collisions.append((name, body, check_shape(shape, element), place, mu, e))
+        bits = []
+        for what, value in (("contype", contype), ("conaffinity", conaffinity)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ModelError(f"{element}: {what} must be a non-negative integer (collision bits), got {value!r}",
+                                 element=element)
+            bits.append(int(value))
+        self._collisions.append((name, body, check_shape(shape, element), place, mu, e, *bits))
         self._names["collision"].add(name)
         return name
+
+    def exclude_contact(self, a, b):
+        """Never try contact between ``a`` and ``b`` (collision elements or bodies: all their elements); checked
+        when the model is built. MuJoCo's ``<contact><exclude>``."""
+        self._contact_filters.append(("exclude", a, b))
+
+    def include_contact(self, a, b):
+        """Always try contact between the collision elements ``a`` and ``b``, whatever the default rule and their
+        collision bits say (``multibody.contact.collision_sets``); MuJoCo's ``<contact><pair>``."""
+        self._contact_filters.append(("include", a, b))
 
     def add_contact_sphere(self, frame, radius, friction=1.0, name=None):
         """A collision sphere of ``radius`` centred on ``frame`` (a frame added with ``add_frame``, or a body): the
@@ -454,8 +480,9 @@ class ModelBuilder:
         """Validate the description and return the immutable ``Model``. A model with bodies whose inertias were
         kept or repaired under the ``inertia`` policy ``"warn"`` or ``"repair"`` gives one ``InertiaWarning``
         listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
-        if not self._bodies:
-            raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
+        if not self._bodies and not (self._frames or self._visuals or self._collisions):
+            raise ModelError(f"model '{self.name}' has no bodies (nor frames or shapes on the ground: a scene "
+                             "without moving bodies)", element=self.name)
         self._place_tips()
         tree_of, cut = self._spanning_tree()
         order = self._regular_order(tree_of)
@@ -481,7 +508,7 @@ class ModelBuilder:
         com = np.zeros((n + 1, 3), dtype=real)
         inertia_com = np.zeros((n + 1, 3, 3), dtype=real)
         joints = [None]
-        stiff, damp, rest, effort = [], [], [], []
+        stiff, damp, rest, effort, rotors = [], [], [], [], []
         iq = iv = 0
         for k in cut:
             spec = self._joints[k]
@@ -524,6 +551,7 @@ class ModelBuilder:
             damp.append(f.damping)
             rest.append(f.rest)
             effort.append(f.effort)
+            rotors.append(spec["armature"])
             joints.append(JointInfo(spec["name"], jt, int(parent[i]), i, spec["placement"],
                                     spec["child_placement"] or Placement(), slice(iq, iq + jt.nq),
                                     slice(iv, iv + jt.nv)))
@@ -547,7 +575,8 @@ class ModelBuilder:
                                  "about the body origin beyond the floating-point range", element=f"body '{order[i - 1]}'")
         if not symbolic:
             singular = singular_joint(dict(parent=parent, jtype=jtype, jaxis=jaxis, jplace_R=jplace_R, jplace_p=jplace_p,
-                                           mass=mass, com=com, inertia_com=inertia_com),
+                                           mass=mass, com=com, inertia_com=inertia_com, idx_v=idx_v,
+                                           dof_armature=np.concatenate(rotors) if rotors else np.zeros(0)),
                                       [GROUND] + order, [None] + [j.name for j in joints[1:]])
             if singular is not None and not self.kinematics_only:
                 raise ModelError(singular[1], element=f"body '{singular[0]}'")
@@ -576,6 +605,7 @@ class ModelBuilder:
             spring_k=np.array([s.stiffness for s in self._springs], dtype=float),
             spring_c=np.array([s.damping for s in self._springs], dtype=float),
             spring_l0=np.array([s.rest_length for s in self._springs], dtype=float),
+            dof_armature=cat(rotors),
         )
         graph = _make_graph(n, [(j.parent, j.child) for j in joints[1:]] +
                             [(j.parent, j.child) for j in cut_joints])
@@ -594,9 +624,10 @@ class ModelBuilder:
         unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
-        collisions = tuple(Collision(name, index[b], b, shape, place, mu, e)
-                           for name, b, shape, place, mu, e in self._collisions)
+        collisions = tuple(Collision(name, index[b], b, shape, place, mu, e, ct, ca)
+                           for name, b, shape, place, mu, e, ct, ca in self._collisions)
         loads = tuple(self._resolved_load(load, frames, index, body_frames) for load in self._loads.values())
+        filters = self._checked_filters(collisions)
         controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
         check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
@@ -605,7 +636,8 @@ class ModelBuilder:
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
                      metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
                      collisions=collisions, unilateral=unilateral, controllers=controllers, loads=loads,
-                     elastic=tuple(self._elastic))
+                     elastic=tuple(self._elastic), contact_exclude=filters["exclude"],
+                     contact_include=filters["include"])
 
     def _resolved_load(self, load, frames, index, body_frames):
         """``load`` with its body, point and axes in the body's kernel frame (``ModelError`` for a missing
@@ -623,6 +655,20 @@ class ModelBuilder:
                              "does nothing", element=load.element)
         kernel = body_frames[body] * place
         return replace(load, body=body, point=kernel.translation.astype(float), axes=kernel.rotation.astype(float))
+
+    def _checked_filters(self, collisions):
+        """The contact exclusions and inclusions by kind, each name checked (a collision element, or for an
+        exclusion a body)."""
+        names = {c.name for c in collisions}
+        bodies = {c.body_name for c in collisions} | set(self._bodies) | {GROUND}
+        out = {"exclude": [], "include": []}
+        for kind, a, b in self._contact_filters:
+            for x in (a, b):
+                if x not in names and (kind == "include" or x not in bodies):
+                    what = "a collision element" if kind == "include" else "a collision element or a body"
+                    raise ModelError(f"contact {kind} ('{a}', '{b}'): '{x}' is not {what}", element=f"contact {kind}")
+            out[kind].append((a, b))
+        return {k: tuple(v) for k, v in out.items()}
 
     def _unilateral(self, joints, cut_joints):
         """The model's ``Unilateral`` elements (limits, latches, releases of the joints and of ``add_release``),

@@ -203,7 +203,9 @@ class Collision:
     """A shape that contact detection reads, on a body at ``placement`` (body frame), with the Coulomb friction
     coefficient ``friction`` and Newton's coefficient of restitution ``restitution`` ∈ [0, 1] of its impacts (a
     pair's coefficients are the larger of its two elements' each: the friction as in MuJoCo, the restitution as
-    in Box2D, so that one bouncy ball bounces off any floor)."""
+    in Box2D, so that one bouncy ball bounces off any floor). ``contype`` and ``conaffinity`` are MuJoCo's collision
+    bits: two elements may touch when ``contype`` of one and ``conaffinity`` of the other share a bit (both 1 by
+    default: every pair may)."""
 
     name: str
     body: int
@@ -212,6 +214,8 @@ class Collision:
     placement: Placement
     friction: float = 1.0
     restitution: float = 0.0
+    contype: int = 1
+    conaffinity: int = 1
 
 
 def check_shape(shape, element):

@@ -26,7 +26,7 @@ ARRAY_NAMES = (
     "parent", "jtype", "idx_q", "nq_j", "idx_v", "nv_j", "jaxis", "jplace_R", "jplace_p",
     "mass", "com", "inertia_com", "h", "inertia_o", "gravity",
     "dof_stiffness", "dof_damping", "dof_rest", "dof_effort",
-    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0",
+    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0", "dof_armature",
 )
 
 
@@ -102,7 +102,8 @@ class Model:
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
                  constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
                  base_motion=None, frames=(), visuals=(), collisions=(), unilateral=None,
-                 controllers=(), loads=(), elastic=()):
+                 controllers=(), loads=(), elastic=(),
+                 contact_exclude=(), contact_include=()):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -133,6 +134,10 @@ class Model:
         self.frames = tuple(frames)
         self.visuals = tuple(visuals)
         self.collisions = tuple(collisions)
+        #: pairs of collision elements or bodies that never touch, and pairs of elements always tried
+        #: (``ModelBuilder.exclude_contact``, ``include_contact``; ``multibody.contact.collision_sets``)
+        self.contact_exclude = tuple(contact_exclude)
+        self.contact_include = tuple(contact_include)
         #: joint limits, latches and releases (``multibody.model.unilateral``; empty: none)
         self.unilateral = Unilateral() if unilateral is None else unilateral
         #: controller elements (``multibody.model.controllers.ControllerInfo``), evaluated in the simulations
@@ -303,7 +308,8 @@ class Model:
                      torque_callback=self.torque_callback, graph=self.graph, metadata=self.metadata,
                      base_motion=self.base_motion, frames=self.frames, visuals=self.visuals,
                      collisions=self.collisions, unilateral=self.unilateral, controllers=infos, loads=self.loads,
-                     elastic=self.elastic)
+                     elastic=self.elastic,
+                     contact_exclude=self.contact_exclude, contact_include=self.contact_include)
 
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""

@@ -72,7 +72,7 @@ def separated_model(model, joint):
         b.add_joint(j.name, j.joint, names[j.parent], names[j.child], j.placement,
                     None if j.child_placement.is_identity() else j.child_placement,
                     stiffness=model.dof_stiffness[v], damping=model.dof_damping[v], rest=model.dof_rest[v],
-                    effort=model.dof_effort[v], **kw)
+                    effort=model.dof_effort[v], armature=model.dof_armature[v], **kw)
     for cj in model.cut_joints:        # the loops close as before: their rows are rebuilt on the new coordinates
         b.add_joint(cj.name, cj.joint, names[cj.parent], names[cj.child], cj.placement, cj.child_placement, cut=True)
     for c in model.constraints:
@@ -85,7 +85,12 @@ def separated_model(model, joint):
     for vis in model.visuals:
         b.add_visual(vis.name, vis.body_name, vis.shape, vis.placement, vis.color)
     for col in model.collisions:
-        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.restitution)
+        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.restitution,
+                        col.contype, col.conaffinity)
+    for a, c in model.contact_exclude:
+        b.exclude_contact(a, c)
+    for a, c in model.contact_include:
+        b.include_contact(a, c)
     for info in model.controllers:     # by joint name; the separated joint's coordinates end with it
         kept = controller_without(info, joint)
         if kept is not None:

@@ -23,8 +23,8 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
     1 point–plane + 2 rotation (3), Free → none; in the plane (``planar``: None detects it, see
     :func:`planar_embedding`) Revolute → 2 point–line rows (seed 001 §2.5), Prismatic → point–line + locked
     angle, Fixed → 3. The Model's other constraints follow as a :class:`ModelConstraintRows` block. Gravity,
-    point springs and the constant efforts of revolute joints carry over; joint spring-dampers and torque
-    callbacks (generalized forces) have no Cartesian form (``ModelError``).
+    point springs and the constant efforts of revolute joints carry over; joint spring-dampers, armatures and
+    torque callbacks (generalized forces) have no Cartesian form (``ModelError``).
     """
     from multibody.algorithms.dynamics import forward_kinematics
 
@@ -39,6 +39,10 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
     if np.any(np.asarray(model.dof_stiffness)) or np.any(np.asarray(model.dof_damping)):
         raise ModelError(f"model '{model.name}': joint spring-dampers are not available in the Cartesian "
                          "formulation", element="joint spring-damper")
+    if np.any(np.asarray(model.dof_armature)):
+        raise ModelError(f"model '{model.name}': the joints' armatures (rotor inertias on the coordinates' diagonal of "
+                         "the mass matrix) have no Cartesian form; use a formulation in joint coordinates",
+                         element="armature")
     if model.torque_callback is not None:
         raise ModelError(f"model '{model.name}': a torque callback (generalized forces) has no Cartesian form",
                          element="torque callback")
