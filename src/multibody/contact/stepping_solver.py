@@ -26,8 +26,9 @@ impulses of the previous step start them (matched by pair and feature: a box's c
 
 Overlaps (a body started inside another, or the round-off of a resting contact) are undone gradually: for φ < 0
 the condition is ``u_n ≥ −φ / max(h, recovery)``, so a body that starts 1 cm deep rises at 1 m/s (recovery 10 ms),
-not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance the shapes can close in one step
-(their speeds times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
+not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance two shapes can close
+in the step (``detection.swept_distance``: their points' speeds at the start and at the free velocity of the step,
+times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
 on the surface (φ⁺ = 0) instead of sinking in. The step dissipates energy: the impulses' work
 ``λ·(u⁻ + u)/2`` (u⁻ = J v, the contact velocities before the step) is never positive (inelastic in the normal, maximal dissipation in the
 tangent); it is returned so that the run can report the energy dissipated. (With the velocity before the step,
@@ -40,13 +41,14 @@ from collections import namedtuple
 from numba import njit
 
 from multibody.kernels.aba import aba_kernel
-from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, unit_perpendicular
+from multibody.contact.detection import (C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance,
+                                        unit_perpendicular)
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.kinematics import B_V, D_S, FREE, IQ, IV, JTYPE, NV, PARENT, workspace_views
+from multibody.kernels.kinematics import D_S, FREE, IQ, IV, JTYPE, NV, PARENT, workspace_views
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
-from multibody.contact.shapes import GF_RAD, GI_BODY, GI_TYPE, GW_P, HALFSPACE, world_poses
+from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, helper, mat3_vec, quat_to_rotation
 
 #: the model's applied forces (``kernels/forces.py``): ``applied`` (1 when any), the joint and point spring-damper
@@ -144,22 +146,6 @@ def add_point_row(mi, wd, body, sign, x0, x1, x2, e0, e1, e2, row):
             row[k] += sign * (wd[k, D_S] * c0 + wd[k, D_S + 1] * c1 + wd[k, D_S + 2] * c2
                               + wd[k, D_S + 3] * e0 + wd[k, D_S + 4] * e1 + wd[k, D_S + 5] * e2)
         j = mi[j, PARENT]
-
-
-@njit(**KERNEL)
-def speed_bound(gi, gf, gw, wb):
-    """The largest speed of a point of any geometry (|v_O + ω × c| + |ω| R for its centre c and bounding radius R;
-    body velocities [ω; v_O] from the kinematics in ``wb``)."""
-    top = 0.0
-    for g in range(gi.shape[0]):
-        b = gi[g, GI_BODY]
-        if b == 0 or gi[g, GI_TYPE] == HALFSPACE:
-            continue
-        w0, w1, w2 = wb[b, B_V], wb[b, B_V + 1], wb[b, B_V + 2]
-        e0, e1, e2 = cross3(w0, w1, w2, gw[g, GW_P], gw[g, GW_P + 1], gw[g, GW_P + 2])
-        s0, s1, s2 = wb[b, B_V + 3] + e0, wb[b, B_V + 4] + e1, wb[b, B_V + 5] + e2
-        top = max(top, math.sqrt(s0 * s0 + s1 * s1 + s2 * s2) + math.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * gf[g, GF_RAD])
-    return top
 
 
 @njit(**KERNEL)
@@ -278,7 +264,7 @@ def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
     free_joint_transport(mi, v, h, S.vfree, 1.0)
     wb, wd = workspace_views(work, n, nv)
     world_poses(G.gi, G.gf, wb, G.gw)
-    margin = S.settings[S_MARGIN] + 2.0 * h * speed_bound(G.gi, G.gf, G.gw, wb)
+    margin = S.settings[S_MARGIN] + swept_distance(mi, wd, G.gi, G.gf, G.gw, v, S.vfree, h)
     m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, margin, G.rows, G.ws)
     impulse_work = 0.0
     if m > 0:
