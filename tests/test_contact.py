@@ -229,24 +229,23 @@ def test_bad_contact_arguments():
     with pytest.raises(ModelError, match="needs the step h"):
         mb.simulate(model, None, None, 0.1, contact="stepping")
     with pytest.raises(ModelError, match="no collision elements"):
-        mb.simulate(model.with_collisions(keep=False), None, None, 0.1, h=1e-3, contact="stepping")
+        mb.simulate(model.with_collisions(keep=False), None, None, 0.1, contact="compliant")
     b = mb.ModelBuilder()
     b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
     b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
     b.add_collision("foot", "leg", mb.Sphere(0.02))
     b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -1)))
     b.add_controller("hold", mb.JointPD(1.0, 0.1, target=[0.0]))
-    with pytest.raises(ModelError, match="controller elements are not available with contact yet"):
-        mb.simulate(b.build(), None, None, 0.1, h=1e-3, contact="stepping")
-    b = mb.ModelBuilder()                               # a joint stop: refused by both contact models, not dropped
+    with pytest.raises(ModelError, match="controller elements with contact='compliant': use contact='stepping'"):
+        mb.simulate(b.build(), None, None, 0.1, contact="compliant")
+    b = mb.ModelBuilder()                               # a joint stop: refused by the compliant model, not dropped
     b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
     b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg", limits=(-1.0, 1.0))
     b.add_collision("foot", "leg", mb.Sphere(0.02))
     b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -1)))
     stopped = b.build()
-    for how in ("stepping", "compliant"):
-        with pytest.raises(ModelError, match="stops, latches and releases are not available with contact"):
-            mb.simulate(stopped, None, None, 0.1, h=1e-3, contact=how)
+    with pytest.raises(ModelError, match="stops, latches and releases with contact='compliant'"):
+        mb.simulate(stopped, None, None, 0.1, contact="compliant")
     with pytest.raises(ModelError, match="'wall' is neither a collision element nor a body"):
         mb.simulate(model, None, None, 0.1, h=1e-3, contact="stepping", exclude=[("wall", "ball")])
 

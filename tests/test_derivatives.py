@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import multibody as mb
 from multibody.analysis.derivatives import directional_derivatives
 from multibody.bench.dynamics import random_tree, revolute_chain
-from multibody.data import Data
+from multibody.model.data import Data
 from multibody.errors import ModelError
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.crba import crba_kernel
@@ -137,7 +137,7 @@ def test_applied_forces_on_a_moving_base():
     ``model.integrate``, step h = 1e-6: error h² |q̈‴| / 6 + eps |q̈| / h ≈ 1e-8 relative here (q̈ and its
     derivatives of order 10–100), compared at 1e-6."""
     from multibody.formulations.tree_rhs import tree_rhs
-    from multibody.tree_parameters import tree_params
+    from multibody.model.packing import tree_params
 
     b = mb.ModelBuilder(gravity=(0, 0, -9.81), base_motion=mb.BaseMotion(_turning_base))
     b.add_body("a", 1.2, com=(0.3, 0.1, 0), inertia=[0.1, 0.2, 0.25])

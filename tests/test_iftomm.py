@@ -227,7 +227,7 @@ def test_a05_initial_state_and_accelerations_by_hand():
     triangle of the spec's figure), so the slider falls freely (s̈ = −g), the shaft keeps its speed
     (ω̇ = 0) and the hinges accelerate as the hand formula of _flyball_hand_values says (to 1e-12)."""
     from multibody.formulations.tree_rhs import tree_rhs
-    from multibody.tree_parameters import tree_params
+    from multibody.model.packing import tree_params
     m, q0, v0 = I.flyball_model()
     masses = dict(zip(m.body_names, m.mass))          # ρ = 3000 kg/m³ boxes; rods carry the 5 kg point masses
     assert [masses[n] for n in ("shaft", "slider", "rod1", "rod2")] == pytest.approx([0.3, 3.0, 5.3, 5.3], rel=1e-14)
@@ -340,7 +340,7 @@ def test_a05_steady_rotation_matches_hand_statics():
     the model's accelerations vanish (measured 3e-12) — a relative equilibrium of the free-shaft governor, about
     which s(t) oscillates."""
     from multibody.formulations.tree_rhs import tree_rhs
-    from multibody.tree_parameters import tree_params
+    from multibody.model.packing import tree_params
     be, s = _flyball_relative_equilibrium()
     # both solves stop within 1e-12 of their point (fsolve's xtol; BFGS's gradient tolerance 1e-10 over the
     # Hessian's smallest eigenvalue, about 200); 1e-9 leaves room for rounding
@@ -461,7 +461,7 @@ def test_a05_cartesian_refuses_a_run_of_tens_of_minutes(monkeypatch):
     the same as the tree's linearized equations by finite differences), an explicit method needs ≥ 13 000 steps
     of a Python right-hand side: refused before any simulation starts, with the reason and what fits."""
     from multibody.formulations.tree_rhs import tree_rhs
-    from multibody.tree_parameters import tree_params
+    from multibody.model.packing import tree_params
     m, q0, v0 = I.flyball_model()
     P = tree_params(m)
     x = np.concatenate([q0, v0])

@@ -13,7 +13,7 @@ import multibody as mb
 from multibody.algorithms.dynamics import (aba, aba_batch, bias_forces, center_of_mass, crba, energy, gravity_forces, rnea,
                                   rnea_batch)
 from multibody.bench.dynamics import random_tree, revolute_chain
-from multibody.data import Data
+from multibody.model.data import Data
 from multibody.errors import ModelError
 
 from models import moving_random_tree

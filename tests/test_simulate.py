@@ -12,7 +12,7 @@ from multibody.kernels.forces import applied_forces_kernel
 from multibody.result import Result
 from multibody.formulations.base import FORMULATIONS, OdeSystem, register_formulation
 from multibody.formulations.tree_rhs import tree_energy, tree_rhs
-from multibody.tree_parameters import tree_params
+from multibody.model.packing import tree_params
 from multibody.simulation import simulate
 from multibody.systems.pendulums import spatial_chain, triple_pendulum_seed001
 from models import sprung_model
@@ -27,8 +27,8 @@ def random_state(model, rng):
 def applied(model, q, v, params=None):
     p = tree_params(model) if params is None else params
     tau = np.zeros(model.nv)
-    V, P = applied_forces_kernel(p[0], p[1], np.ascontiguousarray(q), np.ascontiguousarray(v), *p[3:12], p[13],
-                                 p[14], tau)
+    V, P = applied_forces_kernel(p.mi, p.mf, np.ascontiguousarray(q), np.ascontiguousarray(v), p.forces, p.work,
+                                 p.body_forces, tau)
     return tau, V, P
 
 

@@ -36,7 +36,7 @@ _HOMES = {
     "multibody.algorithms.control": ("controller_torques",),
     "multibody.algorithms.frames": ("frame_acceleration", "frame_jacobian", "frame_jacobian_time_variation",
                                     "frame_placement", "frame_velocity"),
-    "multibody.data": ("Data",),
+    "multibody.model.data": ("Data",),
     "multibody.result": ("BatchResult", "Result"),
     "multibody.simulation": ("resume", "simulate", "simulate_batch"),
     "multibody.io": ("load_model", "save_model"),

@@ -520,8 +520,9 @@ class BatchResult:
         """(runs,) True for the runs that completed."""
         return self.status == "success"
 
-    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's)
-    events = q_names = v_names = None
+    #: the switch log of each run of a model with stops, latches or releases; its q, v columns (None: the model's);
+    #: the contacts of each run of the time-stepping model (``multibody.result.Contacts``)
+    events = q_names = v_names = contacts = None
 
     def __getitem__(self, b):
         b = range(len(self))[b]
@@ -529,7 +530,8 @@ class BatchResult:
         return Result(self.t, self.q[b], self.v[b], energy={k: e[b] for k, e in self.energy.items()}, info=info,
                       q_names=self.q_names or self.model.coordinate_names(),
                       v_names=self.v_names or self.model.velocity_names(), model=self.model,
-                      events=None if self.events is None else self.events[b])
+                      events=None if self.events is None else self.events[b],
+                      contacts=None if self.contacts is None else self.contacts[b])
 
     def __repr__(self):
         return (f"BatchResult({len(self)} runs of model '{self.info.get('model', '')}', {self.t.shape[0]} outputs, "

@@ -53,10 +53,12 @@ import time
 import numpy as np
 
 import multibody.formulations  # noqa: F401  (registers every formulation)
-from multibody.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
-from multibody.contact.models import check_contact_run, contact_system, simulate_stepping
+from multibody.contact.models import check_contact_run, contact_system
+from multibody.contact.stepping_batch import stepping_batch
+from multibody.contact.stepping_run import simulate_stepping
 from multibody.switching.run import simulate_switching, switching_batch
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate import arguments as arg
@@ -233,7 +235,7 @@ def resume(path, progress=None):
     try:
         return _simulate(ck.model, ck.q0, ck.v0, s["t_end"], s["method"], s["h"], s["rtol"], s["atol"], ck.t_eval,
                          s["n_out"], s["formulation"], ck.tau, progress, s["max_steps"], None, s["t0"], s["energy"],
-                         s["output_every"], path, s["every"], options, restart=ck)
+                         s["output_every"], path, s["every"], options, restart=ck, contact=s.get("contact"))
     except ResultFileError:
         raise
     except ModelError as exc:
@@ -278,11 +280,25 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     _check_model(model, formulation)
     system = None
     if contact is not None:   # ---- a contact model (contact/models.py) with its own parameters
-        check_contact_run(model, checkpoint, events)
+        check_contact_run(model, contact)
+        contact_options = dict(options)
         system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
         options = {}
         if isinstance(system, SteppingSystem):
-            return simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress)
+            t0, t_end = arg.time_span(t0, t_end)
+            nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
+            if restart is not None:
+                from multibody.io.checkpoints import check_resumable
+
+                grid = (nsteps, h_used, output_steps(nsteps, h_used, t0, t_eval, n_out, output_every))
+                check_resumable(restart, system.q0.shape[0] + system.v0.shape[0] + 1, t0, t_end, grid=grid)
+            writer, every = _checkpoint_writer(
+                checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
+                {"method": str(method), "h": h, "n_out": n_out, "output_every": output_every, "formulation": formulation,
+                 "options": contact_options, "t0": t0, "t_end": t_end, "energy": energy, "max_steps": max_steps,
+                 "contact": contact}, h)
+            return simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress,
+                                     events, writer, every, restart, max_steps)
     accepted = formulation_options(formulation)
     if accepted is not None:
         unknown = sorted(set(options) - set(accepted))
@@ -325,8 +341,8 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     writer, every = _checkpoint_writer(
         checkpoint, every, model, q0, v0, tau, t_eval, events, t0, t_end,
         {"method": str(method), "h": h, "rtol": rtol, "atol": atol, "n_out": n_out, "output_every": output_every,
-         "formulation": formulation, "options": options, "t0": t0, "t_end": t_end, "energy": energy,
-         "max_steps": max_steps}, h_used if fixed else None)
+         "formulation": formulation, "options": contact_options if contact is not None else options, "t0": t0,
+         "t_end": t_end, "energy": energy, "max_steps": max_steps, "contact": contact}, h_used if fixed else None)
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: a run across switches
         return simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_out, output_every,
                                   formulation, tau, max_steps, events, energy, writer, options, every=every,
@@ -594,28 +610,9 @@ simulate.__doc__ += "\n    Formulations\n    ------------\n" + "\n".join(
     "    " + line for line in describe_formulations().splitlines()) + "\n"
 
 
-def _batch_states(model, X, n, what, runs):
-    """``X`` as (runs, n): None -> default rows, (n,) -> the same row for every run."""
-    try:
-        arr = np.asarray(X)
-    except (TypeError, ValueError):
-        arr = np.asarray(None)
-    if arr.dtype.kind not in "biuf":
-        raise ModelError(f"{what} must be an array of real numbers, (runs, {n}) or ({n},), got dtype {arr.dtype}",
-                         element=what)
-    arr = np.array(arr, dtype=float)
-    if arr.ndim == 1 and arr.shape == (n,):
-        arr = np.broadcast_to(arr, (runs, n))
-    if arr.shape != (runs, n):
-        raise ModelError(f"{what} must have shape ({runs}, {n}) (runs, {'nq' if what == 'Q0' else 'nv'}) or ({n},) "
-                         f"for model '{model.name}' (nq={model.nq}, nv={model.nv}), got {arr.shape}", element=what)
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{what} must be finite (run {int(np.argwhere(~np.isfinite(arr))[0, 0])})", element=what)
-    return arr
-
-
 def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, params=None, t0=0.0, t_eval=None,
-                   n_out=None, output_every=None, tau=None, energy=True, lanes=None, max_steps=None):
+                   n_out=None, output_every=None, tau=None, energy=True, lanes=None, max_steps=None, contact=None,
+                   **options):
     """Integrate many runs of ``model`` in one compiled parallel call; return a :class:`BatchResult`.
 
     The fast path under sweeps and Monte-Carlo studies: the runs are split between threads
@@ -650,6 +647,10 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
 
     max_steps : the step limit of each run (default: the compiled loop's budget, as in ``simulate``); a run that
         needs more steps is refused before it starts.
+    contact : ``"stepping"``: each run with the time-stepping model (its contacts, joint stops, latches, loops and
+        controllers as in ``simulate(..., contact="stepping")``; ``options`` its parameters), the runs split between
+        threads, each compiled loop running without the GIL (``contact/stepping_batch.py``); give ``h``, no
+        method. ``result.contacts[b]``: the contacts of run b.
 
     The number of runs is the first axis of Q0, V0 or the params; all must agree (``ModelError`` naming the
     argument otherwise). A run whose state becomes non-finite is marked failed (``result.status``) and does
@@ -670,6 +671,14 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     """
     _check_model(model)
     mkey = str(method).upper()
+    if contact is not None:
+        if contact != "stepping":
+            raise ModelError(f"simulate_batch runs contact='stepping' (its compiled loop), not {contact!r}: simulate "
+                             "each run of the compliant model", element="contact")
+        mkey = "RK4"    # (its own semi-implicit Euler step; the checks below need a fixed-step method)
+    elif options:
+        raise ModelError(f"simulate_batch has no option {sorted(options)[0]!r} (contact parameters need contact=)",
+                         element=sorted(options)[0])
     if mkey not in FIXED_METHODS:
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
                          f"), not {method!r}; use simulate for adaptive methods", element="method")
@@ -705,8 +714,17 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
     arg.check_output_size(rows, model.nq + model.nv + 3, given[0] if given else "output_every", runs=max(runs, 1))
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
-    Q = _batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
-    V = _batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    Q = arg.batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
+    V = arg.batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    if contact is not None:   # the time-stepping model: each run its compiled loop, on threads
+        if str(method).upper() not in ("RK4", "STEPPING"):
+            raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does "
+                             "not apply: give h only", element="method")
+        *arrays, contacts = stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, energy,
+                                           params, options)
+        batch = BatchResult(*arrays, model)
+        batch.contacts = contacts
+        return batch
     if getattr(model, "unilateral", None):   # joint limits, latches, releases: each run across its switches
         *arrays, events, qn, vn = switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau,
                                                   energy, params)
@@ -728,7 +746,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS
         from multibody.kernels.lanes import lanes_supported
-        from multibody.tree_parameters import P_MF, P_MI, P_TAU, tree_joint_forces
+        from multibody.model.packing import joint_force_table
         from multibody.kernels.kinematics import F_MASS
         from multibody.model.controllers import ControllerTable
 
@@ -742,11 +760,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                              "loop then)", element="lanes")
         if why is None and system.run_params is not None:
             tau_runs, mass, gravity = batch
-            mf = system.params[P_MF]
+            mf = system.params.mf
             MG = np.concatenate([mass if mass.shape[0] else np.tile(mf[1:, F_MASS], (runs, 1)),
                                  gravity if gravity.shape[0] else np.tile(mf[0, :3], (runs, 1))], axis=1)
-            TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params[P_TAU], (runs, 1))
-            simd = (system.params[P_MI], mf, tree_joint_forces(system.params), TAU, MG,
+            TAU = tau_runs if tau_runs.shape[0] else np.tile(system.params.tau, (runs, 1))
+            simd = (system.params.mi, mf, joint_force_table(system.params), TAU, MG,
                     ControllerTable(model.controllers, model.nv).arrays())
     cpu, wall = time.process_time(), time.perf_counter()
     t, XS, status, done, OBS = run_fixed_batch(system.rhs, X, t0, h_used, nsteps, system.params, batch,

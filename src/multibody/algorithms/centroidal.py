@@ -32,7 +32,7 @@ Example
 import numpy as np
 
 from multibody.algorithms.dynamics import as_vector, data_at, fill_general
-from multibody.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel
 
 __all__ = ["com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation",

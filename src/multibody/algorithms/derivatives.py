@@ -33,7 +33,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (as_batch, as_fext, as_vector, base_copy, bind_on_first_call, data_at,
                                   size_error)
-from multibody.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
 from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
@@ -98,7 +98,7 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             w = _fast_work(model, data)
             if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _RNEA_D(mi, mf, q, v, a, no_fext, work, dwork, qdd, A, B, C) == 0:
                     return A, B, C
@@ -127,7 +127,7 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             w = _fast_work(model, data)
             if w is not None and not (applied and w.applied):
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _ABA_D(mi, mf, q, v, tau, no_fext, work, dwork, dint, qdd, A, B, C) == 0:
                     return A, B, C
@@ -140,7 +140,7 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     out = [_empty(d.mshape) for _ in range(3)]
     fx = as_fext(fext, d, model)
     if applied and w.applied:
-        err = _call(aba_derivatives_applied_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, w.forces, d.work, w.dwork,
+        err = _call(aba_derivatives_applied_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, w.forces, w.fb, d.work, w.dwork,
                     w.dint, w.qdd, *out)
     else:
         err = _call(aba_derivatives_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, d.work, w.dwork, w.dint, w.qdd,
@@ -158,7 +158,7 @@ def minv(model, q, data=None):
         if q.dtype is _F64 and q.ndim == 1:
             w = _fast_work(model, data)
             if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
                 A = _empty(shape)
                 if _MINV(mi, mf, q, work, dwork, dint, A) == 0:
                     return A
@@ -182,7 +182,7 @@ def coriolis_matrix(model, q, v, data=None):
         if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
             w = _fast_work(model, data)
             if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, qdd, shape = w.fast
+                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
                 A = _empty(shape)
                 if _CORIOLIS(mi, mf, q, v, work, dwork, A) == 0:
                     return A
@@ -224,7 +224,7 @@ def aba_derivatives_batch(model, Q, V, TAU, data=None, t=None, applied=False):
     of a moving base, the same for every row; ``applied``: as in :func:`aba_derivatives`."""
     d, w, Q, V, TAU, out = _batch_args(model, Q, V, TAU, data, t, "TAU")
     qdd = np.empty((Q.shape[0], d.nv))
-    err = aba_derivatives_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, bool(applied) and w.applied, w.forces[:9],
+    err = aba_derivatives_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, bool(applied) and w.applied, w.forces,
                                        w.dint, 4 * numba.get_num_threads(), base_copy(d), qdd, *out)
     if err:
         raise _error(model, d, err, "TAU")

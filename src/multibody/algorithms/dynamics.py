@@ -50,7 +50,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.data import CACHE_ATTR, Data, base_block, default_data
+from multibody.model.data import CACHE_ATTR, Data, base_block, default_data
 from multibody.errors import ModelError
 from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel

@@ -54,7 +54,7 @@ Example
 import numpy as np
 
 from multibody.algorithms.dynamics import as_vector, data_at, fill_general
-from multibody.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
                                       frame_jacobian_kernel, frame_kernel)

@@ -15,7 +15,6 @@ import weakref
 import numpy as np
 
 from multibody.errors import ModelError
-from multibody.tree_parameters import P_TAU
 
 H_COMPLEX = 1e-30
 
@@ -122,7 +121,7 @@ class ReducedDynamics:
         x = np.concatenate([self.q0, self.v0])
         m = eval_rows(self.q0, self.v0, w)
         base = np.empty(nv)
-        tau = np.array(w.tree[P_TAU], dtype=float)
+        tau = np.array(w.tree.tau, dtype=float)
         constrained_accelerations(float(self.t), x, w, tau, m, base)
         tau[k] += 1.0
         m = eval_rows(self.q0, self.v0, w)

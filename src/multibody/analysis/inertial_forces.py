@@ -86,7 +86,7 @@ def mass_matrix_derivatives(model, q, data=None):
     from the ground-frame motion subspaces and composite inertias of one CRBA pass (``kernels/crba.py``;
     the formulas are in the module docstring). ``model`` must be numeric, a tree with plain coordinates."""
     from multibody.algorithms.dynamics import as_vector
-    from multibody.data import Data
+    from multibody.model.data import Data
     from multibody.kernels.crba import crba_kernel
     from multibody.kernels.kinematics import B_IA, WB_WIDTH, WD_WIDTH
 

@@ -183,7 +183,7 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
     that ran.
     """
     from multibody.analysis.derivatives import directional_derivatives, reduced_dynamics
-    from multibody.data import default_data, refuse_general_joints
+    from multibody.model.data import default_data, refuse_general_joints
 
     if getattr(model, "base_motion", None) is not None:
         raise ModelError(f"linearize: model '{model.name}' has a moving base (base motion), whose equations depend on "

@@ -82,10 +82,10 @@ def _repeat(rhs, x, params, out, number):
 
 def _cases(model, rng, dense_max):
     """(name, rhs, x, params) of every method for ``model`` at a random state."""
-    from multibody.data import Data
+    from multibody.model.data import Data
     from multibody.formulations.poisson import impulses, poisson_rhs, poisson_system
     from multibody.formulations.tree_rhs import tree_rhs
-    from multibody.tree_parameters import tree_params
+    from multibody.model.packing import tree_params
 
     q = model.random_configuration(rng, scale=0.2)
     v = rng.uniform(-0.5, 0.5, model.nv)

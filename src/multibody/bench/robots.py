@@ -54,7 +54,7 @@ def _pd_law(model, kp, kd, posture):
     library's kernels)."""
     from numba import njit
 
-    from multibody.data import Data
+    from multibody.model.data import Data
     from multibody.kernels.control import gravity_kernel
 
     d = Data(model)

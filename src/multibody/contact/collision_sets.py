@@ -21,14 +21,16 @@ __all__ = ["pack_collisions", "CollisionSet"]
 @dataclass(frozen=True)
 class CollisionSet:
     """The packed collision elements of a model (``contact/shapes.py``): ``gi``, ``gf``, ``verts``; ``pairs``
-    (P, 2) the geometry indices of the pairs that detection tries (smaller shape code first); ``names`` of the
-    geometries (the collision elements' names), ``bodies`` their body names, ``capacity`` the most contacts
-    the pairs can give at once."""
+    (P, 2) the geometry indices of the pairs that detection tries (smaller shape code first); ``pair_e`` (P,)
+    each pair's coefficient of restitution (the larger of its two elements', ``model.geometry.Collision``);
+    ``names`` of the geometries (the collision elements' names), ``bodies`` their body names, ``capacity`` the
+    most contacts the pairs can give at once."""
 
     gi: np.ndarray
     gf: np.ndarray
     verts: np.ndarray
     pairs: np.ndarray
+    pair_e: np.ndarray
     names: tuple
     bodies: tuple
     capacity: int
@@ -115,6 +117,7 @@ def pack_collisions(model, contact_pairs=None, exclude=None):
                 continue
             pairs.append((a, b) if gi[a, GI_TYPE] <= gi[b, GI_TYPE] else (b, a))
     pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+    pair_e = np.array([max(collisions[a].restitution, collisions[b].restitution) for a, b in pairs], dtype=np.float64)
     capacity = int(sum(manifold_size(gi[a, GI_TYPE], gi[b, GI_TYPE]) for a, b in pairs))
-    return CollisionSet(gi, gf, np.ascontiguousarray(verts), pairs, tuple(c.name for c in collisions),
+    return CollisionSet(gi, gf, np.ascontiguousarray(verts), pairs, pair_e, tuple(c.name for c in collisions),
                         tuple(c.body_name for c in collisions), capacity)

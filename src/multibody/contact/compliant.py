@@ -13,8 +13,6 @@ Energies of the Result: kinetic, potential (gravity, springs, and the contacts' 
 ``dissipated`` = D, so that ``total + dissipated`` stays at its initial value to the integration error when no
 other force does work.
 """
-from collections import namedtuple
-
 import numpy as np
 from numba import njit
 
@@ -22,8 +20,8 @@ from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state
 from multibody.contact.models import (contact_parameter, contact_setup, contacts_record, register_contact_model,
                                             torques)
-from multibody.data import default_data
-from multibody.formulations.tree import tree_energy, tree_params
+from multibody.model.data import default_data
+from multibody.formulations.tree_rhs import tree_energy
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, quaternion_projection
 from multibody.kernels.aba import aba_kernel
@@ -32,6 +30,7 @@ from multibody.kernels.configuration import qdot_kernel
 from multibody.contact.compliant_forces import compliant_forces, contact_force
 from multibody.contact.stepping_solver import R_DIST, R_FEAT, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH
 from multibody.kernels.forces import applied_forces_kernel
+from multibody.model.packing import extended, tree_params
 from multibody.kernels.kinematics import kinematics_kernel, workspace_views
 from multibody.contact.shapes import world_poses
 from multibody.kernels.spatial import KERNEL
@@ -39,9 +38,10 @@ from multibody.result import Result
 
 __all__ = ["compliant_system", "compliant_rhs", "compliant_rhs_extra"]
 
-#: the compliant model's own arrays: external forces (n, 6) and the settings (stiffness, exponent, damping α,
-#: friction velocity scale; ``kernels/contact_forces.K_*``)
-Compliant = namedtuple("Compliant", "fext settings")
+#: the parameters of the compliant right-hand side: the tree's (``model.packing``), the collision set
+#: (``stepping_solver.Geometry``), the external forces (n, 6) and the settings (stiffness, exponent, damping α,
+#: friction velocity scale; ``compliant_forces.K_*``)
+CompliantParams = extended("CompliantParams", ("geometry", "fext", "settings"), __name__)
 
 
 @njit(**KERNEL)
@@ -56,16 +56,15 @@ def _contacts(mi, mf, work, G, q, v, nv):
 @njit(**KERNEL)
 def compliant_rhs_extra(t, x, p, tau_extra, out):
     """ẋ = [q̇, v̇, Ḋ] of the module docstring with the generalized forces ``tau_extra`` besides the model's."""
-    mi, mf, work, G, F, C, _ = p
-    nv = F.tau.shape[0]
+    mi, mf, work, G = p.mi, p.mf, p.work, p.geometry
+    nv = p.tau_buffer.shape[0]
     nq = x.shape[0] - nv - 1
     q = x[:nq]
     v = x[nq:nq + nv]
-    tau = F.tau
+    tau = p.tau_buffer
     power = 0.0
-    if F.applied:
-        _, power = applied_forces_kernel(mi, mf, q, v, F.k, F.c, F.rest, F.effort, F.sbody, F.spoint, F.sk, F.sc,
-                                         F.sl0, work, F.fb, tau)
+    if p.applied:
+        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, work, p.body_forces, tau)
         for k in range(nv):
             tau[k] += tau_extra[k]
     else:
@@ -73,8 +72,8 @@ def compliant_rhs_extra(t, x, p, tau_extra, out):
             tau[k] = tau_extra[k]
     m = _contacts(mi, mf, work, G, q, v, nv)
     wb, _ = workspace_views(work, mi.shape[0], nv)
-    _, pc = compliant_forces(G.rows, m, G.gi, G.pairs, wb, C.settings, C.fext)
-    aba_kernel(mi, mf, q, v, tau, C.fext, work, out[nq:nq + nv])
+    _, pc = compliant_forces(G.rows, m, G.gi, G.pairs, wb, p.settings, p.fext)
+    aba_kernel(mi, mf, q, v, tau, p.fext, work, out[nq:nq + nv])
     qdot_kernel(mi, q, v, out[:nq])
     out[nq + nv] = power + pc
 
@@ -82,15 +81,15 @@ def compliant_rhs_extra(t, x, p, tau_extra, out):
 @njit(**KERNEL)
 def compliant_rhs(t, x, p, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`compliant_rhs_extra` with the constant
-    generalized forces ``params[6]``."""
-    compliant_rhs_extra(t, x, p, p[6], out)
+    generalized forces ``p.tau``."""
+    compliant_rhs_extra(t, x, p, p.tau, out)
 
 
 @njit(cache=True)
 def compliant_outputs(p, Q, V, counts, records, potential):
     """For every output state: its contacts (records of ``stepping_solver.R_WIDTH`` numbers: pair, point, normal,
     normal force, friction force, distance, feature) and the contacts' elastic potential."""
-    mi, mf, work, G, F, C, _ = p
+    mi, mf, work, G = p.mi, p.mf, p.work, p.geometry
     nv = V.shape[1]
     for s in range(Q.shape[0]):
         m = _contacts(mi, mf, work, G, Q[s], V[s], nv)
@@ -98,7 +97,7 @@ def compliant_outputs(p, Q, V, counts, records, potential):
         counts[s] = m
         total = 0.0
         for c in range(m):
-            x0, x1, x2, F0, F1, F2, fn, Vc, _ = contact_force(G.rows, c, G.gi, G.pairs, wb, C.settings)
+            x0, x1, x2, F0, F1, F2, fn, Vc, _ = contact_force(G.rows, c, G.gi, G.pairs, wb, p.settings)
             n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
             rec = records[s, c]
             rec[R_PAIR] = G.rows[c, C_PAIR]
@@ -127,11 +126,11 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
     if settings[1] < 1.0:
         raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
                          element="exponent")
-    cs, (mi, mf, work), G, F = contact_setup(model, contact_pairs, exclude, "compliant")
-    nq, nv = model.nq, model.nv
     tau_const, law, callback = torques(model, tau)
-    params = (mi, mf, work, G, F, Compliant(np.zeros((model.nbodies + 1, 6)), settings), tau_const)
-    quats = has_quaternions(mi)
+    cs, tp, G = contact_setup(model, contact_pairs, exclude, "compliant", tau_const)
+    nq, nv = model.nq, model.nv
+    params = CompliantParams(*tp, G, np.zeros((model.nbodies + 1, 6)), settings)
+    quats = has_quaternions(tp.mi)
     x0 = np.concatenate([q0, v0, [0.0]])
     if quats:
         normalize_quaternions(x0, params)

@@ -44,12 +44,11 @@ import math
 from numba import njit
 
 from multibody.contact.gjk import INTERSECTING, epa, gjk, witness
-from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts, hull_patch, unit_perpendicular
+from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts, hull_patch
 from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_BODY, GI_TYPE, GW_P,
-                                      HALFSPACE, HULL,
-                                      SPHERE, axis_z, bounds, core_radius, support, to_local, to_world)
+                                      HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local, to_world)
 from multibody.kernels.kinematics import D_S, IV, NV, PARENT
-from multibody.kernels.spatial import KERNEL, cross3, helper
+from multibody.kernels.spatial import KERNEL, cross3, helper, unit_perpendicular
 
 #: columns of a contact row: pair index, signed distance, normal (3), witness point on A (3), on B (3), friction,
 #: and the feature of the pair it comes from (a box's corner, a cylinder's rim point, a hull's vertex, a capsule's

@@ -33,7 +33,7 @@ from numba import njit
 
 from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P, GW_R,
                                       HULL, axis_z, to_local, to_world)
-from multibody.kernels.spatial import KERNEL, cross3, helper
+from multibody.kernels.spatial import KERNEL, cross3, helper, unit_perpendicular
 
 #: the most points a pair's manifold keeps
 MAX_MANIFOLD = 8
@@ -64,19 +64,6 @@ def emit(out, k, pair, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, feature):
     out[k, 11] = mu
     out[k, 12] = feature
     return k + 1
-
-
-@helper
-def unit_perpendicular(a0, a1, a2):
-    """A unit vector perpendicular to a (a non-zero)."""
-    if abs(a0) <= abs(a1) and abs(a0) <= abs(a2):
-        p0, p1, p2 = cross3(a0, a1, a2, 1.0, 0.0, 0.0)
-    elif abs(a1) <= abs(a2):
-        p0, p1, p2 = cross3(a0, a1, a2, 0.0, 1.0, 0.0)
-    else:
-        p0, p1, p2 = cross3(a0, a1, a2, 0.0, 0.0, 1.0)
-    s = 1.0 / math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
-    return p0 * s, p1 * s, p2 * s
 
 
 @helper

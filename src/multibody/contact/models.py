@@ -25,27 +25,30 @@ The Result carries ``result.contacts`` (:class:`multibody.result.Contacts`: per 
 with their pair, point, normal, normal and friction forces) and ``energy["dissipated"]``.
 """
 import inspect
-import time
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from multibody.data import default_data
-from multibody.errors import IntegrationError, ModelError
+from multibody.model.data import default_data
+from multibody.errors import ModelError
 from multibody.formulations.base import check_state
-from multibody.formulations.tree import tree_energy, tree_params
-from multibody.integrate import arguments as arg
-from multibody.integrate.arguments import fixed_step_count, output_steps
-from multibody.contact.stepping_loop import STEPPING_OK, SteppingSystem, run_stepping
+from multibody.formulations.constrained import ConstrainedTree, consistent_state, constraint_residuals
+from multibody.formulations.tree_control import controls_tuple
+from multibody.rows.constraint_rows import ConstraintRows, make_work
+from multibody.rows.solver import row_solver
+from multibody.rows.unit_rows import unit_row_count, unit_rows
+from multibody.formulations.tree_rhs import tree_energy
+from multibody.model.packing import tree_params
+from multibody.contact.stepping_loop import SteppingParams, SteppingSystem
 from multibody.contact.detection import C_WIDTH
-from multibody.contact.stepping_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
-                                              AppliedForces, Geometry, Solver)
+from multibody.contact.stepping_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH, Geometry,
+                                               Solver)
 from multibody.contact.gjk import gjk_workspace
 from multibody.contact.shapes import GW_WIDTH
 from multibody.contact.collision_sets import pack_collisions
 from multibody.result import Contacts, Result
 
-__all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
+__all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system", "check_contact_run",
            "contact_parameter",
            "contact_setup", "contacts_record", "torques"]
 
@@ -117,18 +120,14 @@ def torques(model, tau):
     return arr, None, None
 
 
-def contact_setup(model, contact_pairs, exclude, what):
-    """The packed collision set of ``model`` and the shared kernel arguments: ``(collision set, (mi, mf, work),
-    Geometry, AppliedForces)`` (a workspace of its own; the packed arrays of ``data.default_data``); models contact
-    cannot run yet are refused with a ``ModelError`` naming why."""
-    if not getattr(model, "collisions", ()):
+def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_collisions=True):
+    """The packed collision set of ``model`` and the shared kernel arguments: ``(collision set, TreeParams,
+    Geometry)`` (``model.packing.tree_params``: a workspace of its own, the packed arrays of
+    ``data.default_data``, the constant generalized forces ``tau_const``); models contact cannot run yet are refused
+    with a ``ModelError`` naming why. ``needs_collisions``: a model without collision elements is refused."""
+    if needs_collisions and not getattr(model, "collisions", ()):
         raise ModelError(f"model '{model.name}' has no collision elements; add them (ModelBuilder.add_collision, "
                          "Model.with_collisions) to simulate contact", element="collisions")
-    extra = [f"cut joint '{j.name}'" for j in model.cut_joints]
-    extra += [f"constraint '{c.name}'" for c in model.constraints]
-    if extra:
-        raise ModelError(f"model '{model.name}' has {', '.join(extra)}: the {what} contact model runs on tree "
-                         "coordinates only", element=extra[0])
     if model.base_motion is not None:
         raise ModelError(f"model '{model.name}' has a moving base: the {what} contact model needs a fixed ground",
                          element="base motion")
@@ -142,18 +141,10 @@ def contact_setup(model, contact_pairs, exclude, what):
     if cs is None:
         cs = cache[key] = pack_collisions(model, contact_pairs, exclude)
     cap = max(cs.capacity, 1)
-    geometry = Geometry(cs.gi, cs.gf, cs.verts, cs.pairs, np.zeros((cs.gi.shape[0], GW_WIDTH)),
+    geometry = Geometry(cs.gi, cs.gf, cs.verts, cs.pairs, cs.pair_e, np.zeros((cs.gi.shape[0], GW_WIDTH)),
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
-    forces = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
-              for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
-    springs = np.ascontiguousarray(model.spring_k, dtype=np.float64)
-    applied = int(bool(np.any(forces[0]) or np.any(forces[1]) or np.any(forces[3]) or springs.shape[0]))
-    F = AppliedForces(applied, *forces, np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-                      np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3), springs,
-                      np.ascontiguousarray(model.spring_c, dtype=np.float64),
-                      np.ascontiguousarray(model.spring_l0, dtype=np.float64),
-                      np.zeros((model.nbodies + 1, 6)), np.zeros(model.nv))
-    return cs, (data.mi, data.mf, np.zeros_like(data.work)), geometry, F
+    p = tree_params(model, tau_const, data)._replace(work=np.zeros_like(data.work))
+    return cs, p, geometry
 
 
 def contacts_record(cs, counts, records):
@@ -170,83 +161,99 @@ def contacts_record(cs, counts, records):
 
 # ---- the time-stepping model ------------------------------------------------------------------------------------
 def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance=1e-10, iterations=200,
-                    recovery=0.01, contact_pairs=None, exclude=None):
-    """Velocity-level time stepping with exact Coulomb friction cones (``contact/stepping_solver.py``).
+                    recovery=0.01, restitution_velocity=1e-2, contact_pairs=None, exclude=None):
+    """Velocity-level time stepping with exact Coulomb friction cones (``contact/stepping_solver.py``): one problem
+    per step over the rows of the model's contacts, joint stops, latches, held coordinates, loops and constraints.
 
     ``margin`` (m): pairs closer than this (plus the distance their speeds cover in a step) enter each step's
-    contact problem; ``tolerance``: the projected Gauss–Seidel sweeps stop when no impulse changes by more than
-    this fraction of the largest; ``iterations``: at most this many sweeps per step; ``recovery`` (s): an
-    overlap (a body started inside another) is undone in this time (at least a step). Needs ``h`` (the method is
-    the model's own semi-implicit Euler step)."""
+    problem, and stops as near; ``tolerance``: the projected Gauss–Seidel sweeps stop when no impulse changes by
+    more than this fraction of the largest; ``iterations``: at most this many sweeps per step; ``recovery`` (s): an
+    overlap (a body started inside another) is undone in this time (at least a step); ``restitution_velocity``
+    (m/s or rad/s): impacts slower than this are plastic (a bouncing body comes to rest). Needs ``h`` (the method
+    is the model's own semi-implicit Euler step). A model with constraints starts from (q0, v0) projected onto
+    them (``result.info["initial_correction"]``)."""
     q0, v0 = check_state(model, q0, v0)
-    margin = contact_parameter(margin, "margin", allow_zero=True)
-    tolerance = contact_parameter(tolerance, "tolerance")
-    recovery = contact_parameter(recovery, "recovery", allow_zero=True)
-    if isinstance(iterations, bool) or not isinstance(iterations, (int, np.integer)) or iterations < 1:
-        raise ModelError(f"contact parameter iterations must be a whole number >= 1, got {iterations!r}",
-                         element="iterations")
-    cs, arrays, G, F = contact_setup(model, contact_pairs, exclude, "stepping")
+    separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
+    if separate:
+        raise ModelError(f"model '{model.name}': joint '{separate[0]}' separates (a release with mode 'separate'), "
+                         "which changes the model's coordinates: contact='stepping' runs one structure (its releases "
+                         "may unlock coordinates); simulate the separation across switches without contact",
+                         element=f"release '{separate[0]}'")
+    settings = np.array([contact_parameter(margin, "margin", allow_zero=True), contact_parameter(tolerance, "tolerance"),
+                         float(_whole(iterations, "iterations")), contact_parameter(recovery, "recovery", allow_zero=True),
+                         contact_parameter(restitution_velocity, "restitution_velocity", allow_zero=True)])
+    tau_const, law, callback = torques(model, tau)
+    cs, p, G = contact_setup(model, contact_pairs, exclude, "stepping", tau_const, needs_collisions=False)
+    info = {"formulation": "tree", "contact": "stepping", "contact_pairs": int(cs.pairs.shape[0]),
+            "torque_law": law is not None, "torque_callback": callback is not None}
+    loops = None
+    if model.constraints:
+        q0, v0, loops, info["initial_correction"] = _loop_rows(model, q0, v0)
+    control = None
+    if model.controllers or law is not None:
+        control = controls_tuple(model, p, law)
+        info["controllers"] = [c.name for c in model.controllers]
+    U = unit_rows(model, q0)
     nv = model.nv
     cap = max(cs.capacity, 1)
-    S = Solver(np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((3 * cap, nv)), np.zeros((3 * cap, nv)),
-               np.zeros((3 * cap, 3 * cap)), np.zeros(3 * cap), np.zeros(3 * cap), np.zeros(nv), np.zeros(nv),
-               np.zeros((0, 6)), np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros((cap, 4)),
-               np.zeros((cap, R_WIDTH)), np.array([margin, tolerance, float(iterations), recovery]),
-               np.zeros(2, dtype=np.int64))
-    tau_const, law, callback = torques(model, tau)
+    n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0)
+    S = Solver(M=np.zeros((nv, nv)), L=np.zeros((nv, nv)), J=np.zeros((n, nv)), Y=np.zeros((n, nv)),
+               W=np.zeros((n, n)), lam=np.zeros(n), b=np.zeros(n), vfree=np.zeros(nv), acc=np.zeros(nv),
+               fext=np.zeros((0, 6)), kind=np.zeros(n, dtype=np.int64), gap=np.zeros(n), e=np.zeros(n),
+               mu=np.zeros(n), key=np.zeros(n, dtype=np.int64), prev_key=np.zeros(n, dtype=np.int64),
+               prev_lam=np.zeros((n, 4)), rec=np.zeros((cap, R_WIDTH)), settings=settings,
+               count=np.zeros(6, dtype=np.int64), rs=row_solver(n))
 
     def make_result(t, Q, V, dissipated, counts, records, info):
         en = {}
         if energy and len(t):
             T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
             en = {"kinetic": T, "potential": Vp, "dissipated": dissipated}
+        residuals = constraint_residuals(loops_rows[0], t, Q, V) if loops_rows else None
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
-                      v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records))
+                      v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records),
+                      residuals=residuals)
 
-    return SteppingSystem(q0=q0, v0=v0, params=(*arrays, G, F, S), tau=tau_const,
-                          capacity=cs.capacity, make_result=make_result, law=law, callback=callback,
-                          info={"formulation": "tree", "contact": "stepping", "contact_pairs": int(cs.pairs.shape[0]),
-                                "torque_law": law is not None, "torque_callback": callback is not None})
+    loops_rows = [ConstraintRows(model)] if model.constraints else []
+    return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
+                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model)
+
+
+def _whole(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ModelError(f"contact parameter {name} must be a whole number >= 1, got {value!r}", element=name)
+    return int(value)
+
+
+def _loop_rows(model, q0, v0):
+    """(q0, v0) projected onto the model's constraints (``formulations.constrained.consistent_state``: a
+    ``ConstraintError`` when they cannot be met nearby), the compiled rows' workspace of the steps and how far the
+    state moved. Python constraints are refused: the compiled step cannot call them."""
+    tab = model.constraint_table
+    if tab.python:
+        names = ", ".join(c.name for c, _ in tab.python)
+        raise ModelError(f"model '{model.name}': constraints {names} are Python functions, which the compiled steps "
+                         "of contact='stepping' cannot call; write them with the compiled elements "
+                         "(PointOnPlane, loop joints, ...) or simulate without contact", element=names.split(",")[0])
+    ct = ConstrainedTree(model)
+    q, v, correction = consistent_state(ct, q0, v0)
+    return q, v, make_work(model), correction
 
 
 register_contact_model("stepping", stepping_system)
 
 
-def check_contact_run(model, checkpoint, events):
-    """Refuse what a run with contact does not take yet (a ``ModelError`` naming it): checkpoints, events, the
-    model's controller elements (their torques can be given as a compiled torque law, ``tau=``) and its joint
-    stops, latches and releases (``multibody.model.unilateral``; a URDF read with ``limits=False`` has none)."""
-    for name, value in (("checkpoint", checkpoint), ("events", events)):
-        if value is not None:
-            raise ModelError(f"{name}= is not available with contact yet", element=name)
-    if getattr(model, "controllers", ()):
-        raise ModelError(f"model '{model.name}': controller elements are not available with contact yet (give "
-                         "their torques as a compiled torque law, tau=)", element="controllers")
+def check_contact_run(model, contact):
+    """Refuse what a run with the contact model ``contact`` does not take (a ``ModelError`` naming it and why): the
+    compliant model is a force in the tree's right-hand side, so joint stops, latches and releases — switches of
+    the structure, located as events — and the model's controllers are the stepping model's (contact='stepping'
+    solves stops and contacts as rows of one problem and adds the controllers' torques in its loop)."""
+    if contact != "compliant":
+        return
     if getattr(model, "unilateral", None):
-        raise ModelError(f"model '{model.name}': joint stops, latches and releases are not available with contact "
-                         "yet (read a URDF with limits=False, or 'stops: false' in a model file, to keep its limits as "
-                         "data)", element="unilateral")
-
-
-def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress):
-    """``simulate`` with the time-stepping contact model: its own semi-implicit Euler step of size ``h``
-    (``contact/stepping_loop.py``); the outputs on the step grid as for the fixed-step methods."""
-    if str(method).upper() not in ("DOP853", "STEPPING"):
-        raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
-                         "apply: give h only", element="method")
-    t0, t_end = arg.time_span(t0, t_end)
-    nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
-    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
-    cpu, wall = time.process_time(), time.perf_counter()
-    t, Q, V, D, counts, recs, status, done = run_stepping(system, t0, h_used, nsteps, save,
-                                                          progress=bool(progress) or nsteps >= 1_000_000)
-    info = {"method": "stepping", "model": model.name, **system.info, "h": h_used, "nsteps_requested": nsteps,
-            "steps": int(done), "path": "python" if system.callback is not None else "compiled",
-            "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall}
-    if status != STEPPING_OK:
-        reason = (f"the state became non-finite (NaN or inf) at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g})")
-        info.update(status="failed", message=reason)
-        raise IntegrationError(f"stepping integration of model '{model.name}' failed: {reason}",
-                               result=system.make_result(t, Q, V, D, counts, recs, info), reason=reason)
-    info.update(status="success", message="completed")
-    return system.make_result(t, Q, V, D, counts, recs, info)
+        raise ModelError(f"model '{model.name}': joint stops, latches and releases with contact='compliant' (a force "
+                         "law in the tree's right-hand side, without switches): use contact='stepping', whose steps "
+                         "solve stops and contacts together (or read a URDF with limits=False)", element="unilateral")
+    if getattr(model, "controllers", ()):
+        raise ModelError(f"model '{model.name}': controller elements with contact='compliant': use contact='stepping' "
+                         "(or give their torques as a compiled torque law, tau=)", element="controllers")

@@ -1,36 +1,44 @@
-"""The run of a time-stepping contact model: the compiled loop over the steps of ``contact/stepping_solver.py``.
+"""The run of the time-stepping model: the compiled loop over the steps of ``contact/stepping_solver.py``.
 
-A :class:`SteppingSystem` (made by ``contact/models.py``) holds the initial state, the parameter tuple of
-``stepping_step`` and the generalized forces besides the model's own: constant ones, a compiled torque law
-``law(t, q, v, out)`` (a numba function writing ``out`` (nv,), called inside the loop before every step), or a
-Python callable ``tau(t, q, v) -> (nv,)``, which makes the run a Python loop around the compiled step (about
-two orders of magnitude slower per step).
+A :class:`SteppingSystem` (made by ``contact/models.py``) holds the initial state, the parameters of the step
+(:data:`SteppingParams`) and the generalized forces besides the model's own: constant ones, the model's
+controllers and a compiled torque law (``model.packing.Controls``, ``formulations/tree_control.py``: added before
+every step, in the loop), or a Python callable ``tau(t, q, v) -> (nv,)``, which makes the run a Python loop
+around the compiled step (about two orders of magnitude slower per step).
 
-:func:`run_stepping` makes ``nsteps`` steps of size ``h`` from ``t0`` and keeps, at the step numbers ``save``, the
-state, the energy dissipated so far (by the contact impulses and the model's dampers) and the contacts of the
-step that ended there (records of ``stepping_solver.R_WIDTH`` numbers: pair, point, normal, normal force,
-friction force, signed distance, feature).
+:func:`stepping_loop` makes the steps ``first + 1 .. stop`` of size ``h`` and keeps, at the step numbers ``save``,
+the state, the energy dissipated so far (by the impulses and the model's dampers) and the contacts of the step
+that ended there (records of ``stepping_solver.R_WIDTH`` numbers: pair, point, normal, normal force, friction
+force, signed distance, feature); with a ``trace`` buffer it also keeps every state of the chunk (for the events
+of the run loop, ``contact/stepping_run.py``).
 """
 import math
+from collections import namedtuple
 from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
 
-from multibody.contact.stepping_solver import R_WIDTH, stepping_step
+from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
+from multibody.formulations.tree_control import control_extra
 
-__all__ = ["SteppingSystem", "run_stepping", "STEPPING_OK", "STEPPING_NONFINITE"]
+__all__ = ["SteppingParams", "SteppingSystem", "stepping_loop", "one_step", "STEPPING_OK", "STEPPING_NONFINITE"]
 
 STEPPING_OK, STEPPING_NONFINITE = 0, 1
+
+#: the parameters of the step: the tree's (``model.packing.TreeParams``), the collision set
+#: (``stepping_solver.Geometry``), the solver's arrays (``stepping_solver.Solver``), the unit rows
+#: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``, or None) and the controllers
+#: (``model.packing.Controls``, or None)
+SteppingParams = namedtuple("SteppingParams", "tree geometry solver units loops control")
 
 
 @dataclass
 class SteppingSystem:
-    """What a time-stepping contact model hands to ``simulate``: ``q0``, ``v0``; ``params`` = (mi, mf, work,
-    Geometry, AppliedForces, Solver) of ``stepping_solver.stepping_step``; ``tau`` (nv,) constant generalized
-    forces; ``law`` a compiled torque law or None; ``callback`` a Python ``tau(t, q, v)`` or None;
-    ``capacity`` the most contacts a step can have; ``make_result(t, Q, V, dissipated, counts, records, info)``
-    the Result; ``info`` facts for ``result.info``."""
+    """What the time-stepping model hands to ``simulate``: ``q0``, ``v0``; ``params`` the
+    :data:`SteppingParams`; ``tau`` (nv,) constant generalized forces; ``callback`` a Python ``tau(t, q, v)`` or
+    None; ``capacity`` the most contacts a step can have; ``make_result(t, Q, V, dissipated, counts, records,
+    info)`` the Result; ``info`` facts for ``result.info``; ``model`` the model it runs."""
 
     q0: np.ndarray
     v0: np.ndarray
@@ -38,9 +46,59 @@ class SteppingSystem:
     tau: np.ndarray
     capacity: int
     make_result: object
-    law: object = None
     callback: object = None
     info: dict = field(default_factory=dict)
+    model: object = None
+
+    def run_state(self):
+        """The arrays besides (q, v) that the next steps depend on: the impulses of the last step (the warm start
+        of the next solve), the latches' sides and the loops' auxiliary variables — what a checkpoint keeps."""
+        P = self.params
+        S = P.solver
+        out = {"prev_key": S.prev_key.copy(), "prev_lam": S.prev_lam.copy(),
+               "prev_count": np.array([S.count[N_PREV]]), "latch_side": P.units.latch_side.copy()}
+        if P.loops is not None:
+            out["loop_s"] = P.loops.s.copy()
+        return out
+
+    def restore(self, state):
+        """Put back what :meth:`run_state` returned (a ``ValueError`` for arrays that do not fit)."""
+        P = self.params
+        S = P.solver
+        pairs = [(S.prev_key, "prev_key"), (S.prev_lam, "prev_lam"), (P.units.latch_side, "latch_side")]
+        if P.loops is not None:
+            pairs.append((P.loops.s, "loop_s"))
+        for target, name in pairs:
+            value = np.asarray(state[name])
+            if value.shape != target.shape:
+                raise ValueError(f"{name} has shape {value.shape}, expected {target.shape}")
+            target[...] = value
+        count = int(np.asarray(state["prev_count"]).reshape(-1)[0])
+        if not 0 <= count <= S.prev_key.shape[0]:
+            raise ValueError(f"prev_count = {count} is not a row count")
+        S.count[N_PREV] = count
+
+
+@njit(cache=True)
+def _controls(control, p, tau_const, t, q, v, x):
+    """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_extra``);
+    ``tau_const`` itself without controllers (None: numba prunes the call when it compiles)."""
+    if control is None:
+        return tau_const
+    nq = q.shape[0]
+    for k in range(nq):
+        x[k] = q[k]
+    for k in range(v.shape[0]):
+        x[nq + k] = v[k]
+    return control_extra(t, x, tau_const, control, p.mi, nq, p.work)
+
+
+@njit(cache=True)
+def one_step(P, tau, t, q, v, h, x, qn, vn):
+    """One step from (q, v) at t into (qn, vn) under the constant forces ``tau`` and the controllers of ``P``;
+    ``x`` scratch (nq + nv). Returns ``(contacts, impulses' work, dampers' dissipation)``."""
+    extra = _controls(P.control, P.tree, tau, t, q, v, x)
+    return stepping_step(P.tree, P.geometry, P.solver, P.units, P.loops, t, q, v, h, extra, qn, vn)
 
 
 @njit(cache=True)
@@ -54,136 +112,68 @@ def _record(k, t, q, v, dissipated, S, m, ts, Q, V, D, counts, recs):
         recs[k, c, :] = S.rec[c]
 
 
-@njit(cache=True)
-def _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs):
-    """The state at step ``first`` as output 0 when it is to be saved; returns the next output (0 or 1)."""
-    if save.shape[0] > 0 and save[0] == first:
-        _record(0, t0 + first * h, q, v, dissipated, params[5], 0, ts, Q, V, D, counts, recs)
-        return 1
-    return 0
-
-
-@njit(cache=True)
-def _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q, V, D, counts, recs):
-    """Step number ``step`` (from t0 + (step − 1) h) with the generalized forces ``tau``: the new state into q, v,
-    recorded as output j when ``save[j]`` is this step. Returns (next output, status, dissipated energy)."""
-    mi, mf, work, G, F, S = params
-    m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, q, v, h, tau, qn, vn)
-    dissipated += damper - impulse_work
-    for k in range(v.shape[0]):
-        if not math.isfinite(vn[k]):
-            return j, STEPPING_NONFINITE, dissipated
-    q[:] = qn
-    v[:] = vn
-    if j < save.shape[0] and save[j] == step:
-        _record(j, t0 + step * h, q, v, dissipated, S, m, ts, Q, V, D, counts, recs)
-        j += 1
-    return j, STEPPING_OK, dissipated
-
-
-@njit(cache=True)
-def stepping_loop(params, tau_const, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs):
+@njit(cache=True, nogil=True)
+def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace):
     """Steps ``first + 1 .. stop`` from (q, v) at step ``first`` (time t0 + first h), leaving the last state in q
-    and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs. Returns (rows written,
-    status, last step done, dissipated energy)."""
-    qn, vn = np.empty_like(q), np.empty_like(v)
-    j = _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs)
-    for step in range(first + 1, stop + 1):
-        j, status, dissipated = _advance(params, tau_const, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q,
-                                         V, D, counts, recs)
-        if status != STEPPING_OK:
-            return j, status, step - 1, dissipated
-    return j, STEPPING_OK, stop, dissipated
-
-
-@njit
-def stepping_loop_law(params, tau_const, law, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts,
-                      recs):
-    """:func:`stepping_loop` with a compiled torque law ``law(t, q, v, out)`` added before each step. numba types a
-    function argument by the function itself, so this loop is compiled once per law and process (seconds; not
-    cached on disk), around the cached step."""
-    qn, vn = np.empty_like(q), np.empty_like(v)
-    tau, extra = np.empty_like(v), np.empty_like(v)
-    j = _record_start(params, q, v, t0, h, first, save, dissipated, ts, Q, V, D, counts, recs)
-    for step in range(first + 1, stop + 1):
-        extra[:] = 0.0
-        law(t0 + (step - 1) * h, q, v, extra)
-        tau[:] = tau_const + extra
-        j, status, dissipated = _advance(params, tau, q, v, t0, h, step, save, j, dissipated, qn, vn, ts, Q, V, D,
-                                         counts, recs)
-        if status != STEPPING_OK:
-            return j, status, step - 1, dissipated
-    return j, STEPPING_OK, stop, dissipated
-
-
-def run_stepping(system, t0, h, nsteps, save, progress=False):
-    """Run ``system`` for ``nsteps`` steps of ``h`` from ``t0``, saving the step numbers ``save``; returns
-    ``(t, Q, V, dissipated, counts, records, status, last step done)`` (the outputs up to the failure when a
-    state became non-finite). ``progress``: a tqdm bar, the run made in about 100 chunks."""
-    nq, nv = system.q0.shape[0], system.v0.shape[0]
-    save = np.ascontiguousarray(save, dtype=np.int64)
-    n = save.shape[0]
-    ts, Q, V, D = np.empty(n), np.empty((n, nq)), np.empty((n, nv)), np.empty(n)
-    counts = np.zeros(n, dtype=np.int64)
-    recs = np.zeros((n, max(system.capacity, 1), R_WIDTH))
-    tau = np.ascontiguousarray(system.tau, dtype=np.float64)
-    if system.callback is not None:
-        return _python_loop(system, t0, h, nsteps, save, progress, ts, Q, V, D, counts, recs)
-    bar = None
-    chunk = nsteps
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=nsteps, unit="step", desc=f"stepping h={h:g}")
-        chunk = max(1, nsteps // 100)
-    q, v = system.q0.copy(), system.v0.copy()
-    done, rows, dissipated, status = 0, 0, 0.0, STEPPING_OK
-    try:
-        while done < nsteps:
-            stop = min(done + chunk, nsteps)
-            part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
-            outputs = (ts[rows:], Q[rows:], V[rows:], D[rows:], counts[rows:], recs[rows:])
-            if system.law is None:
-                j, status, last, dissipated = stepping_loop(system.params, tau, q, v, float(t0), float(h), done, stop,
-                                                            part, dissipated, *outputs)
-            else:
-                j, status, last, dissipated = stepping_loop_law(system.params, tau, system.law, q, v, float(t0),
-                                                                float(h), done, stop, part, dissipated, *outputs)
-            rows += j
-            if bar is not None:
-                bar.update(last - done)
-            done = last
-            if status != STEPPING_OK:
-                break
-    finally:
-        if bar is not None:
-            bar.close()
-    return ts[:rows], Q[:rows], V[:rows], D[:rows], counts[:rows], recs[:rows], status, done
-
-
-def _python_loop(system, t0, h, nsteps, save, progress, ts, Q, V, D, counts, recs):
-    """:func:`run_stepping` with a Python torque callback: one compiled step per call."""
-    mi, mf, work, G, F, S = system.params
-    q, v = system.q0.copy(), system.v0.copy()
-    qn, vn = np.empty_like(q), np.empty_like(v)
-    nv = v.shape[0]
-    dissipated = 0.0
+    and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs, and with a ``trace``
+    of rows (stop − first, nq + nv + 1) every state after a step into its row (with the dissipated energy). Returns (rows written, status, last
+    step done, dissipated energy)."""
+    nq = q.shape[0]
+    qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(nq + v.shape[0])
     j = 0
-    if save.shape[0] and save[0] == 0:
-        ts[0], Q[0], V[0], D[0] = t0, q, v, 0.0
+    if save.shape[0] > 0 and save[0] == first:
+        _record(0, t0 + first * h, q, v, dissipated, P.solver, 0, ts, Q, V, D, counts, recs)
         j = 1
-    for step in range(1, nsteps + 1):
+    tracing = trace.shape[0] > 0
+    for step in range(first + 1, stop + 1):
+        m, impulse_work, damper = one_step(P, tau, t0 + (step - 1) * h, q, v, h, x, qn, vn)
+        dissipated += damper - impulse_work
+        for k in range(v.shape[0]):
+            if not math.isfinite(vn[k]):
+                return j, STEPPING_NONFINITE, step - 1, dissipated
+        q[:] = qn
+        v[:] = vn
+        if tracing:
+            row = trace[step - first - 1]
+            row[:nq] = q
+            row[nq:-1] = v
+            row[-1] = dissipated
+        if j < save.shape[0] and save[j] == step:
+            _record(j, t0 + step * h, q, v, dissipated, P.solver, m, ts, Q, V, D, counts, recs)
+            j += 1
+    return j, STEPPING_OK, stop, dissipated
+
+
+def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace):
+    """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)``: one compiled step per
+    call, the callback's forces added to the constant ones. The same returns."""
+    P = system.params
+    qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(q.shape[0] + v.shape[0])
+    nv = v.shape[0]
+    j = 0
+    if save.shape[0] and save[0] == first:
+        ts[0], Q[0], V[0], D[0], counts[0] = t0 + first * h, q, v, dissipated, 0
+        j = 1
+    for step in range(first + 1, stop + 1):
         t = t0 + (step - 1) * h
         extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
         if extra.shape != (nv,):
             raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
-        m, impulse_work, damper = stepping_step(mi, mf, work, G, F, S, q, v, h, system.tau + extra, qn, vn)
+        m, impulse_work, damper = one_step(P, system.tau + extra, t, q, v, h, x, qn, vn)
         dissipated += damper - impulse_work
         if not np.all(np.isfinite(vn)):
-            return ts[:j], Q[:j], V[:j], D[:j], counts[:j], recs[:j], STEPPING_NONFINITE, step - 1
-        q, v = qn.copy(), vn.copy()
+            return j, STEPPING_NONFINITE, step - 1, dissipated
+        q[:], v[:] = qn, vn
+        if trace.shape[0]:
+            trace[step - first - 1] = np.concatenate([q, v, [dissipated]])
         if j < save.shape[0] and save[j] == step:
             ts[j], Q[j], V[j], D[j], counts[j] = t0 + step * h, q, v, dissipated, m
-            recs[j, :m] = S.rec[:m]
+            recs[j, :m] = P.solver.rec[:m]
             j += 1
-    return ts[:j], Q[:j], V[:j], D[:j], counts[:j], recs[:j], STEPPING_OK, nsteps
+    return j, STEPPING_OK, stop, dissipated
+
+
+def empty_outputs(n, nq, nv, capacity):
+    """The output arrays of n saved steps: (t, Q, V, dissipated, counts, records)."""
+    return (np.empty(n), np.empty((n, nq)), np.empty((n, nv)), np.empty(n), np.zeros(n, dtype=np.int64),
+            np.zeros((n, max(capacity, 1), R_WIDTH)))

@@ -1,4 +1,4 @@
-"""One step of the velocity-level time-stepping contact model, compiled: impulses in exact Coulomb cones.
+"""One step of the velocity-level time-stepping model, compiled: one problem over all the rows of the step.
 
 The step from (q, v) at t to (q⁺, v⁺) at t + h is the semi-implicit Euler scheme of Moreau and Jean (J. J.
 Moreau, "Unilateral contact and dry friction in finite freedom dynamics", 1988; M. Jean, "The non-smooth
@@ -29,7 +29,17 @@ the condition is ``u_n ≥ −φ / max(h, recovery)``, so a body that starts 1 c
 not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance two shapes can close
 in the step (``detection.swept_distance``: their points' speeds at the start and at the free velocity of the step,
 times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
-on the surface (φ⁺ = 0) instead of sinking in. The step dissipates energy: the impulses' work
+on the surface (φ⁺ = 0) instead of sinking in.
+
+The contacts are rows of one problem with the model's other rows (``rows/solver.py`` solves them; bilateral rows
+first): the rows of its loops and constraints (``rows/constraint_rows.loop_rows``: G v⁺ = −f/h, the position
+residual f corrected in the step), its latched and held coordinates (bilateral unit rows), its joint stops
+(unilateral unit rows with their gap, ``rows/unit_rows.py``), then the contacts. A unilateral row with a
+restitution e (a stop's; a contact pair's, ``add_collision(..., restitution=e)``) that is approaching at the
+step's start, u⁻ = J v < −``restitution_velocity``, and would close its gap within the step (φ + h J v_f ≤ 0)
+gets Newton's target ``u⁺ ≥ −e u⁻`` instead of the gap condition (a Newton-type impact law on the velocity
+level, as Drake and Chrono apply it); a row that was separating never gets one, and below the threshold the
+impact is plastic, so that a bouncing body comes to rest. The step dissipates energy: the impulses' work
 ``λ·(u⁻ + u)/2`` (u⁻ = J v, the contact velocities before the step) is never positive (inelastic in the normal, maximal dissipation in the
 tangent); it is returned so that the run can report the energy dissipated. (With the velocity before the step,
 not the free velocity, in the average: at rest on a floor the impulse only cancels the step's gravity, and does
@@ -41,43 +51,40 @@ from collections import namedtuple
 from numba import njit
 
 from multibody.kernels.aba import aba_kernel
-from multibody.contact.detection import (C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance,
-                                        unit_perpendicular)
+from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.kinematics import D_S, FREE, IQ, IV, JTYPE, NV, PARENT, workspace_views
+from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, workspace_views
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.contact.shapes import GI_BODY, world_poses
-from multibody.kernels.spatial import KERNEL, cross3, helper, mat3_vec, quat_to_rotation
+from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
+from multibody.rows.constraint_rows import loop_rows
+from multibody.rows.point_rows import contact_rows, tangent_basis
+from multibody.rows.solver import FRICTION, UNILATERAL, solve_rows
+from multibody.rows.unit_rows import held_rows, stop_rows
 
-#: the model's applied forces (``kernels/forces.py``): ``applied`` (1 when any), the joint and point spring-damper
-#: arrays, the per-body force accumulator ``fb`` and the generalized-force buffer ``tau``
-AppliedForces = namedtuple("AppliedForces", "applied k c rest effort sbody spoint sk sc sl0 fb tau")
-#: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, world poses, contact rows,
-#: the GJK/EPA workspace
-Geometry = namedtuple("Geometry", "gi gf verts pairs gw rows ws")
-#: the solver's arrays: mass matrix and factor, contact rows J, Y = L⁻¹Jᵀ (stored as rows), Delassus W, impulses,
-#: right-hand side b, free velocity and acceleration, the warm-start keys and impulses of the last step, the
-#: output record of each contact, ``settings`` = (margin, tolerance, iterations, recovery) and ``count`` (last
-#: step's contacts, sweeps)
-Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext key prev_key prev_lam rec settings count")
+#: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
+#: poses, contact rows, the GJK/EPA workspace
+Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
+#: the solver's arrays: mass matrix and factor, rows J, Y = L⁻¹Jᵀ (stored as rows), Delassus W, impulses, right-hand
+#: side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
+#: rows) and keys, the warm-start keys and impulses of the last step, the output record of each contact,
+#: ``settings`` = (margin, tolerance, iterations, recovery, restitution velocity), ``count`` (last step's contacts,
+#: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows) and the row solver's
+#: scratch (``rows.solver.RowSolver``)
+Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext kind gap e mu key prev_key prev_lam rec settings count "
+                              "rs")
 #: columns of a contact record: pair, point (3), normal (3), normal force, friction force (3), signed distance,
 #: feature
 R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
 R_WIDTH = 13
 #: settings
-S_MARGIN, S_TOL, S_ITER, S_RECOVERY = 0, 1, 2, 3
-#: warm-start key: pair * KEY_STRIDE + feature
+S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
+#: entries of ``count``
+N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK = 0, 1, 2, 3, 4, 5
+#: warm-start key of a contact: pair * KEY_STRIDE + feature (the other rows' keys are negative)
 KEY_STRIDE = 1 << 32
-
-
-@helper
-def tangent_basis(n0, n1, n2):
-    """Two unit tangents t1, t2 with (n, t1, t2) right-handed (t1 ⊥ the axis n is least aligned with)."""
-    a0, a1, a2 = unit_perpendicular(n0, n1, n2)
-    b0, b1, b2 = cross3(n0, n1, n2, a0, a1, a2)
-    return a0, a1, a2, b0, b1, b2
 
 
 @njit(**KERNEL)
@@ -135,123 +142,133 @@ def integrate_step(mi, q, v, h, out):
 
 
 @njit(**KERNEL)
-def add_point_row(mi, wd, body, sign, x0, x1, x2, e0, e1, e2, row):
-    """row += sign · (the velocity of the point x of ``body`` along e per unit velocity coordinate): for every
-    coordinate k of the joints from the body to the root, e·(s_v + s_ω × x) = e·s_v + s_ω·(x × e) with S's
-    ground-frame columns in ``wd`` (``kinematics``)."""
-    c0, c1, c2 = cross3(x0, x1, x2, e0, e1, e2)
-    j = body
-    while j > 0:
-        for k in range(mi[j, IV], mi[j, IV] + mi[j, NV]):
-            row[k] += sign * (wd[k, D_S] * c0 + wd[k, D_S + 1] * c1 + wd[k, D_S + 2] * c2
-                              + wd[k, D_S + 3] * e0 + wd[k, D_S + 4] * e1 + wd[k, D_S + 5] * e2)
-        j = mi[j, PARENT]
+def _loops(loops, q, v, S, r):
+    """The rows of the model's loops and constraints from row r (``rows.constraint_rows.loop_rows``); none for a
+    run without them (None: numba prunes the call when it compiles)."""
+    if loops is None:
+        return r
+    return loop_rows(loops, q, v, S.J, S.kind, S.gap, S.key, r)
 
 
 @njit(**KERNEL)
-def _rows(mi, wd, G, S, m):
-    """The rows J (3 per contact: n, t1, t2 at the contact point) of the m contacts, and their records."""
-    nv = S.J.shape[1]
+def _contacts(mi, wd, G, S, m, r):
+    """The rows of the m contacts from row r — normal, then the two friction rows (``rows.point_rows``) — with
+    their gaps, restitutions, friction coefficients, keys and records. Returns the next free row."""
     for c in range(m):
         x0 = 0.5 * (G.rows[c, C_PA] + G.rows[c, C_PB])
         x1 = 0.5 * (G.rows[c, C_PA + 1] + G.rows[c, C_PB + 1])
         x2 = 0.5 * (G.rows[c, C_PA + 2] + G.rows[c, C_PB + 2])
         n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
-        a0, a1, a2, b0, b1, b2 = tangent_basis(n0, n1, n2)
         p = int(G.rows[c, C_PAIR])
-        body_a = G.gi[G.pairs[p, 0], GI_BODY]
-        body_b = G.gi[G.pairs[p, 1], GI_BODY]
-        for d in range(3):
-            r = 3 * c + d
-            for k in range(nv):
-                S.J[r, k] = 0.0
-            e0, e1, e2 = (n0, n1, n2) if d == 0 else (a0, a1, a2) if d == 1 else (b0, b1, b2)
-            add_point_row(mi, wd, body_b, 1.0, x0, x1, x2, e0, e1, e2, S.J[r])
-            add_point_row(mi, wd, body_a, -1.0, x0, x1, x2, e0, e1, e2, S.J[r])
+        contact_rows(mi, wd, G.gi[G.pairs[p, 0], GI_BODY], G.gi[G.pairs[p, 1], GI_BODY], x0, x1, x2, n0, n1, n2,
+                     S.J, r)
+        S.kind[r], S.kind[r + 1], S.kind[r + 2] = UNILATERAL, FRICTION, FRICTION
+        S.gap[r], S.gap[r + 1], S.gap[r + 2] = G.rows[c, C_DIST], 0.0, 0.0
+        S.e[r], S.e[r + 1], S.e[r + 2] = G.pair_e[p], 0.0, 0.0
+        S.mu[r] = G.rows[c, C_MU]
+        S.key[r] = p * KEY_STRIDE + int(G.rows[c, C_FEAT])
         rec = S.rec[c]
         rec[R_PAIR] = p
         rec[R_POINT], rec[R_POINT + 1], rec[R_POINT + 2] = x0, x1, x2
         rec[R_NORMAL], rec[R_NORMAL + 1], rec[R_NORMAL + 2] = n0, n1, n2
         rec[R_DIST] = G.rows[c, C_DIST]
         rec[R_FEAT] = G.rows[c, C_FEAT]
-        S.key[c] = p * KEY_STRIDE + int(G.rows[c, C_FEAT])
+        r += 3
+    return r
 
 
 @njit(**KERNEL)
-def _warm_start(S, m):
-    """λ of each contact from the last step's contact with the same key (its friction impulse re-expressed in
-    the new tangents), zero for new contacts."""
-    for c in range(m):
-        r = 3 * c
-        S.lam[r] = S.lam[r + 1] = S.lam[r + 2] = 0.0
-        for o in range(int(S.count[0])):
-            if S.prev_key[o] == S.key[c]:
-                n0, n1, n2 = S.rec[c, R_NORMAL], S.rec[c, R_NORMAL + 1], S.rec[c, R_NORMAL + 2]
-                a0, a1, a2, b0, b1, b2 = tangent_basis(n0, n1, n2)
-                f0, f1, f2 = S.prev_lam[o, 1], S.prev_lam[o, 2], S.prev_lam[o, 3]
+def _warm_start(S, nb, nr, c0):
+    """λ of each unilateral row (and contact) from the last step's row with the same key (a contact's friction
+    impulse re-expressed in the new tangents), zero for new rows; the bilateral rows are solved directly."""
+    r = nb
+    while r < nr:
+        S.lam[r] = 0.0
+        contact = r >= c0
+        if contact:
+            S.lam[r + 1] = S.lam[r + 2] = 0.0
+        for o in range(int(S.count[N_PREV])):
+            if S.prev_key[o] == S.key[r]:
                 S.lam[r] = S.prev_lam[o, 0]
-                S.lam[r + 1] = a0 * f0 + a1 * f1 + a2 * f2
-                S.lam[r + 2] = b0 * f0 + b1 * f1 + b2 * f2
+                if contact:
+                    c = (r - c0) // 3
+                    n0, n1, n2 = S.rec[c, R_NORMAL], S.rec[c, R_NORMAL + 1], S.rec[c, R_NORMAL + 2]
+                    a0, a1, a2, b0, b1, b2 = tangent_basis(n0, n1, n2)
+                    f0, f1, f2 = S.prev_lam[o, 1], S.prev_lam[o, 2], S.prev_lam[o, 3]
+                    S.lam[r + 1] = a0 * f0 + a1 * f1 + a2 * f2
+                    S.lam[r + 2] = b0 * f0 + b1 * f1 + b2 * f2
                 break
+        r += 3 if contact else 1
 
 
 @njit(**KERNEL)
-def _row_value(W, lam, b, r, n):
-    s = b[r]
-    for j in range(n):
-        s += W[r, j] * lam[j]
-    return s
+def _keep(S, nb, nr, c0, h):
+    """The unilateral rows' impulses for the next step's warm start (a contact's friction impulse as a vector in
+    ground coordinates), and the contacts' forces (impulse / h) in their records."""
+    o = 0
+    r = nb
+    while r < nr:
+        S.prev_key[o] = S.key[r]
+        S.prev_lam[o, 0] = S.lam[r]
+        if r >= c0:
+            c = (r - c0) // 3
+            n0, n1, n2 = S.rec[c, R_NORMAL], S.rec[c, R_NORMAL + 1], S.rec[c, R_NORMAL + 2]
+            a0, a1, a2, b0, b1, b2 = tangent_basis(n0, n1, n2)
+            f0 = S.lam[r + 1] * a0 + S.lam[r + 2] * b0
+            f1 = S.lam[r + 1] * a1 + S.lam[r + 2] * b1
+            f2 = S.lam[r + 1] * a2 + S.lam[r + 2] * b2
+            S.prev_lam[o, 1], S.prev_lam[o, 2], S.prev_lam[o, 3] = f0, f1, f2
+            S.rec[c, R_FN] = S.lam[r] / h
+            S.rec[c, R_FT], S.rec[c, R_FT + 1], S.rec[c, R_FT + 2] = f0 / h, f1 / h, f2 / h
+            r += 3
+        else:
+            r += 1
+        o += 1
+    S.count[N_PREV] = o
 
 
 @njit(**KERNEL)
-def projected_gauss_seidel(W, b, lam, mu, m, tol, iterations):
-    """Solve the contact conditions of the module docstring for the m contacts (rows 3c: normal, 3c+1, 3c+2:
-    tangents; ``b`` = J v_f plus φ/h on the normal rows; ``mu`` the friction coefficient per contact, a strided
-    column) by projected Gauss–Seidel from the impulses in ``lam``. Returns the number of sweeps made."""
-    n = 3 * m
-    for it in range(iterations):
-        change = 0.0
-        top = 0.0
-        for c in range(m):
-            r = 3 * c
-            wn = _row_value(W, lam, b, r, n)
-            old = lam[r]
-            if W[r, r] > 0.0:
-                lam[r] = max(0.0, old - wn / W[r, r])
-            change = max(change, abs(lam[r] - old))
-            a, bb, d = W[r + 1, r + 1], W[r + 1, r + 2], W[r + 2, r + 2]
-            rho = 0.5 * (a + d) + math.sqrt(0.25 * (a - d) * (a - d) + bb * bb)
-            w1 = _row_value(W, lam, b, r + 1, n)
-            w2 = _row_value(W, lam, b, r + 2, n)
-            o1, o2 = lam[r + 1], lam[r + 2]
-            x1, x2 = (o1 - w1 / rho, o2 - w2 / rho) if rho > 0.0 else (o1, o2)
-            lim = mu[c] * lam[r]
-            norm = math.sqrt(x1 * x1 + x2 * x2)
-            if norm > lim:
-                s = lim / norm
-                x1 *= s
-                x2 *= s
-            lam[r + 1], lam[r + 2] = x1, x2
-            change = max(change, abs(x1 - o1), abs(x2 - o2))
-            top = max(top, lam[r], abs(x1), abs(x2))
-        if change <= tol * top or top == 0.0:
-            return it + 1
-    return iterations
+def _biases(S, v, h, nr):
+    """b += each row's bias (module docstring): a bilateral row's position residual over h; a unilateral row's gap
+    over h (an overlap over ``recovery``, at least h), or Newton's restitution target e u⁻ for a row that
+    approaches faster than the restitution velocity at the step's start and closes its gap within the step."""
+    recovery = max(h, S.settings[S_RECOVERY])
+    rest = S.settings[S_REST]
+    nv = v.shape[0]
+    for r in range(nr):
+        kind = S.kind[r]
+        if kind == FRICTION:
+            continue
+        phi = S.gap[r]
+        if kind != UNILATERAL:
+            S.b[r] += phi / h
+            continue
+        if S.e[r] > 0.0 and phi + h * S.b[r] <= 0.0:
+            u0 = 0.0
+            for k in range(nv):
+                u0 += S.J[r, k] * v[k]
+            if u0 < -rest:
+                S.b[r] += S.e[r] * u0
+                continue
+        S.b[r] += phi / h if phi >= 0.0 else phi / recovery
 
 
 @njit(**KERNEL)
-def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
-    """One time step (module docstring) from (q, v) into (qn, vn) with the extra generalized forces
-    ``tau_extra`` besides the model's applied forces. Returns ``(m, work, dissipated)``: the number of contacts
-    (their records in ``S.rec[:m]``: forces are the impulses over h), the impulses' work (≤ 0) and the energy
-    the model's dampers dissipated over the step (≥ 0)."""
+def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
+    """One time step (module docstring) from (q, v) at t into (qn, vn) with the extra generalized forces
+    ``tau_extra`` besides the model's applied forces; ``p`` the tree's parameters (``model.packing.TreeParams``),
+    ``G`` the collision set, ``S`` the solver's arrays, ``U`` the unit rows (``rows.unit_rows.UnitRows``),
+    ``loops`` the constraint rows' workspace (``rows.constraint_rows.Work``) or None. Returns ``(m, work,
+    dissipated)``: the number of contacts (their records in ``S.rec[:m]``: forces are the impulses over h), the
+    impulses' work (≤ 0 but for a restitution's rebound) and the energy the model's dampers dissipated over the
+    step (≥ 0)."""
+    mi, mf, work = p.mi, p.mf, p.work
     nv = v.shape[0]
     n = mi.shape[0]
-    tau = F.tau
+    tau = p.tau_buffer
     damper = 0.0
-    if F.applied:
-        _, power = applied_forces_kernel(mi, mf, q, v, F.k, F.c, F.rest, F.effort, F.sbody, F.spoint, F.sk, F.sc,
-                                         F.sl0, work, F.fb, tau)
+    if p.applied:
+        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, work, p.body_forces, tau)
         damper = h * power
         for k in range(nv):
             tau[k] += tau_extra[k]
@@ -263,15 +280,21 @@ def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
         S.vfree[k] = v[k] + h * S.acc[k]
     free_joint_transport(mi, v, h, S.vfree, 1.0)
     wb, wd = workspace_views(work, n, nv)
-    world_poses(G.gi, G.gf, wb, G.gw)
-    margin = S.settings[S_MARGIN] + swept_distance(mi, wd, G.gi, G.gf, G.gw, v, S.vfree, h)
-    m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, margin, G.rows, G.ws)
+    settings = S.settings
+    m = 0
+    if G.gi.shape[0] > 0:
+        world_poses(G.gi, G.gf, wb, G.gw)
+        margin = settings[S_MARGIN] + swept_distance(mi, wd, G.gi, G.gf, G.gw, v, S.vfree, h)
+        m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, margin, G.rows, G.ws)
+    nr = held_rows(U, q, S.vfree, t, h, S.J, S.kind, S.gap, S.key, _loops(loops, q, v, S, 0))
+    nb = nr
+    nr = stop_rows(U, q, v, S.vfree, t, h, settings[S_MARGIN], S.J, S.kind, S.gap, S.e, S.key, nr)
+    c0 = nr
+    nr = _contacts(mi, wd, G, S, m, nr)
     impulse_work = 0.0
-    if m > 0:
-        _rows(mi, wd, G, S, m)
+    if nr > 0:
         crba_kernel(mi, mf, q, work, S.M)
         cholesky_lower(S.M, nv, S.L)
-        nr = 3 * m
         for r in range(nr):
             for k in range(nv):
                 S.Y[r, k] = S.J[r, k]
@@ -287,13 +310,12 @@ def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
                     s += S.Y[r, k] * S.Y[j, k]
                 S.W[r, j] = s
                 S.W[j, r] = s
-        for c in range(m):   # the gap condition; an overlap is undone in the time ``recovery`` (at least h)
-            phi = S.rec[c, R_DIST]
-            S.b[3 * c] += phi / h if phi >= 0.0 else phi / max(h, S.settings[S_RECOVERY])
-        _warm_start(S, m)
-        sweeps = projected_gauss_seidel(S.W, S.b, S.lam, G.rows[:, C_MU], m, S.settings[S_TOL],
-                                        int(S.settings[S_ITER]))
-        S.count[1] = sweeps
+        _biases(S, v, h, nr)
+        _warm_start(S, nb, nr, c0)
+        sweeps, rank = solve_rows(S.W, S.b, S.lam, S.kind, S.mu, nb, nr, settings[S_TOL], int(settings[S_ITER]),
+                                  S.rs)
+        S.count[N_SWEEPS] = sweeps
+        S.count[N_RANK] = rank
         for k in range(nv):   # v⁺ = v_f + M⁻¹Jᵀλ = v_f + L⁻ᵀ (Y λ)
             s = 0.0
             for r in range(nr):
@@ -305,23 +327,16 @@ def stepping_step(mi, mf, work, G, F, S, q, v, h, tau_extra, qn, vn):
             for r in range(nr):
                 s += S.J[r, k] * S.lam[r]
             impulse_work += 0.5 * s * (v[k] + vn[k] + S.vfree[k])
-        for c in range(m):
-            r = 3 * c
-            n0, n1, n2 = S.rec[c, R_NORMAL], S.rec[c, R_NORMAL + 1], S.rec[c, R_NORMAL + 2]
-            a0, a1, a2, b0, b1, b2 = tangent_basis(n0, n1, n2)
-            f0 = S.lam[r + 1] * a0 + S.lam[r + 2] * b0
-            f1 = S.lam[r + 1] * a1 + S.lam[r + 2] * b1
-            f2 = S.lam[r + 1] * a2 + S.lam[r + 2] * b2
-            S.prev_key[c] = S.key[c]
-            S.prev_lam[c, 0], S.prev_lam[c, 1], S.prev_lam[c, 2], S.prev_lam[c, 3] = S.lam[r], f0, f1, f2
-            S.rec[c, R_FN] = S.lam[r] / h
-            S.rec[c, R_FT], S.rec[c, R_FT + 1], S.rec[c, R_FT + 2] = f0 / h, f1 / h, f2 / h
+        _keep(S, nb, nr, c0, h)
     else:
+        S.count[N_PREV] = 0
         for k in range(nv):
             vn[k] = 0.0
     for k in range(nv):
         vn[k] += S.vfree[k]
-    S.count[0] = m
+    S.count[N_CONTACTS] = m
+    S.count[N_ROWS] = nr
+    S.count[N_FIRST_CONTACT] = c0
     integrate_step(mi, q, vn, h, qn)
     free_joint_transport(mi, vn, h, vn, -1.0)
     return m, impulse_work, damper

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multibody.data import refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.integrate.fixed_step import no_project
 

@@ -42,7 +42,6 @@ from multibody.rows.constraint_rows import (CFG_ALPHA, CFG_BETA, CFG_EPS, CFG_IT
 # numba's on-disk cache indexes written before Work moved to rows/ refer to it by this module's name: with
 # the name here they load, and the functions whose source changed are compiled again
 from multibody.rows.constraint_rows import Work  # noqa: F401,E402  (see above)
-from multibody.tree_parameters import P_MF, P_MI, P_TAU, P_WORK
 
 __all__ = ["ConstrainedTree", "constrained_system", "constraint_residuals", "STABILIZATIONS"]
 
@@ -78,7 +77,7 @@ def free_dynamics(t, x, w, tau_extra):
     ``w.M`` = M(q) (CRBA)."""
     nq = w.qbuf.shape[0]
     tree_rhs_extra(t, x, w.tree, tau_extra, w.xdot)
-    crba_kernel(w.tree[P_MI], w.tree[P_MF], x[:nq], w.tree[P_WORK], w.M)
+    crba_kernel(w.tree.mi, w.tree.mf, x[:nq], w.tree.work, w.M)
 
 
 @njit(**KERNEL)
@@ -97,7 +96,7 @@ def constrained_rhs(t, x, w, out):
     """The compiled right-hand side ``rhs(t, x, params, out)`` of the constrained formulation (x = [q, v])."""
     nq = w.qbuf.shape[0]
     m = eval_rows(x[:nq], x[nq:], w)
-    ok = constrained_accelerations(t, x, w, w.tree[P_TAU], m, out[nq:])
+    ok = constrained_accelerations(t, x, w, w.tree.tau, m, out[nq:])
     for k in range(nq):
         out[k] = w.xdot[k]
     if not ok:
@@ -112,7 +111,7 @@ def project_positions(q, w, m):
     It stops at ``|f| ≤ cfg[CFG_TOL]`` (0: round-off), after ``cfg[CFG_MAXIT]`` steps, or — once below
     ``POLISH`` (``formulations/base.py``) — when a step no longer halves ``|f|``: near a singular configuration
     a small residual alone is no small distance."""
-    mi = w.tree[P_MI]
+    mi = w.tree.mi
     nv = w.dv.shape[0]
     maxit = int(w.cfg[CFG_MAXIT])
     err = 0.0
@@ -126,7 +125,7 @@ def project_positions(q, w, m):
         if err <= w.cfg[CFG_TOL] or it == maxit or (prev <= POLISH and not err < 0.5 * prev):
             break
         prev = err
-        crba_kernel(mi, w.tree[P_MF], q, w.tree[P_WORK], w.M)
+        crba_kernel(mi, w.tree.mf, q, w.tree.work, w.M)
         for r in range(m):
             w.b[r] = -w.f[r]
         kkt_solve(w.M, w.G, m, w.sel_pos, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
@@ -141,7 +140,7 @@ def project_positions(q, w, m):
 def project_velocities(q, v, w, m):
     """Mass-orthogonal projection of v onto all compiled rows (G v = 0), in place."""
     eval_rows(q, v, w)
-    crba_kernel(w.tree[P_MI], w.tree[P_MF], q, w.tree[P_WORK], w.M)
+    crba_kernel(w.tree.mi, w.tree.mf, q, w.tree.work, w.M)
     for r in range(m):
         w.b[r] = -(w.fd[r] if w.level[r] == 2 else w.f[r])
     kkt_solve(w.M, w.G, m, w.sel_all, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
@@ -158,7 +157,7 @@ def constrained_project(x, w):
     m = int(w.cfg[CFG_M])
     q = x[:nq]
     v = x[nq:]
-    normalize_kernel(w.tree[P_MI], q, q)
+    normalize_kernel(w.tree.mi, q, q)
     if w.cfg[CFG_PROJECT] != 0.0 and m > 0:
         err = project_positions(q, w, m)
         if not err <= 1e-8:
@@ -192,7 +191,7 @@ class ConstrainedTree:
         self.rows = ConstraintRows(model, work=make_work(model, extra_rows=extra_rows) if extra_rows else None)
         self.w = self.rows.w
         if tau_const is not None:
-            self.w.tree[P_TAU][:] = tau_const
+            self.w.tree.tau[:] = tau_const
         self.stabilization = stabilization if stabilizer is None else "hook"
         self.stabilizer = stabilizer
         cfg = self.w.cfg
@@ -214,7 +213,7 @@ class ConstrainedTree:
         q = np.ascontiguousarray(q, dtype=np.float64)
         v = np.ascontiguousarray(v, dtype=np.float64)
         m = self.rows.fill(q, v, t)
-        extra = self.w.tree[P_TAU] if self.tau is None else self._callback(t, q, v)
+        extra = self.w.tree.tau if self.tau is None else self._callback(t, q, v)
         if self.stabilizer is not None:
             gam = self.stabilizer(t, q.copy(), v.copy(), self.w.f[:m].copy(), self.w.G[:m].copy(),
                                   self.w.gam[:m].copy())
@@ -228,7 +227,7 @@ class ConstrainedTree:
         return vd, self.w.lam[:m].copy()
 
     def _callback(self, t, q, v):
-        return callback_forces(self.tau, t, q, v, self.nv, self.model.name) + self.w.tree[P_TAU]
+        return callback_forces(self.tau, t, q, v, self.nv, self.model.name) + self.w.tree.tau
 
     def rhs(self, t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)
@@ -290,7 +289,7 @@ class ConstrainedTree:
         """Δ minimizing ΔᵀMΔ with G Δ = b on the selected rows r < m (default: the constraints' rows; those in
         ``self.w`` already filled)."""
         m = self.rows.m if m is None else m
-        crba_kernel(self.w.tree[P_MI], self.w.tree[P_MF], np.ascontiguousarray(q), self.w.tree[P_WORK], self.w.M)
+        crba_kernel(self.w.tree.mi, self.w.tree.mf, np.ascontiguousarray(q), self.w.tree.work, self.w.M)
         self.w.b[:m] = b
         out = np.empty(self.nv)
         kkt_solve(self.w.M, self.w.G, m, sel, self._zero, self.w.b, self.w.cfg[CFG_EPS], int(self.w.cfg[CFG_ITER]),
@@ -476,7 +475,7 @@ def constrained_system(model, q0=None, v0=None, tau=None, energy=True, stabiliza
                       q_names=model.coordinate_names(), v_names=model.velocity_names(), model=model)
 
     w = ct.w
-    quats = has_quaternions(w.tree[P_MI])
+    quats = has_quaternions(w.tree.mi)
     return OdeSystem(x0=np.concatenate([q0, v0]), fun=ct.rhs, make_result=make_result,
                      split=lambda x: (x[:nq], x[nq:]), rhs=constrained_rhs if ct.compiled else None,
                      project=_project_for(ct, quats), params=w, project_py=project_py, project_output=project_state,

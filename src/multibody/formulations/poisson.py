@@ -48,7 +48,7 @@ True
 import numpy as np
 from numba import njit
 
-from multibody.data import Data, default_data
+from multibody.model.data import Data, default_data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.tree_rhs import tree_energy
@@ -58,48 +58,47 @@ from multibody.kernels.forces import joint_forces_kernel, spring_forces_kernel
 from multibody.kernels.poisson import CHOLESKY, SWEEP, impulses_kernel, poisson_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
-from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
-                                       P_DOF_STIFFNESS, P_MF, P_MI, P_Q, P_SIZE, P_SPRING_BODY, P_SPRING_C,
-                                       P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK,
-                                       tree_params)
+from multibody.model.packing import extended, tree_params
 
-__all__ = ["poisson_system", "poisson_rhs", "poisson_rhs_extra", "impulses", "velocity", "SOLVERS"]
+__all__ = ["PoissonParams", "poisson_system", "poisson_rhs", "poisson_rhs_extra", "impulses", "velocity", "SOLVERS"]
 
 #: solver name -> code of ``kernels.poisson.poisson_kernel``
 SOLVERS = {"sweep": SWEEP, "cholesky": CHOLESKY}
 
-# the parameter tuple: ``tree_params(model, tau_const)`` (``multibody.tree_parameters``) followed by these
-P_SOLVER, P_V, P_NFEV = P_SIZE, P_SIZE + 1, P_SIZE + 2
+#: the parameters: those of ``tree_params(model, tau_const)`` (``multibody.model.packing``), then the solver of
+#: system (6) (``kernels.poisson``), the velocities it solved for last, and the count of evaluations
+PoissonParams = extended("PoissonParams", ("solver", "v", "nfev"), __name__)
 
 
 @njit(**KERNEL)
 def poisson_rhs_extra(t, x, prm, tau_extra, out):
-    """ẋ for x = [q, p]: v from p by system (6) (the solver ``prm[P_SOLVER]``; v is left in ``prm[P_V]``),
+    """ẋ for x = [q, p]: v from p by system (6) (the solver ``prm.solver``; v is left in ``prm.v``),
     out[:nq] = q̇(q, v), out[nq:] = ṗ of eq. (7) with Q = gravity + applied forces + ``tau_extra``
     (seed 002, eqs. 6, 7; kernels/poisson.py). A singular joint block makes ``out`` NaN."""
-    mi = prm[P_MI]
-    mf = prm[P_MF]
-    nq = prm[P_Q].shape[0]
-    work = prm[P_WORK]
-    tau = prm[P_TAU_BUFFER]
-    v = prm[P_V]
+    mi = prm.mi
+    mf = prm.mf
+    nq = prm.q.shape[0]
+    work = prm.work
+    tau = prm.tau_buffer
+    v = prm.v
     q = x[:nq]
     pdot = out[nq:]
-    prm[P_NFEV][0] += 1
-    if poisson_kernel(mi, mf, q, x[nq:], work, v, pdot, prm[P_SOLVER]) != 0:
+    prm.nfev[0] += 1
+    if poisson_kernel(mi, mf, q, x[nq:], work, v, pdot, prm.solver) != 0:
         for k in range(out.shape[0]):
             out[k] = np.nan
         return
     qdot_kernel(mi, q, v, out[:nq])
-    if not prm[P_APPLIED]:  # no joint springs, dampers, efforts or point springs: skip their pass
+    if not prm.applied:  # no joint springs, dampers, efforts or point springs: skip their pass
         for k in range(tau_extra.shape[0]):
             pdot[k] += tau_extra[k]
         return
     for k in range(tau.shape[0]):
         tau[k] = 0.0
-    joint_forces_kernel(mi, q, v, prm[P_DOF_STIFFNESS], prm[P_DOF_DAMPING], prm[P_DOF_REST], prm[P_DOF_EFFORT], tau)
-    spring_forces_kernel(mi, mf, q, v, prm[P_SPRING_BODY], prm[P_SPRING_POINT], prm[P_SPRING_K], prm[P_SPRING_C],
-                         prm[P_SPRING_L0], work, prm[P_BODY_FORCES], tau, True)
+    F = prm.forces
+    joint_forces_kernel(mi, q, v, F.dof_stiffness, F.dof_damping, F.dof_rest, F.dof_effort, tau)
+    spring_forces_kernel(mi, mf, q, v, F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0, work,
+                         prm.body_forces, tau, True)
     for k in range(tau.shape[0]):
         pdot[k] += tau[k] + tau_extra[k]
 
@@ -107,19 +106,19 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
 @njit(**KERNEL)
 def poisson_rhs(t, x, prm, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`poisson_rhs_extra` with the constant
-    generalized forces ``prm[P_TAU]`` (seed 002, eqs. 6, 7)."""
-    poisson_rhs_extra(t, x, prm, prm[P_TAU], out)
+    generalized forces ``prm.tau`` (seed 002, eqs. 6, 7)."""
+    poisson_rhs_extra(t, x, prm, prm.tau, out)
 
 
 @njit(cache=True)
 def poisson_outputs(prm, Q, P, V, T):
     """Per sample s: V[s] = velocities solving system (6) at (Q[s], P[s]) and T[s] = ½ P[s]ᵀ V[s], the kinetic
     part of the Hamiltonian (seed 002, eq. 6). Returns the first nonzero kernel code, or 0."""
-    mi = prm[P_MI]
-    mf = prm[P_MF]
-    pdot = prm[P_TAU_BUFFER]
+    mi = prm.mi
+    mf = prm.mf
+    pdot = prm.tau_buffer
     for s in range(Q.shape[0]):
-        err = poisson_kernel(mi, mf, Q[s], P[s], prm[P_WORK], V[s], pdot, prm[P_SOLVER])
+        err = poisson_kernel(mi, mf, Q[s], P[s], prm.work, V[s], pdot, prm.solver)
         if err != 0:
             return err
         e = 0.0
@@ -150,7 +149,7 @@ def _vectors(model, q, x, what):
 def impulses(model, q, v, data=None):
     """The Poisson impulses p = ∂T/∂v = M(q) v at (q, v), in O(N): one forward pass for the body velocities, one
     backward accumulation of the subtree momenta μ (seed 002 §A.4; §A.11, "initial data"). ``data``: a
-    ``multibody.data.Data`` workspace (default: the model's cached one)."""
+    ``multibody.model.data.Data`` workspace (default: the model's cached one)."""
     q, v = _vectors(model, q, v, "v")
     d = default_data(model) if data is None else data
     p = np.empty(model.nv)
@@ -211,8 +210,8 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
     nfev = np.zeros(1, dtype=np.int64)
     data = Data(model)            # its workspace is the right-hand side's (with a moving base at t = 0)
     moving = data.base_motion is not None
-    params = tree_params(model, tau_const, data) + (np.int64(code), np.zeros(nv), nfev)
-    mi = params[P_MI]
+    params = PoissonParams(*tree_params(model, tau_const, data), np.int64(code), np.zeros(nv), nfev)
+    mi = params.mi
     quats = has_quaternions(mi)
     if quats:
         normalize_quaternions_q(mi, q0)
@@ -226,7 +225,7 @@ def poisson_system(model, q0=None, v0=None, tau=None, energy=True, solver="sweep
         out = np.empty(nq + nv)
         poisson_rhs(float(t), x, params, out)
         if callback is not None:
-            extra = callback_forces(callback, t, x[:nq], params[P_V], nv, model.name)
+            extra = callback_forces(callback, t, x[:nq], params.v, nv, model.name)
             out[nq:] += extra
         return out
 

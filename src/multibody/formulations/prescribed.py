@@ -24,7 +24,6 @@ from multibody.formulations.base import OdeSystem, callback_forces
 from multibody.formulations.tree_rhs import tree_energy, tree_rhs_hybrid
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q
 from multibody.result import DRIVE_FORCE, Result
-from multibody.tree_parameters import P_MI, P_TAU
 
 __all__ = ["prescribed_system", "prescribed_indices"]
 
@@ -90,7 +89,7 @@ def _drive_values(names, functions, t):
 
 def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data):
     """The ``"tree"`` formulation of ``model`` with the coordinates of ``prescribed`` driven (module docstring);
-    ``params`` from ``tree_parameters.tree_params`` on ``data`` (whose workspace receives a moving base's state at every
+    ``params`` from ``model.packing.tree_params`` on ``data`` (whose workspace receives a moving base's state at every
     evaluation), ``callback`` a Python torque callback or None, ``tau_const`` the constant generalized forces or
     None. The prescribed entries of q0 and v0 are ignored (f(t0) replaces them)."""
     from multibody.rows.reactions import tree_reactions_along
@@ -102,7 +101,7 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
     free_x = np.concatenate([free_q, nq + free_v])
     known = np.zeros(nv)
     known[iv] = 1.0
-    mi = params[P_MI]
+    mi = params.mi
     quats = has_quaternions(mi)
     qdd = np.zeros(nv)
     force = np.zeros(nv)
@@ -127,7 +126,7 @@ def prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, en
                 extra = extra + tau_const
             extra = np.ascontiguousarray(extra)
         else:
-            extra = params[P_TAU]
+            extra = params.tau
         out = np.empty(nq + nv)
         data.set_time(float(t))                 # a moving base's state at t (nothing for a fixed ground)
         if data.fill is not None:               # general joints: their kinematics at (q, q̇, t)

@@ -25,9 +25,6 @@ from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.kernels.stabilization import DLS_EPS_REL, shifted_energy_into
 from multibody.rows.constraint_rows import ConstraintRows, eval_rows, make_work
-from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
-                                       P_MI, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU,
-                                       P_TAU_BUFFER, P_WORK)
 
 __all__ = ["stabilized_system", "StabilizedModel", "stabilized_model_rhs", "stabilized_project"]
 
@@ -98,7 +95,7 @@ def _assemble(t, x, sw, R, mc, naux, re):
     w = sw.w
     nq = int(sw.par[P_NQ])
     nv = w.qdd0.shape[0]
-    free_dynamics(t, x[:nq + nv], w, w.tree[P_TAU])
+    free_dynamics(t, x[:nq + nv], w, w.tree.tau)
     cholesky_lower(w.M, nv, w.L)
     v = x[nq:nq + nv]
     A, phi = sw.A, sw.phi
@@ -154,18 +151,17 @@ def _assemble(t, x, sw, R, mc, naux, re):
 def _total_energy(w, q, v):
     """T + V: kinetic, gravity and spring energies (``kernels/energy.py``, ``kernels/forces.py``)."""
     p = w.tree
-    T, Vg = energy_kernel(p[P_MI], p[P_MF], q, v, p[P_WORK])
+    T, Vg = energy_kernel(p.mi, p.mf, q, v, p.work)
     return T + Vg + _spring_potential(w, q, v)
 
 
 @njit(**KERNEL)
 def _spring_potential(w, q, v):
     p = w.tree
-    if p[P_DOF_STIFFNESS].shape[0] == 0 or (p[P_SPRING_K].shape[0] == 0 and not np.any(p[P_DOF_STIFFNESS])):
+    F = p.forces
+    if F.dof_stiffness.shape[0] == 0 or (F.spring_k.shape[0] == 0 and not np.any(F.dof_stiffness)):
         return 0.0
-    Vs, P = applied_forces_kernel(p[P_MI], p[P_MF], q, v, p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST],
-                                  p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C],
-                                  p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], p[P_TAU_BUFFER])
+    Vs, P = applied_forces_kernel(p.mi, p.mf, q, v, F, p.work, p.body_forces, p.tau_buffer)
     return Vs
 
 
@@ -248,7 +244,7 @@ def _check_conservative(model):
 @njit(**KERNEL)
 def stabilized_project(x, sw):
     """After every step: the quaternions of q normalized (the seed's method projects nothing else)."""
-    normalize_kernel(sw.w.tree[P_MI], x, x)
+    normalize_kernel(sw.w.tree.mi, x, x)
 
 
 def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0, energy_constraint=False,
@@ -296,9 +292,9 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
         tc = np.array(callback, dtype=float).reshape(-1)
         if tc.shape != (model.nv,) or not np.all(np.isfinite(tc)):
             raise ModelError(f"tau must be a callable tau(t, q, v) or {model.nv} finite numbers", element="tau")
-        w.tree[P_TAU][:] = tc
+        w.tree.tau[:] = tc
         callback = None
-    tau_const = w.tree[P_TAU].copy()
+    tau_const = w.tree.tau.copy()
     correction = None
     if consistent:
         ct = ConstrainedTree(model)
@@ -332,10 +328,10 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
             return out
         w.s[:] = x[nq + nv:]
         sm.rows.fill(x[:nq], x[nq:nq + nv], t)
-        w.tree[P_TAU][:] = tau_const
+        w.tree.tau[:] = tau_const
         if callback is not None:
             extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name)
-            w.tree[P_TAU][:] += extra
+            w.tree.tau[:] += extra
         stabilized_solve(float(t), x, sm.sw, out)
         return out
 

@@ -14,8 +14,12 @@ import numpy as np
 
 from multibody.formulations.base import OdeSystem, callback_forces, register_formulation
 from multibody.formulations.tree import tree_system
+from multibody.model.packing import extended, tree_part
 
-__all__ = ["symbolic_system"]
+__all__ = ["SymbolicParams", "symbolic_system"]
+
+#: the parameters of the generated right-hand side: the tree's, then the values of the model's own symbols
+SymbolicParams = extended("SymbolicParams", ("values",), __name__)
 
 
 def symbolic_system(model, q0=None, v0=None, tau=None, energy=True):
@@ -28,7 +32,7 @@ def symbolic_system(model, q0=None, v0=None, tau=None, energy=True):
     tree = tree_system(model, q0, v0, tau=tau, energy=energy)  # validates the state, torques, a numeric tree
     check_tree(model)
     mod = compile_equations(model)
-    params = tree.params + (np.zeros(0),)
+    params = SymbolicParams(*tree_part(tree.params), np.zeros(0))
     nq, nv = model.nq, model.nv
     callback = (model.torque_callback if tau is None else tau) if tree.python_only else None
 

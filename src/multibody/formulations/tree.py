@@ -21,22 +21,19 @@ right-hand side does not pass on.
 import numpy as np
 from numba import njit
 
-from multibody.data import Data
+from multibody.model.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.prescribed import prescribed_system
-from multibody.formulations.tree_control import (P_CONTROL, control_params, is_compiled_torque, run_controls,
-                                                 tree_rhs_control, tree_rhs_control_extra)
+from multibody.formulations.tree_control import (control_params, is_compiled_torque, run_controls, tree_rhs_control,
+                                                 tree_rhs_control_extra)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import (has_quaternions, normalize_quaternions, normalize_quaternions_q,
                                          quaternion_projection)
 from multibody.kernels.kinematics import F_MASS
 from multibody.result import Result
-from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
-                                       P_DOF_STIFFNESS, P_MF, P_MI, P_NO_FEXT, P_Q, P_SPRING_BODY, P_SPRING_C,
-                                       P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK,
-                                       tree_params)
+from multibody.model.packing import ControlledParams, TreeParams, tree_params
 
 __all__ = ["tree_system", "tree_run_params", "tree_control_run_params", "tree_batch", "BATCH_PARAMS"]
 
@@ -53,32 +50,32 @@ BATCH_PARAMS = {
 
 @njit(cache=True)
 def tree_run_params(p, batch, b):
-    """The parameters of run b of a batch: those of the model (``p``, from ``tree_parameters.tree_params``) with
+    """The parameters of run b of a batch: those of the model (``p``, from ``model.packing.tree_params``) with
     the run's row of each varied quantity of ``batch = (tau, mass, gravity)`` (arrays (runs, k), or (0, k) when not
     varied) and workspaces of its own."""
     tau, mass, gravity = batch
-    mf = p[P_MF]
+    mf = p.mf
     if mass.shape[0] > 0 or gravity.shape[0] > 0:
-        mf = p[P_MF].copy()
+        mf = p.mf.copy()
         if mass.shape[0] > 0:
             for i in range(1, mf.shape[0]):
                 mf[i, F_MASS] = mass[b, i - 1]
         if gravity.shape[0] > 0:
             for k in range(3):
                 mf[0, k] = gravity[b, k]
-    tc = p[P_TAU]
+    tc = p.tau
     if tau.shape[0] > 0:
         tc = tau[b]
-    return (p[P_MI], mf, p[P_Q], p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST], p[P_DOF_EFFORT],
-            p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K], p[P_SPRING_C], p[P_SPRING_L0],
-            np.zeros_like(p[P_TAU_BUFFER]), np.zeros_like(p[P_WORK]), np.zeros_like(p[P_BODY_FORCES]), p[P_NO_FEXT],
-            tc, p[P_APPLIED], np.zeros(1))
+    return TreeParams(p.mi, mf, p.q, p.forces, np.zeros_like(p.tau_buffer), np.zeros_like(p.work),
+                      np.zeros_like(p.body_forces), p.no_fext, tc, p.applied, np.zeros(1))
 
 
 @njit(cache=True)
 def tree_control_run_params(p, batch, b):
     """:func:`tree_run_params` of a model with controllers: the run's tree parameters and controllers' tuple."""
-    return tree_run_params(p[:P_CONTROL], batch, b) + (run_controls(p[P_CONTROL]),)
+    r = tree_run_params(p, batch, b)
+    return ControlledParams(r.mi, r.mf, r.q, r.forces, r.tau_buffer, r.work, r.body_forces, r.no_fext, r.tau,
+                            r.applied, r.vapplied, run_controls(p.control))
 
 
 def tree_batch(model, runs, params):
@@ -155,17 +152,17 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
             raise ModelError(f"model '{model.name}': prescribed coordinates with controllers or a compiled torque law "
                              "are not supported (drive the coordinates or control them)", element="prescribed")
         return prescribed_system(model, q0, v0, params, callback, tau_const, prescribed, energy, data)
-    mi = params[P_MI]
+    mi = params.mi
     quats = has_quaternions(mi)
     x0 = np.concatenate([q0, v0])
     if quats:
         normalize_quaternions(x0, params)
 
-    rhs = tree_rhs if params[P_APPLIED] else tree_rhs_plain
+    rhs = tree_rhs if params.applied else tree_rhs_plain
     if controlled:
         params = control_params(model, params, compiled)
         rhs = tree_rhs_control
-    work = params[P_WORK]
+    work = params.work
     if callback is None:
         def fun(t, x):
             out = np.empty(nq + nv)

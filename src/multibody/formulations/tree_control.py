@@ -16,8 +16,9 @@ each function, and stay cached on disk; and a Python caller passes the tuple to 
 numba's slow typing of function objects. ``f`` must not raise (an exception cannot leave compiled code called
 through a pointer).
 
-The parameter tuple of ``tree_parameters.tree_params`` gets one more entry, at :data:`P_CONTROL` (its first free
-position, ``P_SIZE``): the tuple :func:`control_params` makes, entries ``K_*`` below.
+The tree's parameters (``model.packing.TreeParams``) get one more entry, ``control``: the
+``model.packing.Controls`` of the model's controllers and the law (``model.packing.ControlledParams``,
+:func:`control_params`).
 """
 import numpy as np
 from numba import carray, cfunc, njit
@@ -28,21 +29,10 @@ from multibody.errors import ModelError
 from multibody.formulations.tree_rhs import tree_rhs_extra
 from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, call_torque, control_kernel
 from multibody.kernels.spatial import KERNEL
-from multibody.model.controllers import ControllerTable
-from multibody.tree_parameters import P_MF, P_MI, P_Q, P_SIZE, P_TAU, P_WORK
+from multibody.model.packing import Controls, controlled_params, controls
 
-__all__ = ["P_CONTROL", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
+__all__ = ["control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
            "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra"]
-
-#: position of the controllers' tuple in the tree's parameter tuple (the first free one after the tree's own)
-P_CONTROL = P_SIZE
-#: entries of the controllers' tuple: the table (``ControllerTable.arrays``), the model's packed float array as
-#: built, whether any controller compensates gravity / computes torques, scratch (G (n, 4), A, TG, TI), no external
-#: forces, the controllers' torques, τ_extra, the compiled law's q, v and output, the law (the address of its C
-#: function, 0 for none), whether there is one
-(K_CI, K_CF, K_RT, K_RC, K_MF, K_GRAVITY, K_INVERSE, K_G, K_A, K_TG, K_TI, K_NO_FEXT, K_OUT, K_EXTRA, K_USER_Q,
- K_USER_V, K_USER_OUT, K_USER, K_HAS_USER) = range(19)
-
 
 def is_compiled_torque(tau):
     """Whether ``tau`` is a numba-compiled function (a torque law for the compiled loops)."""
@@ -74,56 +64,52 @@ def compiled_torque(tau):
 
 
 def controls_tuple(model, params, torque=None):
-    """The controllers' tuple (module docstring, entries ``K_*``) of the model's controllers and the compiled torque
-    law ``torque`` (a numba function, or None) for the tree parameters ``params``; with neither, a tuple of the same
+    """The :class:`~multibody.model.packing.Controls` of the model's controllers and the compiled torque law
+    ``torque`` (a numba function, or None) for the tree parameters ``params``; with neither, a tuple of the same
     numba type that adds nothing (:func:`is_controlled` false)."""
-    table = ControllerTable(model.controllers, model.nv)
-    n, nq, nv = model.nbodies + 1, model.nq, model.nv
-    user = 0 if torque is None else compiled_torque(torque).address
-    return (table.CI, table.CF, table.RT, table.RC, params[P_MF], table.gravity, table.inverse_dynamics,
-            np.zeros((n, 4)), np.zeros(nv), np.zeros(nv), np.zeros(nv), np.zeros((0, 6)), np.zeros(nv),
-            np.zeros(nv), np.zeros(nq), np.zeros(nv), np.zeros(nv), user, torque is not None)
+    return controls(model, params.mf, 0 if torque is None else compiled_torque(torque).address)
 
 
 def control_params(model, params, torque=None):
-    """``params`` (``tree_parameters.tree_params``) with the controllers' tuple appended (module docstring): the model's
-    controllers and the compiled torque law ``torque`` (a numba function, or None)."""
-    return tuple(params) + (controls_tuple(model, params, torque),)
+    """``params`` (``model.packing.tree_params``) with the controllers' tuple (module docstring): the model's
+    controllers and the compiled torque law ``torque`` (a numba function, or None), a
+    ``model.packing.ControlledParams``."""
+    return controlled_params(params, controls_tuple(model, params, torque))
 
 
 @njit(inline="always", cache=True)
 def is_controlled(c):
     """Whether the controllers' tuple ``c`` has a controller or a compiled torque law."""
-    return c[K_CI].shape[0] > 0 or c[K_HAS_USER]
+    return c.ci.shape[0] > 0 or c.has_user
 
 
 @njit(inline="always", cache=True)
 def control_extra(t, x, tau_const, c, mi, nq, work):
-    """τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v) for x = [q, v] (module docstring), into ``c[K_EXTRA]``,
+    """τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v) for x = [q, v] (module docstring), into ``c.extra``,
     which it returns; ``work``: a kinematics workspace (for the gravity pass and the inverse dynamics)."""
     q = x[:nq]
     v = x[nq:]
-    out = c[K_OUT]
-    extra = c[K_EXTRA]
-    CI = c[K_CI]
-    control_kernel(t, q, v, mi, c[K_MF], CI, c[K_CF], c[K_RT], c[K_RC], c[K_GRAVITY], c[K_INVERSE], work, c[K_G],
-                   c[K_A], c[K_TG], c[K_TI], c[K_NO_FEXT], out)
+    out = c.out
+    extra = c.extra
+    CI = c.ci
+    control_kernel(t, q, v, mi, c.mf, CI, c.cf, c.rt, c.rc, c.gravity, c.inverse, work, c.g, c.a, c.tg, c.ti,
+                   c.no_fext, out)
     nv = extra.shape[0]
     for k in range(nv):
         extra[k] = tau_const[k]
     for r in range(CI.shape[0]):
         iv = CI[r, C_IV]
         extra[iv] = tau_const[iv] + out[iv]
-    if c[K_HAS_USER]:       # the law gets copies of q and v: it cannot change the state
-        uq = c[K_USER_Q]
-        uv = c[K_USER_V]
-        u = c[K_USER_OUT]
+    if c.has_user:       # the law gets copies of q and v: it cannot change the state
+        uq = c.user_q
+        uv = c.user_v
+        u = c.user_out
         for k in range(nq):
             uq[k] = q[k]
         for k in range(nv):
             uv[k] = v[k]
             u[k] = 0.0
-        call_torque(c[K_USER], t, uq, uv, u)
+        call_torque(c.user, t, uq, uv, u)
         for k in range(nv):
             extra[k] += u[k]
     return extra
@@ -132,21 +118,20 @@ def control_extra(t, x, tau_const, c, mi, nq, work):
 @njit(cache=True)
 def run_controls(c):
     """The controllers' tuple of one run of a batch: the same table and law, scratch of its own."""
-    return (c[K_CI], c[K_CF], c[K_RT], c[K_RC], c[K_MF], c[K_GRAVITY], c[K_INVERSE], np.zeros_like(c[K_G]),
-            np.zeros_like(c[K_A]), np.zeros_like(c[K_TG]), np.zeros_like(c[K_TI]), c[K_NO_FEXT],
-            np.zeros_like(c[K_OUT]), np.zeros_like(c[K_EXTRA]), np.zeros_like(c[K_USER_Q]),
-            np.zeros_like(c[K_USER_V]), np.zeros_like(c[K_USER_OUT]), c[K_USER], c[K_HAS_USER])
+    return Controls(c.ci, c.cf, c.rt, c.rc, c.mf, c.gravity, c.inverse, np.zeros_like(c.g), np.zeros_like(c.a),
+                    np.zeros_like(c.tg), np.zeros_like(c.ti), c.no_fext, np.zeros_like(c.out), np.zeros_like(c.extra),
+                    np.zeros_like(c.user_q), np.zeros_like(c.user_v), np.zeros_like(c.user_out), c.user, c.has_user)
 
 
 @njit(**KERNEL)
 def tree_rhs_control(t, x, p, out):
-    """``tree_rhs`` with the model's controllers and a compiled torque law (their tuple at ``p[P_CONTROL]``) added
+    """``tree_rhs`` with the model's controllers and a compiled torque law (their tuple ``p.control``) added
     to the constant generalized forces (module docstring)."""
-    tree_rhs_extra(t, x, p, control_extra(t, x, p[P_TAU], p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
+    tree_rhs_extra(t, x, p, control_extra(t, x, p.tau, p.control, p.mi, p.q.shape[0], p.work), out)
 
 
 @njit(**KERNEL)
 def tree_rhs_control_extra(t, x, p, extra, out):
     """:func:`tree_rhs_control` with the generalized forces ``extra`` (a Python torque callback's and the constant
     ones) in place of the constant ones."""
-    tree_rhs_extra(t, x, p, control_extra(t, x, extra, p[P_CONTROL], p[P_MI], p[P_Q].shape[0], p[P_WORK]), out)
+    tree_rhs_extra(t, x, p, control_extra(t, x, extra, p.control, p.mi, p.q.shape[0], p.work), out)

@@ -3,7 +3,7 @@
 ``ẋ = [q̇(q, v), aba(q, v, τ)]`` for x = [q, v] with ``τ = τ_applied(q, v) + τ_extra``: the joint spring-dampers
 and efforts and the point spring-dampers of the model (``kernels/forces.py``), gravity being inside ``aba``
 (seed 001 §3.4–3.5). The functions are numba functions over the parameter tuple of
-:mod:`multibody.tree_parameters` (``p[P_WORK]``, ...), so fixed-step runs are one compiled loop. The ``"tree"``
+:mod:`multibody.model.packing` (``p.work``, ...), so fixed-step runs are one compiled loop. The ``"tree"``
 formulation (``formulations/tree.py``) integrates them; the ``"constrained"`` and ``"stabilized"`` formulations
 take the free dynamics from :func:`tree_rhs_extra`, prescribed coordinates (``formulations/prescribed.py``) take
 :func:`tree_rhs_hybrid`, and every formulation in tree coordinates reports :func:`tree_energy`.
@@ -11,7 +11,7 @@ take the free dynamics from :func:`tree_rhs_extra`, prescribed coordinates (``fo
 import numpy as np
 from numba import njit
 
-from multibody.data import Data, default_data
+from multibody.model.data import Data, default_data
 from multibody.errors import ModelError
 from multibody.integrate.manifold import qdot_kernel
 from multibody.kernels.aba import aba_kernel
@@ -20,10 +20,7 @@ from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.hybrid import hybrid_kernel
 from multibody.kernels.kinematics import GENERAL, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
-from multibody.tree_parameters import (P_APPLIED, P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST,
-                                       P_DOF_STIFFNESS, P_MF, P_MI, P_NO_FEXT, P_Q, P_SPRING_BODY, P_SPRING_C,
-                                       P_SPRING_K, P_SPRING_L0, P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_VAPPLIED,
-                                       P_WORK, tree_params)
+from multibody.model.packing import tree_params
 
 __all__ = ["tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_energy", "tree_energies",
            "tree_energies_plain", "tree_observe", "general_fill"]
@@ -32,23 +29,21 @@ __all__ = ["tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "t
 @njit(inline="always", cache=True)
 def _qdot_aba(p, x, tau, out):
     """out = [q̇(q, v), aba(q, v, τ)] for x = [q, v]."""
-    nq = p[P_Q].shape[0]
-    qdot_kernel(p[P_MI], x[:nq], x[nq:], out[:nq])
-    aba_kernel(p[P_MI], p[P_MF], x[:nq], x[nq:], tau, p[P_NO_FEXT], p[P_WORK], out[nq:])
+    nq = p.q.shape[0]
+    qdot_kernel(p.mi, x[:nq], x[nq:], out[:nq])
+    aba_kernel(p.mi, p.mf, x[:nq], x[nq:], tau, p.no_fext, p.work, out[nq:])
 
 
 @njit(inline="always", cache=True)
 def _applied_tau(p, x, tau_extra):
     """τ_applied(q, v) + τ_extra for x = [q, v] (the model's joint and point forces, ``kernels/forces.py``; in
-    the buffer ``p[P_TAU_BUFFER]``), or ``tau_extra`` itself when the model has none."""
+    the buffer ``p.tau_buffer``), or ``tau_extra`` itself when the model has none."""
     tau = tau_extra
-    if p[P_APPLIED]:
-        nq = p[P_Q].shape[0]
-        tau = p[P_TAU_BUFFER]
-        Va, _ = applied_forces_kernel(p[P_MI], p[P_MF], x[:nq], x[nq:], p[P_DOF_STIFFNESS], p[P_DOF_DAMPING],
-                                      p[P_DOF_REST], p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT],
-                                      p[P_SPRING_K], p[P_SPRING_C], p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], tau)
-        p[P_VAPPLIED][0] = Va
+    if p.applied:
+        nq = p.q.shape[0]
+        tau = p.tau_buffer
+        Va, _ = applied_forces_kernel(p.mi, p.mf, x[:nq], x[nq:], p.forces, p.work, p.body_forces, tau)
+        p.vapplied[0] = Va
         for k in range(tau.shape[0]):
             tau[k] += tau_extra[k]
     return tau
@@ -67,10 +62,10 @@ def tree_rhs_hybrid(t, x, p, tau_extra, known, qdd, force, out):
     the accelerations ``qdd[k]`` (x holds their prescribed q and v); out[nq:] = q̈ by hybrid dynamics
     (``kernels/hybrid.py``; seed 001 §3.3.1, eqs. 3.92–3.94; RBDA §9.2), ``qdd`` the same q̈, and ``force`` the
     drive forces of the prescribed coordinates (besides the applied ones). Returns the kernel's error code."""
-    nq = p[P_Q].shape[0]
+    nq = p.q.shape[0]
     tau = _applied_tau(p, x, tau_extra)
-    qdot_kernel(p[P_MI], x[:nq], x[nq:], out[:nq])
-    err = hybrid_kernel(p[P_MI], p[P_MF], x[:nq], x[nq:], tau, known, p[P_NO_FEXT], p[P_WORK], qdd, force)
+    qdot_kernel(p.mi, x[:nq], x[nq:], out[:nq])
+    err = hybrid_kernel(p.mi, p.mf, x[:nq], x[nq:], tau, known, p.no_fext, p.work, qdd, force)
     for k in range(qdd.shape[0]):
         out[nq + k] = qdd[k]
     return err
@@ -79,30 +74,28 @@ def tree_rhs_hybrid(t, x, p, tau_extra, known, qdd, force, out):
 @njit(**KERNEL)
 def tree_rhs(t, x, p, out):
     """The compiled right-hand side ``rhs(t, x, params, out)``: :func:`tree_rhs_extra` with the constant
-    generalized forces ``p[P_TAU]``."""
-    tree_rhs_extra(t, x, p, p[P_TAU], out)
+    generalized forces ``p.tau``."""
+    tree_rhs_extra(t, x, p, p.tau, out)
 
 
 @njit(**KERNEL)
 def tree_rhs_plain(t, x, p, out):
-    """:func:`tree_rhs` of a model without joint springs, dampers, efforts or point springs (``p[P_APPLIED]``
+    """:func:`tree_rhs` of a model without joint springs, dampers, efforts or point springs (``p.applied``
     false): the same numbers, and its first compilation skips the applied-forces pass (and the kinematics
     that point springs need) — several seconds on a fresh install."""
-    _qdot_aba(p, x, p[P_TAU], out)
+    _qdot_aba(p, x, p.tau, out)
 
 
 @njit(**KERNEL)
 def tree_energies(p, Q, V, out):
     """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py)."""
-    mi = p[P_MI]
-    mf = p[P_MF]
+    mi = p.mi
+    mf = p.mf
     for s in range(Q.shape[0]):
         q = Q[s]
         v = V[s]
-        T, Vg = energy_kernel(mi, mf, q, v, p[P_WORK])
-        Vs, P = applied_forces_kernel(mi, mf, q, v, p[P_DOF_STIFFNESS], p[P_DOF_DAMPING], p[P_DOF_REST],
-                                      p[P_DOF_EFFORT], p[P_SPRING_BODY], p[P_SPRING_POINT], p[P_SPRING_K],
-                                      p[P_SPRING_C], p[P_SPRING_L0], p[P_WORK], p[P_BODY_FORCES], p[P_TAU_BUFFER])
+        T, Vg = energy_kernel(mi, mf, q, v, p.work)
+        Vs, P = applied_forces_kernel(mi, mf, q, v, p.forces, p.work, p.body_forces, p.tau_buffer)
         out[s, 0] = T
         out[s, 1] = Vg + Vs
         out[s, 2] = P
@@ -114,9 +107,9 @@ def tree_energies_plain(p, Q, V, out):
     ``energy_kernel``; ``kernels/aba.py``): it compiles nothing but a loop around the ABA already compiled for
     the right-hand side. out[s] = (T, V_gravity, 0)."""
     for s in range(Q.shape[0]):
-        aba_kernel(p[P_MI], p[P_MF], Q[s], V[s], p[P_TAU], p[P_NO_FEXT], p[P_WORK], p[P_TAU_BUFFER])
-        out[s, 0] = p[P_WORK][W_KINETIC]
-        out[s, 1] = p[P_WORK][W_POTENTIAL] + p[P_VAPPLIED][0]
+        aba_kernel(p.mi, p.mf, Q[s], V[s], p.tau, p.no_fext, p.work, p.tau_buffer)
+        out[s, 0] = p.work[W_KINETIC]
+        out[s, 1] = p.work[W_POTENTIAL] + p.vapplied[0]
         out[s, 2] = 0.0
 
 
@@ -125,9 +118,9 @@ def tree_observe(x, p, obs, k):
     """What the compiled loop records with saved state k: obs[k] = (kinetic, potential) energy at x, read from
     what :func:`tree_rhs` just left in the workspaces at x (``aba_kernel``'s energies, the applied forces'
     potential): the numbers :func:`tree_energy` computes for the saved q and v."""
-    work = p[P_WORK]
+    work = p.work
     obs[k, 0] = work[W_KINETIC]
-    obs[k, 1] = work[W_POTENTIAL] + p[P_VAPPLIED][0]
+    obs[k, 1] = work[W_POTENTIAL] + p.vapplied[0]
 
 
 def general_fill(model):
@@ -148,7 +141,7 @@ def tree_energy(model, Q, V, params=None, t=None):
     Q = np.ascontiguousarray(Q, dtype=np.float64).reshape(-1, model.nq)
     V = np.ascontiguousarray(V, dtype=np.float64).reshape(-1, model.nv)
     out = np.empty((Q.shape[0], 3))
-    energies = tree_energies if p[P_APPLIED] else tree_energies_plain
+    energies = tree_energies if p.applied else tree_energies_plain
     fill = general_fill(model)
     if not moving and fill is None:
         energies(p, Q, V, out)
@@ -159,8 +152,8 @@ def tree_energy(model, Q, V, params=None, t=None):
         t = np.zeros(Q.shape[0]) if t is None else np.asarray(t, dtype=np.float64).reshape(-1)
         for s in range(Q.shape[0]):
             if moving:
-                d.set_time(float(t[s]), p[P_WORK])
+                d.set_time(float(t[s]), p.work)
             if fill is not None:
-                fill(Q[s], V[s], float(t[s]), p[P_WORK])
+                fill(Q[s], V[s], float(t[s]), p.work)
             energies(p, Q[s:s + 1], V[s:s + 1], out[s:s + 1])
     return out[:, 0], out[:, 1], out[:, 2]

@@ -32,7 +32,7 @@ from multibody.integrate.fixed_step import save_steps
 
 __all__ = ["number", "time_span", "tolerance", "whole", "flag", "output_times", "state_vector", "real_forces",
            "event_functions", "event_value", "memory_limit", "check_output_size", "fixed_step_count", "fixed_budget",
-           "output_count", "output_steps", "FIXED_MAX_STEPS"]
+           "output_count", "output_steps", "batch_states", "FIXED_MAX_STEPS"]
 
 #: the step budgets of fixed-step runs when ``max_steps`` is None, by loop: a compiled step costs ~0.1–10 µs, a
 #: step of the Python loop (torque callbacks) ~0.1 ms
@@ -264,3 +264,24 @@ def output_steps(nsteps, h, t0, t_eval=None, n_out=None, output_every=None):
                          f"(t0 = {t0}, h = {h:.17g}, k = 0..{nsteps})"
                          + (f"; {bad!r} is not on it" if bad is not None else ""), element="t_eval")
     return k.astype(np.int64)
+
+
+def batch_states(model, X, n, what, runs):
+    """``X`` (``Q0`` or ``V0`` of ``simulate_batch``, ``what``) as (runs, n) real finite numbers: (n,) -> the same row
+    for every run; a ModelError naming ``what`` otherwise."""
+    try:
+        arr = np.asarray(X)
+    except (TypeError, ValueError):
+        arr = np.asarray(None)
+    if arr.dtype.kind not in "biuf":
+        raise ModelError(f"{what} must be an array of real numbers, (runs, {n}) or ({n},), got dtype {arr.dtype}",
+                         element=what)
+    arr = np.array(arr, dtype=float)
+    if arr.ndim == 1 and arr.shape == (n,):
+        arr = np.broadcast_to(arr, (runs, n))
+    if arr.shape != (runs, n):
+        raise ModelError(f"{what} must have shape ({runs}, {n}) (runs, {'nq' if what == 'Q0' else 'nv'}) or ({n},) "
+                         f"for model '{model.name}' (nq={model.nq}, nv={model.nv}), got {arr.shape}", element=what)
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"{what} must be finite (run {int(np.argwhere(~np.isfinite(arr))[0, 0])})", element=what)
+    return arr

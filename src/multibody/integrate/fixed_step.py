@@ -395,7 +395,7 @@ def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="R
     ``status`` and ``done`` per run.
 
     ``lanes=(mi, mf, F, TAU, MG, C)``: the runs are trees that ``kernels.lanes`` computes, with the joint forces F
-    (``tree_parameters.tree_joint_forces``), the generalized forces TAU (runs, nv), the body masses and gravity MG
+    (``model.packing.joint_force_table``), the generalized forces TAU (runs, nv), the body masses and gravity MG
     (runs, nbodies + 3) and the controllers' table C (``model.controllers.ControllerTable.arrays``): they run
     ``LANES`` at a time in SIMD lanes (``integrate/lanes.py``), with the same numbers;
     ``rhs``, ``project``, ``observe`` and ``run_params`` must then be the tree formulation's (not called).

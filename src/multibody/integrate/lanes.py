@@ -49,7 +49,7 @@ def _observe(W, runs, pending, OBS):
 def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC,
               C):
     """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
-    see the module docstring). ``F``: the joint forces (``tree_parameters.tree_joint_forces``); ``XL``: the runs'
+    see the module docstring). ``F``: the joint forces (``model.packing.joint_force_table``); ``XL``: the runs'
     states, entry j of lane b at ``j * LANES + b`` (ends as the final states); ``TL``: their generalized forces,
     likewise; ``ML``: their body masses and gravity (``kernels.lanes.lanes_parameters``), likewise;
     ``runs[b]``: the run of lane b; ``real[b]``: False for a padding lane, whose outputs are not

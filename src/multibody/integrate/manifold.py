@@ -22,8 +22,8 @@ def normalize_quaternions_q(mi, q):
 @njit(**KERNEL)
 def normalize_quaternions(x, params):
     """The fixed-step projection ``project(x, params)`` of the tree formulation: normalise the quaternions in
-    q = x[:nq] (``params[0]`` is the packed ``mi`` of ``multibody.data``)."""
-    normalize_kernel(params[0], x, x)
+    q = x[:nq] (``params.mi`` is the packed ``mi`` of ``multibody.model.packing.TreeParams``)."""
+    normalize_kernel(params.mi, x, x)
 
 
 def has_quaternions(mi):

@@ -16,6 +16,8 @@ archive read with ``allow_pickle=False`` — numbers in arrays, settings in JSON
 ``q0``, ``v0``  the initial state of the call (absent: the defaults)
 ``tau``         constant generalized forces of the call (absent: none)
 ``t_eval``      the output times asked for (absent: none)
+``extra_*``     arrays a run keeps besides (the time-stepping model's contacts and the impulses that start its
+                next solve; ``Checkpoint.extra``)
 ==============  ===========================================================================================
 
 A run across switches (joint limits, latches, releases) also has ``switching`` in ``meta``: its structures (the
@@ -45,12 +47,16 @@ from multibody.errors import ModelError, ResultFileError
 from multibody.files import as_path, atomic_write, check_readable, check_writable, unreadable
 
 FORMAT = "multibody.checkpoint"
+#: the prefix of the names of the extra arrays in the file
+EXTRA = "extra_"
 #: the format version written; files of a larger version are refused (written by a newer multibody)
 VERSION = 1
 
 #: the keyword arguments of ``simulate`` a checkpoint keeps in its JSON settings (arrays are kept apart)
 SETTINGS = ("method", "h", "rtol", "atol", "n_out", "output_every", "formulation", "options", "t0", "t_end",
-            "energy", "max_steps", "every")
+            "energy", "max_steps", "every", "contact")
+#: the settings that files written before them lack (read as None)
+LATER_SETTINGS = ("contact",)
 
 
 @dataclass
@@ -75,6 +81,9 @@ class Checkpoint:
     #: the state of a run across switches (limits, latches, releases): its structures, mode and switch log, as
     #: JSON data (``switching/run.py``); None for other runs
     switching: dict = None
+    #: arrays a run keeps besides its state and outputs (the time-stepping model's contacts and the impulses that
+    #: start its next solve, ``contact/stepping_run.py``), by name
+    extra: dict = None
 
 
 def _json(value, what):
@@ -125,10 +134,11 @@ class Writer:
                     raise ModelError(f"checkpoint=: {name} must be an array of numbers", element=name) from None
         self.path = check_writable(self.path, "checkpoint")   # before the run: never fail at its first write
 
-    def write(self, t, step, x, out_t, out_x, out_obs=None, stats=None, finished=False, switching=None):
+    def write(self, t, step, x, out_t, out_x, out_obs=None, stats=None, finished=False, switching=None, extra=None):
         """Replace the checkpoint file by the state ``x`` at time ``t`` (step number ``step`` of a fixed-step run,
         else None) and the outputs so far; ``finished``: the run is complete; ``switching``: the JSON data of a run
-        across switches (its structures, mode, switch log)."""
+        across switches (its structures, mode, switch log); ``extra``: named arrays of numbers the run keeps besides
+        (``Checkpoint.extra``)."""
         meta = dict(self.meta, t=float(t), step=None if step is None else int(step), finished=bool(finished),
                     stats={k: int(v) for k, v in (stats or {}).items()})
         if switching is not None:
@@ -139,6 +149,8 @@ class Writer:
                       out_x=np.asarray(out_x, dtype=np.float64).reshape(-1, n))
         if out_obs is not None:
             arrays["out_obs"] = np.asarray(out_obs, dtype=np.float64)
+        for name, value in (extra or {}).items():
+            arrays[EXTRA + name] = np.asarray(value)
         atomic_write(self.path, lambda fh: np.savez(fh, **arrays), "checkpoint")
 
 
@@ -166,13 +178,14 @@ def read(path):
         from multibody.io.model_files import model_from_dict
 
         model = model_from_dict(meta["model"], source=f"{where}: model").model
-        settings = {k: meta["settings"][k] for k in SETTINGS}
+        settings = {k: meta["settings"].get(k) if k in LATER_SETTINGS else meta["settings"][k] for k in SETTINGS}
         ck = Checkpoint(model=model, settings=settings, q0=arrays.get("q0"), v0=arrays.get("v0"),
                         tau=arrays.get("tau"), t_eval=arrays.get("t_eval"), t=float(meta["t"]),
                         step=None if meta["step"] is None else int(meta["step"]), x=arrays["x"],
                         out_t=arrays["out_t"], out_x=arrays["out_x"], out_obs=arrays.get("out_obs"),
                         stats=dict(meta["stats"]), finished=bool(meta["finished"]), path=str(path),
-                        switching=meta.get("switching"))
+                        switching=meta.get("switching"),
+                        extra={k[len(EXTRA):]: a for k, a in arrays.items() if k.startswith(EXTRA)})
     except ModelError as exc:
         raise ResultFileError(f"{where} is damaged: {exc}", path=path) from exc
     except (KeyError, TypeError, ValueError, AttributeError) as exc:

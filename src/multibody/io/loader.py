@@ -330,7 +330,8 @@ class ModelLoader:
                         b.add_visual(spec["name"], spec["body"], shape, place, color)
                     else:
                         b.add_collision(spec["name"], spec["body"], shape, place,
-                                        self.number(spec.get("friction", 1.0), f"{path}.friction"))
+                                        self.number(spec.get("friction", 1.0), f"{path}.friction"),
+                                        self.number(spec.get("restitution", 0.0), f"{path}.restitution"))
         names = {v["name"] for v in as_list(d.get("visuals")) if isinstance(v, dict)}
         for bname, path, spec in old_visuals:
             with self.element(path):

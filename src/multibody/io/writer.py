@@ -113,7 +113,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         element, what, value = model.symbolic_element()
         raise ModelError(f"model '{model.name}' is symbolic ({element}: {what} = {value}); a model file holds "
                          "numbers: substitute values first", element=element)
-    from multibody.data import refuse_general_joints
+    from multibody.model.data import refuse_general_joints
 
     refuse_general_joints(model, "a model file (it names the built-in joint types)")
     meta = {k: v for k, v in model.metadata.items()}
@@ -240,6 +240,8 @@ def _write_elements(d, model):
                     out["color"] = _vec(e.color)
                 if kind == "collisions" and e.friction != 1.0:
                     out["friction"] = _num(e.friction)
+                if kind == "collisions" and e.restitution != 0.0:
+                    out["restitution"] = _num(e.restitution)
                 d[kind].append(out)
 
 

@@ -249,7 +249,7 @@ def parent_acceleration_plus_bias(i, par, wb):
 def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     """q̈ for (q, q̇ = v, τ) into ``qdd``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. ``work`` is a flat workspace of
-    ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.data.Data``). Returns 0, or the position of
+    ``kinematics.workspace_size(n, nv)`` floats (see ``multibody.model.data.Data``). Returns 0, or the position of
     the first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed).
     The first pass also leaves the kinetic and gravitational energy of (q, v) in ``work[W_KINETIC]`` and
     ``work[W_POTENTIAL]`` (the numbers of ``energy.energy_kernel``): a fixed-step loop records them with its

@@ -67,26 +67,24 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, work, dwork, dint, qdd, da_d
 
 
 @njit(**KERNEL)
-def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, forces, work, dwork, dint, qdd, da_dq, da_dv, Minv):
-    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(q, q̇)): ``forces`` holds the model's joint and
-    point spring-dampers (dof stiffness, damping, rest, effort; spring bodies, points, stiffness, damping, rest
-    length; a (n, 6) scratch), as ``kernels/forces.py`` reads them."""
+def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, F, fb, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(q, q̇)): ``F`` holds the model's joint and
+    point spring-dampers by name, as ``kernels/forces.py`` reads them (``model.forces.AppliedForces``); ``fb`` a
+    (n, 6) scratch."""
     err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
     if err != 0:
         return err
     n = mi.shape[0]
     nv = v.shape[0]
     dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
-    dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k, spring_c, spring_l0, fb = forces
-    applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
-                          spring_c, spring_l0, work, fb, tau_app)
+    applied_forces_kernel(mi, mf, q, v, F, work, fb, tau_app)
     for k in range(nv):
         tau_app[k] += tau[k]
     aba_kernel(mi, mf, q, v, tau_app, fext, work, qdd)
     derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
     db, dd = derivative_views(dwork, n, nv)
-    applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, work,
-                              dd[:, DD_DFQ:], dint, dq, dv)
+    applied_force_derivatives(mi, v, F.dof_stiffness, F.dof_damping, F.spring_body, F.spring_point, F.spring_k,
+                              F.spring_c, F.spring_l0, work, dd[:, DD_DFQ:], dint, dq, dv)
     matmul(Minv, dq, da_dq, -1.0, blas)
     matmul(Minv, dv, da_dv, -1.0, blas)
     return 0
@@ -107,12 +105,10 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint,
     for ch in prange(nchunk):
         for k in range(dint.shape[0]):
             dints[ch, k] = dint[k]
-        f = (forces[0], forces[1], forces[2], forces[3], forces[4], forces[5], forces[6], forces[7], forces[8],
-             fbs[ch])
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             if applied:
-                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, f, work[ch], dwork[ch],
-                                                   dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
+                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, forces, fbs[ch], work[ch],
+                                                   dwork[ch], dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
             else:
                 e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],
                                            QDD[b], DQ[b], DV[b], MINV[b])

@@ -148,13 +148,14 @@ def spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spri
 
 
 @njit(**KERNEL)
-def applied_forces_kernel(mi, mf, q, v, dof_k, dof_c, dof_rest, dof_effort, spring_body, spring_point, spring_k,
-                          spring_c, spring_l0, work, fb, tau):
+def applied_forces_kernel(mi, mf, q, v, F, work, fb, tau):
     """``tau`` (nv,) := generalized applied forces of the joint spring-dampers, efforts and point
-    spring-dampers at (q, v) (gravity excluded). Returns ``(potential, dissipated_power)`` of these forces."""
+    spring-dampers at (q, v) (gravity excluded); ``F`` the model's force arrays by name (``dof_stiffness``,
+    ``dof_damping``, ``dof_rest``, ``dof_effort``, ``spring_body``, ``spring_point``, ``spring_k``, ``spring_c``,
+    ``spring_l0``: ``model.packing.AppliedForces``). Returns ``(potential, dissipated_power)`` of these forces."""
     for k in range(tau.shape[0]):
         tau[k] = 0.0
-    V1, P1 = joint_forces_kernel(mi, q, v, dof_k, dof_c, dof_rest, dof_effort, tau)
-    V2, P2 = spring_forces_kernel(mi, mf, q, v, spring_body, spring_point, spring_k, spring_c, spring_l0, work, fb,
-                                  tau, False)
+    V1, P1 = joint_forces_kernel(mi, q, v, F.dof_stiffness, F.dof_damping, F.dof_rest, F.dof_effort, tau)
+    V2, P2 = spring_forces_kernel(mi, mf, q, v, F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0,
+                                  work, fb, tau, False)
     return V1 + V2, P1 + P2

@@ -18,7 +18,7 @@ from the workspace (``kernels/kinematics.py``, module docstring); :func:`compile
 numba function that puts them there:
 
 * ``fill(q, v, t, work)``: for every general joint of the model, R_J, z, σ, β and the columns S_k at
-  (q, q̇ = v, t) into its block of the flat workspace ``work`` of ``multibody.data.Data``.
+  (q, q̇ = v, t) into its block of the flat workspace ``work`` of ``multibody.model.data.Data``.
 
 The module is generated once per model, with common subexpressions eliminated (``sympy.cse``, by
 :func:`multibody.codegen.function_body`), under the

@@ -1,6 +1,6 @@
 """Forward kinematics of a tree: placements, velocities, accelerations of every body, and points fixed in bodies.
 
-The kernels read the packed model arrays of ``multibody.data`` (``mi`` integers, ``mf`` floats, one row per
+The kernels read the packed model arrays of ``multibody.model.data`` (``mi`` integers, ``mf`` floats, one row per
 body, see ``kernels/packing.py``) and write into a preallocated workspace. Bodies are numbered
 regularly (seed 001 §1.1.2), so one loop ``for i in range(1, n)`` sweeps from the root to the leaves.
 

@@ -11,7 +11,7 @@ holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the grou
 ``Data.set_time``).
 
 The columns are those of ``kernels/kinematics.py``; the Model reads the packed integers for its
-configuration-space methods (:func:`packed_integers`, ``kernels/configuration.py``) and ``multibody.data.Data``
+configuration-space methods (:func:`packed_integers`, ``kernels/configuration.py``) and ``multibody.model.data.Data``
 holds both with its workspace.
 """
 import numpy as np

@@ -93,6 +93,19 @@ def cross3(a0, a1, a2, b0, b1, b2):
 
 
 @helper
+def unit_perpendicular(a0, a1, a2):
+    """A unit vector perpendicular to a (a non-zero)."""
+    if abs(a0) <= abs(a1) and abs(a0) <= abs(a2):
+        p0, p1, p2 = cross3(a0, a1, a2, 1.0, 0.0, 0.0)
+    elif abs(a1) <= abs(a2):
+        p0, p1, p2 = cross3(a0, a1, a2, 0.0, 1.0, 0.0)
+    else:
+        p0, p1, p2 = cross3(a0, a1, a2, 0.0, 0.0, 1.0)
+    s = 1.0 / math.sqrt(p0 * p0 + p1 * p1 + p2 * p2)
+    return p0 * s, p1 * s, p2 * s
+
+
+@helper
 def load3(arr, i):
     """Row i of an (n, 3) array as a 3-tuple."""
     return arr[i, 0], arr[i, 1], arr[i, 2]

@@ -35,6 +35,7 @@ import numpy as np
 from multibody.errors import InertiaWarning, ModelError
 from multibody.model.base_motion import as_base_motion
 from multibody.model.bodies import Body, vector3
+from multibody.model.collisions import collision_coefficient
 from multibody.model.constraint_table import ConstraintTable
 from multibody.model.constraints import Constraint
 from multibody.model.controllers import Controller, check_overlap, resolve_controller
@@ -89,7 +90,7 @@ class ModelBuilder:
         self._base = as_base_motion(base_motion)
         self._frames = {}       # name -> (body, placement)
         self._visuals = []      # (name, body, shape, placement, color)
-        self._collisions = []   # (name, body, shape, placement, friction)
+        self._collisions = []   # (name, body, shape, placement, friction, restitution)
         self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
         self._controllers = {}  # name -> controller (``multibody.model.controllers``)
@@ -232,19 +233,17 @@ class ModelBuilder:
         self._names["visual"].add(name)
         return name
 
-    def add_collision(self, name, body, shape, placement=None, friction=1.0):
+    def add_collision(self, name, body, shape, placement=None, friction=1.0, restitution=0.0):
         """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
-        ``friction`` (>= 0): what contact detection reads. Returns the name."""
+        ``friction`` (>= 0) and Newton's coefficient of restitution ``restitution`` (in [0, 1]; a pair's
+        coefficients are the larger of its two elements' each, ``model.geometry.Collision``): what contact
+        detection reads. Returns the name."""
         element, place = self._attached("collision", name, body, placement)
         if name in self._names["collision"]:
             raise ModelError(f"{element} is defined twice", element=element)
-        try:
-            mu = float(friction)
-        except (TypeError, ValueError, OverflowError):
-            raise ModelError(f"{element}: friction must be a number, got {friction!r}", element=element) from None
-        if not np.isfinite(mu) or mu < 0.0:
-            raise ModelError(f"{element}: friction must be a finite number >= 0, got {friction!r}", element=element)
-        self._collisions.append((name, body, check_shape(shape, element), place, mu))
+        mu = collision_coefficient(friction, "friction", element)
+        e = collision_coefficient(restitution, "restitution", element, at_most=1.0)
+        self._collisions.append((name, body, check_shape(shape, element), place, mu, e))
         self._names["collision"].add(name)
         return name
 
@@ -477,8 +476,8 @@ class ModelBuilder:
         unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
-        collisions = tuple(Collision(name, index[b], b, shape, place, mu)
-                           for name, b, shape, place, mu in self._collisions)
+        collisions = tuple(Collision(name, index[b], b, shape, place, mu, e)
+                           for name, b, shape, place, mu, e in self._collisions)
         controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
         check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,

@@ -17,21 +17,22 @@ from multibody.errors import ModelError
 from multibody.model.geometry import Sphere, Collision, check_shape
 from multibody.model.placement import Placement
 
-__all__ = ["with_collisions", "mesh_hull"]
+__all__ = ["with_collisions", "mesh_hull", "collision_coefficient"]
 
 
 # ---- adding collision elements to a built model ----------------------------------------------------------------
-def with_collisions(model, elements=(), spheres=None, friction=1.0, keep=True):
+def with_collisions(model, elements=(), spheres=None, friction=1.0, keep=True, restitution=0.0):
     """A copy of ``model`` whose collision elements are its own (``keep=True``; ``keep=False`` drops them) and
     the new ones:
 
-    ``elements``: tuples ``(name, where, shape[, placement[, friction]])`` — ``where`` a body or a frame name
-    (``model.frame``: a frame's placement is composed with the element's), ``placement`` in that frame;
+    ``elements``: tuples ``(name, where, shape[, placement[, friction[, restitution]]])`` — ``where`` a body or a
+    frame name (``model.frame``: a frame's placement is composed with the element's), ``placement`` in that frame;
     ``spheres``: ``{frame: radius}`` — a sphere centred on each frame, named after it (the usual model of a
-    legged robot's feet), with ``friction``.
+    legged robot's feet); ``friction`` and ``restitution``: the coefficients of the elements that do not give
+    their own.
 
-    A missing body or frame, a shape that is not one, a negative radius, a friction below 0 or a name used twice
-    is a ``ModelError`` naming the element. The copy shares the model's arrays (the dynamics are unchanged).
+    A missing body or frame, a shape that is not one, a negative radius, a friction below 0, a restitution outside
+    [0, 1] or a name used twice is a ``ModelError`` naming the element. The copy shares the model's arrays (the dynamics are unchanged).
 
     Example
     -------
@@ -51,12 +52,12 @@ def with_collisions(model, elements=(), spheres=None, friction=1.0, keep=True):
             shape = Sphere(radius)
         except ModelError as exc:
             raise ModelError(f"{element}: {str(exc).split(': ', 1)[-1]}", element=element) from None
-        items.append((frame, frame, shape, None, friction))
+        items.append((frame, frame, shape, None, friction, restitution))
     for item in items:
-        if not 3 <= len(item) <= 5:
+        if not 3 <= len(item) <= 6:
             raise ModelError(f"collision element {item!r}: expected (name, body or frame, shape[, placement[, "
-                             "friction]])", element="collision")
-        name, where, shape, place, mu = (tuple(item) + (None, friction))[:5]
+                             "friction[, restitution]]])", element="collision")
+        name, where, shape, place, mu, e = (tuple(item) + (None, friction, restitution)[len(item) - 3:])[:6]
         element = f"collision '{name}'"
         if not isinstance(name, str) or not name:
             raise ModelError(f"collision element {item!r}: the name must be a non-empty string", element="collision")
@@ -69,7 +70,9 @@ def with_collisions(model, elements=(), spheres=None, friction=1.0, keep=True):
             raise ModelError(f"{element}: {exc}", element=element) from None
         check_shape(shape, element)
         place = frame.placement if place is None else frame.placement * _placement(place, element)
-        new.append(Collision(name, frame.body, frame.body_name, shape, place, _friction(mu, element)))
+        new.append(Collision(name, frame.body, frame.body_name, shape, place,
+                             collision_coefficient(mu, "friction", element),
+                             collision_coefficient(e, "restitution", element, at_most=1.0)))
     out = object.__new__(type(model))
     out.__dict__.update({k: v for k, v in model.__dict__.items() if not k.startswith("_multibody")})
     out.__dict__["collisions"] = tuple(new)
@@ -87,13 +90,16 @@ def _placement(place, element):
                          element=element) from None
 
 
-def _friction(mu, element):
+def collision_coefficient(value, what, element, at_most=None):
+    """``value`` as a coefficient of a collision element (``what``: "friction", "restitution"): a finite number
+    >= 0 (and <= ``at_most``), or a ``ModelError`` naming ``element``."""
     try:
-        x = float(mu)
+        x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: friction must be a number, got {mu!r}", element=element) from None
-    if not np.isfinite(x) or x < 0.0:
-        raise ModelError(f"{element}: friction must be a finite number >= 0, got {mu!r}", element=element)
+        raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+    if not np.isfinite(x) or x < 0.0 or (at_most is not None and x > at_most):
+        bound = ">= 0" if at_most is None else f"in [0, {at_most:g}]"
+        raise ModelError(f"{element}: {what} must be a finite number {bound}, got {value!r}", element=element)
     return x
 
 

@@ -6,7 +6,11 @@
 - ``PointSpring``: a spring-damper between a point of one body and a point of another (or the ground),
   force magnitude K (l − l0) + C l̇ along the line of the points;
 - a joint-torque callback ``tau(t, q, v) -> (nv,)`` for anything else (control laws, drives).
+
+:class:`AppliedForces` is their packing for the kernels (``kernels/forces.py``), the one place it is written:
+``applied_forces(model)``; ``model/packing.py`` carries it to the compiled right-hand sides as ``p.forces``.
 """
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,3 +58,24 @@ class PointSpring:
             val = getattr(self, what)
             if not np.isfinite(val) or val < 0:
                 raise ModelError(f"{element}: {what} must be finite and non-negative, got {val}", element=element)
+
+
+#: the applied forces of a model as the kernels of ``kernels/forces.py`` read them: the joint spring-dampers and
+#: efforts per velocity coordinate (``model.dof_stiffness``, ``dof_damping``, ``dof_rest``, ``dof_effort``) and the
+#: point-to-point spring-dampers (``model.spring_body`` (ns, 2), ``spring_point`` (ns, 2, 3), ``spring_k``,
+#: ``spring_c``, ``spring_l0``)
+AppliedForces = namedtuple("AppliedForces", "dof_stiffness dof_damping dof_rest dof_effort spring_body spring_point "
+                                            "spring_k spring_c spring_l0")
+
+
+def applied_forces(model):
+    """The :class:`AppliedForces` of ``model`` and whether any of them acts (joint stiffness, damping or effort,
+    or a point spring)."""
+    F = AppliedForces(*[np.ascontiguousarray(getattr(model, name), dtype=np.float64)
+                        for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")],
+                      np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
+                      np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
+                      *[np.ascontiguousarray(getattr(model, name), dtype=np.float64)
+                        for name in ("spring_k", "spring_c", "spring_l0")])
+    acts = bool(np.any(F.dof_stiffness) or np.any(F.dof_damping) or np.any(F.dof_effort) or F.spring_k.shape[0])
+    return F, acts

@@ -201,7 +201,9 @@ class Visual:
 @dataclass(frozen=True)
 class Collision:
     """A shape that contact detection reads, on a body at ``placement`` (body frame), with the Coulomb friction
-    coefficient ``friction`` (the pair's coefficient is the larger of the two, as in MuJoCo)."""
+    coefficient ``friction`` and Newton's coefficient of restitution ``restitution`` ∈ [0, 1] of its impacts (a
+    pair's coefficients are the larger of its two elements' each: the friction as in MuJoCo, the restitution as
+    in Box2D, so that one bouncy ball bounces off any floor)."""
 
     name: str
     body: int
@@ -209,6 +211,7 @@ class Collision:
     shape: Shape
     placement: Placement
     friction: float = 1.0
+    restitution: float = 0.0
 
 
 def check_shape(shape, element):

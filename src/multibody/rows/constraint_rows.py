@@ -18,9 +18,10 @@ from multibody.errors import ConstraintError
 from multibody.kernels.constraints import constraint_rows_kernel, initial_contact_angles, rows_jacobian
 from multibody.kernels.kinematics import kinematics_kernel
 from multibody.kernels.spatial import KERNEL
-from multibody.tree_parameters import P_MF, P_MI, P_WORK, STATE_TYPED, tree_params
+from multibody.model.packing import tree_params, with_dtype
+from multibody.rows.solver import BILATERAL
 
-__all__ = ["CFG_STAB", "CFG_ALPHA", "CFG_BETA", "CFG_LAMBDA", "CFG_EPS", "CFG_ITER", "CFG_M", "CFG_TOL", "CFG_MAXIT",
+__all__ = ["loop_rows", "CFG_STAB", "CFG_ALPHA", "CFG_BETA", "CFG_LAMBDA", "CFG_EPS", "CFG_ITER", "CFG_M", "CFG_TOL", "CFG_MAXIT",
            "CFG_PROJECT", "Work", "make_work", "eval_rows", "ConstraintRows"]
 
 
@@ -60,7 +61,7 @@ def make_work(model, mode=0, tau_const=None, extra_rows=0, dtype=np.float64):
     level = np.concatenate(parts + [np.ones(extra_rows, dtype=np.int64)]).astype(np.int64)
     tree = tree_params(model, tau_const)
     if dtype != np.float64:   # the workspaces the kernels write into take the state's type
-        tree = tuple(a.astype(dtype) if k in STATE_TYPED else a for k, a in enumerate(tree))
+        tree = with_dtype(tree, dtype)
     return Work(tree=tree, ci=tab.ci, cf=tab.cf, pi=tab.pi, pt=tab.pt, level=level,
                 sel_pos=(level == 2).astype(np.int64), sel_all=np.ones(rows, dtype=np.int64),
                 s=z(naux), mode=np.array([mode], dtype=np.int64),
@@ -77,9 +78,9 @@ def eval_rows(q, v, w):
     """Kinematics at v̇ = 0, then the compiled rows: residuals ``f``, rates ``fd = G v`` (position rows: ḟ;
     velocity rows: g), Jacobian ``G`` and ``γ`` (``kernels/constraints.py``). Returns the number of rows
     written (compiled rows, then the auxiliary rows when ``mode = 1``)."""
-    mi = w.tree[P_MI]
-    mf = w.tree[P_MF]
-    work = w.tree[P_WORK]
+    mi = w.tree.mi
+    mf = w.tree.mf
+    work = w.tree.work
     n = mi.shape[0]
     nv = v.shape[0]
     kinematics_kernel(mi, mf, q, v, w.qdd0, work, 2)
@@ -94,6 +95,23 @@ def eval_rows(q, v, w):
             s += w.G[r, k] * v[k]
         w.fd[r] = s
     return rows
+
+
+@njit(**KERNEL)
+def loop_rows(w, q, v, J, kind, gap, key, r):
+    """The compiled constraint rows at (q, v) (:func:`eval_rows`) as bilateral rows of a step from row r
+    (``rows/solver.py``): J the rows of G, the gap the residual f of a position row (0 for a velocity row, whose
+    condition G v = 0 has no position to correct). Returns the next free row."""
+    m = eval_rows(q, v, w)
+    nv = J.shape[1]
+    for i in range(m):
+        for k in range(nv):
+            J[r, k] = w.G[i, k]
+        kind[r] = BILATERAL
+        gap[r] = w.f[i] if w.level[i] == 2 else 0.0
+        key[r] = -(1 << 40) - i
+        r += 1
+    return r
 
 
 class ConstraintRows:
@@ -122,9 +140,9 @@ class ConstraintRows:
         """Contact angles for the configuration q (a scan + Newton per disc on a curve)."""
         if self.w.s.shape[0]:
             d = self.w.tree
-            kinematics_kernel(d[P_MI], d[P_MF], np.ascontiguousarray(q, float), np.zeros(self.model.nv), self.w.qdd0,
-                              d[P_WORK], 0)
-            initial_contact_angles(d[P_WORK], d[P_MI].shape[0], self.model.nv, self.w.ci, self.w.cf, self.w.pi, self.w.pt,
+            kinematics_kernel(d.mi, d.mf, np.ascontiguousarray(q, float), np.zeros(self.model.nv), self.w.qdd0,
+                              d.work, 0)
+            initial_contact_angles(d.work, d.mi.shape[0], self.model.nv, self.w.ci, self.w.cf, self.w.pi, self.w.pt,
                                    self.w.s)
             if not np.all(np.isfinite(self.w.s)):
                 bad = [c.name for c in self.model.constraints if type(c).__name__ == "RollingOnProfile"]

@@ -22,7 +22,7 @@ receives the opposite force (Newton's third law).
 import numpy as np
 
 from multibody.algorithms.dynamics import forward_kinematics, subtree_wrenches
-from multibody.data import Data
+from multibody.model.data import Data
 from multibody.kernels.forces import spring_forces_kernel
 
 __all__ = ["joint_reactions", "in_joint_frame", "constraint_body_wrenches", "tree_reactions_along",

@@ -68,7 +68,6 @@ from multibody.switching.modes import (
 )
 from multibody.switching.structure import REST_VELOCITY, SAME_INSTANT, Structure
 from multibody.kernels.crba import crba_kernel
-from multibody.tree_parameters import P_MF, P_MI, P_WORK
 
 __all__ = ["PROX_EPS", "RANK_TOL", "ConstrainedStructure"]
 
@@ -281,7 +280,7 @@ class ConstrainedStructure(Structure):
         """(Y, D) = (M⁻¹ Jᵀ, J M⁻¹ Jᵀ) at q (CRBA, ``kernels/crba.py``)."""
         M = np.empty((self.nv, self.nv))
         tp = self.w.tree
-        crba_kernel(tp[P_MI], tp[P_MF], np.ascontiguousarray(q, dtype=np.float64), tp[P_WORK], M)
+        crba_kernel(tp.mi, tp.mf, np.ascontiguousarray(q, dtype=np.float64), tp.work, M)
         try:
             L = np.linalg.cholesky(M)
         except np.linalg.LinAlgError:

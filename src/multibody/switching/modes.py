@@ -37,7 +37,6 @@ from numba import njit
 
 from multibody.formulations.tree_control import control_extra, is_controlled
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
-from multibody.tree_parameters import P_APPLIED, P_MI, P_Q, P_TAU, P_WORK
 from multibody.switching.events import EVENT
 from multibody.integrate.tableaux import METHODS, TABLEAU_C, TABLEAU_STAGES, all_finite, stage_state
 from multibody.integrate.manifold import normalize_quaternions
@@ -108,7 +107,7 @@ def rhs_kind(p, S):
         return HYBRID
     if _controlled(S[S_CONTROL]):
         return CONTROLLED
-    return APPLIED if p[P_APPLIED] else PLAIN
+    return APPLIED if p.applied else PLAIN
 
 
 @njit(cache=True)
@@ -117,7 +116,7 @@ def _controls(t, x, p, c, tau):
     itself when ``c`` is None (pruned when compiled, as in :func:`_controlled`)."""
     if c is None:
         return tau
-    return control_extra(t, x, tau, c, p[P_MI], p[P_Q].shape[0], p[P_WORK])
+    return control_extra(t, x, tau, c, p.mi, p.q.shape[0], p.work)
 
 
 @njit(cache=True, inline="always")
@@ -132,7 +131,7 @@ def _rhs(kind, t, x, p, S, out):
     elif kind == APPLIED:
         tree_rhs(t, x, p, out)
     else:
-        tau = _with_controls(t, x, p, S, p[P_TAU])
+        tau = _with_controls(t, x, p, S, p.tau)
         if kind == CONTROLLED:   # tree_control.tree_rhs_control, the controllers' tuple in S
             tree_rhs_extra(t, x, p, tau, out)
         else:

@@ -22,10 +22,11 @@ Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes on (q, p) in the Pyth
 """
 import numpy as np
 
-from multibody.formulations.poisson import impulses, poisson_rhs, poisson_rhs_extra, solver_code, velocity
+from multibody.formulations.poisson import (PoissonParams, impulses, poisson_rhs, poisson_rhs_extra, solver_code,
+                                           velocity)
 from multibody.switching.modes import S_FORCE, S_NLOCKED, crossed
 from multibody.switching.python_steps import PythonSteps
-from multibody.tree_parameters import tree_params
+from multibody.model.packing import tree_params
 
 __all__ = ["PoissonStructure"]
 
@@ -41,8 +42,8 @@ class PoissonStructure(PythonSteps):
         self.quaternions, self.params = tree.quaternions, tree.params
         self.projects = tree.projects
         self.q_cols, self.v_cols = tree.q_cols, tree.v_cols
-        self.pp = tree_params(tree.model, tree.tau_const, tree.data) + (np.int64(code), np.zeros(tree.nv),
-                                                                        np.zeros(1, dtype=np.int64))
+        self.pp = PoissonParams(*tree_params(tree.model, tree.tau_const, tree.data), np.int64(code), np.zeros(tree.nv),
+                                np.zeros(1, dtype=np.int64))
 
     @property
     def separated(self):

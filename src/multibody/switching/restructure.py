@@ -76,6 +76,6 @@ def separated_model(model, joint):
     for vis in model.visuals:
         b.add_visual(vis.name, vis.body_name, vis.shape, vis.placement, vis.color)
     for col in model.collisions:
-        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction)
+        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.restitution)
     return b.build()
 

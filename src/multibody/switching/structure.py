@@ -28,11 +28,11 @@ import math
 
 import numpy as np
 
-from multibody.data import Data
+from multibody.model.data import Data
 from multibody.errors import ModelError
 from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
-from multibody.tree_parameters import P_APPLIED, P_TAU, tree_params
+from multibody.model.packing import controlled_params, tree_params
 from multibody.switching.modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
                                               S_KNOWN, S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER,
                                               S_RELEASE_T, S_SINCE, free_rhs_extra, guard_values, mode_rhs,
@@ -73,7 +73,7 @@ class Structure(PythonSteps):
         self.u = u = model.unilateral
         self.data = Data(model)
         self.params = tree_params(model, tau_const, self.data)
-        self.tau_const = self.params[P_TAU]
+        self.tau_const = self.params.tau
         self.controlled = bool(model.controllers) or self.law is not None
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
                                len(u.releases), controls_tuple(model, self.params, self.law) if self.controlled
@@ -90,15 +90,15 @@ class Structure(PythonSteps):
         self._out = np.empty(self.nq + self.nv)
         self._M = np.empty((self.nv, self.nv))
         self.nlim, self.nlat = len(u.limits), len(u.latches)
-        self.quaternions = has_quaternions(self.params[0])
+        self.quaternions = has_quaternions(self.params.mi)
         self.projects = self.quaternions     # project(t, x) after each step of the adaptive methods
         self.resting = False     # a joint rests on a stop (its reaction is a guard)
         # no coordinate locked: the tree's own right-hand side (the controlled one with controllers), and the guards
         # of the switch arrays alone (shorter argument tuples for numba to type at each call from Python)
-        self._tree_rhs = tree_rhs if self.params[P_APPLIED] else tree_rhs_plain
+        self._tree_rhs = tree_rhs if self.params.applied else tree_rhs_plain
         self._tree_params = self.params
         if self.controlled:
-            self._tree_rhs, self._tree_params = tree_rhs_control, tuple(self.params) + (self.S[S_CONTROL],)
+            self._tree_rhs, self._tree_params = tree_rhs_control, controlled_params(self.params, self.S[S_CONTROL])
         self._S_guards = self.S[:S_CONTROL]
 
     # ---- the mode's right-hand side and guards -----------------------------------------------------------

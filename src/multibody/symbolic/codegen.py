@@ -9,9 +9,9 @@ the file is named by a hash of its source, so numba's own cache serves later pro
 * ``bias_forces(q, v, params, b)``: h(q, q̇) + g(q) into b (what ``multibody.bias_forces`` returns);
 * ``rhs_extra(t, x, p, tau_extra, out)`` / ``rhs(t, x, p, out)``: the state derivative ẋ = [v; H⁻¹(τ − h − g)]
   of the ``"symbolic"`` formulation (:mod:`multibody.formulations.symbolic`), τ the applied forces of the
-  model (``kernels/forces.py``) plus ``tau_extra`` (``rhs``: plus the constant forces ``p[P_TAU]``); ``p`` is
-  the parameter tuple of :mod:`multibody.tree_parameters` with the model's parameter values appended as
-  ``p[P_SIZE]``.
+  model (``kernels/forces.py``) plus ``tau_extra`` (``rhs``: plus the constant forces ``p.tau``); ``p`` is
+  the parameters of :mod:`multibody.model.packing` with the model's parameter values as ``p.values``
+  (``formulations/symbolic.py``: ``SymbolicParams``).
 
 ``params`` holds the values of the model's own symbols in the order of ``equations.parameters`` (empty for
 a numeric model).
@@ -32,14 +32,11 @@ import sympy as sp
 
 from multibody.codegen import function_body
 from multibody.symbolic.equations import equations_of_motion
-from multibody.tree_parameters import (P_BODY_FORCES, P_DOF_DAMPING, P_DOF_EFFORT, P_DOF_REST, P_DOF_STIFFNESS, P_MF,
-                                       P_MI, P_SIZE, P_SPRING_BODY, P_SPRING_C, P_SPRING_K, P_SPRING_L0,
-                                       P_SPRING_POINT, P_TAU, P_TAU_BUFFER, P_WORK)
 
 __all__ = ["compile_equations", "source"]
 
 #: bumped whenever the generated source changes shape (part of the module's hash)
-CODEGEN_VERSION = 1
+CODEGEN_VERSION = 2
 
 
 def source(eqs):
@@ -68,7 +65,6 @@ from numba import njit
 from multibody.kernels.forces import applied_forces_kernel
 
 NV = {n}
-P_VALUES = {P_SIZE}  # the model's parameter values, appended to tree_params
 
 
 @njit(cache=True)
@@ -86,16 +82,15 @@ def bias_forces(q, v, params, b):
 
 @njit(cache=True)
 def rhs_extra(t, x, p, tau_extra, out):
-    """xdot = [v; H^-1 (tau_applied(q, v) + tau_extra - h - g)]; p as formulations.tree.tree_params + (values,)."""
+    """xdot = [v; H^-1 (tau_applied(q, v) + tau_extra - h - g)]; p the tree's parameters with the values p.values."""
     q = x[:NV]
     v = x[NV:]
-    tau = p[{P_TAU_BUFFER}]
-    applied_forces_kernel(p[{P_MI}], p[{P_MF}], q, v, p[{P_DOF_STIFFNESS}], p[{P_DOF_DAMPING}], p[{P_DOF_REST}], p[{P_DOF_EFFORT}], p[{P_SPRING_BODY}], p[{P_SPRING_POINT}], p[{P_SPRING_K}], p[{P_SPRING_C}], p[{P_SPRING_L0}], p[{P_WORK}],
-                          p[{P_BODY_FORCES}], tau)
+    tau = p.tau_buffer
+    applied_forces_kernel(p.mi, p.mf, q, v, p.forces, p.work, p.body_forces, tau)
     M = np.empty((NV, NV))
     b = np.empty(NV)
-    mass_matrix(q, p[P_VALUES], M)
-    bias_forces(q, v, p[P_VALUES], b)
+    mass_matrix(q, p.values, M)
+    bias_forces(q, v, p.values, b)
     for k in range(NV):
         out[k] = v[k]
         b[k] = tau[k] + tau_extra[k] - b[k]
@@ -104,8 +99,8 @@ def rhs_extra(t, x, p, tau_extra, out):
 
 @njit(cache=True)
 def rhs(t, x, p, out):
-    """rhs_extra with the constant generalized forces p[16]."""
-    rhs_extra(t, x, p, p[{P_TAU}], out)
+    """rhs_extra with the constant generalized forces p.tau."""
+    rhs_extra(t, x, p, p.tau, out)
 '''
 
 

@@ -38,7 +38,7 @@ def cartesian_jacobian(model, emb, q, com):
     frame, about the ground origin; ``kernels/kinematics.py``) of every coordinate k on the path of body i gives
     body i the angular velocity s_ω and its centre of mass c_i the velocity s_v + s_ω × c_i (seed 001 §3.4, the
     partial velocities)."""
-    from multibody.data import default_data
+    from multibody.model.data import default_data
     from multibody.kernels.kinematics import B_P, B_R, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, kinematics_kernel
 
     d = default_data(model)

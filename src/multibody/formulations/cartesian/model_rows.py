@@ -4,7 +4,6 @@ import numpy as np
 
 from multibody.formulations.cartesian.coordinates import cartesian_velocity_map, model_state_from_cartesian
 from multibody.formulations.cartesian.joints import RowBlock
-from multibody.tree_parameters import P_WORK
 
 
 class ModelConstraintRows(RowBlock):
@@ -44,7 +43,7 @@ class ModelConstraintRows(RowBlock):
 
         model, emb = self.model, self.emb
         w = self.rows_src.w
-        wb = w.tree[P_WORK][: (model.nbodies + 1) * WB_WIDTH].reshape(model.nbodies + 1, WB_WIDTH)
+        wb = w.tree.work[: (model.nbodies + 1) * WB_WIDTH].reshape(model.nbodies + 1, WB_WIDTH)
         R, P = emb.placements(model, x)
         om, vc = emb.velocities(model, x, V)
         C = P + np.einsum("kab,kb->ka", R, np.asarray(model.com))
@@ -70,9 +69,9 @@ class ModelConstraintRows(RowBlock):
             R, C, om = self._fill_workspace(x, V)
             if not self.rows_src._aux_ready:
                 from multibody.kernels.constraints import initial_contact_angles
-                initial_contact_angles(w.tree[P_WORK], model.nbodies + 1, 0, w.ci, w.cf, w.pi, w.pt, w.s)
+                initial_contact_angles(w.tree.work, model.nbodies + 1, 0, w.ci, w.cf, w.pi, w.pt, w.s)
                 self.rows_src._aux_ready = True
-            constraint_rows_kernel(w.tree[P_WORK], model.nbodies + 1, 0, w.ci, w.cf, w.pi, w.pt, w.s, 0, w.f, w.cb, w.cv,
+            constraint_rows_kernel(w.tree.work, model.nbodies + 1, 0, w.ci, w.cf, w.pi, w.pt, w.s, 0, w.f, w.cb, w.cv,
                                    w.gam, w.ucoef, w.auxd)
             nd = sysm.nd
             for j, r in enumerate(self.idx):

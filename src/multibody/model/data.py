@@ -29,6 +29,7 @@ from multibody.kernels import kinematics as K
 from multibody.kernels.derivatives_minv import derivative_workspace_size, subtree_tables
 from multibody.kernels.kinematics import BASE_WIDTH, workspace_size
 from multibody.kernels.packing import general_rows, pack_model
+from multibody.model.forces import applied_forces
 
 #: the attribute of a Model under which :func:`default_data` keeps its Data (a cache: the Model is unchanged)
 CACHE_ATTR = "_multibody_data"
@@ -114,41 +115,26 @@ class Data:
         return f"Data(model={self.model.name!r}, nbodies={self.nbodies}, nq={self.nq}, nv={self.nv})"
 
 
-def applied_force_arrays(model):
-    """The model's joint spring-dampers and efforts and point spring-dampers as the kernels read them
-    (``kernels/forces.py``): ``(dof stiffness, damping, rest, effort, spring bodies (ns, 2), spring points
-    (ns, 2, 3), spring stiffness, damping, rest length)``, and whether any of them acts."""
-    joint = [np.ascontiguousarray(getattr(model, name), dtype=np.float64)
-             for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")]
-    springs = (np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-               np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
-               np.ascontiguousarray(model.spring_k, dtype=np.float64),
-               np.ascontiguousarray(model.spring_c, dtype=np.float64),
-               np.ascontiguousarray(model.spring_l0, dtype=np.float64))
-    acts = bool(np.any(joint[0]) or np.any(joint[1]) or np.any(joint[3]) or springs[2].shape[0])
-    return (*joint, *springs), acts
-
-
 class DerivativeWork:
     """The workspaces of the derivative kernels (``kernels/derivatives*.py``) for one :class:`Data`, made on first
     use: ``dwork`` (floats; with M⁻¹'s n·6·nv, which the other algorithms do not need), ``dint`` (the subtree
-    tables), ``forces`` (the model's applied forces and a per-body scratch, ``applied_force_arrays``),
+    tables), ``forces`` (the model's applied forces, ``model.forces.AppliedForces``), ``fb`` (a per-body scratch),
     ``applied`` (whether the model has any), ``qdd`` (nv), and ``fast``: the arguments of the
     kernels on the fast path of ``algorithms.derivatives`` (None where general joints or a moving base need a
     step before each call, as ``Data.fast``)."""
 
-    __slots__ = ("dwork", "dint", "forces", "applied", "qdd", "fast")
+    __slots__ = ("dwork", "dint", "forces", "fb", "applied", "qdd", "fast")
 
     def __init__(self, data):
         model = data.model
         n = data.nbodies + 1
         self.dwork = np.zeros(derivative_workspace_size(n, data.nv))
         self.dint = subtree_tables(np.asarray(model.parent), np.asarray(model.idx_v), np.asarray(model.nv_j))
-        arrays, self.applied = applied_force_arrays(model)
-        self.forces = (*arrays, np.zeros((n, 6)))
+        self.forces, self.applied = applied_forces(model)
+        self.fb = np.zeros((n, 6))
         self.qdd = np.zeros(data.nv)
         self.fast = None if data.fast is None else (data.mi, data.mf, data.no_fext, data.work, self.dwork, self.dint,
-                                                    self.forces, self.qdd, data.mshape)
+                                                    self.forces, self.fb, self.qdd, data.mshape)
 
 
 def default_data(model):

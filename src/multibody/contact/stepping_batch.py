@@ -1,0 +1,96 @@
+"""``simulate_batch`` with the time-stepping model: many runs of the compiled stepping loop at once.
+
+Each run is a system of its own (``contact/models.py``: its workspaces, solver arrays, unit rows and controllers'
+scratch; the packed model and collision set shared, read only) stepped by ``stepping_loop``, which releases the
+GIL: the runs are split between ``numba.get_num_threads()`` threads, each running its share one after the other
+(DESIGN.md's batched twins: "threads over loops compiled without the GIL"). Run b makes the operations of
+``simulate(model, Q0[b], V0[b], t_end, h=h, contact="stepping", ...)`` in the same order, so it equals that single
+run bit for bit, whatever the number of threads.
+"""
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from multibody.contact.models import contact_system
+from multibody.contact.stepping_loop import STEPPING_OK, empty_outputs, stepping_loop
+from multibody.errors import ModelError
+from multibody.formulations.tree import tree_batch
+from multibody.integrate.arguments import fixed_step_count, output_steps
+from multibody.kernels.kinematics import F_MASS
+
+__all__ = ["stepping_batch"]
+
+
+def _run_system(model, q0, v0, tau, energy, options, batch, b):
+    """The stepping system of run b: the model's, with the run's row of each varied quantity of ``batch`` (tau,
+    mass, gravity; ``formulations.tree.tree_batch``)."""
+    taus, mass, gravity = batch
+    run_tau = tau
+    if taus.shape[0]:
+        run_tau = taus[b] + (0.0 if tau is None else np.asarray(tau, dtype=float))
+    system = contact_system("stepping", model, q0, v0, run_tau, energy, "tree", dict(options))
+    if mass.shape[0] or gravity.shape[0]:
+        p = system.params.tree
+        mf = p.mf.copy()
+        if mass.shape[0]:
+            mf[1:, F_MASS] = mass[b]
+        if gravity.shape[0]:
+            mf[0, :3] = gravity[b]
+        system.params = system.params._replace(tree=p._replace(mf=mf))
+    return system
+
+
+def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, energy, params, options):
+    """The runs (rows of Q, V) of ``simulate_batch(..., contact="stepping")`` (module docstring): returns ``(t, q, v,
+    energy, status, steps, info, contacts)``, the arrays of a ``BatchResult`` and each run's
+    ``multibody.result.Contacts``. ``params`` may vary ``tau``, ``mass`` and ``gravity`` per run
+    (``formulations.tree.BATCH_PARAMS``)."""
+    import numba
+
+    if callable(tau) and not hasattr(tau, "py_func"):
+        raise ModelError("a Python torque callback cannot run in the compiled loop of simulate_batch", element="tau")
+    runs = Q.shape[0]
+    batch = tree_batch(model, runs, params)
+    if batch[0].shape[0] and callable(tau):
+        raise ModelError("params['tau'] with a compiled torque law: give the constant torques inside the law",
+                         element="tau")
+    nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
+    save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    first = _run_system(model, Q[0], V[0], tau, energy, options, batch, 0)   # checks the options once
+    n = save.shape[0]
+    t = t0 + save * h_used
+    q, v = np.full((runs, n, model.nq), np.nan), np.full((runs, n, model.nv), np.nan)
+    en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total", "dissipated")} if energy else {}
+    status, steps, contacts = np.empty(runs, dtype=object), np.zeros(runs, dtype=np.int64), [None] * runs
+    threads = max(1, min(numba.get_num_threads(), runs))
+
+    def run(b, system):
+        outputs = empty_outputs(n, model.nq, model.nv, system.capacity)
+        qb, vb = system.q0.copy(), system.v0.copy()
+        j, code, last, _ = stepping_loop(system.params, np.ascontiguousarray(system.tau, dtype=np.float64), qb, vb,
+                                         float(t0), float(h_used), 0, nsteps, save, 0.0, *outputs,
+                                         np.empty((0, model.nq + model.nv + 1)))
+        ts, Qs, Vs, D, counts, recs = (a[:j] for a in outputs)
+        res = system.make_result(ts, Qs, Vs, D, counts, recs, {})
+        q[b, :j], v[b, :j] = Qs, Vs
+        for key in en:
+            en[key][b, :j] = res.energy[key] if key != "total" else res.energy["kinetic"] + res.energy["potential"]
+        status[b], steps[b], contacts[b] = ("success" if code == STEPPING_OK else "failed"), last, res.contacts
+
+    def share(k):
+        for b in range(k * runs // threads, (k + 1) * runs // threads):
+            run(b, first if b == 0 else _run_system(model, Q[b], V[b], tau, energy, options, batch, b))
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    if threads == 1:
+        share(0)
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            for f in [pool.submit(share, k) for k in range(threads)]:
+                f.result()
+    info = {"method": "stepping", "model": model.name, "formulation": "tree", "contact": "stepping", "h": h_used,
+            "nsteps_requested": nsteps, "runs": runs, "threads": threads, "path": "compiled stepping, threads",
+            "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall,
+            "varied": sorted(params or {})}
+    return t, q, v, en, status.astype(str), steps, info, contacts

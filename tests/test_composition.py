@@ -1,0 +1,305 @@
+"""One run takes everything the model has (issue 32): the time-stepping model with contacts, joint stops, latches,
+held coordinates, loops, controllers and torque laws as rows and forces of one step, with checkpoints, events and
+batches as services of its run loop (contact/stepping_run.py, docs/validation.md "Combinations").
+
+Bounds, and where they come from:
+
+* restitution on the unilateral rows (Newton's target u⁺ ≥ −e u⁻ in the step of the impact): a ball dropped with
+  e = 0.8 reaches apex heights e^{2k} H; the scheme errs by the gap at the start of the impact step (< h |u|,
+  4.4e-4 m at h = 1e-4 from 1 m) and semi-implicit Euler's O(h g) in flight, so 1e-3 H (the issue's bound) holds
+  with room; two equal spheres head-on with e = 0.5 leave at 0.25 and 0.75 of the incoming speed: momentum and
+  Newton's law alone, exact but for round-off (1e-12);
+* a pendulum on a stop: the step at which the stepping run rebounds lies within one step of the impact located by
+  the run across switches (event location, Newton's law), and its velocities before and after agree with that
+  run's to what the velocity changes over a step, |q̈|max h, plus the stop's −e ratio; the stepping impact itself
+  follows Newton's law exactly (u⁺ = −e u⁻ to round-off);
+* a latch locks in the step its coordinate reaches the value and stays on it to round-off (its bilateral row's
+  gap is corrected each step);
+* a run where a feature has no effect equals the run without it bit for bit: limits far from the motion (Solo12's
+  ±10 rad joints) against limits=False; an event that never fires; a Python torque callback against the same law
+  compiled (the same floating-point operations); a checkpointed run resumed from its middle; each run of a batch
+  against its single run;
+* Solo12 from its URDF with its limits as stops, a JointPD posture and foot contacts stands: base height within
+  5 mm of MuJoCo's (the issue's bound; tests/test_contact_solo12.py checks the same robot with a compiled law),
+  feet sliding less than 1 mm over 5 s;
+* Theo Jansen's walker (systems/jansen.py): the distance per crank turn within 2 % (the issue's bound) of the
+  kinematic prediction, the strokes of the lowest feet, computed from the linkage's closed-form position analysis
+  (measured: 1.0 %); its loops closed to the second-order term of a step.
+"""
+import math
+import os
+
+import numpy as np
+import pytest
+
+import multibody as mb
+from multibody.bench.contact import FEET, FOOT_RADIUS, KP, KD, Q_REF, posture_law, solo12_path, standing_state
+from multibody.errors import ModelError
+from checkpoint_copies import copy_at
+
+G = 9.81
+
+
+def spheres(e, gravity=(0.0, 0.0, -G), n=1, floor=True):
+    b = mb.ModelBuilder(gravity=gravity)
+    for k in range(n):
+        b.add_body(f"s{k}", mass=1.0, inertia=np.eye(3) * 0.004)
+        b.add_joint(f"s{k}", mb.Free(), "ground", f"s{k}")
+        b.add_collision(f"s{k}", f"s{k}", mb.Sphere(0.1), restitution=e)
+    if floor:
+        b.add_collision("floor", "ground", mb.HalfSpace())
+    return b.build()
+
+
+def pendulum(**joint):
+    b = mb.ModelBuilder()
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "rod", **joint)
+    return b.build()
+
+
+# ---- restitution ---------------------------------------------------------------------------------------------------
+def test_bouncing_ball_apex_heights():
+    model = spheres(0.8)
+    q0 = model.neutral()
+    q0[2] = 1.1                                          # 1 m of fall to the floor
+    res = mb.simulate(model, q0, None, 3.2, h=1e-4, contact="stepping")
+    z = res.q[:, 2] - 0.1
+    apex = [z[i] for i in range(1, len(z) - 1) if z[i] >= z[i - 1] and z[i] > z[i + 1]][:5]
+    assert len(apex) == 5
+    np.testing.assert_allclose(apex, 0.8 ** (2 * np.arange(1, 6)), rtol=0, atol=1e-3)
+
+
+def test_two_spheres_head_on():
+    model = spheres(0.5, gravity=(0, 0, 0), n=2, floor=False)
+    q0 = model.neutral()
+    q0[7] = 0.3
+    v0 = np.zeros(12)
+    v0[3] = 1.0
+    res = mb.simulate(model, q0, v0, 0.3, h=1e-4, contact="stepping", n_out=2)
+    assert res.v[-1, 3] == pytest.approx(0.25, abs=1e-12) and res.v[-1, 9] == pytest.approx(0.75, abs=1e-12)
+
+
+def test_restitution_in_model_files_and_pairs(tmp_path):
+    model = spheres(0.8)
+    path = tmp_path / "ball.yaml"
+    mb.io.save_model(model, path)
+    again = mb.load_model(path)
+    assert [c.restitution for c in again.collisions] == [0.8, 0.0]
+    assert again.with_collisions([("pad", "ground", mb.Sphere(0.01), None, 1.0, 0.3)]).collisions[-1].restitution == 0.3
+    from multibody.contact.collision_sets import pack_collisions
+
+    assert pack_collisions(again).pair_e.tolist() == [0.8]     # the larger of the two
+    with pytest.raises(ModelError, match="restitution must be a finite number in \\[0, 1\\]"):
+        spheres(1.5)
+
+
+# ---- stops, latches, held coordinates ------------------------------------------------------------------------------
+def test_stop_restitution_is_newtons_law():
+    model = pendulum(limits=(-0.3, 0.3), restitution=0.6)
+    h = 1e-4
+    switching = mb.simulate(model, [0.0], [3.0], 0.5, method="RK4", h=h)
+    impacts = [e for e in switching.events if e["kind"] == "impact"][:2]
+    res = mb.simulate(model, [0.0], [3.0], 0.5, h=h, contact="stepping")
+    v = res.v[:, 0]
+    turns = np.flatnonzero(np.sign(v[1:]) != np.sign(v[:-1]))[:2]
+    qdd_max = 1.0 * G * 0.5 / 0.35                   # m g l_c / I about the hinge
+    (k1, k2), (e1, e2) = turns, impacts
+    assert abs(res.t[k1] - e1["t"]) <= h                  # the first impact: within a step, velocities to q̈ h
+    assert abs(v[k1] - e1["velocity_before"]) <= 2 * qdd_max * h
+    assert abs(v[k1 + 1] - e1["velocity_after"]) <= 2 * qdd_max * h
+    for k in (k1, k2):                                    # every stepping impact: Newton's law to round-off
+        assert v[k + 1] == pytest.approx(-0.6 * v[k], rel=1e-12)
+    # the second: the velocity error of the first (2 q̈ h) moves it by that times the flight over the speed
+    assert abs(res.t[k2] - e2["t"]) <= h + 2 * qdd_max * h * (e2["t"] - e1["t"]) / abs(e2["velocity_before"])
+
+
+def test_latch_locks_in_the_step_it_is_reached():
+    model = pendulum(latch=0.2)
+    res = mb.simulate(model, [0.0], [2.0], 0.3, h=1e-3, contact="stepping")
+    switching = mb.simulate(model, [0.0], [2.0], 0.3, method="RK4", h=1e-3)
+    t_lock = next(e["t"] for e in switching.events if e["kind"] == "lock")
+    after = res.t >= t_lock + 1e-3
+    assert np.all(np.abs(res.q[after, 0] - 0.2) < 1e-12) and np.all(np.abs(res.v[after, 0]) < 1e-12)
+    assert np.all(res.q[res.t < t_lock - 1e-3, 0] < 0.2)
+
+
+def test_unlock_release_holds_then_frees():
+    model = pendulum(release=mb.Release(0.1, mode="unlock"))
+    res = mb.simulate(model, [0.5], [0.0], 0.3, h=1e-3, contact="stepping")
+    held = res.t <= 0.1 + 1e-12
+    assert np.all(np.abs(res.q[held, 0] - 0.5) < 1e-14) and np.all(np.abs(res.v[held, 0]) < 1e-14)
+    free = mb.simulate(pendulum(), [0.5], [0.0], 0.2, h=1e-3, contact="stepping")   # from the release on
+    np.testing.assert_allclose(res.q[~held, 0], free.q[1:, 0], rtol=0, atol=1e-12)
+
+
+# ---- Solo12: stops, controllers, laws, checkpoints, events, batches -------------------------------------------------
+pytestmark_solo = pytest.mark.skipif(solo12_path() is None, reason="example-robot-data is not installed")
+
+
+@pytest.fixture(scope="module")
+def solo():
+    urdf, _ = solo12_path()
+    model = mb.load_model(str(urdf), floating_base=True)       # its URDF limits become stops
+    model = model.with_collisions([("floor", "ground", mb.HalfSpace(), None, 1.0)],
+                                  spheres={f: FOOT_RADIUS for f in FEET}, friction=1.0, keep=False)
+    return model
+
+
+@pytest.fixture(scope="module")
+def posture(solo):
+    return solo.with_controllers({"hold": mb.JointPD(KP, KD, target=Q_REF, gravity_compensation=False)})
+
+
+@pytest.fixture(scope="module")
+def standing(posture):
+    q0 = standing_state(posture)
+    return q0, mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51)
+
+
+@pytestmark_solo
+def test_solo12_stands_with_stops_and_a_posture_controller(posture, standing):
+    from multibody.bench.contact import solo12_mujoco_standing, summary
+
+    q0, res = standing
+    assert len(posture.unilateral.limits) == 12
+    ours = summary(posture, res.t, res.q, res.contacts.distance, 0.0)
+    assert ours["slide"] < 1e-3 and res.contacts.count[-1] == 4
+    pytest.importorskip("mujoco")
+    theirs = solo12_mujoco_standing(5.0, 1e-3, posture)
+    assert abs(theirs["base_height"] - ours["base_height"]) < 5e-3
+
+
+@pytestmark_solo
+def test_solo12_far_stops_and_laws_change_nothing(solo, posture, standing):
+    q0, res = standing
+    short = dict(h=1e-3, contact="stepping", n_out=11)
+    free = mb.io.load_urdf(solo12_path()[0], floating_base=True, limits=False).with_collisions(
+        [("floor", "ground", mb.HalfSpace(), None, 1.0)], spheres={f: FOOT_RADIUS for f in FEET}, friction=1.0,
+        keep=False)
+    a = mb.simulate(solo, q0, None, 0.5, tau=posture_law, **short)       # stops far from the motion: no rows
+    b = mb.simulate(free, q0, None, 0.5, tau=posture_law, **short)
+    np.testing.assert_array_equal(a.q, b.q)
+
+    def python_law(t, q, v):
+        out = np.zeros(18)
+        out[6:] = KP * (Q_REF - q[7:]) - KD * v[6:]
+        return out
+
+    c = mb.simulate(free, q0, None, 0.05, tau=python_law, h=1e-3, contact="stepping")
+    d = mb.simulate(free, q0, None, 0.05, tau=posture_law, h=1e-3, contact="stepping")
+    np.testing.assert_array_equal(c.q, d.q)
+    assert c.info["path"] == "python" and d.info["path"] == "compiled"
+
+
+@pytestmark_solo
+def test_solo12_checkpoint_resumes_bit_for_bit(posture, standing, tmp_path, monkeypatch):
+    q0, full = standing
+    path, middle = str(tmp_path / "run.ckpt"), str(tmp_path / "middle.ckpt")
+    copy_at(monkeypatch, middle, lambda t, step: t >= 2.5)
+    done = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, checkpoint=path, every=0.5)
+    np.testing.assert_array_equal(done.q, full.q)
+    again = mb.resume(middle)
+    assert again.info["resumed_from"] == pytest.approx(2.5)
+    np.testing.assert_array_equal(again.q, full.q)
+    np.testing.assert_array_equal(again.v, full.v)
+    np.testing.assert_array_equal(again.contacts.normal_force, full.contacts.normal_force)
+    assert os.path.exists(path)
+
+
+@pytestmark_solo
+def test_solo12_events(posture, standing):
+    q0, full = standing
+
+    def fallen(t, q, v):
+        return q[2] - 0.15
+    fallen.terminal = True
+    res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[fallen])
+    np.testing.assert_array_equal(res.q, full.q)
+    assert res.info["t_events"] == [[]] and res.info["status"] == "success"
+
+    def low(t, q, v):                                   # the base settles below its start: reached
+        return q[2] - (q0[2] - 1e-3)
+    low.terminal = True
+    res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[low])
+    assert res.info["status"] == "event" and len(res.info["t_events"][0]) == 1
+    te = res.info["t_events"][0][0]
+    assert res.t[-1] == pytest.approx(te, abs=1e-3) and res.q[-1, 2] <= q0[2] - 1e-3
+
+
+@pytestmark_solo
+def test_solo12_batch_equals_single_runs(posture):
+    q0 = standing_state(posture)
+    Q0 = np.tile(q0, (3, 1))
+    Q0[:, 2] += [0.0, 0.01, 0.02]                        # drop heights
+    batch = mb.simulate_batch(posture, Q0, None, 0.3, h=1e-3, contact="stepping", n_out=7)
+    assert batch.info["path"].startswith("compiled stepping")
+    for b in range(3):
+        single = mb.simulate(posture, Q0[b], None, 0.3, h=1e-3, contact="stepping", n_out=7)
+        np.testing.assert_array_equal(batch.q[b], single.q)
+        np.testing.assert_array_equal(batch[b].contacts.normal_force, single.contacts.normal_force)
+
+
+# ---- loops with contact: the Jansen walker ------------------------------------------------------------------------
+def test_jansen_walker_advances_its_stance_strokes():
+    from multibody.systems import jansen
+
+    model = jansen.walker(turns=2.0)
+    q0 = jansen.initial_state(model)
+    feet = [("floor", c.name) for c in model.collisions if c.name != "floor"]
+    res = mb.simulate(model, q0, None, 8.6, h=1e-3, contact="stepping", output_every=10, contact_pairs=feet)
+    theta = jansen.crank_angle(model, res.q)
+    x = np.interp([2 * math.pi, 4 * math.pi], theta, res.q[:, 0])    # the second turn, after the start
+    assert (x[1] - x[0]) == pytest.approx(jansen.advance_per_turn(), rel=0.02)
+    # the loops stay closed: each step corrects the residual of the last, which leaves the second-order term of a
+    # step, ½ h² |ω|² L (joint rates ω, links up to 0.66 m)
+    position = max(np.abs(r).max() for name, r in res.residuals.items() if name != "velocity")
+    assert position < 0.5 * 1e-3 ** 2 * np.abs(res.v).max() ** 2 * 0.66
+
+
+
+# ---- a gripper: two fingers of one closed-loop mechanism hold a box by friction -----------------------------------
+def gripper(mu=0.8, box_mass=0.2, r=0.03, link=0.08, phi0=0.6, kp=4.0):
+    """A crank on the ground turns about y; two links from its pins (±r) drive two fingers on prismatic joints along
+    x, each link closed onto its finger by a cut hinge (two slider-cranks on one crank: one loop mechanism, both
+    fingers move together). Each finger carries a pad of two balls 0.1 m below its joint; a box hangs between the
+    pads, 0.5 mm from each at q = 0. A JointPD holds the crank 0.1 rad past closing: the pads squeeze the box."""
+    half = 0.03
+    b = mb.ModelBuilder()
+    y = (0.0, -1.0, 0.0)
+    c, s = math.cos(phi0), math.sin(phi0)
+    x0 = r * c + math.sqrt(link ** 2 - (r * s) ** 2)          # the fingers' joints at ±x0 (closed form)
+    b.add_body("crank", 0.05, inertia=np.eye(3) * 1e-5)
+    b.add_joint("crank", mb.Revolute(axis=y), "ground", "crank")
+    for side, sign in (("right", 1.0), ("left", -1.0)):
+        pin = np.array([sign * r * c, 0.0, sign * r * s])
+        b.add_body(f"{side}.link", 0.02, inertia=np.eye(3) * 1e-6)
+        b.add_body(f"{side}.finger", 0.1, com=(0, 0, -0.05), inertia=np.eye(3) * 1e-4)
+        b.add_joint(f"{side}.pin", mb.Revolute(axis=y), "crank", f"{side}.link", mb.Placement(translation=pin))
+        b.add_joint(f"{side}.slide", mb.Prismatic(axis=(1.0, 0, 0)), "ground", f"{side}.finger",
+                    mb.Placement(translation=(sign * x0, 0, 0)))
+        b.add_joint(f"{side}.wrist", mb.Revolute(axis=y), f"{side}.link", f"{side}.finger",
+                    mb.Placement(translation=(sign * x0, 0, 0) - pin), mb.Placement(), cut=True)
+        for k, dz in enumerate((-0.01, 0.01)):               # two balls per pad, 0.5 mm off the box's side
+            b.add_collision(f"{side}.pad{k}", f"{side}.finger", mb.Sphere(0.005),
+                            mb.Placement(translation=(-sign * (x0 - half - 0.0055), 0, -0.1 + dz)), friction=mu)
+    b.add_body("box", box_mass, inertia=np.eye(3) * box_mass * (2 * half) ** 2 / 6)
+    b.add_joint("box", mb.Free(), "ground", "box")
+    b.add_collision("box", "box", mb.Box((2 * half, 2 * half, 2 * half)), friction=mu)
+    b.add_controller("squeeze", mb.JointPD(kp, 0.05, target=[0.1], gravity_compensation=False, joints=["crank"]))
+    model = b.build()
+    q0 = model.neutral()
+    q0[model.joint("box").q_slice.start + 2] = -0.1
+    return model, q0
+
+
+def test_gripper_holds_a_box_by_friction():
+    model, q0 = gripper()
+    pads = [(c.name, "box") for c in model.collisions if ".pad" in c.name]
+    res = mb.simulate(model, q0, None, 2.5, h=1e-3, contact="stepping", output_every=10, contact_pairs=pads)
+    z = res.q[:, model.joint("box").q_slice.start + 2]
+    held = res.t >= 0.5
+    assert np.ptp(z[held]) < 1e-3                         # no slip over 2 s
+    assert res.contacts.count[-1] == 4
+    # friction carries the weight: the pads' vertical forces sum to m g
+    assert abs(res.contacts.total_force()[-1, 2]) == pytest.approx(0.2 * G, rel=1e-6)
