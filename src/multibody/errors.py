@@ -47,6 +47,12 @@ class SweepError(MultibodyError, RuntimeError):
     """
 
 
+class ConvergenceWarning(UserWarning):
+    """An iterative solve of a run (a Newton projection onto the constraints, an impact's problem) that stopped
+    before its tolerance: the run goes on from the last iterate, and ``result.info`` records the worst residual and
+    the iterations (one warning per run and solve, naming it)."""
+
+
 class ModelWarning(UserWarning):
     """Something in a model description that was read but not used, or kept as written although it is suspect: the
     warning names each element (one warning per file or model)."""
