@@ -20,7 +20,9 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
 ``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header);
 ``contacts``: for a run with contact (``simulate(..., contact=...)``), the active contacts at each output time
-(:class:`Contacts`; None for other runs; not saved to files yet).
+(:class:`Contacts`; None for other runs). Saved with the Result in ``.npz`` and ``.h5`` files (arrays
+``contacts/<field>``, the pairs' names in the metadata), bit for bit; a ``.csv`` file, one row per time, cannot
+hold them and says so (a warning).
 ``events``: the switches of a run with joint limits, latches or releases
 (``multibody.switching.run``), a list of dicts with keys ``t``, ``element``, ``kind``
 (``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
@@ -44,6 +46,7 @@ as pandas finds its plotting backend), so no import edge runs from here up to ``
 """
 import importlib
 import json
+import warnings
 
 import numpy as np
 
@@ -97,6 +100,12 @@ def checked_meta(meta, path):
         if not isinstance(meta.get(key), kind):
             raise ResultFileError(f"Result file '{path}' is damaged: its metadata has no {kind.__name__} "
                                   f"'{key}'", path=path)
+    if "contacts" in meta:
+        pairs = meta["contacts"].get("pairs") if isinstance(meta["contacts"], dict) else None
+        if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 4 and
+                                                  all(isinstance(x, str) for x in p) for p in pairs):
+            raise ResultFileError(f"Result file '{path}' is damaged: its metadata's 'contacts' has no list of pairs "
+                                  "(four names each)", path=path)
     return meta
 
 
@@ -165,7 +174,9 @@ class Result:
             raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
-        self.contacts = contacts  # not saved to files
+        if contacts is not None and len(contacts) != n:
+            raise ModelError(f"Result: contacts has {len(contacts)} output times for {n} times")
+        self.contacts = contacts
         self.events = [dict(e) for e in (events or ())]
         self.structures = None  # not saved to files
         self.dense = None       # not saved to files (module docstring)
@@ -263,11 +274,16 @@ class Result:
             "length": len(self),
             "info": self.info,
             "events": self.events,
+            **({"contacts": {"pairs": [list(p) for p in self.contacts.pairs]}} if self.contacts is not None else {}),
         }
 
-    def metadata_json(self):
-        """The layout of the arrays and ``info``, as the JSON text every Result file carries."""
-        return json.dumps(self._meta(), default=_json_default)
+    def metadata_json(self, contacts=True):
+        """The layout of the arrays and ``info``, as the JSON text every Result file carries (without the contacts'
+        pairs for a file that does not hold the contacts)."""
+        meta = self._meta()
+        if not contacts:
+            meta.pop("contacts", None)
+        return json.dumps(meta, default=_json_default)
 
     def save(self, path):
         """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path.
@@ -278,7 +294,7 @@ class Result:
         if path.is_dir():
             raise ResultFileError(f"Result file '{path}' is a folder; give the name of a file in it", path=path)
         suffix = path.suffix.lower()
-        meta = self.metadata_json()
+        meta = self.metadata_json(contacts=suffix != ".csv")
         if suffix == ".npz":
             arrays = {"t": self.t, "q": self.q, "v": self.v, "meta": np.array(meta)}
             for k, val in self.energy.items():
@@ -289,8 +305,12 @@ class Result:
                 arrays[f"reaction/{i}"] = val
             for i, (k, val) in enumerate(self.series.items()):
                 arrays[f"series/{i}"] = val
+            arrays.update(self.contacts.arrays() if self.contacts is not None else {})
             return atomic_write(path, lambda fh: np.savez(fh, **arrays), "Result file")
         if suffix == ".csv":
+            if self.contacts is not None:
+                warnings.warn(f"Result.save('{path}'): a CSV file holds one row per time and not the run's contacts "
+                              "(result.contacts); save to .npz or .h5 to keep them", stacklevel=2)
             cols = [self.t[:, None], self.q, self.v]
             # q. and v. prefixes: a one-coordinate joint's coordinate and velocity have the same name
             header = ["t"] + [f"q.{n}" for n in self.q_names] + [f"v.{n}" for n in self.v_names]
@@ -330,7 +350,8 @@ class Result:
                    residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
                    reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
                    series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
-                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"))
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"),
+                   contacts=Contacts.from_arrays(get, meta["contacts"]["pairs"]) if "contacts" in meta else None)
 
     @classmethod
     def load(cls, path):
@@ -459,6 +480,24 @@ class Contacts:
 
     def __len__(self):
         return self.offsets.shape[0] - 1
+
+    def arrays(self):
+        """The arrays of a Result file that hold these contacts: ``{"contacts/<field>": array}`` (``offsets`` and the
+        :data:`FIELDS`); the pairs' names go to the file's metadata."""
+        return {f"contacts/{f}": getattr(self, f) for f in ("offsets",) + self.FIELDS}
+
+    @classmethod
+    def from_arrays(cls, get, pairs):
+        """The Contacts of a Result file: ``get(name)`` its arrays (:meth:`arrays`), ``pairs`` the pairs' names."""
+        return cls(get("contacts/offsets"), pairs, *(get(f"contacts/{f}") for f in cls.FIELDS))
+
+    def __eq__(self, other):
+        """Equal when the pairs and every array are equal (bit for bit)."""
+        if not isinstance(other, Contacts) or self.pairs != other.pairs:
+            return NotImplemented if not isinstance(other, Contacts) else False
+        return all(np.array_equal(a, b) for a, b in zip(self.arrays().values(), other.arrays().values()))
+
+    __hash__ = None
 
     @property
     def count(self):

@@ -19,7 +19,7 @@ from numba import njit
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state
 from multibody.contact.models import (contact_parameter, contact_setup, contacts_record, register_contact_model,
-                                      state_writer, torques)
+                                      state_writer, time_stepping, torques)
 from multibody.model.data import default_data
 from multibody.formulations.tree_control import control_extra, controls_tuple
 from multibody.formulations.tree_rhs import tree_energy
@@ -112,21 +112,44 @@ def compliant_outputs(p, Q, V, counts, records, potential):
         potential[s] = total
 
 
+def _exponent(exponent):
+    p = contact_parameter(exponent, "exponent")
+    if p < 1.0:
+        raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
+                         element="exponent")
+    return p
+
+
 def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, exponent=1.5, damping=1.0,
-                     friction_velocity=1e-3, contact_pairs=None, exclude=None):
+                     friction_velocity=None, implicit=False, margin=1e-3, tolerance=1e-10, iterations=200,
+                     contact_pairs=None, exclude=None):
     """Hunt–Crossley contact forces with regularized Coulomb friction in the tree's right-hand side.
 
     ``stiffness`` k (N/m^exponent), ``exponent`` p (3/2: Hertz), ``damping`` α (s/m: the coefficient of
-    restitution is about 1 − α v at impact speed v; ``kernels.contact_forces.hunt_crossley_damping(e, v)`` gives
-    the α of a restitution e at v exactly), ``friction_velocity`` v_s (m/s: the slip speed below which friction
-    fades linearly; a body on a slope creeps at about v_s tan θ / sqrt(μ² − tan² θ))."""
+    restitution is about 1 − α v at impact speed v; ``contact.compliant_forces.hunt_crossley_damping(e, v)`` gives
+    the α of a restitution e at v exactly), ``friction_velocity`` v_s (m/s, default 1e-3: the slip speed below which
+    friction fades linearly; a body on a slope creeps at about v_s tan θ / sqrt(μ² − tan² θ)).
+
+    ``implicit=True``: the same normal force in the time-stepping model's step (give ``h``; no method), implicit
+    (backward Euler: the force at the step's end, ``rows/kinds.py``), so that a stiffness of 1e7 or 1e9 takes steps
+    of a millisecond; its friction is Coulomb's exact law (sticking is sticking: no ``friction_velocity``), and it
+    takes what the stepping model takes — joint stops, latches, loops, controllers, checkpoints, events
+    (``contact/models.time_stepping``; ``margin``, ``tolerance``, ``iterations`` as there)."""
+    if implicit not in (True, False):
+        raise ModelError(f"contact parameter implicit must be True or False, got {implicit!r}", element="implicit")
+    if implicit:
+        if friction_velocity is not None:
+            raise ModelError("contact parameter friction_velocity does not apply with implicit=True: the implicit step's "
+                             "friction is Coulomb's exact law (it sticks)", element="friction_velocity")
+        law = (contact_parameter(stiffness, "stiffness"), _exponent(exponent),
+               contact_parameter(damping, "damping", allow_zero=True))
+        return time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, 0.01, 1e-2, contact_pairs,
+                             exclude, law=law, name="compliant")
     q0, v0 = check_state(model, q0, v0)
-    settings = np.array([contact_parameter(stiffness, "stiffness"), contact_parameter(exponent, "exponent"),
+    settings = np.array([contact_parameter(stiffness, "stiffness"), _exponent(exponent),
                          contact_parameter(damping, "damping", allow_zero=True),
-                         contact_parameter(friction_velocity, "friction_velocity")])
-    if settings[1] < 1.0:
-        raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
-                         element="exponent")
+                         contact_parameter(1e-3 if friction_velocity is None else friction_velocity,
+                                           "friction_velocity")])
     tau_const, law, callback = torques(model, tau)
     cs, tp, G = contact_setup(model, contact_pairs, exclude, "compliant", tau_const)
     nq, nv = model.nq, model.nv

@@ -25,17 +25,18 @@ The Result carries ``result.contacts`` (:class:`multibody.result.Contacts`: per 
 with their pair, point, normal, normal and friction forces) and ``energy["dissipated"]``.
 """
 import inspect
+import warnings
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from multibody.model.data import default_data
-from multibody.errors import ModelError, shown
+from multibody.errors import ConvergenceWarning, ModelError, shown
 from multibody.formulations.base import check_state
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, constraint_residuals
 from multibody.formulations.tree_control import controls_tuple
 from multibody.rows.constraint_rows import ConstraintRows, make_work
-from multibody.rows.solver import row_solver
+from multibody.rows.solver import ST_FIRST, ST_MOST, ST_STEPS, ST_UNCONVERGED, ST_WORST, row_solver
 from multibody.rows.unit_rows import unit_row_count, unit_rows
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.model.packing import tree_params
@@ -48,9 +49,9 @@ from multibody.contact.shapes import GW_WIDTH
 from multibody.contact.collision_sets import pack_collisions
 from multibody.result import Contacts, Result
 
-__all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system", "check_contact_run",
-           "contact_parameter",
-           "contact_setup", "contacts_record", "torques", "state_writer"]
+__all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
+           "time_stepping", "check_contact_run", "contact_parameter", "contact_setup", "contacts_record", "torques",
+           "solver_info", "warn_unconverged", "contact_potential", "state_writer"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
@@ -179,33 +180,45 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     per step over the rows of the model's contacts, joint stops, latches, held coordinates, loops and constraints.
 
     ``margin`` (m): pairs closer than this (plus the distance their speeds cover in a step) enter each step's
-    problem, and stops as near; ``tolerance``: the projected Gauss–Seidel sweeps stop when no impulse changes by
-    more than this fraction of the largest; ``iterations``: at most this many sweeps per step; ``recovery`` (s): an
+    problem, and stops as near; ``tolerance``: each step's rows are solved to this residual relative to the largest
+    impulse (``rows/solver.py``); ``iterations``: at most this many sweeps and Newton iterations per step (a step
+    left above the tolerance is counted in ``result.info["solver"]`` and the run warns); ``recovery`` (s): an
     overlap (a body started inside another) is undone in this time (at least a step); ``restitution_velocity``
     (m/s or rad/s): impacts slower than this are plastic (a bouncing body comes to rest). Needs ``h`` (the method
     is the model's own semi-implicit Euler step). A model with constraints starts from (q0, v0) projected onto
     them (``result.info["initial_correction"]``)."""
+    return time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, recovery, restitution_velocity,
+                         contact_pairs, exclude)
+
+
+def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, recovery, restitution_velocity,
+                  contact_pairs, exclude, law=None, name="stepping"):
+    """The :class:`SteppingSystem` of :func:`stepping_system`; with ``law`` = (stiffness, exponent, damping) its
+    contact normals are compliant rows (``rows/kinds.py``: the compliant model's implicit step, ``name``
+    "compliant"), whose elastic energy the Result's potential energy holds."""
     q0, v0 = check_state(model, q0, v0)
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
     if separate:
         raise ModelError(f"model '{model.name}': joint '{separate[0]}' separates (a release with mode 'separate'), "
-                         "which changes the model's coordinates: contact='stepping' runs one structure (its releases "
+                         f"which changes the model's coordinates: contact={name!r} runs one structure (its releases "
                          "may unlock coordinates); simulate the separation across switches without contact",
                          element=f"release '{separate[0]}'")
     settings = np.array([contact_parameter(margin, "margin", allow_zero=True), contact_parameter(tolerance, "tolerance"),
                          float(_whole(iterations, "iterations")), contact_parameter(recovery, "recovery", allow_zero=True),
                          contact_parameter(restitution_velocity, "restitution_velocity", allow_zero=True)])
-    tau_const, law, callback = torques(model, tau)
-    cs, p, G = contact_setup(model, contact_pairs, exclude, "stepping", tau_const, needs_collisions=False)
-    info = {"formulation": "tree", "contact": "stepping", "contact_pairs": int(cs.pairs.shape[0]),
-            "torque_law": law is not None, "torque_callback": callback is not None}
+    tau_const, torque_law, callback = torques(model, tau)
+    cs, p, G = contact_setup(model, contact_pairs, exclude, name, tau_const, needs_collisions=False)
+    info = {"formulation": "tree", "contact": name, "contact_pairs": int(cs.pairs.shape[0]),
+            "torque_law": torque_law is not None, "torque_callback": callback is not None}
+    if law is not None:
+        info["implicit"] = True
     loops, python = None, None
     if model.constraints:
         q0, v0, loops, python, info["initial_correction"] = _loop_rows(model, q0, v0)
     # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
     # without them
-    control = controls_tuple(model, p, law)
-    if model.controllers or law is not None:
+    control = controls_tuple(model, p, torque_law)
+    if model.controllers or torque_law is not None:
         info["controllers"] = [c.name for c in model.controllers]
     U = unit_rows(model, q0)
     nv = model.nv
@@ -217,7 +230,7 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
                fext=np.zeros((0, 6)), kind=np.zeros(n, dtype=np.int64), gap=np.zeros(n), e=np.zeros(n),
                mu=np.zeros(n), key=np.zeros(n, dtype=np.int64), prev_key=np.zeros(n, dtype=np.int64),
                prev_lam=np.zeros((n, 4)), rec=np.zeros((cap, R_WIDTH)), settings=settings,
-               count=np.zeros(7, dtype=np.int64), rs=row_solver(n), xg=np.zeros((max(npy, 1), nv)),
+               count=np.zeros(7, dtype=np.int64), rs=row_solver(n, law), xg=np.zeros((max(npy, 1), nv)),
                xgap=np.zeros(max(npy, 1)))
 
     def make_result(t, Q, V, dissipated, counts, records, info):
@@ -225,7 +238,14 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
         if energy and len(t):
             T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)), t=t)
             en = {"kinetic": T, "potential": Vp, "dissipated": dissipated}
+            if law is not None:     # the contacts' elastic energy, which the impulses' work put there
+                elastic = contact_potential(counts, records, *law)
+                en["potential"] = Vp + elastic
+                en["dissipated"] = dissipated - (elastic - elastic[0])
         residuals = constraint_residuals(loops_rows[0], t, Q, V) if loops_rows else None
+        solves = solver_info(S.rs.stats)
+        info.setdefault("solves", {})["step"] = solves
+        warn_unconverged(solves, model.name, name, float(settings[1]))
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records),
                       residuals=residuals)
@@ -238,6 +258,39 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
                           before_step=before)
+
+
+def solver_info(stats):
+    """``result.info["solves"]["step"]`` of a run whose row solver gathered ``stats`` (``rows.solver.ST_*``), as the
+    switching runs report their solves (``switching/convergence.py``): the steps solved, the most iterations one
+    used, the worst residual of a step relative to its largest impulse, the steps left above the tolerance and the
+    time of the first."""
+    first = float(stats[ST_FIRST])
+    return {"solves": int(stats[ST_STEPS]), "iterations": int(stats[ST_MOST]),
+            "worst_residual": float(stats[ST_WORST]), "unconverged": int(stats[ST_UNCONVERGED]),
+            "first_unconverged_t": first if stats[ST_UNCONVERGED] else None}
+
+
+def warn_unconverged(solves, model_name, name, tolerance):
+    """One ``ConvergenceWarning`` when some steps of a run ended above the solver's tolerance (``solves``:
+    :func:`solver_info`)."""
+    if solves["unconverged"]:
+        warnings.warn(f"model '{model_name}': {solves['unconverged']} of {solves['solves']} steps of contact={name!r} "
+                      f"stopped before converging, the first at t = {solves['first_unconverged_t']:.10g} (worst "
+                      f"residual {solves['worst_residual']:.3g} of the largest impulse, tolerance {tolerance:.3g}, "
+                      f"{solves['iterations']} iterations at most); the run went on from the last iterate "
+                      "(result.info['solves']['step']; raise iterations= or loosen tolerance=)", ConvergenceWarning,
+                      stacklevel=6)
+
+
+def contact_potential(counts, records, stiffness, exponent, damping):
+    """The elastic energy k δ^(p+1) / (p+1) of the compliant contacts at each output (δ = −distance of the records
+    that penetrate)."""
+    out = np.zeros(len(counts))
+    for k, m in enumerate(counts):
+        delta = np.maximum(-records[k, :m, R_DIST], 0.0)
+        out[k] = float(np.sum(stiffness * delta ** (exponent + 1.0) / (exponent + 1.0)))
+    return out
 
 
 def _whole(value, name):
@@ -282,14 +335,16 @@ def _with_python_rows(state, rows, S):
 register_contact_model("stepping", stepping_system)
 
 
-def check_contact_run(model, contact):
-    """Refuse what a run with the contact model ``contact`` does not take (a ``ModelError`` naming it and why): the
-    compliant model is a force law in the tree's right-hand side, an ODE without switches, so joint stops,
-    latches and releases — switches of the structure — are the stepping model's (contact='stepping' solves stops
-    and contacts as rows of one problem)."""
-    if contact != "compliant":
+def check_contact_run(model, contact, options=None):
+    """Refuse what a run with the contact model ``contact`` (and its ``options``) does not take (a ``ModelError``
+    naming it and why): the compliant model as a force in the tree's right-hand side does not take joint stops,
+    latches and releases — switches of the structure, located as events — which the time-stepping steps take
+    (contact='stepping', or the compliant model with implicit=True, solve stops and contacts as rows of one
+    problem)."""
+    if contact != "compliant" or (options or {}).get("implicit") is True:
         return
     if getattr(model, "unilateral", None):
         raise ModelError(f"model '{model.name}': joint stops, latches and releases with contact='compliant' (a force "
-                         "law in the tree's right-hand side, without switches): use contact='stepping', whose steps "
-                         "solve stops and contacts together (or read a URDF with limits=False)", element="unilateral")
+                         "law in the tree's right-hand side, without switches): use contact='stepping', or "
+                         "contact='compliant' with implicit=True, whose steps solve stops and contacts together (or read "
+                         "a URDF with limits=False)", element="unilateral")

@@ -245,8 +245,9 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     (``contact/stepping_solver.py``), the services of the module docstring; ``restart``: a checkpoint that
     ``simulate`` has checked (``io.checkpoints.check_resumable``) to continue from."""
     if str(method).upper() not in ("DOP853", "STEPPING"):
-        raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
-                         "apply: give h only", element="method")
+        how = "contact='stepping'" if system.info.get("contact") == "stepping" else "the implicit compliant model"
+        raise ModelError(f"{how} makes its own steps (semi-implicit Euler); method {method!r} does not apply: give h "
+                         "only", element="method")
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")

@@ -7,7 +7,8 @@ collision element is what contact detection reads. Placements are given in the u
 
 Shapes (SI units, each centred on its frame's origin):
 
-* ``Sphere(radius)``;
+* ``Sphere(radius)``; ``Sphere(0)`` is a point (a contact point: the foot of a rimless wheel's spoke, a robot's
+  foot point);
 * ``Capsule(radius, length)``: a cylinder of ``length`` along the frame's z axis between its two hemispherical
   caps (total extent ``length + 2 radius``);
 * ``Cylinder(radius, length)``: axis along z, from ``-length/2`` to ``+length/2`` (URDF's convention);
@@ -77,12 +78,13 @@ class Shape:
 
 
 class Sphere(Shape):
-    """A sphere of ``radius`` about its frame's origin."""
+    """A sphere of ``radius`` about its frame's origin; radius 0 is a point (contact detection treats a sphere as its
+    centre swept by its radius, so a point needs nothing else)."""
 
     kind = "sphere"
 
     def __init__(self, radius):
-        self.radius = positive_number(radius, "radius", "Sphere")
+        self.radius = positive_number(radius, "radius", "Sphere", allow_zero=True)
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius}
