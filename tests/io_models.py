@@ -7,7 +7,8 @@ from multibody.model.model import ARRAY_NAMES
 def same_model(a, b, torque=True):
     """Assert that Models ``a`` and ``b`` are the same description: every packed array equal bit for bit, the
     constraint table, names, placements, springs, constraints' data, torque expressions (unless ``torque`` is
-    False), metadata, joint limits, latches and releases, frames, visual and collision elements."""
+    False), metadata, joint limits, latches and releases, loads, beams and cables, frames, visual and collision
+    elements."""
     assert a.name == b.name
     for key in ARRAY_NAMES:
         x, y = getattr(a, key), getattr(b, key)
@@ -33,6 +34,10 @@ def same_model(a, b, torque=True):
     assert a.metadata == b.metadata
     for kind in ("limits", "latches", "releases"):   # the unilateral elements (multibody.model.unilateral)
         assert getattr(a.unilateral, kind) == getattr(b.unilateral, kind), kind
+    assert [(x.name, x.body, x.as_dict()) for x in a.loads] == [(x.name, x.body, x.as_dict()) for x in b.loads]
+    for x, y in zip(a.loads, b.loads):
+        assert np.array_equal(x.point, y.point) and np.array_equal(x.axes, y.axes), x.name
+    assert [(e.kind, e.name, e.segments) for e in a.elastic] == [(e.kind, e.name, e.segments) for e in b.elastic]
     for kind in ("frames", "visuals", "collisions"):
         ea, eb = getattr(a, kind), getattr(b, kind)
         assert [(e.name, e.body, e.body_name) for e in ea] == [(e.name, e.body, e.body_name) for e in eb], kind

@@ -58,3 +58,19 @@ def moving_random_tree(n, seed):
     while model.nv == 0:
         model = random_tree(n, rng)
     return model, rng
+
+
+def with_armature(model, rng, low=0.05, high=1.0):
+    """``model`` rebuilt with the builder, every joint with a random armature per velocity coordinate (uniform in
+    [low, high]); bodies, placements and spring-dampers as they were (a tree model without other elements)."""
+    b = mb.ModelBuilder(gravity=model.gravity, name=model.name, inertia="accept")
+    for body in model.bodies:
+        b.add_body(body.name, body.mass, body.com, body.inertia)
+    names = model.body_names
+    for j in model.joints[1:]:
+        v = j.v_slice
+        b.add_joint(j.name, j.joint, names[j.parent], names[j.child], j.placement,
+                    None if j.child_placement.is_identity() else j.child_placement,
+                    stiffness=model.dof_stiffness[v], damping=model.dof_damping[v], rest=model.dof_rest[v],
+                    effort=model.dof_effort[v], armature=rng.uniform(low, high, j.joint.nv))
+    return b.build()

@@ -135,7 +135,7 @@ def test_examples_command(tmp_path, monkeypatch, capsys):
     assert "wrote simple_pendulum_run/result.npz" in capsys.readouterr().out
     _png_ok(tmp_path / "simple_pendulum_run" / "result.png")
     assert main(["examples", "nonexistent"]) == 2
-    assert "no example named 'nonexistent'; the examples are: andrews, four_bar" in capsys.readouterr().err
+    assert "no example named 'nonexistent'; the examples are: andrews, flexible_pendulum, four_bar" in capsys.readouterr().err
 
 
 def test_result_files_round_trip_exactly(tmp_path):

@@ -209,22 +209,31 @@ def test_solo12_checkpoint_resumes_bit_for_bit(posture, standing, tmp_path, monk
 
 @pytestmark_solo
 def test_solo12_events(posture, standing):
+    """A terminal event that is never reached changes nothing (bit for bit), as a numba function (evaluated in the
+    compiled loop) or in Python; one that is reached ends the run at the step after its sign change."""
+    from numba import njit
+
     q0, full = standing
 
     def fallen(t, q, v):
         return q[2] - 0.15
-    fallen.terminal = True
-    res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[fallen])
-    np.testing.assert_array_equal(res.q, full.q)
-    assert res.info["t_events"] == [[]] and res.info["status"] == "success"
+    fallen_jit = njit(fallen)
+    for g in (fallen, fallen_jit):
+        g.terminal = True
+        res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[g])
+        np.testing.assert_array_equal(res.q, full.q)
+        assert res.info["t_events"] == [[]] and res.info["status"] == "success"
 
     def low(t, q, v):                                   # the base settles below its start: reached
         return q[2] - (q0[2] - 1e-3)
-    low.terminal = True
-    res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[low])
-    assert res.info["status"] == "event" and len(res.info["t_events"][0]) == 1
-    te = res.info["t_events"][0][0]
-    assert res.t[-1] == pytest.approx(te, abs=1e-3) and res.q[-1, 2] <= q0[2] - 1e-3
+    low_jit = njit(low)
+    for g in (low, low_jit):
+        g.terminal = True
+        res = mb.simulate(posture, q0, None, 5.0, h=1e-3, contact="stepping", n_out=51, events=[g])
+        assert res.info["status"] == "event" and len(res.info["t_events"][0]) == 1
+        te = res.info["t_events"][0][0]
+        assert res.t[-1] == pytest.approx(te, abs=1e-3) and res.q[-1, 2] <= q0[2] - 1e-3
+        assert res.t[-2] < res.t[-1] and np.array_equal(res.q[:-1], full.q[:len(res.t) - 1])
 
 
 @pytestmark_solo
@@ -303,3 +312,156 @@ def test_gripper_holds_a_box_by_friction():
     assert res.contacts.count[-1] == 4
     # friction carries the weight: the pads' vertical forces sum to m g
     assert abs(res.contacts.total_force()[-1, 2]) == pytest.approx(0.2 * G, rel=1e-6)
+
+
+# ---- runs across switches: a separation with a controller ---------------------------------------------------------
+def upper_stage(free=False):
+    """The upper stage and its gimballed nozzle (a JointPD steering it to 0.2 rad) on a lower stage (a Fixed adapter
+    released at t = 0.5), or flying alone (``free``)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, 0.0), name="stages")
+    if not free:
+        b.add_body("stage1", mass=120.0, com=(0.0, 0.0, -1.0), inertia=np.diag([40.0, 40.0, 9.0]))
+        b.add_joint("flight", mb.Free(), "ground", "stage1")
+    b.add_body("stage2", mass=45.0, com=(0.0, 0.01, 0.7), inertia=np.diag([7.0, 8.0, 3.0]))
+    b.add_body("nozzle", mass=5.0, com=(0.0, 0.0, -0.2), inertia=np.diag([0.3, 0.3, 0.1]))
+    if free:
+        b.add_joint("adapter", mb.Free(), "ground", "stage2")
+    else:
+        b.add_joint("adapter", mb.Fixed(), "stage1", "stage2", placement=mb.Placement(translation=(0.05, 0, 0.4)),
+                    release=0.5)
+    b.add_joint("gimbal", mb.Revolute(axis=(1.0, 0, 0)), "stage2", "nozzle", placement=mb.Placement(
+        translation=(0.0, 0.0, 0.1)))
+    b.add_controller("steer", mb.JointPD(40.0, 8.0, target=[0.2], gravity_compensation=False, joints=["gimbal"]))
+    return b.build()
+
+
+def test_stage_separation_with_a_controller_on_the_upper_stage():
+    """The controller acts on the upper stage before and after the separation (it carries across by joint name):
+    after it, the upper stage moves as the upper stage flying alone from the state at the separation, with the same
+    controller — to DOP853's error: rtol 1e-12 of positions of about 10 m, over about 100 steps, 1e-10 (measured
+    7e-14)."""
+    model = upper_stage()
+    v0 = np.array([0.3, -0.2, 1.5, 2.0, 0.5, 10.0, 0.0])
+    res = mb.simulate(model, model.neutral(), v0, 1.5, method="DOP853", rtol=1e-12, atol=1e-14)
+    assert [e["kind"] for e in res.events] == ["release"]
+    after = res.structures[1]["model"]
+    assert [c.name for c in after.controllers] == ["steer"] and res.info["controllers"] == ["steer"]
+    k = int(np.flatnonzero(res.t == 0.5)[-1])            # the row just after the separation
+    alone = upper_stage(free=True)
+    qn, vn = res.q_names, res.v_names
+    q1 = np.array([res.q[k, qn.index(n)] for n in alone.coordinate_names()])
+    v1 = np.array([res.v[k, vn.index(n)] for n in alone.velocity_names()])
+    ref = mb.simulate(alone, q1, v1, 1.5, t0=0.5, method="DOP853", rtol=1e-12, atol=1e-14, t_eval=[1.5])
+    end = np.array([res.q[-1, qn.index(n)] for n in alone.coordinate_names()])
+    np.testing.assert_allclose(end, ref.q[-1], rtol=0, atol=1e-10)
+    assert abs(res.q[-1, qn.index("gimbal.angle")] - 0.2) < 0.05      # steered towards its target
+
+
+def test_a_loop_separates():
+    """The four-bar of tests/test_switching_loops.py whose crank hinge A1 separates at t = 0.5: crank1 flies on,
+    held by the loop's cut hinge alone (its rows made again on the new coordinates). No impulse at the release and
+    no dissipation after it: the energy stays constant to DOP853's error (at most rtol per step, over the run's
+    steps; measured 4e-12 over 131 steps); the loop stays closed (the projection after each step: round-off,
+    measured 7e-16)."""
+    from test_switching_loops import four_bar
+
+    model, q0, v0 = four_bar(limits=None, release=0.5)
+    res = mb.simulate(model, q0, v0, 1.5, method="DOP853", rtol=1e-11, atol=1e-13, formulation="constrained")
+    assert [e["kind"] for e in res.events] == ["release"]
+    assert [s["model"].nv for s in res.structures] == [3, 8]
+    E = res.energy["kinetic"] + res.energy["potential"]
+    assert np.max(np.abs(E - E[0])) < res.info["steps"] * 1e-11 * np.abs(E).max()
+    position = max(np.nanmax(r) for name, r in res.residuals.items() if name != "velocity")
+    assert position < 1e-12
+
+
+# ---- a moving base, general joints -----------------------------------------------------------------------------------
+def test_ball_on_a_shaken_floor():
+    """A ball resting on a floor that the ground shakes up and down (BaseMotion.harmonic, amplitude A, ω, below
+    g so the ball stays on it): the floor pushes it with N = m (g + a_base(t)) (its motion is the base's). The step's
+    impulse over h is the mean force over the step, so it differs from N at the step's end by at most m A ω³ h."""
+    A, w, m = 0.01, 20.0, 1.0
+    b = mb.ModelBuilder(base_motion=mb.BaseMotion.harmonic((0, 0, 1), A, w))
+    b.add_body("ball", mass=m, inertia=np.eye(3) * 0.004)
+    b.add_joint("free", mb.Free(), "ground", "ball")
+    b.add_collision("floor", "ground", mb.HalfSpace())
+    b.add_collision("ball", "ball", mb.Sphere(0.1))
+    model = b.build()
+    q0 = model.neutral()
+    q0[2] = 0.1
+    h = 1e-3
+    res = mb.simulate(model, q0, None, 0.5, h=h, contact="stepping", output_every=10)
+    assert res.info["path"] == "python" and res.info["state_written"] == "moving base"
+    later = res.t > 0.05
+    N = res.contacts.normal_force[res.contacts.offsets[:-1]][later]
+    a_base = -A * w * w * np.cos(w * res.t[later])
+    np.testing.assert_allclose(N, m * (G + a_base), rtol=0, atol=m * A * w ** 3 * h)
+    assert np.all(np.abs(res.q[later, 2] - 0.1) < 1e-9)
+
+
+def test_general_joint_pendulum_on_the_floor():
+    """A pendulum on a GeneralJoint (its rotation as a sympy matrix) swinging into the floor moves as the same
+    pendulum on a Revolute, through the impact: the two kinematics differ by round-off (1e-12 over the run)."""
+    import sympy as sp
+
+    q = sp.Symbol("q")
+    rotation = sp.Matrix([[sp.cos(q), 0, sp.sin(q)], [0, 1, 0], [-sp.sin(q), 0, sp.cos(q)]])
+    runs = []
+    for joint in (mb.Revolute(axis=(0, 1, 0)), mb.GeneralJoint([q], rotation=rotation)):
+        b = mb.ModelBuilder()
+        b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+        b.add_joint("hinge", joint, "ground", "rod", placement=mb.Placement(translation=(0, 0, 0.92)))
+        b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -0.9)))
+        b.add_collision("floor", "ground", mb.HalfSpace())
+        runs.append(mb.simulate(b.build(), [1.2], [0.0], 1.0, h=1e-3, contact="stepping"))
+    assert runs[1].info["state_written"] == "general joints"
+    assert runs[0].contacts.count.max() == 1                     # the tip reaches the floor
+    np.testing.assert_allclose(runs[1].q, runs[0].q, rtol=0, atol=1e-12)
+
+
+@pytestmark_solo
+def test_urdf_collisions_take_friction_and_restitution():
+    model = mb.io.load_urdf(solo12_path()[0], floating_base=True, friction=0.6, restitution=0.3)
+    assert model.collisions and all(c.friction == 0.6 and c.restitution == 0.3 for c in model.collisions)
+
+
+def test_compliant_contact_with_a_controller():
+    """The compliant model takes the model's controllers: with the floor out of reach the run is the tree
+    formulation's run of the same controlled model, bit for bit (RK4: the same stages on [q, v]; the contact force
+    is an exact zero)."""
+    b = mb.ModelBuilder()
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "rod")
+    b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -1.0)))
+    b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -5.0)))
+    b.add_controller("hold", mb.JointPD(20.0, 2.0, target=[0.3]))
+    model = b.build()
+    compliant = mb.simulate(model, [0.0], [0.0], 1.0, method="RK4", h=1e-3, contact="compliant")
+    tree = mb.simulate(model, [0.0], [0.0], 1.0, method="RK4", h=1e-3)
+    np.testing.assert_array_equal(compliant.q, tree.q)
+    np.testing.assert_array_equal(compliant.v, tree.v)
+
+
+def test_a_python_constraint_drives_a_box_on_the_floor():
+    """A box resting on the floor, its x driven along 0.3 sin(2t) by a Python UserConstraint f(q, t) = 0 (rows
+    evaluated before each step; the step corrects f and its time derivative: G v⁺ = −f/h − ∂f/∂t): x follows the
+    drive to the scheme's O(h²) per step, the residual's second-order term ½ h² max|f̈| = ½ h² · 1.2; the box stays on
+    the floor (the drive's force, friction μ m g plus m ẍ, stays below m g, which would tip it about an edge): its
+    contacts carry its weight at every output, to the solver's tolerance."""
+    b = mb.ModelBuilder()
+    b.add_body("box", mass=1.0, inertia=np.eye(3) * 0.01)
+    b.add_joint("free", mb.Free(), "ground", "box")
+    b.add_collision("box", "box", mb.Box((0.2, 0.2, 0.2)), friction=0.3)
+    b.add_collision("floor", "ground", mb.HalfSpace(), friction=0.3)     # sliding, far from tipping: F < m g
+    b.add_constraint(mb.UserConstraint("drive", lambda q, t: np.array([q[0] - 0.3 * np.sin(2.0 * t)])))
+    model = b.build()
+    q0 = model.neutral()
+    q0[2] = 0.1
+    v0 = np.zeros(6)
+    v0[3] = 0.6                                            # on the drive's velocity at t = 0
+    h = 1e-3
+    res = mb.simulate(model, q0, v0, 1.0, h=h, contact="stepping", output_every=10)
+    assert res.info["path"] == "python"
+    np.testing.assert_allclose(res.q[:, 0], 0.3 * np.sin(2.0 * res.t), rtol=0, atol=0.5 * h * h * 1.2 + 1e-12)
+    np.testing.assert_allclose(res.contacts.total_force()[res.t > 0.1, 2], 9.81, rtol=1e-9)
+    assert np.all(np.abs(res.q[:, 2] - 0.1) < 1e-12)

@@ -230,14 +230,6 @@ def test_bad_contact_arguments():
         mb.simulate(model, None, None, 0.1, contact="stepping")
     with pytest.raises(ModelError, match="no collision elements"):
         mb.simulate(model.with_collisions(keep=False), None, None, 0.1, contact="compliant")
-    b = mb.ModelBuilder()
-    b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
-    b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg")
-    b.add_collision("foot", "leg", mb.Sphere(0.02))
-    b.add_collision("floor", "ground", mb.HalfSpace(), mb.Placement(translation=(0, 0, -1)))
-    b.add_controller("hold", mb.JointPD(1.0, 0.1, target=[0.0]))
-    with pytest.raises(ModelError, match="controller elements with contact='compliant': use contact='stepping'"):
-        mb.simulate(b.build(), None, None, 0.1, contact="compliant")
     b = mb.ModelBuilder()                               # a joint stop: refused by the compliant model, not dropped
     b.add_body("leg", mass=1.0, inertia=(0.01, 0.01, 0.01))
     b.add_joint("hip", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="leg", limits=(-1.0, 1.0))
@@ -443,3 +435,25 @@ def test_head_on_impact_of_two_spheres(contact):
     assert 1.0 * v1 + 3.0 * v2 == pytest.approx(v_in, abs=1e-9)
     assert v2 - v1 == pytest.approx(e * v_in, abs=1e-9)
     np.testing.assert_allclose(res.v[-1, [0, 1, 2, 4, 5, 6, 7, 8, 10, 11]], 0.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".h5"])
+def test_contacts_round_trip_through_result_files(tmp_path, suffix):
+    """``result.contacts`` is saved with the Result and read back bit for bit (a .csv file, one row per time,
+    cannot hold them and warns)."""
+    if suffix == ".h5":
+        pytest.importorskip("h5py")
+    model = free_bodies([("box", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("ball", 2.0, (0.002,) * 3, mb.Sphere(0.05), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[9] = 0.101, 0.252
+    res = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=21)
+    back = mb.io.load_result(mb.io.save_result(res, tmp_path / f"run{suffix}"))
+    assert back.contacts == res.contacts and back.contacts is not res.contacts
+    assert back.contacts.at(20)["names"] == res.contacts.at(20)["names"] and back.contacts.count[-1] == 5
+    for f in ("offsets",) + res.contacts.FIELDS:
+        a, b = getattr(res.contacts, f), getattr(back.contacts, f)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    with pytest.warns(UserWarning, match="CSV file holds one row per time and not the run's contacts"):
+        res.save(tmp_path / "run.csv")
+    assert mb.io.load_result(tmp_path / "run.csv").contacts is None

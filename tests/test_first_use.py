@@ -130,9 +130,19 @@ def test_fingerprint_ignores_the_shipped_modules(tmp_path, monkeypatch):
 def test_warmup_registry():
     names = [name for _, name, _ in warmup.CASES]
     assert len(names) == len(set(names))
-    assert set(warmup.COST) <= set(names)
-    groups = {group for group, _, _ in warmup.CASES}
-    assert {"algorithms", "simulate", "systems"} <= groups
+    assert set(warmup.COST) <= set(names) and set(warmup.FIRST) <= set(names) and set(warmup.LAST) <= set(names)
+    assert {c for c, _, _ in warmup.CASES} == set(warmup.CAPABILITIES)       # every capability has a case
+    with pytest.raises(ValueError, match="unknown capability"):
+        warmup.case("no such capability")
+
+
+def test_every_capability_has_a_first_use_probe():
+    """``multibody bench --only first-use`` prints the first call of every public capability the warm-up covers."""
+    from multibody.bench import first_use
+
+    probed = {name.split(":")[0] for name, _, _, _ in first_use.CAPABILITY_PROBES}
+    covered = set(warmup.CAPABILITIES) - {"dynamics", "simulate", "formulations", "linearize", "systems", "demo"}
+    assert covered <= probed       # the others: the probes of issue 27 (aba, simulate, linearize, M2, the demo)
 
 
 def test_warmup_reports_a_failing_case_and_goes_on(monkeypatch, capsys):
@@ -147,44 +157,47 @@ def test_warmup_reports_a_failing_case_and_goes_on(monkeypatch, capsys):
     assert "broken failed: ValueError: no such model" in capsys.readouterr().out
 
 
-def test_parallel_warmup_runs_the_demo_after_the_others_then_checks_all(monkeypatch):
-    """The cases run ``jobs`` processes at a time, the costly ones first, the demo (which calls much of what the
-    others compile) only once no other case is running; then every case once more in this process."""
-    started, running = [], []
+def test_partition_shares_the_cost_and_keeps_the_demo_last(monkeypatch):
+    monkeypatch.setattr(warmup, "COST", {"a": 5, "b": 4, "c": 3, "demo": 6})
+    lists = warmup.partition(["a", "b", "c", "d", "demo"], 2)
+    assert sorted(n for names in lists for n in names) == ["a", "b", "c", "d", "demo"]
+    assert [names[-1] for names in lists if "demo" in names] == ["demo"]
+    loads = [sum(warmup.COST.get(n, 1) for n in names) for names in lists]
+    assert max(loads) - min(loads) <= 1
 
-    class Case:
+
+def test_parallel_warmup_runs_again_the_cases_that_compiled_a_function_twice(monkeypatch):
+    """The first cases here, the others in ``jobs`` processes; then here the cases of a process that compiled a
+    function another process compiled too (its index entry may be lost), and no other case."""
+    reports = {("x", "y"): dict(done={"x": 1.0, "y": 1.0}, compiled={"x": ["multibody.k.f"], "y": ["multibody.k.g"]}),
+               ("z",): dict(done={"z": 1.0}, compiled={"z": ["multibody.k.f", "multibody.k.h"]})}
+    started = []
+
+    class Process:
         def __init__(self, args):
-            self.name = args[args.index("--case") + 1]
-            started.append((self.name, [c.name for c in running]))
-            running.append(self)
-            self.polls = 0
+            self.names = args[args.index("--case") + 1:args.index("--report")]
+            self.report = args[args.index("--report") + 1]
+            started.append(self.names)
 
-        def poll(self):
-            self.polls += 1
-            if self.polls < 2:
-                return None
-            if self in running:
-                running.remove(self)
-            return 0
+        def wait(self):
+            with open(self.report, "w") as fh:
+                json.dump(reports[tuple(self.names)], fh)
 
-    monkeypatch.setattr(subprocess, "Popen", Case)
-    monkeypatch.setattr(warmup.time, "sleep", lambda s: None)
-    checked = []
-    monkeypatch.setattr(warmup, "run", lambda verbose=True, label="": checked.append(label) or {})
-    warmup.run_parallel(2, verbose=False)
-    names = [n for n, _ in started]
-    assert sorted(names) == sorted(n for _, n, _ in warmup.CASES) and checked == ["warm-up, check"]
-    assert names[0] == max(warmup.COST, key=warmup.COST.get)
-    assert names[-1] == "demo" and started[-1][1] == []
-    assert max(len(r) for _, r in started) == 1        # never more than 2 at once
+    monkeypatch.setattr(subprocess, "Popen", Process)
+    monkeypatch.setattr(warmup, "CASES", [("dynamics", n, None) for n in ("first", "x", "y", "z")])
+    monkeypatch.setattr(warmup, "FIRST", ("first",))
+    monkeypatch.setattr(warmup, "COST", {"x": 2, "y": 1, "z": 3})
+    ran = []
+    monkeypatch.setattr(warmup, "run", lambda names, verbose=True, label="": ran.append(list(names)) or
+                        {n: 0.0 for n in names})
+    done = warmup.run_parallel(2, verbose=False)
+    assert ran[0] == ["first"] and sorted(started) == [["x", "y"], ["z"]]
+    assert sorted(ran[1]) == ["x", "z"] and len(ran) == 2          # y compiled nothing the other one did
+    assert set(done) == {"first", "x", "y", "z"}
 
 
 def test_build_backend_switches(monkeypatch):
-    sys.path.insert(0, os.path.join(ROOT, "build_backend"))
-    try:
-        import backend
-    finally:
-        sys.path.pop(0)
+    backend = _backend()
     monkeypatch.delenv("MULTIBODY_NO_PRECOMPILE", raising=False)
     assert backend.precompile()
     monkeypatch.setenv("MULTIBODY_NO_PRECOMPILE", "0")
@@ -193,6 +206,70 @@ def test_build_backend_switches(monkeypatch):
     assert not backend.precompile()
     reqs = backend.runtime_requirements()
     assert any(r.startswith("numba") for r in reqs) and any(r.startswith("numpy") for r in reqs)
+    monkeypatch.setenv("MULTIBODY_BUILD_CACHE", "0")
+    assert backend.cache_root() is None
+    monkeypatch.setenv("MULTIBODY_BUILD_CACHE", "/somewhere")
+    assert backend.cache_root() == "/somewhere"
+    monkeypatch.delenv("MULTIBODY_BUILD_CACHE")
+    monkeypatch.setenv("XDG_CACHE_HOME", "/xdg")
+    assert backend.cache_root() == os.path.join("/xdg", "multibody", "build")
+
+
+def _backend():
+    sys.path.insert(0, os.path.join(ROOT, "build_backend"))
+    try:
+        import backend
+    finally:
+        sys.path.pop(0)
+    return backend
+
+
+def test_build_cache_keeps_the_compiled_files_of_one_package_and_machine(tmp_path, monkeypatch):
+    """The build cache (``build_backend/backend.py``): a build stores what the warm-up wrote (numba's caches, the
+    generated modules) under a key of every other file of the package and of the machine; a build of the same files
+    on the same machine gets them back; a changed source, another machine or a damaged entry gets nothing."""
+    backend = _backend()
+    build = tmp_path / "build"
+    (build / "multibody" / "kernels" / "__pycache__").mkdir(parents=True)
+    (build / "multibody" / "precompiled" / "fixed_step").mkdir(parents=True)
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): pass\n")
+    compiled = {"multibody/kernels/__pycache__/aba.aba_kernel-10.py311.nbi": b"index",
+                "multibody/kernels/__pycache__/aba.aba_kernel-10.py311.1.nbc": b"machine code",
+                "multibody/precompiled/fixed_step/_mb_rk_0.py": b"loop = 1\n"}
+    for rel, data in compiled.items():
+        (build / rel).write_bytes(data)
+    monkeypatch.setattr(backend, "machine", lambda env: "cpu A")
+    key = backend.build_key(str(build), {})
+    assert sorted(backend.artifacts(str(build))) == sorted(os.path.normpath(r) for r in compiled)
+    root = tmp_path / "cache"
+    backend.store(str(root), key, str(build))
+    for rel in compiled:
+        (build / rel).unlink()
+    assert backend.build_key(str(build), {}) == key                # the compiled files are not part of the key
+    assert backend.restore(str(root), key, str(build))
+    assert all((build / rel).read_bytes() == data for rel, data in compiled.items())
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): return 1\n")
+    assert backend.build_key(str(build), {}) != key                 # a changed source: another key
+    monkeypatch.setattr(backend, "machine", lambda env: "cpu B")
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): pass\n")
+    assert backend.build_key(str(build), {}) != key                 # another machine: another key
+    assert not backend.restore(str(root), "no such key", str(build))
+    entry = root / key / "files" / "multibody" / "kernels" / "__pycache__" / "aba.aba_kernel-10.py311.1.nbc"
+    entry.write_bytes(b"damaged")
+    assert not backend.restore(str(root), key, str(build))          # checked against its digests
+    monkeypatch.setattr(backend, "machine", lambda env: None)
+    assert backend.build_key(str(build), {}) is None                # a machine that cannot be told: no cache
+
+
+def test_build_cache_keeps_the_most_recently_used_entries(tmp_path):
+    backend = _backend()
+    for k in range(backend.KEEP + 2):
+        (tmp_path / f"entry{k}").mkdir()
+        os.utime(tmp_path / f"entry{k}", (1e9 + k, 1e9 + k))
+    (tmp_path / ".incoming-x").mkdir()                              # another build writing: left alone
+    backend.prune(str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".incoming-x"] + [
+        f"entry{k}" for k in range(2, backend.KEEP + 2)]
 
 
 def test_fresh_copy_of_a_source_tree_has_no_compiled_code(tmp_path, monkeypatch):
@@ -261,8 +338,10 @@ def test_numba_cache_found_after_a_copy_with_new_times(tmp_path):
 
 def test_installed_wheel_compiles_nothing_on_the_first_calls():
     """Installed from a wheel built on this machine (``pip install .``): the first aba, rnea and crba of a new
-    model, in a new process on a copy of the package as the wheel installed it, load the shipped code and compile
-    none of the package's functions."""
+    model, then the first call of every capability the warm-up covers (``first_use.CAPABILITY_PROBES``: derivatives,
+    frames, centroidal, batches, controllers and a compiled torque law, runs across stops, contact stepping and
+    compliant), one after the other in a new process on a copy of the package as the wheel installed it, load the
+    shipped code and compile none of the package's functions."""
     from multibody.bench import first_use
 
     shipped, mine = first_use.shipped_indexes()
@@ -271,5 +350,8 @@ def test_installed_wheel_compiles_nothing_on_the_first_calls():
     if not mine:
         pytest.skip("the wheel was compiled for another CPU or numba: its code compiles on first use")
     setup = [p for p in first_use.PROBES if p[0] == "first aba"][0][2]
-    out = first_use.run_probe(setup, "mb.aba(model, q, v, tau); mb.rnea(model, q, v, tau); mb.crba(model, q)")
-    assert out["package"] == "wheel" and out["compiled"] == []
+    probes = [("first aba, rnea, crba", 1.0, setup, "mb.aba(model, q, v, tau); mb.rnea(model, q, v, tau); "
+               "mb.crba(model, q)")] + first_use.CAPABILITY_PROBES
+    compiled, package = first_use.compiled_by_capability(probes)
+    assert package == "wheel" and list(compiled) == [p[0] for p in probes]
+    assert {name: functions for name, functions in compiled.items() if functions} == {}

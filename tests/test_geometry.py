@@ -30,15 +30,16 @@ def test_elements_reach_the_model_and_pickle():
     assert again.collisions[0].shape == mb.Capsule(0.1, 0.2)
 
 
-@pytest.mark.parametrize("shape", [mb.Sphere(0.5), mb.Capsule(0.1, 0.0), mb.Cylinder(0.2, 1.0), mb.Box((1, 2, 3)),
+@pytest.mark.parametrize("shape", [mb.Sphere(0.5), mb.Sphere(0.0), mb.Capsule(0.1, 0.0), mb.Cylinder(0.2, 1.0), mb.Box((1, 2, 3)),
                                    mb.HalfSpace(), mb.Mesh("/a/b.stl", 0.001)])
 def test_shapes_round_trip_as_data(shape):
     assert shape_from_dict(shape.as_dict()) == shape
 
 
 @pytest.mark.parametrize("make, text", [
-    (lambda: mb.Sphere(-1.0), "radius must be positive"),
-    (lambda: mb.Sphere(float("nan")), "radius must be positive"),
+    (lambda: mb.Sphere(-1.0), "radius must be non-negative"),
+    (lambda: mb.Sphere(float("nan")), "radius must be non-negative"),
+    (lambda: mb.Capsule(0.0, 1.0), "radius must be positive"),
     (lambda: mb.Capsule(0.1, -1), "length must be non-negative"),
     (lambda: mb.Box((1, 2)), "size must be 3 numbers"),
     (lambda: mb.Box((1, 0, 2)), "size must be positive"),

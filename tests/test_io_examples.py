@@ -15,7 +15,7 @@ import pytest
 from io_models import same_model
 from multibody import examples, simulate
 from multibody.io import load
-from multibody.systems import hoop_on_profile, iftomm, manipulators, pendulums, slider_crank, solar_panels
+from multibody.systems import elastic, hoop_on_profile, iftomm, manipulators, pendulums, slider_crank, solar_panels
 
 EPS = np.finfo(float).eps
 
@@ -54,6 +54,8 @@ TWINS = {
     "robot_arm": (lambda: (manipulators.angular(), None, None), _arm_pd, dict(t_end=0.5, method="RK4", h=1e-3,
                                                                              n_out=None)),
     "hoop_on_profile": (_hoop, None, dict(t_end=0.05)),
+    "flexible_pendulum": (lambda: (elastic.flexible_pendulum(16), None, None), None,
+                          dict(t_end=0.1, n_out=None)),
 }
 
 

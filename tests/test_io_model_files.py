@@ -175,6 +175,58 @@ def test_every_bundled_system_round_trips():
             same_model(model, _round_trip(model, suffix).model)
 
 
+def elastic_model():
+    """Beams (3-D with stretch and torsion, planar on a pinned root closing a loop), a cable hung between two points,
+    loads of both references with load curves, and rigid bodies added before and after the beams."""
+    b = mb.ModelBuilder(gravity=(0, 0, -9.81), name="elastic")
+    b.add_body("hub", 2.0, inertia=(1, 1, 1))
+    b.add_joint("axle", mb.Revolute(axis=(0, 0, 1)), "ground", "hub")
+    b.add_frame("mount", "hub", mb.Placement(translation=(0.1, 0, 0)))
+    b.add_beam("blade", "hub", length=2.0, segments=4, EI=(3.0, 5.0), GJ=2.0, mass_per_length=1.5, EA=100.0,
+               inertia_per_length=(0.02, 0.01, 0.01), placement=mb.Placement(translation=(0.1, 0, 0)), damping=0.01)
+    b.add_beam("strut", "ground", length=1.0, segments=3, EI=(1.0, None), GJ=None, mass_per_length=1.0, tip="hub",
+               root=mb.Revolute(axis=(0, 1, 0)))
+    b.add_body("tipmass", 0.5, inertia=(0.01, 0.01, 0.01))
+    b.add_joint("weld", mb.Fixed(), "blade.4", "tipmass")
+    b.add_cable("rope", "ground", length=1.2, segments=5, mass_per_length=0.3, planar=True, tip="ground",
+                tip_placement=mb.Placement(translation=(1, 0, 0)), tip_joint=mb.Revolute(axis=(0, 1, 0)))
+    b.add_frame("end", "tipmass")
+    b.add_load("push", "blade.tip", force=(0, 0, -1), torque=(0.1, 0, 0), reference="local",
+               curve=mb.LoadCurve.harmonic(3.0, amplitude=2.0))
+    b.add_load("wind", "rope.2", force=(1, 0, 0), curve=mb.LoadCurve.table([0, 1, 2], [0, 1, 0.5]))
+    return b.build()
+
+
+def test_beams_cables_and_loads_round_trip():
+    """A file holds a beam as its add_beam arguments (not its segments), and loads with their curves: reading it
+    builds the same packed arrays — the bodies of beams numbered after the others whenever they were added."""
+    model = elastic_model()
+    data = model_to_dict(model)
+    assert [e["name"] for e in data["beams"]] == ["blade", "strut"] and data["cables"][0]["planar"]
+    assert [e["name"] for e in data["bodies"]] == ["hub", "tipmass"]
+    assert [e["name"] for e in data["frames"]] == ["mount", "end"]
+    for suffix in (".yaml", ".json"):
+        loaded = _round_trip(model, suffix).model
+        same_model(model, loaded)
+        assert model_to_dict(loaded) == data
+
+
+def test_bad_beams_in_a_file_are_reported_at_their_place():
+    text = """
+bodies: [{name: hub, mass: 1.0, inertia: [1, 1, 1]}]
+joints: [{name: axle, type: revolute, parent: ground, child: hub}]
+beams:
+  - {name: blade, parent: hub, length: 1.0, segments: 4, mass_per_length: 1.0, EI: BAD}
+loads:
+  - {name: p, frame: FRAME, force: [0, 0, 1]}
+"""
+    with pytest.raises(ModelFileError, match=r"beams\[0\]: beam 'blade': EI must be positive and finite, got -2"):
+        load_text(text.replace("BAD", "-2.0").replace("FRAME", "blade.tip"))
+    with pytest.raises(ModelFileError, match=r"loads\[0\]: load 'p': frame 'nowhere' is neither a frame nor a body"):
+        load_text(text.replace("BAD", "2.0").replace("FRAME", "nowhere"))
+    assert load_text(text.replace("BAD", "2.0").replace("FRAME", "blade.tip")).model.loads[0].frame == "blade.tip"
+
+
 def test_files_refuse_what_they_cannot_hold(tmp_path):
     from multibody.systems import solar_panels
 

@@ -27,7 +27,7 @@ def random_state(model, rng):
 def applied(model, q, v, params=None):
     p = tree_params(model) if params is None else params
     tau = np.zeros(model.nv)
-    V, P = applied_forces_kernel(p.mi, p.mf, np.ascontiguousarray(q), np.ascontiguousarray(v), p.forces, p.work,
+    V, P = applied_forces_kernel(p.mi, p.mf, np.ascontiguousarray(q), np.ascontiguousarray(v), p.forces, 0.0, p.work,
                                  p.body_forces, tau)
     return tau, V, P
 

@@ -162,8 +162,8 @@ def test_compiled_law_in_the_fixed_step_switching_loop():
 
 
 def test_what_a_controlled_switching_run_refuses():
-    """Controllers with a release that separates a joint (the coordinates they act on change) are refused, naming
-    them and what to use instead."""
+    """Controllers carry across a release that separates a joint (by joint name: ``hold`` on the hinge goes on
+    acting); a compiled torque law, which reads q and v by position, is refused with it, naming it."""
     b = mb.ModelBuilder(gravity=(0.0, 0.0, -G), name="stage")
     b.add_body("a", mass=1.0, com=(0.0, 0.0, 0.0), inertia=np.eye(3) * 0.1)
     b.add_body("b", mass=1.0, com=(0.0, 0.0, 0.0), inertia=np.eye(3) * 0.1)
@@ -171,9 +171,16 @@ def test_what_a_controlled_switching_run_refuses():
     b.add_joint("clamp", mb.Revolute(axis=(0, 0, 1)), "a", "b")
     b.add_release("clamp", at=0.5, mode="separate")
     held = b.build().with_controllers({"hold": mb.JointPD(4.0, 1.0, [0.0], joints=["hinge"])})
-    with pytest.raises(ModelError, match=r"controllers \(hold\) and a release that separates") as err:
-        mb.simulate(held, [0.0, 0.0], [0.0, 0.0], 1.0)
-    assert err.value.element == "controllers"
+    res = mb.simulate(held, [0.0, 0.0], [0.0, 0.0], 1.0)
+    assert [e["kind"] for e in res.events] == ["release"]
+    assert [c.name for c in res.structures[1]["model"].controllers] == ["hold"]
+
+    @njit
+    def law(t, q, v, out):
+        out[0] = -4.0 * q[0]
+    with pytest.raises(ModelError, match=r"a compiled torque law \(tau=f\) and a release that separates") as err:
+        mb.simulate(held, [0.0, 0.0], [0.0, 0.0], 1.0, tau=law)
+    assert err.value.element == "tau"
 
 
 # ------------------------------------------------------------------------------------------------ a robot

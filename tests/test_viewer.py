@@ -343,6 +343,29 @@ def test_page_carries_the_result(panel_run):
     assert path["samples"] == list(range(30)) and np.array_equal(_array(path["times"], "<f8"), np.arange(30) / 50)
 
 
+def test_beams_are_drawn_as_their_centre_lines():
+    """A beam's segments are one bending line: its root, each elastic joint's point and each element's frame, its tip
+    (the tip frame's position, bit for bit up to float32), NaN after it; the elements' own inferred shapes are not
+    drawn."""
+    from multibody.systems import elastic
+
+    model = elastic.flexible_pendulum(6)
+    Q = np.zeros((3, model.nq))
+    Q[:, 0] = (0.0, 0.6, 1.2)
+    Q[2, 1:] = 0.1
+    data = _page_data(viewer.page(model, q=Q))
+    n = data["beams"]["npoints"]
+    assert n == 2 * 6 + 1 + 1
+    pts = _array(data["beams"]["points"], "<f4", (3, n, 3))
+    for f in range(3):
+        tip = mb.frame_placement(model, Q[f], "pendulum.tip")[1]
+        assert np.abs(pts[f, -2] - tip).max() < 1e-6 and np.isnan(pts[f, -1]).all()
+        assert np.abs(pts[f, 0]).max() < 1e-7                                     # the pin at the origin
+        steps = np.linalg.norm(np.diff(pts[f, :-1], axis=0), axis=1)
+        assert steps == pytest.approx(2.0 / 12, rel=1e-6)                         # half a segment each
+    assert {m["body"] for m in data["meshes"]} <= {0}
+
+
 def test_moving_base():
     """A ground that moves in a prescribed way (Kapitza's pendulum, seed 001 §3.1): the page moves body 0 as well."""
     a, W = 0.02, 2 * np.pi * 60.0

@@ -1,8 +1,10 @@
-"""multibody: dynamics of systems of rigid bodies.
+"""multibody: dynamics of systems of rigid and elastic bodies.
 
 Describe bodies, joints and forces once with ``ModelBuilder``; get O(N) dynamics (``rnea``, ``crba``,
-``aba``), simulations (``simulate`` -> ``Result``), constrained and stabilized formulations, and the
-exact linearization about equilibria and steady motions (``linearize``), and the
+``aba``), simulations (``simulate`` -> ``Result``), constrained and stabilized formulations, elastic beams and
+cables of rigid finite elements (``ModelBuilder.add_beam``), static equilibria and natural modes
+(``static_equilibrium``, ``modes``), the exact linearization about equilibria and steady motions (``linearize``), and
+the
 reference systems of the texts in ``multibody.systems``.
 
 ``import multibody`` loads only the exceptions: each public name is imported from its module when it is first used
@@ -11,7 +13,7 @@ model files, ``mb.sweep`` pandas), so a script, a notebook or a worker pays only
 """
 import importlib
 
-from multibody.errors import ConstraintError, IntegrationError, ModelError, ResultFileError
+from multibody.errors import ConstraintError, ConvergenceError, IntegrationError, ModelError, ResultFileError
 
 __version__ = "0.1.0"
 
@@ -21,10 +23,12 @@ _HOMES = {
     "multibody.model": ("BaseMotion", "Body", "Cylindrical", "Fixed", "Free", "GeneralJoint", "Model", "ModelBuilder",
                         "Placement", "Planar", "Prismatic", "Revolute", "Spherical", "Universal", "rotation_about",
                         "Box", "Capsule", "Cylinder", "HalfSpace", "Mesh", "Sphere", "Release",
-                        "ComputedTorque", "JointPD", "Trajectory",
+                        "ComputedTorque", "JointPD", "Trajectory", "LoadCurve",
                         "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile",
                         "UserConstraint", "VelocityConstraint"),
     "multibody.analysis.linearize": ("Linearization", "linearize"),
+    "multibody.analysis.statics": ("static_equilibrium", "Equilibrium"),
+    "multibody.analysis.modes": ("modes", "Modes"),
     "multibody.rows.reactions": ("joint_reactions",),
     "multibody.algorithms.dynamics": ("aba", "aba_batch", "bias_forces", "center_of_mass", "crba", "energy",
                                       "forward_kinematics", "gravity_forces", "hybrid_dynamics", "joint_wrenches",
@@ -68,8 +72,8 @@ __all__ = [
     "Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", "Planar", "Free", "Fixed", "GeneralJoint",
     "Constraint", "PointOnPlane", "PointOnProfile", "Profile", "RollingDisc", "RollingOnProfile", "UserConstraint",
     "VelocityConstraint", "Sphere", "Capsule", "Cylinder", "Box", "HalfSpace", "Mesh",
-    "JointPD", "ComputedTorque", "Trajectory",
-    "ModelError", "ConstraintError", "IntegrationError", "ResultFileError",
+    "JointPD", "ComputedTorque", "Trajectory", "LoadCurve",
+    "ModelError", "ConstraintError", "ConvergenceError", "IntegrationError", "ResultFileError",
     "Data", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces", "forward_kinematics",
     "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
     "rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch", "aba_derivatives_batch",
@@ -79,5 +83,6 @@ __all__ = [
     "controller_torques", "inverse_kinematics", "IKResult", "com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation", "centroidal_bias",
     "distance", "collisions", "Proximity",
     "simulate", "resume", "simulate_batch", "BatchResult", "Result", "linearize", "Linearization", "load_model",
+    "static_equilibrium", "Equilibrium", "modes", "Modes",
     "save_model", "sweep",
 ]

@@ -4,6 +4,17 @@ Every message names the offending element (body, joint, parameter, constraint) a
 """
 
 
+def shown(value):
+    """``value`` as a message shows it (``f"{shown(x)!r}"``): numpy scalars and arrays as the Python numbers and
+    lists they hold (``0.0``, not ``np.float64(0.0)``; ``[1.0, 2.0]``, not ``array([1., 2.])``), inside tuples and
+    lists too; anything else as it is. (numpy is not imported: its objects are known by their module.)"""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (tuple, list)):
+        return type(value)(shown(v) for v in value)
+    return value
+
+
 class MultibodyError(Exception):
     """Base class of every error raised by multibody."""
 
@@ -32,12 +43,25 @@ class ConstraintError(MultibodyError):
 
 
 class IntegrationError(MultibodyError, RuntimeError):
-    """A failed integration. ``result`` carries what was computed up to the failure, ``reason`` says why."""
+    """A failed integration. ``result`` carries what was computed up to the failure, ``reason`` says why;
+    ``element`` names what failed when one element did (a joint that chatters on its stops, a torque law that
+    raised), else None."""
 
-    def __init__(self, message, result=None, reason=None):
+    def __init__(self, message, result=None, reason=None, element=None):
         super().__init__(message)
         self.result = result
         self.reason = reason if reason is not None else message
+        self.element = element
+
+
+class ConvergenceError(MultibodyError, RuntimeError):
+    """An iterative solve (a static equilibrium, ...) that did not converge. ``result`` carries what it computed
+    (the last iterate, with its ``info``), ``element`` the coordinate or element whose residual is the worst."""
+
+    def __init__(self, message, result=None, element=None):
+        super().__init__(message)
+        self.result = result
+        self.element = element
 
 
 class SweepError(MultibodyError, RuntimeError):
@@ -45,6 +69,12 @@ class SweepError(MultibodyError, RuntimeError):
 
     The points that finished are kept in the sweep's table; ``resume=True`` computes the others.
     """
+
+
+class ConvergenceWarning(UserWarning):
+    """An iterative solve of a run (a Newton projection onto the constraints, an impact's problem) that stopped
+    before its tolerance: the run goes on from the last iterate, and ``result.info`` records the worst residual and
+    the iterations (one warning per run and solve, naming it)."""
 
 
 class ModelWarning(UserWarning):

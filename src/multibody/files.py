@@ -7,8 +7,12 @@
   place with ``os.replace``: a write that fails, or a process killed while writing, leaves the previous file or
   the new one, never a torn one. The file keeps the permissions of the file it replaces (a new one: those the
   process's umask gives).
+* :func:`writable_file` readies a place for a file that a view or a writer makes (a page, a figure, a model
+  file): not a folder, its folder made when missing; :func:`write_text` writes text there atomically.
 * :func:`check_readable` and :func:`unreadable` turn a missing file, a folder, a truncated, foreign or damaged file
   into one :class:`~multibody.errors.ResultFileError` line that names the file and what is wrong.
+* :func:`check_options` refuses a keyword that a function passing ``**options`` on does not take, naming it and
+  those it takes (a ``ModelError``), instead of the inner function's ``TypeError``.
 
 Every failure is a ``ResultFileError`` (a ``ModelError`` and an ``OSError``) naming the file.
 """
@@ -17,9 +21,10 @@ import stat
 import tempfile
 from pathlib import Path
 
-from multibody.errors import ResultFileError
+from multibody.errors import ModelError, ResultFileError
 
-__all__ = ["as_path", "check_writable", "atomic_write", "check_readable", "unreadable"]
+__all__ = ["as_path", "check_writable", "writable_file", "write_text", "atomic_write", "check_readable",
+           "unreadable", "check_options"]
 
 
 def as_path(path, what):
@@ -53,6 +58,44 @@ def check_writable(path, what):
         raise ResultFileError(f"{what} '{path}' cannot be written: {_reason(exc)} (folder '{folder}')",
                               path=path) from None
     return path
+
+
+def writable_file(path, what):
+    """``path`` as a ``Path`` a file can be written to: a ``ResultFileError`` naming ``what`` when it is a folder or
+    its folder cannot be made (a file in the way, no permission); its missing folders are made."""
+    path = as_path(path, what)
+    if path.is_dir():
+        raise ResultFileError(f"{what} '{path}' is a folder; give the name of a file in it", path=path)
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocking = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        why = f"'{blocking}' is a file, not a folder" if blocking is not None else _reason(exc)
+        raise ResultFileError(f"{what} '{path}': its folder '{folder}' cannot be made: {why}", path=path) from None
+    return path
+
+
+def write_text(path, text, what):
+    """Write ``text`` (UTF-8) to the file ``path`` (:func:`writable_file`, then :func:`atomic_write`); returns the
+    path."""
+    path = writable_file(path, what)
+    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")), what)
+
+
+def check_options(options, function, what, exclude=()):
+    """A ``ModelError`` for the first keyword of ``options`` that ``function`` (to which ``what`` passes them on)
+    does not take, naming it and the keywords it takes (those in ``exclude`` left out of the list)."""
+    import inspect
+
+    params = inspect.signature(function).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return
+    takes = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = sorted(set(options) - set(takes))
+    if unknown:
+        listed = [n for n in takes if n not in exclude]
+        raise ModelError(f"{what}: no option {unknown[0]!r}; it takes {', '.join(listed)}", element=unknown[0])
 
 
 def _umask():

@@ -20,12 +20,18 @@ contact angle. The tree formulation computes its joint reactions when ``reaction
 ``info``: dict of JSON-serialisable facts (method, steps, cpu_seconds, status, message, ...);
 ``q_names`` / ``v_names``: labels of the coordinates (used by the plots and the CSV header);
 ``contacts``: for a run with contact (``simulate(..., contact=...)``), the active contacts at each output time
-(:class:`Contacts`; None for other runs; not saved to files yet).
+(:class:`Contacts`; None for other runs). Saved with the Result in ``.npz`` and ``.h5`` files (arrays
+``contacts/<field>``, the pairs' names in the metadata), bit for bit; a ``.csv`` file, one row per time, cannot
+hold them and says so (a warning).
 ``events``: the switches of a run with joint limits, latches or releases
 (``multibody.switching.run``), a list of dicts with keys ``t``, ``element``, ``kind``
 (``"impact"``, ``"contact"``, ``"separate"``, ``"lock"``, ``"release"``), ``impulse`` and more (empty for other
 runs); ``structures``: the models such a run went through, ``[{"t": from when, "model": Model}]`` (None for other
 runs; not saved to files, like ``model``).
+``dense``: for an adaptive run whose outputs are its accepted steps (no ``t_eval``, ``n_out``) and that took at most
+``DENSE_STEPS`` of them, the integrator's dense output between them: ``dense(t)`` is the Result of the states at the
+times ``t`` (coordinates, energies; the plots draw the run from it, not through its few steps); None otherwise (not
+saved to files).
 
 Files: ``save(path)`` / ``Result.load(path)`` pick the format from the suffix: ``.npz`` (exact, binary) or
 ``.csv`` (one row per time, columns ``t``, ``q.<name>``, ``v.<name>``, ``energy.<kind>``, ...; a first comment
@@ -40,11 +46,12 @@ as pandas finds its plotting backend), so no import edge runs from here up to ``
 """
 import importlib
 import json
+import warnings
 
 import numpy as np
 
-from multibody.errors import ModelError, ResultFileError
-from multibody.files import as_path, atomic_write, check_readable, unreadable
+from multibody.errors import ModelError, ResultFileError, shown
+from multibody.files import as_path, atomic_write, check_options, check_readable, unreadable
 
 ENERGY_KEYS = ("kinetic", "potential", "total", "dissipated")
 #: prefix of the series that hold the drive forces of prescribed coordinates (``Result.drive_forces``)
@@ -86,13 +93,19 @@ def checked_meta(meta, path):
     :data:`META_KEYS` of its type; else a ``ResultFileError`` naming the file and the key."""
     if not isinstance(meta, dict) or meta.get("format") != "multibody.Result":
         found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (format {found!r})", path=path)
+        raise ResultFileError(f"Result file '{path}' is not a multibody Result file (format {shown(found)!r})", path=path)
     meta = dict(meta)
     meta.setdefault("series", {})
     for key, kind in META_KEYS.items():
         if not isinstance(meta.get(key), kind):
             raise ResultFileError(f"Result file '{path}' is damaged: its metadata has no {kind.__name__} "
                                   f"'{key}'", path=path)
+    if "contacts" in meta:
+        pairs = meta["contacts"].get("pairs") if isinstance(meta["contacts"], dict) else None
+        if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 4 and
+                                                  all(isinstance(x, str) for x in p) for p in pairs):
+            raise ResultFileError(f"Result file '{path}' is damaged: its metadata's 'contacts' has no list of pairs "
+                                  "(four names each)", path=path)
     return meta
 
 
@@ -161,9 +174,12 @@ class Result:
             raise ModelError(f"Result: {len(self.q_names)} q_names / {len(self.v_names)} v_names for "
                              f"nq={nq}, nv={nv}")
         self.model = model  # not saved to files
-        self.contacts = contacts  # not saved to files
+        if contacts is not None and len(contacts) != n:
+            raise ModelError(f"Result: contacts has {len(contacts)} output times for {n} times")
+        self.contacts = contacts
         self.events = [dict(e) for e in (events or ())]
         self.structures = None  # not saved to files
+        self.dense = None       # not saved to files (module docstring)
 
     @property
     def reactions(self):
@@ -258,11 +274,16 @@ class Result:
             "length": len(self),
             "info": self.info,
             "events": self.events,
+            **({"contacts": {"pairs": [list(p) for p in self.contacts.pairs]}} if self.contacts is not None else {}),
         }
 
-    def metadata_json(self):
-        """The layout of the arrays and ``info``, as the JSON text every Result file carries."""
-        return json.dumps(self._meta(), default=_json_default)
+    def metadata_json(self, contacts=True):
+        """The layout of the arrays and ``info``, as the JSON text every Result file carries (without the contacts'
+        pairs for a file that does not hold the contacts)."""
+        meta = self._meta()
+        if not contacts:
+            meta.pop("contacts", None)
+        return json.dumps(meta, default=_json_default)
 
     def save(self, path):
         """Write to ``path``: ``.npz`` or ``.csv`` by suffix. Returns the path.
@@ -270,8 +291,10 @@ class Result:
         The file is replaced atomically (``multibody.files.atomic_write``): a failed write leaves the previous
         file, never a torn one; a place that cannot be written is a ``ResultFileError`` naming the file."""
         path = as_path(path, "Result file")
+        if path.is_dir():
+            raise ResultFileError(f"Result file '{path}' is a folder; give the name of a file in it", path=path)
         suffix = path.suffix.lower()
-        meta = self.metadata_json()
+        meta = self.metadata_json(contacts=suffix != ".csv")
         if suffix == ".npz":
             arrays = {"t": self.t, "q": self.q, "v": self.v, "meta": np.array(meta)}
             for k, val in self.energy.items():
@@ -282,8 +305,12 @@ class Result:
                 arrays[f"reaction/{i}"] = val
             for i, (k, val) in enumerate(self.series.items()):
                 arrays[f"series/{i}"] = val
+            arrays.update(self.contacts.arrays() if self.contacts is not None else {})
             return atomic_write(path, lambda fh: np.savez(fh, **arrays), "Result file")
         if suffix == ".csv":
+            if self.contacts is not None:
+                warnings.warn(f"Result.save('{path}'): a CSV file holds one row per time and not the run's contacts "
+                              "(result.contacts); save to .npz or .h5 to keep them", stacklevel=2)
             cols = [self.t[:, None], self.q, self.v]
             # q. and v. prefixes: a one-coordinate joint's coordinate and velocity have the same name
             header = ["t"] + [f"q.{n}" for n in self.q_names] + [f"v.{n}" for n in self.v_names]
@@ -323,7 +350,8 @@ class Result:
                    residuals={k: get(f"residual/{i}") for i, k in enumerate(meta["residuals"])},
                    reactions={k: get(f"reaction/{i}") for i, k in enumerate(meta["reactions"])},
                    series={k: get(f"series/{i}") for i, k in enumerate(meta["series"])},
-                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"))
+                   info=meta["info"], q_names=meta["q_names"], v_names=meta["v_names"], events=meta.get("events"),
+                   contacts=Contacts.from_arrays(get, meta["contacts"]["pairs"]) if "contacts" in meta else None)
 
     @classmethod
     def load(cls, path):
@@ -384,7 +412,7 @@ class Result:
             index = c[2:-1]
             if c.startswith(prefix) and c.endswith("]") and index.isdigit() and int(index) < arr.shape[1]:
                 return c, arr[:, int(index)]
-        raise ModelError(f"Result: coordinate {c!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
+        raise ModelError(f"Result: coordinate {shown(c)!r} is unknown; expected an index of q (0..{self.q.shape[1] - 1}),"
                          f" 'q[i]', 'v[i]' or one of {self.q_names + self.v_names}", element="coords")
 
     # ---- views (multibody.viz, looked up by name) ----------------------------------------------------------
@@ -404,7 +432,27 @@ class Result:
 
     def animate(self, path, **options):
         """A GIF (or MP4) of the motion: ``multibody.viz.animate(self, path, ...)``. Returns the path."""
+        check_options(options, _view("animate"), "Result.animate", exclude=("model_or_result", "path"))
         return _view("animate")(self, path, **options)
+
+
+#: the steps up to which an adaptive run with every step as output keeps its dense output (``Result.dense``): a few
+#: kilobytes a step, and DOP853's interpolant costs 3 evaluations of the right-hand side a step (12 make the step);
+#: a run of more steps than this has enough outputs to be drawn through them, and keeps none
+DENSE_STEPS = 2000
+
+
+class DenseOutput:
+    """``Result.dense`` (module docstring): the Result of the states at the times t of the interpolant ``sol`` of an
+    adaptive run's steps (an ``OdeSolution``), made by ``make_result(t, X, info)`` (the formulation's: its
+    coordinates, energies, residuals)."""
+
+    def __init__(self, sol, make_result):
+        self.sol, self.make_result = sol, make_result
+
+    def __call__(self, t):
+        t = np.asarray(t, dtype=float).reshape(-1)
+        return self.make_result(t, np.asarray(self.sol(t)).T.reshape(len(t), -1), {})
 
 
 class Contacts:
@@ -432,6 +480,24 @@ class Contacts:
 
     def __len__(self):
         return self.offsets.shape[0] - 1
+
+    def arrays(self):
+        """The arrays of a Result file that hold these contacts: ``{"contacts/<field>": array}`` (``offsets`` and the
+        :data:`FIELDS`); the pairs' names go to the file's metadata."""
+        return {f"contacts/{f}": getattr(self, f) for f in ("offsets",) + self.FIELDS}
+
+    @classmethod
+    def from_arrays(cls, get, pairs):
+        """The Contacts of a Result file: ``get(name)`` its arrays (:meth:`arrays`), ``pairs`` the pairs' names."""
+        return cls(get("contacts/offsets"), pairs, *(get(f"contacts/{f}") for f in cls.FIELDS))
+
+    def __eq__(self, other):
+        """Equal when the pairs and every array are equal (bit for bit)."""
+        if not isinstance(other, Contacts) or self.pairs != other.pairs:
+            return NotImplemented if not isinstance(other, Contacts) else False
+        return all(np.array_equal(a, b) for a, b in zip(self.arrays().values(), other.arrays().values()))
+
+    __hash__ = None
 
     @property
     def count(self):

@@ -54,7 +54,7 @@ import numpy as np
 
 import multibody.formulations  # noqa: F401  (registers every formulation)
 from multibody.model.data import refuse_general_joints, refuse_kinematics_only
-from multibody.errors import IntegrationError, ModelError, ResultFileError
+from multibody.errors import IntegrationError, ModelError, ResultFileError, shown
 from multibody.formulations.base import FORMULATIONS, check_supported, describe_formulations, formulation_options
 from multibody.contact.models import check_contact_run, contact_system
 from multibody.contact.stepping_batch import stepping_batch
@@ -69,7 +69,7 @@ from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed
 from multibody.integrate.tableaux import STAGES
 from multibody.contact.stepping_loop import SteppingSystem
 from multibody.model.model import Model
-from multibody.result import BatchResult, Result
+from multibody.result import DENSE_STEPS, BatchResult, DenseOutput, Result
 
 __all__ = ["simulate", "resume", "simulate_batch", "BatchResult", "fixed_step_count"]
 
@@ -136,7 +136,7 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         budget at both its mean and its last step fails at once (a ``t_end`` of 1e300 ends after 1000 steps); a
         fixed-step run of more steps is refused before it starts (``ModelError`` naming ``h``).
     events : callables ``g(t, q, v)`` (attributes ``terminal``, ``direction`` as for ``solve_ivp``), adaptive
-        methods only; the event times are in ``result.info["t_events"]`` (one list per event). With joint limits,
+        methods and ``contact="stepping"`` (evaluated at every step) only; the event times are in ``result.info["t_events"]`` (one list per event). With joint limits,
         latches or releases they are located alongside the switches, an event at a switch reported once
         (``switching/events.py``).
     energy : compute the energies of the outputs (``result.energy``; in the compiled loop for fixed steps).
@@ -149,9 +149,11 @@ def simulate(model, q0=None, v0=None, t_end=1.0, method="DOP853", h=None, rtol=1
         that cannot be written (a ``ResultFileError``, checked by writing a file there).
     contact : a contact model for the model's collision elements (``multibody.contact.models``):
         ``"compliant"`` (Hunt–Crossley forces in the tree's right-hand side, any method) or ``"stepping"``
-        (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method); its
-        parameters are keyword options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``);
-        ``result.contacts`` holds the contacts at each output, ``result.energy["dissipated"]`` what they took.
+        (velocity-level time stepping with exact friction cones, its own step: give ``h``, no method; one problem
+        per step over the contacts, joint stops, latches, held coordinates, loops and constraints, the controllers
+        acting in its loop, ``checkpoint=`` and ``events=`` served by its run loop); its parameters are keyword
+        options (e.g. ``stiffness=``, ``damping=``; ``contact_pairs=``, ``exclude=``); ``result.contacts`` holds the
+        contacts at each output, ``result.energy["dissipated"]`` what they took.
     options : passed to the formulation's factory; e.g. ``prescribed={"joint.coordinate": f}`` of ``"tree"``
         drives those coordinates along ``f(t) -> (q, q̇, q̈)`` and returns the drive forces in
         ``result.drive_forces`` (seed 001 §3.3.1; ``formulations/prescribed.py``; a Python right-hand side).
@@ -281,7 +283,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     _check_model(model, formulation)
     system = None
     if contact is not None:   # ---- a contact model (contact/models.py) with its own parameters
-        check_contact_run(model, contact)
+        check_contact_run(model, contact, options)
         contact_options = dict(options)
         system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
         options = {}
@@ -379,12 +381,14 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         return system.make_result(t, X, info, obs=obs)
 
     def failed(t, X, reason, extra, obs=None, cause=None):
+        named = system.diagnose() if system.diagnose is not None else None   # e.g. a compiled law that raised
+        reason = reason if named is None else named[0]
         res = finish(t, X, "failed", reason, extra, obs)
         if isinstance(cause, ModelError) and not isinstance(cause, ResultFileError):
             cause.result = res      # bad input met during the run: its ModelError, with what was computed
             raise cause
         raise IntegrationError(f"{method} integration of model '{info['model']}' failed: {reason}", result=res,
-                               reason=reason) from cause
+                               reason=reason, element=None if named is None else named[1]) from cause
 
     if fixed:
         compiled = system.rhs is not None and not system.python_only
@@ -458,7 +462,9 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         extra["t_events"] = [te.tolist() for te in run.t_events]
     if run.status == "failed":
         failed(run.t, run.y, run.reason, extra, cause=run.error)
-    return finish(run.t, run.y, run.status, run.message, extra)
+    res = finish(run.t, run.y, run.status, run.message, extra)
+    res.dense = None if run.sol is None else DenseOutput(run.sol, system.make_result)   # (the steps' interpolants)
+    return res
 
 
 def _event(system, ev, k):
@@ -582,7 +588,8 @@ def _solve_adaptive_checkpointed(system, key, t0, t_end, rtol, atol, t_eval, eve
         run = solve_adaptive(system.fun, (t_start, t_end), y_start, method=key, rtol=rtol, atol=atol, t_eval=rest,
                              events=events, max_steps=max_steps, project=project, progress=progress,
                              project_output=system.project_output if project is not None else None,
-                             callback=callback, names=names, max_output_bytes=arg.memory_limit())
+                             callback=callback, names=names, max_output_bytes=arg.memory_limit(),
+                             dense_output=DENSE_STEPS if rest is None and prev is None else False)
         if prev is not None:
             skip = 1 if t_eval is None else 0   # a run without t_eval outputs its start, the checkpoint's last output
             run.t, run.y = _joined(prev, run.t[skip:], run.y[skip:], y_start.shape[0])
@@ -742,7 +749,8 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
 
     simd = None
     if lanes not in (None, True, False):
-        raise ModelError(f"lanes must be None (where the model allows), True or False, got {lanes!r}", element="lanes")
+        raise ModelError(f"lanes must be None (where the model allows), True or False, got {shown(lanes)!r}",
+                         element="lanes")
     if lanes is None or lanes:
         from multibody.integrate.fixed_step import METHODS
         from multibody.integrate.lanes import LANE_METHODS

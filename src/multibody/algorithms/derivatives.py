@@ -13,8 +13,8 @@ All matrices are nv x nv. Derivatives with respect to q are taken in the tangent
 child-frame velocity of its origin), as Pinocchio and ``multibody.linearize`` do; for the other joints they are
 the plain partial derivatives. ``fext`` (as in ``algorithms.rnea``: [moment about the ground origin; force] per
 body, ground coordinates) is held fixed in ground coordinates. ``aba_derivatives(..., applied=True)``
-differentiates q̈ = aba(q, q̇, τ + τ_app(q, q̇)) with the model's joint spring-dampers and efforts and point
-spring-dampers (``kernels/forces.py``: the forces the ``"tree"`` formulation of ``simulate`` adds); gravity is
+differentiates q̈ = aba(q, q̇, τ + τ_app(t, q, q̇)) with the model's joint spring-dampers and efforts, point
+spring-dampers and loads at time t (``kernels/forces.py``: the forces the ``"tree"`` formulation of ``simulate`` adds); gravity is
 always in. A model whose ground moves in a prescribed way is evaluated at time ``t`` (default 0), as the other
 algorithms. General joints (seed 001 §3.4.2) have no analytical derivatives here: ``ModelError``.
 
@@ -115,8 +115,8 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     space), q̇ and τ (= M(q)⁻¹): q̈ by ABA, M⁻¹ by the articulated-body recursion in O(N²), then
     ∂q̈/∂x = −M⁻¹ ∂τ/∂x with the RNEA derivatives at that q̈ (Carpentier & Mansard, RSS 2018;
     ``kernels/derivatives_aba.py``). ``applied=True``: q̈ = aba(q, q̇, τ + τ_app(q, q̇)) with the model's joint
-    spring-dampers and efforts and point spring-dampers. ``fext`` is held fixed in ground coordinates; ``t``: the
-    time of a moving base."""
+    spring-dampers and efforts, point spring-dampers and loads. ``fext`` is held fixed in ground coordinates; ``t``: the
+    time of a moving base and of the loads."""
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, has_applied, owner = (
@@ -134,8 +134,8 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     out = [_empty(d.mshape) for _ in range(3)]
     fx = as_fext(fext, d, model)
     if applied and w.applied:
-        err = _call(aba_derivatives_applied_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, w.forces, w.fb, d.work, w.dwork,
-                    w.dint, w.qdd, *out)
+        err = _call(aba_derivatives_applied_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, w.forces,
+                    0.0 if t is None else float(t), w.fb, d.work, w.dwork, w.dint, w.qdd, *out)
     else:
         err = _call(aba_derivatives_kernel, model, d, q, d.mi, d.mf, q, v, tau, fx, d.work, w.dwork, w.dint, w.qdd,
                     *out)
@@ -219,7 +219,7 @@ def aba_derivatives_batch(model, Q, V, TAU, data=None, t=None, applied=False):
     d, w, Q, V, TAU, out = _batch_args(model, Q, V, TAU, data, t, "TAU")
     qdd = np.empty((Q.shape[0], d.nv))
     err = aba_derivatives_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, bool(applied) and w.applied, w.forces,
-                                       w.dint, 4 * numba.get_num_threads(), base_copy(d), qdd, *out)
+                                       0.0 if t is None else float(t), w.dint, 4 * numba.get_num_threads(), base_copy(d), qdd, *out)
     if err:
         raise _error(model, d, err, "TAU")
     return tuple(out)

@@ -51,7 +51,7 @@ import numba
 import numpy as np
 
 from multibody.model.data import FAST_ATTR, MASS_ATTR, Data, base_block, default_data, refuse_kinematics_only
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
 from multibody.kernels.crba import crba_kernel
@@ -97,9 +97,9 @@ def _time(t):
     try:
         t = float(t)
     except (TypeError, ValueError):
-        raise ModelError(f"t must be a number (the time of the base motion), got {t!r}", element="t") from None
+        raise ModelError(f"t must be a number (the time of the base motion), got {shown(t)!r}", element="t") from None
     if not np.isfinite(t):
-        raise ModelError(f"t must be finite, got {t!r}", element="t")
+        raise ModelError(f"t must be finite, got {shown(t)!r}", element="t")
     return t
 
 
@@ -111,7 +111,7 @@ def _real(x, what, expected):
     try:
         return np.ascontiguousarray(x, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ModelError(f"{what} must be {expected}, got {x!r}", element=what) from None
+        raise ModelError(f"{what} must be {expected}, got {shown(x)!r}", element=what) from None
 
 
 def _vector(x, n, what, model):
@@ -164,7 +164,7 @@ def _body(model, body):
 def _point(point):
     r = _real(point, "point", "3 numbers (body coordinates)")
     if r.size != 3:
-        raise ModelError(f"point must be 3 numbers (body coordinates), got {point!r}", element="point")
+        raise ModelError(f"point must be 3 numbers (body coordinates), got {shown(point)!r}", element="point")
     r = r.reshape(3)
     return float(r[0]), float(r[1]), float(r[2])
 
@@ -220,7 +220,7 @@ def _fill(d, q, v, t):
         try:
             t = 0.0 if t is None else float(t)
         except (TypeError, ValueError):
-            raise ModelError(f"t must be a number (the time of the rheonomic joints), got {t!r}", element="t") from None
+            raise ModelError(f"t must be a number (the time of the rheonomic joints), got {shown(t)!r}", element="t") from None
         d.fill(q, v, t, d.work)
 
 
@@ -472,7 +472,7 @@ def forward_kinematics(model, q, v=None, a=None, data=None, frames="user", t=Non
     if frames == "user":
         _to_user_frames(model, R, p, vel, acc, level)
     elif frames != "kernel":
-        raise ModelError(f"frames must be 'user' or 'kernel', got {frames!r}", element="frames")
+        raise ModelError(f"frames must be 'user' or 'kernel', got {shown(frames)!r}", element="frames")
     return Kinematics(R, p, vel if level >= 1 else None, acc if level >= 2 else None)
 
 

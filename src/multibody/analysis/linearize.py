@@ -202,7 +202,7 @@ def linearize(model, q0, v0, coordinates=None, speeds=None, inputs=(), t=0.0, de
                          element="derivative")
     if derivative in ("auto", "analytic"):
         if not model.constraints:
-            return _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative)
+            return _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative, t)
         if derivative == "analytic":
             raise ModelError(f"linearize: model '{model.name}' has constraints "
                              f"({', '.join(c.name for c in model.constraints)}), whose elimination the analytical "
@@ -266,7 +266,7 @@ def _skew(w, scale):
     return scale * np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative):
+def _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative, t=0.0):
     """:func:`linearize` of a model without constraints by the analytical derivatives (module docstring): J =
     [[∂δ̇/∂δ, E], [∂q̈/∂q, ∂q̈/∂q̇]] with the model's applied forces, ∂δ̇/∂δ = −½ ad_v0 of the chart kinematics
     δ̇ = v + ½ ad_δ v (``ReducedDynamics``) on the Spherical (−½ [ω]) and Free joints (−½ [[ω], 0; [v], [ω]] for
@@ -279,7 +279,7 @@ def _linearize_analytic(model, q0, v0, coordinates, speeds, inputs, derivative):
     si = list(range(nv)) if speeds is None else _partition(np.zeros((0, nv)), _indices(model, speeds, "speeds"), nv,
                                                            "speeds")[0]
     inp = _indices(model, inputs, "inputs")
-    da_dq, da_dv, Minv = aba_derivatives(model, q0, v0, np.zeros(nv), applied=True)
+    da_dq, da_dv, Minv = aba_derivatives(model, q0, v0, np.zeros(nv), applied=True, t=t)
     J = np.zeros((2 * nv, 2 * nv))
     np.fill_diagonal(J[:nv, nv:], 1.0)
     J[nv:, :nv] = da_dq

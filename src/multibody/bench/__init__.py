@@ -18,6 +18,8 @@ BENCHMARKS = [
     ("robotics", "multibody.bench.robotics", "bench_robotics"),
     ("sweep", "multibody.bench.sweep", "bench_sweep"),
     ("contact", "multibody.bench.contact", "bench_contact"),
+    ("contact-batch", "multibody.bench.contact", "bench_contact_batch"),
     ("switching", "multibody.bench.switching", "bench_switching"),
+    ("beams", "multibody.bench.beams", "bench_beams"),
     ("first-use", "multibody.bench.first_use", "bench_first_use"),
 ]

@@ -232,3 +232,85 @@ def bench_contact(t_end=5.0, steps=(1e-3, 2e-3), rounds=5, verbose=True):
               "defaults). Process time of whole "
               "runs (ours: simulate; MuJoCo: mj_step in blocks), interleaved rounds: median and range of the ratio.")
     return rows
+
+
+# ---- many runs: simulate_batch against mujoco.rollout -------------------------------------------------------------
+def solo12_posture_model(radius=FOOT_RADIUS, friction=1.0):
+    """Solo12 as a user loads it: its URDF limits as stops (the default), the foot spheres and floor of
+    :func:`solo12_model`, the posture held by a ``mb.JointPD`` controller (the law of :func:`posture_law`)."""
+    import multibody as mb
+
+    urdf, _ = solo12_path()
+    model = mb.load_model(str(urdf), floating_base=True)
+    model = model.with_collisions([("floor", "ground", mb.HalfSpace(), None, friction)],
+                                  spheres={f: radius for f in FEET}, friction=friction, keep=False)
+    return model.with_controllers({"posture": mb.JointPD(KP, KD, target=Q_REF, gravity_compensation=False)})
+
+
+def drop_heights(runs, seed=0, highest=0.05):
+    """The random extra drop heights (m) of the runs of :func:`bench_contact_batch`."""
+    return np.random.default_rng(seed).uniform(0.0, highest, runs)
+
+
+def bench_contact_batch(runs=1000, t_end=5.0, h=1e-3, threads=2, chunk=100, verbose=True):
+    """``runs`` Solo12 standing runs with random drop heights in one ``simulate_batch`` call (the model of
+    :func:`solo12_posture_model`: stops, a JointPD posture, foot contacts) against ``mujoco.rollout`` of the same
+    runs on ``threads`` threads (its twin of :func:`mujoco_solo12`, the same initial states; its outputs, every step
+    of every run, taken ``chunk`` runs at a time to bound their memory), in one process: the process time per run
+    of each and their ratio, and the largest difference of the final base heights."""
+    import numba
+
+    import multibody as mb
+
+    if solo12_path() is None:
+        print("example-robot-data is not installed: no Solo12")
+        return {}
+    model = solo12_posture_model()
+    q0 = standing_state(model)
+    Q0 = np.tile(q0, (runs, 1))
+    Q0[:, 2] += drop_heights(runs)
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    mb.simulate_batch(model, Q0[:2], None, 10 * h, h=h, contact="stepping", n_out=2)    # compiled before timing
+    cpu = time.process_time()
+    ours = mb.simulate_batch(model, Q0, None, t_end, h=h, contact="stepping", n_out=2)
+    ours_cpu = (time.process_time() - cpu) / runs
+    row = {"runs": runs, "t_end": t_end, "h": h, "ours_cpu_per_run": ours_cpu, "threads": ours.info["threads"],
+           "failed": int(np.sum(~ours.ok))}
+    try:
+        import mujoco
+        from mujoco import rollout
+    except ImportError:
+        mujoco = None
+    if mujoco is not None:
+        m, d = mujoco_solo12(h)
+        spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        states = np.empty((runs, mujoco.mj_stateSize(m, spec)))
+        for b in range(runs):
+            d.qpos[:] = mujoco_state(m, model, Q0[b])
+            d.qvel[:] = 0.0
+            mujoco.mj_forward(m, d)
+            mujoco.mj_getState(m, d, states[b], spec)
+        datas = [mujoco.MjData(m) for _ in range(threads)]
+        ctrl = np.array([POSTURE[m.actuator(a).name] for a in range(m.nu)])[None, None, :]
+        steps = int(round(t_end / h))
+        heights = np.empty(runs)
+        cpu = time.process_time()
+        for first in range(0, runs, chunk):
+            out, _ = rollout.rollout(m, datas, states[first:first + chunk], ctrl, nstep=steps)
+            heights[first:first + chunk] = out[:, -1, 1 + 2]     # (time, qpos...): the base's z
+        row["mujoco_cpu_per_run"] = (time.process_time() - cpu) / runs
+        row["ratio"] = ours_cpu / row["mujoco_cpu_per_run"]
+        row["base_height_difference"] = float(np.max(np.abs(ours.q[:, -1, 2] - heights)))
+    if verbose:
+        print("| runs | simulated s | h (ms) | CPU s per run ours / mujoco.rollout | ratio | threads | largest base "
+              "height difference (mm) |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        mj = row.get("mujoco_cpu_per_run")
+        print(f"| {runs} | {t_end:g} | {1e3 * h:g} | {ours_cpu:.4f} / " + (f"{mj:.4f}" if mj else "n/a") +
+              f" | {row.get('ratio', float('nan')):.2f} | {row['threads']} | "
+              f"{1e3 * row.get('base_height_difference', float('nan')):.2f} |")
+        print(f"\nSolo12 from its URDF (limits as stops), a JointPD posture (KP {KP}, KD {KD}), foot spheres, "
+              f"friction 1, {runs} drops from up to 5 cm above standing: simulate_batch(contact='stepping') against "
+              f"mujoco.rollout on {threads} threads (options {MUJOCO_OPTIONS}); process time of the whole batch over "
+              "the runs.")
+    return [row]

@@ -46,6 +46,8 @@ import time
 
 import numpy as np
 
+from multibody.errors import shown
+
 __all__ = ["DEFAULT_STEP_SIZE", "exudyn_maneuver", "exudyn_bicycle_model", "initial_body_velocities"]
 
 #: the step size of :func:`exudyn_maneuver`, 1/68 s (1360 steps in 20 s): with ``TrapezoidalIndex2`` the M2
@@ -225,7 +227,7 @@ def exudyn_maneuver(name="M2", params=None, step_size=DEFAULT_STEP_SIZE, t_end=2
                          element="maneuver")
     step_size = float(step_size)
     if not (step_size > 0.0 and math.isfinite(step_size)):
-        raise ValueError(f"step_size must be a positive number, got {step_size!r}")
+        raise ValueError(f"step_size must be a positive number, got {shown(step_size)!r}")
     exu = _import_exudyn()
     solver_type = getattr(exu.DynamicSolverType, str(solver), None)
     if not isinstance(solver_type, exu.DynamicSolverType):

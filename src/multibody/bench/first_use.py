@@ -40,7 +40,44 @@ model = b.build()
 q = np.full(model.nq, 0.2); v = np.full(model.nv, 0.1); tau = np.zeros(model.nv)
 """
 
-#: (name, target CPU seconds of the timed part, setup code, timed code): the probes of issue 27
+#: a compiled torque law of the user's (numba compiles it in the user's process: its own compilation is counted
+#: in the timed part, not as the package's)
+_LAW = r"""
+import numba
+@numba.njit
+def law(t, q, v, out):
+    for k in range(v.shape[0]):
+        out[k] = -0.3 * v[k]
+"""
+
+#: a ball of another size than the warm-up's, on a tilted floor (docs/contact.md)
+_BALL = r"""
+import numpy as np
+import multibody as mb
+b = mb.ModelBuilder(name="probe ball")
+b.add_body("ball", mass=2.0, inertia=(0.02, 0.02, 0.02))
+b.add_joint("free", mb.Free(), parent="ground", child="ball")
+b.add_collision("ball", "ball", mb.Sphere(0.15), friction=0.8)
+b.add_collision("floor", "ground", mb.HalfSpace(), placement=mb.Placement(rotation=mb.rotation_about((0, 1, 0), 0.1)))
+ball = b.build()
+q0 = ball.neutral(); q0[2] = 0.5
+"""
+
+#: a double pendulum on stops, with a PD controller on its first hinge (docs/variable-structure.md, docs/robots.md)
+_STOPS = r"""
+import numpy as np
+import multibody as mb
+b = mb.ModelBuilder(name="probe stops")
+b.add_body("upper", mass=1.0, com=(0, 0, -0.5), inertia=[0.02, 0.02, 0.001])
+b.add_body("lower", mass=0.5, com=(0, 0, -0.4), inertia=[0.01, 0.01, 0.001])
+b.add_joint("shoulder", mb.Revolute(axis=(0, 1, 0)), "ground", "upper", limits=(-0.5, 0.5), restitution=0.6)
+b.add_joint("elbow", mb.Revolute(axis=(0, 1, 0)), "upper", "lower", placement=mb.Placement(translation=(0, 0, -1)),
+            limits=(-1.0, 1.0), restitution=0.3)
+stops = b.build()
+"""
+
+#: (name, target CPU seconds of the timed part, setup code, timed code): the probes of issue 27, then the first call
+#: of each capability of ``multibody.warmup.CAPABILITIES`` (a model the warm-up did not build)
 PROBES = [
     ("import multibody", 0.3, "", "import multibody"),
     ("first aba", 1.0, _MODEL, "mb.aba(model, q, v, tau)"),
@@ -55,7 +92,31 @@ PROBES = [
      "from multibody.bench.first_use import sweep_point; from multibody.parallel.backends import run_chunk; "
      "import pickle; out = run_chunk(pickle.dumps(sweep_point), ['length'], [(0, (0.8,))], False, True); "
      "assert out['rows'][0][2] is None, out"),
+    ("derivatives: aba_derivatives", 1.0, _MODEL, "mb.aba_derivatives(model, q, v, tau)"),
+    ("frames: frame_jacobian", 1.0, _MODEL, "mb.frame_jacobian(model, q, 'b4', reference='world')"),
+    ("centroidal: centroidal_map", 1.0, _MODEL, "mb.centroidal_map(model, q)"),
+    ("batches: simulate_batch RK4", 2.0, _MODEL,
+     "mb.simulate_batch(model, np.tile(q, (16, 1)), None, 0.1, method='RK4', h=1e-3)"),
+    ("controllers: JointPD, RK4", 2.0, _MODEL,
+     "held = model.with_controllers({'pd': mb.JointPD(50.0, 5.0, q)}); "
+     "mb.simulate(held, q + 0.1, v, 0.1, method='RK4', h=1e-3)"),
+    ("controllers: compiled torque law", 2.0, _MODEL + _LAW,
+     "mb.simulate(model, q, v, 0.1, method='RK4', h=1e-3, tau=law)"),
+    ("switching: stops, DOP853", 2.0, _STOPS, "mb.simulate(stops, [0.4, 0.0], [1.0, 0.0], 1.0, rtol=1e-8)"),
+    ("switching: stops, RK4", 2.0, _STOPS, "mb.simulate(stops, [0.4, 0.0], [1.0, 0.0], 1.0, method='RK4', h=1e-3)"),
+    ("contact: stepping", 2.0, _BALL, "mb.simulate(ball, q0, None, 0.5, h=1e-3, contact='stepping')"),
+    ("contact: compliant", 2.0, _BALL, "mb.simulate(ball, q0, None, 0.5, contact='compliant')"),
 ]
+
+#: probes run only when named (``python -m multibody.bench.first_use --only demo``): the README's first command,
+#: a minute of CPU, with the functions it compiles (none after the install)
+OPTIONAL = [
+    ("demo", 120.0, "import tempfile, numba; from multibody.cli import main",
+     "with tempfile.TemporaryDirectory() as out: main(['demo', '--out', out])"),
+]
+
+#: the probes of the public capabilities (``tests/test_first_use.py`` runs them in one process)
+CAPABILITY_PROBES = [p for p in PROBES if ":" in p[0]]
 
 _CHILD = r"""
 import json, sys, time
@@ -200,8 +261,27 @@ def run_probe(setup, timed, timeout=1800):
     line = [ln for ln in proc.stdout.splitlines() if ln.startswith("FIRST-USE ")][-1]
     out = json.loads(line[len("FIRST-USE "):])
     out.update(process=(after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime), wall=wall,
-               package=kind)
+               package=kind, lines=[ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE ")])
     return out
+
+
+_EACH = r"""
+for _name, _setup, _timed in {probes!r}:
+    _ns = {{}}
+    _n = len(compiled)
+    exec(_setup, _ns)
+    exec(_timed, _ns)
+    print("PROBE " + json.dumps([_name, compiled[_n:]]))
+"""
+
+
+def compiled_by_capability(probes=None):
+    """The probes of the capabilities (default :data:`CAPABILITY_PROBES`), one after the other in one new process
+    on a fresh copy of the installed package: ``{probe name: the package's functions compiled by its setup and
+    its call}`` (empty lists when the wheel's caches serve them all), and ``"wheel"`` or ``"source"``."""
+    probes = [(name, setup, timed) for name, _, setup, timed in (probes or CAPABILITY_PROBES)]
+    out = run_probe("import numba, multibody", _EACH.format(probes=probes))
+    return dict(json.loads(line[len("PROBE "):]) for line in out["lines"]), out["package"]
 
 
 def bench_first_use(verbose=True, only=None):
@@ -213,8 +293,8 @@ def bench_first_use(verbose=True, only=None):
     if verbose:
         print("first calls after install: each in a new process on a fresh copy of "
               f"{os.path.dirname(multibody.__file__)}")
-    for name, target, setup, timed in PROBES:
-        if only and name not in only:
+    for name, target, setup, timed in PROBES + OPTIONAL:
+        if (only and name not in only) or (not only and (name, target, setup, timed) in OPTIONAL):
             continue
         rows[name] = dict(run_probe(setup, timed), target=target)
         if verbose:
@@ -235,7 +315,7 @@ def main(argv=None):
     import argparse
 
     p = argparse.ArgumentParser(description="the first calls after install, each in a fresh process")
-    p.add_argument("--only", nargs="+", help="probe names")
+    p.add_argument("--only", nargs="+", help="probe names (\"demo\": the README's first command, only when named)")
     args = p.parse_args(argv)
     bench_first_use(only=args.only)
     return 0

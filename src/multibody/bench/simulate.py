@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from multibody.bench.timing import environment, fmt_spread, interleaved, spread
+from multibody.errors import shown
 
 #: the rods of the chain: mass, length, and the radius of their thin-rod inertia (m L²/12 across, m r²/2 along)
 MASS, LENGTH, RADIUS = 1.0, 0.5, 0.01
@@ -50,9 +51,9 @@ def rod_chain_mujoco(n, h=1e-3):
     body = ""
     for k in reversed(range(n)):
         body = (f'<body pos="0 0 {-LENGTH if k else 0.0}"><joint type="hinge" axis="0 1 0"/>'
-                f'<inertial pos="0 0 {-LENGTH / 2}" mass="{MASS}" diaginertia="{across!r} {across!r} '
+                f'<inertial pos="0 0 {-LENGTH / 2}" mass="{MASS}" diaginertia="{shown(across)!r} {shown(across)!r} '
                 f'{MASS * RADIUS ** 2 / 2!r}"/>{body}</body>')
-    xml = (f'<mujoco><option timestep="{h!r}" integrator="RK4" gravity="0 0 -9.81">'
+    xml = (f'<mujoco><option timestep="{shown(h)!r}" integrator="RK4" gravity="0 0 -9.81">'
            f'<flag contact="disable" constraint="disable"/></option><worldbody>{body}</worldbody></mujoco>')
     return mujoco.MjModel.from_xml_string(xml)
 

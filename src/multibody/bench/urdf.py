@@ -18,6 +18,8 @@ import tempfile
 
 import numpy as np
 
+from multibody.errors import shown
+
 #: (joint, link, parent link, joint type, axis, origin xyz, origin rpy, mass, box size (x, y, z) of the link's inertia)
 HUMANOID_LINKS = [
     # torso: waist yaw, pitch; neck yaw, pitch
@@ -95,7 +97,7 @@ def humanoid_urdf(seed=0, name="humanoid30"):
             com = rng.uniform(-0.02, 0.02, 3)
             rpy = rng.uniform(-0.3, 0.3, 3)
             parts += ["    <inertial>", f'      <origin xyz="{_fmt(com)}" rpy="{_fmt(rpy)}"/>',
-                      f'      <mass value="{mass!r}"/>',
+                      f'      <mass value="{shown(mass)!r}"/>',
                       f'      <inertia ixx="{ixx!r}" ixy="0" ixz="0" iyy="{iyy!r}" iyz="0" izz="{izz!r}"/>',
                       "    </inertial>"]
         if visual and box is not None:

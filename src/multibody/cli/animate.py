@@ -12,7 +12,7 @@ A Result file holds the motion (t, q, v, ...), not the model, so ``--model`` say
   (``path/to/file.py``) and the name of a function in it that returns the Model (a function returning a tuple
   whose first Model is the one, such as ``slider_crank.model`` → ``(model, q0, v0)``, is accepted too), or the
   name of a Model in it; read by :mod:`multibody.cli.targets`, as ``multibody sweep`` reads its TARGET;
-* ``FILE`` with suffix ``.yaml``, ``.yml``, ``.json`` or ``.urdf`` — a model file, read with
+* ``FILE`` with suffix ``.yaml``, ``.yml``, ``.json``, ``.urdf`` or ``.xml`` (MJCF) — a model file, read with
   ``multibody.io.load_model`` (imported when needed; an installation without it says so).
 
 The drawing is :func:`multibody.viz.animation.animate`'s: links, body frames, sliders, springs and rolling discs,
@@ -27,7 +27,7 @@ from pathlib import Path
 from multibody.errors import ModelError
 
 #: suffixes of model files, read by ``multibody.io.load_model``
-MODEL_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".urdf")
+MODEL_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".urdf", ".xml")
 
 
 def _first_model(obj, spec):
@@ -129,7 +129,7 @@ def cli_register(subparsers):
     p.add_argument("result", metavar="RESULT", help="a Result file (.npz or .csv, from Result.save)")
     p.add_argument("--model", metavar="SPEC", default=None,
                    help="where the Model comes from: MODULE:FUNCTION, FILE.py:FUNCTION, or a model file "
-                        "(.yaml, .yml, .json, .urdf, read with multibody.io.load_model)")
+                        "(.yaml, .yml, .json, .urdf, .xml, read with multibody.io.load_model)")
     p.add_argument("--out", default="animation.gif", help="output file, .gif or .mp4 (default animation.gif)")
     p.add_argument("--fps", type=float, default=20.0, help="frames per second (default 20)")
     p.add_argument("--frames", type=int, default=None, help="number of frames, evenly spaced in the samples "

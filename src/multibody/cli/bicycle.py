@@ -20,10 +20,13 @@ with one object per speed, ``{"v", "weave": [[re, im], [re, im]], "capsize": [re
 "stable"}``. Every complex number is a ``[re, im]`` pair. Speeds that do not occur are ``null``.
 """
 import dataclasses
+import io
 import json
 import sys
 
 import numpy as np
+
+from multibody.files import write_text
 
 DEFAULT_CSV = "bicycle_eigenvalues.csv"
 TABLE2_SPEEDS = np.arange(11.0)
@@ -101,9 +104,9 @@ def write_csv(sweep, path):
     cols = [sweep.speeds, v[:, 0].real, v[:, 0].imag, v[:, 1].real, v[:, 1].imag, v[:, 2].real, v[:, 2].imag,
             v[:, 3].real, v[:, 3].imag, sweep.stable.astype(float)]
     header = "v,weave1_re,weave1_im,weave2_re,weave2_im,capsize_re,capsize_im,castor_re,castor_im,stable"
-    np.savetxt(path, np.column_stack(cols), delimiter=",", header=header, comments="",
-               fmt=["%.17g"] * 9 + ["%d"])
-    return path
+    text = io.StringIO()
+    np.savetxt(text, np.column_stack(cols), delimiter=",", header=header, comments="", fmt=["%.17g"] * 9 + ["%d"])
+    return write_text(path, text.getvalue(), "--csv")
 
 
 def _matrix_text(name, A):

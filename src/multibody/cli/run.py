@@ -1,17 +1,23 @@
 """``multibody run FILE [--t-end T] [--method M] [--out DIR] [--controller pd --posture Q,...]``: simulate a model file
 and write the results.
 
-``FILE`` is a model file (``.yaml``, ``.yml``, ``.json``; see ``multibody validate``) or a URDF robot (``.urdf``,
-``--floating-base`` to set it free). The file's ``simulation:`` settings are used, each flag given on the
-command line replacing the file's value; the initial state is the file's ``initial:`` (default: neutral, at
-rest). Written into ``--out`` (default ``<file name>_run``): ``result.npz`` (exact, binary), ``result.csv`` (one
+``FILE`` is a model file (``.yaml``, ``.yml``, ``.json``; see ``multibody validate``), a URDF robot (``.urdf``,
+``--floating-base`` to set it free) or a MuJoCo model (MJCF ``.xml``: from its reference state ``qpos0``, with RK4
+at its ``timestep``; ``--contact stepping`` for its collisions). The file's ``simulation:`` settings are used, each
+flag given on the command line replacing the file's value; the initial state is the file's ``initial:`` (default:
+neutral, at rest). Written into ``--out`` (default ``<file name>_run``): ``result.npz`` (exact, binary), ``result.csv`` (one
 row per time), ``result.h5`` (when h5py is installed) and ``result.png`` (coordinates, energies, constraint
 residuals against time). A file with problems is reported like ``multibody validate`` does, exit status 2.
 The output folder is made and checked before the run (a place that cannot be written fails at once); a run that
 fails writes its partial result there; a result that cannot be written at the end is kept in a new folder of
 the system's temporary folder, and the message says where.
 ``--controller pd`` (or ``computed-torque``) adds a controller on every joint with plain coordinates holding
-``--posture`` (``multibody.model.controllers``), evaluated inside the compiled loop.
+``--posture`` (``multibody.model.controllers``), evaluated inside the compiled loop (the joints' limits are then
+kept as data, not stops).
+The joints' limits are end stops (a URDF's ``<limit lower upper>``, a model file's ``limits``); ``--no-stops`` keeps
+them as data only. A run starts inside them: a coordinate whose initial value is the neutral one (a URDF's, or one a
+model file does not give) and lies outside its limits starts at their middle (or at the one finite limit), and the
+run says so; ``--q0`` gives the initial configuration (nq numbers) instead.
 """
 import math
 import sys
@@ -34,8 +40,7 @@ def output_every(t_end, h, method, at_most=2001):
 
 def load_for_run(path, floating_base=False, strict=False, limits=True):
     """The ModelFile of ``path`` (a URDF gets the neutral state and no settings); ``strict``: refuse every inertia
-    that no body has (``multibody.model.inertia``); ``limits=False``: a URDF's limits kept as data, not stops (a
-    run with controllers: the switching run across stops takes none yet)."""
+    that no body has (``multibody.model.inertia``); ``limits=False``: the joints' limits kept as data, not stops."""
     import numpy as np
 
     from multibody.io import load, load_urdf
@@ -44,22 +49,65 @@ def load_for_run(path, floating_base=False, strict=False, limits=True):
     if Path(path).suffix.lower() == ".urdf":
         model = load_urdf(path, floating_base=floating_base, strict=strict, limits=limits)
         return ModelFile(model, model.neutral(), np.zeros(model.nv), {}, str(path))
-    return load(path, strict=strict)
+    if Path(path).suffix.lower() == ".xml":
+        from multibody.io.mjcf import initial_state, load_mjcf
+
+        model = load_mjcf(path, strict=strict, limits=limits)
+        q0, v0 = initial_state(model)
+        return ModelFile(model, q0, v0, {"method": "RK4", "h": model.metadata["mjcf"]["timestep"]}, str(path))
+    return load(path, strict=strict, limits=limits)
 
 
-def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None):
+def inside_limits(mf):
+    """The ModelFile ``mf`` with the coordinates of its initial configuration that are neutral and outside the
+    joints' limits moved inside them — to the middle of the limits, or to the one finite limit (module docstring) —
+    and one line per coordinate moved, saying from where to where."""
+    import numpy as np
+
+    from multibody.io.model_files import ModelFile
+
+    model, q = mf.model, np.array(mf.q0, dtype=float)
+    lower, upper, neutral = model.lower_limits, model.upper_limits, model.neutral()
+    names, lines = model.coordinate_names(), []
+    for k in np.flatnonzero(((q < lower) | (q > upper)) & (q == neutral)):
+        lo, hi = float(lower[k]), float(upper[k])
+        new = 0.5 * (lo + hi) if math.isfinite(lo) and math.isfinite(hi) else lo if math.isfinite(lo) else hi
+        lines.append(f"initial {names[k]} = {new:.6g} (the neutral {q[k]:.6g} lies outside its limits [{lo:.6g}, "
+                     f"{hi:.6g}]; --q0 sets the initial configuration, --no-stops keeps the limits as data)")
+        q[k] = new
+    return ModelFile(model, q, mf.v0, mf.simulation, mf.source), lines
+
+
+def initial_configuration(mf, text):
+    """The ModelFile ``mf`` with the initial configuration ``--q0`` (nq comma-separated numbers)."""
+    import numpy as np
+
+    from multibody.io.model_files import ModelFile
+
+    values = numbers_option(text, "--q0")
+    model = mf.model
+    if len(values) != model.nq:
+        raise ModelError(f"--q0 has {len(values)} values; model '{model.name}' has nq = {model.nq} coordinates "
+                         f"({', '.join(model.coordinate_names())})", element="--q0")
+    return ModelFile(model, np.array(values), mf.v0, mf.simulation, mf.source)
+
+
+def simulate_file(mf, t_end=None, method=None, h=None, rtol=None, atol=None, formulation=None, n_out=None,
+                  contact=None):
     """Run the ModelFile ``mf`` with its settings, the arguments that are not None replacing them."""
     from multibody.integrate.fixed_step import METHODS
     from multibody.simulation import simulate
 
     settings = mf.settings(t_end=t_end, method=method, h=h, rtol=rtol, atol=atol, formulation=formulation,
-                           n_out=n_out)
+                           n_out=n_out, contact=contact)
+    if settings.get("contact") == "stepping":
+        settings["method"] = "stepping"      # its own semi-implicit step of size h (docs/contact.md)
     te = float(settings["t_end"])
     if not (math.isfinite(te) and te > 0):
         raise ModelError(f"t_end must be a positive time, got {te}", element="--t-end")
     m = str(settings.get("method", "DOP853")).upper()
     if settings.get("n_out") is None and settings.get("output_every") is None and settings.get("t_eval") is None:
-        if m in METHODS:
+        if m in METHODS or m == "STEPPING":
             if settings.get("h") is None:
                 raise ModelError(f"the fixed-step method {m} needs the step h (--h, or simulation.h in the file)",
                                  element="--h")
@@ -205,10 +253,16 @@ def run(args):
 
     try:
         mf = load_for_run(args.file, args.floating_base, getattr(args, "strict", False),
-                          limits=not getattr(args, "controller", None))
+                          limits=not (getattr(args, "controller", None) or getattr(args, "no_stops", False)))
     except ModelFileError as exc:
         report_problems(exc)
         return 2
+    if getattr(args, "q0", None) is not None:
+        mf = initial_configuration(mf, args.q0)
+    else:
+        mf, moved = inside_limits(mf)
+        for line in moved:
+            print(f"multibody run: {line}", file=sys.stderr)
     if getattr(args, "controller", None):
         mf = add_controller(mf, args.controller, args.posture, args.kp, args.kd)
     elif any(getattr(args, k, None) is not None for k in ("posture", "kp", "kd")):
@@ -218,7 +272,7 @@ def run(args):
     made = prepare_outputs(out)       # before the run: a place that cannot be written fails now, not after it
     try:
         res = simulate_file(mf, t_end=args.t_end, method=args.method, h=args.h, rtol=args.rtol, atol=args.atol,
-                            formulation=args.formulation, n_out=args.n_out)
+                            formulation=args.formulation, n_out=args.n_out, contact=getattr(args, "contact", None))
     except IntegrationError as exc:   # the partial result up to the failure is written, and said so
         if exc.result is None:
             remove_empty(made)
@@ -260,9 +314,10 @@ def run(args):
 
 
 def cli_register(subparsers):
-    p = subparsers.add_parser("run", help="simulate a model file (YAML, JSON) or a URDF robot and write the results",
+    p = subparsers.add_parser("run", help="simulate a model file (YAML, JSON), a URDF robot or an MJCF model and write "
+                                          "the results",
                               description=__doc__.split("\n\n")[1].replace("``", ""))
-    p.add_argument("file", help="model file (.yaml, .yml, .json) or URDF (.urdf)")
+    p.add_argument("file", help="model file (.yaml, .yml, .json), URDF (.urdf) or MJCF (.xml)")
     p.add_argument("--t-end", type=float, default=None, help="end time (replaces simulation.t_end)")
     p.add_argument("--method", default=None, help="DOP853, RK45, Radau, BDF, ... or fixed step RK4, RK2, HEUN, VERLET")
     p.add_argument("--h", type=float, default=None, help="fixed step")
@@ -272,6 +327,8 @@ def cli_register(subparsers):
     p.add_argument("--n-out", type=int, default=None, help="number of output times")
     p.add_argument("--out", default=None, metavar="DIR", help="output folder (default: <file name>_run)")
     p.add_argument("--floating-base", action="store_true", help="URDF: put the root link on a free joint")
+    p.add_argument("--contact", choices=("stepping", "compliant"), default=None,
+                   help="simulate the model's collision elements with this contact model (docs/contact.md)")
     p.add_argument("--strict", action="store_true", help="refuse every inertia that no body has (a URDF's are kept "
                                                          "with a warning otherwise)")
     p.add_argument("--controller", choices=("pd", "computed-torque"), default=None,
@@ -283,4 +340,8 @@ def cli_register(subparsers):
     p.add_argument("--kp", default=None, metavar="K[,K...]", help="controller stiffness gains (default: from the mass "
                                                                   "matrix, 20 rad/s critically damped)")
     p.add_argument("--kd", default=None, metavar="K[,K...]", help="controller damping gains")
+    p.add_argument("--q0", default=None, metavar="Q1,Q2,...",
+                   help="the initial configuration, nq numbers (default: the file's; a neutral coordinate outside its "
+                        "joint's limits starts inside them)")
+    p.add_argument("--no-stops", action="store_true", help="keep the joints' limits as data, not end stops")
     p.set_defaults(func=run)

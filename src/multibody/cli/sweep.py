@@ -19,7 +19,7 @@ import math
 import os
 import sys
 
-from multibody.errors import ModelError, MultibodyError, SweepError
+from multibody.errors import ModelError, MultibodyError, SweepError, shown
 
 #: file suffix -> function(path) returning a picklable point function. Model files plug in here: such a
 #: resolver returns e.g. ``functools.partial(module_level_function, path)``.
@@ -73,7 +73,7 @@ def parse_grid(specs):
     for spec in specs or ():
         name, eq, body = spec.partition("=")
         name = name.strip()
-        where = f"--grid {spec!r}"
+        where = f"--grid {shown(spec)!r}"
         if not eq or not name.isidentifier():
             raise ModelError(f"{where}: expected NAME=a:b:n, NAME=v1,v2,... or NAME=v with NAME a Python identifier",
                              element="--grid")

@@ -20,7 +20,7 @@ import os
 import sys
 import zlib
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 #: files loaded by this process: absolute path -> module
 _LOADED = {}
@@ -31,10 +31,10 @@ def split_spec(spec, option):
     spec = str(spec).strip()
     where, sep, name = spec.rpartition(":")
     if not sep or not where or not name or not all(p.isidentifier() for p in name.split(".")):
-        raise ModelError(f"{option} {spec!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION (e.g. "
+        raise ModelError(f"{option} {shown(spec)!r}: expected MODULE:FUNCTION or FILE.py:FUNCTION (e.g. "
                          "multibody.parallel.studies:bicycle_stability or study.py:point)", element=option)
     if not where.endswith(".py") and not all(p.isidentifier() for p in where.split(".")):
-        raise ModelError(f"{option} {spec!r}: '{where}' is neither a module name (package.module) nor a Python "
+        raise ModelError(f"{option} {shown(spec)!r}: '{where}' is neither a module name (package.module) nor a Python "
                          "file (FILE.py)", element=option)
     return where, name
 

@@ -1,7 +1,9 @@
 """The collision sets of a model: its collision elements packed for detection (``contact/shapes.py``) and the
-pairs that detection tries: every two elements on different bodies, except two on the ground, two half-spaces, and
-a body with its parent (their joint holds them; a body with the ground stays, as in MuJoCo), then the user's
-filters (``contact_pairs``, ``exclude``).
+pairs that detection tries: every two elements on different bodies, except two on the ground, two half-spaces, a
+body with its parent (their joint holds them; a body with the ground stays, as in MuJoCo) and two elements whose
+collision bits do not match (MuJoCo's rule: ``contype`` of one and ``conaffinity`` of the other share a bit); then
+the model's filters (``model.contact_exclude``: never, ``model.contact_include``: always, MuJoCo's ``<exclude>`` and
+``<pair>``) and the run's (``contact_pairs``: only these, ``exclude``).
 """
 
 from dataclasses import dataclass
@@ -11,7 +13,7 @@ import numpy as np
 from multibody.contact.detection import manifold_size
 from multibody.contact.shapes import (GF_MU, GF_P, GF_R, GF_RAD, GF_SIZE, GF_WIDTH, GI_BODY, GI_NV, GI_TYPE, GI_V0,
                                       GI_WIDTH, HALFSPACE, SHAPE_CODES)
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.collisions import mesh_hull
 
 __all__ = ["pack_collisions", "CollisionSet"]
@@ -53,7 +55,7 @@ def _selector(spec, what, collisions):
         try:
             a, b = item
         except (TypeError, ValueError):
-            raise ModelError(f"{what}: expected pairs of collision or body names, got {item!r}", element=what) from None
+            raise ModelError(f"{what}: expected pairs of collision or body names, got {shown(item)!r}", element=what) from None
         sides = []
         for name in (a, b):
             gs = by_name.get(name, by_body.get(name))
@@ -103,6 +105,8 @@ def pack_collisions(model, contact_pairs=None, exclude=None):
     parent = np.asarray(model.parent)
     chosen = None if contact_pairs is None else _selector(contact_pairs, "contact_pairs", collisions)
     excluded = set() if exclude is None else _selector(exclude, "exclude", collisions)
+    excluded |= _selector(getattr(model, "contact_exclude", ()), "contact exclude", collisions)
+    included = _selector(getattr(model, "contact_include", ()), "contact include", collisions)
     pairs = []
     for a in range(G):
         for b in range(a + 1, G):
@@ -113,7 +117,11 @@ def pack_collisions(model, contact_pairs=None, exclude=None):
             if chosen is not None:
                 if key not in chosen:
                     continue
+            elif key in included:
+                pass
             elif (ba == 0 and bb == 0) or (ba > 0 and bb > 0 and (parent[ba] == bb or parent[bb] == ba)):
+                continue
+            elif not (collisions[a].contype & collisions[b].conaffinity or collisions[b].contype & collisions[a].conaffinity):
                 continue
             pairs.append((a, b) if gi[a, GI_TYPE] <= gi[b, GI_TYPE] else (b, a))
     pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)

@@ -19,8 +19,9 @@ from numba import njit
 from multibody.errors import ModelError
 from multibody.formulations.base import OdeSystem, callback_forces, check_state
 from multibody.contact.models import (contact_parameter, contact_setup, contacts_record, register_contact_model,
-                                            torques)
+                                      state_writer, time_stepping, torques)
 from multibody.model.data import default_data
+from multibody.formulations.tree_control import control_extra, controls_tuple
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, quaternion_projection
@@ -64,7 +65,7 @@ def compliant_rhs_extra(t, x, p, tau_extra, out):
     tau = p.tau_buffer
     power = 0.0
     if p.applied:
-        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, work, p.body_forces, tau)
+        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, t, work, p.body_forces, tau)
         for k in range(nv):
             tau[k] += tau_extra[k]
     else:
@@ -111,25 +112,50 @@ def compliant_outputs(p, Q, V, counts, records, potential):
         potential[s] = total
 
 
+def _exponent(exponent):
+    p = contact_parameter(exponent, "exponent")
+    if p < 1.0:
+        raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
+                         element="exponent")
+    return p
+
+
 def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, exponent=1.5, damping=1.0,
-                     friction_velocity=1e-3, contact_pairs=None, exclude=None):
+                     friction_velocity=None, implicit=False, margin=1e-3, tolerance=1e-10, iterations=200,
+                     contact_pairs=None, exclude=None):
     """Hunt–Crossley contact forces with regularized Coulomb friction in the tree's right-hand side.
 
     ``stiffness`` k (N/m^exponent), ``exponent`` p (3/2: Hertz), ``damping`` α (s/m: the coefficient of
-    restitution is about 1 − α v at impact speed v; ``kernels.contact_forces.hunt_crossley_damping(e, v)`` gives
-    the α of a restitution e at v exactly), ``friction_velocity`` v_s (m/s: the slip speed below which friction
-    fades linearly; a body on a slope creeps at about v_s tan θ / sqrt(μ² − tan² θ))."""
+    restitution is about 1 − α v at impact speed v; ``contact.compliant_forces.hunt_crossley_damping(e, v)`` gives
+    the α of a restitution e at v exactly), ``friction_velocity`` v_s (m/s, default 1e-3: the slip speed below which
+    friction fades linearly; a body on a slope creeps at about v_s tan θ / sqrt(μ² − tan² θ)).
+
+    ``implicit=True``: the same normal force in the time-stepping model's step (give ``h``; no method), implicit
+    (backward Euler: the force at the step's end, ``rows/kinds.py``), so that a stiffness of 1e7 or 1e9 takes steps
+    of a millisecond; its friction is Coulomb's exact law (sticking is sticking: no ``friction_velocity``), and it
+    takes what the stepping model takes — joint stops, latches, loops, controllers, checkpoints, events
+    (``contact/models.time_stepping``; ``margin``, ``tolerance``, ``iterations`` as there)."""
+    if implicit not in (True, False):
+        raise ModelError(f"contact parameter implicit must be True or False, got {implicit!r}", element="implicit")
+    if implicit:
+        if friction_velocity is not None:
+            raise ModelError("contact parameter friction_velocity does not apply with implicit=True: the implicit step's "
+                             "friction is Coulomb's exact law (it sticks)", element="friction_velocity")
+        law = (contact_parameter(stiffness, "stiffness"), _exponent(exponent),
+               contact_parameter(damping, "damping", allow_zero=True))
+        return time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, 0.01, 1e-2, contact_pairs,
+                             exclude, law=law, name="compliant")
     q0, v0 = check_state(model, q0, v0)
-    settings = np.array([contact_parameter(stiffness, "stiffness"), contact_parameter(exponent, "exponent"),
+    settings = np.array([contact_parameter(stiffness, "stiffness"), _exponent(exponent),
                          contact_parameter(damping, "damping", allow_zero=True),
-                         contact_parameter(friction_velocity, "friction_velocity")])
-    if settings[1] < 1.0:
-        raise ModelError(f"contact parameter exponent must be >= 1 (1: linear, 3/2: Hertz), got {exponent!r}",
-                         element="exponent")
+                         contact_parameter(1e-3 if friction_velocity is None else friction_velocity,
+                                           "friction_velocity")])
     tau_const, law, callback = torques(model, tau)
     cs, tp, G = contact_setup(model, contact_pairs, exclude, "compliant", tau_const)
     nq, nv = model.nq, model.nv
     params = CompliantParams(*tp, G, np.zeros((model.nbodies + 1, 6)), settings)
+    before = state_writer(model, [tp.work])     # a moving base, general joints: written before each evaluation
+    control = controls_tuple(model, tp) if model.controllers else None
     quats = has_quaternions(tp.mi)
     x0 = np.concatenate([q0, v0, [0.0]])
     if quats:
@@ -138,6 +164,8 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
     def fun(t, x):
         x = np.ascontiguousarray(x, dtype=np.float64)
         out = np.empty(nq + nv + 1)
+        if before is not None:
+            before(t, x[:nq], x[nq:nq + nv])
         extra = tau_const
         if law is not None:
             extra = np.zeros(nv)
@@ -145,6 +173,8 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
             extra = extra + tau_const
         elif callback is not None:
             extra = callback_forces(callback, t, x[:nq], x[nq:nq + nv], nv, model.name) + tau_const
+        if control is not None:     # the model's controllers (tree_control.control_extra), in their scratch
+            extra = control_extra(float(t), x[:nq + nv], np.ascontiguousarray(extra), control, tp.mi, nq, tp.work)
         try:
             compliant_rhs_extra(float(t), x, params, np.ascontiguousarray(extra), out)
         except ZeroDivisionError:   # a trial state far outside the motion (a stiff contact overshot): NaN makes
@@ -163,10 +193,14 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
         counts = np.zeros(len(t), dtype=np.int64)
         records = np.zeros((len(t), max(cs.capacity, 1), R_WIDTH))
         potential = np.zeros(len(t))
-        compliant_outputs(params, Q, V, counts, records, potential)
+        if before is None:
+            compliant_outputs(params, Q, V, counts, records, potential)
+        for s in range(len(t) if before is not None else 0):    # each sample's base state or joint kinematics
+            before(t[s], Q[s], V[s])
+            compliant_outputs(params, Q[s:s + 1], V[s:s + 1], counts[s:s + 1], records[s:s + 1], potential[s:s + 1])
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)), t=t)
             en = {"kinetic": T, "potential": Vp + potential, "dissipated": X[:, -1].copy()}
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records))
@@ -174,7 +208,7 @@ def compliant_system(model, q0, v0, tau=None, energy=True, stiffness=1e6, expone
     return OdeSystem(x0=x0, fun=fun, make_result=make_result, split=lambda x: (x[:nq], x[nq:nq + nv]),
                      rhs=compliant_rhs, project=normalize_quaternions if quats else no_project, params=params,
                      project_py=project_py if quats else None, nsplit=nq,
-                     python_only=law is not None or callback is not None,
+                     python_only=law is not None or callback is not None or before is not None or control is not None,
                      info={"formulation": "tree", "contact": "compliant", "contact_pairs": int(cs.pairs.shape[0]),
                            "torque_law": law is not None, "torque_callback": callback is not None})
 

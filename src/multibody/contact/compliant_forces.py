@@ -27,6 +27,7 @@ import math
 
 from numba import njit
 
+from multibody.errors import shown
 from multibody.contact.detection import C_DIST, C_MU, C_N, C_PA, C_PAIR, C_PB
 from multibody.kernels.forces import add_point_force
 from multibody.kernels.kinematics import B_V
@@ -118,7 +119,7 @@ def hunt_crossley_damping(restitution, v_in):
     e = float(restitution)
     v_in = float(v_in)
     if not 0.0 < e <= 1.0 or not v_in > 0.0:
-        raise ValueError(f"restitution must be in (0, 1] and v_in > 0, got {restitution!r}, {v_in!r}")
+        raise ValueError(f"restitution must be in (0, 1] and v_in > 0, got {shown(restitution)!r}, {shown(v_in)!r}")
     if e == 1.0:
         return 0.0
     u = e * v_in

@@ -12,17 +12,25 @@ Narrow phase, by pair of shape codes:
 * half-space with anything: the points of B deepest along −n (its support point: exact) — one for a sphere,
   the two end spheres of a capsule, the eight corners of a box, eight rim points of a cylinder (on each cap the
   deepest rim point, the opposite one and the two at right angles), and for a convex hull its deepest vertex and
-  the vertices extreme along two directions of the plane among those within the margin (at most five);
+  the vertices extreme along eight directions of the plane among those within the margin
+  (``manifolds.hull_patch``);
 * sphere and capsule with sphere and capsule: the closest points of their core segments (Ericson, *Real-Time
   Collision Detection*, 2005, §5.1.9) less the radii; cores that meet are parted along the common normal of the
   segments (the shortest separating translation of two crossing segments is zero along it);
 * sphere with box and with cylinder: the closest point of the solid to the sphere's centre (clamping in its
   axes), or, from inside, its nearest face;
 * every other pair (capsule, cylinder, box, hull): GJK on the cores, EPA when they overlap (``contact/gjk.py``):
-  exact for polytopes, to ``GJK_TOL`` relative for cylinders. A box on a box whose normal is a face normal (a
-  face, an edge or a corner on a face) gives a manifold: the face of the other box most opposed to it (the
-  incident face) clipped to the reference face's sides (Sutherland–Hodgman), each point of it within the margin
-  a contact along the face normal, at most eight (the clipping of ODE's ``dBoxBox``, R. Smith; Ericson §5.5).
+  exact for polytopes, to ``GJK_TOL`` relative for cylinders. When the normal is a face normal of either shape
+  (a box's face, a cylinder's cap, a hull's face: a capsule or a cylinder lying on a box, a box on a box, a hull
+  on a face), the pair gives a manifold (``contact/manifolds.py``): the other shape's nearest feature clipped to
+  the face (Sutherland–Hodgman), each point of it within the margin a contact along the face normal, at most
+  ``MAX_MANIFOLD``.
+
+Candidates of a time step (``swept_distance``): a step of h can close the gap of two shapes by at most h times the
+sum of their points' largest speeds over the step; a pair enters the step's problem when its distance is below
+the margin plus twice the largest such distance, with the speeds at the start of the step and at its free velocity
+(the velocity the step ends with when no contact acts), so that a step as long as the fall itself still sees the
+floor it would pass (``swept_distance``).
 
 Broad phase: the world bounding boxes (``shapes.bounds``) of the two geometries, widened by the margin, must
 overlap; pairs with a half-space skip it (their narrow phase is one support point). Which pairs are tried at all
@@ -36,9 +44,10 @@ import math
 from numba import njit
 
 from multibody.contact.gjk import INTERSECTING, epa, gjk, witness
-from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_NV, GI_TYPE, GI_V0, GW_P, GW_R,
-                                      HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local,
-                                      to_world)
+from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts, hull_patch
+from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_BODY, GI_TYPE, GW_P,
+                                      HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local, to_world)
+from multibody.kernels.kinematics import D_S, IV, NV, PARENT
 from multibody.kernels.spatial import KERNEL, cross3, helper, unit_perpendicular
 
 #: columns of a contact row: pair index, signed distance, normal (3), witness point on A (3), on B (3), friction,
@@ -48,32 +57,21 @@ C_PAIR, C_DIST, C_N, C_PA, C_PB, C_MU, C_FEAT = 0, 1, 2, 5, 8, 11, 12
 C_WIDTH = 13
 #: relative tolerance of GJK and EPA (times the sum of the two bounding radii)
 GJK_TOL = 1e-12
-#: the most points a pair can give (a box or a cylinder on a half-space, a box on a box)
-MAX_MANIFOLD = 8
-#: a box–box contact is a face contact (a manifold) when its normal is within this of a face normal (1 − cos)
-FACE_ALIGNED = 1e-6
+#: the rows a pair of shapes can give: a half-space's manifolds, the face manifolds of two shapes with faces
+PLANE_ROWS = {SPHERE: 1, CAPSULE: 2, CYLINDER: 8, BOX: 8, HULL: PATCH}
+FACED = (CYLINDER, BOX, HULL)
+
+__all__ = ["detect", "swept_distance", "pair_distance", "manifold_size", "unit_perpendicular", "MAX_MANIFOLD",
+           "GJK_TOL"]
 
 
 def manifold_size(type_a, type_b):
     """The most contact rows a pair of shape codes gives (to size the output)."""
     if type_a == HALFSPACE:
-        return {SPHERE: 1, CAPSULE: 2, CYLINDER: 8, BOX: 8, HULL: 5}.get(type_b, 0)
-    return MAX_MANIFOLD if type_a == BOX and type_b == BOX else 1
-
-
-@helper
-def _emit(out, k, pair, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, feature):
-    """Row k of ``out`` ← one contact; returns k + 1 (k when ``out`` is full)."""
-    if k >= out.shape[0]:
-        return k
-    out[k, C_PAIR] = pair
-    out[k, C_DIST] = d
-    out[k, C_N], out[k, C_N + 1], out[k, C_N + 2] = n0, n1, n2
-    out[k, C_PA], out[k, C_PA + 1], out[k, C_PA + 2] = a0, a1, a2
-    out[k, C_PB], out[k, C_PB + 1], out[k, C_PB + 2] = b0, b1, b2
-    out[k, C_MU] = mu
-    out[k, C_FEAT] = feature
-    return k + 1
+        return PLANE_ROWS.get(type_b, 0)
+    if type_a != SPHERE and (type_a in FACED or type_b in FACED):
+        return MAX_MANIFOLD
+    return 1
 
 
 # ---- half-space with a shape: manifolds ------------------------------------------------------------------------
@@ -82,13 +80,14 @@ def _plane_point(out, k, pair, n0, n1, n2, o0, o1, o2, x0, x1, x2, margin, mu, f
     """The contact of the point x of B (world) with the plane through o of normal n, if within the margin."""
     d = n0 * (x0 - o0) + n1 * (x1 - o1) + n2 * (x2 - o2)
     if d < margin:
-        return _emit(out, k, pair, d, n0, n1, n2, x0 - d * n0, x1 - d * n1, x2 - d * n2, x0, x1, x2, mu, feature)
+        return emit(out, k, pair, d, n0, n1, n2, x0 - d * n0, x1 - d * n1, x2 - d * n2, x0, x1, x2, mu, feature)
     return k
 
 
 @njit(**KERNEL)
-def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k):
-    """The contact manifold of the half-space ga with geometry gb (see the module docstring)."""
+def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k, poly):
+    """The contact manifold of the half-space ga with geometry gb (see the module docstring); ``poly``: scratch
+    (``contact/manifolds.py``)."""
     n0, n1, n2 = axis_z(gw, ga)
     o0, o1, o2 = gw[ga, GW_P], gw[ga, GW_P + 1], gw[ga, GW_P + 2]
     t = gi[gb, GI_TYPE]
@@ -132,40 +131,11 @@ def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k):
                                  e1 + r * (cu * u1 + cw * w1), e2 + r * (cu * u2 + cw * w2), margin, mu, feature)
                 feature += 1
         return k
-    # HULL: the deepest vertex and the extremes along two in-plane directions among those within the margin
-    t0, t1, t2 = unit_perpendicular(n0, n1, n2)
-    s0, s1, s2 = cross3(n0, n1, n2, t0, t1, t2)
-    v0 = gi[gb, GI_V0]
-    deepest = lo_t = hi_t = lo_s = hi_s = -1
-    dmin = math.inf
-    xt_lo = xs_lo = math.inf
-    xt_hi = xs_hi = -math.inf
-    for v in range(v0, v0 + gi[gb, GI_NV]):
-        x0, x1, x2 = to_world(gw, gb, verts[v, 0], verts[v, 1], verts[v, 2])
-        d = n0 * (x0 - o0) + n1 * (x1 - o1) + n2 * (x2 - o2)
-        if d < dmin:
-            dmin = d
-            deepest = v
-        if d < margin:
-            xt = t0 * x0 + t1 * x1 + t2 * x2
-            xs = s0 * x0 + s1 * x1 + s2 * x2
-            if xt < xt_lo:
-                xt_lo, lo_t = xt, v
-            if xt > xt_hi:
-                xt_hi, hi_t = xt, v
-            if xs < xs_lo:
-                xs_lo, lo_s = xs, v
-            if xs > xs_hi:
-                xs_hi, hi_s = xs, v
-    chosen = (deepest, lo_t, hi_t, lo_s, hi_s)
-    for j in range(5):
-        v = chosen[j]
-        repeated = v < 0
-        for i in range(j):
-            repeated = repeated or chosen[i] == v
-        if not repeated:
-            x0, x1, x2 = to_world(gw, gb, verts[v, 0], verts[v, 1], verts[v, 2])
-            k = _plane_point(out, k, pair, n0, n1, n2, o0, o1, o2, x0, x1, x2, margin, mu, v - v0)
+    # HULL: its deepest vertex and the extreme ones among those within the margin
+    m = hull_patch(gi, gw, verts, gb, n0, n1, n2, math.inf, n0 * o0 + n1 * o1 + n2 * o2 + margin, True, poly, 0)
+    for a in range(m):
+        k = _plane_point(out, k, pair, n0, n1, n2, o0, o1, o2, poly[0, a, 0], poly[0, a, 1], poly[0, a, 2], margin,
+                         mu, a)
     return k
 
 
@@ -363,109 +333,57 @@ def detect(gi, gf, verts, pairs, gw, margin, out, ws):
         gb = pairs[p, 1]
         mu = max(gf[ga, GF_MU], gf[gb, GF_MU])
         if gi[ga, GI_TYPE] == HALFSPACE:
-            k = plane_contacts(gi, gf, gw, verts, p, ga, gb, margin, mu, out, k)
+            k = plane_contacts(gi, gf, gw, verts, p, ga, gb, margin, mu, out, k, ws[2])
             continue
         if not _overlap(gi, gf, gw, ga, gb, margin):
             continue
         d, n0, n1, n2, a0, a1, a2, b0, b1, b2 = pair_distance(gi, gf, gw, verts, ga, gb, ws)
         if d < margin:
-            if gi[ga, GI_TYPE] == BOX and gi[gb, GI_TYPE] == BOX:
-                face = box_box_contacts(gf, gw, p, ga, gb, n0, n1, n2, margin, mu, out, k, ws[2])
+            if gi[ga, GI_TYPE] != SPHERE:
+                face = face_contacts(gi, gf, gw, verts, p, ga, gb, n0, n1, n2, margin, mu, out, k, ws[2])
                 if face >= 0:
                     k = face
                     continue
-            k = _emit(out, k, p, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, 0)
+            k = emit(out, k, p, d, n0, n1, n2, a0, a1, a2, b0, b1, b2, mu, 0)
     return k
 
 
-# ---- box on box: the face manifold ---------------------------------------------------------------------------------
+# ---- the candidates of a time step ---------------------------------------------------------------------------------
 @helper
-def _box_axis(gw, g, i):
-    """Axis i of box g in world coordinates (column i of its rotation)."""
-    return gw[g, GW_R + i], gw[g, GW_R + 3 + i], gw[g, GW_R + 6 + i]
-
-
-@helper
-def _facing_axis(gw, g, d0, d1, d2):
-    """The axis i of box g most aligned with the world direction d, the sign s of that alignment and |cos|."""
-    l0, l1, l2 = to_local(gw, g, d0, d1, d2)
-    i = 0 if abs(l0) >= abs(l1) and abs(l0) >= abs(l2) else 1 if abs(l1) >= abs(l2) else 2
-    c = l0 if i == 0 else l1 if i == 1 else l2
-    return i, 1.0 if c >= 0.0 else -1.0, abs(c)
+def _body_twist(mi, wd, b, vel):
+    """The spatial velocity [ω; v_O] (ground Plücker coordinates, about the ground origin) of body b at the
+    velocity coordinates ``vel``: the sum of the motion subspaces' ground columns (``wd``, from a kinematics pass)
+    of the joints from the body to the root, times their velocities."""
+    w0 = w1 = w2 = u0 = u1 = u2 = 0.0
+    j = b
+    while j > 0:
+        for k in range(mi[j, IV], mi[j, IV] + mi[j, NV]):
+            x = vel[k]
+            w0 += wd[k, D_S] * x
+            w1 += wd[k, D_S + 1] * x
+            w2 += wd[k, D_S + 2] * x
+            u0 += wd[k, D_S + 3] * x
+            u1 += wd[k, D_S + 4] * x
+            u2 += wd[k, D_S + 5] * x
+        j = mi[j, PARENT]
+    return w0, w1, w2, u0, u1, u2
 
 
 @njit(**KERNEL)
-def _clip(poly, m, u0, u1, u2, limit):
-    """Sutherland–Hodgman: the polygon poly[0, :m] cut to the half-space u·x <= limit, into poly[0]; returns its
-    vertex count (poly[1] is scratch)."""
-    k = 0
-    for a in range(m):
-        b = (a + 1) % m
-        da = u0 * poly[0, a, 0] + u1 * poly[0, a, 1] + u2 * poly[0, a, 2] - limit
-        db = u0 * poly[0, b, 0] + u1 * poly[0, b, 1] + u2 * poly[0, b, 2] - limit
-        if da <= 0.0:
-            for c in range(3):
-                poly[1, k, c] = poly[0, a, c]
-            k += 1
-        if (da < 0.0 < db) or (db < 0.0 < da):
-            t = da / (da - db)
-            for c in range(3):
-                poly[1, k, c] = poly[0, a, c] + t * (poly[0, b, c] - poly[0, a, c])
-            k += 1
-    for a in range(k):
-        for c in range(3):
-            poly[0, a, c] = poly[1, a, c]
-    return k
-
-
-@njit(**KERNEL)
-def box_box_contacts(gf, gw, pair, ga, gb, n0, n1, n2, margin, mu, out, k, poly):
-    """The face manifold of boxes ga (A) and gb (B) whose contact normal (A to B) is n (the module docstring), into
-    rows k.. of ``out``; returns the next row, or −1 when n is not a face normal of either box (an edge on an edge:
-    the pair's one contact stands). ``poly`` (≥ 2, ≥ 8, 3): scratch."""
-    ia, sa, ca = _facing_axis(gw, ga, n0, n1, n2)
-    ib, sb, cb = _facing_axis(gw, gb, -n0, -n1, -n2)
-    if max(ca, cb) < 1.0 - FACE_ALIGNED:
-        return -1
-    flip = cb > ca                                   # the reference face is B's (its outward normal ≈ −n)
-    ref, inc, i, s = (gb, ga, ib, sb) if flip else (ga, gb, ia, sa)
-    f0, f1, f2 = _box_axis(gw, ref, i)
-    f0, f1, f2 = s * f0, s * f1, s * f2              # the reference face's outward normal
-    h = gf[ref, GF_SIZE + i]
-    c0, c1, c2 = gw[ref, GW_P] + h * f0, gw[ref, GW_P + 1] + h * f1, gw[ref, GW_P + 2] + h * f2
-    # the incident face: the face of the other box most opposed to f, its corners in order around it
-    j, sj, _ = _facing_axis(gw, inc, -f0, -f1, -f2)
-    e0, e1, e2 = _box_axis(gw, inc, j)
-    hj = gf[inc, GF_SIZE + j]
-    o0, o1, o2 = gw[inc, GW_P] + sj * hj * e0, gw[inc, GW_P + 1] + sj * hj * e1, gw[inc, GW_P + 2] + sj * hj * e2
-    j1, j2 = (j + 1) % 3, (j + 2) % 3
-    u0, u1, u2 = _box_axis(gw, inc, j1)
-    w0, w1, w2 = _box_axis(gw, inc, j2)
-    hu, hw = gf[inc, GF_SIZE + j1], gf[inc, GF_SIZE + j2]
-    for a in range(4):
-        su = 1.0 if a == 0 or a == 3 else -1.0
-        sw = 1.0 if a < 2 else -1.0
-        poly[0, a, 0] = o0 + su * hu * u0 + sw * hw * w0
-        poly[0, a, 1] = o1 + su * hu * u1 + sw * hw * w1
-        poly[0, a, 2] = o2 + su * hu * u2 + sw * hw * w2
-    # cut it to the four sides of the reference face
-    m = 4
-    for side in range(1, 3):
-        r = (i + side) % 3
-        a0, a1, a2 = _box_axis(gw, ref, r)
-        hr = gf[ref, GF_SIZE + r]
-        centre = a0 * c0 + a1 * c1 + a2 * c2
-        m = _clip(poly, m, a0, a1, a2, centre + hr)
-        m = _clip(poly, m, -a0, -a1, -a2, hr - centre)
-    start = k
-    for a in range(m):
-        x0, x1, x2 = poly[0, a, 0], poly[0, a, 1], poly[0, a, 2]
-        sep = f0 * (x0 - c0) + f1 * (x1 - c1) + f2 * (x2 - c2)
-        if sep < margin:
-            y0, y1, y2 = x0 - sep * f0, x1 - sep * f1, x2 - sep * f2      # its projection on the reference face
-            feature = 16 * (2 * i + (1 if s > 0.0 else 0) + (6 if flip else 0)) + a
-            if flip:
-                k = _emit(out, k, pair, sep, -f0, -f1, -f2, x0, x1, x2, y0, y1, y2, mu, feature)
-            else:
-                k = _emit(out, k, pair, sep, f0, f1, f2, y0, y1, y2, x0, x1, x2, mu, feature)
-    return k if k > start else -1
+def swept_distance(mi, wd, gi, gf, gw, v, vfree, h):
+    """The most that two geometries can close their gap by in a step of h: twice h times the largest speed of a
+    point of any geometry (|v_O + ω × c| + |ω| R for its centre c and bounding radius R), at the velocity of the
+    start ``v`` and at the step's free velocity ``vfree`` (``wd`` from a kinematics pass at the step's start)."""
+    top = 0.0
+    for g in range(gi.shape[0]):
+        b = gi[g, GI_BODY]
+        if b == 0 or gi[g, GI_TYPE] == HALFSPACE:
+            continue
+        c0, c1, c2 = gw[g, GW_P], gw[g, GW_P + 1], gw[g, GW_P + 2]
+        for which in range(2):
+            w0, w1, w2, u0, u1, u2 = _body_twist(mi, wd, b, v if which == 0 else vfree)
+            e0, e1, e2 = cross3(w0, w1, w2, c0, c1, c2)
+            s0, s1, s2 = u0 + e0, u1 + e1, u2 + e2
+            spin = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+            top = max(top, math.sqrt(s0 * s0 + s1 * s1 + s2 * s2) + spin * gf[g, GF_RAD])
+    return 2.0 * h * top

@@ -25,32 +25,33 @@ The Result carries ``result.contacts`` (:class:`multibody.result.Contacts`: per 
 with their pair, point, normal, normal and friction forces) and ``energy["dissipated"]``.
 """
 import inspect
+import warnings
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from multibody.model.data import default_data
-from multibody.errors import ModelError
+from multibody.errors import ConvergenceWarning, ModelError, shown
 from multibody.formulations.base import check_state
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, constraint_residuals
 from multibody.formulations.tree_control import controls_tuple
 from multibody.rows.constraint_rows import ConstraintRows, make_work
-from multibody.rows.solver import row_solver
+from multibody.rows.solver import ST_FIRST, ST_MOST, ST_STEPS, ST_UNCONVERGED, ST_WORST, row_solver
 from multibody.rows.unit_rows import unit_row_count, unit_rows
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.model.packing import tree_params
 from multibody.contact.stepping_loop import SteppingParams, SteppingSystem
 from multibody.contact.detection import C_WIDTH
-from multibody.contact.stepping_solver import (R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH, Geometry,
-                                               Solver)
+from multibody.contact.stepping_solver import (N_PYTHON, R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
+                                               Geometry, Solver)
 from multibody.contact.gjk import gjk_workspace
 from multibody.contact.shapes import GW_WIDTH
 from multibody.contact.collision_sets import pack_collisions
 from multibody.result import Contacts, Result
 
-__all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system", "check_contact_run",
-           "contact_parameter",
-           "contact_setup", "contacts_record", "torques"]
+__all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
+           "time_stepping", "check_contact_run", "contact_parameter", "contact_setup", "contacts_record", "torques",
+           "solver_info", "warn_unconverged", "contact_potential", "state_writer"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
@@ -91,10 +92,10 @@ def contact_parameter(value, name, allow_zero=False):
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"contact parameter {name} must be a number, got {value!r}", element=name) from None
+        raise ModelError(f"contact parameter {name} must be a number, got {shown(value)!r}", element=name) from None
     if not np.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
         raise ModelError(f"contact parameter {name} must be {'>= 0' if allow_zero else '> 0'} and finite, got "
-                         f"{value!r}", element=name)
+                         f"{shown(value)!r}", element=name)
     return x
 
 
@@ -116,7 +117,7 @@ def torques(model, tau):
         arr = None
     if arr is None or arr.shape != (nv,) or not np.all(np.isfinite(arr)):
         raise ModelError(f"tau must be {nv} finite numbers, a callable tau(t, q, v) or a compiled law(t, q, v, out) "
-                         f"(model '{model.name}'), got {tau!r}", element="tau")
+                         f"(model '{model.name}'), got {shown(tau)!r}", element="tau")
     return arr, None, None
 
 
@@ -128,13 +129,7 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
     if needs_collisions and not getattr(model, "collisions", ()):
         raise ModelError(f"model '{model.name}' has no collision elements; add them (ModelBuilder.add_collision, "
                          "Model.with_collisions) to simulate contact", element="collisions")
-    if model.base_motion is not None:
-        raise ModelError(f"model '{model.name}' has a moving base: the {what} contact model needs a fixed ground",
-                         element="base motion")
     data = default_data(model)
-    if data.fill is not None:
-        raise ModelError(f"model '{model.name}' has general joints: the {what} contact model does not take them",
-                         element="general joints")
     cache = model.__dict__.setdefault(COLLISION_CACHE, {})   # packed once per model and filters (a cache only)
     key = (repr(contact_pairs), repr(exclude))
     cs = cache.get(key)
@@ -145,6 +140,25 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
     p = tree_params(model, tau_const, data)._replace(work=np.zeros_like(data.work))
     return cs, p, geometry
+
+
+def state_writer(model, works):
+    """For a model with a moving base or general joints: ``write(t, q, v, h=None)``, which writes the base's state at t
+    and the general joints' kinematics at (q, v, t) into each workspace of ``works`` before the kernels run there
+    (``model.data.Data.set_time``, ``Data.fill``) — the Python step of a run that the compiled loops cannot make;
+    None for a model with neither."""
+    data = default_data(model)
+    moving, fill = data.base_motion is not None, data.fill
+    if not moving and fill is None:
+        return None
+
+    def write(t, q, v, h=None):
+        for work in works:
+            if moving:
+                data.set_time(float(t), work)
+            if fill is not None:
+                fill(q, v, float(t), work)
+    return write
 
 
 def contacts_record(cs, counts, records):
@@ -166,94 +180,171 @@ def stepping_system(model, q0, v0, tau=None, energy=True, margin=1e-3, tolerance
     per step over the rows of the model's contacts, joint stops, latches, held coordinates, loops and constraints.
 
     ``margin`` (m): pairs closer than this (plus the distance their speeds cover in a step) enter each step's
-    problem, and stops as near; ``tolerance``: the projected Gauss–Seidel sweeps stop when no impulse changes by
-    more than this fraction of the largest; ``iterations``: at most this many sweeps per step; ``recovery`` (s): an
+    problem, and stops as near; ``tolerance``: each step's rows are solved to this residual relative to the largest
+    impulse (``rows/solver.py``); ``iterations``: at most this many sweeps and Newton iterations per step (a step
+    left above the tolerance is counted in ``result.info["solver"]`` and the run warns); ``recovery`` (s): an
     overlap (a body started inside another) is undone in this time (at least a step); ``restitution_velocity``
     (m/s or rad/s): impacts slower than this are plastic (a bouncing body comes to rest). Needs ``h`` (the method
     is the model's own semi-implicit Euler step). A model with constraints starts from (q0, v0) projected onto
     them (``result.info["initial_correction"]``)."""
+    return time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, recovery, restitution_velocity,
+                         contact_pairs, exclude)
+
+
+def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, recovery, restitution_velocity,
+                  contact_pairs, exclude, law=None, name="stepping"):
+    """The :class:`SteppingSystem` of :func:`stepping_system`; with ``law`` = (stiffness, exponent, damping) its
+    contact normals are compliant rows (``rows/kinds.py``: the compliant model's implicit step, ``name``
+    "compliant"), whose elastic energy the Result's potential energy holds."""
     q0, v0 = check_state(model, q0, v0)
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
     if separate:
         raise ModelError(f"model '{model.name}': joint '{separate[0]}' separates (a release with mode 'separate'), "
-                         "which changes the model's coordinates: contact='stepping' runs one structure (its releases "
+                         f"which changes the model's coordinates: contact={name!r} runs one structure (its releases "
                          "may unlock coordinates); simulate the separation across switches without contact",
                          element=f"release '{separate[0]}'")
     settings = np.array([contact_parameter(margin, "margin", allow_zero=True), contact_parameter(tolerance, "tolerance"),
                          float(_whole(iterations, "iterations")), contact_parameter(recovery, "recovery", allow_zero=True),
                          contact_parameter(restitution_velocity, "restitution_velocity", allow_zero=True)])
-    tau_const, law, callback = torques(model, tau)
-    cs, p, G = contact_setup(model, contact_pairs, exclude, "stepping", tau_const, needs_collisions=False)
-    info = {"formulation": "tree", "contact": "stepping", "contact_pairs": int(cs.pairs.shape[0]),
-            "torque_law": law is not None, "torque_callback": callback is not None}
-    loops = None
+    tau_const, torque_law, callback = torques(model, tau)
+    cs, p, G = contact_setup(model, contact_pairs, exclude, name, tau_const, needs_collisions=False)
+    info = {"formulation": "tree", "contact": name, "contact_pairs": int(cs.pairs.shape[0]),
+            "torque_law": torque_law is not None, "torque_callback": callback is not None}
+    if law is not None:
+        info["implicit"] = True
+    loops, python = None, None
     if model.constraints:
-        q0, v0, loops, info["initial_correction"] = _loop_rows(model, q0, v0)
-    control = None
-    if model.controllers or law is not None:
-        control = controls_tuple(model, p, law)
+        q0, v0, loops, python, info["initial_correction"] = _loop_rows(model, q0, v0)
+    # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
+    # without them
+    control = controls_tuple(model, p, torque_law)
+    if model.controllers or torque_law is not None:
         info["controllers"] = [c.name for c in model.controllers]
     U = unit_rows(model, q0)
     nv = model.nv
     cap = max(cs.capacity, 1)
-    n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0)
+    npy = 0 if python is None else sum(c.nrows for c, _ in python.python)
+    n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0) + npy
     S = Solver(M=np.zeros((nv, nv)), L=np.zeros((nv, nv)), J=np.zeros((n, nv)), Y=np.zeros((n, nv)),
                W=np.zeros((n, n)), lam=np.zeros(n), b=np.zeros(n), vfree=np.zeros(nv), acc=np.zeros(nv),
                fext=np.zeros((0, 6)), kind=np.zeros(n, dtype=np.int64), gap=np.zeros(n), e=np.zeros(n),
                mu=np.zeros(n), key=np.zeros(n, dtype=np.int64), prev_key=np.zeros(n, dtype=np.int64),
                prev_lam=np.zeros((n, 4)), rec=np.zeros((cap, R_WIDTH)), settings=settings,
-               count=np.zeros(6, dtype=np.int64), rs=row_solver(n))
+               count=np.zeros(7, dtype=np.int64), rs=row_solver(n, law), xg=np.zeros((max(npy, 1), nv)),
+               xgap=np.zeros(max(npy, 1)))
 
     def make_result(t, Q, V, dissipated, counts, records, info):
         en = {}
         if energy and len(t):
-            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)))
+            T, Vp, _ = tree_energy(model, Q, V, params=tree_params(model, data=default_data(model)), t=t)
             en = {"kinetic": T, "potential": Vp, "dissipated": dissipated}
+            if law is not None:     # the contacts' elastic energy, which the impulses' work put there
+                elastic = contact_potential(counts, records, *law)
+                en["potential"] = Vp + elastic
+                en["dissipated"] = dissipated - (elastic - elastic[0])
         residuals = constraint_residuals(loops_rows[0], t, Q, V) if loops_rows else None
+        solves = solver_info(S.rs.stats)
+        info.setdefault("solves", {})["step"] = solves
+        warn_unconverged(solves, model.name, name, float(settings[1]))
         return Result(t, Q, V, energy=en, info=info, q_names=model.coordinate_names(),
                       v_names=model.velocity_names(), model=model, contacts=contacts_record(cs, counts, records),
                       residuals=residuals)
 
     loops_rows = [ConstraintRows(model)] if model.constraints else []
+    state = state_writer(model, [p.work] + ([loops.tree.work] if loops is not None else []))
+    before = state if python is None else _with_python_rows(state, python, S)
+    if state is not None:
+        info["state_written"] = "moving base" if model.base_motion is not None else "general joints"
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
-                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model)
+                          capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
+                          before_step=before)
+
+
+def solver_info(stats):
+    """``result.info["solves"]["step"]`` of a run whose row solver gathered ``stats`` (``rows.solver.ST_*``), as the
+    switching runs report their solves (``switching/convergence.py``): the steps solved, the most iterations one
+    used, the worst residual of a step relative to its largest impulse, the steps left above the tolerance and the
+    time of the first."""
+    first = float(stats[ST_FIRST])
+    return {"solves": int(stats[ST_STEPS]), "iterations": int(stats[ST_MOST]),
+            "worst_residual": float(stats[ST_WORST]), "unconverged": int(stats[ST_UNCONVERGED]),
+            "first_unconverged_t": first if stats[ST_UNCONVERGED] else None}
+
+
+def warn_unconverged(solves, model_name, name, tolerance):
+    """One ``ConvergenceWarning`` when some steps of a run ended above the solver's tolerance (``solves``:
+    :func:`solver_info`)."""
+    if solves["unconverged"]:
+        warnings.warn(f"model '{model_name}': {solves['unconverged']} of {solves['solves']} steps of contact={name!r} "
+                      f"stopped before converging, the first at t = {solves['first_unconverged_t']:.10g} (worst "
+                      f"residual {solves['worst_residual']:.3g} of the largest impulse, tolerance {tolerance:.3g}, "
+                      f"{solves['iterations']} iterations at most); the run went on from the last iterate "
+                      "(result.info['solves']['step']; raise iterations= or loosen tolerance=)", ConvergenceWarning,
+                      stacklevel=6)
+
+
+def contact_potential(counts, records, stiffness, exponent, damping):
+    """The elastic energy k δ^(p+1) / (p+1) of the compliant contacts at each output (δ = −distance of the records
+    that penetrate)."""
+    out = np.zeros(len(counts))
+    for k, m in enumerate(counts):
+        delta = np.maximum(-records[k, :m, R_DIST], 0.0)
+        out[k] = float(np.sum(stiffness * delta ** (exponent + 1.0) / (exponent + 1.0)))
+    return out
 
 
 def _whole(value, name):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ModelError(f"contact parameter {name} must be a whole number >= 1, got {value!r}", element=name)
+        raise ModelError(f"contact parameter {name} must be a whole number >= 1, got {shown(value)!r}", element=name)
     return int(value)
 
 
 def _loop_rows(model, q0, v0):
     """(q0, v0) projected onto the model's constraints (``formulations.constrained.consistent_state``: a
-    ``ConstraintError`` when they cannot be met nearby), the compiled rows' workspace of the steps and how far the
-    state moved. Python constraints are refused: the compiled step cannot call them."""
-    tab = model.constraint_table
-    if tab.python:
-        names = ", ".join(c.name for c, _ in tab.python)
-        raise ModelError(f"model '{model.name}': constraints {names} are Python functions, which the compiled steps "
-                         "of contact='stepping' cannot call; write them with the compiled elements "
-                         "(PointOnPlane, loop joints, ...) or simulate without contact", element=names.split(",")[0])
+    ``ConstraintError`` when they cannot be met nearby), the compiled rows' workspace of the steps, the rows of the
+    Python constraints (a ``ConstraintRows``, None without them) and how far the state moved."""
     ct = ConstrainedTree(model)
     q, v, correction = consistent_state(ct, q0, v0)
-    return q, v, make_work(model), correction
+    python = ConstraintRows(model) if model.constraint_table.python else None
+    return q, v, make_work(model), python, correction
+
+
+def _with_python_rows(state, rows, S):
+    """``write(t, q, v, h)`` before each step of size h: ``state``'s (or nothing), then the rows of the Python
+    constraints at (q, v, t) into ``S.xg``, ``S.xgap`` (``stepping_solver``: the constant c of ``G v⁺ + c = 0``, times h: a
+    position row's residual plus h ∂f/∂t, a velocity row's h (g − G v))."""
+    level = rows.level
+
+    def write(t, q, v, h):
+        if state is not None:
+            state(t, q, v)
+        m = rows.fill(q, v, t)
+        w = rows.w
+        i = 0
+        for c, r0 in rows.python:
+            for r in range(r0, r0 + c.nrows):
+                Gv = float(w.G[r] @ v)
+                S.xg[i] = w.G[r]
+                S.xgap[i] = w.f[r] + h * (w.fd[r] - Gv) if level[r] == 2 else h * (w.f[r] - Gv)
+                i += 1
+        S.count[N_PYTHON] = i
+        return m
+    return write
 
 
 register_contact_model("stepping", stepping_system)
 
 
-def check_contact_run(model, contact):
-    """Refuse what a run with the contact model ``contact`` does not take (a ``ModelError`` naming it and why): the
-    compliant model is a force in the tree's right-hand side, so joint stops, latches and releases — switches of
-    the structure, located as events — and the model's controllers are the stepping model's (contact='stepping'
-    solves stops and contacts as rows of one problem and adds the controllers' torques in its loop)."""
-    if contact != "compliant":
+def check_contact_run(model, contact, options=None):
+    """Refuse what a run with the contact model ``contact`` (and its ``options``) does not take (a ``ModelError``
+    naming it and why): the compliant model as a force in the tree's right-hand side does not take joint stops,
+    latches and releases — switches of the structure, located as events — which the time-stepping steps take
+    (contact='stepping', or the compliant model with implicit=True, solve stops and contacts as rows of one
+    problem)."""
+    if contact != "compliant" or (options or {}).get("implicit") is True:
         return
     if getattr(model, "unilateral", None):
         raise ModelError(f"model '{model.name}': joint stops, latches and releases with contact='compliant' (a force "
-                         "law in the tree's right-hand side, without switches): use contact='stepping', whose steps "
-                         "solve stops and contacts together (or read a URDF with limits=False)", element="unilateral")
-    if getattr(model, "controllers", ()):
-        raise ModelError(f"model '{model.name}': controller elements with contact='compliant': use contact='stepping' "
-                         "(or give their torques as a compiled torque law, tau=)", element="controllers")
+                         "law in the tree's right-hand side, without switches): use contact='stepping', or "
+                         "contact='compliant' with implicit=True, whose steps solve stops and contacts together (or read "
+                         "a URDF with limits=False)", element="unilateral")

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from multibody.contact.models import contact_system
-from multibody.contact.stepping_loop import STEPPING_OK, empty_outputs, stepping_loop
+from multibody.contact.stepping_loop import STEPPING_OK, compiled_events, empty_outputs, stepping_loop
 from multibody.errors import ModelError
 from multibody.formulations.tree import tree_batch
 from multibody.integrate.arguments import fixed_step_count, output_steps
@@ -58,19 +58,24 @@ def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, 
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     first = _run_system(model, Q[0], V[0], tau, energy, options, batch, 0)   # checks the options once
+    if first.before_step is not None:
+        raise ModelError(f"model '{model.name}' has general joints or Python constraints, evaluated in Python before "
+                         "each step: simulate_batch runs the compiled loop only; use simulate for each run",
+                         element="constraints" if model.constraint_table.python else "general joints")
     n = save.shape[0]
     t = t0 + save * h_used
     q, v = np.full((runs, n, model.nq), np.nan), np.full((runs, n, model.nv), np.nan)
     en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total", "dissipated")} if energy else {}
     status, steps, contacts = np.empty(runs, dtype=object), np.zeros(runs, dtype=np.int64), [None] * runs
     threads = max(1, min(numba.get_num_threads(), runs))
+    no_events = compiled_events()
 
     def run(b, system):
         outputs = empty_outputs(n, model.nq, model.nv, system.capacity)
         qb, vb = system.q0.copy(), system.v0.copy()
         j, code, last, _ = stepping_loop(system.params, np.ascontiguousarray(system.tau, dtype=np.float64), qb, vb,
                                          float(t0), float(h_used), 0, nsteps, save, 0.0, *outputs,
-                                         np.empty((0, model.nq + model.nv + 1)))
+                                         np.empty((0, model.nq + model.nv + 1)), no_events)
         ts, Qs, Vs, D, counts, recs = (a[:j] for a in outputs)
         res = system.make_result(ts, Qs, Vs, D, counts, recs, {})
         q[b, :j], v[b, :j] = Qs, Vs

@@ -20,11 +20,20 @@ import numpy as np
 from numba import njit
 
 from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
-from multibody.formulations.tree_control import control_extra
+from multibody.formulations.tree_control import control_extra, is_controlled
+from multibody.kernels.control import call_event
 
-__all__ = ["SteppingParams", "SteppingSystem", "stepping_loop", "one_step", "STEPPING_OK", "STEPPING_NONFINITE"]
+__all__ = ["SteppingParams", "SteppingSystem", "CompiledEvents", "compiled_events", "stepping_loop", "one_step",
+           "STEPPING_OK",
+           "STEPPING_NONFINITE", "STEPPING_EVENT"]
 
-STEPPING_OK, STEPPING_NONFINITE = 0, 1
+#: statuses of the loop: every step done; a state became non-finite; a terminal compiled event ended the run
+STEPPING_OK, STEPPING_NONFINITE, STEPPING_EVENT = 0, 1, 2
+
+#: the compiled events of a run (numba functions ``g(t, q, v)`` called through their C addresses,
+#: ``formulations.tree_control.compiled_event``): addresses, directions, terminal flags, the values at the last
+#: step, and the event times found (``times[k, :count[k]]``, drained by the run loop after each chunk)
+CompiledEvents = namedtuple("CompiledEvents", "address direction terminal last times count")
 
 #: the parameters of the step: the tree's (``model.packing.TreeParams``), the collision set
 #: (``stepping_solver.Geometry``), the solver's arrays (``stepping_solver.Solver``), the unit rows
@@ -38,7 +47,7 @@ class SteppingSystem:
     """What the time-stepping model hands to ``simulate``: ``q0``, ``v0``; ``params`` the
     :data:`SteppingParams`; ``tau`` (nv,) constant generalized forces; ``callback`` a Python ``tau(t, q, v)`` or
     None; ``capacity`` the most contacts a step can have; ``make_result(t, Q, V, dissipated, counts, records,
-    info)`` the Result; ``info`` facts for ``result.info``; ``model`` the model it runs."""
+    info)`` the Result; ``info`` facts for ``result.info``; ``model`` the model it runs; ``before_step`` (below)."""
 
     q0: np.ndarray
     v0: np.ndarray
@@ -49,6 +58,14 @@ class SteppingSystem:
     callback: object = None
     info: dict = field(default_factory=dict)
     model: object = None
+    #: ``write(t, q, v, h)`` before each step (a moving base's state, general joints' kinematics:
+    #: ``contact.models.state_writer``; the rows of Python constraints), or None
+    before_step: object = None
+
+    @property
+    def python_steps(self):
+        """Whether the steps run in the Python loop (a torque callback, or a state to write before each step)."""
+        return self.callback is not None or self.before_step is not None
 
     def run_state(self):
         """The arrays besides (q, v) that the next steps depend on: the impulses of the last step (the warm start
@@ -82,8 +99,9 @@ class SteppingSystem:
 @njit(cache=True)
 def _controls(control, p, tau_const, t, q, v, x):
     """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_extra``);
-    ``tau_const`` itself without controllers (None: numba prunes the call when it compiles)."""
-    if control is None:
+    ``tau_const`` itself without controllers (a tuple with neither controllers nor a law, or None: numba then
+    prunes the call when it compiles)."""
+    if control is None or not is_controlled(control):
         return tau_const
     nq = q.shape[0]
     for k in range(nq):
@@ -112,12 +130,35 @@ def _record(k, t, q, v, dissipated, S, m, ts, Q, V, D, counts, recs):
         recs[k, c, :] = S.rec[c]
 
 
+@njit(cache=True)
+def _crossed(E, t, h, q, v):
+    """Evaluate the compiled events at the state (q, v) of time t, the step of size h after their last values:
+    a sign change (in an event's direction) is an event at the linearly interpolated time, recorded; returns whether
+    a terminal one happened."""
+    stop = False
+    for k in range(E.address.shape[0]):
+        g1 = call_event(E.address[k], t, q, v)
+        g0 = E.last[k]
+        E.last[k] = g1
+        d = E.direction[k]
+        if g0 == g1 or not ((g0 < 0.0 <= g1 and d >= 0.0) or (g0 > 0.0 >= g1 and d <= 0.0)):
+            continue
+        c = E.count[k]
+        if c < E.times.shape[1]:
+            E.times[k, c] = t - h + h * g0 / (g0 - g1)
+            E.count[k] = c + 1
+        if E.terminal[k]:
+            stop = True
+    return stop
+
+
 @njit(cache=True, nogil=True)
-def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace):
+def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E):
     """Steps ``first + 1 .. stop`` from (q, v) at step ``first`` (time t0 + first h), leaving the last state in q
     and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs, and with a ``trace``
-    of rows (stop − first, nq + nv + 1) every state after a step into its row (with the dissipated energy). Returns (rows written, status, last
-    step done, dissipated energy)."""
+    of rows (stop − first, nq + nv + 1) every state after a step into its row (with the dissipated energy).
+    ``E``: the :data:`CompiledEvents`, evaluated after every step; a terminal one ends the loop at that step, its
+    state the last output. Returns (rows written, status, last step done, dissipated energy)."""
     nq = q.shape[0]
     qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(nq + v.shape[0])
     j = 0
@@ -125,6 +166,7 @@ def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, 
         _record(0, t0 + first * h, q, v, dissipated, P.solver, 0, ts, Q, V, D, counts, recs)
         j = 1
     tracing = trace.shape[0] > 0
+    watching = E.address.shape[0] > 0
     for step in range(first + 1, stop + 1):
         m, impulse_work, damper = one_step(P, tau, t0 + (step - 1) * h, q, v, h, x, qn, vn)
         dissipated += damper - impulse_work
@@ -141,12 +183,18 @@ def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, 
         if j < save.shape[0] and save[j] == step:
             _record(j, t0 + step * h, q, v, dissipated, P.solver, m, ts, Q, V, D, counts, recs)
             j += 1
+        if watching and _crossed(E, t0 + step * h, h, q, v):
+            if j == 0 or ts[j - 1] != t0 + step * h:
+                _record(j, t0 + step * h, q, v, dissipated, P.solver, m, ts, Q, V, D, counts, recs)
+                j += 1
+            return j, STEPPING_EVENT, step, dissipated
     return j, STEPPING_OK, stop, dissipated
 
 
-def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace):
-    """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)``: one compiled step per
-    call, the callback's forces added to the constant ones. The same returns."""
+def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E=None):
+    """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)`` (its forces added to the
+    constant ones) or ``system.before_step(t, q, v)`` called before each step: one compiled step per call (its events
+    all evaluated by the run loop from ``trace``; ``E`` unused). The same returns."""
     P = system.params
     qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(q.shape[0] + v.shape[0])
     nv = v.shape[0]
@@ -156,10 +204,15 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
         j = 1
     for step in range(first + 1, stop + 1):
         t = t0 + (step - 1) * h
-        extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
-        if extra.shape != (nv,):
-            raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
-        m, impulse_work, damper = one_step(P, system.tau + extra, t, q, v, h, x, qn, vn)
+        tau = system.tau
+        if system.callback is not None:
+            extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
+            if extra.shape != (nv,):
+                raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
+            tau = tau + extra
+        if system.before_step is not None:
+            system.before_step(t, q, v, h)
+        m, impulse_work, damper = one_step(P, tau, t, q, v, h, x, qn, vn)
         dissipated += damper - impulse_work
         if not np.all(np.isfinite(vn)):
             return j, STEPPING_NONFINITE, step - 1, dissipated
@@ -171,6 +224,15 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
             recs[j, :m] = P.solver.rec[:m]
             j += 1
     return j, STEPPING_OK, stop, dissipated
+
+
+def compiled_events(addresses=(), directions=(), terminal=(), values=(), capacity=1):
+    """The :data:`CompiledEvents` of C addresses (none: a run without compiled events), their directions, terminal
+    flags and values at the start, with room for ``capacity`` event times each."""
+    k = len(addresses)
+    return CompiledEvents(np.array(addresses, dtype=np.int64), np.array(directions, dtype=np.float64).reshape(k),
+                          np.array(terminal, dtype=np.bool_).reshape(k), np.array(values, dtype=np.float64).reshape(k),
+                          np.zeros((k, max(int(capacity), 1))), np.zeros(k, dtype=np.int64))
 
 
 def empty_outputs(n, nq, nv, capacity):

@@ -8,10 +8,12 @@ and gives every run the same services:
 * checkpoints every ``every`` simulated seconds (chunks of ``round(every / h)`` steps): the state, the outputs so
   far with their contacts, and what the next steps depend on besides the state (the last impulses, which start
   the next solve; the latches' sides; ``SteppingSystem.run_state``), so that ``resume`` continues bit for bit;
-* events ``g(t, q, v)`` (``terminal``, ``direction`` as for ``solve_ivp``): the compiled loop keeps every state
-  of a chunk, the events are evaluated at each step and a sign change between two steps is an event, its time
-  interpolated linearly between them (the scheme is first order in h); a terminal one ends the run at the step
-  after it, whose state is the last output. An event that never happens costs its evaluations only.
+* events ``g(t, q, v)`` (``terminal``, ``direction`` as for ``solve_ivp``), evaluated after every step: a sign
+  change between two steps is an event, its time interpolated linearly between them (the scheme is first order
+  in h); a terminal one ends the run at the step after it, whose state is the last output. A numba function
+  (``@numba.njit``) is called inside the compiled loop through its C address (as a compiled torque law is): an
+  event that never happens costs nothing measurable. A Python one is evaluated here on the states of each chunk,
+  which the compiled loop keeps: about a microsecond per step.
 
 A state that becomes non-finite ends the run with an ``IntegrationError`` that carries the outputs so far.
 """
@@ -20,15 +22,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multibody.contact.stepping_loop import (STEPPING_OK, empty_outputs, python_steps, stepping_loop)
+from multibody.contact.stepping_loop import (STEPPING_EVENT, STEPPING_NONFINITE, STEPPING_OK, compiled_events,
+                                             empty_outputs, python_steps, stepping_loop)
 from multibody.errors import IntegrationError, ModelError, ResultFileError
 from multibody.integrate import arguments as arg
+from multibody.formulations.tree_control import compiled_event, is_compiled_torque
 from multibody.integrate.arguments import fixed_step_count, output_steps
 
 __all__ = ["SteppingRun", "run_stepping", "simulate_stepping", "EVENT_CHUNK"]
 
-#: the steps of a chunk when the run has events (each of its states is kept for them)
+#: the steps of a chunk when the run has Python events (each of its states is kept for them)
 EVENT_CHUNK = 512
+#: the most times each compiled event can find in a chunk (the chunk's steps when the run has compiled events)
+COMPILED_EVENT_TIMES = 4096
 
 
 @dataclass
@@ -99,10 +105,11 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
         chunks.append(max(1, int(round(every / h))))
         if done == 0:
             _write(writer, system, t0, h, 0, q, v, dissipated, (ts, Q, V, D, counts, recs), 0)
-    ev = None
-    if events:
-        ev = _Events(events, t0 + done * h, q, v)
+    ev, E, which = _events(system, events, t0 + done * h, q, v)
+    if ev is not None:
         chunks.append(EVENT_CHUNK)
+    if E.address.shape[0]:
+        chunks.append(E.times.shape[1])
     chunk = max(1, min(chunks))
     trace = np.empty((chunk if ev is not None else 0, nq + nv + 1))
     bar = None
@@ -111,38 +118,77 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
 
         bar = tqdm(total=nsteps, initial=done, unit="step", desc=f"stepping h={h:g}")
     status, t_stop = STEPPING_OK, None
-    loop = stepping_loop if system.callback is None else (lambda P, tau_, *a: python_steps(system, *a))
+    times = [[] for _ in events or ()]
+    loop = (lambda P, tau_, *a: python_steps(system, *a)) if system.python_steps else stepping_loop
     try:
         while done < nsteps:
             stop = min(done + chunk, nsteps)
             part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
             outputs = (ts[rows:], Q[rows:], V[rows:], D[rows:], counts[rows:], recs[rows:])
             j, status, last, dissipated = loop(system.params, tau, q, v, float(t0), float(h), done, stop, part,
-                                               dissipated, *outputs, trace[:stop - done])
+                                               dissipated, *outputs, trace[:stop - done], E)
             rows += j
             if bar is not None:
                 bar.update(last - done)
-            if status != STEPPING_OK:
+            ended = _drain(E, which, times)
+            if status == STEPPING_NONFINITE:
                 done = last
                 break
             if ev is not None:
-                hit, te = ev.scan(float(t0), float(h), done, trace[:stop - done], nq)
+                hit, te = ev.scan(float(t0), float(h), done, trace[:last - done], nq)
                 if hit is not None:
                     rows = _end_at_event(hit, done, trace, nq, t0, h, save, rows, (ts, Q, V, D, counts, recs))
                     done, t_stop = hit, te
                     break
             done = last
+            if status == STEPPING_EVENT:
+                t_stop = ended
+                break
             if writer is not None and done < nsteps:
                 _write(writer, system, t0, h, done, q, v, dissipated, (ts, Q, V, D, counts, recs), rows)
     finally:
         if bar is not None:
             bar.close()
+    if ev is not None:
+        for k, te in zip(which[1], ev.times):
+            times[k] = te
+    times = [[t for t in te if t_stop is None or t <= t_stop] for te in times]
     out = SteppingRun(ts[:rows], Q[:rows], V[:rows], D[:rows], counts[:rows], recs[:rows],
-                      "failed" if status != STEPPING_OK else "event" if t_stop is not None else "success", done,
-                      ev.times if ev is not None else [], t_stop)
+                      "failed" if status == STEPPING_NONFINITE else "event" if t_stop is not None else "success", done,
+                      times, t_stop)
     if writer is not None and out.status != "failed":
         _write(writer, system, t0, h, done, q, v, dissipated, (ts, Q, V, D, counts, recs), rows, finished=True)
     return out
+
+
+def _events(system, events, t, q, v):
+    """The run's events split: the Python ones (:class:`_Events`, evaluated here on the chunks' states), the
+    numba-compiled ones (``stepping_loop.CompiledEvents``, evaluated inside the compiled loop after every step;
+    in a Python loop of steps, every event is a Python one) and ``which``: (indices of the compiled, of the Python
+    ones) in ``events``."""
+    events = list(events or ())
+    compiled = [] if system.python_steps else [k for k, g in enumerate(events) if is_compiled_torque(g)]
+    python = [k for k in range(len(events)) if k not in compiled]
+    ev = _Events([events[k] for k in python], t, q, v) if python else None
+    E = compiled_events([compiled_event(events[k], k).address for k in compiled],
+                        [getattr(events[k], "direction", 0.0) for k in compiled],
+                        [bool(getattr(events[k], "terminal", False)) for k in compiled],
+                        [arg.event_value(events[k](t, q.copy(), v.copy()), k, events[k], t) for k in compiled],
+                        COMPILED_EVENT_TIMES)
+    return ev, E, (compiled, python)
+
+
+def _drain(E, which, times):
+    """Move the event times the compiled loop found into ``times`` (by the events' indices); returns the time of a
+    terminal one among them (the last found), or None."""
+    ended = None
+    for i, k in enumerate(which[0]):
+        found = E.times[i, :E.count[i]].tolist()
+        times[k] += found
+        if found and E.terminal[i]:
+            ended = found[-1]
+        E.count[i] = 0
+    return ended
 
 
 def _end_at_event(hit, first, trace, nq, t0, h, save, rows, outputs):
@@ -199,11 +245,12 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     (``contact/stepping_solver.py``), the services of the module docstring; ``restart``: a checkpoint that
     ``simulate`` has checked (``io.checkpoints.check_resumable``) to continue from."""
     if str(method).upper() not in ("DOP853", "STEPPING"):
-        raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does not "
-                         "apply: give h only", element="method")
+        how = "contact='stepping'" if system.info.get("contact") == "stepping" else "the implicit compliant model"
+        raise ModelError(f"{how} makes its own steps (semi-implicit Euler); method {method!r} does not apply: give h "
+                         "only", element="method")
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
-    arg.fixed_budget(nsteps, h_used, max_steps, "compiled" if system.callback is None else "python")
+    arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")
     events = arg.event_functions(events)
     given = [name for name, x in (("t_eval", t_eval), ("n_out", n_out), ("output_every", output_every))
              if x is not None]
@@ -215,7 +262,7 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     run = run_stepping(system, t0, h_used, nsteps, save, progress=bool(progress) or nsteps >= 1_000_000,
                        events=events, writer=writer, every=every, restart=restart)
     info = {"method": "stepping", "model": model.name, **system.info, "h": h_used, "nsteps_requested": nsteps,
-            "steps": int(run.done), "path": "python" if system.callback is not None else "compiled",
+            "steps": int(run.done), "path": "python" if system.python_steps else "compiled",
             "cpu_seconds": time.process_time() - cpu, "wall_seconds": time.perf_counter() - wall}
     if events is not None:
         info["t_events"] = [list(te) for te in run.t_events]

@@ -16,30 +16,35 @@ rows ``J_i = [n; t1; t2]ᵀ J_p`` (the relative velocity of the two bodies at th
 
 u = J v⁺ the contact velocities at t + h. With the free velocity ``v_f = v + h M⁻¹(τ − C)`` (ABA) and the
 Delassus matrix ``W = J M⁻¹ Jᵀ`` (from M = L Lᵀ, CRBA and Cholesky: ``Y = L⁻¹ Jᵀ``, ``W = YᵀY``), u = J v_f + W λ,
-and the conditions are solved by projected Gauss–Seidel on W, contact by contact: the normal impulse
-``λ_n ← max(0, λ_n − w_n / W_nn)`` (w the left-hand side of the gap condition), then the tangential impulse
-``λ_t ← proj_{|·| ≤ μλ_n}(λ_t − u_t / ρ)`` with ρ the largest eigenvalue of the contact's 2×2 tangential block:
-a fixed point of these updates satisfies both conditions exactly (the projection characterizes maximal
-dissipation: Alart & Curnier, Comput. Methods Appl. Mech. Eng. 92 (1991) 353–375; Jourdan, Alart & Jean, ibid.
-155 (1998) 31–47). Sweeps stop when no impulse changes by more than ``tolerance`` times the largest impulse; the
-impulses of the previous step start them (matched by pair and feature: a box's corner, a capsule's end).
+and the conditions are solved on W by ``rows/solver.py`` (directly — a few sweeps of projected Gauss–Seidel, then
+semi-smooth Newton — for small sets of rows, by sweeps for large ones), to a residual of ``tolerance`` relative to
+the largest impulse, from the impulses of the previous step (matched by pair and feature: a box's corner, a
+capsule's end); each step's residual and iterations go to the run's ``result.info["solver"]``, and a run with a
+step left unconverged warns. A contact of the ``"compliant"`` model in its implicit step (``compliant=`` law in the
+solver) is a compliant row instead of a unilateral one (``rows/kinds.py``): its impulse the Hunt–Crossley force at
+the step's end, its friction exact.
 
 Overlaps (a body started inside another, or the round-off of a resting contact) are undone gradually: for φ < 0
 the condition is ``u_n ≥ −φ / max(h, recovery)``, so a body that starts 1 cm deep rises at 1 m/s (recovery 10 ms),
-not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance the shapes can close in one step
-(their speeds times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
+not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance two shapes can close
+in the step (``detection.swept_distance``: their points' speeds at the start and at the free velocity of the step,
+times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
 on the surface (φ⁺ = 0) instead of sinking in.
 
 The contacts are rows of one problem with the model's other rows (``rows/solver.py`` solves them; bilateral rows
 first): the rows of its loops and constraints (``rows/constraint_rows.loop_rows``: G v⁺ = −f/h, the position
 residual f corrected in the step), its latched and held coordinates (bilateral unit rows), its joint stops
-(unilateral unit rows with their gap, ``rows/unit_rows.py``), then the contacts. A unilateral row with a
-restitution e (a stop's; a contact pair's, ``add_collision(..., restitution=e)``) that is approaching at the
-step's start, u⁻ = J v < −``restitution_velocity``, and would close its gap within the step (φ + h J v_f ≤ 0)
-gets Newton's target ``u⁺ ≥ −e u⁻`` instead of the gap condition (a Newton-type impact law on the velocity
-level, as Drake and Chrono apply it); a row that was separating never gets one, and below the threshold the
-impact is plastic, so that a bouncing body comes to rest. The step dissipates energy: the impulses' work
-``λ·(u⁻ + u)/2`` (u⁻ = J v, the contact velocities before the step) is never positive (inelastic in the normal, maximal dissipation in the
+(unilateral unit rows with their gap, ``rows/unit_rows.py``), then the contacts. A unilateral row that is
+approaching at the step's start, u⁻ = J v < −``restitution_velocity``, and would close its gap within the step
+(φ + h J v_f ≤ 0) is an impact: it gets Newton's target ``u⁺ ≥ −e u⁻`` with its restitution e (a stop's; a contact
+pair's, ``add_collision(..., restitution=e)``; e = 0, plastic, by default) instead of the gap condition (a
+Newton-type impact law on the velocity level, as Drake and Chrono apply it). The whole impact happens in that step:
+with the gap condition instead, the step would keep ``u⁺ = −φ/h``, some of the approach, and leave the rest to the
+next step, an impact split in two, which is not the same impact when other contacts take part (a rimless wheel's
+stance foot: its step period 7 % off at any h). A row that was separating never gets a target, and below the
+threshold the gap condition holds, so that a bouncing body comes to rest on the surface.
+
+The step dissipates energy: the impulses' work ``λ·(u⁻ + u)/2`` (u⁻ = J v, the contact velocities before the step) is never positive (inelastic in the normal, maximal dissipation in the
 tangent); it is returned so that the run can report the energy dissipated. (With the velocity before the step,
 not the free velocity, in the average: at rest on a floor the impulse only cancels the step's gravity, and does
 no work.)
@@ -50,17 +55,18 @@ from collections import namedtuple
 from numba import njit
 
 from multibody.kernels.aba import aba_kernel
-from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect
+from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.kinematics import B_V, FREE, IQ, IV, JTYPE, workspace_views
+from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, workspace_views
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
-from multibody.contact.shapes import GF_RAD, GI_BODY, GI_TYPE, GW_P, HALFSPACE, world_poses
+from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
-from multibody.rows.solver import FRICTION, UNILATERAL, solve_rows
+from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
+from multibody.rows.solver import ST_FIRST, ST_UNCONVERGED, solve_rows
 from multibody.rows.unit_rows import held_rows, stop_rows
 
 #: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
@@ -70,10 +76,11 @@ Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
 #: side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
 #: rows) and keys, the warm-start keys and impulses of the last step, the output record of each contact,
 #: ``settings`` = (margin, tolerance, iterations, recovery, restitution velocity), ``count`` (last step's contacts,
-#: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows) and the row solver's
-#: scratch (``rows.solver.RowSolver``)
+#: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows, rows of the Python
+#: constraints), the row solver's scratch (``rows.solver.RowSolver``) and the rows of the Python constraints, which
+#: the run writes before each step (``xg``: their G, ``xgap``: h times the constant of ``G v⁺ + c = 0``)
 Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext kind gap e mu key prev_key prev_lam rec settings count "
-                              "rs")
+                              "rs xg xgap")
 #: columns of a contact record: pair, point (3), normal (3), normal force, friction force (3), signed distance,
 #: feature
 R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
@@ -81,7 +88,7 @@ R_WIDTH = 13
 #: settings
 S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
 #: entries of ``count``
-N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK = 0, 1, 2, 3, 4, 5
+N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
 #: warm-start key of a contact: pair * KEY_STRIDE + feature (the other rows' keys are negative)
 KEY_STRIDE = 1 << 32
 
@@ -141,22 +148,6 @@ def integrate_step(mi, q, v, h, out):
 
 
 @njit(**KERNEL)
-def speed_bound(gi, gf, gw, wb):
-    """The largest speed of a point of any geometry (|v_O + ω × c| + |ω| R for its centre c and bounding radius R;
-    body velocities [ω; v_O] from the kinematics in ``wb``)."""
-    top = 0.0
-    for g in range(gi.shape[0]):
-        b = gi[g, GI_BODY]
-        if b == 0 or gi[g, GI_TYPE] == HALFSPACE:
-            continue
-        w0, w1, w2 = wb[b, B_V], wb[b, B_V + 1], wb[b, B_V + 2]
-        e0, e1, e2 = cross3(w0, w1, w2, gw[g, GW_P], gw[g, GW_P + 1], gw[g, GW_P + 2])
-        s0, s1, s2 = wb[b, B_V + 3] + e0, wb[b, B_V + 4] + e1, wb[b, B_V + 5] + e2
-        top = max(top, math.sqrt(s0 * s0 + s1 * s1 + s2 * s2) + math.sqrt(w0 * w0 + w1 * w1 + w2 * w2) * gf[g, GF_RAD])
-    return top
-
-
-@njit(**KERNEL)
 def _loops(loops, q, v, S, r):
     """The rows of the model's loops and constraints from row r (``rows.constraint_rows.loop_rows``); none for a
     run without them (None: numba prunes the call when it compiles)."""
@@ -166,7 +157,22 @@ def _loops(loops, q, v, S, r):
 
 
 @njit(**KERNEL)
-def _contacts(mi, wd, G, S, m, r):
+def _python_rows(S, r):
+    """The rows of the Python constraints the run wrote before the step (``S.xg``, ``S.xgap``), bilateral, from
+    row r."""
+    nv = S.J.shape[1]
+    for i in range(S.count[N_PYTHON]):
+        for k in range(nv):
+            S.J[r, k] = S.xg[i, k]
+        S.kind[r] = BILATERAL
+        S.gap[r] = S.xgap[i]
+        S.key[r] = -(1 << 41) - i
+        r += 1
+    return r
+
+
+@njit(**KERNEL)
+def _contacts(mi, wd, G, S, m, r, normal):
     """The rows of the m contacts from row r — normal, then the two friction rows (``rows.point_rows``) — with
     their gaps, restitutions, friction coefficients, keys and records. Returns the next free row."""
     for c in range(m):
@@ -177,7 +183,7 @@ def _contacts(mi, wd, G, S, m, r):
         p = int(G.rows[c, C_PAIR])
         contact_rows(mi, wd, G.gi[G.pairs[p, 0], GI_BODY], G.gi[G.pairs[p, 1], GI_BODY], x0, x1, x2, n0, n1, n2,
                      S.J, r)
-        S.kind[r], S.kind[r + 1], S.kind[r + 2] = UNILATERAL, FRICTION, FRICTION
+        S.kind[r], S.kind[r + 1], S.kind[r + 2] = normal, FRICTION, FRICTION
         S.gap[r], S.gap[r + 1], S.gap[r + 2] = G.rows[c, C_DIST], 0.0, 0.0
         S.e[r], S.e[r + 1], S.e[r + 2] = G.pair_e[p], 0.0, 0.0
         S.mu[r] = G.rows[c, C_MU]
@@ -245,20 +251,21 @@ def _keep(S, nb, nr, c0, h):
 @njit(**KERNEL)
 def _biases(S, v, h, nr):
     """b += each row's bias (module docstring): a bilateral row's position residual over h; a unilateral row's gap
-    over h (an overlap over ``recovery``, at least h), or Newton's restitution target e u⁻ for a row that
-    approaches faster than the restitution velocity at the step's start and closes its gap within the step."""
+    over h (an overlap over ``recovery``, at least h), or Newton's impact target e u⁻ (e = 0: plastic) for a row that
+    approaches faster than the restitution velocity at the step's start and closes its gap within the step; none
+    for a compliant row (its gap enters its force law)."""
     recovery = max(h, S.settings[S_RECOVERY])
     rest = S.settings[S_REST]
     nv = v.shape[0]
     for r in range(nr):
         kind = S.kind[r]
-        if kind == FRICTION:
+        if kind == FRICTION or kind == COMPLIANT:
             continue
         phi = S.gap[r]
         if kind != UNILATERAL:
             S.b[r] += phi / h
             continue
-        if S.e[r] > 0.0 and phi + h * S.b[r] <= 0.0:
+        if phi + h * S.b[r] <= 0.0:
             u0 = 0.0
             for k in range(nv):
                 u0 += S.J[r, k] * v[k]
@@ -283,7 +290,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     tau = p.tau_buffer
     damper = 0.0
     if p.applied:
-        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, work, p.body_forces, tau)
+        _, power = applied_forces_kernel(mi, mf, q, v, p.forces, t, work, p.body_forces, tau)
         damper = h * power
         for k in range(nv):
             tau[k] += tau_extra[k]
@@ -296,16 +303,17 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     free_joint_transport(mi, v, h, S.vfree, 1.0)
     wb, wd = workspace_views(work, n, nv)
     settings = S.settings
+    S.rs.law[K_H] = h
     m = 0
     if G.gi.shape[0] > 0:
         world_poses(G.gi, G.gf, wb, G.gw)
-        margin = settings[S_MARGIN] + 2.0 * h * speed_bound(G.gi, G.gf, G.gw, wb)
+        margin = settings[S_MARGIN] + swept_distance(mi, wd, G.gi, G.gf, G.gw, v, S.vfree, h)
         m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, margin, G.rows, G.ws)
-    nr = held_rows(U, q, S.vfree, t, h, S.J, S.kind, S.gap, S.key, _loops(loops, q, v, S, 0))
+    nr = held_rows(U, q, S.vfree, t, h, S.J, S.kind, S.gap, S.key, _python_rows(S, _loops(loops, q, v, S, 0)))
     nb = nr
     nr = stop_rows(U, q, v, S.vfree, t, h, settings[S_MARGIN], S.J, S.kind, S.gap, S.e, S.key, nr)
     c0 = nr
-    nr = _contacts(mi, wd, G, S, m, nr)
+    nr = _contacts(mi, wd, G, S, m, nr, COMPLIANT if S.rs.law[K_STIFF] > 0.0 else UNILATERAL)
     impulse_work = 0.0
     if nr > 0:
         crba_kernel(mi, mf, q, work, S.M)
@@ -327,8 +335,11 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
                 S.W[j, r] = s
         _biases(S, v, h, nr)
         _warm_start(S, nb, nr, c0)
-        sweeps, rank = solve_rows(S.W, S.b, S.lam, S.kind, S.mu, nb, nr, settings[S_TOL], int(settings[S_ITER]),
-                                  S.rs)
+        unconverged = S.rs.stats[ST_UNCONVERGED]
+        sweeps, rank, _ = solve_rows(S.W, S.b, S.lam, S.kind, S.mu, S.gap, nb, nr, settings[S_TOL],
+                                     int(settings[S_ITER]), S.rs)
+        if S.rs.stats[ST_UNCONVERGED] == 1.0 and unconverged == 0.0:
+            S.rs.stats[ST_FIRST] = t
         S.count[N_SWEEPS] = sweeps
         S.count[N_RANK] = rank
         for k in range(nv):   # v⁺ = v_f + M⁻¹Jᵀλ = v_f + L⁻ᵀ (Y λ)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from multibody.model.data import refuse_general_joints
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.integrate.fixed_step import no_project
 
 __all__ = ["OdeSystem", "FORMULATIONS", "FEATURES", "register_formulation", "supports", "supporting",
@@ -49,6 +49,9 @@ class OdeSystem:
     ``nobs`` numbers with each saved state (then ``make_result(t, X, info, obs=obs)`` receives them);
     ``run_params(params, batch, b)`` gives the parameters of run b of ``simulate_batch`` and ``batch(runs,
     params_dict)`` builds its ``batch`` argument (both None: the formulation runs no batches).
+    ``diagnose() -> (reason, element)`` or None: after a failed run, what in its compiled code failed it when the
+    formulation can name it (a compiled torque law that raised or returned non-finite torques), which the run's
+    ``IntegrationError`` then reports in place of its generic reason.
     """
 
     x0: np.ndarray
@@ -69,6 +72,7 @@ class OdeSystem:
     batch: object = None
     split_t: object = None
     on_step: object = None
+    diagnose: object = None
 
 
 #: formulation name -> factory(model, q0, v0, tau=None, energy=True, **options) -> OdeSystem
@@ -198,7 +202,7 @@ def check_state(model, q0, v0):
         try:
             return np.array(x, dtype=float).reshape(-1)
         except (TypeError, ValueError):
-            raise ModelError(f"{name} must be an array of numbers (model '{model.name}'), got {x!r}",
+            raise ModelError(f"{name} must be an array of numbers (model '{model.name}'), got {shown(x)!r}",
                              element=name) from None
 
     q0 = model.neutral() if q0 is None else vector(q0, "q0")

@@ -203,6 +203,7 @@ class ConstrainedTree:
         self.compiled = not (self.rows.python or stabilizer is not None or callable(self.tau))
         self.singular_events = []
         self._zero = np.zeros(self.nv)
+        self.last_projection = (0, 0.0, True)
 
     @property
     def cons(self):
@@ -246,6 +247,7 @@ class ConstrainedTree:
         e_cv (:meth:`unit_rows`, no change) beside the position rows (a run across switches: the joints locked or
         on a stop)."""
         q = self.model.normalize(np.array(q, dtype=float))
+        it = None
         if not self.rows.python and held is None:
             self.w.cfg[CFG_TOL], self.w.cfg[CFG_MAXIT] = tol, maxiter
             if not self.rows._aux_ready:
@@ -273,6 +275,9 @@ class ConstrainedTree:
             bad = self.rows.worst(f)
             raise ConstraintError(f"model '{self.model.name}': the positions cannot be assembled; residual {err:.3e} "
                                   f"in {', '.join(bad)} after {maxiter} Newton steps", time=t, joints=bad)
+        #: (Newton steps, residual, converged) of this projection: converged when it stopped before its step budget
+        #: or below ``tol`` (the steps of the compiled projection are not counted: 0 there)
+        self.last_projection = (0 if it is None else it, float(err), it is None or it < maxiter or err <= tol)
         return q
 
     def unit_rows(self, m, coords):
@@ -390,7 +395,7 @@ def constraint_outputs(rows, accelerations, t, Q, V):
         joints = {}
         for k in range(len(t)):
             a, lam = accelerations(t[k], Q[k], V[k])          # fills the rows' covectors at (q, v) too
-            for name, W in all_joint_reactions(rows.model, rows, Q[k], V[k], a, lam, rows.mc).items():
+            for name, W in all_joint_reactions(rows.model, rows, Q[k], V[k], a, lam, rows.mc, t[k]).items():
                 joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
         return {**reac, **joints}                             # a cut joint: its reaction, not its multipliers
 

@@ -54,7 +54,7 @@ from multibody.formulations.base import OdeSystem, callback_forces, check_state,
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
-from multibody.kernels.forces import joint_forces_kernel, spring_forces_kernel
+from multibody.kernels.forces import joint_forces_kernel, point_forces_kernel
 from multibody.kernels.poisson import CHOLESKY, SWEEP, impulses_kernel, poisson_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.result import Result
@@ -89,7 +89,7 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
             out[k] = np.nan
         return
     qdot_kernel(mi, q, v, out[:nq])
-    if not prm.applied:  # no joint springs, dampers, efforts or point springs: skip their pass
+    if not prm.applied:  # no joint springs, dampers, efforts, point springs or loads: skip their pass
         for k in range(tau_extra.shape[0]):
             pdot[k] += tau_extra[k]
         return
@@ -97,8 +97,8 @@ def poisson_rhs_extra(t, x, prm, tau_extra, out):
         tau[k] = 0.0
     F = prm.forces
     joint_forces_kernel(mi, q, v, F.dof_stiffness, F.dof_damping, F.dof_rest, F.dof_effort, tau)
-    spring_forces_kernel(mi, mf, q, v, F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0, work,
-                         prm.body_forces, tau, True)
+    point_forces_kernel(mi, mf, q, v, F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0,
+                        (F.load_int, F.load_float, F.load_knots), t, work, prm.body_forces, tau, True)
     for k in range(tau.shape[0]):
         pdot[k] += tau[k] + tau_extra[k]
 

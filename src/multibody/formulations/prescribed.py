@@ -19,7 +19,7 @@ right-hand side (adaptive methods, or the Python fixed-step loop).
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.formulations.base import OdeSystem, callback_forces
 from multibody.formulations.tree_rhs import tree_energy, tree_rhs_hybrid
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q
@@ -55,7 +55,7 @@ def prescribed_indices(model, prescribed):
             raise ModelError(f"model '{model.name}' has no coordinate {name!r} to prescribe; coordinates that can be "
                              f"prescribed: {', '.join(where) or 'none'}", element=str(name))
         if not callable(f):
-            raise ModelError(f"prescribed[{name!r}] must be a callable f(t) -> (q, q̇, q̈), got {f!r}", element=name)
+            raise ModelError(f"prescribed[{name!r}] must be a callable f(t) -> (q, q̇, q̈), got {shown(f)!r}", element=name)
         rows.append((where[name][1], where[name][0], name, f))
     if not rows:
         raise ModelError("prescribed is empty: give at least one coordinate, or leave prescribed out",
@@ -78,7 +78,7 @@ def _drive_values(names, functions, t):
         except (TypeError, ValueError):
             arr = None
         if arr is None or arr.shape != (3,):
-            raise ModelError(f"prescribed[{name!r}] returned {val!r} at t = {t}, expected (q, q̇, q̈): 3 numbers",
+            raise ModelError(f"prescribed[{name!r}] returned {shown(val)!r} at t = {t}, expected (q, q̇, q̈): 3 numbers",
                              element=name)
         if not np.all(np.isfinite(arr)):
             raise ModelError(f"prescribed[{name!r}] returned non-finite values {arr.tolist()} at t = {t}",

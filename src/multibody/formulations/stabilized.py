@@ -12,11 +12,10 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from multibody.errors import ConstraintError, ModelError
+from multibody.errors import ConstraintError, ModelError, shown
 from multibody.formulations.base import (MAX_INITIAL_CORRECTION, OdeSystem, callback_forces, check_state,
                                          register_formulation)
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, free_dynamics
-from multibody.formulations.stabilized_dae import each_state
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.kernels.configuration import normalize_kernel
 from multibody.kernels.energy import energy_kernel
@@ -161,7 +160,7 @@ def _spring_potential(w, q, v):
     F = p.forces
     if F.dof_stiffness.shape[0] == 0 or (F.spring_k.shape[0] == 0 and not np.any(F.dof_stiffness)):
         return 0.0
-    Vs, P = applied_forces_kernel(p.mi, p.mf, q, v, F, p.work, p.body_forces, p.tau_buffer)
+    Vs, P = applied_forces_kernel(p.mi, p.mf, q, v, F, 0.0, p.work, p.body_forces, p.tau_buffer)   # (the potential)
     return Vs
 
 
@@ -221,7 +220,7 @@ class StabilizedModel:
             if "energy" in lam and self.energy:
                 g[-1] = float(lam["energy"])
         if not np.all(np.isfinite(g)) or np.any(g < 0):
-            raise ModelError(f"stabilization gains must be finite and >= 0, got {lam!r}", element="lam")
+            raise ModelError(f"stabilization gains must be finite and >= 0, got {shown(lam)!r}", element="lam")
         return g
 
     def relative_degrees(self):
@@ -374,7 +373,7 @@ def stabilized_system(model, q0=None, v0=None, tau=None, energy=True, lam=100.0,
             joints = {}
             for k in range(len(t)):
                 xd = fun(t[k], X[k])
-                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc)
+                J = all_joint_reactions(model, sm.rows, Q[k], V[k], xd[nq:nq + nv], sm.sw.N[:sm.R], sm.mc, t[k])
                 for name, W in J.items():
                     joints.setdefault(name, np.zeros((len(t), 6)))[k] = W
             return {**reac, **joints}                         # a cut joint: its reaction, not its multipliers
@@ -424,8 +423,8 @@ class _Generated:
         X = np.ascontiguousarray(X)
         F = np.empty((X.shape[0], self.m))
         NN = np.empty((X.shape[0], self.m))
-        each_state(self.module.eval_constraints, X, self.params, F)
-        each_state(self.module.reactions, X, self.params, NN)
+        self.module.each_constraints(X, self.params, F)
+        self.module.each_reactions(X, self.params, NN)
         return F, NN
 
 

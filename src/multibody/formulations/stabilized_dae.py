@@ -20,7 +20,6 @@ Model's constraints is the ``"stabilized"`` formulation (``formulations/stabiliz
 import time
 
 import numpy as np
-from numba import njit
 
 from multibody.errors import IntegrationError, ModelError
 from multibody.integrate.adaptive import solve_adaptive
@@ -29,7 +28,7 @@ from multibody.integrate.tableaux import STAGES
 from multibody.kernels.stabilization import DLS_EPS_REL
 from multibody.result import Result
 
-__all__ = ["StabilizedSystem", "max_residual", "each_state"]
+__all__ = ["StabilizedSystem", "max_residual"]
 
 
 class StabilizedSystem:
@@ -90,7 +89,9 @@ class StabilizedSystem:
             out = np.empty(self.dae.m)
             self.module.eval_constraints(x, params, out)
             return out
-        return _constraints_at(self.module.eval_constraints, x, params, self.dae.m)
+        out = np.empty((x.shape[0], self.dae.m))
+        self.module.each_constraints(x, params, out)
+        return out
 
     # integration
     def simulate(self, x0, t_end, lam, method="rk2", h=1e-5, t0=0.0, save_every=None, param_values=None,
@@ -153,7 +154,7 @@ class StabilizedSystem:
         reactions = {}
         if record_reactions:
             Ns = np.empty((len(t), self.dae.m))
-            each_state(self.module.reactions, np.ascontiguousarray(xs), params, Ns)
+            self.module.each_reactions(np.ascontiguousarray(xs), params, Ns)
             reactions["N"] = Ns
         result = Result(t, xs, np.zeros((len(t), 0)), residuals={nm: res[:, i] for i, nm in enumerate(self.names)},
                         reactions=reactions, info=info, q_names=names, v_names=[])
@@ -161,19 +162,6 @@ class StabilizedSystem:
             raise IntegrationError(f"stabilized integration ({method}) failed at t = {t[-1]:.17g}",
                                    result=result, reason=info.get("message", "non-finite state"))
         return result
-
-
-def _constraints_at(fn, xs, params, m):
-    out = np.empty((xs.shape[0], m))
-    each_state(fn, xs, params, out)
-    return out
-
-
-@njit
-def each_state(fn, xs, params, out):
-    """``fn(xs[k], params, out[k])`` for every row k of ``xs`` (a compiled function of one state)."""
-    for k in range(xs.shape[0]):
-        fn(xs[k], params, out[k])
 
 
 def max_residual(result, t_from=None):

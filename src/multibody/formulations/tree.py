@@ -22,11 +22,11 @@ import numpy as np
 from numba import njit
 
 from multibody.model.data import Data
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
 from multibody.formulations.prescribed import prescribed_system
-from multibody.formulations.tree_control import (control_params, is_compiled_torque, run_controls, tree_rhs_control,
-                                                 tree_rhs_control_extra)
+from multibody.formulations.tree_control import (control_params, is_compiled_torque, law_failure, run_controls,
+                                                 tree_rhs_control, tree_rhs_control_extra)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import (has_quaternions, normalize_quaternions, normalize_quaternions_q,
@@ -87,7 +87,7 @@ def tree_batch(model, runs, params):
                          "side: simulate_batch runs the compiled loop only; use simulate for each run",
                          element="base motion")
     if not isinstance(params, dict):
-        raise ModelError(f"params must be a dict with keys among {sorted(BATCH_PARAMS)}, got {params!r}",
+        raise ModelError(f"params must be a dict with keys among {sorted(BATCH_PARAMS)}, got {shown(params)!r}",
                          element="params")
     unknown = sorted(set(params) - set(BATCH_PARAMS))
     if unknown:
@@ -227,7 +227,9 @@ def tree_system(model, q0=None, v0=None, tau=None, energy=True, prescribed=None)
                            **({"base_motion": repr(data.base_motion)} if moving else {})},
                      observe=tree_observe if energy else None, nobs=2 if energy else 0,
                      run_params=tree_control_run_params if controlled else tree_run_params,
-                     batch=lambda runs, values: tree_batch(model, runs, values))
+                     batch=lambda runs, values: tree_batch(model, runs, values),
+                     diagnose=None if compiled is None else
+                     lambda: law_failure(params.control, compiled, model.velocity_names()))
 
 
 register_formulation("tree", tree_system, supports=("moving base", "general joints", "batch", "controllers"))

@@ -13,8 +13,14 @@ called through a C function pointer (:func:`compiled_torque` wraps it in a ``num
 ``kernels.control.TORQUE_SIGNATURE``, compiled once per function and process, and kept alive here), held in the
 tuple as its address (``kernels.control.call_torque``): the compiled loops are compiled for an integer, not for
 each function, and stay cached on disk; and a Python caller passes the tuple to a compiled function without
-numba's slow typing of function objects. ``f`` must not raise (an exception cannot leave compiled code called
-through a pointer).
+numba's slow typing of function objects.
+
+A law that raises, or returns a torque that is not finite, ends the run: an exception cannot leave compiled code
+called through a pointer, so the wrapper catches it and returns NaN torques; :func:`control_extra` records the
+first call whose torques are not finite (its time, and the copies of q and v the law was given, in the tuple's
+``fail``, ``user_q``, ``user_v``) and from then on gives NaN forces, which stop the run at that step; and
+:func:`law_failure` calls the law again from Python at that (t, q, v), where it raises its own exception, to name
+the law and what it did in the run's ``IntegrationError``.
 
 The tree's parameters (``model.packing.TreeParams``) get one more entry, ``control``: the
 ``model.packing.Controls`` of the model's controllers and the law (``model.packing.ControlledParams``,
@@ -27,12 +33,13 @@ from numba.core.registry import CPUDispatcher
 
 from multibody.errors import ModelError
 from multibody.formulations.tree_rhs import tree_rhs_extra
-from multibody.kernels.control import C_IV, TORQUE_SIGNATURE, call_torque, control_kernel
+from multibody.integrate.adaptive import nonfinite_entries
+from multibody.kernels.control import C_IV, EVENT_SIGNATURE, TORQUE_SIGNATURE, call_torque, control_kernel
 from multibody.kernels.spatial import KERNEL
 from multibody.model.packing import Controls, controlled_params, controls
 
-__all__ = ["control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
-           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra"]
+__all__ = ["compiled_event", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
+           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra", "law_failure"]
 
 def is_compiled_torque(tau):
     """Whether ``tau`` is a numba-compiled function (a torque law for the compiled loops)."""
@@ -50,7 +57,12 @@ def compiled_torque(tau):
         return _WRAPPED[key][1]
 
     def call(t, q, v, out, nq, nv):
-        tau(t, carray(q, nq), carray(v, nv), carray(out, nv))
+        torques = carray(out, nv)
+        try:
+            tau(t, carray(q, nq), carray(v, nv), torques)
+        except Exception:   # (it cannot leave the C function: NaN torques say it raised; module docstring)
+            for k in range(nv):
+                torques[k] = np.nan
 
     try:
         wrapped = cfunc(TORQUE_SIGNATURE)(call)
@@ -60,6 +72,28 @@ def compiled_torque(tau):
                          f"with t a float and q, v, out float64 arrays (out: the nv generalized forces), returning "
                          f"nothing: {first}", element="tau") from None
     _WRAPPED[key] = (tau, wrapped)
+    return wrapped
+
+
+def compiled_event(g, k):
+    """The ``numba.cfunc`` (``kernels.control.EVENT_SIGNATURE``) that calls the numba function ``g(t, q, v)``, the
+    event ``events[k]`` of a run, made once per function; a ``ModelError`` when ``g`` does not compile for these
+    types or does not return a number."""
+    key = ("event", id(g))
+    if key in _WRAPPED and _WRAPPED[key][0] is g:
+        return _WRAPPED[key][1]
+
+    def call(t, q, v, nq, nv):
+        return g(t, carray(q, nq), carray(v, nv))
+
+    try:
+        wrapped = cfunc(EVENT_SIGNATURE)(call)
+    except NumbaError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ModelError(f"events[{k}]: the numba function {getattr(g, '__name__', g)!r} must compile as g(t, q, v) "
+                         f"with t a float and q, v float64 arrays, returning one number: {first}",
+                         element=f"events[{k}]") from None
+    _WRAPPED[key] = (g, wrapped)
     return wrapped
 
 
@@ -104,14 +138,21 @@ def control_extra(t, x, tau_const, c, mi, nq, work):
         uq = c.user_q
         uv = c.user_v
         u = c.user_out
-        for k in range(nq):
-            uq[k] = q[k]
+        fail = c.fail
+        if fail[0] == 0.0:
+            for k in range(nq):
+                uq[k] = q[k]
+            for k in range(nv):
+                uv[k] = v[k]
+                u[k] = 0.0
+            call_torque(c.user, t, uq, uv, u)
+            for k in range(nv):
+                if not np.isfinite(u[k]):   # raised or not finite: keep where (module docstring)
+                    fail[0] = 1.0
+                    fail[1] = t
+                    break
         for k in range(nv):
-            uv[k] = v[k]
-            u[k] = 0.0
-        call_torque(c.user, t, uq, uv, u)
-        for k in range(nv):
-            extra[k] += u[k]
+            extra[k] += u[k] if fail[0] == 0.0 else np.nan
     return extra
 
 
@@ -120,7 +161,8 @@ def run_controls(c):
     """The controllers' tuple of one run of a batch: the same table and law, scratch of its own."""
     return Controls(c.ci, c.cf, c.rt, c.rc, c.mf, c.gravity, c.inverse, np.zeros_like(c.g), np.zeros_like(c.a),
                     np.zeros_like(c.tg), np.zeros_like(c.ti), c.no_fext, np.zeros_like(c.out), np.zeros_like(c.extra),
-                    np.zeros_like(c.user_q), np.zeros_like(c.user_v), np.zeros_like(c.user_out), c.user, c.has_user)
+                    np.zeros_like(c.user_q), np.zeros_like(c.user_v), np.zeros_like(c.user_out), c.user, c.has_user,
+                    np.zeros_like(c.fail))
 
 
 @njit(**KERNEL)
@@ -135,3 +177,24 @@ def tree_rhs_control_extra(t, x, p, extra, out):
     """:func:`tree_rhs_control` with the generalized forces ``extra`` (a Python torque callback's and the constant
     ones) in place of the constant ones."""
     tree_rhs_extra(t, x, p, control_extra(t, x, extra, p.control, p.mi, p.q.shape[0], p.work), out)
+
+
+def law_failure(c, law, v_names=None):
+    """What the compiled torque law ``law`` did when it stopped a run (module docstring), from its controllers'
+    tuple ``c``: ``(reason, element)`` — the law named, the exception it raises at the (t, q, v) of its first failed
+    call, or its non-finite torques there (labelled by ``v_names``) —, or None when it did not fail."""
+    fail = c.fail
+    if law is None or fail[0] == 0.0:
+        return None
+    t, q, v = float(fail[1]), np.array(c.user_q), np.array(c.user_v)
+    name = getattr(law, "__name__", repr(law))
+    element = f"torque law '{name}'"
+    out = np.zeros(v.shape[0])
+    try:
+        with np.errstate(all="ignore"):
+            law(t, q.copy(), v.copy(), out)
+    except Exception as exc:  # noqa: BLE001 -- the law's own exception is what the reason reports
+        return f"the compiled torque law '{name}' raised {type(exc).__name__}: {exc} at t = {t:.17g}", element
+    labels = None if v_names is None else [f"out[{i}] ({n})" for i, n in enumerate(v_names)]
+    entries = nonfinite_entries(out, labels) or "not finite in compiled code (finite when called from Python)"
+    return f"the compiled torque law '{name}' returned torques that are not finite at t = {t:.17g}: {entries}", element

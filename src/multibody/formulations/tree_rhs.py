@@ -22,7 +22,7 @@ from multibody.kernels.kinematics import GENERAL, W_KINETIC, W_POTENTIAL
 from multibody.kernels.spatial import KERNEL
 from multibody.model.packing import tree_params
 
-__all__ = ["tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_energy", "tree_energies",
+__all__ = ["tree_applied", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_energy", "tree_energies",
            "tree_energies_plain", "tree_observe", "general_fill"]
 
 
@@ -35,14 +35,21 @@ def _qdot_aba(p, x, tau, out):
 
 
 @njit(inline="always", cache=True)
-def _applied_tau(p, x, tau_extra):
-    """τ_applied(q, v) + τ_extra for x = [q, v] (the model's joint and point forces, ``kernels/forces.py``; in
-    the buffer ``p.tau_buffer``), or ``tau_extra`` itself when the model has none."""
+def tree_applied(p, t, q, v, tau):
+    """``tau`` := the applied generalized forces of the parameters ``p`` at (t, q, v) (the model's joint and point
+    forces and loads, ``kernels/forces.py``); returns ``(potential, dissipated power)``."""
+    return applied_forces_kernel(p.mi, p.mf, q, v, p.forces, t, p.work, p.body_forces, tau)
+
+
+@njit(inline="always", cache=True)
+def _applied_tau(p, t, x, tau_extra):
+    """τ_applied(t, q, v) + τ_extra for x = [q, v] (:func:`tree_applied`; in the buffer ``p.tau_buffer``), or
+    ``tau_extra`` itself when the model has none."""
     tau = tau_extra
     if p.applied:
         nq = p.q.shape[0]
         tau = p.tau_buffer
-        Va, _ = applied_forces_kernel(p.mi, p.mf, x[:nq], x[nq:], p.forces, p.work, p.body_forces, tau)
+        Va, _ = tree_applied(p, t, x[:nq], x[nq:], tau)
         p.vapplied[0] = Va
         for k in range(tau.shape[0]):
             tau[k] += tau_extra[k]
@@ -53,7 +60,7 @@ def _applied_tau(p, x, tau_extra):
 def tree_rhs_extra(t, x, p, tau_extra, out):
     """ẋ for x = [q, v] on a tree: out[:nq] = q̇(q, v), out[nq:] = aba(q, v, τ_applied(q, v) + τ_extra)
     (seed 001 §3.5 separate-bodies / articulated-body forward dynamics; kernels/aba.py)."""
-    _qdot_aba(p, x, _applied_tau(p, x, tau_extra), out)
+    _qdot_aba(p, x, _applied_tau(p, t, x, tau_extra), out)
 
 
 @njit(**KERNEL)
@@ -63,7 +70,7 @@ def tree_rhs_hybrid(t, x, p, tau_extra, known, qdd, force, out):
     (``kernels/hybrid.py``; seed 001 §3.3.1, eqs. 3.92–3.94; RBDA §9.2), ``qdd`` the same q̈, and ``force`` the
     drive forces of the prescribed coordinates (besides the applied ones). Returns the kernel's error code."""
     nq = p.q.shape[0]
-    tau = _applied_tau(p, x, tau_extra)
+    tau = _applied_tau(p, t, x, tau_extra)
     qdot_kernel(p.mi, x[:nq], x[nq:], out[:nq])
     err = hybrid_kernel(p.mi, p.mf, x[:nq], x[nq:], tau, known, p.no_fext, p.work, qdd, force)
     for k in range(qdd.shape[0]):
@@ -87,22 +94,23 @@ def tree_rhs_plain(t, x, p, out):
 
 
 @njit(**KERNEL)
-def tree_energies(p, Q, V, out):
-    """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py)."""
+def tree_energies(p, times, Q, V, out):
+    """Per sample: out[s] = (T, V_gravity + V_springs, dissipated power) (kernels/energy.py, kernels/forces.py) at
+    the times ``times`` (the loads' curves)."""
     mi = p.mi
     mf = p.mf
     for s in range(Q.shape[0]):
         q = Q[s]
         v = V[s]
         T, Vg = energy_kernel(mi, mf, q, v, p.work)
-        Vs, P = applied_forces_kernel(mi, mf, q, v, p.forces, p.work, p.body_forces, p.tau_buffer)
+        Vs, P = tree_applied(p, times[s], q, v, p.tau_buffer)
         out[s, 0] = T
         out[s, 1] = Vg + Vs
         out[s, 2] = P
 
 
 @njit(**KERNEL)
-def tree_energies_plain(p, Q, V, out):
+def tree_energies_plain(p, times, Q, V, out):
     """:func:`tree_energies` of a model without applied forces, from ABA's first pass (the numbers of
     ``energy_kernel``; ``kernels/aba.py``): it compiles nothing but a loop around the ABA already compiled for
     the right-hand side. out[s] = (T, V_gravity, 0)."""
@@ -143,17 +151,19 @@ def tree_energy(model, Q, V, params=None, t=None):
     out = np.empty((Q.shape[0], 3))
     energies = tree_energies if p.applied else tree_energies_plain
     fill = general_fill(model)
+    if moving and (t is None or np.shape(t) != (Q.shape[0],)):
+        raise ModelError(f"model '{model.name}' has a moving base: its energies need the time of each of the "
+                         f"{Q.shape[0]} samples", element="t")
+    t = np.zeros(Q.shape[0]) if t is None else np.ascontiguousarray(t, dtype=np.float64).reshape(-1)
+    if t.shape[0] != Q.shape[0]:
+        t = np.zeros(Q.shape[0])
     if not moving and fill is None:
-        energies(p, Q, V, out)
+        energies(p, t, Q, V, out)
     else:  # the base's state and the general joints' kinematics at each sample first
-        if moving and (t is None or np.shape(t) != (Q.shape[0],)):
-            raise ModelError(f"model '{model.name}' has a moving base: its energies need the time of each of the "
-                             f"{Q.shape[0]} samples", element="t")
-        t = np.zeros(Q.shape[0]) if t is None else np.asarray(t, dtype=np.float64).reshape(-1)
         for s in range(Q.shape[0]):
             if moving:
                 d.set_time(float(t[s]), p.work)
             if fill is not None:
                 fill(Q[s], V[s], float(t[s]), p.work)
-            energies(p, Q[s:s + 1], V[s:s + 1], out[s:s + 1])
+            energies(p, t[s:s + 1], Q[s:s + 1], V[s:s + 1], out[s:s + 1])
     return out[:, 0], out[:, 1], out[:, 2]

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.integrate.progress import progress_bar
 
 #: method name (upper case) -> the name of its ``scipy.integrate`` solver class; scipy's integrators are
@@ -53,7 +53,7 @@ def step_budget(max_steps):
     if max_steps is None:
         return DEFAULT_MAX_STEPS
     if isinstance(max_steps, (bool, np.bool_)):
-        raise ModelError(f"max_steps must be a whole number of steps >= 1 (or math.inf), got {max_steps!r}",
+        raise ModelError(f"max_steps must be a whole number of steps >= 1 (or math.inf), got {shown(max_steps)!r}",
                          element="max_steps")
     try:
         value = float(max_steps)
@@ -63,7 +63,7 @@ def step_budget(max_steps):
         return math.inf
     if not (math.isfinite(value) and value >= 1 and value == math.floor(value)):
         raise ModelError(f"max_steps must be a whole number of steps >= 1 (or math.inf for no limit), got "
-                         f"{max_steps!r}", element="max_steps")
+                         f"{shown(max_steps)!r}", element="max_steps")
     return int(value)
 
 
@@ -205,6 +205,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
         accepted step.
     events : callable or list of callables ``g(t, y)``; attributes ``terminal`` (bool or count) and
         ``direction`` as in ``scipy.integrate.solve_ivp``.
+    dense_output : keep the steps' interpolants as ``sol`` (an ``OdeSolution``); a whole number N: only while the
+        run has at most N steps (a longer run keeps none, ``sol`` None).
     max_steps : the step budget: stop with status ``"failed"`` after this many accepted steps (None:
         :data:`DEFAULT_MAX_STEPS`; ``math.inf``: no limit). From ``max(EARLY_CHECK, max_steps // 1000)`` steps
         on, a run that would need more than ``HOPELESS`` times its budget to reach the end both at its mean step so
@@ -288,6 +290,8 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
         ts.append(t0)
         ys.append(y0.copy())
     interpolants, tnodes = [], [t0]
+    dense_cap = math.inf if dense_output is True else int(dense_output or 0)
+    keep_dense = dense_cap > 0
     status, message, reason, error = "running", "", None, None
     nsteps = 0
 
@@ -336,7 +340,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                 break
             nsteps += 1
             t_new = solver.t
-            sol = solver.dense_output() if dense_output else None   # else made when needed, as solve_ivp does
+            sol = solver.dense_output() if keep_dense else None   # else made when needed, as solve_ivp does
             y_new = solver.y
             if project is not None:
                 y_proj = np.array(project(t_new, y_new), dtype=float)
@@ -400,9 +404,12 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
                         ts.append(te)
                         ys.append(yi)
                     ie = i1
-            if dense_output:
+            if keep_dense and len(interpolants) < dense_cap:
                 interpolants.append(sol)
                 tnodes.append(t_new)
+            elif keep_dense:             # more steps than the dense output is kept for: none is kept
+                keep_dense = False
+                interpolants.clear()
             if bar is not None:
                 bar.update(abs(t_end_step - t_prev))
             if t_stop is not None:
@@ -445,7 +452,7 @@ def solve_adaptive(fun, t_span, y0, method="DOP853", rtol=1e-9, atol=1e-12, t_ev
     t_arr = np.array(ts, dtype=float)
     y_arr = np.array(ys, dtype=float).reshape(len(ts), ny)
     dense = None
-    if dense_output and interpolants:
+    if keep_dense and interpolants:
         from scipy.integrate import OdeSolution
 
         dense = OdeSolution(np.array(tnodes), interpolants)

@@ -26,7 +26,7 @@ import os
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.integrate.adaptive import step_budget
 from multibody.integrate.fixed_step import save_steps
 
@@ -42,13 +42,13 @@ FIXED_MAX_STEPS = {"compiled": 1_000_000_000, "python": 10_000_000}
 def number(value, element, what):
     """``value`` as a float, or a ModelError ``"<what> must be a number, got ..."`` naming ``element``."""
     if isinstance(value, (complex, np.complexfloating)):
-        raise ModelError(f"{what} must be a real number, got {value!r}", element=element)
+        raise ModelError(f"{what} must be a real number, got {shown(value)!r}", element=element)
     if isinstance(value, (str, bytes)):
-        raise ModelError(f"{what} must be a number, got {value!r}", element=element)
+        raise ModelError(f"{what} must be a number, got {shown(value)!r}", element=element)
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise ModelError(f"{what} must be a number, got {value!r}", element=element) from None
+        raise ModelError(f"{what} must be a number, got {shown(value)!r}", element=element) from None
 
 
 def time_span(t0, t_end):
@@ -68,7 +68,7 @@ def _reals(value, name, what):
     except (TypeError, ValueError):
         arr = np.asarray(None)
     if arr.dtype.kind not in "iuf" or arr.ndim > 1:
-        raise ModelError(f"{name} must be {what}, got {value!r}", element=name)
+        raise ModelError(f"{name} must be {what}, got {shown(value)!r}", element=name)
     return arr.astype(float)
 
 
@@ -81,7 +81,7 @@ def tolerance(value, name, default):
     arr = _reals(value, name, "a finite real number > 0 (or a 1-D array of them, one per state entry)")
     if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
         why = " (with atol = 0 a state entry that is zero has no error scale)" if name == "atol" else ""
-        raise ModelError(f"{name} must be a finite number > 0{why}, got {value!r}", element=name)
+        raise ModelError(f"{name} must be a finite number > 0{why}, got {shown(value)!r}", element=name)
     return float(arr) if arr.ndim == 0 else arr
 
 
@@ -93,7 +93,7 @@ def whole(value, name, lowest):
         f = float(value)
         ok = math.isfinite(f) and f == math.floor(f) and f >= lowest
     if not ok:
-        raise ModelError(f"{name} must be a whole number >= {lowest}, got {value!r}", element=name)
+        raise ModelError(f"{name} must be a whole number >= {lowest}, got {shown(value)!r}", element=name)
     return int(value)
 
 
@@ -103,7 +103,7 @@ def flag(value, name, none_allowed=False):
         return None
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    raise ModelError(f"{name} must be {'True, False or None' if none_allowed else 'True or False'}, got {value!r}",
+    raise ModelError(f"{name} must be {'True, False or None' if none_allowed else 'True or False'}, got {shown(value)!r}",
                      element=name)
 
 
@@ -141,9 +141,9 @@ def real_forces(tau):
         return tau
     arr = np.asarray(tau) if not isinstance(tau, (str, bytes)) else np.asarray(None)
     if arr.dtype.kind == "c":
-        raise ModelError(f"tau must be real generalized forces, got complex numbers {tau!r}", element="tau")
+        raise ModelError(f"tau must be real generalized forces, got complex numbers {shown(tau)!r}", element="tau")
     if arr.dtype.kind not in "iuf":
-        raise ModelError(f"tau must be a callable tau(t, q, v) or an array of numbers, got {tau!r}", element="tau")
+        raise ModelError(f"tau must be a callable tau(t, q, v) or an array of numbers, got {shown(tau)!r}", element="tau")
     return arr.astype(float)
 
 
@@ -155,7 +155,7 @@ def event_value(value, k, ev, t):
     except (TypeError, ValueError):
         out = math.nan
     if isinstance(value, (complex, np.complexfloating)) or not math.isfinite(out):
-        raise ModelError(f"event {k} ({getattr(ev, '__name__', ev)!r}) returned {value!r} at t = {t}, expected "
+        raise ModelError(f"event {k} ({getattr(ev, '__name__', ev)!r}) returned {shown(value)!r} at t = {t}, expected "
                          "one finite real number", element=f"events[{k}]")
     return out
 

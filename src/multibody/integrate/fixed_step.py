@@ -449,7 +449,7 @@ def _fixed_point(update, x, rhs_at):
     return x, k, False
 
 
-def _stormer6_step(rhs, t, x, h, nsplit):
+def stormer6_python_step(rhs, t, x, h, nsplit):
     """One STORMER6 step of the compiled loop (``rk_template.stormer6_step``) for a Python ``rhs(t, x)``:
     Kahan & Li's composition of
     Störmer–Verlet steps (see the module docstring). Returns ``(x_new, converged)``."""
@@ -501,7 +501,7 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
             t = t0 + step * h
             ns = ns0
             if code == 4:
-                xt, converged = _stormer6_step(rhs, t, x, h, nsplit)
+                xt, converged = stormer6_python_step(rhs, t, x, h, nsplit)
                 if not converged and np.all(np.isfinite(xt)):
                     status = STATUS_NOT_CONVERGED
                     break

@@ -1,11 +1,13 @@
 """Files: YAML/JSON model files (schema, validation, safe expressions), URDF import, Result files.
 
 ================================  ====================================================================
-``load_model(path, ...)``         the Model of a ``.yaml``/``.yml``/``.json`` model file or a ``.urdf`` robot
+``load_model(path, ...)``         the Model of a ``.yaml``/``.yml``/``.json`` model file, a ``.urdf`` robot or an MJCF
+                                  ``.xml`` (MuJoCo's models)
 ``load(path)``                    a model file with its initial state and simulation settings (``ModelFile``)
 ``save_model(model, path, ...)``  write a model file (YAML or JSON by the extension)
 ``validate_file(path)``           every problem of a file, with its path in the file (``Problem``)
 ``load_urdf(path, ...)``          a URDF robot description as a Model
+``load_mjcf(path, ...)``          a MuJoCo model (MJCF) as a Model (``multibody.io.mjcf``: states to and from MuJoCo)
 ``srdf_disabled_pairs(path, m)``  the link pairs an SRDF disables, as body names (for ``mb.collisions``)
 ``save_result(result, path)``     a ``Result`` as ``.npz``, ``.csv`` or ``.h5`` (HDF5, with h5py)
 ``schema()``                      the JSON Schema of model files (``model.schema.json``)
@@ -23,14 +25,18 @@ from multibody.io.writer import model_to_dict, save_model
 
 __all__ = ["load_model", "save_model", "load", "load_text", "validate_file", "load_urdf", "ModelFile", "Problem",
            "ModelFileError", "model_from_dict", "model_to_dict", "schema", "parse_expression", "Expression",
-           "ExpressionTorque", "save_result", "load_result", "srdf_disabled_pairs"]
+           "ExpressionTorque", "save_result", "load_result", "srdf_disabled_pairs", "load_mjcf"]
 
 
-def __getattr__(name):   # the URDF reader and the Result files are imported when first used
+def __getattr__(name):   # the URDF and MJCF readers and the Result files are imported when first used
     if name == "load_urdf":
         from multibody.io.urdf import load_urdf
 
         return load_urdf
+    if name == "load_mjcf":
+        from multibody.io.mjcf import load_mjcf
+
+        return load_mjcf
     if name == "srdf_disabled_pairs":
         from multibody.io.srdf import srdf_disabled_pairs
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError, ResultFileError
+from multibody.errors import ModelError, ResultFileError, shown
 from multibody.files import as_path, atomic_write, check_readable, check_writable, unreadable
 
 FORMAT = "multibody.checkpoint"
@@ -109,7 +109,7 @@ class Writer:
     def __init__(self, path, model, settings, q0=None, v0=None, tau=None, t_eval=None, events=None):
         self.path = as_path(path, "checkpoint")
         if callable(tau):
-            raise ModelError(f"checkpoint=: tau is a Python callable ({tau!r}); a checkpoint holds data, not code, "
+            raise ModelError(f"checkpoint=: tau is a Python callable ({shown(tau)!r}); a checkpoint holds data, not code, "
                              "so the run could not be continued from it. Give constant torques as an array, or "
                              "time-varying ones as expressions in the model (a model file's joint efforts, "
                              "multibody.io.ExpressionTorque), or run without checkpoint=", element="tau")
@@ -169,7 +169,7 @@ def read(path):
         raise unreadable(path, "checkpoint", exc, "multibody checkpoint") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         found = meta.get("format") if isinstance(meta, dict) else None
-        raise ResultFileError(f"{where} is not a multibody checkpoint (format {found!r})", path=path)
+        raise ResultFileError(f"{where} is not a multibody checkpoint (format {shown(found)!r})", path=path)
     version = meta.get("version")
     if not isinstance(version, int) or version > VERSION:
         raise ResultFileError(f"{where} has format version {version!r}; this multibody reads versions up to "
@@ -230,7 +230,7 @@ def check_resumable(ck, size, t0, t_end, grid=None, t_eval=None, nobs=0):
         if ck.step is None or not 0 <= ck.step <= nsteps:
             bad("step", f"= {ck.step} is not a step number of the run (0..{nsteps})")
         if abs(ck.t - (t0 + ck.step * h)) > 1e-9 * h:
-            bad("t", f"= {ck.t!r} is not the time of step {ck.step} (t0 + step h = {t0 + ck.step * h!r})")
+            bad("t", f"= {shown(ck.t)!r} is not the time of step {ck.step} (t0 + step h = {t0 + ck.step * h!r})")
         if ck.step > 0:
             want = t0 + save[save <= ck.step] * h
             if ck.out_t.shape != want.shape or np.any(np.abs(ck.out_t - want) > 1e-9 * h):
@@ -249,6 +249,6 @@ def check_resumable(ck, size, t0, t_end, grid=None, t_eval=None, nobs=0):
             if ck.out_t.shape != want.shape or np.any(ck.out_t != want):
                 bad("out_t", f"are not the output times t_eval up to t = {ck.t}")
         elif not ck.out_t.size or ck.out_t[-1] != ck.t:
-            bad("t", f"= {ck.t!r} is not the time of the last output")
+            bad("t", f"= {shown(ck.t)!r} is not the time of the last output")
     if ck.finished and ck.t != t_end:
         bad("finished", f"is set at t = {ck.t} before t_end = {t_end}")

@@ -3,7 +3,7 @@ expressions (:mod:`multibody.io.expressions`, never evaluated as Python) of the 
 velocities, callable as the builder expects."""
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.io.expressions import Expression, parse_expression
 
 __all__ = ["expression_variables", "velocity_names", "ExpressionTorque", "ExpressionVector", "ExpressionMatrix"]
@@ -74,7 +74,7 @@ class ExpressionTorque:
         return tau
 
     def __repr__(self):
-        return "ExpressionTorque({" + ", ".join(f"{n!r}: {e.source!r}" for n, e, _ in self.entries) + "})"
+        return "ExpressionTorque({" + ", ".join(f"{shown(n)!r}: {e.source!r}" for n, e, _ in self.entries) + "})"
 
 
 class ExpressionVector:

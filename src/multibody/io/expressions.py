@@ -40,7 +40,7 @@ import re
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 __all__ = ["Expression", "parse_expression", "constant", "FUNCTIONS", "CONSTANTS"]
 
@@ -259,7 +259,7 @@ def _check(expr, node):
     def walk(n):
         if isinstance(n, ast.Constant):
             if type(n.value) not in (int, float):
-                expr._fail(f"the constant {n.value!r} is not a number", n)
+                expr._fail(f"the constant {shown(n.value)!r} is not a number", n)
             written = ast.get_source_segment(expr.source, n) or ""
             if not DECIMAL.match(written):
                 expr._fail(f"the number '{_shown(written, 40)}' is not written in decimal digits (as 16, 0.5 or 1e-3)",
@@ -364,13 +364,13 @@ def constant(value, where):
                 raise ModelError(f"{where}: '{_shown(text, 40)}' is {what}, which a model file does not read as a "
                                  "number: write it in decimal digits (as 90, 0.5 or 1e-3)", element=where)
     if isinstance(value, bool):
-        raise ModelError(f"{where}: expected a number, got {value!r}", element=where)
+        raise ModelError(f"{where}: expected a number, got {shown(value)!r}", element=where)
     if isinstance(value, (int, float)):
         try:
             x = float(value)
         except OverflowError:   # an integer beyond the floats (10**400)
             raise ModelError(f"{where}: the number {str(value)[:20]}... is too large", element=where) from None
         if not math.isfinite(x):
-            raise ModelError(f"{where}: expected a finite number, got {value!r}", element=where)
+            raise ModelError(f"{where}: expected a finite number, got {shown(value)!r}", element=where)
         return x
     return parse_expression(value, where).value()

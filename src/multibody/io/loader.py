@@ -11,7 +11,7 @@ from multibody.io.documents import Problem, format_path
 from multibody.io.expression_callables import (ExpressionMatrix, ExpressionTorque, ExpressionVector,
                                                expression_variables, velocity_names)
 from multibody.io.expressions import constant, parse_expression
-from multibody.io.mimic import mimic_constraint
+from multibody.io.mimic import mimic_constraint, mimic_cycles
 from multibody.io.vocabulary import AXIS_KEYS, CONSTRAINT_KEYS, JOINT_TYPES
 from multibody.model import (GROUND, BaseMotion, Fixed, ModelBuilder, Placement, PointOnPlane, PointOnProfile, Profile,
                              RollingDisc, RollingOnProfile, UserConstraint, VelocityConstraint, rotation_about)
@@ -34,7 +34,7 @@ ROUTES = {
     "joint": [("parent", ("parent body",)), ("child", ("child body",)),
               ("child_placement", ("child_placement", "closes a loop")),
               ("stiffness", ("stiffness",)), ("damping", ("damping",)), ("rest", ("rest",)), ("effort", ("effort",)),
-              ("axis2", ("axis2",)), ("axis1", ("axis1",)), ("axis", ("axis",)),
+              ("armature", ("armature",)), ("axis2", ("axis2",)), ("axis1", ("axis1",)), ("axis", ("axis",)),
               ("name", ("defined twice", "name")), ("parent", ("same body",))],
     "spring": [("stiffness", ("stiffness",)), ("damping", ("damping",)), ("rest_length", ("rest_length",)),
                ("body_b", ("body_b",)), ("body_a", ("body_a",)), ("point_b", ("point_b",)), ("point_a", ("point_a",)),
@@ -52,8 +52,10 @@ ROUTES = {
 class ModelLoader:
     """Turns the data of a file into a Model through the ModelBuilder, recording every problem."""
 
-    def __init__(self, data, lines=None, problems=(), inertia=None):
+    def __init__(self, data, lines=None, problems=(), inertia=None, stops=True):
         self.data = data
+        #: whether the joints' limits are end stops (False: kept as data only, as each joint's ``stops: false``)
+        self.stops = bool(stops)
         #: the inertia policy (``multibody.model.inertia``): the caller's, else the file's inertia_check
         self.inertia = inertia
         self.lines = lines or {}
@@ -186,6 +188,7 @@ class ModelLoader:
         limits, old_visuals = {}, []
         for k, spec in enumerate(as_list(d.get("bodies"))):
             self._body(b, k, spec, old_visuals)
+        self._elastic(b, d)      # before the joints, which may carry bodies on a beam's elements
         efforts = []
         for k, spec in enumerate(as_list(d.get("joints"))):
             self._joint(b, k, spec, limits, efforts)
@@ -193,7 +196,9 @@ class ModelLoader:
             self._spring(b, k, spec)
         self._elements(b, d, old_visuals)
         self._controllers(b, d)
+        self._loads(b, d)
         pending = [self._constraint(k, spec) for k, spec in enumerate(as_list(d.get("constraints")))]
+        self._mimic_cycles(as_list(d.get("constraints")))
         if limits:
             meta["limits"] = limits
         b.metadata = meta
@@ -309,6 +314,48 @@ class ModelLoader:
                 self.paths[f"controller '{name}'"] = path
                 b.add_controller(name, controller_from_dict(data, path))
 
+    def _elastic(self, b, d):
+        """The beams and cables (``ModelBuilder.add_beam``, ``add_cable``; ``multibody.model.beams``): numbers, a
+        placement, the root and tip joints as {type, axis...}; a stiffness null is rigid in that deformation."""
+        for kind, add in (("beams", b.add_beam), ("cables", b.add_cable)):
+            for k, spec in enumerate(as_list(d.get(kind))):
+                path = f"{kind}[{k}]"
+                if self._has_schema_problem(path):
+                    continue
+                self.paths[f"{kind[:-1]} '{spec['name']}'"] = path
+                with self.element(path):
+                    kw = {key: (None if val is None else [None if v is None else self.number(v, f"{path}.{key}[{i}]")
+                                                          for i, v in enumerate(val)]   # null: rigid about that axis
+                                if isinstance(val, list) else self.number(val, f"{path}.{key}"))
+                          for key, val in spec.items() if key in ("length", "EI", "GJ", "EA", "mass_per_length",
+                                                                  "inertia_per_length", "damping")}
+                    for key in ("placement", "tip_placement"):
+                        kw[key] = self.placement(spec.get(key), f"{path}.{key}", f"{kind[:-1]} '{spec['name']}'")
+                    for key in ("root", "tip_joint"):
+                        kw[key] = self._joint_type(spec[key], f"{path}.{key}") if key in spec else None
+                    kw.update({key: spec[key] for key in ("tip", "planar") if key in spec})
+                    if kind == "beams":
+                        kw.setdefault("EI", None)
+                        kw.setdefault("GJ", None)
+                    add(spec["name"], spec["parent"], segments=spec["segments"], **kw)
+
+    def _loads(self, b, d):
+        """The loads (``ModelBuilder.add_load``; ``multibody.model.loads``): vectors, reference, load curve."""
+        for k, spec in enumerate(as_list(d.get("loads"))):
+            path = f"loads[{k}]"
+            if self._has_schema_problem(path):
+                continue
+            self.paths[f"load '{spec['name']}'"] = path
+            with self.element(path):
+                vectors = [self.numbers(spec[key], f"{path}.{key}", 3) if key in spec else None
+                           for key in ("force", "torque")]
+                curve = spec.get("curve")
+                if isinstance(curve, dict):
+                    curve = {key: (self.numbers(val, f"{path}.curve.{key}") if isinstance(val, list)
+                                   else self.number(val, f"{path}.curve.{key}")) for key, val in curve.items()}
+                b.add_load(spec["name"], spec["frame"], *vectors, reference=spec.get("reference", "world"),
+                           curve=curve)
+
     def _elements(self, b, d, old_visuals):
         """Frames, visual and collision elements (and the visuals written under bodies by earlier files)."""
         for k, spec in enumerate(as_list(d.get("frames"))):
@@ -331,7 +378,13 @@ class ModelLoader:
                     else:
                         b.add_collision(spec["name"], spec["body"], shape, place,
                                         self.number(spec.get("friction", 1.0), f"{path}.friction"),
-                                        self.number(spec.get("restitution", 0.0), f"{path}.restitution"))
+                                        self.number(spec.get("restitution", 0.0), f"{path}.restitution"),
+                                        contype=spec.get("contype", 1), conaffinity=spec.get("conaffinity", 1))
+        contact = d.get("contact") if isinstance(d.get("contact"), dict) else {}
+        for key, add in (("exclude", b.exclude_contact), ("include", b.include_contact)):
+            for k, pair in enumerate(as_list(contact.get(key))):
+                if not self._has_schema_problem(f"contact.{key}[{k}]"):
+                    add(*pair)
         names = {v["name"] for v in as_list(d.get("visuals")) if isinstance(v, dict)}
         for bname, path, spec in old_visuals:
             with self.element(path):
@@ -392,9 +445,9 @@ class ModelLoader:
                 lambda: self.placement(spec.get("placement"), f"{path}.placement", f"{element} placement"),
                 lambda: self.placement(spec.get("child_placement"), f"{path}.child_placement",
                                        f"{element} child_placement"),
-                    lambda: dict(zip(("stiffness", "damping", "rest"), self.fields(
+                    lambda: dict(zip(("stiffness", "damping", "rest", "armature"), self.fields(
                         *[lambda key=key: self.per_dof(spec.get(key), f"{path}.{key}")
-                          for key in ("stiffness", "damping", "rest")]))),
+                          for key in ("stiffness", "damping", "rest", "armature")]))),
                     lambda: self._effort(spec, path, jname, efforts) if known_type else None,
                     lambda: self._limits(spec, path, jname, limits),
                     lambda: self._unilateral(spec, path))
@@ -428,11 +481,14 @@ class ModelLoader:
         ``latch`` and ``release`` of a joint, as ``add_joint`` takes them (``multibody.model.unilateral``)."""
         out = {}
         lim = spec.get("limits") or {}
-        if lim.get("stops", True) and (lim.get("lower") is not None or lim.get("upper") is not None):
+        stops = self.stops and lim.get("stops", True)
+        if stops and (lim.get("lower") is not None or lim.get("upper") is not None):
             out["limits"] = tuple(None if lim.get(key) is None else self._bound(lim[key], f"{path}.limits.{key}")
                                   for key in ("lower", "upper"))
         if spec.get("restitution") is not None:
-            out["restitution"] = self.per_dof(spec["restitution"], f"{path}.restitution")
+            restitution = self.per_dof(spec["restitution"], f"{path}.restitution")
+            if stops:    # (the coefficient of the impacts on the stops: none without them)
+                out["restitution"] = restitution
         lat = spec.get("latch")
         if isinstance(lat, list):   # null: no latch on that coordinate
             out["latch"] = [math.nan if v is None else self.number(v, f"{path}.latch[{k}]") for k, v in enumerate(lat)]
@@ -523,6 +579,16 @@ class ModelLoader:
                 self.record(exc, path)
                 raise Skip from None
             self.fail(f"{path}.{key}", str(exc))
+
+    def _mimic_cycles(self, specs):
+        """A problem for each cycle of mimic constraints (joints that mimic one another: ``io/mimic.py``)."""
+        where = {spec.get("joint"): k for k, spec in enumerate(specs)
+                 if isinstance(spec, dict) and spec.get("type") == "mimic" and isinstance(spec.get("joint"), str)}
+        follows = {specs[k]["joint"]: specs[k].get("reference") for k in where.values()}
+        for cycle in mimic_cycles(follows):
+            path = f"constraints[{where[cycle[0]]}].joint"
+            self.problems.append(Problem(path, f"joints {' → '.join(repr(n) for n in cycle)} mimic one another in a "
+                                               "cycle: none of them moves by itself", self._line(path)))
 
     def _constraint(self, k, spec):
         """The constraint at ``constraints[k]``: ``(path, make(model) -> Constraint)`` or None (a problem)."""

@@ -7,7 +7,7 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.model import UserConstraint
 
-__all__ = ["Mimic", "mimic_constraint"]
+__all__ = ["Mimic", "mimic_constraint", "mimic_cycles"]
 
 
 class Mimic:
@@ -49,3 +49,20 @@ def mimic_constraint(model, joint, reference, multiplier=1.0, offset=0.0, name=N
             raise ModelError(f"mimic of joint '{joint}': {what} must be finite, got {value}", element=element)
     f = Mimic(joint, reference, multiplier, offset, *ends, model.nq)
     return UserConstraint(name, f, nrows=1, jacobian=f.jacobian)
+
+
+def mimic_cycles(follows):
+    """The cycles of joints that mimic one another — ``follows`` maps each joint to the joint it mimics — as lists of
+    joint names, the first repeated at the end (``['j1', 'j2', 'j1']``): in a cycle no joint moves by itself (the
+    rows are dependent, or contradict one another), so a model refuses them. Each cycle once, from its first joint
+    in ``follows``' order."""
+    cycles, seen = [], set()
+    for start in follows:
+        path, j = [], start
+        while j in follows and j not in path and j not in seen:
+            path.append(j)
+            j = follows[j]
+        if j in path:
+            cycles.append(path[path.index(j):] + [j])
+        seen.update(path)
+    return cycles

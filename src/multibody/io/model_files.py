@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import InertiaWarning, ModelError
+from multibody.errors import InertiaWarning, ModelError, shown
 from multibody.io.documents import ModelFileError, Problem, parse_text, read_document, schema_problems
 from multibody.io.loader import ModelLoader
 
@@ -73,14 +73,14 @@ def inertia_policy(strict, repair):
     return "refuse" if strict else "repair" if repair else None
 
 
-def load_data(data, lines, problems, source, inertia=None):
+def load_data(data, lines, problems, source, inertia=None, limits=True):
     problems = list(problems)
     if isinstance(data, dict):   # values already reported (an unsafe YAML tag: null now) are not reported again
         seen = [p.path for p in problems]
         problems += [p for p in schema_problems(data, lines)
                      if not any(p.path == s or p.path.startswith(s + ".") or p.path.startswith(s + "[")
                                 for s in seen)]
-    loader = ModelLoader(data, lines, problems, inertia)
+    loader = ModelLoader(data, lines, problems, inertia, stops=limits)
     model = loader.build() if isinstance(data, dict) else None
     q0 = v0 = None
     sim = {}
@@ -108,13 +108,15 @@ def model_from_dict(data, source="<data>", *, strict=False, repair=False):
                       inertia_policy(strict, repair))
 
 
-def load(path, *, strict=False, repair=False):
+def load(path, *, strict=False, repair=False, limits=True):
     """Load a YAML or JSON model file: a :class:`ModelFile` (model, q0, v0, simulation settings). Every problem of
     the file is reported at once, with its path, in a :class:`~multibody.io.documents.ModelFileError`. Inertias
     that no body has follow the file's ``inertia_check`` (default: refused); ``strict=True`` refuses them whatever
-    the file says, ``repair=True`` moves each to the nearest physical one (``multibody.model.inertia``)."""
+    the file says, ``repair=True`` moves each to the nearest physical one (``multibody.model.inertia``).
+    ``limits=False`` keeps the joints' limits as data only, no end stops (as ``stops: false`` on each joint; their
+    restitution goes with them)."""
     data, lines, problems = read_document(path)
-    return load_data(data, lines, problems, str(path), inertia_policy(strict, repair))
+    return load_data(data, lines, problems, str(path), inertia_policy(strict, repair), limits)
 
 
 def load_text(text, suffix=".yaml", source="<text>", *, strict=False, repair=False):
@@ -123,32 +125,44 @@ def load_text(text, suffix=".yaml", source="<text>", *, strict=False, repair=Fal
     return load_data(data, lines, problems, source, inertia_policy(strict, repair))
 
 
-def load_model(path, floating_base=False, *, strict=False, repair=False, package_dirs=None, mimic=False):
+def load_model(path, floating_base=False, *, strict=False, repair=False, package_dirs=None, mimic=False,
+               limits=True):
     """The Model of a file, by extension: ``.yaml``/``.yml``/``.json`` model files, ``.urdf`` robots
     (``floating_base=True`` adds a free joint at the root link, ``package_dirs`` locate its meshes, ``mimic=True``
-    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves).
-    ``strict=True`` refuses every inertia that no body has, ``repair=True`` moves each to the nearest physical one."""
+    makes its mimic joints constraints: see ``multibody.io.urdf``; model files say these themselves), ``.xml`` MuJoCo models
+    (MJCF, ``multibody.io.mjcf``).
+    ``strict=True`` refuses every inertia that no body has, ``repair=True`` moves each to the nearest physical one.
+    ``limits=False`` (every format) keeps the joints' limits as data only: no end stops, so that a robot's runs
+    take the fast paths of a model without switches (``simulate_batch``'s lanes)."""
+    if not isinstance(limits, (bool, np.bool_)):
+        raise ModelError(f"limits must be True or False, got {shown(limits)!r}", element="limits")
     suffix = Path(path).suffix.lower()
     if suffix == ".urdf":
         from multibody.io.urdf import load_urdf
 
         return load_urdf(path, floating_base=floating_base, strict=strict, repair=repair, package_dirs=package_dirs,
-                         mimic=mimic)
+                         mimic=mimic, limits=bool(limits))
+    if suffix == ".xml":
+        from multibody.io.mjcf import load_mjcf
+
+        for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
+            if value:
+                raise ModelError(f"'{path}': {key} applies to URDF files; an MJCF file says it itself (a free joint, "
+                                 "its meshdir, equality constraints)", element=key)
+        return load_mjcf(path, limits=bool(limits), strict=strict, repair=repair)
     for key, value in (("floating_base", floating_base), ("package_dirs", package_dirs), ("mimic", mimic)):
         if value:
             raise ModelError(f"'{path}': {key} applies to URDF files; a model file says it itself (a free joint at "
                              "the root, mesh paths, mimic constraints)", element=key)
-    return load(path, strict=strict, repair=repair).model
+    return load(path, strict=strict, repair=repair, limits=bool(limits)).model
 
 
 def validate_file(path, *, strict=False):
-    """Every problem of a model file (YAML, JSON or URDF) as a list of :class:`Problem` (empty: valid);
+    """Every problem of a model file (YAML, JSON, URDF or MJCF) as a list of :class:`Problem` (empty: valid);
     ``strict=True`` counts every inertia that no body has as a problem."""
     try:
-        if Path(path).suffix.lower() == ".urdf":
-            from multibody.io.urdf import load_urdf
-
-            load_urdf(path, strict=strict)
+        if Path(path).suffix.lower() in (".urdf", ".xml"):
+            load_model(path, strict=strict)
         else:
             load(path, strict=strict)
     except ModelFileError as exc:

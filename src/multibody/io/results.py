@@ -1,7 +1,7 @@
 """Result files: ``.npz`` and ``.csv`` (``Result.save``) and HDF5 (``.h5``, ``.hdf5``; needs h5py).
 
 The HDF5 layout mirrors the NPZ one: datasets ``t``, ``q``, ``v``, ``energy/<kind>``, ``residual/<k>``,
-``reaction/<k>``, ``series/<k>`` (k numbering the names, which are kept with the layout and ``info`` as JSON in
+``reaction/<k>``, ``series/<k>``, ``contacts/<field>`` (k numbering the names, which are kept with the layout and ``info`` as JSON in
 the file's attribute ``meta``), so :func:`load_result` gives back the same arrays bit for bit.
 """
 import json
@@ -54,6 +54,8 @@ def save_result(result, path):
                              ("series", result.series)):
                 for i, val in enumerate(d.values()):
                     f.create_dataset(f"{group}/{i}", data=val)
+            for key, val in (result.contacts.arrays() if result.contacts is not None else {}).items():
+                f.create_dataset(key, data=val)
 
     return atomic_write(path, write, "Result file", mode="w+b")
 

@@ -58,6 +58,7 @@ Problems are collected and raised together (``ModelFileError``), each with its p
 type definition (``<!DOCTYPE``, ``<!ENTITY``) is refused, so no entity is ever expanded.
 """
 import math
+import posixpath
 import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -66,9 +67,9 @@ import numpy as np
 
 from multibody.errors import InertiaWarning, MeshWarning, ModelError, ModelWarning
 from multibody.io.documents import ModelFileError, Problem, read_text
-from multibody.io.mimic import mimic_constraint
+from multibody.io.mimic import mimic_constraint, mimic_cycles
 from multibody.model import GROUND, Box, Cylinder, Free, Mesh, ModelBuilder, Placement, Planar, Prismatic, Revolute, Sphere
-from multibody.model.inertia import BOUND_INERTIA, BOUND_MASS, KINEMATICS_ONLY, apply_policy
+from multibody.model.inertia import BOUND_INERTIA, BOUND_MASS, KINEMATICS_ONLY, apply_policy, combine_rigid
 from multibody.model.rotations import rpy_matrix
 
 __all__ = ["load_urdf", "parse_urdf", "ROOT_JOINT"]
@@ -91,9 +92,13 @@ class _Reader:
         self.package_dirs = [package_dirs] if isinstance(package_dirs, (str, Path)) else package_dirs
         self.missing = set()     # mesh files looked for and not found
 
-    def mesh(self, filename):
-        """The file a mesh's name points to (see the module docstring); the name itself when it is not found."""
-        resolved, tried = _mesh_path(filename, self.base, self.package_dirs)
+    def mesh(self, filename, where):
+        """The file a mesh's name points to (see the module docstring); the name itself when it is not found; a
+        problem at ``where`` when a ``package://`` name leaves its package's folder."""
+        try:
+            resolved, tried = _mesh_path(filename, self.base, self.package_dirs)
+        except ValueError as exc:
+            self.fail(where, str(exc))
         if tried and resolved == filename:
             self.missing.add(filename)
         return resolved
@@ -152,14 +157,16 @@ def _unit(axis):
 
 
 def parse_urdf(text, source="<urdf>", floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False,
-               package_dirs=None, mimic=False, limits=True, kinematics_only=False):
+               package_dirs=None, mimic=False, limits=True, kinematics_only=False, friction=1.0, restitution=0.0):
     """A Model from the text of a URDF file (see the module docstring). ``source`` names the file in messages, and
     its folder is where relative mesh paths are looked up (when it is a path). ``limits=False`` keeps the ``<limit
-    lower upper>`` of revolute and prismatic joints as data only (no end stops)."""
+    lower upper>`` of revolute and prismatic joints as data only (no end stops). ``friction``, ``restitution``: the
+    coefficients of its ``<collision>`` elements (a URDF has none of its own)."""
     if strict and repair:
         raise ModelError("load_urdf: strict=True refuses the inertias that repair=True would move: choose one",
                          element="strict")
     rd = _Reader(source, package_dirs)
+    rd.coefficients = (friction, restitution)    # of its <collision> elements
     if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise ModelFileError([Problem("", "a URDF file needs no document type definition (<!DOCTYPE>, <!ENTITY>); "
                                           "they are refused")], source)
@@ -281,7 +288,7 @@ def _read_shape(rd, ve, path, materials):
     try:
         if shape.tag == "mesh":
             scale = rd.floats(shape, "scale", 3, where, (1.0, 1.0, 1.0))
-            out = Mesh(rd.mesh(shape.get("filename") or rd.fail(where, "the mesh has no filename")), scale)
+            out = Mesh(rd.mesh(shape.get("filename") or rd.fail(where, "the mesh has no filename"), where), scale)
         elif shape.tag == "box":
             out = Box(rd.floats(shape, "size", 3, where))
         elif shape.tag == "cylinder":
@@ -368,9 +375,10 @@ def _read_limits(rd, je, name, path, kind):
 
 def _check_mimics(rd, joints, by_name, follow):
     """The mimics to follow (``{joint: {joint, multiplier, offset}}``): a mimic on a fixed joint is left out, as
-    Pinocchio does; one naming a joint that is not there, or one that is not revolute, continuous or prismatic, is a
-    problem when ``follow`` (``mimic=True``), else left out with one ``ModelWarning``."""
-    kept, broken = {}, []
+    Pinocchio does; one naming a joint that is not there, one that is not revolute, continuous or prismatic, or joints
+    that mimic one another in a cycle (``io/mimic.py``) are a problem when ``follow`` (``mimic=True``), else left out
+    with one ``ModelWarning``."""
+    kept, broken, left_out = {}, [], 0
     for j in joints:
         m = j["mimic"]
         if m is None or j["kind"] == "fixed":
@@ -390,26 +398,21 @@ def _check_mimics(rd, joints, by_name, follow):
             rd.problems.append(Problem(f"{j['path']}/mimic/@joint", why))
         else:
             broken.append(why)
+            left_out += 1
+    for cycle in mimic_cycles({name: m["joint"] for name, m in kept.items()}):
+        why = f"joints {' → '.join(repr(n) for n in cycle)} mimic one another in a cycle: none of them moves by itself"
+        for name in cycle[:-1]:
+            kept.pop(name, None)
+        if follow:
+            rd.problems.append(Problem(f"{by_name[cycle[0]]['path']}/mimic/@joint", why))
+        else:
+            broken.append(why)
+            left_out += len(cycle) - 1
     if broken:
-        warnings.warn(ModelWarning(f"{rd.source}: {len(broken)} <mimic> element{'s' * (len(broken) > 1)} left out "
+        warnings.warn(ModelWarning(f"{rd.source}: {left_out} <mimic> element{'s' * (left_out > 1)} left out "
                                    f"(mimic=False does not follow them; mimic=True refuses them): "
                                    + "; ".join(broken[:5]) + ("; ..." if len(broken) > 5 else "")), stacklevel=4)
     return kept
-
-
-def _combine(parts):
-    """Mass, centre and inertia about the centre of rigidly joined parts ``[(m, c, I_c)]`` (one frame)."""
-    m = sum(p[0] for p in parts)
-    if len(parts) == 1:
-        return parts[0]
-    if m == 0:
-        return 0.0, np.zeros(3), sum((p[2] for p in parts), np.zeros((3, 3)))
-    c = sum(p[0] * p[1] for p in parts) / m
-    I = np.zeros((3, 3))
-    for mi, ci, Ii in parts:
-        d = ci - c
-        I += Ii + mi * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-    return m, c, 0.5 * (I + I.T)
 
 
 class _Tree:
@@ -484,7 +487,7 @@ def _build(rd, robot, tree, policy, gravity, follow, kinematics_only=False):
     builder = ModelBuilder(gravity=gravity, name=robot, inertia="accept")
     builder.kinematics_only = kinematics_only
     for name in tree.bodies:
-        m, c, I = _combine(parts.get(name, [(0.0, np.zeros(3), np.zeros((3, 3)))]))
+        m, c, I = combine_rigid(parts.get(name, [(0.0, np.zeros(3), np.zeros((3, 3)))]))
         if kinematics_only:     # a body no inertia fits: the nearest physical one, and the dynamics refused
             try:
                 apply_policy(m, c, I, "refuse", f"link '{name}'")
@@ -584,7 +587,8 @@ def _add_joint(rd, builder, tree, j):
 
 
 def _add_elements(rd, builder, tree):
-    """Frames of the links that are not bodies, visual and collision elements of every link."""
+    """Frames of the links that are not bodies, visual and collision elements of every link (the collisions with
+    the coefficients ``rd.coefficients``: friction, restitution)."""
     used = set()
     for name in tree.order:
         b, P = tree.body_of[name]
@@ -601,7 +605,7 @@ def _add_elements(rd, builder, tree):
                 if kind == "visual":
                     builder.add_visual(label, b, shape, P * origin, color)
                 else:
-                    builder.add_collision(label, b, shape, P * origin)
+                    builder.add_collision(label, b, shape, P * origin, *rd.coefficients)
             except ModelError as exc:
                 rd.problems.append(Problem(tree.links[name]["path"], str(exc)))
 
@@ -621,13 +625,21 @@ def _mesh_path(filename, base, package_dirs):
     """``(resolved name, tried)``: the file a mesh's name points to when it is found, and whether it was looked for
     (``package://`` without ``package_dirs`` is not)."""
     if filename.startswith("package://"):
+        pkg, _, rest = filename[len("package://"):].lstrip("/").partition("/")
+        inside = posixpath.normpath(rest or ".")
+        if inside == ".." or inside.startswith(("../", "/")) or pkg in ("", ".", ".."):
+            raise ValueError(f"mesh '{filename}' leaves the folder of its package '{pkg}'; a package:// name is a "
+                             "path inside the package")
         if package_dirs is None:
             return filename, False
-        pkg, _, rest = filename[len("package://"):].lstrip("/").partition("/")
         for d in package_dirs:
             d = Path(d)
-            for candidate in (d / pkg / rest, d / rest if d.name == pkg else None):
+            for root in (d / pkg, d if d.name == pkg else None):
+                candidate = None if root is None else root / rest
                 if candidate is not None and candidate.is_file():
+                    if not candidate.resolve().is_relative_to(root.resolve()):   # (a link out of the package)
+                        raise ValueError(f"mesh '{filename}' leaves the folder of its package: '{candidate}' is "
+                                         f"'{candidate.resolve()}', outside '{root.resolve()}'")
                     return str(candidate.resolve()), True
         return filename, True
     path = Path(filename[len("file://"):] if filename.startswith("file://") else filename)
@@ -639,15 +651,16 @@ def _mesh_path(filename, base, package_dirs):
 
 
 def load_urdf(path, floating_base=False, gravity=(0.0, 0.0, -9.81), *, strict=False, repair=False, package_dirs=None,
-              mimic=False, limits=True, kinematics_only=False):
+              mimic=False, limits=True, kinematics_only=False, friction=1.0, restitution=0.0):
     """The Model of the URDF file ``path`` (see the module docstring). ``floating_base=True`` puts the root link on a
     free joint ``root_joint``; ``strict=True`` refuses every inertia no body has, ``repair=True`` moves each to the
     nearest physical one; ``package_dirs``: folders where ``package://`` meshes are looked up; ``mimic=True`` makes
     each ``<mimic>`` a constraint; ``limits=False`` keeps the joints' ``<limit lower upper>`` as data only (by default
     they are the end stops of revolute and prismatic joints: ``model.lower_limits``, plastic impacts, resting
     contact); ``kinematics_only=True`` reads a file whose dynamics are not defined (a massless link that moves, an
-    inertia no body has) for its kinematics (``Model.kinematics_only`` says why; the dynamics refuse the model).
-    Problems of the file raise ``ModelFileError`` listing each one."""
+    inertia no body has) for its kinematics (``Model.kinematics_only`` says why; the dynamics refuse the model);
+    ``friction``, ``restitution``: the coefficients of its ``<collision>`` elements (a URDF has none of its own;
+    ``model.geometry.Collision``). Problems of the file raise ``ModelFileError`` listing each one."""
     return parse_urdf(read_text(path), str(path), floating_base=floating_base, gravity=gravity, strict=strict,
                       repair=repair, package_dirs=package_dirs, mimic=mimic, limits=limits,
-                      kinematics_only=kinematics_only)
+                      kinematics_only=kinematics_only, friction=friction, restitution=restitution)

@@ -2,17 +2,18 @@
 ``load(save(model))`` builds the same packed arrays) and :func:`save_model`; what a file cannot hold is refused with
 a ``ModelError`` naming it."""
 import math
-from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
+from multibody.files import as_path, writable_file, write_text
 from multibody.io.documents import MAX_BYTES
 from multibody.io.expression_callables import ExpressionMatrix, ExpressionTorque, ExpressionVector, velocity_names
 from multibody.io.mimic import Mimic
 from multibody.io.vocabulary import FORMAT, JOINT_NAMES, PLANES
 from multibody.model import (GROUND, PointOnPlane, PointOnProfile, RollingDisc, RollingOnProfile, Universal,
                              UserConstraint, VelocityConstraint)
+from multibody.model.beams import beam_parts
 from multibody.model.loop_joints import LoopJoint
 from multibody.model.inertia import inertia_defect
 
@@ -123,8 +124,17 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         d["base_motion"] = model.base_motion.to_data()
     if any(inertia_defect(b.mass, b.com, b.inertia) for b in model.bodies):
         d["inertia_check"] = "warn"     # the model keeps inertias that no body has (a URDF's, or inertia="warn")
+    elastic = {p.name for beam in model.elastic for p in beam_parts(beam)}      # written as their beams
+    elastic |= {p.joint_name for beam in model.elastic for p in beam_parts(beam) if p.joint_name}
+    if model.elastic:
+        for kind in ("beams", "cables"):
+            entries = [_elastic_dict(beam) for beam in model.elastic if beam.kind == kind[:-1]]
+            if entries:
+                d[kind] = entries
     bodies = []
     for body in model.bodies:
+        if body.name in elastic:
+            continue
         e = {"name": body.name, "mass": _num(body.mass)}
         if np.any(body.com != 0):
             e["com"] = _vec(body.com)
@@ -132,14 +142,13 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
         if inertia is not None:
             e["inertia"] = inertia
         bodies.append(e)
-    d["bodies"] = bodies
+    if bodies:
+        d["bodies"] = bodies
     joints = []
     for j in list(model.joints[1:]) + list(model.cut_joints):
-        e = {"name": j.name, "type": JOINT_NAMES[type(j.joint)]}
-        if isinstance(j.joint, Universal):
-            e["axis1"], e["axis2"] = _vec(j.joint.axis1), _vec(j.joint.axis2)
-        elif hasattr(j.joint, "axis"):
-            e["axis"] = _vec(j.joint.axis)
+        if j.name in elastic:
+            continue
+        e = {"name": j.name, **_joint_type(j.joint)}
         e["parent"] = model.body_names[j.parent]
         e["child"] = model.body_names[j.child]
         place = _placement_dict(j.placement)
@@ -152,7 +161,7 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
             e["child_placement"] = _placement_dict(j.child_placement)
         if not j.is_cut:
             for key, arr in (("stiffness", model.dof_stiffness), ("damping", model.dof_damping),
-                             ("rest", model.dof_rest), ("effort", model.dof_effort)):
+                             ("rest", model.dof_rest), ("effort", model.dof_effort), ("armature", model.dof_armature)):
                 val = _per_dof(arr[j.v_slice])
                 if val is not None:
                     e[key] = val
@@ -169,13 +178,15 @@ def model_to_dict(model, q0=None, v0=None, simulation=None):
     cons = [_constraint_dict(c) for c in model.constraints if not isinstance(c, LoopJoint)]
     if cons:
         d["constraints"] = cons
-    _write_elements(d, model)
+    _write_elements(d, model, elastic)
+    if model.loads:
+        d["loads"] = [_plain({"name": load.name, **load.as_dict()}) for load in model.loads]
     if model.controllers:
         d["controllers"] = [_plain({"name": c.name, **c.controller.as_dict()}) for c in model.controllers]
     tau = model.torque_callback
     if tau is not None:
         if not isinstance(tau, ExpressionTorque):
-            raise ModelError(f"model '{model.name}': its torque callback {tau!r} is Python code, which a model file "
+            raise ModelError(f"model '{model.name}': its torque callback {shown(tau)!r} is Python code, which a model file "
                              "cannot hold; write the efforts as expressions (joints[].effort, torque:) or save the "
                              "model without it", element="torque callback")
         _write_torque(d, model, tau)
@@ -219,8 +230,51 @@ def _write_unilateral(e, model, j):
         e["release"] = _num(rel.at) if rel.mode == "separate" else {"at": _num(rel.at), "mode": rel.mode}
 
 
-def _write_elements(d, model):
-    """The model's frames, visual and collision elements (``multibody.model.geometry``)."""
+def _joint_type(joint):
+    """A joint's type and axes as a file writes them."""
+    e = {"type": JOINT_NAMES[type(joint)]}
+    if isinstance(joint, Universal):
+        e["axis1"], e["axis2"] = _vec(joint.axis1), _vec(joint.axis2)
+    elif hasattr(joint, "axis"):
+        e["axis"] = _vec(joint.axis)
+    return e
+
+
+def _elastic_dict(beam):
+    """A beam or cable (``multibody.model.beams``) as its ``add_beam`` / ``add_cable`` arguments."""
+    e = {"name": beam.name, "parent": beam.parent, "length": _num(beam.length), "segments": beam.segments,
+         "mass_per_length": _num(beam.mass_per_length)}
+    bending = [None if x is None else _num(x) for x in (beam.EIy, beam.EIz)]
+    if beam.kind == "cable":
+        if beam.planar:
+            e["planar"] = True
+        if any(bending):
+            e["EI"] = bending[0] if beam.planar or bending[0] == bending[1] else bending
+    else:
+        e["EI"] = bending[0] if bending[0] == bending[1] else bending
+        e["GJ"] = None if beam.GJ is None else _num(beam.GJ)
+    if beam.EA is not None:
+        e["EA"] = _num(beam.EA)
+    if any(beam.inertia):
+        e["inertia_per_length"] = _vec(beam.inertia)
+    if beam.damping:
+        e["damping"] = _num(beam.damping)
+    for key in ("placement", "tip_placement"):
+        place = getattr(beam, key)
+        if place is not None and _placement_dict(place):
+            e[key] = _placement_dict(place)
+    if beam.root is not None:
+        e["root"] = _joint_type(beam.root)
+    if beam.tip is not None:
+        e["tip"] = beam.tip
+        if beam.tip_joint is not None:
+            e["tip_joint"] = _joint_type(beam.tip_joint)
+    return e
+
+
+def _write_elements(d, model, elastic=()):
+    """The model's frames, visual and collision elements (``multibody.model.geometry``), without the frames of its
+    beams (``elastic``: their names)."""
     def placed(e):
         out = {"name": e.name, "body": e.body_name}
         place = _placement_dict(e.placement)
@@ -228,8 +282,9 @@ def _write_elements(d, model):
             out["placement"] = place
         return out
 
-    if model.frames:
-        d["frames"] = [placed(f) for f in model.frames]
+    frames = [placed(f) for f in model.frames if f.name not in elastic]
+    if frames:
+        d["frames"] = frames
     for kind, elements in (("visuals", model.visuals), ("collisions", model.collisions)):
         if elements:
             d[kind] = []
@@ -238,11 +293,18 @@ def _write_elements(d, model):
                 out["shape"] = _plain(e.shape.as_dict())
                 if kind == "visuals" and e.color is not None:
                     out["color"] = _vec(e.color)
-                if kind == "collisions" and e.friction != 1.0:
-                    out["friction"] = _num(e.friction)
-                if kind == "collisions" and e.restitution != 0.0:
-                    out["restitution"] = _num(e.restitution)
+                if kind == "collisions":
+                    if e.friction != 1.0:
+                        out["friction"] = _num(e.friction)
+                    if e.restitution != 0.0:
+                        out["restitution"] = _num(e.restitution)
+                    for key in ("contype", "conaffinity"):
+                        if getattr(e, key) != 1:
+                            out[key] = int(getattr(e, key))
                 d[kind].append(out)
+    filters = {key: [list(pair) for pair in getattr(model, f"contact_{key}", ())] for key in ("exclude", "include")}
+    if any(filters.values()):
+        d["contact"] = {key: pairs for key, pairs in filters.items() if pairs}
 
 
 def _expanded_size(value, budget):
@@ -323,10 +385,11 @@ def save_model(model, path, q0=None, v0=None, simulation=None, header=None):
     """Write ``model`` (and optionally its initial state ``q0``, ``v0`` and ``simulation`` settings) to ``path``:
     YAML (``.yaml``/``.yml``) or JSON (``.json``) by the extension. Returns the path. Loading the file builds
     the same packed arrays (see the module docstring for what cannot be saved)."""
-    path = Path(path)
+    path = as_path(path, "model file")
     suffix = path.suffix.lower()
-    if suffix not in (".yaml", ".yml", ".json"):
+    if suffix not in (".yaml", ".yml", ".json") and not path.is_dir():
         raise ModelError(f"'{path}': save_model writes .yaml, .yml or .json files", element=str(path))
+    path = writable_file(path, "model file")     # not a folder, its folder made: before the model is converted
     d = model_to_dict(model, q0, v0, simulation)
     for key, value in d.items():   # what load_model would refuse is not written (and not spent time on)
         if _expanded_size(value, MAX_BYTES) > MAX_BYTES:
@@ -343,5 +406,4 @@ def save_model(model, path, q0=None, v0=None, simulation=None, header=None):
         text = (HEADER if header is None else header) + yaml.dump(d, Dumper=dumper, sort_keys=False,
                                                                   default_flow_style=None, width=120,
                                                                   allow_unicode=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_text(path, text, "model file")

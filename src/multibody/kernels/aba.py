@@ -8,7 +8,7 @@ from a body to its parent needs no transform):
 
 Pass 1 (root -> leaves):  v_i = v_λ + S_i q̇_i,   c_i = Ṡ_i q̇_i,
                           IA_i = I_i,   pA_i = v_i ×* I_i v_i − f_ext,i
-Pass 2 (leaves -> root):  U_i = IA_i S_i,   d_i = S_iᵀ U_i,   u_i = τ_i − S_iᵀ pA_i,
+Pass 2 (leaves -> root):  U_i = IA_i S_i,   d_i = S_iᵀ U_i + A_i,   u_i = τ_i − S_iᵀ pA_i,
                           Ia = IA_i − U_i d_i⁻¹ U_iᵀ,   pa = pA_i + Ia c_i + U_i d_i⁻¹ u_i,
                           IA_λ += Ia,   pA_λ += pa
 Pass 3 (root -> leaves):  a' = a_λ + c_i,   q̈_i = d_i⁻¹ (u_i − U_iᵀ a'),   a_i = a' + S_i q̈_i
@@ -23,14 +23,18 @@ The book's Xup (parent -> child transform) is the identity in the ground frame, 
 joint placements enter through S_i and c_i (``kinematics.joint_placement_world``). In seed 001's notation
 IA_i is M*_i (eq. 3.178), pA_i is −Q*_i (eq. 3.179), d_i is U_n of eq. 3.176, U_i d_i⁻¹ is M*_i S_i U_n⁻¹, and
 pass 3 is eq. 3.176 followed by eq. 3.174. One-degree-of-freedom joints take a scalar branch; joints with
-several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the small d_i in place.
+several coordinates (Cylindrical, Universal, Spherical, Planar, Free) invert the small d_i in place. A_i is the
+diagonal of the joint's armatures (``kinematics.armature``: rotor inertias, whose forces A_i q̈_i act on the joint's
+coordinates alone, S_iᵀ f_i + A_i q̈_i = τ_i), zero for most joints; their energy ½ q̇_iᵀ A_i q̇_i is added to the
+kinetic energy of pass 1.
 """
 import numpy as np
 from numba import njit, prange
 
 from multibody.kernels.energy import body_energy
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
-                                          W_KINETIC, W_POTENTIAL, body_inertia_world, check_sizes,
+                                          W_KINETIC, W_POTENTIAL, armature, armature_energy, body_inertia_world,
+                                          check_sizes,
                                           joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
 from multibody.kernels.rnea import copy_base_block, workspace_len
@@ -57,8 +61,9 @@ def invert_spd_inplace(A, r0, c0, n):
 
 
 @helper(inline=False)
-def articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_known):
-    """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place), u, U d⁻¹, and the hand-over
+def articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf, known, has_known):
+    """Pass 2 of ABA for a joint of several coordinates: U, d⁻¹ (inverted in place; d with the armatures on its
+    diagonal), u, U d⁻¹, and the hand-over
     of the articulated inertia and bias force to the parent (RBDA Table 7.1). Compiled once, out of line: the
     common one-coordinate joints stay inlined in ``aba_kernel``, and its compilation is shorter.
 
@@ -85,7 +90,7 @@ def articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, known, has_kno
             s = 0.0
             for r in range(6):
                 s += wd[iv + k, r] * wd[iv + l, D_U + r]
-            wd[iv + k, D_DINV + l] = s
+            wd[iv + k, D_DINV + l] = s + armature(i, mf, k) if k == l else s
     invert_spd_inplace(wd, iv, D_DINV, nvi)
     # UD = U d⁻¹ (column k of UD in row iv + k)
     for k in range(nvi):
@@ -140,7 +145,7 @@ def articulated_pass1(mi, mf, q, v, fext, work):
         store_rigid_inertia_sym6(IA, i, m, h, I)
         Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
         dT, dV = body_energy(i, mf, wb, vi)
-        T += dT
+        T += dT + armature_energy(i, mi, mf, v)
         V += dV
         pA = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
         if has_fext:
@@ -155,12 +160,13 @@ def articulated_pass1(mi, mf, q, v, fext, work):
 
 # inlined by numba (into ``articulate_joint``), for the reason given there
 @njit(inline=INLINE, cache=True)
-def articulate_one_dof(i, par, iv, tau_i, pA, c, IA, wb, wd):
-    """Pass 2 of ABA for a joint of one free coordinate: U = IA S, d = Sᵀ U, u = τ − Sᵀ pA into the workspace,
-    and the hand-over IA_λ += IA − U Uᵀ/d, pA_λ += pA + Ia c + U u/d (RBDA Table 7.1)."""
+def articulate_one_dof(i, par, iv, tau_i, arm, pA, c, IA, wb, wd):
+    """Pass 2 of ABA for a joint of one free coordinate: U = IA S, d = Sᵀ U + a (a: its armature ``arm``),
+    u = τ − Sᵀ pA into the workspace, and the hand-over IA_λ += IA − U Uᵀ/d, pA_λ += pA + Ia c + U u/d (RBDA
+    Table 7.1)."""
     S = load6(wd, iv, 0)
     U = sym6_times(IA, i, S[0], S[1], S[2], S[3], S[4], S[5])
-    d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
+    d = (S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]) + arm
     dinv = 1.0 / d
     u = tau_i - (S[0] * pA[0] + S[1] * pA[1] + S[2] * pA[2] + S[3] * pA[3] + S[4] * pA[4] + S[5] * pA[5])
     store6(wd, iv, D_U, U)
@@ -192,15 +198,15 @@ def hand_over_whole(i, par, pA, c, IA, wb):
 # its three branches' code once more through LLVM (half a second of the first aba; each compiled function is
 # optimized and translated by LLVM with a copy of all it calls)
 @njit(inline=INLINE, cache=True)
-def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd):
+def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf):
     """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
     ``articulate_one_dof``, ``hand_over_whole`` (none) or ``articulate_multi_dof``."""
     if nvi == 1:
-        articulate_one_dof(i, par, iv, tau[iv], pA, c, IA, wb, wd)
+        articulate_one_dof(i, par, iv, tau[iv], armature(i, mf, 0), pA, c, IA, wb, wd)
     elif nvi == 0:
         hand_over_whole(i, par, pA, c, IA, wb)
     else:
-        articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, tau, False)
+        articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf, tau, False)
 
 
 @helper
@@ -267,7 +273,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
         nvi = mi[i, NV]
         c = load6(wb, i, B_C)
         pA = load6(wb, i, B_F)
-        articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
+        articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf)
     # ---- pass 3: accelerations
     set_ground_acceleration(mf, wb)
     for i in range(1, n):

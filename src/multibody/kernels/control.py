@@ -46,6 +46,8 @@ CI_WIDTH = 6
 _P = types.CPointer(types.float64)
 #: the C signature of a compiled torque law: ``f(t, q, v, out, nq, nv)`` with pointers to the nq + nv + nv floats
 TORQUE_SIGNATURE = types.void(types.float64, _P, _P, _P, types.int64, types.int64)
+#: the C signature of a compiled event function: ``g(t, q, v, nq, nv) -> float``
+EVENT_SIGNATURE = types.float64(types.float64, _P, _P, types.int64, types.int64)
 
 
 @intrinsic
@@ -62,6 +64,21 @@ def call_torque(typingctx, address, t, q, v, out):
         return context.get_dummy_value()
 
     return types.void(address, t, q, v, out), codegen
+
+
+@intrinsic
+def call_event(typingctx, address, t, q, v):
+    """The value of the C function of :data:`EVENT_SIGNATURE` at ``address`` for ``(t, q.ctypes, v.ctypes, q.size,
+    v.size)``; q, v: contiguous float64 arrays."""
+    def codegen(context, builder, signature, args):
+        f64p = ir.DoubleType().as_pointer()
+        i64 = ir.IntType(64)
+        fnty = ir.FunctionType(ir.DoubleType(), [ir.DoubleType(), f64p, f64p, i64, i64])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        arrays = [context.make_array(ty)(context, builder, value) for ty, value in zip(signature.args[2:], args[2:])]
+        return builder.call(fn, [args[1], arrays[0].data, arrays[1].data, arrays[0].nitems, arrays[1].nitems])
+
+    return types.float64(address, t, q, v), codegen
 
 
 @helper

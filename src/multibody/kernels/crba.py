@@ -5,11 +5,11 @@ composite inertia of the subtree of body i is I^c_i = I_i + Σ_children I^c_j (a
 inertias are about the ground origin in ground coordinates; a sum of rigid-body inertias is one, so it is kept
 as (mass, first moment, rotational inertia)), F = I^c_i S_i, and M_ji = S_jᵀ F for j = i and every ancestor
 of i. M is the matrix A of seed 001 eq. 3.167 (A q̈ = B for trees with general joints, §3.4.4), and
-T = ½ q̇ᵀ M q̇.
+T = ½ q̇ᵀ M q̇. The armature of each coordinate (``kinematics.armature``) is added to its diagonal entry.
 """
 from numba import njit
 
-from multibody.kernels.kinematics import (B_IA, IQ, IV, NQ, NV, PARENT, body_inertia_world, joint_placement_world,
+from multibody.kernels.kinematics import (B_IA, IQ, IV, NQ, NV, PARENT, armature, body_inertia_world, joint_placement_world,
                                           set_ground, strided, workspace_views)
 from multibody.kernels.rnea import workspace_len
 from multibody.kernels.spatial import KERNEL, load_rigid_inertia, rigid_inertia_times_motion, store_rigid_inertia
@@ -52,6 +52,7 @@ def crba_kernel(mi, mf, q, work, M):
                     M[l, k] = x
                     M[k, l] = x
                 j = mi[j, PARENT]
+            M[k, k] += armature(i, mf, k - mi[i, IV])
         par = mi[i, PARENT]
         if par > 0:
             for c in range(B_IA, B_IA + 10):

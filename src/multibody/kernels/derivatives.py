@@ -45,7 +45,7 @@ The Coriolis matrix is Pinocchio's ``computeCoriolisMatrix`` convention, C = Σ_
 import numpy as np
 from numba import njit, prange
 
-from multibody.kernels.kinematics import (B_A, B_V, FREE, IQ, IV, JTYPE, NQ, NV, PARENT, SPHERICAL,
+from multibody.kernels.kinematics import (B_A, B_V, FREE, IQ, IV, JTYPE, NQ, NV, PARENT, SPHERICAL, armature,
                                           body_inertia_world, check_sizes, kinematics_kernel, strided, workspace_views)
 from multibody.kernels.rnea import copy_base_block, rnea_kernel, workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, cross3, force_cross_motion, helper, load6, load_rigid_inertia,
@@ -379,6 +379,9 @@ def rnea_derivatives_kernel(mi, mf, q, v, a, fext, work, dwork, tau, dq, dv, M):
     rnea_kernel(mi, mf, q, v, a, fext, work, tau)
     derivative_forward(mi, mf, v, a, fext, work, dwork)
     derivative_backward(mi, work, dwork, fext.shape[0] == mi.shape[0], True, dq, dv, M)
+    for i in range(1, mi.shape[0]):   # the armatures on M's diagonal (τ_k = ... + a_k q̈_k; RNEA's pass 2)
+        for k in range(mi[i, NV]):
+            M[mi[i, IV] + k, mi[i, IV] + k] += armature(i, mf, k)
     return 0
 
 

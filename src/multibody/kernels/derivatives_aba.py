@@ -67,31 +67,32 @@ def aba_derivatives_kernel(mi, mf, q, v, tau, fext, work, dwork, dint, qdd, da_d
 
 
 @njit(**KERNEL)
-def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, F, fb, work, dwork, dint, qdd, da_dq, da_dv, Minv):
-    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(q, q̇)): ``F`` holds the model's joint and
-    point spring-dampers by name, as ``kernels/forces.py`` reads them (``model.forces.AppliedForces``); ``fb`` a
-    (n, 6) scratch."""
+def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, F, t, fb, work, dwork, dint, qdd, da_dq, da_dv, Minv):
+    """:func:`aba_derivatives_kernel` of q̈ = aba(q, q̇, τ + τ_app(t, q, q̇)): ``F`` holds the model's joint and
+    point spring-dampers and loads by name, as ``kernels/forces.py`` reads them (``model.forces.AppliedForces``);
+    ``t`` the time of the loads; ``fb`` a (n, 6) scratch."""
     err = _check(mi, q, v, tau, fext, work, dwork, dint, qdd, da_dq, da_dv, Minv)
     if err != 0:
         return err
     n = mi.shape[0]
     nv = v.shape[0]
     dq, dv, tau_app, x, y, blas = scratch_views(dwork, n, nv)
-    applied_forces_kernel(mi, mf, q, v, F, work, fb, tau_app)
+    applied_forces_kernel(mi, mf, q, v, F, t, work, fb, tau_app)
     for k in range(nv):
         tau_app[k] += tau[k]
     aba_kernel(mi, mf, q, v, tau_app, fext, work, qdd)
     derivatives_after_aba(mi, mf, v, qdd, fext, work, dwork, dint, Minv, dq, dv)
     db, dd = derivative_views(dwork, n, nv)
     applied_force_derivatives(mi, v, F.dof_stiffness, F.dof_damping, F.spring_body, F.spring_point, F.spring_k,
-                              F.spring_c, F.spring_l0, work, dd[:, DD_DFQ:], dint, dq, dv)
+                              F.spring_c, F.spring_l0, (F.load_int, F.load_float, F.load_knots), t, work,
+                              dd[:, DD_DFQ:], dint, dq, dv)
     matmul(Minv, dq, da_dq, -1.0, blas)
     matmul(Minv, dv, da_dv, -1.0, blas)
     return 0
 
 
 @njit(parallel=True, cache=True)
-def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint, nchunk, base, QDD, DQ, DV, MINV):
+def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, t, dint, nchunk, base, QDD, DQ, DV, MINV):
     """``aba_derivatives_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD (B, nv) and DQ, DV,
     MINV (B, nv, nv), in parallel (numba prange over ``nchunk`` chunks of rows, each with its own workspaces);
     ``base``: the base block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
@@ -107,7 +108,7 @@ def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, dint,
             dints[ch, k] = dint[k]
         for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
             if applied:
-                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, forces, fbs[ch], work[ch],
+                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, forces, t, fbs[ch], work[ch],
                                                    dwork[ch], dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
             else:
                 e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],

@@ -15,10 +15,18 @@ The column J_p,k = s_v,k + s_ω,k × x_p of a point on the path of coordinates j
 ∂J_p,k/∂q_j = s_ω,j × J_p,k when q_j moves S_k (j before k: ``kernels/derivatives.py``), else
 s_ω,k × J_p,j (only the point moves), and ∂ẋ_p/∂q_j = Σ_k ∂J_p,k/∂q_j q̇_k + ω_0 × J_p,j (ω_0: the ground's
 angular velocity when it moves). Per spring O(L²) for the L coordinates on the paths of its two bodies.
+
+A load (``model/loads.py``) — the force F at the point x_p of body b and the torque T — has τ_k = J_p,kᵀ F + s_ω,kᵀ T
+for the coordinates k on the path of b, so
+
+    ∂τ_k/∂q_j = (∂J_p,k/∂q_j)ᵀ F + J_p,kᵀ ∂F/∂q_j + (∂s_ω,k/∂q_j)ᵀ T + s_ω,kᵀ ∂T/∂q_j
+
+with ∂s_ω,k/∂q_j = s_ω,j × s_ω,k when q_j moves S_k (else 0), and ∂F/∂q_j = s_ω,j × F, ∂T/∂q_j = s_ω,j × T for a
+follower load (its vectors turn with body b), zero for a dead one; ∂τ/∂q̇ = 0. O(L²) per load.
 """
 from numba import njit
 
-from multibody.kernels.forces import spring_points
+from multibody.kernels.forces import LI_LOCAL, load_vectors, spring_points
 from multibody.kernels.kinematics import B_V, FREE, IV, JTYPE, NQ, NV, PARENT, SPHERICAL, workspace_views
 from multibody.kernels.spatial import KERNEL, cross3, helper
 
@@ -96,12 +104,13 @@ def _velocity_change(mi, cb, wd, sc, flag, lst, m, v, w0, w1, w2, bit, col, dcol
 
 
 @njit(**KERNEL)
-def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, work,
-                              sc, dint, dq, dv):
-    """Subtract ∂τ/∂q and ∂τ/∂q̇ of the joint spring-dampers and of the point spring-dampers (module docstring) from
-    ``dq`` and ``dv`` (nv, nv) — the derivatives of rnea − τ_app that the ABA derivatives need — from the placements, velocities and motion subspaces that a forward pass left in
-    ``work``. ``sc``: (nv, ≥ 12) scratch; ``dint``: ``derivatives_minv.subtree_tables`` (the body of each
-    coordinate, and 2 nv scratch entries)."""
+def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, spring_k, spring_c, spring_l0, loads,
+                              t, work, sc, dint, dq, dv):
+    """Subtract ∂τ/∂q and ∂τ/∂q̇ of the joint spring-dampers, of the point spring-dampers and of the loads at time
+    ``t`` (module docstring) from ``dq`` and ``dv`` (nv, nv) — the derivatives of rnea − τ_app that the ABA
+    derivatives need — from the placements, velocities and motion subspaces that a forward pass left in ``work``.
+    ``sc``: (nv, ≥ 12) scratch; ``dint``: ``derivatives_minv.subtree_tables`` (the body of each coordinate, and
+    2 nv scratch entries)."""
     n = mi.shape[0]
     nv = v.shape[0]
     wb, wd = workspace_views(work, n, nv)
@@ -112,13 +121,14 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
             if linear:
                 dq[k, k] += dof_k[k]
     ns = spring_k.shape[0]
-    if ns == 0:
+    if ns == 0 and loads[0].shape[0] == 0:
         return
     cb = dint[2 * n + nv:2 * n + 2 * nv]
     flag = dint[2 * n + 2 * nv:2 * n + 3 * nv]
     lst = dint[2 * n + 3 * nv:2 * n + 4 * nv]
     for k in range(nv):
         flag[k] = 0
+    _load_derivatives(mi, cb, wb, wd, loads, t, sc, flag, lst, dq)
     w0 = wb[0, B_V]
     w1 = wb[0, B_V + 1]
     w2 = wb[0, B_V + 2]
@@ -160,5 +170,34 @@ def applied_force_derivatives(mi, v, dof_k, dof_c, spring_body, spring_point, sp
                         c0, c1, c2 = _column_change(mi, cb, wd, sc, col, j, k)
                         x += sign * (e0 * c0 + e1 * c1 + e2 * c2)
                 dq[k, j] += x
+        for c in range(m):
+            flag[lst[c]] = 0
+
+
+@helper
+def _load_derivatives(mi, cb, wb, wd, loads, t, sc, flag, lst, dq):
+    """dq[k, j] −= ∂τ_k/∂q_j of every load (module docstring)."""
+    ints, floats, knots = loads
+    for r in range(ints.shape[0]):
+        b, x0, x1, x2, F0, F1, F2, T0, T1, T2 = load_vectors(wb, ints, floats, knots, r, t)
+        if b <= 0:
+            continue
+        local = ints[r, LI_LOCAL] != 0
+        m = _collect_path(mi, wd, b, x0, x1, x2, 1, S_JA, flag, lst, 0, sc)
+        for cj in range(m):
+            j = lst[cj]
+            dF0 = dF1 = dF2 = dT0 = dT1 = dT2 = 0.0
+            if local:
+                dF0, dF1, dF2 = cross3(wd[j, 0], wd[j, 1], wd[j, 2], F0, F1, F2)
+                dT0, dT1, dT2 = cross3(wd[j, 0], wd[j, 1], wd[j, 2], T0, T1, T2)
+            for ck in range(m):
+                k = lst[ck]
+                c0, c1, c2 = _column_change(mi, cb, wd, sc, S_JA, j, k)
+                d = (c0 * F0 + c1 * F1 + c2 * F2 + sc[k, S_JA] * dF0 + sc[k, S_JA + 1] * dF1 + sc[k, S_JA + 2] * dF2
+                     + wd[k, 0] * dT0 + wd[k, 1] * dT1 + wd[k, 2] * dT2)
+                if _moves(mi, cb, j, k):
+                    s0, s1, s2 = cross3(wd[j, 0], wd[j, 1], wd[j, 2], wd[k, 0], wd[k, 1], wd[k, 2])
+                    d += s0 * T0 + s1 * T1 + s2 * T2
+                dq[k, j] -= d
         for c in range(m):
             flag[lst[c]] = 0

@@ -20,7 +20,7 @@ from numba import njit
 from multibody.kernels.aba import articulate_joint
 from multibody.kernels.blas import MATMUL_SCRATCH
 from multibody.kernels.derivatives import DB_WIDTH, DD_DFQ, DD_WIDTH, check_configuration_sizes
-from multibody.kernels.kinematics import (B_IA, D_DINV, D_U, D_UD, IV, NV, PARENT, body_inertia_world,
+from multibody.kernels.kinematics import (B_IA, D_DINV, D_U, D_UD, IV, NV, PARENT, armature, body_inertia_world,
                                           joint_placement_world, set_ground, workspace_views)
 from multibody.kernels.spatial import (INLINE, KERNEL, helper, load6, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
@@ -281,12 +281,12 @@ def minv_passes(mi, work, dwork, dint, Minv):
 
 
 @helper
-def _articulate_inertia_one_dof(i, par, iv, IA, wd):
-    """ABA's pass 2 for a joint of one coordinate, the inertias alone (RBDA Table 7.1): U = IA S and D⁻¹ = 1 / Sᵀ U
-    into the workspace, and the hand-over IA_λ += IA − U Uᵀ D⁻¹."""
+def _articulate_inertia_one_dof(i, par, iv, arm, IA, wd):
+    """ABA's pass 2 for a joint of one coordinate, the inertias alone (RBDA Table 7.1): U = IA S and
+    D⁻¹ = 1 / (Sᵀ U + a) (a: the coordinate's armature) into the workspace, and the hand-over IA_λ += IA − U Uᵀ D⁻¹."""
     S = load6(wd, iv, 0)
     U = sym6_times(IA, i, S[0], S[1], S[2], S[3], S[4], S[5])
-    dinv = 1.0 / (S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5])
+    dinv = 1.0 / (S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5] + arm)
     store6(wd, iv, D_U, U)
     wd[iv, D_DINV] = dinv
     if par > 0:
@@ -309,9 +309,9 @@ def articulate(mi, mf, q, zeros, work):
     z = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(n - 1, 0, -1):
         if mi[i, NV] == 1:
-            _articulate_inertia_one_dof(i, mi[i, PARENT], mi[i, IV], IA, wd)
+            _articulate_inertia_one_dof(i, mi[i, PARENT], mi[i, IV], armature(i, mf, 0), IA, wd)
         else:
-            articulate_joint(i, mi[i, PARENT], mi[i, IV], mi[i, NV], zeros, z, z, IA, wb, wd)
+            articulate_joint(i, mi[i, PARENT], mi[i, IV], mi[i, NV], zeros, z, z, IA, wb, wd, mf)
 
 
 @njit(**KERNEL)

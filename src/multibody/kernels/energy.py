@@ -4,12 +4,14 @@ T = Σ ½ m_i |v_ci|² + ½ ω_iᵀ J_i ω_i (König: the velocity of the centre
 equal to Σ ½ v_iᵀ I_i v_i with spatial quantities about the ground origin (RBDA ch. 2) and to ½ q̇ᵀ M(q) q̇
 (seed 001 §3.4), but without the terms m|ω × c|² of the spatial form that cancel to round-off for a small body
 spinning fast far from the origin (the hoop of seed 000); V = −Σ m_i g · c_i, the potential of gravity, zero
-at the ground origin.
+at the ground origin. The rotors of the joints add ½ a_k q̇_k² for each coordinate with an armature a_k
+(``kinematics.armature``).
 """
 from numba import njit
 
-from multibody.kernels.kinematics import (B_P, B_V, F_COM, F_IC, F_MASS, PARENT, joint_placement_world_call,
-                                          joint_velocity_world_call, set_ground, workspace_views)
+from multibody.kernels.kinematics import (B_P, B_V, F_COM, F_IC, F_MASS, PARENT, armature_energy,
+                                          joint_placement_world_call, joint_velocity_world_call, set_ground,
+                                          workspace_views)
 from multibody.kernels.spatial import KERNEL, cross3, helper, load9, mat3_vec, mat3T_vec
 
 
@@ -42,9 +44,9 @@ def body_energy(i, mf, wb, v):
 
 @njit(**KERNEL)
 def energy_kernel(mi, mf, q, v, work):
-    """Kinetic energy T = Σ ½ m_i |v_ci|² + ½ ω_iᵀ J_i ω_i and potential energy of gravity V = −Σ m_i g · c_i
-    (zero at the ground origin), with c_i the centre of mass of body i in ground coordinates (seed 001 §3.5,
-    the energies T and П of the triple pendulum; RBDA ch. 2)."""
+    """Kinetic energy T = Σ ½ m_i |v_ci|² + ½ ω_iᵀ J_i ω_i (+ ½ a_k q̇_k² of the armatures) and potential energy of
+    gravity V = −Σ m_i g · c_i (zero at the ground origin), with c_i the centre of mass of body i in ground
+    coordinates (seed 001 §3.5, the energies T and П of the triple pendulum; RBDA ch. 2)."""
     n = mi.shape[0]
     wb, wd = workspace_views(work, n, v.shape[0])
     set_ground(mf, work, wb, v.shape[0])
@@ -59,6 +61,6 @@ def energy_kernel(mi, mf, q, v, work):
         for k in range(6):
             wb[i, B_V + k] = vi[k]
         dT, dV = body_energy(i, mf, wb, vi)
-        T += dT
+        T += dT + armature_energy(i, mi, mf, v)
         V += dV
     return T, V

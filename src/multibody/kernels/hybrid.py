@@ -25,8 +25,8 @@ from numba import njit
 from multibody.kernels.aba import (add_joint_motion, articulate_joint, articulate_multi_dof, articulated_pass1,
                                    hand_over_whole, multi_dof_accelerations, one_dof_acceleration,
                                    parent_acceleration_plus_bias)
-from multibody.kernels.kinematics import (B_A, B_C, B_F, IV, NV, PARENT, check_sizes, set_ground_acceleration,
-                                          strided)
+from multibody.kernels.kinematics import (B_A, B_C, B_F, IV, NV, PARENT, armature, check_sizes,
+                                          set_ground_acceleration, strided)
 from multibody.kernels.spatial import KERNEL, load6, store6, sym6_times
 
 #: error codes of ``hybrid_kernel`` beyond those of ``kinematics.check_sizes``
@@ -68,7 +68,7 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
         c = load6(wb, i, B_C)
         pA = load6(wb, i, B_F)
         if nk == 0:
-            articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd)
+            articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf)
             continue
         # c + S_K q̈_K: the known accelerations act as a bias of the joint
         ck = c
@@ -78,7 +78,7 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
         if nk == nvi:
             hand_over_whole(i, par, pA, ck, IA, wb)
         else:
-            articulate_multi_dof(i, par, iv, nvi, tau, pA, ck, IA, wb, wd, known, True)
+            articulate_multi_dof(i, par, iv, nvi, tau, pA, ck, IA, wb, wd, mf, known, True)
     # ---- pass 3: accelerations of the free coordinates, forces of the known ones
     set_ground_acceleration(mf, wb)
     for i in range(1, n):
@@ -103,12 +103,13 @@ def hybrid_kernel(mi, mf, q, v, tau, known, fext, work, qdd, force):
                     a0, a1, a2, a3, a4, a5 = add_joint_motion(k, k + 1, wd, qdd, a0, a1, a2, a3, a4, a5)
         store6(wb, i, B_A, (a0, a1, a2, a3, a4, a5))
         if nk > 0:
-            # τ_K = S_Kᵀ (IA_i a_i + pA_i), IA_i and pA_i the articulated quantities of pass 2
+            # τ_K = S_Kᵀ (IA_i a_i + pA_i) + A_K q̈_K, IA_i and pA_i the articulated quantities of pass 2, A_K the
+            # armatures
             f = sym6_times(IA, i, a0, a1, a2, a3, a4, a5)
             for k in range(iv, iv + nvi):
                 if known[k] != 0.0:
                     s = 0.0
                     for r in range(6):
                         s += wd[k, r] * (f[r] + wb[i, B_F + r])
-                    force[k] = s - tau[k]
+                    force[k] = (s + armature(i, mf, k - iv) * qdd[k]) - tau[k]
     return 0

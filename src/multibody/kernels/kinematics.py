@@ -59,9 +59,11 @@ AXIS = M_DOF + 6
 MI_WIDTH = AXIS + 1
 DOF_TRANS_JOINT, DOF_ROT_JOINT, DOF_TRANS_CHILD, DOF_ROT_CHILD = range(4)
 # columns of the packed float model array ``mf`` (row 0 holds the gravity in columns 0..2 and the moving-base
-# flag in column G_MOVING); F_DAX + 3 k is the axis of velocity coordinate k (in the frame its kind names)
+# flag in column G_MOVING); F_DAX + 3 k is the axis of velocity coordinate k (in the frame its kind names), F_ARM + k
+# its armature (the rotor inertia that the mass matrix carries on its diagonal: :func:`armature`)
 F_JR, F_JP, F_A1, F_A2, F_MASS, F_COM, F_IC, F_DAX = 0, 9, 12, 15, 18, 19, 22, 28
-MF_WIDTH = F_DAX + 18
+F_ARM = F_DAX + 18
+MF_WIDTH = F_ARM + 6
 #: column of row 0 of ``mf``: 1.0 when body 0 (the ground) moves in a prescribed way (``model.base_motion``):
 #: its state is then read from the base block of the workspace (:func:`set_ground`), 0.0 for a fixed ground
 G_MOVING = 3
@@ -440,6 +442,27 @@ def body_inertia_world(i, mf, wb):
     m = mf[i, F_MASS]
     h, I = rigid_inertia_world(R, p, m, c, Ic)
     return m, h, I
+
+
+@helper
+def armature(i, mf, k):
+    """The armature a of velocity coordinate k (0 ≤ k < 6) of body i's joint: the inertia of a rotor geared to the
+    coordinate (a motor's, reflected through its gearbox), which adds ½ a q̇_k² to the kinetic energy, a to the
+    diagonal entry of the mass matrix, a q̈_k to the generalized force and nothing to the bias (as MuJoCo's
+    ``armature``, mj_fullM). Zero for a coordinate without one: every kernel then computes what it computes
+    without armature, bit for bit (x + 0.0 = x)."""
+    return mf[i, F_ARM + k]
+
+
+@helper
+def armature_energy(i, mi, mf, v):
+    """½ Σ_k a_k v_k², the kinetic energy of the rotors of body i's joint (:func:`armature`)."""
+    iv = mi[i, IV]
+    e = 0.0
+    for k in range(mi[i, NV]):
+        x = v[iv + k]
+        e += 0.5 * mf[i, F_ARM + k] * x * x
+    return e
 
 
 @njit(**KERNEL)

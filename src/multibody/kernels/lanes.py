@@ -16,7 +16,7 @@ trees), and the lane count and the number of threads change nothing.
 Scope (:func:`lanes_supported`): trees of Revolute, Prismatic and Fixed joints on a fixed ground, with gravity,
 joint spring-dampers and efforts, constant generalized forces and PD controllers with or without gravity
 compensation (``kernels/control.py``: the gravity torques from the subtrees' masses and first moments summed in the
-backward pass, before each body's articulated-body step), without point-to-point springs, computed-torque
+backward pass, before each body's articulated-body step), without point-to-point springs, loads, computed-torque
 controllers or external spatial forces; the runs may differ in their initial states, constant generalized forces,
 body masses and gravity (every parameter ``simulate_batch`` varies). Other models take the per-run compiled loop
 (``integrate/rk_template.py``).
@@ -31,8 +31,8 @@ from numba import njit
 from multibody.kernels.control import (C_KNOT, C_MODE, C_NKNOT, C_ROW, MODE_COMPUTED_TORQUE, MODE_PD_GRAVITY,
                                        first_moment, gravity_torque, pd_torque, reference_at)
 from multibody.kernels.energy import body_energy_at
-from multibody.kernels.kinematics import (AXIS, DOF_TRANS_CHILD, DOF_ROT_CHILD, DOF_ROT_JOINT, F_A1, F_COM, F_DAX,
-                                          F_IC, F_JP, F_MASS, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
+from multibody.kernels.kinematics import (AXIS, DOF_TRANS_CHILD, DOF_ROT_CHILD, DOF_ROT_JOINT, F_A1, F_ARM, F_COM,
+                                          F_DAX, F_IC, F_JP, F_MASS, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
                                           PRISMATIC, REVOLUTE, ROT_ID)
 from multibody.kernels.spatial import (KERNEL, cross3, force_cross_motion, load9, mat3_mul, mat3_times_axis_rotation,
                                        mat3_vec, motion_cross_motion, rank1_downdate_packed, rigid_inertia_sym6,
@@ -91,6 +91,8 @@ def lanes_supported(model):
         return "the ground moves"
     if np.asarray(model.spring_k).shape[0]:
         return "the model has point-to-point springs"
+    if getattr(model, "loads", ()):
+        return "the model has loads"
     for c in getattr(model, "controllers", ()):
         if c.controller.mode == MODE_COMPUTED_TORQUE:
             return f"controller '{c.name}' computes torques (an inverse dynamics per lane is not written)"
@@ -273,8 +275,8 @@ def _placement(i, mi, mf, W, nl):
 
 
 @njit(inline="always", cache=True)
-def _velocity_inertia_lane(Wi, b, moving, com, Ic):
-    """Lane b of :func:`_velocity_inertia`."""
+def _velocity_inertia_lane(Wi, b, moving, com, Ic, arm):
+    """Lane b of :func:`_velocity_inertia` (``arm``: the armature of the body's coordinate)."""
     m = Wi[O_MASS + b]
     g = (Wi[O_G + b], Wi[O_G + _K[1] + b], Wi[O_G + _K[2] + b])
     vJ = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -294,7 +296,10 @@ def _velocity_inertia_lane(Wi, b, moving, com, Ic):
     _store21(Wi, O_IA, b, rigid_inertia_sym6(m, h, I))
     Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
     dT, dV = body_energy_at(R, p[0], p[1], p[2], com, Ic, m, g, vi)
-    Wi[O_DE + b] = dT
+    e = 0.0   # the rotor's ½ a q̇² (``kinematics.armature_energy``, the same operations)
+    if moving:
+        e += 0.5 * arm * Wi[O_QD + b] * Wi[O_QD + b]
+    Wi[O_DE + b] = dT + e
     Wi[O_DE + _K[1] + b] = dV
     _store6(Wi, O_F, b, force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5],
                                           Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5]))
@@ -309,28 +314,30 @@ def _velocity_inertia(i, mi, mf, W, nl):
     com = (mf[i, F_COM], mf[i, F_COM + 1], mf[i, F_COM + 2])
     Ic = (mf[i, F_IC], mf[i, F_IC + 1], mf[i, F_IC + 2], mf[i, F_IC + 3], mf[i, F_IC + 4], mf[i, F_IC + 5])
     moving = mi[i, NV] == 1
+    arm = mf[i, F_ARM]
     if Ic[1] == 0.0 and Ic[2] == 0.0 and Ic[4] == 0.0:  # the branch of ``rigid_inertia_world``, out of the loop
         for b in range(nl):
-            _velocity_inertia_lane(Wi, b, moving, com, Ic)
+            _velocity_inertia_lane(Wi, b, moving, com, Ic, arm)
     else:
         for b in range(nl):
-            _velocity_inertia_lane(Wi, b, moving, com, Ic)
+            _velocity_inertia_lane(Wi, b, moving, com, Ic, arm)
     _add_into(_row(W, 0), O_F, Wi, O_DE, 2, nl)  # T += dT, V += dV (entries L_KINETIC, L_POTENTIAL)
 
 
 @njit(**LANE_KERNEL)
-def _articulate(i, mi, W, nl):
+def _articulate(i, mi, mf, W, nl):
     """Pass 2 for body i (``aba.articulate_one_dof`` and ``aba.hand_over_whole``, the same operations): what the
     body hands to its parent is formed in its row, then added to the parent's."""
     par = mi[i, PARENT]
     Wi = _row(W, i)
     if mi[i, NV] == 1:
+        arm = mf[i, F_ARM]
         for b in range(nl):
             S = _load6(Wi, O_S, b)
             pA = _load6(Wi, O_F, b)
             IA = _load21(Wi, O_IA, b)
             U = sym6_times_packed(IA, S[0], S[1], S[2], S[3], S[4], S[5])
-            d = S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
+            d = (S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]) + arm
             dinv = 1.0 / d
             # τ is in the q̈ entry until pass 3 writes q̈ over it
             u = Wi[O_QDD + b] - (S[0] * pA[0] + S[1] * pA[1] + S[2] * pA[2] + S[3] * pA[3] + S[4] * pA[4]
@@ -521,7 +528,7 @@ def lanes_rhs(mi, mf, X, TAU, F, W, OUT, t, C):
             par = mi[i, PARENT]
             if par > 0:
                 _add_into(_row(W, par), O_GM, _row(W, i), O_GM, 4, nl)
-        _articulate(i, mi, W, nl)
+        _articulate(i, mi, mf, W, nl)
     for i in range(1, n):
         _accelerate(i, mi, W, nl)
         if mi[i, NV] == 1:

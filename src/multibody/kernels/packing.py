@@ -4,8 +4,9 @@
 the kind of each velocity coordinate of the joint (``kinematics.DOF_*``: rotation or translation, axis
 fixed in the joint or in the child frame), and ±(k + 1) for a hinge about the coordinate axis ±e_k
 (``kinematics.AXIS``), or for a general joint the first row of its block in the workspace;
-``mf`` (n, 46) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
-about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3); row 0 (the ground)
+``mf`` (n, 52) float64 — jplace_R (9, row-major), jplace_p (3), axis 1 (3), axis 2 (3), mass, com (3), inertia
+about the com (xx, xy, xz, yy, yz, zz), the axis of each velocity coordinate (6 x 3), the armature of each velocity
+coordinate (6; ``kinematics.armature``); row 0 (the ground)
 holds the gravity in columns 0..2 and, in column ``G_MOVING``, 1.0 when the ground moves in a prescribed way
 (``model.base_motion``; its state at the time of a call is then written into the workspace's base block,
 ``Data.set_time``).
@@ -16,11 +17,11 @@ holds both with its workspace.
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.kernels import kinematics as K
 from multibody.kernels.frames import FI_BODY, FI_DEPTH, FI_PATH
-from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, G_MOVING, M_DOF,
-                                          MF_WIDTH, MI_WIDTH)
+from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_ARM, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, G_MOVING,
+                                          M_DOF, MF_WIDTH, MI_WIDTH)
 
 __all__ = ["pack_model", "packed_integers", "general_rows", "pack_frames"]
 
@@ -52,7 +53,7 @@ def pack_model(model):
     ``ModelError`` naming the first symbolic element of a symbolic model (the kernels need numbers)."""
     if model.symbolic:
         element, what, value = model.symbolic_element()
-        raise ModelError(f"{element}: {what} is symbolic ({value!r}) in model '{model.name}'; the numeric "
+        raise ModelError(f"{element}: {what} is symbolic ({shown(value)!r}) in model '{model.name}'; the numeric "
                          "algorithms need numbers (build the model with numeric values, or derive its "
                          "equations with multibody.symbolic)", element=element)
     n = model.nbodies + 1
@@ -75,7 +76,10 @@ def pack_model(model):
     Ic = np.asarray(model.inertia_com, dtype=np.float64)
     mf[:, F_IC:F_IC + 6] = np.stack([Ic[:, 0, 0], Ic[:, 0, 1], Ic[:, 0, 2], Ic[:, 1, 1], Ic[:, 1, 2], Ic[:, 2, 2]],
                                     axis=1)
+    armature = np.asarray(model.dof_armature, dtype=np.float64)
     for i in range(1, n):
+        iv = int(model.idx_v[i])
+        mf[i, F_ARM:F_ARM + int(model.nv_j[i])] = armature[iv:iv + int(model.nv_j[i])]
         for k, (kind, axis) in enumerate(_dof_table(int(model.jtype[i]), model.jaxis[i])):
             mi[i, M_DOF + k] = kind
             mf[i, F_DAX + 3 * k:F_DAX + 3 * k + 3] = axis

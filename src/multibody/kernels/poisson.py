@@ -59,7 +59,7 @@ from numba import njit
 
 from multibody.kernels.aba import invert_spd_inplace
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, DOF_TRANS_CHILD,
-                                          DOF_TRANS_JOINT, IQ, IV, M_DOF, NQ, NV, PARENT, body_inertia_world,
+                                          DOF_TRANS_JOINT, IQ, IV, M_DOF, NQ, NV, PARENT, armature, body_inertia_world,
                                           joint_placement_world, joint_velocity_world, set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
 from multibody.kernels.spatial import (INLINE, cross3, dot6, force_cross_motion, helper, load6, store6,
@@ -177,9 +177,10 @@ def _momentum_pass(i, mi, wb, wd, IA, v, pdot):
 
 
 @helper
-def _project_joint(i, mi, wb, wd, IA, p):
-    """U_k = IA_i s_k into ``D_U``, r_k = p_k − s_kᵀ φ_i into ``D_u`` and N = S_iᵀ U_i into ``D_DINV`` for
-    the coordinates of joint i (seed 002 §A.6: A_iᵀ M_i* A_i and p_i − A_iᵀ φ_i*)."""
+def _project_joint(i, mi, mf, wb, wd, IA, p):
+    """U_k = IA_i s_k into ``D_U``, r_k = p_k − s_kᵀ φ_i into ``D_u`` and N = S_iᵀ U_i + A_i into ``D_DINV`` for
+    the coordinates of joint i (seed 002 §A.6: A_iᵀ M_i* A_i and p_i − A_iᵀ φ_i*; A_i the diagonal of the joint's
+    armatures, ``kinematics.armature``, whose impulses A_i q̇_i are part of p_i)."""
     iv = mi[i, IV]
     nvi = mi[i, NV]
     phi = load6(wb, i, B_PHI)
@@ -190,9 +191,9 @@ def _project_joint(i, mi, wb, wd, IA, p):
                                  phi[0], phi[1], phi[2], phi[3], phi[4], phi[5])
     for k in range(iv, iv + nvi):
         for l in range(nvi):
-            wd[k, D_DINV + l] = dot6(wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5],
-                                     wd[iv + l, D_U], wd[iv + l, D_U + 1], wd[iv + l, D_U + 2],
-                                     wd[iv + l, D_U + 3], wd[iv + l, D_U + 4], wd[iv + l, D_U + 5])
+            x = dot6(wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5], wd[iv + l, D_U], wd[iv + l, D_U + 1],
+                     wd[iv + l, D_U + 2], wd[iv + l, D_U + 3], wd[iv + l, D_U + 4], wd[iv + l, D_U + 5])
+            wd[k, D_DINV + l] = x + armature(i, mf, l) if k == iv + l else x
 
 
 @helper
@@ -333,7 +334,7 @@ def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
         par = mi[i, PARENT]
         iv = mi[i, IV]
         nvi = mi[i, NV]
-        _project_joint(i, mi, wb, wd, IA, p)
+        _project_joint(i, mi, mf, wb, wd, IA, p)
         if sweep:
             if not _sweep_eliminate(wd, iv, nvi):
                 return -i
@@ -361,7 +362,7 @@ def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
 def impulses_kernel(mi, mf, q, v, work, p, pdot):
     """The Poisson impulses p = ∂T/∂v and their rate ṗ (gravity only, eq. 7) at (q, v): one forward pass for
     the velocities v_i, one backward accumulation of the subtree momenta h_i = I_i v_i + Σ_children h_j
-    (μ = Tᵀ M V; seed 002 §A.4 and §A.11, "initial data"), p_k = s_kᵀ h_i. Returns 0 or a size error of
+    (μ = Tᵀ M V; seed 002 §A.4 and §A.11, "initial data"), p_k = s_kᵀ h_i + a_k v_k (a_k the armature). Returns 0 or a size error of
     ``check_poisson_sizes`` (p, pdot and v swapped in the roles of p and v)."""
     err = check_poisson_sizes(mi, q, v, work, p, pdot)
     if err != 0:
@@ -373,9 +374,10 @@ def impulses_kernel(mi, mf, q, v, work, p, pdot):
         store6(wb, i, B_H, sym6_times(IA, i, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5]))
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
-        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+        iv = mi[i, IV]
+        for k in range(iv, iv + mi[i, NV]):
             p[k] = dot6(wd[k, 0], wd[k, 1], wd[k, 2], wd[k, 3], wd[k, 4], wd[k, 5], wb[i, B_H], wb[i, B_H + 1],
-                        wb[i, B_H + 2], wb[i, B_H + 3], wb[i, B_H + 4], wb[i, B_H + 5])
+                        wb[i, B_H + 2], wb[i, B_H + 3], wb[i, B_H + 4], wb[i, B_H + 5]) + armature(i, mf, k - iv) * v[k]
         _impulse_rates(i, mi, wd, v, load6(wb, par, B_V), load6(wb, i, B_V), load6(wb, i, B_H),
                        load6(wb, i, B_FSTAR), pdot)
         if par > 0:

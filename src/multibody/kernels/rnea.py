@@ -9,14 +9,14 @@ Pass 1 (root -> leaves): v_i = v_λ + S_i q̇_i,  a_i = a_λ + S_i q̈_i + c_i,
                          f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i           (gravity: a_0 = [0; −g])
 With a prescribed motion of body 0 (seed 001 §3.1–3.2, ``kinematics.set_ground``) v_0 and a_0 are its spatial
 velocity and acceleration, a_0 = a_base − [0; g]: the base-acceleration terms of eqs. 3.26–3.30.
-Pass 2 (leaves -> root): τ_i = S_iᵀ f_i,  f_λ += f_i
+Pass 2 (leaves -> root): τ_i = S_iᵀ f_i + a_i q̈_i,  f_λ += f_i      (a_i: the armature, ``kinematics.armature``)
 """
 import numpy as np
 from numba import njit, prange
 
-from multibody.kernels.kinematics import (B_A, B_F, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, body_inertia_world,
-                                          check_sizes, joint_placement_world, joint_velocity_world, set_ground,
-                                          set_ground_acceleration, workspace_views)
+from multibody.kernels.kinematics import (B_A, B_F, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, armature,
+                                          body_inertia_world, check_sizes, joint_placement_world,
+                                          joint_velocity_world, set_ground, set_ground_acceleration, workspace_views)
 from multibody.kernels.spatial import (KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6)
 
@@ -72,9 +72,10 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
     for i in range(n - 1, 0, -1):
         par = mi[i, PARENT]
         f = load6(wb, i, B_F)
-        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+        iv = mi[i, IV]
+        for k in range(iv, iv + mi[i, NV]):
             tau[k] = (wd[k, 0] * f[0] + wd[k, 1] * f[1] + wd[k, 2] * f[2] + wd[k, 3] * f[3] + wd[k, 4] * f[4]
-                      + wd[k, 5] * f[5])
+                      + wd[k, 5] * f[5]) + armature(i, mf, k - iv) * a[k]
         if par > 0:
             for k in range(6):
                 wb[par, B_F + k] += f[k]

@@ -18,6 +18,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import njit, types
 from numba.core.registry import CPUDispatcher
+from numba.core.target_extension import CPU, dispatcher_registry, target_registry
 
 #: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
 SYM6_INDEX = np.zeros((6, 6), dtype=np.int64)
@@ -37,15 +38,29 @@ INLINE = "always"
 HELPER = dict(nopython=True, _nrt=False, forceinline=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
-class HelperDispatcher(CPUDispatcher):
-    """The dispatcher of a :func:`helper`: numba's, except that a call from Python runs a twin compiled with a
-    Python entry point (on the first such call; the helper itself has none, see :func:`helper`)."""
+class KernelDispatcher(CPUDispatcher):
+    """The dispatcher of the kernels (``@njit(**KERNEL)``) and the helpers: numba's, except that a call from compiled
+    code that passes a constant (a column offset such as B_V, a flag, a level) compiles the function for the
+    constant's type (int64, bool), not once per distinct value: numba would otherwise compile a specialization per
+    literal value (measured on the warm-up: 16 CPU s of its compilations were such copies)."""
 
     def get_call_template(self, args, kws):
-        # compiled for int64 where a call passes a constant (a column offset such as B_V): numba would compile
-        # the helper once per distinct constant
         return super().get_call_template(tuple(types.unliteral(a) for a in args),
                                          {k: types.unliteral(a) for k, a in kws.items()})
+
+
+class KernelTarget(CPU):
+    """numba's CPU target under the name ``"multibody_kernel"``, whose dispatcher is :class:`KernelDispatcher`
+    (``njit(_target=...)`` picks a function's dispatcher by its target's name; numba's target-extension registry)."""
+
+
+target_registry["multibody_kernel"] = KernelTarget
+dispatcher_registry[KernelTarget] = KernelDispatcher
+
+
+class HelperDispatcher(KernelDispatcher):
+    """The dispatcher of a :func:`helper`: :class:`KernelDispatcher`, except that a call from Python runs a twin
+    compiled with a Python entry point (on the first such call; the helper itself has none, see :func:`helper`)."""
 
     def __call__(self, *args, **kws):
         twin = self.__dict__.get("_python_twin")
@@ -81,8 +96,9 @@ def helper(func=None, *, inline=True):
 #: receives, slices or hands to a helper is counted (a call and an atomic add on entry and again on exit):
 #: measured on ABA, that was half of the time per body at N = 100 and most of a call at N = 5, and from
 #: Python it costs one more allocation per array argument. Such a kernel cannot allocate (numba refuses to
-#: compile ``np.empty`` in it), which is what the performance rules ask anyway; the caller owns the arrays.
-KERNEL = dict(cache=True, _nrt=False)
+#: compile ``np.empty`` in it), which is what the performance rules ask anyway; the caller owns the arrays. Its
+#: dispatcher is a :class:`KernelDispatcher` (one specialization per argument types, not per constant value).
+KERNEL = dict(cache=True, _nrt=False, _target="multibody_kernel")
 
 
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------

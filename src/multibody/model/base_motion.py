@@ -37,7 +37,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.rotations import rotation_about
 
 __all__ = ["BaseMotion", "BaseState", "BASE_KINDS"]
@@ -63,7 +63,7 @@ def _vec(x, shape, what, t):
     try:
         a = np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ModelError(f"{ELEMENT}: {what} at t = {t} must be numbers of shape {shape}, got {x!r}",
+        raise ModelError(f"{ELEMENT}: {what} at t = {t} must be numbers of shape {shape}, got {shown(x)!r}",
                          element=ELEMENT) from None
     if a.shape != shape:
         raise ModelError(f"{ELEMENT}: {what} at t = {t} must have shape {shape}, got shape {a.shape}",
@@ -88,9 +88,9 @@ def _unit(axis, what):
     try:
         a = np.asarray(axis, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ModelError(f"{ELEMENT}: {what} must be 3 numbers, got {axis!r}", element=ELEMENT) from None
+        raise ModelError(f"{ELEMENT}: {what} must be 3 numbers, got {shown(axis)!r}", element=ELEMENT) from None
     if a.shape != (3,) or not np.all(np.isfinite(a)) or not np.linalg.norm(a) > 0.0:
-        raise ModelError(f"{ELEMENT}: {what} must be 3 finite numbers, not all zero, got {axis!r}", element=ELEMENT)
+        raise ModelError(f"{ELEMENT}: {what} must be 3 finite numbers, not all zero, got {shown(axis)!r}", element=ELEMENT)
     return a / np.linalg.norm(a)
 
 
@@ -98,9 +98,9 @@ def _number(x, what):
     try:
         v = float(x)
     except (TypeError, ValueError):
-        raise ModelError(f"{ELEMENT}: {what} must be a number, got {x!r}", element=ELEMENT) from None
+        raise ModelError(f"{ELEMENT}: {what} must be a number, got {shown(x)!r}", element=ELEMENT) from None
     if not np.isfinite(v):
-        raise ModelError(f"{ELEMENT}: {what} must be finite, got {x!r}", element=ELEMENT)
+        raise ModelError(f"{ELEMENT}: {what} must be finite, got {shown(x)!r}", element=ELEMENT)
     return v
 
 
@@ -132,7 +132,7 @@ class BaseMotion:
 
     def __init__(self, state, kind="custom", params=None):
         if not callable(state):
-            raise ModelError(f"{ELEMENT}: expected a callable state(t) -> (p0, R0, ṗ0, ω0, p̈0, ω̇0), got {state!r}",
+            raise ModelError(f"{ELEMENT}: expected a callable state(t) -> (p0, R0, ṗ0, ω0, p̈0, ω̇0), got {shown(state)!r}",
                              element=ELEMENT)
         self._state = state
         self.kind = kind
@@ -150,7 +150,7 @@ class BaseMotion:
 
     def __repr__(self):
         if self.params is not None:
-            return f"BaseMotion.{self.kind}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
+            return f"BaseMotion.{self.kind}({', '.join(f'{k}={shown(v)!r}' for k, v in self.params.items())})"
         return f"BaseMotion({self._state!r})"
 
     # ---- evaluation ---------------------------------------------------------------------------------------
@@ -197,7 +197,7 @@ class BaseMotion:
         derivatives of the position)."""
         for name, f in (("position", position), ("velocity", velocity), ("acceleration", acceleration)):
             if not callable(f):
-                raise ModelError(f"{ELEMENT}: translation {name} must be a callable of t, got {f!r}", element=ELEMENT)
+                raise ModelError(f"{ELEMENT}: translation {name} must be a callable of t, got {shown(f)!r}", element=ELEMENT)
         return cls(lambda t: (position(t), _E, velocity(t), _ZERO, acceleration(t), _ZERO), kind="translation")
 
     @classmethod
@@ -244,7 +244,7 @@ class BaseMotion:
         """The BaseMotion of a model file's ``base_motion`` mapping (see :data:`BASE_KINDS`)."""
         if not isinstance(data, dict) or "kind" not in data:
             raise ModelError(f"{ELEMENT}: expected a mapping with 'kind' ({' or '.join(BASE_KINDS)}) and its "
-                             f"parameters, got {data!r}", element=ELEMENT)
+                             f"parameters, got {shown(data)!r}", element=ELEMENT)
         kind = data["kind"]
         if kind not in BASE_KINDS:
             raise ModelError(f"{ELEMENT}: unknown kind {kind!r}; expected one of {', '.join(BASE_KINDS)}",
@@ -266,4 +266,4 @@ def as_base_motion(value):
     if callable(value):
         return BaseMotion(value)
     raise ModelError(f"{ELEMENT}: expected a BaseMotion, a callable state(t) -> (p0, R0, ṗ0, ω0, p̈0, ω̇0) or "
-                     f"None, got {value!r}", element=ELEMENT)
+                     f"None, got {shown(value)!r}", element=ELEMENT)

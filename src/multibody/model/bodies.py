@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.inertia import INERTIA_RTOL, apply_policy, inertia_matrix  # noqa: F401 (INERTIA_RTOL: its home)
 from multibody.model.placement import has_symbols, numbers_or_symbols
 
@@ -25,7 +25,7 @@ def vector3(value, what, element):
     try:
         arr = np.asarray(value, dtype=float).reshape(3)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be 3 numbers, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be 3 numbers, got {shown(value)!r}", element=element) from None
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)
     return arr
@@ -109,7 +109,7 @@ class Body:
             try:
                 mass = float(mass)
             except (TypeError, ValueError, OverflowError):
-                raise ModelError(f"{element}: mass must be a number, got {mass!r}", element=element) from None
+                raise ModelError(f"{element}: mass must be a number, got {shown(mass)!r}", element=element) from None
             if not np.isfinite(mass) or mass < 0.0:
                 raise ModelError(f"{element}: mass must be a finite number >= 0, got {mass}", element=element)
             if 0.0 < mass < np.finfo(float).tiny:

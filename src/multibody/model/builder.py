@@ -29,11 +29,13 @@ the body, its joint and the numbers.
 """
 import heapq
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
-from multibody.errors import InertiaWarning, ModelError
+from multibody.errors import InertiaWarning, ModelError, shown
 from multibody.model.base_motion import as_base_motion
+from multibody.model.beams import Beam, Cable, beam_parts
 from multibody.model.bodies import Body, vector3
 from multibody.model.collisions import collision_coefficient
 from multibody.model.constraint_table import ConstraintTable
@@ -44,6 +46,7 @@ from multibody.model.forces import JointSpringDamper, PointSpring, per_dof
 from multibody.model.geometry import Collision, Frame, Sphere, Visual, check_color, check_shape
 from multibody.model.inertia import KINEMATICS_ONLY, POLICIES, singular_joint
 from multibody.model.joints import GENERAL, Joint
+from multibody.model.loads import checked_load
 from multibody.model.model import JointInfo, Model
 from multibody.model.placement import Placement, numbers_or_symbols
 from multibody.model.unilateral import Unilateral, as_release, joint_unilateral
@@ -72,7 +75,7 @@ class ModelBuilder:
         ``inertia``: what to do with a body inertia that is not physical: ``"refuse"`` (a ``ModelError``),
         ``"warn"``, ``"repair"`` or ``"accept"`` (see the module docstring and ``multibody.model.inertia``)."""
         if inertia not in POLICIES:
-            raise ModelError(f"ModelBuilder: inertia must be one of {', '.join(POLICIES)}, got {inertia!r}",
+            raise ModelError(f"ModelBuilder: inertia must be one of {', '.join(POLICIES)}, got {shown(inertia)!r}",
                              element="inertia")
         #: the policy for inertias that are not physical (``multibody.model.inertia``)
         self.inertia = inertia
@@ -93,10 +96,14 @@ class ModelBuilder:
         self._base = as_base_motion(base_motion)
         self._frames = {}       # name -> (body, placement)
         self._visuals = []      # (name, body, shape, placement, color)
-        self._collisions = []   # (name, body, shape, placement, friction, restitution)
+        self._collisions = []   # (name, body, shape, placement, friction, restitution, contype, conaffinity)
         self._releases = []     # Release elements added with add_release (checked at build)
         self._names = {"joint": set(), "visual": set(), "collision": set()}   # (checked names, without a scan)
         self._controllers = {}  # name -> controller (``multibody.model.controllers``)
+        self._loads = {}        # name -> Load (``multibody.model.loads``; frames resolved at build)
+        self._elastic = []      # the Beam and Cable descriptions (``multibody.model.beams``)
+        self._generated = set()  # the names of the bodies, joints and frames they added
+        self._contact_filters = []   # ("exclude" | "include", a, b)
 
     # ---- description ------------------------------------------------------------------------------------
     def add_body(self, name, mass, com=(0.0, 0.0, 0.0), inertia=(0.0, 0.0, 0.0)):
@@ -109,8 +116,8 @@ class ModelBuilder:
         return name
 
     def add_joint(self, name, joint, parent, child, placement=None, child_placement=None, *,
-                  stiffness=None, damping=None, rest=None, effort=None, cut=False, limits=None, restitution=None,
-                  latch=None, release=None):
+                  stiffness=None, damping=None, rest=None, effort=None, armature=None, cut=False, limits=None,
+                  restitution=None, latch=None, release=None):
         """Connect ``child`` to ``parent`` by ``joint``.
 
         ``placement``: the joint frame in the parent body's frame (``Placement`` or ``(R, p)``).
@@ -120,6 +127,9 @@ class ModelBuilder:
         loop would silently be closed at the child's origin.
         ``stiffness``, ``damping``, ``rest``, ``effort``: a spring-damper and constant effort on each of the
         joint's velocity coordinates (scalars or one value per coordinate).
+        ``armature``: the inertia (>= 0) of a rotor geared to each velocity coordinate (a motor's rotor inertia times
+        its gear ratio squared; MuJoCo's ``armature``): added to the diagonal of the mass matrix, its energy
+        ½ a q̇² to the kinetic energy (``docs/model-arrays.md``); scalars or one value per coordinate.
         ``limits=(lower, upper)``, ``restitution``, ``latch``, ``release``: its unilateral elements — end stops
         with Newton's restitution e in [0, 1] (default 0), the value at which a coordinate latches (locks), the
         time (or ``Release``) at which the joint opens (``multibody.model.unilateral``); numbers or one per
@@ -150,12 +160,16 @@ class ModelBuilder:
             rest=per_dof(rest, nv, "rest", element),
             effort=per_dof(effort, nv, "effort", element),
         )
+        rotors = per_dof(armature, nv, "armature", element)
+        if np.any(rotors < 0.0):
+            raise ModelError(f"{element}: armature must be >= 0 (a rotor inertia), got {rotors.tolist()}",
+                             element=element)
         unilateral = joint_unilateral(name, joint, limits, restitution, latch, release)
         self._joints.append(dict(
             name=name, joint=joint, parent=parent, child=child,
             placement=_as_placement(placement, element),
             child_placement=None if child_placement is None else _as_placement(child_placement, element),
-            force=force, cut=bool(cut), unilateral=unilateral,
+            force=force, armature=rotors, cut=bool(cut), unilateral=unilateral,
         ))
         self._names["joint"].add(name)
         return name
@@ -183,7 +197,7 @@ class ModelBuilder:
             try:
                 values.append(float(value))
             except (TypeError, ValueError, OverflowError):
-                raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+                raise ModelError(f"{element}: {what} must be a number, got {shown(value)!r}", element=element) from None
         self._springs.append(PointSpring(name, body_a, vector3(point_a, "point_a", element), body_b,
                                          vector3(point_b, "point_b", element), *values))
         return name
@@ -236,19 +250,37 @@ class ModelBuilder:
         self._names["visual"].add(name)
         return name
 
-    def add_collision(self, name, body, shape, placement=None, friction=1.0, restitution=0.0):
+    def add_collision(self, name, body, shape, placement=None, friction=1.0, restitution=0.0, contype=1,
+                      conaffinity=1):
         """A collision shape on ``body`` at ``placement`` (body frame) with Coulomb friction coefficient
         ``friction`` (>= 0) and Newton's coefficient of restitution ``restitution`` (in [0, 1]; a pair's
         coefficients are the larger of its two elements' each, ``model.geometry.Collision``): what contact
-        detection reads. Returns the name."""
+        detection reads. ``contype``, ``conaffinity``: MuJoCo's collision bits (non-negative integers). Returns the
+        name."""
         element, place = self._attached("collision", name, body, placement)
         if name in self._names["collision"]:
             raise ModelError(f"{element} is defined twice", element=element)
         mu = collision_coefficient(friction, "friction", element)
         e = collision_coefficient(restitution, "restitution", element, at_most=1.0)
-        self._collisions.append((name, body, check_shape(shape, element), place, mu, e))
+        bits = []
+        for what, value in (("contype", contype), ("conaffinity", conaffinity)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ModelError(f"{element}: {what} must be a non-negative integer (collision bits), got {value!r}",
+                                 element=element)
+            bits.append(int(value))
+        self._collisions.append((name, body, check_shape(shape, element), place, mu, e, *bits))
         self._names["collision"].add(name)
         return name
+
+    def exclude_contact(self, a, b):
+        """Never try contact between ``a`` and ``b`` (collision elements or bodies: all their elements); checked
+        when the model is built. MuJoCo's ``<contact><exclude>``."""
+        self._contact_filters.append(("exclude", a, b))
+
+    def include_contact(self, a, b):
+        """Always try contact between the collision elements ``a`` and ``b``, whatever the default rule and their
+        collision bits say (``multibody.contact.collision_sets``); MuJoCo's ``<contact><pair>``."""
+        self._contact_filters.append(("include", a, b))
 
     def add_contact_sphere(self, frame, radius, friction=1.0, name=None):
         """A collision sphere of ``radius`` centred on ``frame`` (a frame added with ``add_frame``, or a body): the
@@ -266,6 +298,108 @@ class ModelBuilder:
         except ModelError as exc:
             raise ModelError(f"{element}: {str(exc).split(': ', 1)[-1]}", element=element) from None
         return self.add_collision(frame if name is None else name, body, shape, place, friction)
+
+    # ---- elastic bodies and loads (``multibody.model.beams``, ``multibody.model.loads``) ---------------------------
+    def add_beam(self, name, parent, length, segments, EI, GJ, mass_per_length, EA=None, inertia_per_length=None,
+                 placement=None, damping=None, *, root=None, tip=None, tip_placement=None, tip_joint=None):
+        """A straight elastic beam along the x axis of ``placement`` (in ``parent``'s frame), clamped to ``parent``,
+        as ``segments`` + 1 rigid finite elements joined by elastic joints (``multibody.model.beams``, seed 001,
+        introduction): bending stiffness ``EI`` (a number, or ``(EIy, EIz)`` about the section's y and z axes),
+        torsional ``GJ``, axial ``EA`` — None makes that deformation rigid (``EA=None``: inextensible);
+        ``mass_per_length`` μ; ``inertia_per_length`` the section's mass moments per length (ρJ, ρIy, ρIz) —
+        the rotary inertia of torsion and bending — or ρJ alone for ρIy = ρIz = ρJ/2 (a round section); ``damping`` β: stiffness-proportional damping c = β k. ``root``: the joint at the root (None:
+        clamped); ``tip``: a body (or ``"ground"``) the tip is clamped to by a loop-closing ``tip_joint`` (default
+        ``Fixed``) at ``tip_placement`` on it (default: where the tip is in the configuration q = 0). Bodies
+        ``"{name}.0"`` … ``"{name}.{segments}"`` (frames at the nodes x = k L/segments), frame ``"{name}.tip"``.
+        Returns the name."""
+        beam = Beam.checked(name, parent, length, segments, EI, GJ, mass_per_length, EA, inertia_per_length,
+                            _as_placement(placement, f"beam '{name}'"), damping, root, tip,
+                            None if tip_placement is None else _as_placement(tip_placement, f"beam '{name}'"),
+                            tip_joint)
+        return self._add_elastic(beam)
+
+    def add_cable(self, name, parent, length, segments, mass_per_length, EA=None, EI=None, *, planar=False,
+                  placement=None, damping=None, root=None, tip=None, tip_placement=None, tip_joint=None):
+        """A cable of ``segments`` equal links pinned at their ends (``multibody.model.beams.Cable``): no bending
+        stiffness unless ``EI`` is given, inextensible unless ``EA`` is given; ``planar=True`` keeps it in the x–z
+        plane of ``placement``. ``tip``, ``tip_placement``, ``tip_joint``: as for :meth:`add_beam` (a cable hung
+        between two points: ``tip="ground"``, ``tip_joint=mb.Revolute(axis=(0, 1, 0))``, or ``Spherical()``).
+        Bodies ``"{name}.0"`` … ``"{name}.{segments - 1}"``, frame ``"{name}.tip"``. Returns the name."""
+        cable = Cable.checked(name, parent, length, segments, mass_per_length, EA, EI, planar,
+                              _as_placement(placement, f"cable '{name}'"), damping, root, tip,
+                              None if tip_placement is None else _as_placement(tip_placement, f"cable '{name}'"),
+                              tip_joint)
+        return self._add_elastic(cable)
+
+    def add_plate(self, name, *args, **kwargs):
+        """Plates are not built (``docs/elastic.md``): a grid of rigid elements joined along all four edges needs
+        loops at every element or six-component elastic elements between free bodies (Pogorelov's rigid-elastic
+        plate elements), which this version does not have. A ``ModelError`` says so; a plate strip in cylindrical
+        bending is a beam (``add_beam`` with EI = D · width)."""
+        raise ModelError(f"plate '{name}': plates of rigid finite elements are not built in this version (their "
+                         "elements need six-component elastic elements between free bodies); a strip in cylindrical "
+                         "bending is add_beam with EI = D * width", element=f"plate '{name}'")
+
+    def _add_elastic(self, beam):
+        element = beam.element
+        for role, body in (("parent", beam.parent), ("tip", beam.tip)):
+            if body is not None and body != GROUND and body not in self._bodies:
+                raise ModelError(f"{element}: {role} body '{body}' is not defined (add it with add_body first)",
+                                 element=element)
+        parts = beam_parts(beam)
+        taken = [p.name for p in parts if p.name in self._bodies or p.name in self._frames]
+        taken += [p.joint_name for p in parts if p.joint_name in self._names["joint"]]
+        if taken:
+            raise ModelError(f"{element}: the name '{taken[0]}' of one of its elements is already used",
+                             element=element)
+        self._generated |= {p.name for p in parts} | {p.joint_name for p in parts if p.joint_name}
+        for p in parts:
+            if p.kind == "frame":
+                self.add_frame(p.name, p.parent, p.placement)
+                continue
+            if p.kind == "body":
+                self.add_body(p.name, p.mass, p.com, p.inertia)
+            child = p.name if p.kind == "body" else beam.element_bodies[-1]
+            self.add_joint(p.joint_name, p.joint, p.parent, child, p.placement, p.child_placement,
+                           stiffness=p.stiffness, damping=p.damping, cut=p.kind == "cut")
+            if p.kind == "cut" and p.placement is None:   # where the tip is at q = 0: known when the model is built
+                self._joints[-1]["tip_of"] = beam
+        self._elastic.append(beam)
+        return beam.name
+
+    def _place_tips(self):
+        """The placement on its body of each beam tip clamped where it is at q = 0 (``add_beam(tip=...)`` without
+        ``tip_placement``), from the joints of the finished description."""
+        for spec in self._joints:
+            beam = spec.get("tip_of")
+            if beam is not None:
+                spec["placement"] = (self._neutral(beam.tip).inverse() * self._neutral(beam.parent) * beam.placement
+                                     * Placement(translation=(beam.length, 0.0, 0.0)))
+
+    def _neutral(self, body):
+        """The placement of ``body``'s frame in the ground's at q = 0 (through the first joint into each body)."""
+        place = Placement()
+        seen = set()
+        while body != GROUND and body not in seen:
+            seen.add(body)
+            spec = next((j for j in self._joints if j["child"] == body and not j["cut"]), None)
+            if spec is None:
+                break
+            child = spec["child_placement"]
+            place = spec["placement"] * (child.inverse() if child is not None else Placement()) * place
+            body = spec["parent"]
+        return place
+
+    def add_load(self, name, frame, force=None, torque=None, reference="world", curve=None):
+        """An external load at ``frame`` (a frame or a body): force F = s(t) ``force`` at its origin and torque
+        T = s(t) ``torque``, in ground axes (``reference="world"``, a dead load) or the frame's axes (``"local"``, a
+        follower load), with the load curve s(t) ``curve`` (None: 1; a number; a ``mb.LoadCurve``;
+        ``multibody.model.loads``). Returns the name."""
+        load = checked_load(name, frame, force, torque, reference, curve)
+        if name in self._loads:
+            raise ModelError(f"{load.element} is defined twice", element=load.element)
+        self._loads[name] = load
+        return name
 
     def add_controller(self, name, controller):
         """A controller element (``mb.JointPD``, ``mb.ComputedTorque``; ``multibody.model.controllers``) whose torques
@@ -318,11 +452,14 @@ class ModelBuilder:
                        f"{', '.join(incoming)})")
                 raise ModelError(f"body '{name}' has no path to the ground: {why}", element=f"body '{name}'")
         tree = set(tree_of.values())
-        return tree_of, [k for k in range(len(self._joints)) if k not in tree]
+        cut = [k for k in range(len(self._joints)) if k not in tree]
+        return tree_of, sorted(cut, key=lambda k: self._joints[k]["name"] in self._generated)
 
     def _regular_order(self, tree_of):
-        """Bodies in a regular numbering (parents first), keeping insertion order where possible."""
-        names = list(self._bodies)
+        """Bodies in a regular numbering (parents first), keeping insertion order where possible — the bodies of
+        beams after the others, so that the numbering does not depend on when a beam was added (a model file lists
+        them apart)."""
+        names = sorted(self._bodies, key=lambda n: n in self._generated)
         order_key = {n: i for i, n in enumerate(names)}
         children = {GROUND: []}
         for n in names:
@@ -343,8 +480,10 @@ class ModelBuilder:
         """Validate the description and return the immutable ``Model``. A model with bodies whose inertias were
         kept or repaired under the ``inertia`` policy ``"warn"`` or ``"repair"`` gives one ``InertiaWarning``
         listing them (``warn=False``: none; the notes stay on ``model.bodies[k].inertia_note``)."""
-        if not self._bodies:
-            raise ModelError(f"model '{self.name}' has no bodies", element=self.name)
+        if not self._bodies and not (self._frames or self._visuals or self._collisions):
+            raise ModelError(f"model '{self.name}' has no bodies (nor frames or shapes on the ground: a scene "
+                             "without moving bodies)", element=self.name)
+        self._place_tips()
         tree_of, cut = self._spanning_tree()
         order = self._regular_order(tree_of)
         index = {GROUND: 0}
@@ -369,7 +508,7 @@ class ModelBuilder:
         com = np.zeros((n + 1, 3), dtype=real)
         inertia_com = np.zeros((n + 1, 3, 3), dtype=real)
         joints = [None]
-        stiff, damp, rest, effort = [], [], [], []
+        stiff, damp, rest, effort, rotors = [], [], [], [], []
         iq = iv = 0
         for k in cut:
             spec = self._joints[k]
@@ -412,6 +551,7 @@ class ModelBuilder:
             damp.append(f.damping)
             rest.append(f.rest)
             effort.append(f.effort)
+            rotors.append(spec["armature"])
             joints.append(JointInfo(spec["name"], jt, int(parent[i]), i, spec["placement"],
                                     spec["child_placement"] or Placement(), slice(iq, iq + jt.nq),
                                     slice(iv, iv + jt.nv)))
@@ -435,7 +575,8 @@ class ModelBuilder:
                                  "about the body origin beyond the floating-point range", element=f"body '{order[i - 1]}'")
         if not symbolic:
             singular = singular_joint(dict(parent=parent, jtype=jtype, jaxis=jaxis, jplace_R=jplace_R, jplace_p=jplace_p,
-                                           mass=mass, com=com, inertia_com=inertia_com),
+                                           mass=mass, com=com, inertia_com=inertia_com, idx_v=idx_v,
+                                           dof_armature=np.concatenate(rotors) if rotors else np.zeros(0)),
                                       [GROUND] + order, [None] + [j.name for j in joints[1:]])
             if singular is not None and not self.kinematics_only:
                 raise ModelError(singular[1], element=f"body '{singular[0]}'")
@@ -464,6 +605,7 @@ class ModelBuilder:
             spring_k=np.array([s.stiffness for s in self._springs], dtype=float),
             spring_c=np.array([s.damping for s in self._springs], dtype=float),
             spring_l0=np.array([s.rest_length for s in self._springs], dtype=float),
+            dof_armature=cat(rotors),
         )
         graph = _make_graph(n, [(j.parent, j.child) for j in joints[1:]] +
                             [(j.parent, j.child) for j in cut_joints])
@@ -477,12 +619,15 @@ class ModelBuilder:
                 c._bind(nq if hasattr(c, "f") else int(nv_j.sum()), q_neutral)
         table = ConstraintTable.build(constraints, lambda name, c: index[name] if isinstance(name, str) else name,
                                       lambda i: body_frames[i])
-        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in self._frames.items())
+        frames = tuple(Frame(name, index[b], b, place) for name, (b, place) in
+                       sorted(self._frames.items(), key=lambda item: item[0] in self._generated))
         unilateral = self._unilateral(joints, cut_joints)
         visuals = tuple(Visual(name, index[b], b, shape, place, color)
                         for name, b, shape, place, color in self._visuals)
-        collisions = tuple(Collision(name, index[b], b, shape, place, mu, e)
-                           for name, b, shape, place, mu, e in self._collisions)
+        collisions = tuple(Collision(name, index[b], b, shape, place, mu, e, ct, ca)
+                           for name, b, shape, place, mu, e, ct, ca in self._collisions)
+        loads = tuple(self._resolved_load(load, frames, index, body_frames) for load in self._loads.values())
+        filters = self._checked_filters(collisions)
         controllers = tuple(resolve_controller(name, c, joints) for name, c in self._controllers.items())
         check_overlap(controllers)
         return Model(name=self.name, arrays=arrays, body_names=[GROUND] + order, joints=joints,
@@ -490,7 +635,40 @@ class ModelBuilder:
                      constraint_table=table, body_frames=tuple(body_frames),
                      bodies=tuple(self._bodies[b] for b in order), torque_callback=self._torque, graph=graph,
                      metadata=self.metadata, base_motion=self._base, frames=frames, visuals=visuals,
-                     collisions=collisions, unilateral=unilateral, controllers=controllers)
+                     collisions=collisions, unilateral=unilateral, controllers=controllers, loads=loads,
+                     elastic=tuple(self._elastic), contact_exclude=filters["exclude"],
+                     contact_include=filters["include"])
+
+    def _resolved_load(self, load, frames, index, body_frames):
+        """``load`` with its body, point and axes in the body's kernel frame (``ModelError`` for a missing
+        frame)."""
+        frame = next((f for f in frames if f.name == load.frame), None)
+        if frame is None:
+            if load.frame not in index or load.frame == GROUND:
+                raise ModelError(f"{load.element}: frame '{load.frame}' is neither a frame nor a body of the model "
+                                 "(add it with add_frame or add_body)", element=load.element)
+            body, place = index[load.frame], Placement()
+        else:
+            body, place = frame.body, frame.placement
+        if body == 0:
+            raise ModelError(f"{load.element}: frame '{load.frame}' is on the ground, which does not move: a load there "
+                             "does nothing", element=load.element)
+        kernel = body_frames[body] * place
+        return replace(load, body=body, point=kernel.translation.astype(float), axes=kernel.rotation.astype(float))
+
+    def _checked_filters(self, collisions):
+        """The contact exclusions and inclusions by kind, each name checked (a collision element, or for an
+        exclusion a body)."""
+        names = {c.name for c in collisions}
+        bodies = {c.body_name for c in collisions} | set(self._bodies) | {GROUND}
+        out = {"exclude": [], "include": []}
+        for kind, a, b in self._contact_filters:
+            for x in (a, b):
+                if x not in names and (kind == "include" or x not in bodies):
+                    what = "a collision element" if kind == "include" else "a collision element or a body"
+                    raise ModelError(f"contact {kind} ('{a}', '{b}'): '{x}' is not {what}", element=f"contact {kind}")
+            out[kind].append((a, b))
+        return {k: tuple(v) for k, v in out.items()}
 
     def _unilateral(self, joints, cut_joints):
         """The model's ``Unilateral`` elements (limits, latches, releases of the joints and of ``add_release``),

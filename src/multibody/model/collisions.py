@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.geometry import Sphere, Collision, check_shape
 from multibody.model.placement import Placement
 
@@ -55,12 +55,12 @@ def with_collisions(model, elements=(), spheres=None, friction=1.0, keep=True, r
         items.append((frame, frame, shape, None, friction, restitution))
     for item in items:
         if not 3 <= len(item) <= 6:
-            raise ModelError(f"collision element {item!r}: expected (name, body or frame, shape[, placement[, "
+            raise ModelError(f"collision element {shown(item)!r}: expected (name, body or frame, shape[, placement[, "
                              "friction[, restitution]]])", element="collision")
         name, where, shape, place, mu, e = (tuple(item) + (None, friction, restitution)[len(item) - 3:])[:6]
         element = f"collision '{name}'"
         if not isinstance(name, str) or not name:
-            raise ModelError(f"collision element {item!r}: the name must be a non-empty string", element="collision")
+            raise ModelError(f"collision element {shown(item)!r}: the name must be a non-empty string", element="collision")
         if name in names:
             raise ModelError(f"{element} is defined twice", element=element)
         names.add(name)
@@ -96,10 +96,10 @@ def collision_coefficient(value, what, element, at_most=None):
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be a number, got {shown(value)!r}", element=element) from None
     if not np.isfinite(x) or x < 0.0 or (at_most is not None and x > at_most):
         bound = ">= 0" if at_most is None else f"in [0, {at_most:g}]"
-        raise ModelError(f"{element}: {what} must be a finite number {bound}, got {value!r}", element=element)
+        raise ModelError(f"{element}: {what} must be a finite number {bound}, got {shown(value)!r}", element=element)
     return x
 
 

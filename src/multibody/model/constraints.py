@@ -49,7 +49,7 @@ the Python ones in ``user_constraints.py``, loop-closing joints in ``loop_joints
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.bodies import vector3 as _vec3
 from multibody.model.joints import unit_vector as _unit3
 from multibody.model.profiles import Profile, plane_axes
@@ -75,7 +75,7 @@ def _positive(value, what, element):
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be a number, got {shown(value)!r}", element=element) from None
     if not (np.isfinite(x) and x > 0.0):
         raise ModelError(f"{element}: {what} must be positive and finite, got {x}", element=element)
     return x
@@ -171,7 +171,7 @@ class PointOnProfile(Constraint):
     def __init__(self, name, body, profile, point=(0.0, 0.0, 0.0), plane="xz", origin=(0.0, 0.0, 0.0)):
         super().__init__(name)
         if not isinstance(profile, Profile):
-            raise ModelError(f"{self.element}: profile must be a multibody.Profile, got {profile!r}",
+            raise ModelError(f"{self.element}: profile must be a multibody.Profile, got {shown(profile)!r}",
                              element=self.element)
         self.body, self.profile = body, profile
         self.point = _vec3(point, "point", self.element)
@@ -251,7 +251,7 @@ class RollingOnProfile(Constraint):
                  x_range=(-1.0, 1.0)):
         super().__init__(name)
         if not isinstance(profile, Profile):
-            raise ModelError(f"{self.element}: profile must be a multibody.Profile, got {profile!r}",
+            raise ModelError(f"{self.element}: profile must be a multibody.Profile, got {shown(profile)!r}",
                              element=self.element)
         self.body = body
         self.radius = _positive(radius, "radius", self.element)
@@ -263,7 +263,7 @@ class RollingOnProfile(Constraint):
         except (TypeError, ValueError, OverflowError):
             raise ModelError(f"{self.element}: x_range must be two numbers", element=self.element) from None
         if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-            raise ModelError(f"{self.element}: x_range must be finite with x_range[0] < x_range[1], got {x_range!r}",
+            raise ModelError(f"{self.element}: x_range must be finite with x_range[0] < x_range[1], got {shown(x_range)!r}",
                              element=self.element)
         self.x_range = (lo, hi)
         try:

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.kernels.control import (C_MODE, CI_WIDTH, DEGREE, MODE_COMPUTED_TORQUE, MODE_PD, MODE_PD_GRAVITY,
                                        reference_at)
 
@@ -50,7 +50,7 @@ def _numbers(value, what, element, shape=None):
     try:
         arr = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ModelError(f"{element}: {what} must be numbers, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be numbers, got {shown(value)!r}", element=element) from None
     if shape is not None and arr.shape != shape:
         raise ModelError(f"{element}: {what} must have shape {shape}, got {arr.shape}", element=element)
     if not np.all(np.isfinite(arr)):
@@ -176,7 +176,7 @@ class Controller:
         return type(self) is type(other) and self.as_dict() == other.as_dict()
 
     def __repr__(self):
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.as_dict().items() if k != 'kind')})"
+        return f"{type(self).__name__}({', '.join(f'{k}={shown(v)!r}' for k, v in self.as_dict().items() if k != 'kind')})"
 
 
 def _plain(g):
@@ -215,14 +215,14 @@ def controller_from_dict(data, element="controller"):
     """The controller that :meth:`Controller.as_dict` described; ``ModelError`` naming ``element`` otherwise."""
     if not isinstance(data, dict) or data.get("kind") not in CONTROLLERS:
         raise ModelError(f"{element}: expected a controller with 'kind' one of {', '.join(CONTROLLERS)}, got "
-                         f"{data!r}", element=element)
+                         f"{shown(data)!r}", element=element)
     args = {k: v for k, v in data.items() if k not in ("kind", "trajectory")}
     if "trajectory" in data:
         if "target" in data:
             raise ModelError(f"{element}: give target or trajectory, not both", element=element)
         traj = data["trajectory"]
         if not isinstance(traj, dict) or set(traj) != {"times", "positions"}:
-            raise ModelError(f"{element}: trajectory must be a mapping with times and positions, got {traj!r}",
+            raise ModelError(f"{element}: trajectory must be a mapping with times and positions, got {shown(traj)!r}",
                              element=element)
         args["target"] = Trajectory(traj["times"], traj["positions"], f"{element}.trajectory")
     try:
@@ -288,6 +288,29 @@ def resolve_controller(name, controller, joints):
         raise ModelError(f"{element}: the target has {controller.reference.ncoordinates} values per time for {nc} "
                          f"coordinates ({', '.join(names)})", element=element)
     return ControllerInfo(name, controller, tuple(j.name for j in chosen), tuple(names), tuple(iv), tuple(iq))
+
+
+def controller_without(info, joint):
+    """The controller of ``info`` (a :class:`ControllerInfo`) on its joints other than ``joint`` — its gains and
+    reference restricted to their coordinates, the same kind and options — or None when it acts on ``joint`` alone:
+    what carries across the separation of ``joint`` (``switching/restructure.py``), whose coordinates end with it."""
+    c = info.controller
+    if joint not in info.joints:
+        keep = None
+    else:
+        keep = [k for k, name in enumerate(info.coordinates) if name.rsplit(".", 1)[0] != joint]
+        if not keep:
+            return None
+    joints = tuple(j for j in info.joints if j != joint)
+    if keep is None:
+        kp, kd, ref = c.kp, c.kd, c.reference
+    else:
+        kp = c.kp if c.kp.size == 1 else c.kp[keep]
+        kd = c.kd if c.kd.size == 1 else c.kd[keep]
+        ref = Trajectory(c.reference.times, c.reference.positions[:, keep])
+    if isinstance(c, JointPD):
+        return JointPD(kp, kd, ref, gravity_compensation=c.gravity_compensation, joints=joints)
+    return type(c)(kp, kd, ref, joints=joints)
 
 
 def check_overlap(infos):

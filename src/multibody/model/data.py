@@ -20,7 +20,7 @@ Example
 'hinge'
 >>> data = Data(b.build())
 >>> data.mi.shape, data.mf.shape
-((2, 14), (2, 46))
+((2, 14), (2, 52))
 """
 import numpy as np
 

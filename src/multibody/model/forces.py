@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
+from multibody.kernels.forces import no_loads
 
 
 def per_dof(value, n, what, element, default=0.0):
@@ -25,7 +26,7 @@ def per_dof(value, n, what, element, default=0.0):
     try:
         arr = np.broadcast_to(np.asarray(value, dtype=float), (n,)).copy()
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number or {n} numbers, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be a number or {n} numbers, got {shown(value)!r}", element=element) from None
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)
     return arr
@@ -65,17 +66,23 @@ class PointSpring:
 #: point-to-point spring-dampers (``model.spring_body`` (ns, 2), ``spring_point`` (ns, 2, 3), ``spring_k``,
 #: ``spring_c``, ``spring_l0``)
 AppliedForces = namedtuple("AppliedForces", "dof_stiffness dof_damping dof_rest dof_effort spring_body spring_point "
-                                            "spring_k spring_c spring_l0")
+                                            "spring_k spring_c spring_l0 load_int load_float load_knots")
 
 
 def applied_forces(model):
-    """The :class:`AppliedForces` of ``model`` and whether any of them acts (joint stiffness, damping or effort,
-    or a point spring)."""
+    """The :class:`AppliedForces` of ``model`` and whether any of them acts (joint stiffness, damping or effort, a
+    point spring, a load). The loads are ``model.load_arrays`` (``model/loads.py``: the loads' integers, floats and
+    the knots of their curves; empty for a model without loads)."""
+    loads = getattr(model, "load_arrays", None)
+    if loads is None:
+        loads = no_loads()
     F = AppliedForces(*[np.ascontiguousarray(getattr(model, name), dtype=np.float64)
                         for name in ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")],
                       np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
                       np.ascontiguousarray(model.spring_point, dtype=np.float64).reshape(-1, 2, 3),
                       *[np.ascontiguousarray(getattr(model, name), dtype=np.float64)
-                        for name in ("spring_k", "spring_c", "spring_l0")])
-    acts = bool(np.any(F.dof_stiffness) or np.any(F.dof_damping) or np.any(F.dof_effort) or F.spring_k.shape[0])
+                        for name in ("spring_k", "spring_c", "spring_l0")],
+                      *[np.ascontiguousarray(a) for a in loads])
+    acts = bool(np.any(F.dof_stiffness) or np.any(F.dof_damping) or np.any(F.dof_effort) or F.spring_k.shape[0]
+                or F.load_int.shape[0])
     return F, acts

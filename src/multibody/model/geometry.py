@@ -7,7 +7,8 @@ collision element is what contact detection reads. Placements are given in the u
 
 Shapes (SI units, each centred on its frame's origin):
 
-* ``Sphere(radius)``;
+* ``Sphere(radius)``; ``Sphere(0)`` is a point (a contact point: the foot of a rimless wheel's spoke, a robot's
+  foot point);
 * ``Capsule(radius, length)``: a cylinder of ``length`` along the frame's z axis between its two hemispherical
   caps (total extent ``length + 2 radius``);
 * ``Cylinder(radius, length)``: axis along z, from ``-length/2`` to ``+length/2`` (URDF's convention);
@@ -39,18 +40,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.placement import Placement
 
 
-def _positive(value, what, element, allow_zero=False):
+def positive_number(value, what, element, allow_zero=False):
+    """``value`` as a positive (``allow_zero``: non-negative) finite float, or a ``ModelError`` naming ``element``
+    and ``what``."""
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be a number, got {shown(value)!r}", element=element) from None
     if not math.isfinite(x) or x < 0.0 or (x == 0.0 and not allow_zero):
         expected = "non-negative" if allow_zero else "positive"
-        raise ModelError(f"{element}: {what} must be {expected} and finite, got {value!r}", element=element)
+        raise ModelError(f"{element}: {what} must be {expected} and finite, got {shown(value)!r}", element=element)
     return x
 
 
@@ -70,17 +73,18 @@ class Shape:
         return hash(repr(self.as_dict()))
 
     def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items() if k != "kind")
+        args = ", ".join(f"{k}={shown(v)!r}" for k, v in self.as_dict().items() if k != "kind")
         return f"{type(self).__name__}({args})"
 
 
 class Sphere(Shape):
-    """A sphere of ``radius`` about its frame's origin."""
+    """A sphere of ``radius`` about its frame's origin; radius 0 is a point (contact detection treats a sphere as its
+    centre swept by its radius, so a point needs nothing else)."""
 
     kind = "sphere"
 
     def __init__(self, radius):
-        self.radius = _positive(radius, "radius", "Sphere")
+        self.radius = positive_number(radius, "radius", "Sphere", allow_zero=True)
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius}
@@ -92,8 +96,8 @@ class Capsule(Shape):
     kind = "capsule"
 
     def __init__(self, radius, length):
-        self.radius = _positive(radius, "radius", "Capsule")
-        self.length = _positive(length, "length", "Capsule", allow_zero=True)
+        self.radius = positive_number(radius, "radius", "Capsule")
+        self.length = positive_number(length, "length", "Capsule", allow_zero=True)
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius, "length": self.length}
@@ -105,8 +109,8 @@ class Cylinder(Shape):
     kind = "cylinder"
 
     def __init__(self, radius, length):
-        self.radius = _positive(radius, "radius", "Cylinder")
-        self.length = _positive(length, "length", "Cylinder")
+        self.radius = positive_number(radius, "radius", "Cylinder")
+        self.length = positive_number(length, "length", "Cylinder")
 
     def as_dict(self):
         return {"kind": self.kind, "radius": self.radius, "length": self.length}
@@ -121,10 +125,10 @@ class Box(Shape):
         try:
             values = [float(s) for s in size]
         except (TypeError, ValueError, OverflowError):
-            raise ModelError(f"Box: size must be 3 numbers, got {size!r}", element="Box") from None
+            raise ModelError(f"Box: size must be 3 numbers, got {shown(size)!r}", element="Box") from None
         if len(values) != 3:
-            raise ModelError(f"Box: size must be 3 numbers, got {size!r}", element="Box")
-        self.size = tuple(_positive(s, "size", "Box") for s in values)
+            raise ModelError(f"Box: size must be 3 numbers, got {shown(size)!r}", element="Box")
+        self.size = tuple(positive_number(s, "size", "Box") for s in values)
 
     def as_dict(self):
         return {"kind": self.kind, "size": list(self.size)}
@@ -147,10 +151,10 @@ class Mesh(Shape):
         try:
             s = np.broadcast_to(np.asarray(scale, dtype=float), (3,))
         except (TypeError, ValueError):
-            raise ModelError(f"Mesh '{filename}': scale must be 1 or 3 numbers, got {scale!r}",
+            raise ModelError(f"Mesh '{filename}': scale must be 1 or 3 numbers, got {shown(scale)!r}",
                              element="Mesh") from None
         if not np.all(np.isfinite(s)) or np.any(s == 0):
-            raise ModelError(f"Mesh '{filename}': scale must be finite and non-zero, got {scale!r}", element="Mesh")
+            raise ModelError(f"Mesh '{filename}': scale must be finite and non-zero, got {shown(scale)!r}", element="Mesh")
         self.filename = filename
         self.scale = tuple(float(x) for x in s)
 
@@ -164,7 +168,7 @@ SHAPES = {cls.kind: cls for cls in (Sphere, Capsule, Cylinder, Box, HalfSpace, M
 def shape_from_dict(data, element="shape"):
     """The ``Shape`` that ``Shape.as_dict`` described; ``ModelError`` naming ``element`` otherwise."""
     if not isinstance(data, dict) or data.get("kind") not in SHAPES:
-        raise ModelError(f"{element}: expected a shape with 'kind' one of {', '.join(SHAPES)}, got {data!r}",
+        raise ModelError(f"{element}: expected a shape with 'kind' one of {', '.join(SHAPES)}, got {shown(data)!r}",
                          element=element)
     args = {k: v for k, v in data.items() if k != "kind"}
     try:
@@ -201,7 +205,9 @@ class Collision:
     """A shape that contact detection reads, on a body at ``placement`` (body frame), with the Coulomb friction
     coefficient ``friction`` and Newton's coefficient of restitution ``restitution`` ∈ [0, 1] of its impacts (a
     pair's coefficients are the larger of its two elements' each: the friction as in MuJoCo, the restitution as
-    in Box2D, so that one bouncy ball bounces off any floor)."""
+    in Box2D, so that one bouncy ball bounces off any floor). ``contype`` and ``conaffinity`` are MuJoCo's collision
+    bits: two elements may touch when ``contype`` of one and ``conaffinity`` of the other share a bit (both 1 by
+    default: every pair may)."""
 
     name: str
     body: int
@@ -210,12 +216,14 @@ class Collision:
     placement: Placement
     friction: float = 1.0
     restitution: float = 0.0
+    contype: int = 1
+    conaffinity: int = 1
 
 
 def check_shape(shape, element):
     if not isinstance(shape, Shape):
         raise ModelError(f"{element}: expected a shape (mb.Sphere, mb.Capsule, mb.Cylinder, mb.Box, mb.HalfSpace, "
-                         f"mb.Mesh), got {shape!r}", element=element)
+                         f"mb.Mesh), got {shown(shape)!r}", element=element)
     return shape
 
 
@@ -225,9 +233,9 @@ def check_color(color, element):
     try:
         rgba = [float(c) for c in color]
     except (TypeError, ValueError):
-        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {color!r}", element=element) from None
+        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {shown(color)!r}", element=element) from None
     if len(rgba) == 3:
         rgba.append(1.0)
     if len(rgba) != 4 or not all(0.0 <= c <= 1.0 for c in rgba):
-        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {color!r}", element=element)
+        raise ModelError(f"{element}: color must be 3 or 4 numbers in [0, 1], got {shown(color)!r}", element=element)
     return tuple(rgba)

@@ -58,7 +58,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 __all__ = [
     "Graph",
@@ -111,9 +111,9 @@ class Graph:
         try:
             n = int(n_bodies)
         except (TypeError, ValueError):
-            raise ModelError(f"number of bodies must be an integer >= 0, got {n_bodies!r}") from None
+            raise ModelError(f"number of bodies must be an integer >= 0, got {shown(n_bodies)!r}") from None
         if n < 0 or n != n_bodies:
-            raise ModelError(f"number of bodies must be an integer >= 0, got {n_bodies!r}")
+            raise ModelError(f"number of bodies must be an integer >= 0, got {shown(n_bodies)!r}")
         edges = list(edges)
         m = len(edges)
         self.n = n
@@ -142,7 +142,7 @@ class Graph:
                 a, b = int(a), int(b)
             except (TypeError, ValueError):
                 raise ModelError(
-                    f"{jn}: expected a pair of body indices (i_plus, i_minus), got {e!r}", element=jn
+                    f"{jn}: expected a pair of body indices (i_plus, i_minus), got {shown(e)!r}", element=jn
                 ) from None
             for v in (a, b):
                 if not 0 <= v <= n:

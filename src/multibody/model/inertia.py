@@ -35,7 +35,7 @@ import itertools
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.joints import CYLINDRICAL, FREE, GENERAL, PLANAR, PRISMATIC, REVOLUTE, SPHERICAL, UNIVERSAL
 from multibody.model.rotations import rotation_about
 
@@ -63,7 +63,7 @@ def inertia_matrix(inertia, element):
     try:
         arr = np.array(inertia, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: inertia must be numeric, got {inertia!r}", element=element) from None
+        raise ModelError(f"{element}: inertia must be numeric, got {shown(inertia)!r}", element=element) from None
     if arr.shape == (3,):
         arr = np.diag(arr)
     elif arr.shape == (6,):
@@ -193,6 +193,26 @@ def apply_policy(mass, com, inertia, policy, element, keep_negative=False):
 
 
 # ---- singular dynamics -------------------------------------------------------------------------------------------
+def combine_rigid(parts):
+    """Mass, centre and inertia about the centre (all in one frame) of rigidly joined parts ``[(m, c, I_c)]``: the
+    masses add, the centre is their weighted mean, the inertias are moved to it (parallel axes). Massless parts add
+    their inertia alone."""
+    parts = list(parts)
+    if not parts:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    if len(parts) == 1:
+        return parts[0]
+    m = sum(p[0] for p in parts)
+    if m == 0:
+        return 0.0, np.zeros(3), sum((np.asarray(p[2]) for p in parts), np.zeros((3, 3)))
+    c = sum(p[0] * np.asarray(p[1]) for p in parts) / m
+    inertia = np.zeros((3, 3))
+    for mi, ci, Ii in parts:
+        d = np.asarray(ci) - c
+        inertia += Ii + mi * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+    return m, c, 0.5 * (inertia + inertia.T)
+
+
 def _skew(v):
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
@@ -253,12 +273,14 @@ def _singular_at(arrays, rng):
         X[i] = np.zeros((6, 6))                       # X_{child <- parent}, motion vectors [angular; linear]
         X[i][:3, :3] = X[i][3:, 3:] = R.T
         X[i][3:, :3] = -R.T @ _skew(p)
+    armature = arrays.get("dof_armature")
     for i in range(n, 0, -1):
         Ia = IA[i]
         if S[i].shape[1]:
+            A = 0.0 if armature is None else np.diag(armature[arrays["idx_v"][i]:arrays["idx_v"][i] + S[i].shape[1]])
             U = IA[i] @ S[i]
-            D = S[i].T @ U
-            N = S[i].T @ IC[i] @ S[i]
+            D = S[i].T @ U + A      # the rotors' armature on the diagonal (``kinematics.armature``)
+            N = S[i].T @ IC[i] @ S[i] + A
             scale = np.sqrt(np.clip(np.diag(N), 0.0, None))
             if not np.all(scale > 0) or np.linalg.eigvalsh(D / np.outer(scale, scale))[0] <= SINGULAR_RTOL:
                 return i, D, N

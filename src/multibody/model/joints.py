@@ -20,7 +20,7 @@ velocity coordinates to the relative spatial velocity of the child.
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, GENERAL = range(9)
 
@@ -33,7 +33,7 @@ def unit_vector(axis, what, element):
     try:
         a = np.asarray(axis, dtype=float).reshape(3)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be 3 numbers, got {axis!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must be 3 numbers, got {shown(axis)!r}", element=element) from None
     big = np.max(np.abs(a))
     if not (np.isfinite(big) and big > 0):
         raise ModelError(f"{element}: {what} must be a non-zero finite vector, got {a.tolist()}", element=element)
@@ -235,12 +235,12 @@ class GeneralJoint(Joint):
             raise ModelError(f"{element}: a general joint has 1 to 6 coordinates, got {len(coords)}", element=element)
         for c in coords:
             if not isinstance(c, sp.Symbol):
-                raise ModelError(f"{element}: the coordinates must be sympy Symbols, got {c!r}", element=element)
+                raise ModelError(f"{element}: the coordinates must be sympy Symbols, got {shown(c)!r}", element=element)
         if len(set(coords)) != len(coords):
             raise ModelError(f"{element}: the coordinates {list(map(str, coords))} are not distinct", element=element)
         t = self.time
         if t is not None and (not isinstance(t, sp.Symbol) or t in coords):
-            raise ModelError(f"{element}: time must be a sympy Symbol other than the coordinates, got {t!r}",
+            raise ModelError(f"{element}: time must be a sympy Symbol other than the coordinates, got {shown(t)!r}",
                              element=element)
         try:
             R = sp.Matrix(self.rotation)

@@ -18,6 +18,7 @@ import numpy as np
 from multibody.errors import ModelError
 from multibody.kernels import configuration
 from multibody.model.data import CACHED_ATTRS
+from multibody.model.loads import LoadTable
 from multibody.model.placement import Placement
 from multibody.model.unilateral import Unilateral
 
@@ -26,7 +27,7 @@ ARRAY_NAMES = (
     "parent", "jtype", "idx_q", "nq_j", "idx_v", "nv_j", "jaxis", "jplace_R", "jplace_p",
     "mass", "com", "inertia_com", "h", "inertia_o", "gravity",
     "dof_stiffness", "dof_damping", "dof_rest", "dof_effort",
-    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0",
+    "spring_body", "spring_point", "spring_k", "spring_c", "spring_l0", "dof_armature",
 )
 
 
@@ -88,7 +89,8 @@ class Model:
     ``collisions`` (named frames, drawn and colliding shapes on the bodies, ``multibody.model.geometry``; see
     :meth:`frame`), ``unilateral`` (joint limits, latches and releases, ``multibody.model.unilateral``; with
     ``lower_limits``, ``upper_limits``), ``controllers`` (joint controllers,
-    ``multibody.model.controllers``), ``metadata`` (a read-only
+    ``multibody.model.controllers``), ``loads`` (external loads, ``multibody.model.loads``), ``elastic`` (the
+    beams and cables, ``multibody.model.beams``), ``metadata`` (a read-only
     mapping of descriptive data the dynamics do not use: joint limits, visuals, the source file).
 
     Body frames. The kernels use, for body i, the frame of its tree joint moved by the joint coordinates.
@@ -101,7 +103,8 @@ class Model:
     def __init__(self, *, name, arrays, body_names, joints, cut_joints=(), springs=(), constraints=(),
                  constraint_table=None, body_frames=None, bodies=(), torque_callback=None, graph=None, metadata=None,
                  base_motion=None, frames=(), visuals=(), collisions=(), unilateral=None,
-                 controllers=()):
+                 controllers=(), loads=(), elastic=(),
+                 contact_exclude=(), contact_include=()):
         for key in ARRAY_NAMES:
             if key not in arrays:
                 raise ModelError(f"model '{name}': array '{key}' is missing", element=name)
@@ -132,10 +135,20 @@ class Model:
         self.frames = tuple(frames)
         self.visuals = tuple(visuals)
         self.collisions = tuple(collisions)
+        #: pairs of collision elements or bodies that never touch, and pairs of elements always tried
+        #: (``ModelBuilder.exclude_contact``, ``include_contact``; ``multibody.contact.collision_sets``)
+        self.contact_exclude = tuple(contact_exclude)
+        self.contact_include = tuple(contact_include)
         #: joint limits, latches and releases (``multibody.model.unilateral``; empty: none)
         self.unilateral = Unilateral() if unilateral is None else unilateral
         #: controller elements (``multibody.model.controllers.ControllerInfo``), evaluated in the simulations
         self.controllers = tuple(controllers)
+        #: external loads (``multibody.model.loads.Load``) and their packed table (``LoadTable.arrays``)
+        self.loads = tuple(loads)
+        self.load_arrays = LoadTable.arrays(self.loads)
+        #: the beams and cables the model was built with (``multibody.model.beams``): descriptions for files and
+        #: drawings; their bodies, joints and springs are in the arrays like any others
+        self.elastic = tuple(elastic)
         self.nbodies = len(self.body_names) - 1
         self.nq = int(self.nq_j.sum())
         self.nv = int(self.nv_j.sum())
@@ -296,7 +309,9 @@ class Model:
                      constraint_table=self.constraint_table, body_frames=self.body_frames, bodies=self.bodies,
                      torque_callback=self.torque_callback, graph=self.graph, metadata=self.metadata,
                      base_motion=self.base_motion, frames=self.frames, visuals=self.visuals,
-                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos)
+                     collisions=self.collisions, unilateral=self.unilateral, controllers=infos, loads=self.loads,
+                     elastic=self.elastic,
+                     contact_exclude=self.contact_exclude, contact_include=self.contact_include)
 
     def constraint(self, name):
         """A constraint (``multibody.model.constraints``; a cut joint is a ``LoopJoint``) by name."""
@@ -380,9 +395,20 @@ class Model:
         return configuration.qdot(self, q, v)
 
     def random_configuration(self, rng=None, scale=np.pi):
-        """A random configuration: coordinates uniform in [−scale, scale], random unit quaternions."""
+        """A random configuration within the joint limits (the stops, ``lower_limits``, ``upper_limits``):
+        coordinates uniform in [−scale, scale] — where a coordinate has limits, in the part of that interval inside
+        them (when the limits lie wholly outside it, in the stretch of length 2·scale of the limits nearest to it) —
+        and random unit quaternions. A model without limits draws what it always drew from the same ``rng``."""
         rng = np.random.default_rng(rng)
         q = rng.uniform(-scale, scale, self.nq)
+        lower, upper = self.lower_limits, self.upper_limits
+        for k in np.flatnonzero(np.isfinite(lower) | np.isfinite(upper)):
+            lo, hi = max(-scale, lower[k]), min(scale, upper[k])
+            if lo > hi:    # the limits outside [−scale, scale]: their part nearest to it
+                lo, hi = ((lower[k], min(upper[k], lower[k] + 2 * scale)) if lower[k] > scale else
+                          (max(lower[k], upper[k] - 2 * scale), upper[k]))
+            q[k] = lo + (q[k] + scale) / (2 * scale) * (hi - lo)   # the same draw, moved into [lo, hi]
+            q[k] = min(max(q[k], lo), hi)
         for j in self.joints[1:]:
             if not j.joint.linear_coordinates:
                 s = j.q_slice

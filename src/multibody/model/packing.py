@@ -67,9 +67,10 @@ def extended(name, fields, module):
 #: the controllers' tuple (``kernels/control.py``, ``formulations/tree_control.py``): the table
 #: (``ControllerTable``), the model's packed float array as built, whether any controller compensates gravity / computes
 #: torques, scratch (G (n, 4), A, TG, TI), no external forces, the controllers' torques, τ_extra, the compiled law's
-#: q, v and output, the law (the address of its C function, 0 for none) and whether there is one
+#: q, v and output, the law (the address of its C function, 0 for none), whether there is one, and its failure
+#: record ``[failed, t]`` (``formulations/tree_control.py``)
 Controls = namedtuple("Controls", "ci cf rt rc mf gravity inverse g a tg ti no_fext out extra user_q user_v user_out "
-                                  "user has_user")
+                                  "user has_user fail")
 #: :class:`TreeParams` with the :class:`Controls` of the run as ``control``
 ControlledParams = extended("ControlledParams", ("control",), __name__)
 
@@ -115,7 +116,7 @@ def controls(model, mf, address=0):
                     inverse=table.inverse_dynamics, g=np.zeros((n, 4)), a=np.zeros(nv), tg=np.zeros(nv),
                     ti=np.zeros(nv), no_fext=np.zeros((0, 6)), out=np.zeros(nv), extra=np.zeros(nv),
                     user_q=np.zeros(nq), user_v=np.zeros(nv), user_out=np.zeros(nv), user=int(address),
-                    has_user=bool(address))
+                    has_user=bool(address), fail=np.zeros(2))
 
 
 def controlled_params(p, control):

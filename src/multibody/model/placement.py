@@ -10,7 +10,7 @@ equations of ``multibody.symbolic`` accept it, the numeric algorithms refuse it 
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 
 def has_symbols(value):
@@ -26,7 +26,7 @@ def numbers_or_symbols(value, shape, what, element):
     try:
         arr = np.asarray(value, dtype=object).reshape(shape)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must have shape {shape}, got {value!r}", element=element) from None
+        raise ModelError(f"{element}: {what} must have shape {shape}, got {shown(value)!r}", element=element) from None
     if has_symbols(arr):
         import sympy as sp
 
@@ -37,7 +37,7 @@ def numbers_or_symbols(value, shape, what, element):
     try:
         arr = arr.astype(float)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be numbers or sympy expressions, got {value!r}",
+        raise ModelError(f"{element}: {what} must be numbers or sympy expressions, got {shown(value)!r}",
                          element=element) from None
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"{element}: {what} must be finite, got {arr.tolist()}", element=element)

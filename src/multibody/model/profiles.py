@@ -2,7 +2,7 @@
 ``RollingOnProfile``; seed 000 §3): :class:`Profile`, and the plane a curve lies in."""
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.joints import unit_vector as _unit3
 
 __all__ = ["Profile", "plane_axes"]
@@ -155,7 +155,7 @@ def plane_axes(plane, element):
     if isinstance(plane, str):
         axes = {"xz": ((1.0, 0, 0), (0, 0, 1.0)), "yz": ((0, 1.0, 0), (0, 0, 1.0)), "xy": ((1.0, 0, 0), (0, 1.0, 0))}
         if plane not in axes:
-            raise ModelError(f"{element}: plane must be 'xz', 'yz', 'xy' or two orthonormal vectors, got {plane!r}",
+            raise ModelError(f"{element}: plane must be 'xz', 'yz', 'xy' or two orthonormal vectors, got {shown(plane)!r}",
                              element=element)
         e1, e2 = axes[plane]
         return np.array(e1), np.array(e2)

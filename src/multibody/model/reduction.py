@@ -41,8 +41,9 @@ from multibody.model.unilateral import Unilateral
 
 __all__ = ["reduced"]
 
-#: the arrays of a Model with one entry per velocity coordinate (``docs/model-arrays.md``)
-PER_VELOCITY = ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort")
+#: the arrays of a Model with one entry per velocity coordinate (``docs/model-arrays.md``; a locked coordinate's
+#: armature goes with it: its rotor does not turn)
+PER_VELOCITY = ("dof_stiffness", "dof_damping", "dof_rest", "dof_effort", "dof_armature")
 
 
 def _locked_values(model, locked, reference):

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 __all__ = ["JointLimit", "Latch", "Release", "Unilateral", "RELEASE_MODES", "joint_unilateral"]
 
@@ -97,10 +97,10 @@ class Release:
         try:
             at = float(self.at)
         except (TypeError, ValueError):
-            raise ModelError(f"{element}: the release time must be a number, got {self.at!r}",
+            raise ModelError(f"{element}: the release time must be a number, got {shown(self.at)!r}",
                              element=element) from None
         if not math.isfinite(at):
-            raise ModelError(f"{element}: the release time must be finite, got {self.at!r}", element=element)
+            raise ModelError(f"{element}: the release time must be finite, got {shown(self.at)!r}", element=element)
         if self.mode not in RELEASE_MODES:
             raise ModelError(f"{element}: release mode must be one of {', '.join(RELEASE_MODES)}, got "
                              f"{self.mode!r}", element=element)
@@ -114,22 +114,28 @@ def as_release(value, element):
     if isinstance(value, dict):
         unknown = sorted(set(value) - {"at", "mode"})
         if unknown or "at" not in value:
-            raise ModelError(f"{element}: a release is {{at: time, mode: separate|unlock}}, got {value!r}",
+            raise ModelError(f"{element}: a release is {{at: time, mode: separate|unlock}}, got {shown(value)!r}",
                              element=element)
         return Release(value["at"], value.get("mode", "separate"))
     return Release(value)
 
 
-def _per_coordinate(value, n, what, element, fill):
-    """``value`` (a number or n numbers; None → ``fill``) as n floats, or a ModelError naming ``element``."""
+def _per_coordinate(value, n, what, element, fill, nan=False):
+    """``value`` (a number or n numbers; None, or an entry None → ``fill``) as n floats, or a ModelError naming
+    ``element``; NaN is refused unless ``nan`` (where it means "none", as for a latch value)."""
     if value is None:
         return np.full(n, fill)
+    if isinstance(value, (list, tuple)):
+        value = [fill if v is None else v for v in value]
     try:
         arr = np.array(value, dtype=float)
         arr = np.broadcast_to(arr, (n,)).copy()
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{element}: {what} must be a number or {n} numbers (one per coordinate), got {value!r}",
+        raise ModelError(f"{element}: {what} must be a number or {n} numbers (one per coordinate), got {shown(value)!r}",
                          element=element) from None
+    if not nan and np.isnan(arr).any():
+        hint = ", ±inf or None (no stop)" if np.isinf(fill) else ""
+        raise ModelError(f"{element}: {what} must be a number{hint}, got nan", element=element)
     return arr
 
 
@@ -155,12 +161,10 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
         try:
             lower, upper = limits
         except (TypeError, ValueError):
-            raise ModelError(f"{element}: limits must be a pair (lower, upper), got {limits!r}",
+            raise ModelError(f"{element}: limits must be a pair (lower, upper), got {shown(limits)!r}",
                              element=element) from None
-        lo = _per_coordinate(np.nan if lower is None else lower, n, "the lower limit", element, -np.inf)
-        hi = _per_coordinate(np.nan if upper is None else upper, n, "the upper limit", element, np.inf)
-        lo[np.isnan(lo)] = -np.inf
-        hi[np.isnan(hi)] = np.inf
+        lo = _per_coordinate(lower, n, "the lower limit", element, -np.inf)
+        hi = _per_coordinate(upper, n, "the upper limit", element, np.inf)
         e = _per_coordinate(restitution, n, "the restitution", element, 0.0)
         for k, cname in enumerate(joint.coordinate_names):
             where = f"{element}, coordinate '{cname}'"
@@ -179,7 +183,7 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
                          "limits=(lower, upper) too", element=element)
     out_latches = []
     if latch is not None:
-        values = _per_coordinate(latch, n, "the latch value", element, np.nan)
+        values = _per_coordinate(latch, n, "the latch value", element, np.nan, nan=True)
         for k, cname in enumerate(joint.coordinate_names):
             if np.isnan(values[k]):
                 continue
@@ -190,7 +194,7 @@ def joint_unilateral(name, joint, limits=None, restitution=None, latch=None, rel
             lim = next((lm for lm in out_limits if lm.coordinate == cname), None)
             if lim is not None and not (lim.lower <= values[k] <= lim.upper):
                 raise ModelError(f"{where}: the latch value {float(values[k])!r} is outside the limits "
-                                 f"[{lim.lower!r}, {lim.upper!r}]", element=element)
+                                 f"[{shown(lim.lower)!r}, {shown(lim.upper)!r}]", element=element)
             out_latches.append(Latch(name, cname, float(values[k])))
     rel = as_release(release, element)
     if rel is not None:

@@ -2,7 +2,7 @@
 ``VelocityConstraint`` ``J(q, t) v + b(q, t) = 0``, evaluated in Python by the formulations (seed 001 §2.1)."""
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model.constraints import Constraint
 
 __all__ = ["qdot_matrix", "UserConstraint", "VelocityConstraint"]
@@ -13,7 +13,7 @@ def _row_count(nrows, element):
     if nrows is None:
         return None
     if isinstance(nrows, bool) or not isinstance(nrows, (int, np.integer)) or nrows < 1:
-        raise ModelError(f"{element}: nrows must be a positive integer (or None), got {nrows!r}", element=element)
+        raise ModelError(f"{element}: nrows must be a positive integer (or None), got {shown(nrows)!r}", element=element)
     return int(nrows)
 
 
@@ -64,7 +64,7 @@ class UserConstraint(Constraint):
             raise ModelError(f"{self.element}: f(q, t) raised {type(exc).__name__}: {exc}",
                              element=self.element) from exc
         if val.shape != (self._nrows,) or not np.all(np.isfinite(val)):
-            raise ModelError(f"{self.element}: f(q, t) must return {self._nrows} finite numbers, got {val!r}",
+            raise ModelError(f"{self.element}: f(q, t) must return {self._nrows} finite numbers, got {shown(val)!r}",
                              element=self.element)
         return val
 
@@ -117,7 +117,7 @@ class UserConstraint(Constraint):
         self._complex_ok = None
         val = np.atleast_1d(np.asarray(self.f(np.asarray(q0, float), 0.0), dtype=float))
         if val.ndim != 1 or not np.all(np.isfinite(val)):
-            raise ModelError(f"{self.element}: f(q, t) must return finite numbers, got {val!r}", element=self.element)
+            raise ModelError(f"{self.element}: f(q, t) must return finite numbers, got {shown(val)!r}", element=self.element)
         if self._nrows is not None and val.size != self._nrows:
             raise ModelError(f"{self.element}: f returned {val.size} values, nrows = {self._nrows}",
                              element=self.element)

@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from multibody.errors import ModelError, SweepError
+from multibody.errors import ModelError, SweepError, shown
 from multibody.parallel.table import RESERVED
 
 #: an error message longer than this is cut (a table row is not a log)
@@ -386,7 +386,7 @@ def backend_starter(scheduler, workers, timeout):
     timed = timeout is not None
     if scheduler is None or (isinstance(scheduler, str) and scheduler == "processes"):
         if workers is not None and not (isinstance(workers, numbers.Integral) and workers >= 1):
-            raise ModelError(f"sweep: workers must be a positive integer, got {workers!r}", element="workers")
+            raise ModelError(f"sweep: workers must be a positive integer, got {shown(workers)!r}", element="workers")
 
         def start(points):   # never more processes than points
             n = workers

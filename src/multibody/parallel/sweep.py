@@ -39,7 +39,7 @@ import time
 
 import numpy as np
 
-from multibody.errors import ModelError, SweepError
+from multibody.errors import ModelError, SweepError, shown
 from multibody.parallel.backends import backend_starter
 from multibody.parallel.table import RESERVED
 
@@ -225,7 +225,7 @@ def sweep(fn, grid, *, scheduler=None, out=None, resume=False, on_error="record"
     if resume and out is None:
         raise ModelError("sweep: resume=True needs the table of the interrupted sweep (out=...)", element="resume")
     if timeout is not None and not (isinstance(timeout, numbers.Real) and math.isfinite(timeout) and timeout > 0):
-        raise ModelError(f"sweep: timeout must be a positive number of seconds, got {timeout!r}", element="timeout")
+        raise ModelError(f"sweep: timeout must be a positive number of seconds, got {shown(timeout)!r}", element="timeout")
     g = Grid(grid)
     fn_bytes = _function_bytes(fn)
     _check_signature(fn, g)
@@ -397,7 +397,7 @@ def _expire(backend, in_flight, running, timeout, chunks, table, bar, stop_on_er
 
 def _noted(exc, i, grid):
     """``exc`` with a note naming sweep point ``i`` and its values."""
-    values = ", ".join(f"{k}={v!r}" for k, v in zip(grid.names, grid.point(i)))
+    values = ", ".join(f"{k}={shown(v)!r}" for k, v in zip(grid.names, grid.point(i)))
     if hasattr(exc, "add_note"):   # Python >= 3.11
         exc.add_note(f"at sweep point {i}: {values}")
     else:

@@ -23,7 +23,8 @@ import numpy as np
 
 from multibody.algorithms.dynamics import forward_kinematics, subtree_wrenches
 from multibody.model.data import Data
-from multibody.kernels.forces import spring_forces_kernel
+from multibody.model.forces import applied_forces
+from multibody.kernels.forces import point_forces_kernel
 
 __all__ = ["joint_reactions", "in_joint_frame", "constraint_body_wrenches", "tree_reactions_along",
            "cut_joint_frames", "spring_body_forces", "all_joint_reactions"]
@@ -90,7 +91,7 @@ def tree_reactions_along(model, Q, V, A, t=None):
     transmitted force); ``t`` the sample times for a moving base. A dict joint name -> (samples, 6)."""
     names = [j.name for j in model.joints[1:]]
     out = {name: np.zeros((len(Q), 6)) for name in names}
-    springs = np.asarray(model.spring_k).shape[0] > 0
+    springs = np.asarray(model.spring_k).shape[0] > 0 or bool(getattr(model, "loads", ()))   # (or loads)
     for k in range(len(Q)):
         tk = None if t is None else t[k]
         fext = spring_body_forces(model, Q[k], V[k], tk) if springs else None
@@ -101,21 +102,20 @@ def tree_reactions_along(model, Q, V, A, t=None):
 
 
 def spring_body_forces(model, q, v, t=None):
-    """The forces of the model's point spring-dampers on every body (ground first): (nbodies + 1, 6),
+    """The forces of the model's point spring-dampers and loads on every body (ground first): (nbodies + 1, 6),
     [moment about the ground origin; force] in ground coordinates (``kernels/forces.py``); ``t`` the time of a
-    moving base."""
+    moving base and of the loads' curves."""
     n = model.nbodies + 1
     fb = np.zeros((n, 6))
-    if np.asarray(model.spring_k).shape[0] == 0:
+    F, _ = applied_forces(model)
+    if F.spring_k.shape[0] == 0 and F.load_int.shape[0] == 0:
         return fb
     d = Data(model)
     d.set_time(0.0 if t is None else float(t))
-    spring_forces_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
-                         np.ascontiguousarray(model.spring_body, dtype=np.int64).reshape(-1, 2),
-                         np.ascontiguousarray(model.spring_point, dtype=float).reshape(-1, 2, 3),
-                         np.ascontiguousarray(model.spring_k, dtype=float),
-                         np.ascontiguousarray(model.spring_c, dtype=float),
-                         np.ascontiguousarray(model.spring_l0, dtype=float), d.work, fb, np.zeros(model.nv), False)
+    point_forces_kernel(d.mi, d.mf, np.ascontiguousarray(q, dtype=float), np.ascontiguousarray(v, dtype=float),
+                        F.spring_body, F.spring_point, F.spring_k, F.spring_c, F.spring_l0,
+                        (F.load_int, F.load_float, F.load_knots), 0.0 if t is None else float(t), d.work, fb,
+                        np.zeros(model.nv), False)
     # the kernel leaves the sum over each subtree: each body's own force is its row minus its children's rows
     own = fb.copy()
     parent = np.asarray(model.parent)
@@ -125,14 +125,14 @@ def spring_body_forces(model, q, v, t=None):
     return own
 
 
-def all_joint_reactions(model, rows, q, v, a, lam, mc):
+def all_joint_reactions(model, rows, q, v, a, lam, mc, t=None):
     """The reactions of every joint at one sample of a constrained run (see the module docstring): tree joints
     by RNEA with the forces of the compiled constraint rows ``0..mc−1`` (multipliers ``lam``) and the point
-    springs on the bodies, cut joints from their rows on the child body. ``rows`` is the filled
-    ``ConstraintRows`` work (``cb``, ``cv`` at q). A dict joint name -> (6,)."""
+    springs and loads (at time ``t``) on the bodies, cut joints from their rows on the child body. ``rows`` is the
+    filled ``ConstraintRows`` work (``cb``, ``cv`` at q). A dict joint name -> (6,)."""
     w = rows.w
-    fb = constraint_body_wrenches(model.nbodies, w.cb, w.cv, lam, range(mc)) + spring_body_forces(model, q, v)
-    out = joint_reactions(model, q, v, a, fext=fb)
+    fb = constraint_body_wrenches(model.nbodies, w.cb, w.cv, lam, range(mc)) + spring_body_forces(model, q, v, t)
+    out = joint_reactions(model, q, v, a, fext=fb, t=t)
     if model.cut_joints:
         K = forward_kinematics(model, q, frames="kernel")
         for name, (b, R, o) in cut_joint_frames(model, K.R, K.p).items():

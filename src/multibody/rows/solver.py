@@ -11,19 +11,36 @@ with one *kind* per row (``kind``, beside the rows; the rows of one contact cons
 * :data:`UNILATERAL` — ``0 ≤ λ ⊥ w ≥ 0`` (joint stops, contact normals; the bias carries the gap and the
   restitution target);
 * :data:`FRICTION` — two rows right after their normal row r: ``|λ_t| ≤ μ_r λ_r`` with maximal dissipation
-  (``λ_t = −μ λ_n u_t/|u_t|`` when sliding), ``mu[r]`` on the normal row.
+  (``λ_t = −μ λ_n u_t/|u_t|`` when sliding), ``mu[r]`` on the normal row;
+* :data:`COMPLIANT` — a contact normal of the compliant model's implicit step: λ the impulse of its force law at
+  the step's end (``rows/kinds.py``; its gap in ``gap``, the law's parameters in the solver's ``law``).
 
 The bilateral rows come first. They are eliminated exactly: a Cholesky factorization of their block W_BB with
 diagonal pivoting keeps the independent rows (redundant loop rows, as a planar loop closed by a spatial joint
 has, get λ = 0: their conditions follow from the others), and the other rows see the Schur complement
 ``W_UU − W_UB W_BB⁻¹ W_BU`` (the Delassus operator of the system with its bilateral constraints; Featherstone,
-RBDA §8.3), on which projected Gauss–Seidel solves the unilateral and friction conditions, row after row: the
-normal impulse ``λ_n ← max(0, λ_n − w_n / W_nn)``, then the pair of friction impulses
-``λ_t ← proj_{|·| ≤ μ λ_n}(λ_t − w_t / ρ)`` with ρ the largest eigenvalue of their 2×2 block (a fixed point of
-these updates satisfies the conditions exactly: Alart & Curnier, Comput. Methods Appl. Mech. Eng. 92 (1991)
-353–375; Jourdan, Alart & Jean, ibid. 155 (1998) 31–47). Sweeps stop when no impulse changes by more than
-``tolerance`` times the largest impulse; the impulses in ``lam`` at the call start them (a warm start).
-Finally the bilateral impulses follow from the others: ``λ_B = −W_BB⁻¹ (b_B + W_BU λ_U)``.
+RBDA §8.3), on which the unilateral, friction and compliant conditions are solved. Finally the bilateral impulses
+follow from the others: ``λ_B = −W_BB⁻¹ (b_B + W_BU λ_U)``.
+
+Two solvers share the other rows, both from the impulses in ``lam`` at the call (a warm start: the last step's):
+
+* projected Gauss–Seidel, row after row: the normal impulse ``λ_n ← max(0, λ_n − w_n / W_nn)`` (a compliant row's
+  from its force law, ``rows/kinds.compliant_row``), then the pair of friction impulses
+  ``λ_t ← proj_{|·| ≤ μ λ_n}(λ_t − w_t / ρ)`` with ρ the largest eigenvalue of their 2×2 block (a fixed point of
+  these updates satisfies the conditions exactly: Alart & Curnier, Comput. Methods Appl. Mech. Eng. 92 (1991)
+  353–375; Jourdan, Alart & Jean, ibid. 155 (1998) 31–47). Cheap per sweep, but its sweeps crawl when W is badly
+  scaled (a hub of small inertia on spokes: 1e-4 m l²; masses 1e4 apart);
+* semi-smooth Newton on the same conditions (``rows/newton.py``): a few iterations whatever the scaling, each a
+  dense solve of the rows.
+
+Up to ``DIRECT_ROWS`` rows (a quadruped's feet, a stack of a few boxes, a wheel's two feet) the solve is direct:
+``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent:
+the conditions' kinks), Newton again from zero impulses (an impact, whose impulses owe nothing to the last step's),
+then sweeps and Newton in turn. Larger sets sweep until no impulse changes by more than ``tolerance`` times the
+largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
+its residual: the largest distance of the impulses from the conditions (``rows/newton.residual``: the
+Alart–Curnier function, in impulse units) relative to the largest impulse. A step whose residual is above
+``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and says so.
 
 This module is the one home of that numerics; which rows a step has, their J, kinds and biases, is the
 assembly's (``contact/stepping_solver.py``, with the builders of ``rows/unit_rows.py`` and
@@ -35,24 +52,38 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from multibody.kernels.kkt import backward_sub_T, forward_sub
 from multibody.kernels.spatial import KERNEL
+from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, LAW_WIDTH, UNILATERAL, compliant_row
+from multibody.rows.newton import newton_rows, newton_scratch, residual
 
-__all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "RowSolver", "row_solver", "solve_rows"]
+__all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "COMPLIANT", "RowSolver", "row_solver", "solve_rows",
+           "DIRECT_ROWS", "ST_WORST", "ST_UNCONVERGED", "ST_MOST", "ST_LAST", "ST_STEPS", "ST_FIRST"]
 
-#: the kinds of rows
-BILATERAL, UNILATERAL, FRICTION = 0, 1, 2
 #: the relative size of a pivot below which a bilateral row depends on the rows before it (and is dropped)
 PIVOT_TOL = 1e-10
+#: the most unilateral, friction and compliant rows solved directly (module docstring), and the sweeps before
+#: each Newton start
+DIRECT_ROWS, SWEEPS = 60, 2
+#: entries of a :class:`RowSolver`'s ``stats`` (over the steps of a run): the worst relative residual, the steps
+#: that ended above the tolerance, the most iterations a step used, the last step's relative residual, the steps
+#: solved, the time of the first unconverged step (set by the caller, which knows the time)
+ST_WORST, ST_UNCONVERGED, ST_MOST, ST_LAST, ST_STEPS, ST_FIRST = range(6)
 
 #: the solver's scratch for ``n`` rows: the pivoted factor ``L`` of W_BB, its row order ``perm``, the solved
-#: columns ``Z`` (n, n) and a vector ``y``
-RowSolver = namedtuple("RowSolver", "L perm Z y")
+#: columns ``Z`` (n, n) and a vector ``y``; Newton's scratch (``rows.newton.NewtonScratch``); the compliant rows'
+#: law (``rows.kinds.K_*``; zeros without them) and the run's convergence ``stats`` (``ST_*``)
+RowSolver = namedtuple("RowSolver", "L perm Z y newton law stats")
 
 
-def row_solver(n):
-    """A :class:`RowSolver` for up to ``n`` rows."""
+def row_solver(n, law=None):
+    """A :class:`RowSolver` for up to ``n`` rows; ``law`` the compliant rows' (k, p, α) (``rows/kinds.py``)."""
     n = max(int(n), 1)
-    return RowSolver(np.zeros((n, n)), np.zeros(n, dtype=np.int64), np.zeros((n, n)), np.zeros(n))
+    laws = np.zeros(LAW_WIDTH)
+    if law is not None:
+        laws[:3] = law
+    return RowSolver(np.zeros((n, n)), np.zeros(n, dtype=np.int64), np.zeros((n, n)), np.zeros(n),
+                     newton_scratch(n), laws, np.zeros(6))
 
 
 @njit(**KERNEL)
@@ -95,26 +126,6 @@ def _pivoted_cholesky(W, nb, L, perm):
 
 
 @njit(**KERNEL)
-def _forward(L, r, x):
-    """x[:r] ← L[:r, :r]⁻¹ x[:r]."""
-    for i in range(r):
-        s = x[i]
-        for k in range(i):
-            s -= L[i, k] * x[k]
-        x[i] = s / L[i, i]
-
-
-@njit(**KERNEL)
-def _backward(L, r, x):
-    """x[:r] ← L[:r, :r]⁻ᵀ x[:r]."""
-    for i in range(r - 1, -1, -1):
-        s = x[i]
-        for k in range(i + 1, r):
-            s -= L[k, i] * x[k]
-        x[i] = s / L[i, i]
-
-
-@njit(**KERNEL)
 def _row_value(W, lam, b, r, n0, n):
     s = b[r]
     for j in range(n0, n):
@@ -123,9 +134,10 @@ def _row_value(W, lam, b, r, n0, n):
 
 
 @njit(**KERNEL)
-def projected_gauss_seidel(W, b, lam, kind, mu, n0, n, tol, iterations):
-    """The unilateral and friction conditions (module docstring) of rows ``n0 .. n − 1`` by projected Gauss–Seidel
-    on W, b from the impulses in ``lam``. Returns the number of sweeps made."""
+def projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations):
+    """The unilateral, friction and compliant conditions (module docstring) of rows ``n0 .. n − 1`` by projected
+    Gauss–Seidel on W, b from the impulses in ``lam``, until no impulse changes by more than ``tol`` times the
+    largest, at most ``iterations`` sweeps. Returns the number of sweeps made."""
     for it in range(iterations):
         change = 0.0
         top = 0.0
@@ -134,9 +146,14 @@ def projected_gauss_seidel(W, b, lam, kind, mu, n0, n, tol, iterations):
             wn = _row_value(W, lam, b, r, n0, n)
             old = lam[r]
             if W[r, r] > 0.0:
-                lam[r] = max(0.0, old - wn / W[r, r])
+                if kind[r] == COMPLIANT:
+                    lam[r] = compliant_row(old, wn, W[r, r], gap[r], law)
+                elif kind[r] == BILATERAL:
+                    lam[r] = old - wn / W[r, r]
+                else:
+                    lam[r] = max(0.0, old - wn / W[r, r])
             change = max(change, abs(lam[r] - old))
-            top = max(top, lam[r])
+            top = max(top, abs(lam[r]))
             if r + 2 < n and kind[r + 1] == FRICTION:
                 a, bb, d = W[r + 1, r + 1], W[r + 1, r + 2], W[r + 2, r + 2]
                 rho = 0.5 * (a + d) + math.sqrt(0.25 * (a - d) * (a - d) + bb * bb)
@@ -144,7 +161,7 @@ def projected_gauss_seidel(W, b, lam, kind, mu, n0, n, tol, iterations):
                 w2 = _row_value(W, lam, b, r + 2, n0, n)
                 o1, o2 = lam[r + 1], lam[r + 2]
                 x1, x2 = (o1 - w1 / rho, o2 - w2 / rho) if rho > 0.0 else (o1, o2)
-                lim = mu[r] * lam[r]
+                lim = mu[r] * max(lam[r], 0.0)
                 norm = math.sqrt(x1 * x1 + x2 * x2)
                 if norm > lim:
                     s = lim / norm
@@ -162,45 +179,94 @@ def projected_gauss_seidel(W, b, lam, kind, mu, n0, n, tol, iterations):
 
 
 @njit(**KERNEL)
-def solve_rows(W, b, lam, kind, mu, nb, n, tol, iterations, R):
+def _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch):
+    """The residual of rows n0 .. n − 1 relative to the largest impulse (0 without impulses or rows)."""
+    top = residual(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+    big = 0.0
+    for r in range(n0, n):
+        big = max(big, abs(lam[r]))
+    return top / big if big > 0.0 else (0.0 if top == 0.0 else math.inf)
+
+
+@njit(**KERNEL)
+def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
+    """Rows n0 .. n − 1 (no bilateral rows among them) solved to ``tol`` within ``iterations`` (module docstring:
+    directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``."""
+    if n - n0 > DIRECT_ROWS:
+        used = projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
+        return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+    best = scratch.best
+    projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, SWEEPS)
+    used = SWEEPS
+    it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch)
+    used += abs(it)
+    if it < 0 and used < iterations:        # stalled: from zero impulses, then sweeps and Newton in turn
+        for r in range(n0, n):
+            best[r] = lam[r]
+            lam[r] = 0.0
+        first = _relative(W, b, best, kind, mu, gap, law, n0, n, scratch)
+        it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch)
+        used += abs(it)
+        if it < 0 and _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch) > first:
+            for r in range(n0, n):
+                lam[r] = best[r]
+        while it < 0 and used < iterations:
+            projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, SWEEPS)
+            used += SWEEPS
+            it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch)
+            used += abs(it)
+    return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+
+
+@njit(**KERNEL)
+def solve_rows(W, b, lam, kind, mu, gap, nb, n, tol, iterations, R):
     """λ of the n rows (module docstring; the first ``nb`` bilateral) from W (n × n, overwritten by the Schur
-    complement of the others), b (overwritten likewise) and the warm start in ``lam`` (its bilateral entries are
-    not used). ``R``: a :class:`RowSolver`. Returns ``(sweeps, independent bilateral rows)``."""
-    if nb == 0:
-        return projected_gauss_seidel(W, b, lam, kind, mu, 0, n, tol, iterations), 0
+    complement of the others), b (overwritten likewise), the gaps of the compliant rows and the warm start in
+    ``lam`` (its bilateral entries are not used). ``R``: a :class:`RowSolver`, whose ``stats`` gain this solve.
+    Returns ``(iterations, independent bilateral rows, relative residual)``."""
+    rank = 0
     L, perm, Z, y = R.L, R.perm, R.Z, R.y
-    rank = _pivoted_cholesky(W, nb, L, perm)
-    for i in range(rank):          # y = L⁻¹ b_B (kept rows)
-        y[i] = b[perm[i]]
-    _forward(L, rank, y)
-    for u in range(nb, n):        # z_u = L⁻¹ W_B,u; the Schur complement of the other rows
-        z = Z[u]
-        for i in range(rank):
-            z[i] = W[perm[i], u]
-        _forward(L, rank, z)
-        s = 0.0
-        for i in range(rank):
-            s += z[i] * y[i]
-        b[u] -= s
-    for u in range(nb, n):
-        for v in range(nb, u + 1):
+    if nb > 0:
+        rank = _pivoted_cholesky(W, nb, L, perm)
+        for i in range(rank):          # y = L⁻¹ b_B (kept rows)
+            y[i] = b[perm[i]]
+        forward_sub(L, rank, y)
+        for u in range(nb, n):        # z_u = L⁻¹ W_B,u; the Schur complement of the other rows
+            z = Z[u]
+            for i in range(rank):
+                z[i] = W[perm[i], u]
+            forward_sub(L, rank, z)
             s = 0.0
             for i in range(rank):
-                s += Z[u, i] * Z[v, i]
-            W[u, v] -= s
-            if v != u:
-                W[v, u] -= s
-    sweeps = 0
-    if n > nb:
-        sweeps = projected_gauss_seidel(W, b, lam, kind, mu, nb, n, tol, iterations)
-    for i in range(rank):          # λ_B = −L⁻ᵀ (y + Σ_u z_u λ_u), the dropped rows 0
-        s = y[i]
+                s += z[i] * y[i]
+            b[u] -= s
         for u in range(nb, n):
-            s += Z[u, i] * lam[u]
-        y[i] = -s
-    _backward(L, rank, y)
-    for i in range(nb):
-        lam[i] = 0.0
-    for i in range(rank):
-        lam[perm[i]] = y[i]
-    return sweeps, rank
+            for v in range(nb, u + 1):
+                s = 0.0
+                for i in range(rank):
+                    s += Z[u, i] * Z[v, i]
+                W[u, v] -= s
+                if v != u:
+                    W[v, u] -= s
+    used, rel = 0, 0.0
+    if n > nb:
+        used, rel = solve_unilateral(W, b, lam, kind, mu, gap, R.law, nb, n, tol, iterations, R.newton)
+    if nb > 0:
+        for i in range(rank):          # λ_B = −L⁻ᵀ (y + Σ_u z_u λ_u), the dropped rows 0
+            s = y[i]
+            for u in range(nb, n):
+                s += Z[u, i] * lam[u]
+            y[i] = -s
+        backward_sub_T(L, rank, y)
+        for i in range(nb):
+            lam[i] = 0.0
+        for i in range(rank):
+            lam[perm[i]] = y[i]
+    st = R.stats
+    st[ST_WORST] = max(st[ST_WORST], rel)
+    st[ST_LAST] = rel
+    st[ST_MOST] = max(st[ST_MOST], float(used))
+    st[ST_STEPS] += 1.0
+    if not rel <= tol:
+        st[ST_UNCONVERGED] += 1.0
+    return used, rank, rel

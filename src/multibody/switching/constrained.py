@@ -28,7 +28,9 @@ problem is then solved by the proximal-point iteration (R. T. Rockafellar, *Mono
 point algorithm*, SIAM J. Control Optim. 14, 1976): ``Λₖ₊₁`` solves the problem on the positive definite
 ``D + εI`` with ``b − ε Λₖ``, from Λ₀ = 0, until the velocities ``u⁺ = D Λ + b`` (which are unique) no longer
 change (4 eps). It converges to a solution of the singular problem, the impulse along the dependent directions
-staying (nearly) zero; ε is ``PROX_EPS`` times the largest eigenvalue of D. (The KKT solve of the mode is regularized the same way:
+staying (nearly) zero; ε is ``PROX_EPS`` times the largest eigenvalue of D. Its iterations and last change are in
+``result.info["solves"]["proximal"]``, and one that has not converged after ``PROX_ITERATIONS`` goes on from its last
+iterate with a ``ConvergenceWarning`` at the end of the run (``switching/convergence.py``). (The KKT solve of the mode is regularized the same way:
 ``kernels/kkt.py``'s augmented Lagrangian.)
 
 Drift: after every step of the adaptive method, and at the start of every mode (after each switch), the state
@@ -40,8 +42,9 @@ on its stop, and the impulse is computed from there.
 
 Fixed-step methods (RK4, RK2, HEUN, VERLET) step the modes in the Python loop of ``switching/python_steps.py``
 (the compiled loops of ``modes.py`` have no constraint rows): each step, and each step of a smaller size on
-which an event is located, is projected as above. Releases that separate a joint are not supported
-(``switching.run.refuse``).
+which an event is located, is projected as above. A release that separates a joint makes the next structure
+(``Structure.successor``) of the model rebuilt with its loops and compiled constraints on the new coordinates
+(``switching/restructure.py``).
 """
 import numpy as np
 
@@ -245,6 +248,7 @@ class ConstrainedStructure(Structure):
         cq = np.array([h[1] for h in held], dtype=np.int64)
         value = np.array([h[2] for h in held], dtype=np.float64)
         q = self.ct.project_position(q, t, held=(cv, cq, value))
+        self.solves.record("projection", *self.ct.last_projection, t)
         known = self._known()
         v = self.ct.project_velocity(q, v, t, known=known)
         if known.size and self._at_rest(t, q):
@@ -313,30 +317,30 @@ class ConstrainedStructure(Structure):
         b[:G.shape[0]] -= gam
         return D, b, G.shape[0]
 
-    def _lcp(self, D, b, bilateral):
+    def _lcp(self, D, b, bilateral, kind="impact"):
         """The mixed LCP ``w = D Λ + b`` (``switching/impulse.py``); for dependent rows (D singular), the
-        proximal-point iteration of the module docstring."""
+        proximal-point iteration of the module docstring, its iterations and last change of the velocities (relative)
+        recorded in the run's ``SolveLog`` (``switching/convergence.py``); one that does not converge within
+        ``PROX_ITERATIONS`` goes on from its last iterate, recorded as such (the run then warns)."""
         if not len(b):
             return np.zeros(0), np.zeros(0)
         ev = np.linalg.eigvalsh(D)
         if ev[0] > RANK_TOL * ev[-1]:
-            return super()._lcp(D, b, bilateral)
+            return super()._lcp(D, b, bilateral, kind)
         eps = PROX_EPS * ev[-1]
         De = D + eps * np.eye(len(b))
         lam = np.zeros(len(b))
-        for _ in range(PROX_ITERATIONS):
-            new, _ = super()._lcp(De, b - eps * lam, bilateral)
+        change, done, it = np.inf, False, 0
+        while not done and it < PROX_ITERATIONS:
+            it += 1
+            new, _ = super()._lcp(De, b - eps * lam, bilateral, kind)
             # converged when the velocities w = D Λ + b no longer change (Λ itself may creep along the dependent
             # directions when round-off makes the rows' right-hand sides inconsistent by a few ulps)
             scale = max(float(np.max(np.abs(b))), float(np.max(np.abs(D))) * float(np.max(np.abs(new))), 1e-300)
-            done = float(np.max(np.abs(D @ (new - lam)))) <= 4.0 * np.finfo(float).eps * scale
+            change = float(np.max(np.abs(D @ (new - lam)))) / scale
+            done = change <= 4.0 * np.finfo(float).eps
             lam = new
-            if done:
-                break
-        else:
-            raise ModelError(f"model '{self.model.name}': the impact problem of dependent rows did not converge in "
-                             f"{PROX_ITERATIONS} proximal-point iterations (the stops and the constraints conflict)",
-                             element=self.model.name)
+        self.solves.record("proximal", it, change, done, self.t_now)
         w = D @ lam + b
         w[np.asarray(bilateral, dtype=bool)] = 0.0
         return lam, w

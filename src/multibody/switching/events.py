@@ -50,7 +50,7 @@ from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
 from multibody.integrate.progress import progress_bar
 from multibody.integrate.tableaux import METHODS, STAGES
 
-__all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE", "SAME_ROOT"]
+__all__ = ["run_hybrid", "HybridRun", "EVENT", "MAX_SWITCHES_AT_ONCE", "MAX_SWITCHES_PER_STEP", "SAME_ROOT"]
 
 #: status of a system's ``run_steps``: a guard crossed zero during the step after the last one done
 EVENT = 3
@@ -58,6 +58,12 @@ EVENT = 3
 PIECES = 100
 #: the switches allowed at one instant (to round-off) before the run is declared chattering
 MAX_SWITCHES_AT_ONCE = 64
+#: the switches allowed within one step of the integrator — between two points of a fixed-step run's grid, or with
+#: no step of an adaptive run completed between them — before the run is declared chattering (a Zeno sequence:
+#: the modes change faster than the step resolves). A cascade of rebounds off one stop ends by itself at the rest
+#: velocity v_r after log(h g (1 − e) / (2 v_r)) / log(1/e) bounces in its last step h: fewer than this for
+#: e ≤ 0.99 and steps up to 0.1 s under gravity (``switching/structure.py``, REST_VELOCITY)
+MAX_SWITCHES_PER_STEP = 1000
 _EPS = np.finfo(float).eps
 #: two roots located by brentq (``xtol = rtol = 4 eps``, as ``solve_adaptive`` does) on the same dense output are
 #: the same instant when they are within ``SAME_ROOT (1 + |t|)`` (each within 4 eps (1 + |t|) of the true root)
@@ -69,8 +75,9 @@ class HybridRun:
     """Outcome of :func:`run_hybrid`: the output rows — times ``t``, the index of the system each row belongs to
     ``system``, the states ``x`` (in that system's coordinates) —, ``systems`` [(t from when, system)], the switch
     ``log``, ``status`` ("success", "event": a terminal user event ended it, or "failed"), ``reason`` of a
-    failure, ``error`` (the exception that stopped a failed run, else None), ``steps``, ``nfev`` and ``t_events``
-    (the times of each user event)."""
+    failure, ``error`` (the exception that stopped a failed run, else None), ``element`` (the joint or law that failed it,
+    when one did), ``steps``, ``nfev``, ``location_steps`` (fixed-step runs: the steps of other sizes taken to
+    locate the switches on the dense output) and ``t_events`` (the times of each user event)."""
 
     t: list = field(default_factory=list)
     system: list = field(default_factory=list)
@@ -84,6 +91,8 @@ class HybridRun:
     nfev: int = 0
     t_events: list = field(default_factory=list)
     t_stop: float = None
+    element: str = None
+    location_steps: int = 0
 
     def add(self, t, s, x):
         self.t.append(float(t))
@@ -92,9 +101,9 @@ class HybridRun:
 
 
 class _Failure(Exception):
-    def __init__(self, reason):
+    def __init__(self, reason, element=None):
         super().__init__(reason)
-        self.reason = reason
+        self.reason, self.element = reason, element
 
 
 def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rtol=1e-9, atol=1e-12, t_eval=None,
@@ -102,7 +111,8 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     """Integrate ``system`` (the protocol of the module docstring) from ``x0`` at ``t0`` to ``t_end`` across its
     switches; return a :class:`HybridRun`. ``method``: an adaptive method (``rtol``, ``atol``, output times
     ``t_eval`` or every step, ``max_steps`` over all the modes) or a fixed-step one (``h`` and ``nsteps`` of the
-    grid, ``save`` the step numbers to output). Never raises on a failed integration (a non-finite state, the
+    grid, ``save`` the step numbers to output; ``max_steps``: the budget of the grid's steps and those that locate
+    the switches, together). Never raises on a failed integration (a non-finite state, the
     step limit, an exception of the right-hand side or of a switch, chattering: more than
     ``MAX_SWITCHES_AT_ONCE`` switches at one instant): the outcome's status and reason say why, with the rows and
     the log up to it. Bad input met on the way (a ``ModelError``; a ``ConstraintError`` for an initial state that
@@ -114,8 +124,9 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
     :class:`HybridRun` so far, and at the end (``finished``). ``resume = (t, step, x, run)``: go on with a run from
     such a state, the system's mode restored (armed) and ``run`` the outcome so far.
 
-    ``progress``: a tqdm bar of the steps of a fixed-step run (None: after two seconds, on a terminal; True;
-    False; ``integrate/progress.py``), moving between :data:`PIECES` pieces of the run.
+    ``progress``: a tqdm bar (None: after two seconds, on a terminal; True; False; ``integrate/progress.py``) of
+    the steps of a fixed-step run, moving between :data:`PIECES` pieces of the run, or of the simulated time of an
+    adaptive one, moving after each step.
 
     ``events``: user events ``g(t, x, system)`` (module docstring; adaptive methods only). A ``ModelError`` met
     during the run (e.g. an event's bad value) is raised with the outcome so far as its ``run``."""
@@ -155,6 +166,7 @@ def run_hybrid(system, x0, t0, t_end, method, h=None, nsteps=None, save=None, rt
         raise
     except _Failure as exc:
         run.fail(exc.reason, exc.__cause__)
+        run.out.element = exc.element
     except Exception as exc:  # an exception of a callback, of the solver or of a switch: keep what was done
         if exc is bad_start:
             raise
@@ -258,14 +270,19 @@ class _Runner:
         self.out = HybridRun(systems=[(self.t0, system)], t_events=[[] for _ in events])
         self.user = _UserEvents(events, self.out.t_events)
         self.at_once = (None, 0)
+        self.burst = (0, 0, self.t0)     # switches within the current step, the log's length and t at its start
         self.checkpoint, self.every = checkpoint, every
         self.chunk = None if checkpoint is None or not self.fixed else max(1, int(round(every / float(h))))
         self.next_write = self.t0 + every if every else np.inf     # (adaptive runs)
+        self.progress, self.bar = False, None
 
     def fail(self, reason, error):
         self.out.status, self.out.reason, self.out.error = "failed", reason, error
 
     def finished(self, x):
+        bar = getattr(self, "bar", None)
+        if bar is not None and not self.fixed:
+            bar.update(self.t_end - self.t0 - bar.n)
         if self.checkpoint is not None:
             step = int(self.nsteps) if self.fixed else None
             self.checkpoint(self.t_end, step, self.sys, x, self.out, True)
@@ -287,18 +304,50 @@ class _Runner:
         return x
 
     def count(self, t, n):
-        """Fail when more than MAX_SWITCHES_AT_ONCE switches happen at one instant (chattering)."""
+        """Fail when more than MAX_SWITCHES_AT_ONCE switches happen at one instant, or more than
+        MAX_SWITCHES_PER_STEP within one step (chattering), naming the joints that switched."""
         t_prev, count = self.at_once
         same = t_prev is not None and abs(t - t_prev) <= 16 * _EPS * max(1.0, abs(t))
         count = (count if same else 0) + max(n, 1)
         self.at_once = (t, count)
         if count > MAX_SWITCHES_AT_ONCE:
-            log = self.out.log
-            raise _Failure(f"{count} switches at t = {t:.17g} (chattering: the mode changes again at the same instant; "
-                           f"last: {log[-1] if log else None})")
+            raise self.chattering(f"{count} switches at t = {t:.17g} (the mode changes again at the same instant)",
+                                  len(self.out.log) - count)
+        in_step, first, t_first = self.burst
+        self.burst = (in_step + max(n, 1), first, t_first)
+        if in_step + max(n, 1) > MAX_SWITCHES_PER_STEP:
+            step = f"one step (h = {self.h:g})" if self.fixed else "one step of the integrator"
+            raise self.chattering(f"{in_step + max(n, 1)} switches within {step}, from t = {t_first:.10g} to "
+                                  f"{t:.10g} (a Zeno sequence: the modes change faster than the step resolves; too "
+                                  "large a step for stiff gains or springs?)", first)
+
+    def step_done(self, t):
+        """A step completed with no switch in it: the count of switches within one step starts again."""
+        self.burst = (0, len(self.out.log), t)
+
+    def chattering(self, what, first):
+        """The failure of a chattering run: ``what`` happened, the joints of the switches logged from ``first`` on
+        named, most switches first."""
+        from collections import Counter
+
+        counts = Counter(e.get("element") for e in self.out.log[max(first, 0):] if e.get("element"))
+        joints = ", ".join(f"'{j}' ({c})" for j, c in counts.most_common(4))
+        head = counts.most_common(1)[0][0] if counts else None
+        return _Failure(f"chattering: {what}; switches at {joints or 'no joint'}", f"joint '{head}'" if head else None)
 
     # ---- adaptive methods ----------------------------------------------------------------------------------
     def adaptive(self, t, x, first=True, armed=False):
+        """The adaptive run from (t, x) across its modes, with a progress bar in simulated time (as a run without
+        switches has: ``integrate/progress.py``)."""
+        self.bar = progress_bar(self.progress, self.t_end - self.t0, self.key, "s", initial=t - self.t0,
+                                bar_format="{l_bar}{bar}| {n:.3g}/{total:.3g} s [{elapsed}<{remaining}]")
+        try:
+            self.adaptive_modes(t, x, first, armed)
+        finally:
+            if self.bar is not None:
+                self.bar.close()
+
+    def adaptive_modes(self, t, x, first, armed):
         te = None if self.t_eval is None else np.asarray(self.t_eval, dtype=float)
         out = self.out
         while True:
@@ -325,6 +374,8 @@ class _Runner:
                                  callback=self.writer(st, rest is None and not first))
             out.steps += run.nsteps
             out.nfev += run.nfev
+            if run.nsteps >= 2:   # a step completed before the one that ended the mode
+                self.step_done(float(run.t[-1]) if len(run.t) else t)
             stop = self.user.record(run)
             stop = None if run.status == "failed" else stop
             guard = run.status == "event" and len(run.t_events[-1]) > 0
@@ -342,11 +393,18 @@ class _Runner:
             if run.status == "failed":
                 if isinstance(run.error, ModelError):
                     raise run.error
+                if left is not None and run.nsteps >= left:   # the run's budget, over all its modes
+                    raise _Failure(f"the step limit max_steps = {self.max_steps} was reached at t = "
+                                   f"{float(run.t[-1]):.17g} before t_end = {self.t_end:.17g}, across "
+                                   f"{len(out.log)} switches (a larger max_steps, or math.inf, lets it go on)")
                 raise _Failure(run.reason) from run.error
             if not guard:
+                x_end = run.y[-1] if len(run.y) else x
                 if stop is not None:
                     out.status, out.t_stop = "event", stop[0]
-                self.finished(run.y[-1] if len(run.y) else x)
+                elif len(run.t) and run.t[-1] == self.t_end:   # a switch due at t_end is made (end_switch)
+                    x_end = self.end_switch(np.array(x_end, dtype=np.float64))
+                self.finished(x_end)
                 return
             before = self.user.values(t_e, x_e, st)
             x = self.switch(t_e, x_e, st.reached(t_e, x_e))
@@ -354,17 +412,24 @@ class _Runner:
                 out.status, out.t_stop = "event", t_e
                 self.finished(x)
                 return
+            if t_e >= self.t_end:   # a switch at the end of the span: the run ends after it
+                self.finished(x)
+                return
             t, first = t_e, False
 
     def writer(self, st, skip_first):
-        """The ``callback`` of an adaptive mode that calls ``checkpoint`` every ``every`` of simulated time, with
-        the rows so far (``skip_first``: the mode's first row is the one its switch added already)."""
-        if self.checkpoint is None:
+        """The ``callback`` of an adaptive mode after each step: it moves the progress bar, and calls ``checkpoint``
+        every ``every`` of simulated time with the rows so far (``skip_first``: the mode's first row is the one its
+        switch added already)."""
+        bar = self.bar
+        if self.checkpoint is None and bar is None:
             return None
         out, every, t0 = self.out, self.every, self.t0
 
         def callback(t, y, ts, ys, stats):
-            if t < self.next_write:
+            if bar is not None:
+                bar.update(t - t0 - bar.n)
+            if self.checkpoint is None or t < self.next_write:
                 return
             self.next_write = t0 + every * (np.floor((t - t0) / every) + 1)
             lo = 1 if skip_first else 0
@@ -385,9 +450,22 @@ class _Runner:
             if bar is not None:
                 bar.close()
 
+    def budget_left(self, t):
+        """The steps a fixed-step run may still take (``max_steps`` less the grid's steps and the location's); a
+        failure naming the budget when none is left at t."""
+        if self.max_steps is None:
+            return math.inf
+        left = self.max_steps - self.out.steps - self.out.location_steps
+        if left < 1:
+            raise _Failure(f"the step limit max_steps = {self.max_steps} was reached at t = {t:.17g} before t_end = "
+                           f"{self.t_end:.17g} ({self.out.steps} steps of the grid, {self.out.location_steps} to "
+                           f"locate {len(self.out.log)} switches)")
+        return left
+
     def fixed_pieces(self, x, k, armed, bar):
         """The fixed-step run from x at step k (``armed``: its mode armed already), in pieces: the modes, and within
-        a mode the checkpoints' chunks and, with a progress ``bar``, :data:`PIECES` pieces of the run."""
+        a mode the checkpoints' chunks and, with a progress ``bar``, :data:`PIECES` pieces of the run; at most
+        ``max_steps`` steps in all (:meth:`budget_left`)."""
         out = self.out
         h, nsteps, save = float(self.h), int(self.nsteps), np.asarray(self.save, dtype=np.int64)
         code = METHODS[self.key]
@@ -407,6 +485,7 @@ class _Runner:
             armed = False
             stop = nsteps if self.chunk is None else min(nsteps, (k // self.chunk + 1) * self.chunk)
             stop = stop if piece is None else min(stop, (k // piece + 1) * piece)
+            stop = int(min(stop, k + self.budget_left(t0 + k * h)))
             todo = save[(save > k) & (save <= stop)]
             ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
             error = None
@@ -435,11 +514,26 @@ class _Runner:
             x = self.to_grid(t0 + k * h, x, t0 + (k + 1) * h, code)
             k += 1
             out.steps += 1
+            self.step_done(t0 + k * h)
             if np.any(save == k):
                 out.add(t0 + k * h, self.sys.index, x)
         if bar is not None:
             bar.update(k - bar.n)
-        self.finished(x)
+        self.finished(self.end_switch(x))
+
+    def end_switch(self, x):
+        """The state at t_end after the switch due there, if one is (a release at t_end, a stop reached at the last
+        step's end: a guard at zero there, which no step after it would cross): made and logged with its rows, so
+        that the run ends after it."""
+        st, t, out = self.sys, self.t_end, self.out
+        due = getattr(st, "due", None)
+        if due is None or not due(t, x):
+            return x
+        if self.event_rows and out.t and out.t[-1] == t and out.system[-1] == st.index and \
+                np.array_equal(out.x[-1], x):
+            for rows in (out.t, out.system, out.x):   # the last output is the switch's row before it
+                rows.pop()
+        return self.switch(t, x, st.reached(t, x))
 
     def to_grid(self, t_a, x_a, t_b, code):
         """From (t_a, x_a) to the grid time t_b in one step of the method, across the switches inside it: each is
@@ -454,6 +548,8 @@ class _Runner:
             K[0] = st.rhs(t_a, xa)
 
             def g(s):
+                self.budget_left(t_a)
+                self.out.location_steps += 1
                 st.step(t_a, xa, s, code, xt, K)
                 return st.guards(t_a + s, xt)
 

@@ -29,8 +29,10 @@ Controllers (the model's ``mb.JointPD``, ``mb.ComputedTorque``, and a compiled t
 forces: they add ``τ_controllers(t, q, v) + f(t, q, v)`` to the constant generalized forces in every mode, before
 ABA or hybrid dynamics (``tree_control.control_extra``, the function of the tree's controlled right-hand side, so a
 mode without locked coordinates computes what ``tree_control.tree_rhs_control`` computes), and take no part in
-the impulses. A run without them has None in their place: numba prunes the controllers' code when it compiles the
-mode's functions for it, so such a run compiles and runs what it did before controllers were supported.
+the impulses. A run without them carries a controllers' tuple that adds nothing (``tree_control.controls_tuple``),
+so runs with and without controllers share one compiled specialization of the modes (the install compiles it once;
+with None in its place numba would compile a second, without the controllers' code). ``S[S_CONTROL]`` may still be
+None: numba then prunes the controllers' code.
 """
 import numpy as np
 from numba import njit
@@ -113,8 +115,9 @@ def rhs_kind(p, S):
 @njit(cache=True)
 def _controls(t, x, p, c, tau):
     """``tau`` + the torques of the controllers' tuple ``c`` at (t, x) (``tree_control.control_extra``); ``tau``
-    itself when ``c`` is None (pruned when compiled, as in :func:`_controlled`)."""
-    if c is None:
+    itself when ``c`` has neither controllers nor a law, or is None (pruned when compiled, as in
+    :func:`_controlled`)."""
+    if c is None or not is_controlled(c):
         return tau
     return control_extra(t, x, tau, c, p.mi, p.q.shape[0], p.work)
 

@@ -49,6 +49,9 @@ class PoissonStructure(PythonSteps):
     def separated(self):
         return self.tree.separated
 
+    def mode_data(self):
+        return self.tree.mode_data()
+
     def tree_state(self, x):
         """(q, v) of the state (q, p): v = M(q)⁻¹ p by system (6)."""
         q = np.ascontiguousarray(x[:self.nq], dtype=np.float64)

@@ -24,25 +24,39 @@ structure's right-hand side called from Python: 3.4–3.7× the compiled loop's 
 on a model with constraints the KKT solve and the projection dominate (``docs/variable-structure.md``).
 """
 from multibody.switching.events import EVENT
+from multibody.integrate.fixed_step import stormer6_python_step
 from multibody.integrate.tableaux import (
+    METHODS,
     TABLEAU_C,
     TABLEAU_STAGES,
     all_finite,
     stage_state,
 )
 
-__all__ = ["PythonSteps", "python_run_steps", "python_step"]
+__all__ = ["PythonSteps", "python_run_steps", "python_step", "STORMER6"]
+
+#: the code of STORMER6 (not a tableau: its step is ``fixed_step.stormer6_python_step``)
+STORMER6 = METHODS["STORMER6"]
 
 
 def python_step(st, t, x, h, method, xt, K, k0=0):
-    """One step of the fixed-step ``method`` (code of ``tableaux.METHODS``: RK2, HEUN, RK4, VERLET) of the
+    """One step of the fixed-step ``method`` (code of ``tableaux.METHODS``: RK2, HEUN, RK4, VERLET; STORMER6, the
+    composition of implicit Störmer–Verlet steps of ``fixed_step.stormer6_python_step`` on x = [q, p or v]) of the
     structure ``st`` from (t, x) into ``xt``, ``K[k0]`` holding ``st.rhs(t, x)`` (stage s > 0 goes to ``K[s]``),
-    then ``st.project(t + h, xt)`` where ``st.projects``. Of any size h > 0: the dense output of a fixed-step run."""
-    ns = TABLEAU_STAGES[method]
-    for s in range(1, ns + 1):
-        stage_state(method, s, x, h, st.nq, K, k0, xt)
-        if s != ns:
-            K[s] = st.rhs(t + TABLEAU_C[method, s] * h, xt)
+    then ``st.project(t + h, xt)`` where ``st.projects``. Of any size h > 0 (a one-step method): the dense output of
+    a fixed-step run. An ``ArithmeticError`` when STORMER6's implicit equations do not converge."""
+    if method == STORMER6:
+        new, converged = stormer6_python_step(st.rhs, t, x, h, st.nq)
+        if not converged:
+            raise ArithmeticError(f"the implicit Störmer–Verlet equations of STORMER6 did not converge in the step "
+                                  f"from t = {t:.17g} (h = {h:g}): take a smaller step")
+        xt[:] = new
+    else:
+        ns = TABLEAU_STAGES[method]
+        for s in range(1, ns + 1):
+            stage_state(method, s, x, h, st.nq, K, k0, xt)
+            if s != ns:
+                K[s] = st.rhs(t + TABLEAU_C[method, s] * h, xt)
     if st.projects:
         xt[:] = st.step_project(t + h, xt)
 

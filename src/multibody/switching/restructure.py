@@ -11,7 +11,9 @@ those of the old one, under the same names.
 """
 from multibody.errors import ModelError
 from multibody.model.builder import GROUND, ModelBuilder
+from multibody.model.controllers import controller_without
 from multibody.model.joints import Free
+from multibody.model.loop_joints import LoopJoint
 
 __all__ = ["separated_model", "free_joint_names"]
 
@@ -25,18 +27,20 @@ def free_joint_names(joint):
 def separated_model(model, joint):
     """``model`` rebuilt with its tree joint ``joint`` replaced by a ``Free`` joint from the ground to the same
     child (module docstring), without the release of ``joint``; every other element — bodies, joints with their
-    spring-dampers, efforts, limits, latches and releases, point springs, frames, visuals, collisions, gravity,
-    base motion, metadata — as it was. A ``ModelError`` names a joint that is not a tree joint, and what the
-    rebuild cannot carry across (constraints and cut joints, whose rows are bound to the old coordinates; a
-    torque callback, which reads the old q and v)."""
+    spring-dampers, efforts, limits, latches and releases, point springs, frames, visuals, collisions, controllers
+    (on their other joints: ``model.controllers.controller_without``), cut joints and compiled constraints (by body
+    name: their rows are made again on the new coordinates), gravity, base motion, metadata — as it was. A
+    ``ModelError`` names a joint that is not a tree joint, and what the rebuild cannot carry across (Python
+    constraints and a torque callback, which read the old q and v by position)."""
     info = model.joint(joint)
     if info.is_cut:
         raise ModelError(f"joint '{joint}' closes a loop (a cut joint); only tree joints separate",
                          element=f"joint '{joint}'")
-    if model.constraints:
-        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with constraints or cut "
-                         f"joints ({', '.join(c.name for c in model.constraints)}): their rows are bound to the "
-                         "coordinates of the structure before", element=f"joint '{joint}'")
+    python = [c.name for c in model.constraints if c.python]
+    if python:
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with Python constraints "
+                         f"({', '.join(python)}), which read the q and v of the structure before the separation",
+                         element=f"joint '{joint}'")
     if model.torque_callback is not None:
         raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with a torque callback, "
                          "which reads the q and v of the structure before the separation", element=f"joint '{joint}'")
@@ -68,7 +72,12 @@ def separated_model(model, joint):
         b.add_joint(j.name, j.joint, names[j.parent], names[j.child], j.placement,
                     None if j.child_placement.is_identity() else j.child_placement,
                     stiffness=model.dof_stiffness[v], damping=model.dof_damping[v], rest=model.dof_rest[v],
-                    effort=model.dof_effort[v], **kw)
+                    effort=model.dof_effort[v], armature=model.dof_armature[v], **kw)
+    for cj in model.cut_joints:        # the loops close as before: their rows are rebuilt on the new coordinates
+        b.add_joint(cj.name, cj.joint, names[cj.parent], names[cj.child], cj.placement, cj.child_placement, cut=True)
+    for c in model.constraints:
+        if not isinstance(c, LoopJoint):
+            b.add_constraint(c)
     for s in model.springs:
         b.add_spring(s.name, s.body_a, s.point_a, s.body_b, s.point_b, s.stiffness, s.damping, s.rest_length)
     for f in model.frames:
@@ -76,6 +85,15 @@ def separated_model(model, joint):
     for vis in model.visuals:
         b.add_visual(vis.name, vis.body_name, vis.shape, vis.placement, vis.color)
     for col in model.collisions:
-        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.restitution)
+        b.add_collision(col.name, col.body_name, col.shape, col.placement, col.friction, col.restitution,
+                        col.contype, col.conaffinity)
+    for a, c in model.contact_exclude:
+        b.exclude_contact(a, c)
+    for a, c in model.contact_include:
+        b.include_contact(a, c)
+    for info in model.controllers:     # by joint name; the separated joint's coordinates end with it
+        kept = controller_without(info, joint)
+        if kept is not None:
+            b.add_controller(info.name, kept)
     return b.build()
 

@@ -9,7 +9,9 @@ switches) to the run across switches of ``switching/events.py`` and makes the :c
   ``<joint>.vz``; :func:`union_names`) — with NaN where the structure of the moment does not have it;
 * the states of the output times and two rows at each switch (just before, just after);
 * ``result.events``: the switch log (``switching/structure.py``); ``result.structures``: the models in turn
-  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes;
+  (``{"t": from when, "model": Model}``); ``result.info["structures"]``: their sizes; ``result.info["solves"]``:
+  the convergence of the switches' solves (``switching/convergence.py``: a ``ConvergenceWarning`` when one stopped
+  early);
 * a model with constraints (closed loops; ``switching/constrained.py``): ``result.residuals`` per
   constraint, as the constrained formulation's.
 """
@@ -24,9 +26,10 @@ from multibody.switching.constrained import ConstrainedStructure
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.switching.poisson import PoissonStructure
+from multibody.switching.python_steps import STORMER6
 from multibody.switching.structure import REST_VELOCITY, Structure
-from multibody.integrate.adaptive import PROJECTABLE
-from multibody.integrate.arguments import event_value, fixed_step_count, output_steps
+from multibody.integrate.adaptive import PROJECTABLE, step_budget
+from multibody.integrate.arguments import FIXED_MAX_STEPS, event_value, fixed_budget, fixed_step_count, output_steps
 from multibody.switching.events import run_hybrid
 from multibody.integrate.manifold import normalize_quaternions
 from multibody.integrate.tableaux import METHODS
@@ -64,10 +67,11 @@ def compiled_loop(model, formulation):
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
     Poisson one (``switching/poisson.py``) or, for a model with constraints, the constrained one
-    (``switching/constrained.py``: one-step methods, adaptive or fixed-step, no release that separates
-    a joint); controllers or a compiled torque law outside the tree formulation or with a release that separates a
-    joint (its structure after the separation has other coordinates); a moving base, general joints, STORMER6
-    (user events with a fixed step are refused by ``simulate`` as in every run)."""
+    (``switching/constrained.py``: one-step methods, adaptive or fixed-step); controllers or a compiled torque law outside the tree formulation; a compiled torque law with a
+    release that separates a joint (it reads q and v by position, which change; the model's controllers carry
+    across by joint name); a moving base, general joints (user events with a fixed step are refused by
+    ``simulate`` as in every run). STORMER6 steps in the Python loop (``switching/python_steps.py``): its step of
+    any size is the dense output the switches are located on."""
     law = model.torque_callback if tau is None else tau   # a compiled torque law acts as the controllers do
     controlled = bool(model.controllers) or is_compiled_torque(law)
     what = (f"controllers ({', '.join(c.name for c in model.controllers)})" if model.controllers
@@ -84,22 +88,17 @@ def refuse(model, formulation, tau, method_key, events):
         why = ((f"constraints, and method {method_key!r}: the state is projected onto the constraints after each "
                 "step, which the one-step methods allow (DOP853, RK45, RK23, Radau; RK4, RK2, HEUN, VERLET)"),
                "method")
-    elif model.constraints and separate:
-        why = ((f"constraints, and a release that separates joint '{separate[0]}': a model with constraints takes "
-                "releases with mode 'unlock' only"), f"release '{separate[0]}'")
     elif controlled and formulation != "tree":
         why = ((f"{what} in the {formulation!r} formulation: controllers across switches run in the 'tree' "
                 "formulation's compiled modes; a Python torque callback runs in every formulation"), "controllers")
-    elif controlled and separate:
-        why = (f"it has {what} and a release that separates a joint, after which the coordinates they act on "
-               "change: controllers across a separation are not supported", "controllers")
+    elif is_compiled_torque(law) and separate:
+        why = ("a compiled torque law (tau=f) and a release that separates a joint: the law reads q and v by "
+               "position, which the separation changes (the model's controllers, by joint name, carry across)",
+               "tau")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):
         why = ("it has general joints; a switching run needs the compiled joints", "general joint")
-    elif method_key in METHODS and METHODS[method_key] == METHODS["STORMER6"]:
-        why = (("the method STORMER6 (implicit stages, no dense output to locate an event on); use RK4, RK2, HEUN "
-                "or VERLET"), "method")
     if why is not None:
         raise ModelError(f"model '{model.name}' has joint limits, latches or releases and {why[0]} (a URDF read "
                          "with limits=False, or a model file with 'stops: false', keeps its limits as data only)",
@@ -134,8 +133,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
 
     ``formulation="poisson"`` (no checkpoints): the state (q, p) between switches, the impulses
     jumping by Jᵀ Λ at them (``switching/poisson.py``; ``solver`` of system (6)); the Result has v
-    and the impulses in ``result.series["p"]`` (the columns of v). ``progress``: the bar of a fixed-step run
-    (``run_hybrid``)."""
+    and the impulses in ``result.series["p"]`` (the columns of v). ``progress``: the run's bar (``run_hybrid``)."""
     key = str(method).upper()
     cpu, wall = time.process_time(), time.perf_counter()
     callback = model.torque_callback if tau is None else tau
@@ -156,16 +154,19 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
         x0 = st.poisson_state(x0)
     write, resume = None, None
     if writer is not None:
+        own = formulation == "poisson"     # its own state (q, p): resumed bit for bit, no round trip through v
+
         def write(t, step, system, x, run, finished):
-            rows, x_row = _rows(run, q_names, v_names), _union_row(system, x, q_names, v_names)
+            rows, x_row = _rows(run, q_names, v_names, own), _union_row(system, x, q_names, v_names, own)
             writer.write(t, step, x_row, np.array(run.t), rows, None, {"steps": run.steps, "nfev": run.nfev},
                          finished, switching={"separated": system.separated, "mode": system.mode_data(),
                                               "events": run.log, "rows": run.system})
 
         if restart is not None and restart.switching is not None and (restart.t > t0 or restart.finished):
-            st, resume = _resumed(restart, model, tau_const, callback, q_names, v_names, rest_velocity)
+            st, resume = _resumed(restart, model, tau_const, callback, q_names, v_names, rest_velocity,
+                                  solver if formulation == "poisson" else None)
         else:
-            writer.write(t0, 0 if key in METHODS else None, _union_row(st, x0, q_names, v_names), np.zeros(0),
+            writer.write(t0, 0 if key in METHODS else None, _union_row(st, x0, q_names, v_names, own), np.zeros(0),
                          np.zeros((0, len(q_names) + len(v_names))), None, {"steps": 0},
                          switching={"separated": [], "mode": None, "events": [], "rows": []})
     if resume is not None and restart.finished:
@@ -182,9 +183,18 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
                     "method": key, "model": model.name, "formulation": formulation, "switching": True,
                     "status": "failed", "message": str(exc)})
             raise
+    diagnose = getattr(run.systems[-1][1], "diagnose", None)
+    named = diagnose() if run.status == "failed" and diagnose is not None else None
+    if named is not None:   # what in the compiled code failed the run (a compiled torque law), by name
+        run.reason, run.element = named
     info = {"method": key, "model": model.name, "formulation": formulation, "steps": int(run.steps),
             "nfev": int(run.nfev), "switching": True,
             "structures": [{"t": t, "nq": s.nq, "nv": s.nv} for t, s in run.systems]}
+    last = run.systems[-1][1]
+    solves = getattr(getattr(last, "tree", last), "solves", None)   # (a Poisson structure wraps the tree's)
+    if solves is not None:
+        info["solves"] = solves.info()
+        solves.warn(model.name, stacklevel=4)
     if model.constraints:
         info.update(constraints=[c.name for c in model.constraints], initial_correction=st.correction)
     if model.controllers:
@@ -192,8 +202,9 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     if getattr(st, "law", None) is not None:
         info["compiled_torque"] = getattr(st.law, "__name__", "")
     if key in METHODS:
-        info.update(h=float(h), nsteps_requested=int(nsteps),
-                    path="compiled" if compiled_loop(model, formulation) and st.callback is None else "python")
+        info.update(h=float(h), nsteps_requested=int(nsteps), location_steps=int(run.location_steps),
+                    path="compiled" if compiled_loop(model, formulation) and st.callback is None
+                    and METHODS[key] != STORMER6 else "python")
     else:
         info.update(rtol=rtol, atol=atol)
     message = run.reason if run.status == "failed" else (
@@ -212,7 +223,7 @@ def run_switching(model, q0, v0, t0, t_end, method, h=None, nsteps=None, save=No
     res = _result(run, q_names, v_names, model, energy, info)
     if run.status == "failed":
         raise IntegrationError(f"{key} integration of model '{model.name}' failed: {run.reason}", result=res,
-                               reason=run.reason) from run.error
+                               reason=run.reason, element=run.element) from run.error
     return res
 
 
@@ -222,13 +233,12 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     """``simulate`` of a model with joint limits, latches or releases (its arguments checked by ``simulate``):
     :func:`refuse` what such a run does not do, then :func:`run_switching`. ``save``: the fixed-step output steps
     of a batch (its outputs then have no rows at the switches); ``writer``, ``every``: its checkpoints;
-    ``restart``: the checkpoint it goes on from; ``progress``: the bar of a fixed-step run."""
+    ``restart``: the checkpoint it goes on from; ``progress``: the run's bar. ``max_steps``: the step budget
+    (``simulate``'s default when None), with a fixed step of the grid's steps and those that locate the switches
+    together: a fixed-step run of more grid steps is refused before it starts, as any fixed-step run."""
     refuse(model, formulation, tau, mkey, events)
     ck = dict(writer=writer, every=every, restart=restart, progress=progress)
     if formulation == "poisson":
-        if writer is not None:
-            raise ModelError(f"model '{model.name}': checkpoint= of a run with joint limits, latches or releases "
-                             "takes the 'tree' formulation", element="checkpoint")
         options = dict(options)
         ck.update(formulation="poisson", solver=options.pop("solver", "sweep"))
     if options:
@@ -237,14 +247,19 @@ def simulate_switching(model, q0, v0, t0, t_end, mkey, h, rtol, atol, t_eval, n_
     q0, v0 = check_state(model, q0, v0)
     if mkey in METHODS:
         nsteps, h_used = fixed_step_count(t0, t_end, h, mkey)
+        law = model.torque_callback if tau is None else tau
+        path = "compiled" if compiled_loop(model, formulation) and not (
+            callable(law) and not is_compiled_torque(law)) else "python"
+        fixed_budget(nsteps, h_used, max_steps, path)
         rows = save is None
         save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every) if rows else save
         return run_switching(model, q0, v0, t0, t_end, mkey, h=h_used, nsteps=nsteps, save=save, tau=tau,
-                             energy=energy, event_rows=rows, **ck)
+                             energy=energy, event_rows=rows,
+                             max_steps=FIXED_MAX_STEPS[path] if max_steps is None else step_budget(max_steps), **ck)
     if n_out is not None:
         t_eval = np.linspace(t0, t_end, int(n_out))
     return run_switching(model, q0, v0, t0, t_end, mkey, rtol=rtol, atol=atol, t_eval=t_eval, tau=tau, energy=energy,
-                         max_steps=max_steps, events=events, **ck)
+                         max_steps=step_budget(max_steps), events=events, **ck)
 
 
 def switching_batch(model, Q, V, t0, t_end, mkey, h, t_eval, n_out, output_every, tau, energy, params):
@@ -316,25 +331,27 @@ def _tree_states(system, X):
     return X if convert is None else np.array([convert(x) for x in X]).reshape(np.shape(X))
 
 
-def _union_row(system, x, q_names, v_names):
-    """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate)."""
-    x = _tree_states(system, np.asarray(x)[None, :])[0]
+def _union_row(system, x, q_names, v_names, own=False):
+    """The state ``x`` of ``system`` as a row of the run's full coordinate set (NaN where it has no coordinate);
+    ``own``: as the structure holds it (the Poisson formulation's (q, p)), else (q, v)."""
+    x = np.asarray(x) if own else _tree_states(system, np.asarray(x)[None, :])[0]
     row = np.full(len(q_names) + len(v_names), np.nan)
     row[system.q_cols] = x[:system.nq]
     row[len(q_names) + system.v_cols] = x[system.nq:]
     return row
 
 
-def _rows(run, q_names, v_names):
-    """The output rows of a run as rows of its full coordinate set."""
+def _rows(run, q_names, v_names, own=False):
+    """The output rows of a run as rows of its full coordinate set (``own``: as in :func:`_union_row`)."""
     systems = {s.index: s for _, s in run.systems}
-    return np.array([_union_row(systems[i], x, q_names, v_names) for i, x in zip(run.system, run.x)]).reshape(
+    return np.array([_union_row(systems[i], x, q_names, v_names, own) for i, x in zip(run.system, run.x)]).reshape(
         len(run.t), len(q_names) + len(v_names))
 
 
-def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
+def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity, solver=None):
     """The structure, mode and outcome so far of a run across switches from its checkpoint ``ck``: the structures
-    made again by the same separations, the mode restored, the rows back in each structure's coordinates. Returns
+    made again by the same separations, the mode restored, the rows back in each structure's coordinates (with a
+    Poisson ``solver``: each structure on (q, p), as the checkpoint holds its rows). Returns
     ``(structure, (t, step, x, HybridRun))``; a ``ResultFileError`` for data that do not fit."""
     from multibody.errors import ResultFileError
     from multibody.switching.events import HybridRun
@@ -347,6 +364,9 @@ def _resumed(ck, model, tau_const, callback, q_names, v_names, rest_velocity):
             st = st.successor(t, joint)
             systems.append((float(t), st))
         st.restore(data["mode"])
+        if solver is not None:     # the Poisson formulation's structures, on (q, p)
+            systems = [(t, PoissonStructure(s, solver)) for t, s in systems]
+            st = systems[-1][1]
         by_index = {s.index: s for _, s in systems}
         nq = len(q_names)
 
@@ -376,6 +396,7 @@ def _result(run, q_names, v_names, model, energy, info):
 
     kin, pot = np.full(n, np.nan), np.full(n, np.nan)
     sidx = np.array(run.system, dtype=np.int64)
+    residuals = {} if model.constraints else None
     for t_from, st in run.systems:
         sel = np.flatnonzero(sidx == st.index)
         if not sel.size:
@@ -389,9 +410,9 @@ def _result(run, q_names, v_names, model, energy, info):
         if energy:
             T, P, _ = tree_energy(st.model, Qs, Vs, params=st.params)
             kin[sel], pot[sel] = T, P
-    residuals = None
-    if model.constraints:   # (one structure: a model with constraints does not separate)
-        residuals = constraint_residuals(run.systems[0][1].ct.rows, np.array(run.t), Q, V)
+        if residuals is not None:   # each structure's rows (by constraint name) on its own coordinates
+            for name, r in constraint_residuals(st.ct.rows, np.array(run.t)[sel], Qs, Vs).items():
+                residuals.setdefault(name, np.full(n, np.nan))[sel] = r
     res = Result(np.array(run.t), Q, V, energy={"kinetic": kin, "potential": pot} if energy else None, info=info,
                  q_names=q_names, v_names=v_names, model=model, events=run.log, residuals=residuals,
                  series={"p": impulse} if info.get("formulation") == "poisson" else None)

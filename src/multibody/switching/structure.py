@@ -29,19 +29,21 @@ import math
 import numpy as np
 
 from multibody.model.data import Data
-from multibody.errors import ModelError
-from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, tree_rhs_control
+from multibody.errors import ModelError, shown
+from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, law_failure, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.model.packing import controlled_params, tree_params
 from multibody.switching.modes import (FREE, LOCKED, ON_LOWER, ON_UPPER, S_CONTROL, S_FORCE, S_GUARD,
                                               S_KNOWN, S_LATCH_SIDE, S_LIM_STATE, S_MASK, S_NLOCKED, S_ORDER,
                                               S_RELEASE_T, S_SINCE, free_rhs_extra, guard_values, mode_rhs,
                                               mode_rhs_extra, mode_step, switch_arrays, switching_run)
-from multibody.switching.python_steps import PythonSteps
+from multibody.switching.python_steps import STORMER6, PythonSteps
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions
+from multibody.switching.convergence import SolveLog
 from multibody.switching.impulse import delassus, mixed_lcp
 
-__all__ = ["Structure", "separated_structure", "unresolved_rebound", "REST_VELOCITY", "SAME_INSTANT", "ROUNDOFF"]
+__all__ = ["Structure", "separated_structure", "unresolved_rebound", "energy_consistent_impulse", "lcp_residual",
+           "REST_VELOCITY", "SAME_INSTANT", "ROUNDOFF"]
 
 #: the gap velocity (rad/s or m/s) below which a rebound is not followed: the impact is plastic and the joint rests
 #: on its stop (the cascade of bounces of a restitution e < 1 has a finite duration; without a floor it would
@@ -57,6 +59,11 @@ REBOUND_ULPS = 64.0
 SAME_INSTANT = 1e-12
 #: the relative size (to 1 + |largest gap acceleration|) below which a gap acceleration counts as zero
 ROUNDOFF = 1e-10
+#: the relative round-off of an impact's energy change uᵀΛ + ½ ΛᵀDΛ (to the sum of the terms' sizes): a rise below
+#: it is no rise (:func:`energy_consistent_impulse`)
+ENERGY_ROUNDOFF = 64 * np.finfo(float).eps
+#: the halvings of the restitutions' factor when Newton's law on several rows would create energy (2⁻⁴⁰ ≈ 1e-12)
+RESTITUTION_BISECTIONS = 40
 
 
 class Structure(PythonSteps):
@@ -75,9 +82,10 @@ class Structure(PythonSteps):
         self.params = tree_params(model, tau_const, self.data)
         self.tau_const = self.params.tau
         self.controlled = bool(model.controllers) or self.law is not None
+        # the controllers' tuple even without controllers (then it adds nothing): one specialization of the
+        # compiled modes for runs with and without them
         self.S = switch_arrays(model.nv, u.lim_q, u.lim_v, u.lower, u.upper, u.latch_q, u.latch_value,
-                               len(u.releases), controls_tuple(model, self.params, self.law) if self.controlled
-                               else None)
+                               len(u.releases), controls_tuple(model, self.params, self.law))
         self.nq, self.nv = model.nq, model.nv
         self.q_names, self.v_names = q_names, v_names
         #: the separations that made this structure from the model: [(t, joint)]
@@ -100,6 +108,16 @@ class Structure(PythonSteps):
         if self.controlled:
             self._tree_rhs, self._tree_params = tree_rhs_control, controlled_params(self.params, self.S[S_CONTROL])
         self._S_guards = self.S[:S_CONTROL]
+        #: the convergence of the run's solves (``switching/convergence.py``), shared with the structures after it
+        self.solves = SolveLog()
+        self.t_now = None     # the time of the switch being made
+
+    def diagnose(self):
+        """``(reason, element)`` when the run's compiled torque law failed it (raised, or returned torques that are
+        not finite: ``tree_control.law_failure``), else None."""
+        if self.law is None:
+            return None
+        return law_failure(self.S[S_CONTROL], self.law, self.model.velocity_names())
 
     # ---- the mode's right-hand side and guards -----------------------------------------------------------
     def extra(self, t, x):
@@ -146,8 +164,9 @@ class Structure(PythonSteps):
 
     def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
         """The mode's fixed-step loop from x at step ``first``: compiled (``modes.switching_run``), or the same
-        operations in Python (:attr:`compiled_steps`)."""
-        if not self.compiled_steps:
+        operations in Python (:attr:`compiled_steps`; STORMER6, whose implicit stages the compiled modes do not
+        make)."""
+        if not self.compiled_steps or method == STORMER6:
             return PythonSteps.run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K)
         return switching_run(x, t0, h, first, nsteps, save, self.params, self.S, method, self.nq, self.quaternions,
                              ts, xs, xt, K)
@@ -155,7 +174,7 @@ class Structure(PythonSteps):
     def step(self, t, x, h, method, xt, K):
         """One step of size h of the mode from (t, x) into ``xt`` (``K[0]`` = ẋ there): the dense output of a
         fixed-step run."""
-        if not self.compiled_steps:
+        if not self.compiled_steps or method == STORMER6:
             PythonSteps.step(self, t, x, h, method, xt, K)
         else:
             mode_step(t, x, h, self.params, self.S, method, self.nq, xt, K)
@@ -253,9 +272,10 @@ class Structure(PythonSteps):
         new = separated_model(self.model, joint)
         old_names = {n: k for k, n in enumerate(self.model.velocity_names())}
         tau = np.array([self.tau_const[old_names[n]] if n in old_names else 0.0 for n in new.velocity_names()])
-        ns = Structure(new, tau, self.callback if self.law is None else self.law, self.q_names, self.v_names,
-                       self.index + 1, self.rest_velocity)
+        ns = type(self)(new, tau, self.callback if self.law is None else self.law, self.q_names, self.v_names,
+                        self.index + 1, self.rest_velocity)
         ns.separated = self.separated + [(float(t), joint)]
+        ns.solves = self.solves
         return ns
 
     def dof(self):
@@ -275,14 +295,14 @@ class Structure(PythonSteps):
                 for k in range(info.v_slice.start, info.v_slice.stop):
                     if fresh and v[k] != 0.0:
                         raise ModelError(f"joint '{rel.joint}' is held until its release at t = {rel.at:g}: its "
-                                         f"velocity v0[{k}] must be 0, got {v[k]!r}", element=f"joint '{rel.joint}'")
+                                         f"velocity v0[{k}] must be 0, got {shown(v[k])!r}", element=f"joint '{rel.joint}'")
                     self.held.add(k)
         for k, lm in enumerate(u.limits):
             qk = q[lm.q_index]
             tol = SAME_INSTANT * (1.0 + abs(qk))
             if fresh and not (lm.lower - tol <= qk <= lm.upper + tol):
-                raise ModelError(f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {qk!r} is outside its "
-                                 f"limits [{lm.lower!r}, {lm.upper!r}]", element=f"joint '{lm.joint}'")
+                raise ModelError(f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {shown(qk)!r} is outside its "
+                                 f"limits [{shown(lm.lower)!r}, {shown(lm.upper)!r}]", element=f"joint '{lm.joint}'")
         for j, la in enumerate(u.latches):
             S[S_LATCH_SIDE][j] = math.copysign(1.0, q[la.q_index] - la.value) if q[la.q_index] != la.value else 1.0
         self.sync()
@@ -327,6 +347,7 @@ class Structure(PythonSteps):
         run goes on in (:func:`separated_structure`; x⁺ is then its state), else None."""
         u, S = self.u, self.S
         nq, nlim2 = self.nq, 2 * self.nlim
+        self.t_now = float(t)
         x = np.array(x, dtype=np.float64)
         q, v = x[:nq], x[nq:]
         for r, rel in enumerate(u.releases):
@@ -378,9 +399,9 @@ class Structure(PythonSteps):
                     e = 0.0
             rows.append((int(u.lim_v[k]), sigma, e, False))
         v_before = v.copy()
-        lam = np.zeros(len(rows))
+        lam, scale = np.zeros(len(rows)), 1.0
         if any(sigma * v[u.lim_v[k]] < 0.0 for k, sigma in hits) or any(v[c] != 0.0 for c in latch_coords):
-            lam = self._impulse(q, v, rows)
+            lam, scale = self._impulse(q, v, rows)
         # exactly on the stops and latches, exactly at rest where locked
         for j in new_latch:
             q[u.latch_q[j]] = u.latch_value[j]
@@ -426,6 +447,8 @@ class Structure(PythonSteps):
             entry = self._entry(t, u.limits[k].joint, u.limits[k].coordinate, "contact" if k in held else "impact",
                                 lam[first_hit + i] * sigma, v_before[c], v[c])
             entry["stop"] = "lower" if sigma > 0 else "upper"
+            if scale < 1.0:   # Newton's law on these coupled rows would have given energy: its restitutions scaled
+                entry["restitution_scale"] = scale
             log.append(entry)
         for k in resting:
             if state[k] == FREE:
@@ -449,9 +472,15 @@ class Structure(PythonSteps):
                              f"(code {code}); the impulse cannot be computed", element=self.model.name)
         return idx, sign, Y, D
 
-    def _lcp(self, D, b, bilateral):
+    def _lcp(self, D, b, bilateral, kind="impact"):
+        """The mixed LCP ``w = D Λ + b`` (``switching/impulse.py``), its pivots and residual recorded in the run's
+        :class:`~multibody.switching.convergence.SolveLog` as ``kind``."""
         lam, w = np.empty(len(b)), np.empty(len(b))
-        it = mixed_lcp(D, np.ascontiguousarray(b, dtype=np.float64), np.asarray(bilateral, dtype=np.bool_), lam, w)
+        b = np.ascontiguousarray(b, dtype=np.float64)
+        bilateral = np.asarray(bilateral, dtype=np.bool_)
+        it = mixed_lcp(D, b, bilateral, lam, w)
+        self.solves.record(kind, max(it, 0), lcp_residual(D, b, bilateral, lam) if it >= 0 else np.nan, it >= 0,
+                           self.t_now)
         if it < 0:
             raise ModelError(f"model '{self.model.name}': the impact problem has no solution (the rows of the locked "
                              "coordinates are dependent)", element=self.model.name)
@@ -459,13 +488,13 @@ class Structure(PythonSteps):
 
     def _impulse(self, q, v, rows):
         """Apply the impulses of the rows ``[(v index, sign, e, equality)]`` (switching/impulse.py) to v in place;
-        returns Λ."""
+        returns ``(Λ, s)``, s the factor of the restitutions (:func:`energy_consistent_impulse`)."""
         Y, D, u_minus, nb = self._impulse_problem(q, v, rows)
         e = np.concatenate([np.zeros(nb), [r[2] for r in rows]])
-        # w = u⁺ + e min(u⁻, 0) ≥ 0: Newton's law on the rows that approach, u⁺ ≥ 0 on those that leave
-        lam, _ = self._lcp(D, u_minus + e * np.minimum(u_minus, 0.0), [True] * nb + [r[3] for r in rows])
+        lam, scale = energy_consistent_impulse(lambda b: self._lcp(D, b, [True] * nb + [r[3] for r in rows])[0],
+                                               D, u_minus, e)
         v += Y @ lam
-        return lam[nb:]
+        return lam[nb:], scale
 
     def _impulse_problem(self, q, v, rows):
         """``(Y, D, u⁻, nb)`` of the impulse on the rows ``[(v index, sign, ...)]`` at (q, v): Y = M⁻¹ Jᵀ,
@@ -492,7 +521,7 @@ class Structure(PythonSteps):
         eq = [int(c) for c in np.flatnonzero(S[S_KNOWN]) if c not in {int(u.lim_v[k]) for k in candidates}]
         rows = [(c, 1.0) for c in eq] + [(int(u.lim_v[k]), float(S[S_LIM_STATE][k])) for k in candidates]
         D, b, nb = self._contact_problem(t, x, rows)
-        lam, w = self._lcp(D, b, [True] * (nb + len(eq)) + [False] * len(candidates))
+        lam, w = self._lcp(D, b, [True] * (nb + len(eq)) + [False] * len(candidates), kind="contact")
         zero = ROUNDOFF * (1.0 + float(np.max(np.abs(b), initial=0.0)))
         first = nb + len(eq)
         return {k for i, k in enumerate(candidates)
@@ -503,6 +532,52 @@ class Structure(PythonSteps):
                 "velocity_before": None if before is None else float(before),
                 "velocity_after": None if after is None else float(after), "structure": self.index,
                 "dof": self.dof()}
+
+
+def lcp_residual(D, b, bilateral, lam):
+    """How far ``Λ`` is from solving the mixed LCP ``w = D Λ + b`` (``switching/impulse.py``), relative to the size
+    of its terms: |w| on the equality rows and the rows with Λ ≠ 0, the negative parts of w and Λ elsewhere."""
+    w = D @ lam + b
+    active = bilateral | (lam != 0.0)
+    bad = np.concatenate([np.abs(w[active]), np.maximum(-w[~active], 0.0), np.maximum(-lam[~bilateral], 0.0)])
+    scale = max(float(np.max(np.abs(b), initial=0.0)),
+                float(np.max(np.abs(D), initial=0.0)) * float(np.max(np.abs(lam), initial=0.0)), 1e-300)
+    return float(np.max(bad, initial=0.0)) / scale
+
+
+def energy_consistent_impulse(solve, D, u, e):
+    """The impulses Λ of Newton's law on the rows of an impact (``w = D Λ + u + s e min(u, 0)``, ``solve(b)`` the
+    mixed LCP's Λ for the right-hand side b) and the factor s of the restitutions: s = 1 unless the kinetic energy
+    would rise, ``ΔT = uᵀΛ + ½ ΛᵀDΛ > 0`` beyond round-off.
+
+    One row that approaches its stop (u < 0) and pushes (Λ > 0) leaves at −e u: it loses ½ Λ (1 − e) |u|. A closed
+    row that separates (u > 0) keeps u⁺ ≥ 0 with Λ ≥ 0 and Λ u⁺ = 0, no restitution; but when an impulse elsewhere
+    would bring it back onto its stop it pushes (u⁺ = 0) and adds ½ Λ u > 0 to the energy, more than the other rows
+    lose when their restitution is near 1 (a closed stop separating next to a hit one; ``docs/variable-structure.md``).
+    Then no impulse on these rows gives Newton's rebounds without creating energy, and the law lowers the rebounds
+    instead: s is the largest factor in [0, 1) for which ΔT ≤ 0, by bisection (``RESTITUTION_BISECTIONS`` halvings).
+    At s = 0 the problem is Moreau's plastic impact — the velocity after it is the mass-weighted projection of the
+    velocity before onto the admissible ones (u ≥ 0 on every closed row), which never adds energy — so such an s
+    exists. Returns ``(Λ, s)``."""
+    approach = e * np.minimum(u, 0.0)
+    lam = solve(u + approach)
+
+    def gain(lam):
+        change = u @ lam + 0.5 * lam @ D @ lam
+        size = np.abs(u) @ np.abs(lam) + 0.5 * np.abs(lam) @ np.abs(D) @ np.abs(lam)
+        return change - ENERGY_ROUNDOFF * size
+
+    if gain(lam) <= 0.0 or not np.any(approach):
+        return lam, 1.0
+    lo, hi, lam_lo = 0.0, 1.0, solve(u)
+    for _ in range(RESTITUTION_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        trial = solve(u + mid * approach)
+        if gain(trial) <= 0.0:
+            lo, lam_lo = mid, trial
+        else:
+            hi = mid
+    return lam_lo, lo
 
 
 def unresolved_rebound(rebound, gap_acceleration, stop):
@@ -572,5 +647,7 @@ def separated_structure(st, t, x, joint, log):
     log.append(ns._entry(t, joint, None, "release", 0.0, None, None))
     again = ns.start(t, x2, fresh=False)      # what the new structure meets at once
     if again.any():
-        x2, _ = ns.switch(t, x2, again, log)
+        x2, nxt = ns.switch(t, x2, again, log)
+        if nxt is not None:    # another joint separates at the same instant: the run goes on in its structure
+            return x2, nxt
     return x2, ns

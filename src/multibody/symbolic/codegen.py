@@ -86,7 +86,7 @@ def rhs_extra(t, x, p, tau_extra, out):
     q = x[:NV]
     v = x[NV:]
     tau = p.tau_buffer
-    applied_forces_kernel(p.mi, p.mf, q, v, p.forces, p.work, p.body_forces, tau)
+    applied_forces_kernel(p.mi, p.mf, q, v, p.forces, t, p.work, p.body_forces, tau)
     M = np.empty((NV, NV))
     b = np.empty(NV)
     mass_matrix(q, p.values, M)

@@ -40,7 +40,7 @@ from multibody.codegen import function_body
 from multibody.errors import ModelError
 
 #: bumped whenever the generated source changes shape (part of the cache key)
-CODEGEN_VERSION = 5
+CODEGEN_VERSION = 6
 
 
 def default_cache_dir():
@@ -456,6 +456,20 @@ def reactions(x, params, N):
     w = np.empty(({m} + 1, {m}))
     eval_A_phi(x, params, params[COEF_OFFSET:SOLVER_OFFSET], w[:{m}], w[{m}])
     _solve(w[:{m}], w[{m}], x, params[SOLVER_OFFSET:], N)
+
+
+@njit(cache=True)
+def each_constraints(xs, params, out):
+    """eval_constraints of every row of xs into the same row of out."""
+    for k in range(xs.shape[0]):
+        eval_constraints(xs[k], params, out[k])
+
+
+@njit(cache=True)
+def each_reactions(xs, params, out):
+    """reactions of every row of xs into the same row of out."""
+    for k in range(xs.shape[0]):
+        reactions(xs[k], params, out[k])
 
 
 @njit(cache=True)

@@ -246,10 +246,12 @@ class _Tree:
 def _crba(model, tree):
     """H(q) by the composite-rigid-body algorithm in body coordinates (RBDA Table 6.2): I^c_i = I_i +
     Σ_children Xᵀ I^c_child X; F = I^c_i S_i; H_ii = S_iᵀ F; H_ji = S_jᵀ F after carrying F to each
-    ancestor j. Composite inertias and entries are reduced (canonical, sin² eliminated)."""
+    ancestor j. Composite inertias and entries are reduced (canonical, sin² eliminated). The joints' armatures
+    (rotor inertias, ``kinematics.armature``) are added to the diagonal."""
     A = tree.A
     nv = model.nv
     H = np.full((nv, nv), A.zero, dtype=object)
+    armature = np.asarray(getattr(model, "dof_armature", np.zeros(nv)), dtype=float)
     Ic = list(tree.inertia)
     for i in range(model.nbodies, 0, -1):
         for a, col in enumerate(tree.S[i]):
@@ -261,6 +263,8 @@ def _crba(model, tree):
                     H[model.idx_v[j] + b, k] = H[k, model.idx_v[j] + b] = A.reduce(_dot6(colj, F))
                 F = _force_to_parent(tree.X[j], F)
                 j = model.parent[j]
+            if armature[k] != 0.0:
+                H[k, k] = A.reduce(H[k, k] + A(armature[k]))
         par = model.parent[i]
         if par > 0:
             m, h, I = _inertia_to_parent(tree.X[i], Ic[i])

@@ -7,7 +7,7 @@ polynomials (:mod:`multibody.symbolic.inertial_forces`): the same code serves bo
 """
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 
 __all__ = ["telegin_split", "permutation", "check_tree"]
 
@@ -57,7 +57,7 @@ def permutation(model, order):
             elif item in short:
                 item = short[item]
             else:
-                raise ModelError(f"order: model '{model.name}' has no coordinate {item!r} (coordinates: "
+                raise ModelError(f"order: model '{model.name}' has no coordinate {shown(item)!r} (coordinates: "
                                  f"q1 … q{n}, or {', '.join(names)})", element="order")
         out.append(int(item))
     if sorted(out) != list(range(n)):

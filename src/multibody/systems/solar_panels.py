@@ -88,7 +88,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.integrate import cumulative_simpson
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
 from multibody.model import ModelBuilder, Placement, Revolute
 
 __all__ = [
@@ -171,19 +171,19 @@ class SolarPanelParameters:
         for name in ("s10", "h10", "s12", "h12", "s21", "h21", "length", "width", "thickness"):
             val = getattr(self, name)
             if not (np.isfinite(val) and val >= 0):
-                raise ModelError(f"solar panel: {name} must be a finite length >= 0, got {val!r}", element=name)
+                raise ModelError(f"solar panel: {name} must be a finite length >= 0, got {shown(val)!r}", element=name)
         for name in ("m1", "m2"):
             val = getattr(self, name)
             if not (np.isfinite(val) and val > 0):
-                raise ModelError(f"solar panel: {name} must be a positive mass, got {val!r}", element=name)
+                raise ModelError(f"solar panel: {name} must be a positive mass, got {shown(val)!r}", element=name)
         for name in ("k1", "k2", "c1", "c2", "latch_stiffness", "latch_damping"):
             val = getattr(self, name)
             if not (np.isfinite(val) and val >= 0):
-                raise ModelError(f"solar panel: {name} must be finite and >= 0, got {val!r}", element=name)
+                raise ModelError(f"solar panel: {name} must be finite and >= 0, got {shown(val)!r}", element=name)
         for name in ("stowed", "deployed"):
             val = np.asarray(getattr(self, name), dtype=float)
             if val.shape != (2,) or not np.all(np.isfinite(val)):
-                raise ModelError(f"solar panel: {name} must be two finite hinge angles, got {val!r}", element=name)
+                raise ModelError(f"solar panel: {name} must be two finite hinge angles, got {shown(val)!r}", element=name)
             object.__setattr__(self, name, tuple(float(x) for x in val))
         for k, name in enumerate(("inertia1", "inertia2")):
             val = getattr(self, name)
@@ -191,7 +191,7 @@ class SolarPanelParameters:
                 val = _plate_inertia(self.m1 if k == 0 else self.m2, self.length, self.width, self.thickness)
             val = np.asarray(val, dtype=float)
             if val.shape != (3,):
-                raise ModelError(f"solar panel: {name} must be 3 principal moments (Jx, Jy, Jz), got {val!r}",
+                raise ModelError(f"solar panel: {name} must be 3 principal moments (Jx, Jy, Jz), got {shown(val)!r}",
                                  element=name)
             object.__setattr__(self, name, tuple(float(x) for x in val))
         for k, name in enumerate(("rest1", "rest2")):

@@ -43,7 +43,8 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, ResultFileError, shown
+from multibody.files import writable_file
 from multibody.model.joints import CYLINDRICAL, FIXED, FREE, PLANAR, PRISMATIC, REVOLUTE
 from multibody.viz.shapes import inertia_ellipsoid
 
@@ -332,10 +333,17 @@ def read_motion(model_or_result, q=None, t=None, model=None, who="animate"):
 
     if isinstance(model_or_result, Result):
         res = model_or_result
+        if q is None and model is None and len(res.structures or ()) > 1:    # a run across separations
+            return (*last_structure_motion(res), res.t if t is None else t)
         model = model if model is not None else res.model
         if model is None:
             raise ModelError(f"{who}: the Result carries no model (a Result loaded from a file does not); pass "
                              "model=the Model it was computed with", element="model")
+        if q is None and res.q.shape[1] > model.nq and np.isnan(res.q).any():
+            raise ModelError(f"{who}: the Result is of a run across separations (its columns are those of its "
+                             f"structures, {res.q.shape[1]} in all, model '{model.name}' has {model.nq}); it is drawn "
+                             "from the Result the run returned, which carries its structures (result.structures) — "
+                             "a Result read from a file does not", element="model")
         q = res.q if q is None else q
         t = res.t if t is None else t
     elif isinstance(model_or_result, Model):
@@ -354,6 +362,43 @@ def read_motion(model_or_result, q=None, t=None, model=None, who="animate"):
         if len(t) != len(Q):
             raise ModelError(f"{who}: t has {len(t)} values for {len(Q)} configurations", element="t")
     return model, Q, t
+
+
+def last_structure_motion(res):
+    """``(model, Q)``: the motion of a run across separations (``res.structures``, the Result's columns those of all
+    its structures, NaN where the structure of a row has none) in the coordinates of its last structure, in which
+    every joint that separated is a free joint — each row of an earlier structure given there by the place of the
+    separated bodies in it (forward kinematics of that structure), the same bodies drawn in every frame. The
+    structure of a row is the one whose coordinates are the row's finite ones."""
+    import multibody as mb
+    from multibody.model.rotations import matrix_to_quat
+
+    structures = [s["model"] for s in res.structures]
+    last = structures[-1]
+    cols = {name: i for i, name in enumerate(res.q_names)}
+    finite = np.isfinite(res.q)
+    Q = np.empty((len(res.t), last.nq))
+    for k in range(len(res.t)):
+        model = next((m for m in reversed(structures)
+                      if all(finite[k, cols[n]] for n in m.coordinate_names())), None)
+        if model is None:
+            raise ModelError(f"animate: row {k} of the run (t = {res.t[k]:.10g}) fits none of its structures",
+                             element="q")
+        q = res.q[k, [cols[n] for n in model.coordinate_names()]]
+        fk = None
+        for j in last.joints[1:]:
+            try:
+                own = model.joint(j.name)
+            except ModelError:
+                own = None
+            if own is not None and own.joint.code == j.joint.code:
+                Q[k, j.q_slice] = q[own.q_slice]
+                continue
+            if fk is None:
+                fk = mb.forward_kinematics(model, q)
+            child = model.body_names.index(last.body_names[j.child])    # a free joint now: the child's pose
+            Q[k, j.q_slice] = np.concatenate([fk.p[child], matrix_to_quat(fk.R[child])])
+    return last, Q
 
 
 def _writer(path, fps):
@@ -415,12 +460,13 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
             frames = int(round(min(span, MAX_SECONDS) * fps)) + 1 if span > 0 and fps > 0 else 60
         frames = int(frames)
     except (TypeError, ValueError):
-        raise ModelError(f"animate: frames and fps must be numbers, got {frames!r}, {fps!r}", element="frames") from None
+        raise ModelError(f"animate: frames and fps must be numbers, got {shown(frames)!r}, {fps!r}", element="frames") from None
     if frames < 1 or not fps > 0:
         raise ModelError(f"animate: frames must be >= 1 and fps > 0, got {frames}, {fps}", element="frames")
     if view not in (None, "2d", "3d"):
         raise ModelError(f"animate: view must be '2d', '3d' or None, got {view!r}", element="view")
-    writer = _writer(path, fps)
+    writer = None if Path(path).is_dir() else _writer(path, fps)    # (by its suffix: .gif, .mp4)
+    path = writable_file(path, "animation")   # not a folder, its folder made: before the frames are drawn
     idx = np.unique(np.linspace(0, len(Q) - 1, min(frames, len(Q))).round().astype(int))
     recorded = getattr(model_or_result, "contacts", None)
     contacts = None
@@ -547,10 +593,11 @@ def animate(model_or_result, path, q=None, t=None, frames=None, fps=20, *, model
         for a in static:
             a.set_visible(False)
         fig.figimage(background, zorder=-1)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with writer.saving(fig, str(path), dpi):
-        for f in range(len(idx)):
-            draw(f)
-            writer.grab_frame()
+    try:
+        with writer.saving(fig, str(path), dpi):
+            for f in range(len(idx)):
+                draw(f)
+                writer.grab_frame()
+    except OSError as exc:
+        raise ResultFileError(f"animation '{path}' could not be written: {exc.strerror or exc}", path=path) from None
     return path

@@ -2,8 +2,10 @@
 the nonlinear bicycle's time histories and contact paths (§8), and a top-view animation."""
 import numpy as np
 
+from multibody.errors import ResultFileError
+from multibody.files import writable_file
 from multibody.systems import bicycle
-from multibody.viz.figures import figure, pyplot
+from multibody.viz.figures import figure, pyplot, save_figure
 
 
 def plot_nonlinear(result, path, title=None):
@@ -38,9 +40,10 @@ def plot_nonlinear(result, path, title=None):
     for a in axes.ravel():
         a.grid(True, alpha=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, path, 100, "bicycle plot")
+    finally:
+        plt.close(fig)
 
 
 def _unit(d):
@@ -97,8 +100,14 @@ def animate_top_view(result, path, frames=60, fps=15):
         return (path_r, path_f, frame_line, *wheels, label)
 
     anim = FuncAnimation(fig, draw, frames=len(idx), blit=False)
-    anim.save(str(path), writer=PillowWriter(fps=fps))
-    plt.close(fig)
+    path = writable_file(path, "bicycle animation")
+    try:
+        anim.save(str(path), writer=PillowWriter(fps=fps))
+    except OSError as exc:
+        raise ResultFileError(f"bicycle animation '{path}' could not be written: {exc.strerror or exc}",
+                              path=path) from None
+    finally:
+        plt.close(fig)
     return path
 
 
@@ -134,8 +143,7 @@ def plot_eigenvalues(params, path, speeds=None, dpi=120, validate=True):
     ax.legend(loc="lower right", fontsize=8)
     ax.grid(True, lw=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    return path
+    return save_figure(fig, path, dpi, "bicycle plot")
 
 
 def plot_time_history(sim, path, dpi=120):
@@ -162,5 +170,4 @@ def plot_time_history(sim, path, dpi=120):
     ax2.set_title("rear contact path (eq. B.8)", fontsize=9)
     ax2.grid(True, lw=0.3)
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    return path
+    return save_figure(fig, path, dpi, "bicycle plot")

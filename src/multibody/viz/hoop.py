@@ -2,7 +2,7 @@
 import numpy as np
 
 from multibody.systems.hoop_on_profile import contact_offset, contact_point
-from multibody.viz.figures import pyplot
+from multibody.viz.figures import pyplot, save_figure
 
 
 def _profile_z(model, xs):
@@ -35,9 +35,10 @@ def plot_run(model, result, path, title=None):
     ax2.legend()
     ax2.set_title("contact point over the profile")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, path, 110, "hoop plot")
+    finally:
+        plt.close(fig)
 
 
 
@@ -81,6 +82,7 @@ def plot_fig4(model, runs, path):
     ax3.legend(fontsize=8)
     ax3.set_title("departure from the profile")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, path, 110, "hoop plot")
+    finally:
+        plt.close(fig)

@@ -1,7 +1,7 @@
 """Plots of pendulum runs: Kapitza's inverted pendulum on a shaken support (a moving base, seed 001 §3.1–3.2)."""
 import numpy as np
 
-from multibody.viz.figures import pyplot
+from multibody.viz.figures import pyplot, save_figure
 
 
 def plot_kapitza(shaken, still, path, title=None):
@@ -20,6 +20,7 @@ def plot_kapitza(shaken, still, path, title=None):
     ax.set_title(title or "Kapitza's pendulum: inverted pendulum on a vertically shaken support")
     ax.legend(loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, path, 110, "pendulum plot")
+    finally:
+        plt.close(fig)

@@ -2,7 +2,7 @@
 right-hand side against the number of bodies."""
 import numpy as np
 
-from multibody.viz.figures import figure
+from multibody.viz.figures import figure, save_figure
 
 
 def plot_cost(rows, path):
@@ -41,5 +41,4 @@ def plot_cost(rows, path):
     ax2.set_ylim(0, 1.3 * max(r[f"{m}_ns_per_body"] for r in rows for m in ("sweep", "cholesky", "aba")))
     ax2.grid(True, which="both", alpha=0.3)
     fig.suptitle("Poisson impulses (seed 002): sweep and Cholesky vs ABA and dense CRBA + Cholesky")
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, 110, "Poisson plot")

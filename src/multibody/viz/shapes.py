@@ -291,7 +291,7 @@ def inferred_parts(model, q, radius=None):
                 semi = np.maximum(semi, 1.5 * radius)
                 meshes.append(_ellipsoid(com, semi, axes))
             local = axes.T @ (-com)
-            if float(np.sum((local / semi) ** 2)) > 1.0:
+            if float(np.sum((local / np.maximum(semi, 1e-300)) ** 2)) > 1.0:    # (a thin rod has a zero semi-axis)
                 meshes.append(_rod(np.zeros(3), com, radius))
         for V, F in meshes:
             parts.append(Part(i, "inferred", V, F, name="inferred"))

@@ -4,7 +4,7 @@ import math
 import numpy as np
 
 from multibody.systems import slider_crank
-from multibody.viz.figures import pyplot
+from multibody.viz.figures import pyplot, save_figure
 
 
 def plot_reactions(result, path=None, one_cycle=True):
@@ -28,5 +28,5 @@ def plot_reactions(result, path=None, one_cycle=True):
         ax.set_xlabel("crank angle (deg)")
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=100)
+        save_figure(fig, path, 100, "slider-crank plot")
     return fig

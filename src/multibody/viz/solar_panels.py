@@ -1,10 +1,9 @@
 """Plots of the two-leaf solar panel (seed 001 §3.2.1): a deployment's angles, hinge torques and energy budget."""
-from pathlib import Path
 
 import numpy as np
 
 from multibody.systems import solar_panels
-from multibody.viz.figures import figure
+from multibody.viz.figures import figure, save_figure
 
 
 def plot_deployment(result, path, params=None, title=None):
@@ -46,7 +45,4 @@ def plot_deployment(result, path, params=None, title=None):
             ax.axvline(ev["t"], color="k", lw=0.8, ls=":")
         ax1.annotate(f"{ev['element']} locks", (ev["t"], 0.98), xycoords=("data", "axes fraction"), rotation=90,
                      va="top", ha="right", fontsize="x-small")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    return path
+    return save_figure(fig, path, 110, "solar panel plot")

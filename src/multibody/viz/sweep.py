@@ -1,7 +1,7 @@
 """Maps of sweep tables over two grid parameters (matplotlib, written to PNG files)."""
 import numpy as np
 
-from multibody.viz.figures import pyplot
+from multibody.viz.figures import pyplot, save_figure
 
 
 def _pivot(table, x, y, column):
@@ -50,9 +50,10 @@ def plot_map(table, path, x, y, columns, labels=None, title=None, dpi=110):
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, path, dpi, "sweep plot")
+    finally:
+        plt.close(fig)
 
 
 def plot_stability_map(table, path, x="c", y="lam", title=None, dpi=110):
@@ -92,6 +93,7 @@ def plot_stability_map(table, path, x="c", y="lam", title=None, dpi=110):
     fig.suptitle((title or f"benchmark bicycle stability map, {len(t)} parameter points (seed 003)") + "\n" +
                  note + "grey: no such speed in the searched range", fontsize=11)
     fig.tight_layout()
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
-    return path
+    try:
+        return save_figure(fig, path, dpi, "sweep plot")
+    finally:
+        plt.close(fig)

@@ -1,10 +1,9 @@
 """Plots of a run across switches (joint limits, latches, releases; ``result.events``): the instants of the
 impacts, contacts, separations, locks and releases marked on the time axes."""
-from pathlib import Path
 
 import numpy as np
 
-from multibody.viz.figures import figure
+from multibody.viz.figures import figure, save_figure
 
 __all__ = ["SWITCH_COLORS", "mark_switches", "plot_switches"]
 
@@ -65,7 +64,4 @@ def plot_switches(result, path=None, coords=None, degrees=False, title=None):
     fig.suptitle(title or result.info.get("model", ""))
     if path is None:
         return fig
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    return path
+    return save_figure(fig, path, 100, "switches plot")

@@ -40,6 +40,7 @@
   const meshes = data.meshes.map((m) => Object.assign({}, m, { V: f32(m.vertices), F: u32(m.faces) }));
   const segments = data.segments ? f32(data.segments) : null;   // (frame, segment, 2, 3)
   const contacts = data.contacts ? f64(data.contacts) : null;   // (frame, contact, 3)
+  const beams = data.beams ? f32(data.beams.points) : null;      // (frame, point, 3), NaN between two beams
   const centres = f64(data.window.centres);
 
   function placement(f, b) {
@@ -86,6 +87,16 @@
     return [xs, ys, zs];
   }
 
+  function centrelines(f) {
+    const xs = [], ys = [], zs = [], n = data.beams.npoints;
+    for (let k = 0; k < n; k++) {
+      const o = (f * n + k) * 3;
+      const gap = Number.isNaN(beams[o]);
+      xs.push(gap ? null : beams[o]); ys.push(gap ? null : beams[o + 1]); zs.push(gap ? null : beams[o + 2]);
+    }
+    return [xs, ys, zs];
+  }
+
   function points(f) {
     const xs = [], ys = [], zs = [];
     for (let c = 0; c < data.ncontacts; c++) {
@@ -104,6 +115,10 @@
              lighting: { ambient: 0.55, diffuse: 0.8, specular: 0.15 }, flatshading: false },
     coords: (f) => placed(m, f), role: m.role,
   }));
+  if (beams) {
+    dynamic.push({ trace: { type: "scatter3d", mode: "lines", line: { color: data.beams.color, width: 9 },
+                            name: "beams", hoverinfo: "skip" }, coords: centrelines, role: "beams" });
+  }
   if (segments) {
     dynamic.push({ trace: { type: "scatter3d", mode: "lines", line: { color: "#808000", width: 3, dash: "dash" },
                             hoverinfo: "skip" }, coords: lines, role: "segments" });

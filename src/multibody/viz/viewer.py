@@ -37,7 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
+from multibody.files import check_options, writable_file, write_text
 from multibody.model.rotations import matrix_to_quat
 from multibody.viz.animation import Scene, read_motion, up_direction
 from multibody.viz.shapes import body_parts, characteristic_length
@@ -130,6 +131,36 @@ def _polyline(points):
         for lst, k in ((xs, 0), (ys, 1), (zs, 2)):
             lst.append(None if p is None else float(p[k]))
     return dict(x=xs, y=ys, z=zs)
+
+
+def _beam_centrelines(model, R, P):
+    """The centre line of every beam and cable (``model.elastic``) at each frame: (f, m, 3), NaN between two of them
+    — a beam's root, each elastic joint's point (l/2 before an element's frame, on its x axis) and each element's
+    frame, its tip; a cable's pins and its tip — so that the page draws its segments as one bending body."""
+    rows = []
+    for beam in model.elastic:
+        idx = [model.body_index(name) for name in beam.element_bodies]
+        l = beam.segment_length
+        pts = []
+        for k, i in enumerate(idx):
+            if beam.kind == "cable":
+                pts.append(P[:, i])
+            else:
+                if k > 0:
+                    pts.append(P[:, i] - 0.5 * l * R[:, i, :, 0])
+                pts.append(P[:, i])
+        if beam.kind == "cable":
+            pts.append(P[:, idx[-1]] + l * R[:, idx[-1], :, 0])
+        rows += pts + [np.full_like(P[:, 0], np.nan)]
+    return np.stack(rows, axis=1)
+
+
+def _elastic_bodies(model):
+    """The indices of the bodies of beams and cables (their elements and the massless bodies between joints)."""
+    names = set()
+    for beam in model.elastic:
+        names |= set(beam.element_bodies) | {n for n in model.body_names if n.startswith(f"{beam.name}.sde")}
+    return {model.body_index(n) for n in names if n in model.body_names}
 
 
 def _frames(t, n, frame_rate, max_frames):
@@ -243,7 +274,7 @@ def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=
     model, Q, times = read_motion(result_or_model, q, t, model, who="viewer")
     result = result_or_model if isinstance(result_or_model, Result) else None
     if not frame_rate > 0 or int(max_frames) < 1:
-        raise ModelError(f"viewer: frame_rate must be > 0 and max_frames >= 1, got {frame_rate!r}, {max_frames!r}",
+        raise ModelError(f"viewer: frame_rate must be > 0 and max_frames >= 1, got {frame_rate!r}, {shown(max_frames)!r}",
                          element="frame_rate")
     idx = _frames(times, len(Q), frame_rate, max_frames)
     ft = times[idx] if times is not None else np.arange(len(idx), dtype=float) / frame_rate
@@ -258,6 +289,11 @@ def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=
         K = mb.forward_kinematics(model, Q[k], t=float(ft[f]) if moving_base else None)
         R[f], P[f] = K.R, K.p
     parts, notes = body_parts(model, Q[idx[0]], max_faces=max_faces)
+    beams = None
+    if getattr(model, "elastic", ()):       # drawn as centre lines, not as the segments' own shapes
+        elastic = _elastic_bodies(model)
+        parts = [p for p in parts if p.body not in elastic or p.role == "visual"]
+        beams = _beam_centrelines(model, R, P)
     scene = Scene(model, Q[idx], ft if moving_base else None)
     size = characteristic_length(model, Q[idx[0]])
 
@@ -281,6 +317,8 @@ def page(result_or_model, model=None, q=None, t=None, *, title=None, frame_rate=
         "meshes": meshes, "static": static, "notes": notes,
         "segments": _b64(segs, "<f4") if segs.size else None, "nsegments": int(segs.shape[1]),
         "contacts": _b64(contacts, "<f8") if contacts is not None else None,
+        "beams": None if beams is None else {"points": _b64(beams, "<f4"), "npoints": int(beams.shape[1]),
+                                             "color": PALETTE[0]},
         "ncontacts": 0 if contacts is None else int(contacts.shape[1]),
         "window": {"follow": bool(follow), "half": half, "centres": _b64(centres, "<f8")},
         "triad": 0.12 * half, "energy": energy, "up": up.tolist(), "eye": _camera_eye(up).tolist(),
@@ -333,17 +371,18 @@ body {{ font: 14px system-ui, sans-serif; margin: 0; }}
 
 
 def to_html(result_or_model, path, model=None, **options):
-    """Write the viewer page (:func:`page`; its options) to ``path``; returns the path."""
-    text = page(result_or_model, model=model, **options)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
+    """Write the viewer page (:func:`page`; its options) to ``path`` (its missing folders made); returns the path.
+    A folder, a folder that cannot be made or an option :func:`page` does not take is refused before the page is
+    made (``ResultFileError``, ``ModelError``)."""
+    check_options(options, page, "to_html", exclude=("result_or_model", "model"))
+    path = writable_file(path, "viewer page")
+    return write_text(path, page(result_or_model, model=model, **options), "viewer page")
 
 
 def show(result_or_model, model=None, height=720, **options):
     """Display the viewer inline in Jupyter (IPython): the page of :func:`page` in an ``<iframe>``, so that its
     scripts run apart from the notebook's. ``ModelError`` without IPython (write a file with :func:`to_html`)."""
+    check_options(options, page, "show", exclude=("result_or_model", "model"))
     try:
         from IPython.display import HTML, display
     except ImportError:

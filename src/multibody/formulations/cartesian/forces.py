@@ -1,5 +1,5 @@
-"""Forces of the Cartesian formulation's own systems: point-to-point springs and dampers, body torques and
-relative torques (seed 001 §2.6)."""
+"""Forces of the Cartesian formulation's own systems: point-to-point springs and dampers, body torques,
+relative torques (seed 001 §2.6) and loads at body points."""
 import numpy as np
 
 
@@ -23,6 +23,20 @@ class BodyTorque:
     def __init__(self, body, torque):
         self.body = body
         self.torque = np.atleast_1d(np.asarray(torque, float))
+
+
+class PointLoad:
+    """A force ``s(t) force`` at ``point`` of a body and a torque ``s(t) torque`` (``multibody.model.loads``): the
+    vectors in inertial axes, or in the body's axes when ``local`` (they turn with it); ``point`` from the centre of
+    mass in the body's axes; ``curve`` a ``LoadCurve`` (planar: 2-vectors in the plane and a scalar torque)."""
+
+    def __init__(self, body, point, force, torque, local, curve):
+        self.body = body
+        self.point = np.asarray(point, float)
+        self.force = np.asarray(force, float)
+        self.torque = np.atleast_1d(np.asarray(torque, float))
+        self.local = bool(local)
+        self.curve = curve
 
 
 class RelativeTorque:

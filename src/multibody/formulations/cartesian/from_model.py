@@ -4,7 +4,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.formulations.cartesian.embedding import Embedding, planar_embedding
-from multibody.formulations.cartesian.forces import PointSpring, RelativeTorque
+from multibody.formulations.cartesian.forces import PointLoad, PointSpring, RelativeTorque
 from multibody.formulations.cartesian.joints import (CompositeJoint, PlanarAngle, PlanarJoint, PlanarPrismatic,
                                                      PlanarRevolute, UniversalJoint)
 from multibody.formulations.cartesian.model_rows import ModelConstraintRows
@@ -23,8 +23,8 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
     1 point–plane + 2 rotation (3), Free → none; in the plane (``planar``: None detects it, see
     :func:`planar_embedding`) Revolute → 2 point–line rows (seed 001 §2.5), Prismatic → point–line + locked
     angle, Fixed → 3. The Model's other constraints follow as a :class:`ModelConstraintRows` block. Gravity,
-    point springs and the constant efforts of revolute joints carry over; joint spring-dampers and torque
-    callbacks (generalized forces) have no Cartesian form (``ModelError``).
+    point springs and the constant efforts of revolute joints carry over; joint spring-dampers, armatures and
+    torque callbacks (generalized forces) have no Cartesian form (``ModelError``).
     """
     from multibody.algorithms.dynamics import forward_kinematics
 
@@ -39,6 +39,10 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
     if np.any(np.asarray(model.dof_stiffness)) or np.any(np.asarray(model.dof_damping)):
         raise ModelError(f"model '{model.name}': joint spring-dampers are not available in the Cartesian "
                          "formulation", element="joint spring-damper")
+    if np.any(np.asarray(model.dof_armature)):
+        raise ModelError(f"model '{model.name}': the joints' armatures (rotor inertias on the coordinates' diagonal of "
+                         "the mass matrix) have no Cartesian form; use a formulation in joint coordinates",
+                         element="armature")
     if model.torque_callback is not None:
         raise ModelError(f"model '{model.name}': a torque callback (generalized forces) has no Cartesian form",
                          element="torque callback")
@@ -77,11 +81,31 @@ def cartesian_from_model(model, q=None, v=None, solver="auto", planar=None):
             ends.append(rel)
         s.add_force(PointSpring(model.body_names[ia], ends[0], model.body_names[ib], ends[1], sp_.stiffness,
                                 sp_.damping, sp_.rest_length))
+    for load in model.loads:
+        s.add_force(_point_load(model, load, K, emb, com))
     block = ModelConstraintRows(model, emb, s)
     if block.m:
         s.add_joint(block)
     s.finalize()
     return s, emb
+
+
+def _point_load(model, load, K, emb, com):
+    """The Cartesian form of a load (``multibody.model.loads``): its point from the body's centre of mass, its vectors
+    in the body's axes (local) or inertial ones; in the plane, projected on it (the bodies' axes there are the
+    inertial ones at the state the system was built from)."""
+    i = load.body
+    rel = load.point - com[i]
+    local = load.reference == "local"
+    force, torque = (load.axes @ load.force, load.axes @ load.torque) if local else (load.force, load.torque)
+    if emb.dim == 3:
+        return PointLoad(model.body_names[i], rel, force, torque, local, load.curve)
+    R = K.R[i]
+    rel = R @ rel
+    if local:
+        force, torque = R @ force, R @ torque
+    return PointLoad(model.body_names[i], [rel @ emb.e1, rel @ emb.e2], [force @ emb.e1, force @ emb.e2],
+                     torque @ emb.n, local, load.curve)
 
 
 def joint_points(model, jinfo, K):

@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from multibody.errors import ConstraintError, ModelError
 from multibody.formulations.base import POLISH
-from multibody.formulations.cartesian.forces import BodyTorque, PointSpring, RelativeTorque
+from multibody.formulations.cartesian.forces import BodyTorque, PointLoad, PointSpring, RelativeTorque
 from multibody.formulations.cartesian.joints import RowBlock
 from multibody.formulations.cartesian.primitives import EVALUATORS, OMEGA
 from multibody.formulations.cartesian.solvers import KKTSolver
@@ -52,6 +52,7 @@ class CartesianSystem(KKTSolver):
         self.springs = []
         self.torques = []
         self.rel_torques = []
+        self.loads = []
         self.force_callback = None
         self._final = False
         self.stats = {"solves": 0, "fallbacks": 0}
@@ -110,6 +111,8 @@ class CartesianSystem(KKTSolver):
             self.torques.append(force)
         elif isinstance(force, RelativeTorque):
             self.rel_torques.append(force)
+        elif isinstance(force, PointLoad):
+            self.loads.append(force)
         elif callable(force):
             self.force_callback = force
         else:
@@ -475,6 +478,19 @@ class CartesianSystem(KKTSolver):
         for tq in self.torques:
             k = self.body_index(tq.body)
             F[k - 1, self.dim:] += tq.torque
+        for load in self.loads:
+            k = self.body_index(load.body)
+            s = load.curve.at(t)
+            _, _, A = self._point_vel(x, V, k, load.point)
+            if self.dim == 2:   # A: the point turned into the plane; the body's angle X[2] turns a local force
+                f = s * (rotation_2d(x[3 * (k - 1) + 2]) @ load.force if load.local else load.force)
+                F[k - 1, :2] += f
+                F[k - 1, 2] += A[0] * f[1] - A[1] * f[0] + s * load.torque[0]
+            else:               # A: the body's rotation; moments in body axes
+                f = s * (A @ load.force if load.local else load.force)
+                T = s * (load.torque if load.local else A.T @ load.torque)
+                F[k - 1, :3] += f
+                F[k - 1, 3:] += np.cross(load.point, A.T @ f) + T
         for tq in self.rel_torques:
             ki, kj = self.body_index(tq.body_i), self.body_index(tq.body_j)
             if self.dim == 2:

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from multibody.errors import ModelError
+from multibody.errors import ModelError, shown
+from multibody.files import write_text
 
 
 #: Parameter names, in the order of the paper's Table 1 (ASCII spelling; ``lam`` is the steer-axis tilt).
@@ -125,11 +126,11 @@ class BicycleParameters(Mapping):
 
 def _as_real(name, value):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ModelError(f"bicycle parameter '{name}' must be a real number, got {value!r} "
+        raise ModelError(f"bicycle parameter '{name}' must be a real number, got {shown(value)!r} "
                          f"({type(value).__name__})", element=f"parameter '{name}'")
     value = float(value)
     if not math.isfinite(value):
-        raise ModelError(f"bicycle parameter '{name}' must be finite, got {value!r}", element=f"parameter '{name}'")
+        raise ModelError(f"bicycle parameter '{name}' must be finite, got {shown(value)!r}", element=f"parameter '{name}'")
     return value
 
 
@@ -198,7 +199,7 @@ def validate_parameters(params):
     p = _from_mapping(params)
 
     def fail(name, expected):
-        raise ModelError(f"bicycle parameter '{name}' = {p[name]!r} is invalid: expected {expected} "
+        raise ModelError(f"bicycle parameter '{name}' = {shown(p[name])!r} is invalid: expected {expected} "
                          f"({PARAMETER_INFO[name][1]})", element=f"parameter '{name}'")
 
     for name in ("w", "rR", "rF", "mR", "mB", "mH", "mF"):
@@ -264,7 +265,8 @@ def load_parameters(path, validate=True):
 
 
 def save_parameters(params, path):
-    """Write a parameter set as YAML (one ``name: value`` line per parameter, full double precision)."""
+    """Write a parameter set as YAML (one ``name: value`` line per parameter, full double precision); returns the
+    path (a place that cannot be written: ``ResultFileError``, ``multibody.files``)."""
     import yaml
 
     p = _from_mapping(params)
@@ -272,5 +274,4 @@ def save_parameters(params, path):
     for name in PARAMETER_NAMES:
         text = yaml.safe_dump({name: float(p[name])}, default_flow_style=False).strip()
         lines.append(f"{text:<32s} # {PARAMETER_INFO[name][0]}: {PARAMETER_INFO[name][1]}")
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(lines) + "\n")
+    return write_text(path, "\n".join(lines) + "\n", "bicycle parameters")
