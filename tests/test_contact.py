@@ -28,6 +28,7 @@ import pytest
 import multibody as mb
 from multibody.errors import IntegrationError, ModelError
 from multibody.contact.compliant_forces import hunt_crossley_damping, hunt_crossley_restitution
+from checkpoint_copies import copy_at
 
 G = 9.81
 
@@ -457,3 +458,25 @@ def test_contacts_round_trip_through_result_files(tmp_path, suffix):
     with pytest.warns(UserWarning, match="CSV file holds one row per time and not the run's contacts"):
         res.save(tmp_path / "run.csv")
     assert mb.io.load_result(tmp_path / "run.csv").contacts is None
+
+
+def test_contacts_round_trip_through_a_checkpoint(tmp_path, monkeypatch):
+    """A run resumed from a checkpoint in its middle (t = 0.1, while the ball and the box land) gives the whole run's
+    ``result.contacts`` again, every array bit for bit (the checkpoint holds the contacts of the outputs so far)."""
+    model = free_bodies([("box", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("ball", 2.0, (0.002,) * 3, mb.Sphere(0.05), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[9], q0[7] = 0.101, 0.252, 0.02
+    plain = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=21)
+    middle = str(tmp_path / "middle.ckpt")
+    copy_at(monkeypatch, middle, lambda t, step: t >= 0.1)
+    full = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=21, checkpoint=str(tmp_path / "run.ckpt"),
+                       every=0.05)
+    again = mb.resume(middle)
+    assert again.info["resumed_from"] == pytest.approx(0.1)
+    for res in (full, again):
+        assert res.contacts == plain.contacts and res.contacts.pairs == plain.contacts.pairs
+        for f in ("offsets",) + plain.contacts.FIELDS:
+            a, b = getattr(plain.contacts, f), getattr(res.contacts, f)
+            assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+    assert again.contacts.count[-1] == 5 and again.contacts.count[0] == 0
