@@ -34,10 +34,13 @@ Two solvers share the other rows, both from the impulses in ``lam`` at the call 
   dense solve of the rows.
 
 Up to ``DIRECT_ROWS`` rows (a quadruped's feet, a stack of a few boxes, a wheel's two feet) the solve is direct:
-``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent:
-the conditions' kinks), Newton again from zero impulses (an impact, whose impulses owe nothing to the last step's),
-then sweeps and Newton in turn. Larger sets sweep until no impulse changes by more than ``tolerance`` times the
-largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
+``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent, or
+a descent that creeps: the conditions' kinks), Newton again from zero impulses (an impact, whose impulses owe nothing
+to the last step's; a contact at the edge of its cone among redundant ones, where Newton from the last step's
+impulses crept for 200 iterations and from zero converged in 5); when that is no better, the first solve carried on,
+then sweeps and Newton in turn, the sweeps doubling each round (a box driven through a stick–slip reversal: Newton
+stalled from the last step's impulses and from zero, and converged after 8 sweeps). Larger sets sweep until no
+impulse changes by more than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
 its residual: the largest distance of the impulses from the conditions (``rows/newton.residual``: the
 Alart–Curnier function, in impulse units) relative to the largest impulse. A step whose residual is above
 ``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and says so.
@@ -198,22 +201,29 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
     best = scratch.best
     projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, SWEEPS)
     used = SWEEPS
-    it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch)
+    it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch, True)
     used += abs(it)
-    if it < 0 and used < iterations:        # stalled: from zero impulses, then sweeps and Newton in turn
+    if it < 0 and used < iterations:        # stalled or creeping: from zero impulses, then sweeps and Newton in turn
         for r in range(n0, n):
             best[r] = lam[r]
             lam[r] = 0.0
         first = _relative(W, b, best, kind, mu, gap, law, n0, n, scratch)
-        it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch)
+        it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch, True)
         used += abs(it)
         if it < 0 and _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch) > first:
-            for r in range(n0, n):
+            for r in range(n0, n):          # no better: the first solve, carried on without the progress check
                 lam[r] = best[r]
+            if used < iterations:
+                it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch,
+                                    False)
+                used += abs(it)
+        sweeps = SWEEPS
         while it < 0 and used < iterations:
-            projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, SWEEPS)
-            used += SWEEPS
-            it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch)
+            sweeps = min(sweeps, iterations - used)
+            projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, sweeps)
+            used += sweeps
+            sweeps *= 2                     # each round's sweeps twice the last's: they converge, if slowly
+            it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch, False)
             used += abs(it)
     return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
 
