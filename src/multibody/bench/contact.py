@@ -189,11 +189,47 @@ def solo12_mujoco_standing(t_end=5.0, h=1e-3, model=None, n_out=51):
     return summary(model, np.array(t), np.array(Q), np.array(depth), cpu / t_end)
 
 
+def bench_rimless_wheel(t_end=10.0, h=1e-4, stiffness=1e7, rounds=3, verbose=True):
+    """The rimless wheel (``systems/rimless_wheel.py``) rolling down its slope with the compliant model's implicit
+    step (``contact="compliant", implicit=True``, plastic impacts: damping 1000 s/m): its process time per
+    simulated second (the median of ``rounds`` runs after one that compiles) and its mean step period over ten
+    settled steps against McGeer's closed form (tests/test_contact_implicit.py checks it)."""
+    import multibody as mb
+    from multibody.systems.rimless_wheel import WHEEL, rimless_wheel, rimless_wheel_period, rimless_wheel_start
+
+    model = rimless_wheel(**WHEEL)
+    q0, v0 = rimless_wheel_start(**WHEEL)
+    n_out = int(round(t_end / 1e-3)) + 1
+
+    def run():
+        return mb.simulate(model, q0, v0, t_end, h=h, contact="compliant", implicit=True, stiffness=stiffness,
+                           damping=1000.0, n_out=n_out)
+
+    res = run()
+    cpu = []
+    for _ in range(rounds):
+        start = time.process_time()
+        run()
+        cpu.append((time.process_time() - start) / t_end)
+    alpha = np.pi / WHEEL["n"]
+    mid = q0[2] - alpha - 2 * alpha * np.arange(9, 20)
+    times = np.interp(-mid, -res.q[:, 2], res.t)
+    error = (times[-1] - times[0]) / 10 / rimless_wheel_period(**WHEEL) - 1.0
+    row = {"h": h, "stiffness": stiffness, "cpu_per_s": float(np.median(cpu)), "period_error": float(error)}
+    if verbose:
+        print(f"\nRimless wheel ({WHEEL['n']} spokes of {WHEEL['length']:g} m, slope {WHEEL['slope']:g} rad), "
+              f"contact='compliant', implicit=True, stiffness {stiffness:g}, h = {h:g} s: CPU s per simulated s "
+              f"{row['cpu_per_s']:.3f}, step period {error:+.2e} from McGeer's closed form.")
+    return row
+
+
 def bench_contact(t_end=5.0, steps=(1e-3, 2e-3), rounds=5, verbose=True):
     """Solo12 standing for ``t_end`` s, ours against MuJoCo at each step size: the summaries, and the process
-    time per simulated second of each in interleaved rounds (median, and the ratio's median and range)."""
+    time per simulated second of each in interleaved rounds (median, and the ratio's median and range); then the
+    rimless wheel of :func:`bench_rimless_wheel`."""
     from multibody.bench.timing import fmt_spread, interleaved, spread
 
+    wheel = bench_rimless_wheel(verbose=verbose)
     if solo12_path() is None:
         print("example-robot-data is not installed: no Solo12")
         return {}
@@ -231,7 +267,7 @@ def bench_contact(t_end=5.0, steps=(1e-3, 2e-3), rounds=5, verbose=True):
               f"{getattr(mujoco, '__version__', 'n/a')} with the law as actuators, options {MUJOCO_OPTIONS} (else its "
               "defaults). Process time of whole "
               "runs (ours: simulate; MuJoCo: mj_step in blocks), interleaved rounds: median and range of the ratio.")
-    return rows
+    return rows + [wheel]
 
 
 # ---- many runs: simulate_batch against mujoco.rollout -------------------------------------------------------------
