@@ -30,7 +30,8 @@ import numpy as np
 import pytest
 
 import multibody as mb
-from multibody.systems.rimless_wheel import WHEEL, rimless_wheel, rimless_wheel_period, rimless_wheel_start
+from multibody.systems.rimless_wheel import (WHEEL, mean_step_period, rimless_wheel, rimless_wheel_gait,
+                                             rimless_wheel_period, rimless_wheel_start)
 from test_contact import incline
 
 G = 9.81
@@ -66,10 +67,25 @@ def period_error(wheel, h, stiffness):
     q0, v0 = rimless_wheel_start(**shape)
     res = mb.simulate(model, q0, v0, 10.0, h=h, contact="compliant", implicit=True, stiffness=stiffness,
                       damping=1000.0, n_out=10001)
-    alpha = np.pi / shape["n"]
-    mid = q0[2] - alpha - 2 * alpha * np.arange(9, 20)      # the hub's angle falls by 2α a step
-    times = np.interp(-mid, -res.q[:, 2], res.t)
-    return (times[-1] - times[0]) / 10 / rimless_wheel_period(**shape) - 1.0
+    return mean_step_period(res, shape["n"]) / rimless_wheel_period(**shape) - 1.0
+
+
+def test_rimless_wheel_closed_form():
+    """The closed form against its definition, integrated independently (scipy's DOP853 at rtol 1e-12): a stance
+    from θ = −α at ω₀ reaches θ = α after T with the rate ω⁻, which the impact takes back to c ω⁻ = ω₀."""
+    from scipy.integrate import solve_ivp
+
+    n, l, m, inertia, slope = (WHEEL[k] for k in ("n", "length", "mass", "inertia", "slope"))
+    alpha = np.pi / n
+    w0, end = rimless_wheel_gait(**WHEEL)
+    K = m * G * l / (inertia + m * l * l)
+    reach = lambda t, x: x[0] - alpha  # noqa: E731
+    reach.terminal = True
+    run = solve_ivp(lambda t, x: [x[1], K * np.sin(x[0] + slope)], (0.0, 5.0), [-alpha, w0], method="DOP853",
+                    rtol=1e-12, atol=1e-14, events=reach)
+    assert run.t_events[0][0] == pytest.approx(rimless_wheel_period(**WHEEL), rel=1e-10)
+    assert run.y_events[0][0][1] == pytest.approx(end, rel=1e-10)
+    assert (m * l * l * np.cos(2 * alpha) + inertia) / (m * l * l + inertia) * end == pytest.approx(w0, rel=1e-14)
 
 
 def test_rimless_wheel_step_period(wheel):

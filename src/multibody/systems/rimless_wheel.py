@@ -15,7 +15,7 @@ of the stance, ω(θ)² = ω₀² + K (cos(γ − α) − cos(θ + γ)), K = 2 m
     ω⁻² (1 − c²) = K (cos(γ − α) − cos(γ + α)),      T = ∫_{−α}^{α} dθ / ω(θ)
 
 (:func:`rimless_wheel_period`, T by adaptive quadrature to 1e-14; :func:`rimless_wheel_start`, the state at the
-start of a steady stance).
+start of a steady stance; :func:`mean_step_period`, a run's).
 """
 import math
 
@@ -24,7 +24,8 @@ from scipy.integrate import quad
 
 import multibody as mb
 
-__all__ = ["rimless_wheel", "rimless_wheel_gait", "rimless_wheel_period", "rimless_wheel_start", "WHEEL"]
+__all__ = ["rimless_wheel", "rimless_wheel_gait", "rimless_wheel_period", "rimless_wheel_start", "mean_step_period",
+           "WHEEL"]
 
 #: the wheel of the tests and the benchmark: ten spokes of 1 m, 1 kg with I = 0.01 kg m², on a slope of 0.08 rad
 WHEEL = dict(n=10, length=1.0, mass=1.0, inertia=0.01, slope=0.08)
@@ -75,3 +76,14 @@ def rimless_wheel_start(n=10, length=1.0, mass=1.0, inertia=0.01, slope=0.08, g=
     q0 = np.array([hub[0], hub[1], angle])
     v0 = np.array([w0 * hub[1], -w0 * hub[0], -w0])                      # ω × (hub − foot), ω = −ω₀ about z
     return q0, v0
+
+
+def mean_step_period(result, n=10, first=9, last=19):
+    """The mean step period of a run of :func:`rimless_wheel` from :func:`rimless_wheel_start`, over steps
+    ``first`` to ``last``: the time the hub takes to turn from the middle of stance ``first`` to the middle of
+    stance ``last`` (its angle falls by 2α a step; linear interpolation between outputs), over ``last − first``
+    (so that each step's own time telescopes)."""
+    alpha = math.pi / n
+    mid = result.q[0, 2] - alpha - 2 * alpha * np.arange(first, last + 1)
+    times = np.interp(-mid, -result.q[:, 2], result.t)
+    return (times[-1] - times[0]) / (last - first)
