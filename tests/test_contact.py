@@ -470,8 +470,8 @@ def test_contacts_round_trip_through_a_checkpoint(tmp_path, monkeypatch):
     plain = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=21)
     middle = str(tmp_path / "middle.ckpt")
     copy_at(monkeypatch, middle, lambda t, step: t >= 0.1)
-    full = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=21, checkpoint=str(tmp_path / "run.ckpt"),
-                       every=0.05)
+    full = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=21,
+                       checkpoint=str(tmp_path / "run.ckpt"), every=0.05)
     again = mb.resume(middle)
     assert again.info["resumed_from"] == pytest.approx(0.1)
     for res in (full, again):

@@ -9,19 +9,19 @@ Bounds, and where they come from:
   while the normal force is still building, a few δ tan θ), and then not at all (1e-9 m: round-off over 9 s). At
   rest its depth is the mean of its corners' δ, the downhill ones carrying more by the moment of friction (to the
   tilt's relative change of the arms, δ/hx < 1e-5);
-* the rimless wheel (systems/rimless_wheel.py; McGeer, Int. J. Robot. Res. 9 (1990) 62–82): a hub of mass m and inertia I on n massless spokes
-  of length l, 2α = 2π/n apart, rolling down a slope γ; each stance is an inverted pendulum,
-  (I + m l²) θ̈ = m g l sin(θ + γ), from θ = −α to α, and each impact plastic on the new foot (the angular momentum
-  about it is kept: ω⁺ = (m l² cos 2α + I) / (m l² + I) ω⁻). Its steady gait has the closed form
-  ω⁻² (1 − c²) = K (cos(γ − α) − cos(γ + α)), K = 2 m g l / (I + m l²), and the step period
-  T = ∫_{−α}^{α} dθ / sqrt(ω₀² + K (cos(γ − α) − cos(θ + γ))), ω₀ = c ω⁻ (an elliptic integral, evaluated here by
-  quadrature to 1e-14). The compliant model approaches it with three errors: semi-implicit Euler's, first order in
-  h; the feet's sink δ/l; and the Hunt–Crossley restitution, at most 2/(3 α v) of the impact speed v (the damping
-  α = 1000 s/m makes the impacts plastic to 7e-4). With k = 1e9 (δ = 5e-6 m) the error is first order in h: at
-  h = 1e-4 and 5e-5 it halves (ratio 2 ± 0.3, the rest being the O(h²) and δ terms) and its Richardson extrapolate
-  2 e(h/2) − e(h) is below 2e-4; at k = 1e7 (δ = 1e-4 m) the sink adds about 5 δ/l, still within the issue's
-  2e-3 at h = 1e-4. The mean period is measured over ten steps of the settled gait, from the times the hub turns
-  through the same mid-stance angle (linear interpolation of 1 ms outputs: 1e-8 s), so that it telescopes.
+* the rimless wheel (systems/rimless_wheel.py; McGeer, Int. J. Robot. Res. 9 (1990) 62–82): a hub of mass m and
+  inertia I on n massless spokes of length l, 2α = 2π/n apart, rolling down a slope γ; each stance is an inverted
+  pendulum, (I + m l²) θ̈ = m g l sin(θ + γ), from θ = −α to α, and each impact plastic on the new foot (the angular
+  momentum about it is kept: ω⁺ = (m l² cos 2α + I) / (m l² + I) ω⁻). Its steady gait has the closed form ω⁻² (1 −
+  c²) = K (cos(γ − α) − cos(γ + α)), K = 2 m g l / (I + m l²), and the step period T = ∫_{−α}^{α} dθ / sqrt(ω₀² + K
+  (cos(γ − α) − cos(θ + γ))), ω₀ = c ω⁻ (an elliptic integral, evaluated here by quadrature to 1e-14). The compliant
+  model approaches it with three errors: semi-implicit Euler's, first order in h; the feet's sink δ/l; and the
+  Hunt–Crossley restitution, at most 2/(3 α v) of the impact speed v (the damping α = 1000 s/m makes the impacts
+  plastic to 7e-4). With k = 1e9 (δ = 5e-6 m) the error is first order in h: at h = 1e-4 and 5e-5 it halves (ratio 2
+  ± 0.3, the rest being the O(h²) and δ terms) and its Richardson extrapolate 2 e(h/2) − e(h) is below 2e-4; at k =
+  1e7 (δ = 1e-4 m) the sink adds about 5 δ/l, still within the issue's 2e-3 at h = 1e-4. The mean period is measured
+  over ten steps of the settled gait, from the times the hub turns through the same mid-stance angle (linear
+  interpolation of 1 ms outputs: 1e-8 s), so that it telescopes.
 
 Speed is not tested (no test depends on time): ``multibody bench --only contact`` prints the wheel's CPU per
 simulated second.

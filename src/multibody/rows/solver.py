@@ -35,15 +35,16 @@ Two solvers share the other rows, both from the impulses in ``lam`` at the call 
 
 Up to ``DIRECT_ROWS`` rows (a quadruped's feet, a stack of a few boxes, a wheel's two feet) the solve is direct:
 ``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent, or
-a descent that creeps: the conditions' kinks), Newton again from zero impulses (an impact, whose impulses owe nothing
-to the last step's; a contact at the edge of its cone among redundant ones, where Newton from the last step's
-impulses crept for 200 iterations and from zero converged in 5); when that is no better, the first solve carried on,
-then sweeps and Newton in turn, the sweeps doubling each round (a box driven through a stick–slip reversal: Newton
-stalled from the last step's impulses and from zero, and converged after 8 sweeps). Larger sets sweep until no
-impulse changes by more than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
-its residual: the largest distance of the impulses from the conditions (``rows/newton.residual``: the
-Alart–Curnier function, in impulse units) relative to the largest impulse. A step whose residual is above
-``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and says so.
+a descent that creeps: the conditions' kinks), Newton again from zero impulses (an impact, whose impulses owe
+nothing to the last step's; a contact at the edge of its cone among redundant ones, where Newton from the last
+step's impulses crept for 200 iterations and from zero converged in 5); when that is no better, the first solve
+carried on, then sweeps and Newton in turn, the sweeps doubling each round (a box driven through a stick–slip
+reversal: Newton stalled from the last step's impulses and from zero, and converged after 8 sweeps). Larger sets
+sweep until no impulse changes by more than ``tolerance`` times the largest. Either way the solve ends within
+``iterations`` (a sweep or a Newton iteration counts one) and reports its residual: the largest distance of the
+impulses from the conditions (``rows/newton.residual``: the Alart–Curnier function, in impulse units) relative to
+the largest impulse. A step whose residual is above ``tolerance`` is unconverged; the run counts such steps
+(:data:`RowSolver` ``stats``) and says so.
 
 This module is the one home of that numerics; which rows a step has, their J, kinds and biases, is the
 assembly's (``contact/stepping_solver.py``, with the builders of ``rows/unit_rows.py`` and
