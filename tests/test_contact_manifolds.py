@@ -123,6 +123,25 @@ def test_many_sided_hull_on_a_plane():
     np.testing.assert_allclose(np.hypot(rows[:, C_PB], rows[:, C_PB + 1]), 0.1, rtol=0, atol=1e-15)
 
 
+def test_flush_boxes_with_round_off_turns():
+    """A cube of 0.1 m resting on one of 0.2 m, faces flush, each turned by round-off (the state of a resting
+    stack: quaternions 1e-16 off the identity): their face manifold, four corners at distance 0 (to round-off)
+    along z. EPA from GJK's simplex that only touches the origin once ended on a face inside the Minkowski
+    difference here (one contact, 2.8 cm deep along (0.50, −0.76, −0.42)); the depth is now checked against the
+    overlap along the normal (``detection.overlap_along``)."""
+    low = dict(kind="box", R=Rotation.from_quat([1.0, -2.490356e-18, 1.344801e-18, -5.892428e-19],
+                                                scalar_first=True).as_matrix(),
+               p=np.array([-6.579658e-19, 2.621876e-19, 0.1]), half_sizes=np.array([0.1, 0.1, 0.1]))
+    top = dict(kind="box", R=Rotation.from_quat([1.0, -9.011183e-17, -3.449042e-17, -1.638227e-18],
+                                                scalar_first=True).as_matrix(),
+               p=np.array([0.02, 8.988231e-18, 0.25]), half_sizes=np.array([0.05, 0.05, 0.05]))
+    for a, b, up in ((low, top, 1.0), (top, low, -1.0)):
+        rows = contacts(a, b)
+        assert len(rows) == 4
+        np.testing.assert_allclose(rows[:, C_DIST], 0.0, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(rows[:, C_N:C_N + 3], np.tile([0.0, 0.0, up], (4, 1)), rtol=0, atol=1e-15)
+
+
 # ---- runs ----------------------------------------------------------------------------------------------------------
 def free_body(shape, support, m=1.0, inertia=(0.003, 0.004, 0.002), mu=0.5, place=None):
     b = mb.ModelBuilder()

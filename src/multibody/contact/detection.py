@@ -57,6 +57,10 @@ C_PAIR, C_DIST, C_N, C_PA, C_PB, C_MU, C_FEAT = 0, 1, 2, 5, 8, 11, 12
 C_WIDTH = 13
 #: relative tolerance of GJK and EPA (times the sum of the two bounding radii)
 GJK_TOL = 1e-12
+#: EPA's depth is checked against the overlap along its normal (``overlap_along``), to this fraction of the two
+#: shapes' sizes (a correct result agrees to GJK_TOL for polytopes, to 2e-4 for curved shapes, whose polytope EPA
+#: refines to its vertex budget: tests/test_contact_detection.py)
+EPA_CHECK = 1e-3
 #: the rows a pair of shapes can give: a half-space's manifolds, the face manifolds of two shapes with faces
 PLANE_ROWS = {SPHERE: 1, CAPSULE: 2, CYLINDER: 8, BOX: 8, HULL: PATCH}
 FACED = (CYLINDER, BOX, HULL)
@@ -281,6 +285,16 @@ def point_solid(gi, gf, gw, g, x0, x1, x2):
 
 # ---- the pair's distance, and its contacts ------------------------------------------------------------------------
 @njit(**KERNEL)
+def overlap_along(gi, gf, gw, verts, ga, gb, n0, n1, n2):
+    """How far the cores of ga (A) and gb (B) overlap along the unit direction n (from A to B): the largest x·n on
+    A less the smallest on B (the penetration depth is the least of these over n). Returns ``(overlap, pA (3),
+    pB (3))``, the support points."""
+    a0, a1, a2 = support(gi, gf, gw, verts, ga, n0, n1, n2, True)
+    b0, b1, b2 = support(gi, gf, gw, verts, gb, -n0, -n1, -n2, True)
+    return (a0 - b0) * n0 + (a1 - b1) * n1 + (a2 - b2) * n2, a0, a1, a2, b0, b1, b2
+
+
+@njit(**KERNEL)
 def pair_distance(gi, gf, gw, verts, ga, gb, ws):
     """The signed distance of geometries ga (A) and gb (B), with A's shape code <= B's: ``(d, n (3), pA (3),
     pB (3))`` (the module docstring's convention; for a half-space, B's deepest point)."""
@@ -300,6 +314,22 @@ def pair_distance(gi, gf, gw, verts, ga, gb, ws):
     status, dc, m = gjk(gi, gf, gw, verts, ga, gb, tol, ws)
     if status == INTERSECTING or dc <= tol:   # touching: the witness points' difference has no direction left
         depth, n0, n1, n2, a0, a1, a2, b0, b1, b2 = epa(gi, gf, gw, verts, ga, gb, m, tol, ws)
+        o, s0, s1, s2, t0, t1, t2 = overlap_along(gi, gf, gw, verts, ga, gb, n0, n1, n2)
+        if abs(o - depth) > EPA_CHECK * (gf[ga, GF_RAD] + gf[gb, GF_RAD]):
+            # EPA from a simplex that only touches the origin (two faces flush to round-off) can end on a face
+            # inside the difference: its depth is not the overlap along its normal. The least overlap along the
+            # shapes' own axes (a box's face normals) or along EPA's normal, at A's support point, instead
+            depth, n0, n1, n2, a0, a1, a2 = o, n0, n1, n2, s0, s1, s2
+            for g in (ga, gb):
+                for i in range(3):
+                    d0, d1, d2 = gw[g, i], gw[g, 3 + i], gw[g, 6 + i]
+                    if (gw[gb, GW_P] - gw[ga, GW_P]) * d0 + (gw[gb, GW_P + 1] - gw[ga, GW_P + 1]) * d1 + \
+                            (gw[gb, GW_P + 2] - gw[ga, GW_P + 2]) * d2 < 0.0:
+                        d0, d1, d2 = -d0, -d1, -d2
+                    o, s0, s1, s2, t0, t1, t2 = overlap_along(gi, gf, gw, verts, ga, gb, d0, d1, d2)
+                    if o < depth:
+                        depth, n0, n1, n2, a0, a1, a2 = o, d0, d1, d2, s0, s1, s2
+            b0, b1, b2 = a0 - depth * n0, a1 - depth * n1, a2 - depth * n2    # pA − pB = depth n, as EPA's
         dc = -depth
     else:
         a0, a1, a2, b0, b1, b2 = witness(ws, m)
