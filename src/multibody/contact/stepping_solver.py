@@ -15,8 +15,9 @@ rows ``J_i = [n; t1; t2]ᵀ J_p`` (the relative velocity of the two bodies at th
     |λ_t| ≤ μ λ_n,  λ_t = −μ λ_n u_t / |u_t| when u_t ≠ 0   (Coulomb's law with maximal dissipation),
 
 u = J v⁺ the contact velocities at t + h. With the free velocity ``v_f = v + h M⁻¹(τ − C)`` (ABA) and the
-Delassus matrix ``W = J M⁻¹ Jᵀ`` (from M = L Lᵀ, CRBA and Cholesky: ``Y = L⁻¹ Jᵀ``, ``W = YᵀY``), u = J v_f + W λ,
-and the conditions are solved on W by ``rows/solver.py`` (directly — a few sweeps of projected Gauss–Seidel, then
+Delassus matrix ``W = J M⁻¹ Jᵀ`` (from CRBA's M and its factorization M = LᵀL along the tree's paths,
+``kernels/ltl.py``: ``Y = L⁻ᵀ Jᵀ``, ``W = YᵀY``; a contact's row and its Y live on its bodies' paths to the root),
+u = J v_f + W λ, and the conditions are solved on W by ``rows/solver.py`` (directly — a few sweeps of projected Gauss–Seidel, then
 semi-smooth Newton — for small sets of rows, by sweeps for large ones), to a residual of ``tolerance`` relative to
 the largest impulse, from the impulses of the previous step (matched by pair and feature: a box's corner, a
 capsule's end); each step's residual and iterations go to the run's ``result.info["solver"]``, and a run with a
@@ -60,7 +61,7 @@ from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, workspace_views
-from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
+from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import loop_rows
@@ -72,15 +73,16 @@ from multibody.rows.unit_rows import held_rows, stop_rows
 #: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
 #: poses, contact rows, the GJK/EPA workspace
 Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
-#: the solver's arrays: mass matrix and factor, rows J, Y = L⁻¹Jᵀ (stored as rows), Delassus W, impulses, right-hand
-#: side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
+#: the solver's arrays: mass matrix and factor (LᵀL), rows J, Y = L⁻ᵀJᵀ (stored as rows), Delassus W, impulses,
+#: right-hand side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
 #: rows) and keys, the warm-start keys and impulses of the last step, the output record of each contact,
 #: ``settings`` = (margin, tolerance, iterations, recovery, restitution velocity), ``count`` (last step's contacts,
 #: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows, rows of the Python
 #: constraints), the row solver's scratch (``rows.solver.RowSolver``) and the rows of the Python constraints, which
-#: the run writes before each step (``xg``: their G, ``xgap``: h times the constant of ``G v⁺ + c = 0``)
+#: the run writes before each step (``xg``: their G, ``xgap``: h times the constant of ``G v⁺ + c = 0``), and the
+#: velocity coordinates' parents (``kernels.ltl.dof_parents``)
 Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext kind gap e mu key prev_key prev_lam rec settings count "
-                              "rs xg xgap")
+                              "rs xg xgap parent")
 #: columns of a contact record: pair, point (3), normal (3), normal force, friction force (3), signed distance,
 #: feature
 R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
@@ -317,11 +319,11 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     impulse_work = 0.0
     if nr > 0:
         crba_kernel(mi, mf, q, work, S.M)
-        cholesky_lower(S.M, nv, S.L)
+        ltl_factor(S.M, S.parent, S.L)
         for r in range(nr):
             for k in range(nv):
                 S.Y[r, k] = S.J[r, k]
-            forward_sub(S.L, nv, S.Y[r])
+            ltl_solve_transposed(S.L, S.parent, S.Y[r])
             s = 0.0
             for k in range(nv):
                 s += S.J[r, k] * S.vfree[k]
@@ -342,12 +344,12 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
             S.rs.stats[ST_FIRST] = t
         S.count[N_SWEEPS] = sweeps
         S.count[N_RANK] = rank
-        for k in range(nv):   # v⁺ = v_f + M⁻¹Jᵀλ = v_f + L⁻ᵀ (Y λ)
+        for k in range(nv):   # v⁺ = v_f + M⁻¹Jᵀλ = v_f + L⁻¹ (Y λ)
             s = 0.0
             for r in range(nr):
                 s += S.Y[r, k] * S.lam[r]
             vn[k] = s
-        backward_sub_T(S.L, nv, vn)
+        ltl_solve(S.L, S.parent, vn)
         for k in range(nv):   # the impulses' work λ·(u + u⁺)/2 = (Jᵀλ)·(v + v⁺)/2, added to v⁺ below
             s = 0.0
             for r in range(nr):
