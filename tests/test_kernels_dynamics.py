@@ -276,3 +276,41 @@ def test_benchmark_runs_on_small_models(capsys):
         ("binary tree", "crba"), ("batch of 40", "aba_batch")]
     assert all(r["ours_us"] > 0 for r in rows)
     assert "| chain | 3 | aba |" in capsys.readouterr().out
+
+
+@SETTINGS
+@given(st.tuples(st.integers(1, 30), st.integers(0, 2**32 - 1)))
+def test_sparse_factorization_of_the_mass_matrix(args):
+    """kernels/ltl.py on random trees (every joint type, branching): M = LᵀL with L nonzero only on the tree's
+    paths (no fill-in), and L⁻ᵀ, L⁻¹ solve M x = y to round-off (1e-10 relative, as ABA against a dense solve)."""
+    from multibody.kernels.ltl import dof_parents, ltl_factor, ltl_solve, ltl_solve_transposed
+    from multibody.model.packing import tree_params
+
+    n, seed = args
+    rng = np.random.default_rng(seed)
+    model = random_tree(n, rng)
+    q = model.random_configuration(rng)
+    M = crba(model, q)
+    nv = model.nv
+    if nv == 0:                                     # a body welded to the ground: nothing to factor
+        return
+    parent = np.zeros(nv, dtype=np.int64)
+    dof_parents(tree_params(model).mi, parent)
+    assert all(parent[k] < k for k in range(nv))
+    L = np.full((nv, nv), np.nan)                   # only the entries on the paths are written and read
+    assert ltl_factor(M, parent, L)
+    on_path = np.zeros((nv, nv), dtype=bool)
+    for k in range(nv):
+        j = k
+        while j >= 0:
+            on_path[k, j] = True
+            j = parent[j]
+    L = np.where(on_path, L, 0.0)
+    assert np.all(np.isfinite(L))
+    np.testing.assert_allclose(L.T @ L, M, rtol=0, atol=1e-12 * np.abs(M).max())
+    y = rng.uniform(-1.0, 1.0, nv)
+    x = y.copy()
+    ltl_solve_transposed(L, parent, x)
+    ltl_solve(L, parent, x)
+    ref = np.linalg.solve(M, y)
+    assert np.abs(x - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max())
