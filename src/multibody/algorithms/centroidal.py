@@ -31,7 +31,7 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms.dynamics import as_vector, bind_on_first_call, data_at, fill_general
+from multibody.algorithms.dynamics import FAST_PATH_MISSES, as_vector, bind_on_first_call, data_at, fill_general
 from multibody.model.data import refuse_general_joints, refuse_kinematics_only
 from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel, centroidal_map_kernel
 
@@ -76,13 +76,12 @@ def centroidal_map(model, q, data=None, t=None):
     linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped)."""
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a Data made for the model without a step before
         if q.dtype is _F64 and q.ndim == 1:
-            d = model._multibody_data if data is None else data
-            mi, mf, no_fext, work, nv = d.fast
-            if d.model is model:
-                Ag = _empty((6, nv))
+            mi, mf, no_fext, work, nv, shape, owner = model._multibody_fast if data is None else data.fast
+            if owner is model:
+                Ag = _empty(shape)
                 if _CMAP(mi, mf, q, work, Ag) == 0:
                     return Ag
-    except (AttributeError, TypeError, ZeroDivisionError):
+    except FAST_PATH_MISSES:
         pass
     return _centroidal(model, q, None, None, 0, True, False, data, t)[0]
 

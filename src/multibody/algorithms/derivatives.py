@@ -31,8 +31,8 @@ The kernels are in ``kernels/derivatives*.py``; each call writes into the worksp
 import numba
 import numpy as np
 
-from multibody.algorithms.dynamics import (as_batch, as_fext, as_vector, base_copy, bind_on_first_call, data_at,
-                                  size_error)
+from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_vector, base_copy,
+                                           bind_on_first_call, data_at, size_error)
 from multibody.model.data import refuse_general_joints, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
@@ -68,13 +68,6 @@ def _error(model, d, err, third):
     return size_error(model, d, err, third)
 
 
-def _fast_work(model, data):
-    """The ``DerivativeWork`` of the fast path (float64 vectors, the Data cached on the model or given for it, no
-    general joints or moving base), or None; AttributeError when no workspace is made yet."""
-    w = (model._multibody_data if data is None else data).derivatives
-    return w if w.fast is not None and (data is None or data.model is model) else None
-
-
 def _call(kernel, model, d, q, *args):
     try:
         return kernel(*args)
@@ -97,13 +90,13 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     """
     try:  # the fast path of :func:`aba_derivatives`
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model:
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _RNEA_D(mi, mf, q, v, a, no_fext, work, dwork, qdd, A, B, C) == 0:
                     return A, B, C
-    except (AttributeError, ZeroDivisionError):
+    except FAST_PATH_MISSES:
         pass
     d, w = _work(model, data, t)
     q = as_vector(q, d.nq, "q", model)
@@ -126,13 +119,13 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     time of a moving base and of the loads."""
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None and not (applied and w.applied):
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, has_applied, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model and not (applied and has_applied):
                 A, B, C = _empty(shape), _empty(shape), _empty(shape)
                 if _ABA_D(mi, mf, q, v, tau, no_fext, work, dwork, dint, qdd, A, B, C) == 0:
                     return A, B, C
-    except (AttributeError, ZeroDivisionError):  # no Data or workspace yet; the slow path names a zero quaternion
+    except FAST_PATH_MISSES:  # no Data or workspace yet, no fast path; the slow path names a zero quaternion
         pass
     d, w = _work(model, data, t)
     q = as_vector(q, d.nq, "q", model)
@@ -157,13 +150,13 @@ def minv(model, q, data=None):
     change it."""
     try:  # the fast path of :func:`aba_derivatives`
         if q.dtype is _F64 and q.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model:
                 A = _empty(shape)
                 if _MINV(mi, mf, q, work, dwork, dint, A) == 0:
                     return A
-    except (AttributeError, ZeroDivisionError):
+    except FAST_PATH_MISSES:
         pass
     d, w = _work(model, data, None)
     q = as_vector(q, d.nq, "q", model)
@@ -181,13 +174,13 @@ def coriolis_matrix(model, q, v, data=None):
     its base (a moving base changes neither M nor C)."""
     try:  # the fast path of :func:`aba_derivatives`
         if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
-            w = _fast_work(model, data)
-            if w is not None:
-                mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape = w.fast
+            mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
+                model._multibody_derivative_fast if data is None else data.derivatives.fast)
+            if owner is model:
                 A = _empty(shape)
                 if _CORIOLIS(mi, mf, q, v, work, dwork, A) == 0:
                     return A
-    except (AttributeError, ZeroDivisionError):
+    except FAST_PATH_MISSES:
         pass
     d, w = _work(model, data, None)
     q = as_vector(q, d.nq, "q", model)

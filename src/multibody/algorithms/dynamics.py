@@ -50,7 +50,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.model.data import CACHE_ATTR, Data, base_block, default_data, refuse_kinematics_only
+from multibody.model.data import FAST_ATTR, MASS_ATTR, Data, base_block, default_data, refuse_kinematics_only
 from multibody.errors import ModelError, shown
 from multibody.model.model import Model
 from multibody.kernels.aba import aba_batch_kernel, aba_kernel
@@ -178,8 +178,13 @@ def _point(point):
 # else goes through the slow path, which converts the arguments (rather than letting numba compile a
 # specialization for them) or names what was expected.
 _empty = np.empty
+#: what sends a call from the fast path to the slow one, which converts the arguments or names what is wrong:
+#: AttributeError (not ndarrays, or no Data cached on the model yet), TypeError (a Data whose fast path is None:
+#: general joints, a moving base, a model read for its kinematics only) and ZeroDivisionError (a zero quaternion,
+#: which the slow path names)
+_SLOW = (AttributeError, TypeError, ZeroDivisionError)
 _ARG_NAMES = {1: "q", 2: "v", 4: "fext", 5: "data.work", 6: "output"}
-assert CACHE_ATTR == "_multibody_data"  # the fast paths read the cached Data as ``model._multibody_data``
+assert (FAST_ATTR, MASS_ATTR) == ("_multibody_fast", "_multibody_mass_fast")  # the attributes the fast paths read
 
 
 def _bind_on_first_call(kernel, name, namespace=None):
@@ -241,6 +246,8 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
 #: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms.derivatives``)
 data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
                                                                           _bind_on_first_call)
+#: the exceptions that send a call from a fast path to its slow path (``_SLOW``), shared likewise
+FAST_PATH_MISSES = _SLOW
 
 
 def base_copy(d):
@@ -258,13 +265,12 @@ def aba(model, q, v, tau, data=None, fext=None, t=None):
     time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
-            f = model._multibody_data.fast if data is None else data.fast if data.model is model else None
-            if f is not None:
-                mi, mf, no_fext, work, nv = f
+            mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
+            if owner is model:
                 out = _empty(nv)
                 if _ABA(mi, mf, q, v, tau, no_fext, work, out) == 0:
                     return out
-    except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
+    except _SLOW:
         pass
     return _call3(aba_kernel, model, q, v, tau, data, fext, "tau", t)
 
@@ -341,13 +347,12 @@ def rnea(model, q, v, a, data=None, fext=None, t=None):
     §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0."""
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
-            f = model._multibody_data.fast if data is None else data.fast if data.model is model else None
-            if f is not None:
-                mi, mf, no_fext, work, nv = f
+            mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
+            if owner is model:
                 out = _empty(nv)
                 if _RNEA(mi, mf, q, v, a, no_fext, work, out) == 0:
                     return out
-    except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
+    except _SLOW:
         pass
     return _call3(rnea_kernel, model, q, v, a, data, fext, "a", t)
 
@@ -401,14 +406,14 @@ def crba(model, q, data=None, t=0.0):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
     T = ½ q̇ᵀ M q̇ (relative to the base); it is A of seed 001 eq. 3.167. A moving base does not change it
     (M is invariant under a rigid motion of the whole system)."""
-    try:  # the fast path, as in aba
+    try:  # the fast path, as in aba (a moving base included: it does not change M)
         if q.dtype is _F64 and q.ndim == 1:
-            d = model._multibody_data if data is None else data
-            if d.fill is None and (data is None or d.model is model) and not d.refused:
-                M = _empty(d.mshape)
-                if _CRBA(d.mi, d.mf, q, d.work, M) == 0:
+            mi, mf, work, shape, owner = model._multibody_mass_fast if data is None else data.mass_fast
+            if owner is model:
+                M = _empty(shape)
+                if _CRBA(mi, mf, q, work, M) == 0:
                     return M
-    except (AttributeError, ZeroDivisionError):  # ZeroDivisionError: the slow path names the zero quaternion
+    except _SLOW:
         pass
     d = _data(model, data)
     refuse_kinematics_only(model, "crba")

@@ -64,7 +64,7 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms.dynamics import as_vector, bind_on_first_call, data_at, fill_general
+from multibody.algorithms.dynamics import FAST_PATH_MISSES, as_vector, bind_on_first_call, data_at, fill_general
 from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
@@ -81,6 +81,8 @@ __all__ = ["frame_placement", "frame_jacobian", "frame_velocity", "frame_acceler
 REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
 _F64 = np.dtype(np.float64)
 _empty = np.empty
+#: as ``FAST_PATH_MISSES``, and KeyError: a frame's name or a reference not in the tables (the slow path names it)
+_MISSES = FAST_PATH_MISSES + (KeyError,)
 #: no placements wanted from ``frame_jacobians_kernel``
 _NO_STATES = np.zeros((0, OUT_WIDTH))
 # the compiled entry points of the fast paths (``algorithms.dynamics``, "the fast path")
@@ -185,13 +187,14 @@ def frame_placement(model, q, frame, data=None, t=None):
     time ``t``)."""
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
         if q.dtype is _F64 and q.ndim == 1:
-            mi, mf, fi, ff, work, nv, ids, zero, owner = (model._multibody_data if data is None else data).frames[4]
+            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
+                                                             else data.frame_fast)
             if owner is model:
                 out = _empty(OUT_WIDTH)
                 if _FS(mi, mf, fi, ff, q, zero, zero, work, frame if frame.__class__ is int else ids[frame], 0,
                        WORLD, False, out) == 0:
                     return out[O_R:O_R + 9].reshape(3, 3), out[O_P:O_P + 3]
-    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+    except _MISSES:
         pass
     out = _frame_call(model, q, None, None, frame, "world", False, data, t)
     return out[O_R:O_R + 9].reshape(3, 3), out[O_P:O_P + 3]
@@ -201,13 +204,14 @@ def frame_velocity(model, q, v, frame, reference="local", data=None, t=None):
     """The spatial velocity [ω; v] (6,) of ``frame`` at (q, v) in ``reference`` (module docstring)."""
     try:  # the fast path, as in frame_placement
         if q.dtype is v.dtype is _F64 and q.ndim == v.ndim == 1:
-            mi, mf, fi, ff, work, nv, ids, zero, owner = (model._multibody_data if data is None else data).frames[4]
+            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
+                                                             else data.frame_fast)
             if owner is model:
                 out = _empty(OUT_WIDTH)
                 if _FS(mi, mf, fi, ff, q, v, v, work, frame if frame.__class__ is int else ids[frame], 1,
                        REFERENCES[reference], False, out) == 0:
                     return out[O_VEL:O_VEL + 6]
-    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+    except _MISSES:
         pass
     return _frame_call(model, q, v, None, frame, reference, False, data, t)[O_VEL:O_VEL + 6]
 
@@ -247,13 +251,14 @@ def frame_jacobian(model, q, frame, reference="local", data=None, t=None):
     handle ``model.frame_id(name)`` or a ``Frame``."""
     try:  # the fast path, as in frame_placement
         if q.dtype is _F64 and q.ndim == 1:
-            mi, mf, fi, ff, work, nv, ids, zero, owner = (model._multibody_data if data is None else data).frames[4]
+            mi, mf, fi, ff, work, nv, ids, zero, owner, shape = (model._multibody_frame_fast if data is None
+                                                                 else data.frame_fast)
             if owner is model:
-                J = _empty((6, nv))
+                J = _empty(shape)
                 if _FJ(mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame],
                        REFERENCES[reference], J) == 0:
                     return J
-    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+    except _MISSES:
         pass
     return _jacobian_call(model, q, None, frame, reference, False, data, t)[0]
 
@@ -274,13 +279,13 @@ def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None)
     try:  # the fast path for every frame
         if frames is None and q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
-            mi, mf, fi, ff, work, nv, ids, zero, owner = d.frames[4]
+            mi, mf, fi, ff, work, nv, ids, zero, owner, _ = d.frame_fast
             if owner is model:
                 every = d.frames[3]
                 J = _empty((every.shape[0], 6, nv))
                 if _FJS(mi, mf, fi, ff, q, zero, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
                     return J
-    except (AttributeError, TypeError, KeyError, ZeroDivisionError):
+    except _MISSES:
         pass
     d = data_at(model, data, t)
     fi, ff, rows = frame_rows(model, d, frames)

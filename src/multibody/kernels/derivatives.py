@@ -50,6 +50,7 @@ from multibody.kernels.kinematics import (B_A, B_V, FREE, IQ, IV, JTYPE, NQ, NV,
 from multibody.kernels.rnea import copy_base_block, rnea_kernel, workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, cross3, force_cross_motion, helper, load6, load_rigid_inertia,
                                        motion_cross_motion, rigid_inertia_times_motion, store6, store_rigid_inertia)
+from multibody.kernels.views import rows_view
 
 # columns of the per-body rows of the derivative workspace: the composite rigid inertia (m, h, Ī), Dω (9,
 # row-major) and the momentum p of D, the composite force F = Σ (f + f_ext) and the composite external force
@@ -152,8 +153,8 @@ def _load_body(db, i, has_fext):
 @njit(inline=INLINE, cache=True)
 def derivative_views(dwork, n, nv):
     """The per-body (n, DB_WIDTH) and per-coordinate (nv, DD_WIDTH) parts of a derivative workspace."""
-    db = dwork[:n * DB_WIDTH].reshape((n, DB_WIDTH))
-    dd = dwork[n * DB_WIDTH:n * DB_WIDTH + nv * DD_WIDTH].reshape((nv, DD_WIDTH))
+    db = rows_view(dwork[:n * DB_WIDTH], (DB_WIDTH,))
+    dd = rows_view(dwork[n * DB_WIDTH:n * DB_WIDTH + nv * DD_WIDTH], (DD_WIDTH,))
     return db, dd
 
 
@@ -423,7 +424,7 @@ def coriolis_kernel(mi, mf, q, v, work, dwork, C):
             wb[i, B_V + k] -= wb[0, B_V + k]
             wb[i, B_A + k] = 0.0
     # C reads dV and dAv of the forward pass, which the accelerations do not enter: v stands in for them
-    derivative_forward(mi, mf, v, v, work[:0].reshape((0, 6)), work, dwork)
+    derivative_forward(mi, mf, v, v, rows_view(work[:0], (6,)), work, dwork)
     coriolis_backward(mi, work, dwork, C)
     return 0
 

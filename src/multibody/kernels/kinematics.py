@@ -38,6 +38,7 @@ from numba import njit
 from multibody.kernels.spatial import (INLINE, KERNEL, cross3, helper, load9, mat3_mul, mat3_times_axis_rotation,
                                        mat3_vec, motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
                                        rigid_inertia_world, rotation_axis_angle)
+from multibody.kernels.views import rows_view
 
 # ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
 # are helpers (``spatial.helper``): compiled once, inlined by LLVM into the hot kernels (ABA, RNEA, CRBA; RNEA
@@ -100,9 +101,9 @@ def general_rows(nv_joint):
 def workspace_views(work, n, nv):
     """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd`` (nv rows,
     and the general joints' blocks when the workspace has room for them: every whole row of the rest)."""
-    wb = work[: n * WB_WIDTH].reshape((n, WB_WIDTH))
+    wb = rows_view(work[: n * WB_WIDTH], (WB_WIDTH,))
     rows = max(nv, (work.shape[0] - n * WB_WIDTH) // WD_WIDTH)
-    wd = work[n * WB_WIDTH: n * WB_WIDTH + rows * WD_WIDTH].reshape((rows, WD_WIDTH))
+    wd = rows_view(work[n * WB_WIDTH: n * WB_WIDTH + rows * WD_WIDTH], (WD_WIDTH,))
     return wb, wd
 
 
@@ -226,6 +227,22 @@ def _general_joint_placement(i, mi, mf, wb, wd):
 
 
 @helper
+def axis_column(R, axis):
+    """±column k of the row-major R for ``axis`` = ±(k + 1): R e_k or −R e_k, the unit vector of a coordinate axis
+    (``AXIS``) in the coordinates R maps into."""
+    k = abs(axis) - 1
+    if k == 0:
+        x = (R[0], R[3], R[6])
+    elif k == 1:
+        x = (R[1], R[4], R[7])
+    else:
+        x = (R[2], R[5], R[8])
+    if axis < 0:
+        return -x[0], -x[1], -x[2]
+    return x
+
+
+@helper
 def joint_placement_world(i, mi, mf, q, wb, wd):
     """Placement (R_i, p_i) of body i in ground coordinates and the ground-frame columns of its motion subspace.
 
@@ -300,7 +317,11 @@ def joint_placement_world(i, mi, mf, q, wb, wd):
     for k in range(mi[i, NV]):
         kind = mi[i, M_DOF + k]
         c = F_DAX + 3 * k
-        if kind >= DOF_TRANS_CHILD:
+        if k == 0 and mi[i, AXIS] != 0:
+            # a Revolute or Cylindrical joint about ±e_a of its frame (``AXIS``), which keeps column a of Rj: the
+            # axis is ±that column
+            w0, w1, w2 = axis_column(Ri, mi[i, AXIS])
+        elif kind >= DOF_TRANS_CHILD:
             w0, w1, w2 = mat3_vec(Ri, mf[i, c], mf[i, c + 1], mf[i, c + 2])
         else:
             w0, w1, w2 = mat3_vec(Rj, mf[i, c], mf[i, c + 1], mf[i, c + 2])

@@ -17,6 +17,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import configuration
+from multibody.model.data import CACHED_ATTRS
 from multibody.model.loads import LoadTable
 from multibody.model.placement import Placement
 from multibody.model.unilateral import Unilateral
@@ -160,7 +161,8 @@ class Model:
         the Data that holds its function, ``multibody.kernels.general_joint``): they are made again on first use."""
         state = dict(self.__dict__)
         if state.pop("_multibody_general_joints", None) is not None:
-            state.pop("_multibody_data", None)
+            for attr in CACHED_ATTRS:
+                state.pop(attr, None)
         return state
 
     def __setattr__(self, key, value):
