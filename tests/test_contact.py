@@ -22,6 +22,8 @@ Bounds, and where they come from:
   compliant one up to its contact radius r − δ/2 (δ = (mg/k)^(1/p)): (2/7)(δ/r) = 3e-4 at k = 1e7;
 * energy balance of the compliant model: total + dissipated is constant to the integration error (rtol 1e-10).
 """
+import warnings
+
 import numpy as np
 import pytest
 
@@ -254,13 +256,25 @@ def test_pair_filters():
     assert res.info["contact_pairs"] == 1 and res.contacts.count[-1] == 1 and res.q[-1, 2] == 0.1
 
 
-def test_overlap_is_undone_gradually():
-    """A ball started 1 cm into the floor rises at |φ| / recovery (1 m/s), not |φ| / h."""
+@pytest.mark.parametrize("depth", [0.05, 1.0])
+def test_overlap_is_undone_without_launching(depth):
+    """A ball started 5 cm (1 m) into the floor is pushed out at the position level, not thrown: its speed never
+    exceeds the slop's SLOP / recovery (1e-6 m / 10 ms: its kinetic energy ½ m (1e-4)² = 5e-9 J; without the split,
+    5 m/s and 12.5 J), and each step removes h / recovery of the overlap beyond the slop (the push's target), so after
+    100 steps of h = 1 ms at most (1 − 0.1)^100 of it is left (2.7e-5); the Result says that the initial state
+    overlapped."""
+    from multibody.contact.stepping_solver import SLOP
+
     model = ball()
     q0 = model.neutral()
-    q0[2] = 0.09
-    res = mb.simulate(model, q0, None, 1e-3, h=1e-3, contact="stepping")
-    assert res.v[-1, 5] == pytest.approx(0.01 / 0.01, rel=1e-9)
+    q0[2] = 0.1 - depth
+    with pytest.warns(mb.errors.ModelWarning, match=f"{depth:g} m inside 'ball'"):
+        res = mb.simulate(model, q0, None, 0.1, h=1e-3, contact="stepping", n_out=11)
+    assert res.info["initial_overlap"] == {"depth": pytest.approx(depth, rel=1e-12),
+                                           "pair": ["floor", "ball", "ground", "ball"]}
+    assert np.max(np.abs(res.v)) <= SLOP / 0.01 * (1 + 1e-9)
+    assert np.max(res.energy["kinetic"]) <= 0.5 * (SLOP / 0.01) ** 2 * (1 + 1e-9)
+    assert 0.1 - res.q[-1, 2] <= depth * 0.9 ** 100 + SLOP
 
 
 def test_failed_run_keeps_its_outputs():
@@ -388,6 +402,40 @@ def test_ball_on_a_box_carry_their_weights():
     load = loads(res)
     # pairs are stored with the lower shape code first (contact/detection.py): (ball, box)
     assert load == pytest.approx({("floor", "box"): 3.0 * G, ("ball", "box"): 2.0 * G}, rel=1e-9)
+
+
+@pytest.mark.parametrize("light", [1e-4, 1e-6])
+def test_masses_far_apart_converge_with_the_defaults(light):
+    """A ball of 1e-4 (1e-6) kg on a 1 kg cube on the floor — masses 1e4 (1e6) apart, the Delassus matrix as badly
+    scaled — with the default settings: every step's rows converge to the tolerance (nothing unconverged in
+    result.info, no warning), and the contacts carry the weights to the tolerance (1e-10 relative) — the ball's
+    contact its own weight, not a share of the cube's."""
+    model = free_bodies([("box", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("ball", light, (0.4 * light * 0.05 ** 2,) * 3, mb.Sphere(0.05), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[9] = 0.101, 0.252
+    q0[7] = 0.02
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mb.errors.ConvergenceWarning)
+        res = mb.simulate(model, q0, None, 0.5, h=1e-3, contact="stepping", n_out=6)
+    assert res.info["solves"]["step"]["unconverged"] == 0
+    assert res.info["solves"]["step"]["worst_residual"] <= 1e-10
+    assert loads(res) == pytest.approx({("floor", "box"): (1.0 + light) * G, ("ball", "box"): light * G}, rel=1e-9)
+
+
+def test_an_unconverged_step_is_reported_and_warned():
+    """The same stack with the solver held to one iteration per step: the steps that end above the tolerance are
+    counted in result.info['solves']['step'] (with the time of the first) and one ConvergenceWarning says so."""
+    model = free_bodies([("box", 1.0, (1 / 150,) * 3, mb.Box((0.2, 0.2, 0.2)), 0.5),
+                         ("ball", 2.0, (0.002,) * 3, mb.Sphere(0.05), 0.5)])
+    q0 = model.neutral()
+    q0[2], q0[9] = 0.1, 0.25
+    q0[7] = 0.02
+    with pytest.warns(mb.errors.ConvergenceWarning, match=r"steps of contact='stepping' stopped before converging"):
+        res = mb.simulate(model, q0, None, 0.05, h=1e-3, contact="stepping", iterations=1)
+    solves = res.info["solves"]["step"]
+    assert solves["unconverged"] > 0 and solves["worst_residual"] > 1e-10 and solves["iterations"] == 1
+    assert 0.0 <= solves["first_unconverged_t"] < 0.05
 
 
 @pytest.mark.parametrize("yaw, x", [(0.0, 0.02), (0.5, 0.06)])

@@ -1,12 +1,15 @@
 """The calls of a robot's control loop against Pinocchio's, inverse kinematics, and self-collision checks (issue 35).
 
-``bench_robotics()`` prints three tables, every ratio measured in this process (interleaved rounds of process time,
+``bench_robotics()`` prints four tables, every ratio measured in this process (interleaved rounds of process time,
 median and range over the rounds; ``bench/timing.py``):
 
 * per call from Python, on UR5, Panda, Solo12 (floating base), Talos and TIAGo (floating base): one frame's
   Jacobian (``frame_jacobian`` with a handle, against ``computeFrameJacobian``), every frame's (``frame_jacobians``
   against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), ``centroidal_map`` (``ccrba``), ``minv``
   (``computeMinverse``), ``rnea`` and ``crba``;
+* where a call's time goes on the UR5 (``bench_call_split``): the public call against its compiled kernel called alone
+  from Python (the rest is the Python function: argument checks, the output's allocation), and the fixed cost of a
+  call on a one-joint pendulum, ours and Pinocchio's;
 * inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
   start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
   median time per solve against a hand-written Pinocchio damped-least-squares loop (Pinocchio's documented example:
@@ -44,39 +47,48 @@ def _load(path, floating_base, pin):
     return model, pm
 
 
+def _calls(model, pm, tool, pin):
+    """``(calls, state)``: the calls of :func:`bench_calls` at a random configuration of ``model`` (with Pinocchio's
+    ``pm`` at the same state), ``{name: (ours, Pinocchio's)}`` of zero-argument functions, and ``(q, v, a, handle)``,
+    our state and the handle of the frame ``tool``."""
+    import multibody as mb
+    from multibody.bench.urdf import pinocchio_state
+
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    q = model.random_configuration(rng, scale=1.0)
+    v, a = rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
+    qp, T, _ = pinocchio_state(model, pm, q, v)
+    vp, ap = T @ v, T @ a
+    handle, fid = model.frame_id(tool), pm.getFrameId(tool)
+    nframes = pm.nframes
+
+    def every_frame():
+        pin.computeJointJacobians(pm, pd, qp)
+        return [pin.getFrameJacobian(pm, pd, k, pin.LOCAL) for k in range(nframes)]
+
+    calls = {
+        "one frame Jacobian": (lambda: mb.frame_jacobian(model, q, handle),
+                               lambda: pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL)),
+        "every frame's Jacobian": (lambda: mb.frame_jacobians(model, q), every_frame),
+        "centroidal_map / ccrba": (lambda: mb.centroidal_map(model, q), lambda: pin.ccrba(pm, pd, qp, vp)),
+        "minv / computeMinverse": (lambda: mb.minv(model, q), lambda: pin.computeMinverse(pm, pd, qp)),
+        "rnea": (lambda: mb.rnea(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
+        "crba": (lambda: mb.crba(model, q), lambda: pin.crba(pm, pd, qp)),
+    }
+    return calls, (q, v, a, handle)
+
+
 def bench_calls(rounds=9, verbose=True):
     """The table of the control loop's calls (module docstring): rows of times (µs) and ratios ours/Pinocchio."""
     import pinocchio as pin
 
-    import multibody as mb
     from multibody.bench.timing import fmt_spread, interleaved, number_for, spread
-    from multibody.bench.urdf import pinocchio_state
 
     rows = []
     for name, path, floating in ROBOTS:
         model, pm = _load(path, floating, pin)
-        pd = pm.createData()
-        rng = np.random.default_rng(0)
-        q = model.random_configuration(rng, scale=1.0)
-        v, a = rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
-        qp, T, _ = pinocchio_state(model, pm, q, v)
-        vp, ap = T @ v, T @ a
-        handle, fid = model.frame_id(TOOL[name]), pm.getFrameId(TOOL[name])
-        nframes = pm.nframes
-
-        def every_frame():
-            pin.computeJointJacobians(pm, pd, qp)
-            return [pin.getFrameJacobian(pm, pd, k, pin.LOCAL) for k in range(nframes)]
-
-        calls = {
-            "one frame Jacobian": (lambda: mb.frame_jacobian(model, q, handle),
-                                   lambda: pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL)),
-            "every frame's Jacobian": (lambda: mb.frame_jacobians(model, q), every_frame),
-            "centroidal_map / ccrba": (lambda: mb.centroidal_map(model, q), lambda: pin.ccrba(pm, pd, qp, vp)),
-            "minv / computeMinverse": (lambda: mb.minv(model, q), lambda: pin.computeMinverse(pm, pd, qp)),
-            "rnea": (lambda: mb.rnea(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
-            "crba": (lambda: mb.crba(model, q), lambda: pin.crba(pm, pd, qp)),
-        }
+        calls, _ = _calls(model, pm, TOOL[name], pin)
         for call, (ours, theirs) in calls.items():
             ours()
             theirs()
@@ -92,6 +104,96 @@ def bench_calls(rounds=9, verbose=True):
         for r in rows:
             print(f"| {r['robot']} | {r['nv']} | {r['call']} | {r['ours_us']:.2f} | {r['pin_us']:.2f} | "
                   f"{r['ratio_range']} |")
+    return rows
+
+
+def _kernel_entries(model, q, v, a, handle):
+    """The compiled kernels of the calls of :func:`bench_calls`, called straight from Python with the arrays of the
+    model's Data and preallocated outputs through numba's entry point for these argument types (no dispatch): the
+    time of a call without its Python function (checks, the output's allocation)."""
+    from numba import typeof
+
+    from multibody.algorithms.frames import REFERENCES
+    from multibody.kernels.centroidal import centroidal_map_kernel
+    from multibody.kernels.crba import crba_kernel
+    from multibody.kernels.derivatives_minv import minv_kernel
+    from multibody.kernels.frames import frame_jacobian_kernel
+    from multibody.kernels.rnea import rnea_kernel
+    from multibody.model.data import default_data
+
+    d = default_data(model)
+    fi, ff = d.frame_table()[:2]
+    w = d.derivative_work()
+    nv = model.nv
+    J, M = np.empty((6, nv)), np.empty((nv, nv))
+    arguments = {"one frame Jacobian": (frame_jacobian_kernel, (d.mi, d.mf, fi, ff, q, d.work, handle,
+                                                                REFERENCES["local"], J)),
+                 "centroidal_map / ccrba": (centroidal_map_kernel, (d.mi, d.mf, q, d.work, J)),
+                 "minv / computeMinverse": (minv_kernel, (d.mi, d.mf, q, d.work, w.dwork, w.dint, M)),
+                 "rnea": (rnea_kernel, (d.mi, d.mf, q, v, a, d.no_fext, d.work, np.empty(nv))),
+                 "crba": (crba_kernel, (d.mi, d.mf, q, d.work, M))}
+    entries = {}
+    for call, (kernel, args) in arguments.items():
+        kernel(*args)
+        entries[call] = (lambda entry, args: lambda: entry(*args))(
+            kernel.get_overload(tuple(typeof(x) for x in args)), args)
+    return entries
+
+
+def _one_joint_models(pin):
+    """A pendulum of one revolute joint with a frame at its tip, ours and Pinocchio's (the fixed cost of a call)."""
+    import multibody as mb
+
+    b = mb.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), parent="ground", child="rod")
+    b.add_frame("tip", "rod", mb.Placement(translation=(1, 0, 0)))
+    pm = pin.Model()
+    joint = pm.addJoint(0, pin.JointModelRY(), pin.SE3.Identity(), "hinge")
+    pm.appendBodyToJoint(joint, pin.Inertia(1.0, np.array([0, 0, -0.5]), np.diag([0.1, 0.1, 0.01])),
+                         pin.SE3.Identity())
+    pm.addFrame(pin.Frame("tip", joint, 0, pin.SE3(np.eye(3), np.array([1.0, 0, 0])), pin.FrameType.OP_FRAME))
+    return b.build(), pm
+
+
+def bench_call_split(robot="UR5", rounds=15, verbose=True):
+    """Where the time of a call of :func:`bench_calls` goes, on ``robot`` (default the UR5, nv = 6): the public call,
+    its compiled kernel alone called from Python (``_kernel_entries``), the difference (the Python function: argument
+    checks, the output's allocation, the look-ups), Pinocchio's call, and the two sides' calls on a one-joint
+    pendulum (about the fixed cost of a call: ours the Python function and the kernel's entry, Pinocchio's its
+    binding). Rows of medians over interleaved rounds (µs)."""
+    import pinocchio as pin
+
+    from multibody.bench.timing import interleaved, number_for, spread
+
+    path, floating = next((p, f) for n, p, f in ROBOTS if n == robot)
+    one, one_pin = _one_joint_models(pin)
+    rows = []
+    for model, pm, tool in ((*_load(path, floating, pin), TOOL[robot]), (one, one_pin, "tip")):
+        calls, state = _calls(model, pm, tool, pin)
+        del calls["every frame's Jacobian"]
+        entries = _kernel_entries(model, *state)
+        for k, (call, (ours, theirs)) in enumerate(calls.items()):
+            fs = [ours, entries[call], theirs]
+            for f in fs:
+                f()
+                f()
+            t = interleaved(fs, number_for(theirs, 0.005), rounds)
+            us = [spread(t[:, c])[0] * 1e6 for c in range(3)]
+            if model is one:
+                rows[k].update(one_ours_us=us[0], one_pin_us=us[2])
+            else:
+                rows.append({"robot": robot, "call": call, "ours_us": us[0], "kernel_us": us[1],
+                             "python_us": us[0] - us[1], "pin_us": us[2]})
+    if verbose:
+        print(f"\nWhere a call's time goes on {robot} (µs, process time, medians of interleaved rounds): the public "
+              "call, its compiled kernel alone called from Python, their difference (the Python function), "
+              "Pinocchio's call; and both sides on a one-joint pendulum (the fixed cost of a call)")
+        print("| call | ours | kernel alone | Python function | Pinocchio | one joint: ours | one joint: Pinocchio |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(f"| {r['call']} | {r['ours_us']:.2f} | {r['kernel_us']:.2f} | {r['python_us']:.2f} | "
+                  f"{r['pin_us']:.2f} | {r['one_ours_us']:.2f} | {r['one_pin_us']:.2f} |")
     return rows
 
 
@@ -237,5 +339,6 @@ def bench_robotics(verbose=True):
         if verbose:
             print("Pinocchio (`pin`) is not installed: no comparison of the control loop's calls.")
         return None
-    return {"calls": bench_calls(verbose=verbose), "ik": bench_ik(verbose=verbose),
+    return {"calls": bench_calls(verbose=verbose), "split": bench_call_split(verbose=verbose),
+            "ik": bench_ik(verbose=verbose),
             "self_collision": bench_self_collision(verbose=verbose)}

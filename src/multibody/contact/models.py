@@ -32,7 +32,7 @@ from numba.core.registry import CPUDispatcher
 
 from multibody.model.data import default_data
 from multibody.kernels.ltl import dof_parents
-from multibody.errors import ConvergenceWarning, ModelError, shown
+from multibody.errors import ConvergenceWarning, ModelError, ModelWarning, shown
 from multibody.formulations.base import check_state
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, constraint_residuals
 from multibody.formulations.tree_control import controls_tuple
@@ -44,7 +44,7 @@ from multibody.model.packing import tree_params
 from multibody.contact.stepping_loop import SteppingParams, SteppingSystem
 from multibody.contact.detection import C_WIDTH
 from multibody.contact.stepping_solver import (N_PYTHON, R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
-                                               Geometry, Solver)
+                                               SLOP, Geometry, Solver, deepest_overlap)
 from multibody.contact.gjk import gjk_workspace
 from multibody.contact.shapes import GW_WIDTH
 from multibody.contact.collision_sets import pack_collisions
@@ -213,6 +213,8 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
             "torque_law": torque_law is not None, "torque_callback": callback is not None}
     if law is not None:
         info["implicit"] = True
+    elif G.gi.shape[0] > 0 and state_writer(model, []) is None:    # (the kinematics at q0 need no state written)
+        _initial_overlap(model, p, G, cs, q0, info, name, recovery)
     loops, python = None, None
     if model.constraints:
         q0, v0, loops, python, info["initial_correction"] = _loop_rows(model, q0, v0)
@@ -260,6 +262,19 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
                           before_step=before)
+
+
+def _initial_overlap(model, p, G, cs, q0, info, name, recovery):
+    """Say (a ``ModelWarning`` and ``info["initial_overlap"]``) when the initial state has bodies inside each other
+    deeper than the solver's slop (``contact/stepping_solver.py``: pushed out at the position level)."""
+    depth, pair = deepest_overlap(p, G, np.ascontiguousarray(q0, dtype=float))
+    if depth < -SLOP:
+        names = cs.pair_names(pair)
+        info["initial_overlap"] = {"depth": -float(depth), "pair": list(names)}
+        warnings.warn(f"model '{model.name}': the initial state has collision '{names[0]}' (body '{names[2]}') "
+                      f"{-depth:.6g} m inside '{names[1]}' (body '{names[3]}'): contact={name!r} pushes such overlaps "
+                      f"out over recovery = {recovery!r} s at the position level, without giving them speed "
+                      "(result.info['initial_overlap'])", ModelWarning, stacklevel=6)
 
 
 def solver_info(stats):

@@ -25,12 +25,18 @@ step left unconverged warns. A contact of the ``"compliant"`` model in its impli
 solver) is a compliant row instead of a unilateral one (``rows/kinds.py``): its impulse the Hunt–Crossley force at
 the step's end, its friction exact.
 
-Overlaps (a body started inside another, or the round-off of a resting contact) are undone gradually: for φ < 0
-the condition is ``u_n ≥ −φ / max(h, recovery)``, so a body that starts 1 cm deep rises at 1 m/s (recovery 10 ms),
-not at φ/h. Contacts enter before they touch: every pair within ``margin`` plus the distance two shapes can close
-in the step (``detection.swept_distance``: their points' speeds at the start and at the free velocity of the step,
-times h) takes part, with ``λ_n = 0`` unless the step would close its gap, so a falling body lands
-on the surface (φ⁺ = 0) instead of sinking in.
+Overlaps (a body started inside another, or the round-off of a resting contact) are undone gradually and never
+launch a body: an overlap up to ``SLOP`` (1 µm: round-off, a resting contact's drift) by its row's condition
+``u_n ≥ −φ / max(h, recovery)`` (recovery 10 ms: at most 0.1 mm/s); a deeper one by the positions alone (split
+impulses, as in Box2D and Bullet: E. Catto, "Iterative dynamics with temporal coherence", GDC 2005): its row keeps
+``u_n ≥ SLOP / recovery`` in the step, and after it the step's rows are solved again with the target
+``u_n ≥ −(φ + SLOP) / max(h, recovery)`` on the overlapping rows (every other row keeping its velocity, no friction),
+the velocity of that solution moving the positions of that one step only, ``q⁺ = q ⊕ h (v⁺ + v_push)``, while v⁺ is
+the velocity kept: a ball started 5 cm inside the floor is out after about ``recovery`` and at rest, not thrown at
+5 m/s (the potential energy it gains is the overlap's, not the impulses'). Contacts enter before they touch: every
+pair within ``margin`` plus the distance two shapes can close in the step (``detection.swept_distance``: their
+points' speeds at the start and at the free velocity of the step, times h) takes part, with ``λ_n = 0`` unless the
+step would close its gap, so a falling body lands on the surface (φ⁺ = 0) instead of sinking in.
 
 The contacts are rows of one problem with the model's other rows (``rows/solver.py`` solves them; bilateral rows
 first): the rows of its loops and constraints (``rows/constraint_rows.loop_rows``: G v⁺ = −f/h, the position
@@ -60,14 +66,14 @@ from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR,
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, workspace_views
+from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
-from multibody.rows.solver import ST_FIRST, ST_UNCONVERGED, solve_rows
+from multibody.rows.solver import ST_FIRST, ST_LAST, ST_MOST, ST_STEPS, ST_UNCONVERGED, ST_WORST, solve_rows
 from multibody.rows.unit_rows import held_rows, stop_rows
 
 #: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
@@ -89,6 +95,8 @@ R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
 R_WIDTH = 13
 #: settings
 S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
+#: an overlap deeper than this (m) is pushed out at the position level (module docstring)
+SLOP = 1e-6
 #: entries of ``count``
 N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
 #: warm-start key of a contact: pair * KEY_STRIDE + feature (the other rows' keys are negative)
@@ -253,9 +261,9 @@ def _keep(S, nb, nr, c0, h):
 @njit(**KERNEL)
 def _biases(S, v, h, nr):
     """b += each row's bias (module docstring): a bilateral row's position residual over h; a unilateral row's gap
-    over h (an overlap over ``recovery``, at least h), or Newton's impact target e u⁻ (e = 0: plastic) for a row that
-    approaches faster than the restitution velocity at the step's start and closes its gap within the step; none
-    for a compliant row (its gap enters its force law)."""
+    over h (an overlap, up to SLOP, over ``recovery``, at least h), or Newton's impact target e u⁻ (e = 0: plastic)
+    for a row that approaches faster than the restitution velocity at the step's start and closes its gap within the
+    step; none for a compliant row (its gap enters its force law)."""
     recovery = max(h, S.settings[S_RECOVERY])
     rest = S.settings[S_REST]
     nv = v.shape[0]
@@ -274,7 +282,69 @@ def _biases(S, v, h, nr):
             if u0 < -rest:
                 S.b[r] += S.e[r] * u0
                 continue
-        S.b[r] += phi / h if phi >= 0.0 else phi / recovery
+        S.b[r] += phi / h if phi >= 0.0 else max(phi, -SLOP) / recovery
+
+
+@njit(**KERNEL)
+def deepest_overlap(p, G, q):
+    """The most negative signed distance of the contacts at q (0 when none overlaps) and its pair (−1 for none):
+    whether a run starts with bodies inside each other (``result.info["initial_overlap"]``)."""
+    kinematics_kernel(p.mi, p.mf, q, p.tau_buffer, p.tau_buffer, p.work, 0)
+    wb, _ = workspace_views(p.work, p.mi.shape[0], p.tau_buffer.shape[0])
+    world_poses(G.gi, G.gf, wb, G.gw)
+    m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, 0.0, G.rows, G.ws)
+    depth, pair = 0.0, -1
+    for c in range(m):
+        if G.rows[c, C_DIST] < depth:
+            depth, pair = G.rows[c, C_DIST], int(G.rows[c, C_PAIR])
+    return depth, pair
+
+
+@njit(**KERNEL)
+def _delassus(S, nr, nv):
+    """W = Y Yᵀ (Y = L⁻ᵀ Jᵀ stored as rows, M = LᵀL) of the first nr rows."""
+    for r in range(nr):
+        for j in range(r + 1):
+            s = 0.0
+            for k in range(nv):
+                s += S.Y[r, k] * S.Y[j, k]
+            S.W[r, j] = s
+            S.W[j, r] = s
+
+
+@njit(**KERNEL)
+def _push(S, nb, nr, nv, h, out):
+    """The velocity that undoes, over ``recovery`` (at least h), the overlaps deeper than SLOP of the unilateral rows
+    (module docstring) while every other row keeps its condition (a bilateral row its velocity, a gap not closed
+    past its size, no friction): ``out`` ← M⁻¹ Jᵀ μ of the step's rows solved again with those targets. Returns
+    whether there was such an overlap (``out`` untouched otherwise)."""
+    deep = False
+    for r in range(nb, nr):
+        if S.kind[r] == UNILATERAL and S.gap[r] < -SLOP:
+            deep = True
+    if not deep:
+        return False
+    recovery = max(h, S.settings[S_RECOVERY])
+    _delassus(S, nr, nv)
+    for r in range(nr):
+        phi = S.gap[r]
+        S.b[r] = 0.0
+        S.lam[r] = 0.0
+        S.mu[r] = 0.0
+        if S.kind[r] == UNILATERAL:
+            S.b[r] = phi / h if phi >= 0.0 else min(0.0, phi + SLOP) / recovery
+    st = S.rs.stats
+    worst, unconverged, most, last, steps = st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS]
+    solve_rows(S.W, S.b, S.lam, S.kind, S.mu, S.gap, nb, nr, S.settings[S_TOL], int(S.settings[S_ITER]), S.rs)
+    # the statistics are the steps' (a push moves positions only, by what its solve reached)
+    st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS] = worst, unconverged, most, last, steps
+    for k in range(nv):
+        s = 0.0
+        for r in range(nr):
+            s += S.Y[r, k] * S.lam[r]
+        out[k] = s
+    ltl_solve(S.L, S.parent, out)
+    return True
 
 
 @njit(**KERNEL)
@@ -328,13 +398,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
             for k in range(nv):
                 s += S.J[r, k] * S.vfree[k]
             S.b[r] = s
-        for r in range(nr):
-            for j in range(r + 1):
-                s = 0.0
-                for k in range(nv):
-                    s += S.Y[r, k] * S.Y[j, k]
-                S.W[r, j] = s
-                S.W[j, r] = s
+        _delassus(S, nr, nv)
         _biases(S, v, h, nr)
         _warm_start(S, nb, nr, c0)
         unconverged = S.rs.stats[ST_UNCONVERGED]
@@ -365,6 +429,11 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     S.count[N_CONTACTS] = m
     S.count[N_ROWS] = nr
     S.count[N_FIRST_CONTACT] = c0
-    integrate_step(mi, q, vn, h, qn)
+    if nr > 0 and _push(S, nb, nr, nv, h, S.acc):      # a deep overlap: the positions move by h (v⁺ + push)
+        for k in range(nv):
+            S.acc[k] += vn[k]
+        integrate_step(mi, q, S.acc, h, qn)
+    else:
+        integrate_step(mi, q, vn, h, qn)
     free_joint_transport(mi, vn, h, vn, -1.0)
     return m, impulse_work, damper

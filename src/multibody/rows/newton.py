@@ -50,9 +50,6 @@ REGULARIZE = 1e-8
 #: the line search's sufficient decrease and its halvings; the damping's first and largest value (the rows of Φ are
 #: impulses scaled by ρ, so their Jacobian's diagonal is of order 1)
 ARMIJO, TRIES, DAMPING_MIN, DAMPING_MAX = 1e-4, 10, 1e-8, 1e4
-#: progress: a solve whose ½|Φ|² has not fallen below PROGRESS times its value PROGRESS_ITERATIONS iterations
-#: before has stalled (Newton's steps creeping along a kink of Φ, each cut short by the line search)
-PROGRESS, PROGRESS_ITERATIONS = 0.5, 10
 
 NewtonScratch = namedtuple("NewtonScratch", "jac saved perm phi step trial u best")
 
@@ -273,7 +270,7 @@ def _system(J, phi, damping, n0, n, A, x):
 
 
 @njit(**KERNEL)
-def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch, progress):
+def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     """Solve the conditions of rows n0 .. n − 1 (module docstring) by semi-smooth Newton from the impulses in
     ``lam`` (a warm start), until the largest |Φ| is at most ``tol`` times the largest impulse (or exactly 0), or
     ``iterations`` iterations. ``gap`` and ``law`` (:data:`K_STIFF` ...) serve the compliant rows.
@@ -284,25 +281,16 @@ def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch, 
     out of the directions in which Φ barely changes — two contacts on one line that could trade opposite friction
     impulses, where Newton's step leaps). δ falls tenfold after each success, and Newton's own step returns below
     ``DAMPING_MIN``, so the last iterations converge quadratically. Returns ``(iterations made, largest |Φ| at the
-    end)``, the iterations counted negative when it stalled: δ passed ``DAMPING_MAX`` without a decrease, or, with
-    ``progress``, ½|Φ|² fell by less than a factor ``PROGRESS`` over ``PROGRESS_ITERATIONS`` iterations (near a
-    kink of Φ — a contact at the edge of its friction cone among redundant ones — the line search may cut every
-    Newton step to a few thousandths, and the iterations creep; from other impulses, the caller's restart, they
-    often converge at once)."""
+    end)``, the iterations counted negative when δ passed ``DAMPING_MAX`` without a decrease (stalled)."""
     u, phi, step, trial, jac = scratch.u, scratch.phi, scratch.step, scratch.trial, scratch.jac
     eps = REGULARIZE
     _velocities(W, b, lam, n0, n, u)
     merit = _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, scratch.saved, True)
     damping = 0.0
-    checked, checked_merit = 0, merit
     for it in range(iterations + 1):
         top, big = _largest(phi, lam, n0, n)
         if top <= tol * big or top == 0.0 or it == iterations:
             return it, top
-        if progress and it - checked >= PROGRESS_ITERATIONS:
-            if merit > PROGRESS * checked_merit:
-                return -it, top
-            checked, checked_merit = it, merit
         while True:
             _system(scratch.saved, phi, damping, n0, n, jac, step)
             _solve(jac, scratch.perm, n0, n, step)

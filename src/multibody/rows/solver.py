@@ -34,17 +34,15 @@ Two solvers share the other rows, both from the impulses in ``lam`` at the call 
   dense solve of the rows.
 
 Up to ``DIRECT_ROWS`` rows (a quadruped's feet, a stack of a few boxes, a wheel's two feet) the solve is direct:
-``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent, or
-a descent that creeps: the conditions' kinks), Newton again from zero impulses (an impact, whose impulses owe
-nothing to the last step's; a contact at the edge of its cone among redundant ones, where Newton from the last
-step's impulses crept for 200 iterations and from zero converged in 5); when that is no better, the first solve
-carried on, then sweeps and Newton in turn, the sweeps doubling each round (a box driven through a stick–slip
-reversal: Newton stalled from the last step's impulses and from zero, and converged after 8 sweeps). Larger sets
-sweep until no impulse changes by more than ``tolerance`` times the largest. Either way the solve ends within
-``iterations`` (a sweep or a Newton iteration counts one) and reports its residual: the largest distance of the
-impulses from the conditions (``rows/newton.residual``: the Alart–Curnier function, in impulse units) relative to
-the largest impulse. A step whose residual is above ``tolerance`` is unconverged; the run counts such steps
-(:data:`RowSolver` ``stats``) and says so.
+``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent:
+the conditions' kinks) or does not converge within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact,
+whose impulses owe nothing to the last step's), then sweeps from the best iterate with the rest of the budget (at a
+stick–slip transition of redundant contacts, where Newton's steps wander among equivalent impulses, the sweeps
+settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse changes by more
+than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
+its residual: the largest distance of the impulses from the conditions (``rows/newton.residual``: the
+Alart–Curnier function, in impulse units) relative to the largest impulse. A step whose residual is above
+``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and says so.
 
 This module is the one home of that numerics; which rows a step has, their J, kinds and biases, is the
 assembly's (``contact/stepping_solver.py``, with the builders of ``rows/unit_rows.py`` and
@@ -69,6 +67,8 @@ PIVOT_TOL = 1e-10
 #: the most unilateral, friction and compliant rows solved directly (module docstring), and the sweeps before
 #: each Newton start
 DIRECT_ROWS, SWEEPS = 60, 2
+#: the most iterations of one Newton attempt (where semi-smooth Newton converges, it does in a few tens)
+NEWTON_ITERATIONS = 40
 #: entries of a :class:`RowSolver`'s ``stats`` (over the steps of a run): the worst relative residual, the steps
 #: that ended above the tolerance, the most iterations a step used, the last step's relative residual, the steps
 #: solved, the time of the first unconverged step (set by the caller, which knows the time)
@@ -193,40 +193,47 @@ def _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch):
 
 
 @njit(**KERNEL)
+def _keep_if_better(lam, best, rel, best_rel, n0, n):
+    """``best`` ← ``lam`` when its relative residual ``rel`` is below ``best_rel``; returns the better residual."""
+    if rel < best_rel:
+        for r in range(n0, n):
+            best[r] = lam[r]
+        return rel
+    return best_rel
+
+
+@njit(**KERNEL)
 def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     """Rows n0 .. n − 1 (no bilateral rows among them) solved to ``tol`` within ``iterations`` (module docstring:
-    directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``."""
+    directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``; the impulses
+    left in ``lam`` are the best iterate any stage reached."""
     if n - n0 > DIRECT_ROWS:
         used = projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
         return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
     best = scratch.best
-    projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, SWEEPS)
-    used = SWEEPS
-    it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch, True)
-    used += abs(it)
-    if it < 0 and used < iterations:        # stalled or creeping: from zero impulses, then sweeps and Newton in turn
-        for r in range(n0, n):
-            best[r] = lam[r]
-            lam[r] = 0.0
-        first = _relative(W, b, best, kind, mu, gap, law, n0, n, scratch)
-        it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch, True)
+    used = min(SWEEPS, iterations)
+    projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, used)
+    best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), math.inf, n0, n)
+    for attempt in range(2):       # from the sweeps' iterate, then from zero impulses (an impact's owe nothing)
+        if best_rel <= tol or used >= iterations:
+            break
+        if attempt == 1:
+            for r in range(n0, n):
+                lam[r] = 0.0
+        it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, min(NEWTON_ITERATIONS, iterations - used),
+                            scratch)
         used += abs(it)
-        if it < 0 and _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch) > first:
-            for r in range(n0, n):          # no better: the first solve, carried on without the progress check
-                lam[r] = best[r]
-            if used < iterations:
-                it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch,
-                                    False)
-                used += abs(it)
-        sweeps = SWEEPS
-        while it < 0 and used < iterations:
-            sweeps = min(sweeps, iterations - used)
-            projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, sweeps)
-            used += sweeps
-            sweeps *= 2                     # each round's sweeps twice the last's: they converge, if slowly
-            it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, max(1, iterations - used), scratch, False)
-            used += abs(it)
-    return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
+                                   n0, n)
+    if not best_rel <= tol and used < iterations:    # sweeps from the best iterate with the rest of the budget
+        for r in range(n0, n):
+            lam[r] = best[r]
+        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations - used)
+        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
+                                   n0, n)
+    for r in range(n0, n):
+        lam[r] = best[r]
+    return used, best_rel
 
 
 @njit(**KERNEL)
