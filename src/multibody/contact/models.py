@@ -272,7 +272,7 @@ def _initial_overlap(model, p, G, cs, q0, info, name, recovery):
         warnings.warn(f"model '{model.name}': the initial state has collision '{names[0]}' (body '{names[2]}') "
                       f"{-depth:.6g} m inside '{names[1]}' (body '{names[3]}'): contact={name!r} pushes such overlaps "
                       f"out over recovery = {recovery!r} s at the position level, without giving them speed "
-                      "(result.info['initial_overlap'])", ModelWarning, stacklevel=6)
+                      "(result.info['initial_overlap'])", ModelWarning, stacklevel=7)
 
 
 def solver_info(stats):
