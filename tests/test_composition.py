@@ -391,12 +391,21 @@ def test_ball_on_a_shaken_floor():
     q0[2] = 0.1
     h = 1e-3
     res = mb.simulate(model, q0, None, 0.5, h=h, contact="stepping", output_every=10)
-    assert res.info["path"] == "python" and res.info["state_written"] == "moving base"
+    assert res.info["path"] == "compiled" and res.info["state_written"] == "moving base"
     later = res.t > 0.05
     N = res.contacts.normal_force[res.contacts.offsets[:-1]][later]
     a_base = -A * w * w * np.cos(w * res.t[later])
     np.testing.assert_allclose(N, m * (G + a_base), rtol=0, atol=m * A * w ** 3 * h)
     assert np.all(np.abs(res.q[later, 2] - 0.1) < 1e-9)
+    # a batch of drops onto the shaken floor: the runs step together through the chunks of the base's table (1024
+    # steps; 2.5 s are three chunks), each equal to its single run
+    Q0 = np.tile(q0, (3, 1))
+    Q0[:, 2] += [0.0, 0.05, 0.1]
+    batch = mb.simulate_batch(model, Q0, None, 2.5, h=h, contact="stepping", output_every=50)
+    for b in range(3):
+        single = mb.simulate(model, Q0[b], None, 2.5, h=h, contact="stepping", output_every=50)
+        np.testing.assert_array_equal(batch.q[b], single.q)
+        np.testing.assert_array_equal(batch[b].contacts.normal_force, single.contacts.normal_force)
 
 
 def test_general_joint_pendulum_on_the_floor():
@@ -413,10 +422,16 @@ def test_general_joint_pendulum_on_the_floor():
         b.add_joint("hinge", joint, "ground", "rod", placement=mb.Placement(translation=(0, 0, 0.92)))
         b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -0.9)))
         b.add_collision("floor", "ground", mb.HalfSpace())
-        runs.append(mb.simulate(b.build(), [1.2], [0.0], 1.0, h=1e-3, contact="stepping"))
-    assert runs[1].info["state_written"] == "general joints"
+        model = b.build()
+        runs.append(mb.simulate(model, [1.2], [0.0], 1.0, h=1e-3, contact="stepping"))
+    assert runs[1].info["state_written"] == "general joints" and runs[1].info["path"] == "compiled"
     assert runs[0].contacts.count.max() == 1                     # the tip reaches the floor
     np.testing.assert_allclose(runs[1].q, runs[0].q, rtol=0, atol=1e-12)
+    Q0 = np.array([[1.2], [0.8], [-0.6]])                        # a batch: each run its single run, bit for bit
+    batch = mb.simulate_batch(model, Q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    for k in range(3):
+        np.testing.assert_array_equal(batch.q[k], mb.simulate(model, Q0[k], None, 1.0, h=1e-3, contact="stepping",
+                                                              n_out=11).q)
 
 
 @pytestmark_solo
@@ -447,7 +462,8 @@ def test_a_python_constraint_drives_a_box_on_the_floor():
     evaluated before each step; the step corrects f and its time derivative: G v⁺ = −f/h − ∂f/∂t): x follows the
     drive to the scheme's O(h²) per step, the residual's second-order term ½ h² max|f̈| = ½ h² · 1.2; the box stays on
     the floor (the drive's force, friction μ m g plus m ẍ, stays below m g, which would tip it about an edge): its
-    contacts carry its weight at every output, to the solver's tolerance."""
+    contacts carry its weight at every output, to the solver's tolerance (reached at every step: the reversal of the
+    slide at t = π/4, where the box sticks on four corners, takes the row solver some 300 iterations)."""
     b = mb.ModelBuilder()
     b.add_body("box", mass=1.0, inertia=np.eye(3) * 0.01)
     b.add_joint("free", mb.Free(), "ground", "box")
@@ -460,8 +476,11 @@ def test_a_python_constraint_drives_a_box_on_the_floor():
     v0 = np.zeros(6)
     v0[3] = 0.6                                            # on the drive's velocity at t = 0
     h = 1e-3
-    res = mb.simulate(model, q0, v0, 1.0, h=h, contact="stepping", output_every=10)
-    assert res.info["path"] == "python"
+    res = mb.simulate(model, q0, v0, 1.0, h=h, contact="stepping", output_every=10, iterations=1000)
+    assert res.info["path"] == "python" and res.info["solves"]["step"]["unconverged"] == 0
+    with pytest.raises(ModelError, match="Python constraints \\(drive\\).*simulate_batch is one compiled call; use "
+                                         "simulate"):
+        mb.simulate_batch(model, np.tile(q0, (2, 1)), None, 0.1, h=h, contact="stepping")
     np.testing.assert_allclose(res.q[:, 0], 0.3 * np.sin(2.0 * res.t), rtol=0, atol=0.5 * h * h * 1.2 + 1e-12)
     np.testing.assert_allclose(res.contacts.total_force()[res.t > 0.1, 2], 9.81, rtol=1e-9)
     assert np.all(np.abs(res.q[:, 2] - 0.1) < 1e-12)

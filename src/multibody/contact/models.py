@@ -40,7 +40,9 @@ from multibody.rows.solver import ST_FIRST, ST_MOST, ST_STEPS, ST_UNCONVERGED, S
 from multibody.rows.unit_rows import unit_row_count, unit_rows
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.model.packing import tree_params
-from multibody.contact.stepping_loop import SteppingParams, SteppingSystem
+from multibody.contact.stepping_loop import Prescribed, SteppingParams, SteppingSystem
+from multibody.kernels.general_joint import compile_general_joints, fill_address
+from multibody.kernels.kinematics import BASE_WIDTH
 from multibody.contact.detection import C_WIDTH
 from multibody.contact.stepping_solver import (N_PYTHON, R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
                                                Geometry, Solver)
@@ -51,12 +53,15 @@ from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
            "time_stepping", "check_contact_run", "contact_parameter", "contact_setup", "contacts_record", "torques",
-           "solver_info", "warn_unconverged", "contact_potential", "state_writer"]
+           "solver_info", "warn_unconverged", "contact_potential", "state_writer", "prescribed_motion",
+           "BASE_TABLE_ROWS"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
 #: the attribute of a Model that caches its packed collision sets (by filters; ``with_collisions`` drops it)
 COLLISION_CACHE = "_multibody_collision_sets"
+#: the steps whose base states a stepping run over a moving ground tables at once (its chunks have at most so many)
+BASE_TABLE_ROWS = 1024
 COMMON_ARGS = ("model", "q0", "v0", "tau", "energy")
 
 
@@ -140,6 +145,17 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
                         np.zeros((cap, C_WIDTH)), gjk_workspace())
     p = tree_params(model, tau_const, data)._replace(work=np.zeros_like(data.work))
     return cs, p, geometry
+
+
+def prescribed_motion(model, nwork):
+    """The ``stepping_loop.Prescribed`` motion of ``model``, whose workspaces have ``nwork`` floats: a table of
+    ``BASE_TABLE_ROWS`` base blocks for a moving base (filled by ``SteppingSystem.write_base``; no rows for a fixed
+    ground) and the address of the general joints' kinematics (``kernels.general_joint.fill_address``; 0 without
+    them)."""
+    data = default_data(model)
+    rows = BASE_TABLE_ROWS if data.base_motion is not None else 0
+    fill = 0 if data.fill is None else fill_address(compile_general_joints(model, data.mi), int(nwork))
+    return Prescribed(np.zeros((rows, BASE_WIDTH)), fill)
 
 
 def state_writer(model, works):
@@ -251,13 +267,12 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
                       residuals=residuals)
 
     loops_rows = [ConstraintRows(model)] if model.constraints else []
-    state = state_writer(model, [p.work] + ([loops.tree.work] if loops is not None else []))
-    before = state if python is None else _with_python_rows(state, python, S)
-    if state is not None:
+    motion = prescribed_motion(model, p.work.shape[0])
+    if model.base_motion is not None or motion.fill:
         info["state_written"] = "moving base" if model.base_motion is not None else "general joints"
-    return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
+    return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control, motion), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
-                          before_step=before)
+                          before_step=None if python is None else _with_python_rows(python, S))
 
 
 def solver_info(stats):
@@ -309,15 +324,13 @@ def _loop_rows(model, q0, v0):
     return q, v, make_work(model), python, correction
 
 
-def _with_python_rows(state, rows, S):
-    """``write(t, q, v, h)`` before each step of size h: ``state``'s (or nothing), then the rows of the Python
-    constraints at (q, v, t) into ``S.xg``, ``S.xgap`` (``stepping_solver``: the constant c of ``G v⁺ + c = 0``, times h: a
-    position row's residual plus h ∂f/∂t, a velocity row's h (g − G v))."""
+def _with_python_rows(rows, S):
+    """``write(t, q, v, h)`` before each step of size h: the rows of the Python constraints at (q, v, t) into
+    ``S.xg``, ``S.xgap`` (``stepping_solver``: the constant c of ``G v⁺ + c = 0``, times h: a position row's residual
+    plus h ∂f/∂t, a velocity row's h (g − G v))."""
     level = rows.level
 
     def write(t, q, v, h):
-        if state is not None:
-            state(t, q, v)
         m = rows.fill(q, v, t)
         w = rows.w
         i = 0

@@ -13,7 +13,9 @@ and gives every run the same services:
   in h); a terminal one ends the run at the step after it, whose state is the last output. A numba function
   (``@numba.njit``) is called inside the compiled loop through its C address (as a compiled torque law is): an
   event that never happens costs nothing measurable. A Python one is evaluated here on the states of each chunk,
-  which the compiled loop keeps: about a microsecond per step.
+  which the compiled loop keeps: about a microsecond per step;
+* a moving base: its states at the chunk's steps tabled before the compiled loop runs them (``BaseMotion.block``;
+  chunks of at most ``contact.models.BASE_TABLE_ROWS`` steps).
 
 A state that becomes non-finite ends the run with an ``IntegrationError`` that carries the outputs so far.
 """
@@ -110,6 +112,8 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
         chunks.append(EVENT_CHUNK)
     if E.address.shape[0]:
         chunks.append(E.times.shape[1])
+    if system.table_rows:
+        chunks.append(system.table_rows)
     chunk = max(1, min(chunks))
     trace = np.empty((chunk if ev is not None else 0, nq + nv + 1))
     bar = None
@@ -125,6 +129,8 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
             stop = min(done + chunk, nsteps)
             part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
             outputs = (ts[rows:], Q[rows:], V[rows:], D[rows:], counts[rows:], recs[rows:])
+            if system.table_rows:
+                system.write_base(float(t0), float(h), done, stop)
             j, status, last, dissipated = loop(system.params, tau, q, v, float(t0), float(h), done, stop, part,
                                                dissipated, *outputs, trace[:stop - done], E)
             rows += j
