@@ -41,6 +41,7 @@ from multibody.rows.unit_rows import unit_row_count, unit_rows
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.model.packing import tree_params
 from multibody.contact.stepping_loop import Prescribed, SteppingParams, SteppingSystem
+from multibody.contact.stepping_structures import check_separations
 from multibody.kernels.general_joint import compile_general_joints, fill_address
 from multibody.kernels.kinematics import BASE_WIDTH
 from multibody.contact.detection import C_WIDTH
@@ -214,11 +215,13 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     "compliant"), whose elastic energy the Result's potential energy holds."""
     q0, v0 = check_state(model, q0, v0)
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
-    if separate:
+    if separate and law is not None:
         raise ModelError(f"model '{model.name}': joint '{separate[0]}' separates (a release with mode 'separate'), "
                          f"which changes the model's coordinates: contact={name!r} runs one structure (its releases "
-                         "may unlock coordinates); simulate the separation across switches without contact",
+                         "may unlock coordinates); use contact='stepping', which goes on in the new structure",
                          element=f"release '{separate[0]}'")
+    torque = model.torque_callback if tau is None else tau
+    check_separations(model, torque if callable(torque) else None)    # (contact/stepping_structures.py)
     settings = np.array([contact_parameter(margin, "margin", allow_zero=True), contact_parameter(tolerance, "tolerance"),
                          float(_whole(iterations, "iterations")), contact_parameter(recovery, "recovery", allow_zero=True),
                          contact_parameter(restitution_velocity, "restitution_velocity", allow_zero=True)])
@@ -270,9 +273,15 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     motion = prescribed_motion(model, p.work.shape[0])
     if model.base_motion is not None or motion.fill:
         info["state_written"] = "moving base" if model.base_motion is not None else "general joints"
+
+    def remake(other, q, v, tau_other):
+        return time_stepping(other, q, v, tau_other, energy, margin, tolerance, iterations, recovery,
+                             restitution_velocity, contact_pairs, exclude, law, name)
+
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control, motion), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
-                          before_step=None if python is None else _with_python_rows(python, S))
+                          before_step=None if python is None else _with_python_rows(python, S),
+                          pair_names=tuple(cs.pair_names(k) for k in range(cs.pairs.shape[0])), remake=remake)
 
 
 def solver_info(stats):
@@ -295,7 +304,7 @@ def warn_unconverged(solves, model_name, name, tolerance):
                       f"residual {solves['worst_residual']:.3g} of the largest impulse, tolerance {tolerance:.3g}, "
                       f"{solves['iterations']} iterations at most); the run went on from the last iterate "
                       "(result.info['solves']['step']; raise iterations= or loosen tolerance=)", ConvergenceWarning,
-                      stacklevel=6)
+                      stacklevel=7)
 
 
 def contact_potential(counts, records, stiffness, exponent, damping):

@@ -11,7 +11,8 @@ A moving base and general joints are compiled things of the loop (``contact/step
 general joints' generated kinematics are called in it, and the runs over a moving ground step together through
 chunks of ``contact.models.BASE_TABLE_ROWS`` steps, the base's states at a chunk's steps tabled once for all of
 them (the motion is the same in every run), as a single run tables them. Python constraints and torque callbacks,
-which Python evaluates before each step, are refused: the batch is one compiled call (use ``simulate``).
+which Python evaluates before each step, are refused: the batch is one compiled call (use ``simulate``); so are
+releases that separate a joint (a single run goes on in the new structure, ``contact/stepping_structures.py``).
 """
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,7 @@ import numpy as np
 
 from multibody.contact.models import contact_system
 from multibody.contact.stepping_loop import STEPPING_OK, compiled_events, empty_outputs, stepping_loop
+from multibody.contact.stepping_structures import separations
 from multibody.errors import ModelError
 from multibody.formulations.tree import tree_batch
 from multibody.integrate.arguments import fixed_step_count, output_steps
@@ -55,6 +57,11 @@ def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, 
     import numba
 
     runs = Q.shape[0]
+    separating = separations(model)
+    if separating:
+        raise ModelError(f"model '{model.name}': joint '{separating[0][1]}' separates (a release with mode 'separate'),"
+                         " which changes the model's coordinates mid-run: simulate_batch runs one structure; use "
+                         "simulate for each run", element=f"release '{separating[0][1]}'")
     batch = tree_batch(model, runs, params, moving_base=True)
     if batch[0].shape[0] and callable(tau):
         raise ModelError("params['tau'] with a compiled torque law: give the constant torques inside the law",

@@ -69,6 +69,11 @@ class SteppingSystem:
     model: object = None
     #: ``write(t, q, v, h)`` before each step (the rows of Python constraints), or None
     before_step: object = None
+    #: the pairs of its collision set by name (``CollisionSet.pair_names``)
+    pair_names: tuple = ()
+    #: ``remake(model, q0, v0, tau)``: the system of another model with the same parameters (a separation,
+    #: ``contact/stepping_structures.py``)
+    remake: object = None
 
     @property
     def python_steps(self):
