@@ -19,6 +19,10 @@ Bounds, and where they come from:
   ±10 rad joints) against limits=False; an event that never fires; a Python torque callback against the same law
   compiled (the same floating-point operations); a checkpointed run resumed from its middle; each run of a batch
   against its single run;
+* a stage separation (a release of mode "separate") in a stepping run: each structure's part is that structure's
+  own stepping run, bit for bit; in flight, the run across switches plus semi-implicit Euler's exact error on a
+  parabola, −½ g h t (round-off: 1e-12); linear momentum P(0) + M g t + h Σ F through the separation and the
+  floor's impulses, to the round-off of n steps (n · 8 ε max|P|);
 * Solo12 from its URDF with its limits as stops, a JointPD posture and foot contacts stands: base height within
   5 mm of MuJoCo's (the issue's bound; tests/test_contact_solo12.py checks the same robot with a compiled law),
   feet sliding less than 1 mm over 5 s;
