@@ -19,6 +19,10 @@ Bounds, and where they come from:
   ±10 rad joints) against limits=False; an event that never fires; a Python torque callback against the same law
   compiled (the same floating-point operations); a checkpointed run resumed from its middle; each run of a batch
   against its single run;
+* a stage separation (a release of mode "separate") in a stepping run: each structure's part is that structure's
+  own stepping run, bit for bit; in flight, the run across switches plus semi-implicit Euler's exact error on a
+  parabola, −½ g h t (round-off: 1e-12); linear momentum P(0) + M g t + h Σ F through the separation and the
+  floor's impulses, to the round-off of n steps (n · 8 ε max|P|);
 * Solo12 from its URDF with its limits as stops, a JointPD posture and foot contacts stands: base height within
   5 mm of MuJoCo's (the issue's bound; tests/test_contact_solo12.py checks the same robot with a compiled law),
   feet sliding less than 1 mm over 5 s;
@@ -31,6 +35,7 @@ import os
 
 import numpy as np
 import pytest
+from numba import njit
 
 import multibody as mb
 from multibody.bench.contact import FEET, FOOT_RADIUS, KP, KD, Q_REF, posture_law, solo12_path, standing_state
@@ -38,6 +43,7 @@ from multibody.errors import ModelError
 from checkpoint_copies import copy_at
 
 G = 9.81
+EPS = np.finfo(float).eps
 
 
 def spheres(e, gravity=(0.0, 0.0, -G), n=1, floor=True):
@@ -131,6 +137,125 @@ def test_unlock_release_holds_then_frees():
     assert np.all(np.abs(res.q[held, 0] - 0.5) < 1e-14) and np.all(np.abs(res.v[held, 0]) < 1e-14)
     free = mb.simulate(pendulum(), [0.5], [0.0], 0.2, h=1e-3, contact="stepping")   # from the release on
     np.testing.assert_allclose(res.q[~held, 0], free.q[1:, 0], rtol=0, atol=1e-12)
+
+
+# ---- a stage separation: a release that separates a joint, across the floor ------------------------------------------
+def stage(release=0.3, floor=True):
+    """A booster (a free box, 2 kg) with a payload (0.5 kg) spinning on it about z (a Revolute 0.3 m above its
+    centre), thrown up and across a floor (friction 0.5); the clamp separates at ``release`` (None: never)."""
+    b = mb.ModelBuilder(gravity=(0.0, 0.0, -G), name="stage")
+    b.add_body("booster", mass=2.0, inertia=np.diag([0.05, 0.05, 0.02]))
+    b.add_body("payload", mass=0.5, inertia=np.diag([0.01, 0.01, 0.004]))
+    b.add_joint("flight", mb.Free(), "ground", "booster")
+    b.add_joint("clamp", mb.Revolute(axis=(0, 0, 1)), "booster", "payload",
+                placement=mb.Placement(translation=(0, 0, 0.3)))
+    b.add_collision("booster", "booster", mb.Box((0.2, 0.2, 0.2)), friction=0.5)
+    if floor:
+        b.add_collision("floor", "ground", mb.HalfSpace(), friction=0.5)
+    if release is not None:
+        b.add_release("clamp", at=release, mode="separate")
+    return b.build()
+
+
+STAGE_Q0 = np.array([0.0, 0.0, 0.5, 1.0, 0.0, 0.0, 0.0, 0.0])
+STAGE_V0 = np.array([0.0, 0.0, 0.0, 0.4, 0.0, 2.0, 5.0])       # 0.4 m/s across, 2 m/s up, the payload at 5 rad/s
+
+
+def stage_momentum(res):
+    """(total mass, linear momentum (n, 3)) at each output row, each in the model of its row's structure (the first
+    of the two rows at a separation in the structure before it)."""
+    P, M = np.zeros((len(res.t), 3)), np.zeros(len(res.t))
+    for k, t in enumerate(res.t):
+        before = k + 1 < len(res.t) and res.t[k + 1] == t
+        model = [s for s in res.structures if s["t"] <= t][-2 if before else -1]["model"]
+        qc = [res.q_names.index(n) for n in model.coordinate_names()]
+        vc = [res.v_names.index(n) for n in model.velocity_names()]
+        M[k], _, P[k] = mb.center_of_mass(model, res.q[k, qc], res.v[k, vc])
+    return M, P
+
+
+@pytest.fixture(scope="module")
+def separated():
+    return mb.simulate(stage(), STAGE_Q0, STAGE_V0, 1.5, h=1e-3, contact="stepping", output_every=1)
+
+
+def test_a_stage_separates_in_a_stepping_run(separated):
+    """The clamp separates at t = 0.3 in flight (on the grid); the booster lands on the floor at t ≈ 0.555 and slides
+    to rest while the payload flies on. Up to the release the run is the stepping run of the model without it, after
+    it the stepping run of the separated model (the structure the switching wing makes, ``restructure``) from the
+    row after the release, bit for bit, floor contacts included. Before the booster reaches the floor, the bodies'
+    positions differ from the run across switches (DOP853, exact on these parabolas but for round-off) by
+    semi-implicit Euler's exact error on a parabola, −½ g h t in z (z_n = z₀ + v₀ t − ½ g t² − ½ g h t), to
+    1e-12. Linear momentum balances across the separation and the floor's impulses: P(t) = P(0) + M g t + h Σ F
+    over the steps' contact forces, to the round-off of 1500 steps (n · 8 ε max|P|)."""
+    res, h = separated, 1e-3
+    assert [e["kind"] for e in res.events] == ["release"] and len(res.structures) == 2
+    assert res.info["structures"] == [{"t": 0.0, "nq": 8, "nv": 7}, {"t": 0.3, "nq": 14, "nv": 12}]
+    n1 = int(np.flatnonzero(res.t == 0.3)[0]) + 1                      # the rows of the first structure
+    assert res.t[n1] == 0.3 and np.all(np.isnan(res.q[:n1, 8:])) and np.all(np.isnan(res.q[n1:, 7]))
+    whole = mb.simulate(stage(None), STAGE_Q0, STAGE_V0, 0.3, h=h, contact="stepping", output_every=1)
+    np.testing.assert_array_equal(res.q[:n1, :8], whole.q)
+    np.testing.assert_array_equal(res.v[:n1, :7], whole.v)
+    new = res.structures[1]["model"]
+    qc = [res.q_names.index(n) for n in new.coordinate_names()]
+    vc = [res.v_names.index(n) for n in new.velocity_names()]
+    after = mb.simulate(new, res.q[n1, qc], res.v[n1, vc], 1.5, t0=0.3, h=h, contact="stepping", output_every=1)
+    np.testing.assert_array_equal(res.q[n1:][:, qc], after.q)
+    np.testing.assert_array_equal(res.v[n1:][:, vc], after.v)
+    np.testing.assert_array_equal(res.contacts.normal_force[res.contacts.offsets[n1]:], after.contacts.normal_force)
+    first_contact = res.t[np.flatnonzero(res.contacts.count)[0]]
+    assert 0.5 < first_contact < 0.56 and abs(res.q[-1, 2] - 0.1) < 1e-3 and abs(res.v[-1, 3]) < 1e-9
+    # against the run across switches, without contact, before the booster reaches the floor
+    t_eval = np.arange(0.0, 0.5001, 0.01)
+    switching = mb.simulate(stage(floor=False), STAGE_Q0, STAGE_V0, 0.5, t_eval=t_eval)
+    for t in t_eval:
+        k, j = (np.flatnonzero(np.abs(r.t - t) < 1e-12)[-1] for r in (res, switching))
+        for cols in ([[0, 1, 2], [8, 9, 10]] if t >= 0.3 else [[0, 1, 2]]):     # the booster's, the payload's
+            d = res.q[k, cols] - switching.q[j, cols]
+            np.testing.assert_allclose(d, [0.0, 0.0, -0.5 * G * h * res.t[k]], rtol=0, atol=1e-12)
+    # the momentum balance
+    M, P = stage_momentum(res)
+    steps = np.concatenate([[False], np.diff(res.t) > 0])             # each step once (not the release's second row)
+    impulses = np.cumsum(np.where(steps[:, None], res.contacts.total_force(), 0.0), axis=0) * h
+    expected = P[0] + np.outer(res.t, [0.0, 0.0, -G]) * M[0] + impulses
+    assert np.all(M == 2.5) and impulses[-1, 2] > 20.0               # the floor took the booster's fall
+    np.testing.assert_allclose(P, expected, rtol=0, atol=len(res.t) * 8 * EPS * np.abs(P).max())
+
+
+@njit
+def _no_torque(t, q, v, out):
+    out[:] = 0.0
+
+
+def test_a_stage_separates_within_a_step(tmp_path, monkeypatch):
+    """A release between grid times (t = 0.3004) splits its step: two rows at the release, the grid again after it,
+    the momentum P(0) + M g t to round-off at every row; a checkpointed run resumed after the separation (and after
+    the booster's landing) is the whole run bit for bit. Refused in one line each: a batch (one structure per
+    batch), the implicit compliant model, a compiled torque law (it reads q, v by position)."""
+    model = stage(0.3004)
+    res = mb.simulate(model, STAGE_Q0, STAGE_V0, 0.4, h=1e-3, contact="stepping", output_every=1)
+    k = np.flatnonzero(res.t == 0.3004)
+    assert len(k) == 2 and res.t[k[0] - 1] == 0.3 and abs(res.t[k[1] + 1] - 0.301) < 1e-15
+    M, P = stage_momentum(res)
+    np.testing.assert_allclose(P, P[0] + np.outer(res.t, [0.0, 0.0, -G]) * 2.5, rtol=0,
+                               atol=len(res.t) * 8 * EPS * np.abs(P).max())
+    path, middle = str(tmp_path / "run.ckpt"), str(tmp_path / "middle.ckpt")
+    copy_at(monkeypatch, middle, lambda t, step: t >= 0.6)
+    done = mb.simulate(model, STAGE_Q0, STAGE_V0, 1.0, h=1e-3, contact="stepping", output_every=10,
+                       checkpoint=path, every=0.1)
+    again = mb.resume(middle)
+    assert 0.6 <= again.info["resumed_from"] < 0.7 and len(again.structures) == 2    # (the first after t = 0.6)
+    np.testing.assert_array_equal(again.q, done.q)
+    np.testing.assert_array_equal(again.v, done.v)
+    np.testing.assert_array_equal(again.contacts.normal_force, done.contacts.normal_force)
+    with pytest.raises(ModelError, match="joint 'clamp' separates.*simulate_batch runs one structure"):
+        mb.simulate_batch(model, np.tile(STAGE_Q0, (2, 1)), np.tile(STAGE_V0, (2, 1)), 0.1, h=1e-3,
+                          contact="stepping")
+    with pytest.raises(ModelError, match="joint 'clamp' separates.*contact='compliant' runs one structure"):
+        mb.simulate(model, STAGE_Q0, STAGE_V0, 0.1, h=1e-3, contact="compliant", implicit=True)
+    with pytest.raises(ModelError, match="'clamp' cannot separate with a compiled torque law") as err:
+        mb.simulate(model, STAGE_Q0, STAGE_V0, 0.1, h=1e-3, contact="stepping", tau=_no_torque)
+    assert err.value.element == "tau"
 
 
 # ---- Solo12: stops, controllers, laws, checkpoints, events, batches -------------------------------------------------
@@ -391,12 +516,21 @@ def test_ball_on_a_shaken_floor():
     q0[2] = 0.1
     h = 1e-3
     res = mb.simulate(model, q0, None, 0.5, h=h, contact="stepping", output_every=10)
-    assert res.info["path"] == "python" and res.info["state_written"] == "moving base"
+    assert res.info["path"] == "compiled" and res.info["state_written"] == "moving base"
     later = res.t > 0.05
     N = res.contacts.normal_force[res.contacts.offsets[:-1]][later]
     a_base = -A * w * w * np.cos(w * res.t[later])
     np.testing.assert_allclose(N, m * (G + a_base), rtol=0, atol=m * A * w ** 3 * h)
     assert np.all(np.abs(res.q[later, 2] - 0.1) < 1e-9)
+    # a batch of drops onto the shaken floor: the runs step together through the chunks of the base's table (1024
+    # steps; 2.5 s are three chunks), each equal to its single run
+    Q0 = np.tile(q0, (3, 1))
+    Q0[:, 2] += [0.0, 0.05, 0.1]
+    batch = mb.simulate_batch(model, Q0, None, 2.5, h=h, contact="stepping", output_every=50)
+    for b in range(3):
+        single = mb.simulate(model, Q0[b], None, 2.5, h=h, contact="stepping", output_every=50)
+        np.testing.assert_array_equal(batch.q[b], single.q)
+        np.testing.assert_array_equal(batch[b].contacts.normal_force, single.contacts.normal_force)
 
 
 def test_general_joint_pendulum_on_the_floor():
@@ -413,10 +547,16 @@ def test_general_joint_pendulum_on_the_floor():
         b.add_joint("hinge", joint, "ground", "rod", placement=mb.Placement(translation=(0, 0, 0.92)))
         b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -0.9)))
         b.add_collision("floor", "ground", mb.HalfSpace())
-        runs.append(mb.simulate(b.build(), [1.2], [0.0], 1.0, h=1e-3, contact="stepping"))
-    assert runs[1].info["state_written"] == "general joints"
+        model = b.build()
+        runs.append(mb.simulate(model, [1.2], [0.0], 1.0, h=1e-3, contact="stepping"))
+    assert runs[1].info["state_written"] == "general joints" and runs[1].info["path"] == "compiled"
     assert runs[0].contacts.count.max() == 1                     # the tip reaches the floor
     np.testing.assert_allclose(runs[1].q, runs[0].q, rtol=0, atol=1e-12)
+    Q0 = np.array([[1.2], [0.8], [-0.6]])                        # a batch: each run its single run, bit for bit
+    batch = mb.simulate_batch(model, Q0, None, 1.0, h=1e-3, contact="stepping", n_out=11)
+    for k in range(3):
+        np.testing.assert_array_equal(batch.q[k], mb.simulate(model, Q0[k], None, 1.0, h=1e-3, contact="stepping",
+                                                              n_out=11).q)
 
 
 @pytestmark_solo
@@ -447,7 +587,8 @@ def test_a_python_constraint_drives_a_box_on_the_floor():
     evaluated before each step; the step corrects f and its time derivative: G v⁺ = −f/h − ∂f/∂t): x follows the
     drive to the scheme's O(h²) per step, the residual's second-order term ½ h² max|f̈| = ½ h² · 1.2; the box stays on
     the floor (the drive's force, friction μ m g plus m ẍ, stays below m g, which would tip it about an edge): its
-    contacts carry its weight at every output, to the solver's tolerance."""
+    contacts carry its weight at every output, to the solver's tolerance (reached at every step: the reversal of the
+    slide at t = π/4, where the box sticks on four corners, takes the row solver some 300 iterations)."""
     b = mb.ModelBuilder()
     b.add_body("box", mass=1.0, inertia=np.eye(3) * 0.01)
     b.add_joint("free", mb.Free(), "ground", "box")
@@ -460,8 +601,11 @@ def test_a_python_constraint_drives_a_box_on_the_floor():
     v0 = np.zeros(6)
     v0[3] = 0.6                                            # on the drive's velocity at t = 0
     h = 1e-3
-    res = mb.simulate(model, q0, v0, 1.0, h=h, contact="stepping", output_every=10)
-    assert res.info["path"] == "python"
+    res = mb.simulate(model, q0, v0, 1.0, h=h, contact="stepping", output_every=10, iterations=1000)
+    assert res.info["path"] == "python" and res.info["solves"]["step"]["unconverged"] == 0
+    with pytest.raises(ModelError, match="Python constraints \\(drive\\).*simulate_batch is one compiled call; use "
+                                         "simulate"):
+        mb.simulate_batch(model, np.tile(q0, (2, 1)), None, 0.1, h=h, contact="stepping")
     np.testing.assert_allclose(res.q[:, 0], 0.3 * np.sin(2.0 * res.t), rtol=0, atol=0.5 * h * h * 1.2 + 1e-12)
     np.testing.assert_allclose(res.contacts.total_force()[res.t > 0.1, 2], 9.81, rtol=1e-9)
     assert np.all(np.abs(res.q[:, 2] - 0.1) < 1e-12)

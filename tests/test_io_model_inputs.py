@@ -192,5 +192,5 @@ joints: [{name: j, type: revolute, axis: [0, 1, 0], parent: ground, child: rod}]
     with pytest.raises(ModelFileError) as err:
         load_text(bad, source="probe.yaml")
     report = err.value.report()
-    assert "probe.yaml:7: visuals[0].shape.radius: must be > 0, got -1" in report
+    assert "probe.yaml:7: visuals[0].shape.radius: must be >= 0, got -1" in report
     assert "probe.yaml:9: frames[0]: frame 'f': body 'nowhere' is not defined" in report

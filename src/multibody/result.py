@@ -523,6 +523,20 @@ class Contacts:
         rows = self.offsets[-1] if len(self) else 0
         return f"Contacts({len(self)} times, {rows} contact rows, {len(self.pairs)} pairs)"
 
+    @classmethod
+    def concatenate(cls, parts):
+        """The contacts of consecutive pieces of one run, one after the other (the structures of a run across
+        separations: each has its own pairs), their pairs joined by name."""
+        index = {}
+        for part in parts:
+            for p in part.pairs:
+                index.setdefault(p, len(index))
+        pairs = list(index)
+        counts = np.concatenate([part.count for part in parts])
+        pair = np.concatenate([np.array([index[p] for p in part.pairs], dtype=np.int64)[part.pair] for part in parts])
+        fields = {f: np.concatenate([getattr(part, f) for part in parts]) for f in cls.FIELDS[1:]}
+        return cls(np.concatenate([[0], np.cumsum(counts)]), pairs, pair, **fields)
+
 
 class BatchResult:
     """The runs of :func:`simulate_batch`, with the run as the first axis and time as the second.

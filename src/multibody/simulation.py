@@ -59,6 +59,7 @@ from multibody.formulations.base import FORMULATIONS, check_supported, describe_
 from multibody.contact.models import check_contact_run, contact_system
 from multibody.contact.stepping_batch import stepping_batch
 from multibody.contact.stepping_run import simulate_stepping
+from multibody.contact.stepping_structures import separations
 from multibody.switching.run import simulate_switching, switching_batch
 from multibody.formulations.tree_control import is_compiled_torque
 from multibody.integrate import arguments as arg
@@ -290,7 +291,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
         if isinstance(system, SteppingSystem):
             t0, t_end = arg.time_span(t0, t_end)
             nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
-            if restart is not None:
+            if restart is not None and not separations(model):   # (a separating run's: Structures.restore)
                 from multibody.io.checkpoints import check_resumable
 
                 grid = (nsteps, h_used, output_steps(nsteps, h_used, t0, t_eval, n_out, output_every))

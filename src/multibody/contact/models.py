@@ -41,7 +41,10 @@ from multibody.rows.solver import ST_FIRST, ST_MOST, ST_STEPS, ST_UNCONVERGED, S
 from multibody.rows.unit_rows import unit_row_count, unit_rows
 from multibody.formulations.tree_rhs import tree_energy
 from multibody.model.packing import tree_params
-from multibody.contact.stepping_loop import SteppingParams, SteppingSystem
+from multibody.contact.stepping_loop import Prescribed, SteppingParams, SteppingSystem
+from multibody.contact.stepping_structures import check_separations
+from multibody.kernels.general_joint import compile_general_joints, fill_address
+from multibody.kernels.kinematics import BASE_WIDTH
 from multibody.contact.detection import C_WIDTH
 from multibody.contact.stepping_solver import (N_PYTHON, R_DIST, R_FN, R_FT, R_NORMAL, R_PAIR, R_POINT, R_WIDTH,
                                                SLOP, Geometry, Solver, deepest_overlap)
@@ -52,12 +55,15 @@ from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
            "time_stepping", "check_contact_run", "contact_parameter", "contact_setup", "contacts_record", "torques",
-           "solver_info", "warn_unconverged", "contact_potential", "state_writer"]
+           "solver_info", "warn_unconverged", "contact_potential", "state_writer", "prescribed_motion",
+           "BASE_TABLE_ROWS"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}
 #: the attribute of a Model that caches its packed collision sets (by filters; ``with_collisions`` drops it)
 COLLISION_CACHE = "_multibody_collision_sets"
+#: the steps whose base states a stepping run over a moving ground tables at once (its chunks have at most so many)
+BASE_TABLE_ROWS = 1024
 COMMON_ARGS = ("model", "q0", "v0", "tau", "energy")
 
 
@@ -143,6 +149,17 @@ def contact_setup(model, contact_pairs, exclude, what, tau_const=None, needs_col
     return cs, p, geometry
 
 
+def prescribed_motion(model, nwork):
+    """The ``stepping_loop.Prescribed`` motion of ``model``, whose workspaces have ``nwork`` floats: a table of
+    ``BASE_TABLE_ROWS`` base blocks for a moving base (filled by ``SteppingSystem.write_base``; no rows for a fixed
+    ground) and the address of the general joints' kinematics (``kernels.general_joint.fill_address``; 0 without
+    them)."""
+    data = default_data(model)
+    rows = BASE_TABLE_ROWS if data.base_motion is not None else 0
+    fill = 0 if data.fill is None else fill_address(compile_general_joints(model, data.mi), int(nwork))
+    return Prescribed(np.zeros((rows, BASE_WIDTH)), fill)
+
+
 def state_writer(model, works):
     """For a model with a moving base or general joints: ``write(t, q, v, h=None)``, which writes the base's state at t
     and the general joints' kinematics at (q, v, t) into each workspace of ``works`` before the kernels run there
@@ -199,11 +216,13 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     "compliant"), whose elastic energy the Result's potential energy holds."""
     q0, v0 = check_state(model, q0, v0)
     separate = [r.joint for r in model.unilateral.releases if r.mode == "separate"]
-    if separate:
+    if separate and law is not None:
         raise ModelError(f"model '{model.name}': joint '{separate[0]}' separates (a release with mode 'separate'), "
                          f"which changes the model's coordinates: contact={name!r} runs one structure (its releases "
-                         "may unlock coordinates); simulate the separation across switches without contact",
+                         "may unlock coordinates); use contact='stepping', which goes on in the new structure",
                          element=f"release '{separate[0]}'")
+    torque = model.torque_callback if tau is None else tau
+    check_separations(model, torque if callable(torque) else None)    # (contact/stepping_structures.py)
     settings = np.array([contact_parameter(margin, "margin", allow_zero=True), contact_parameter(tolerance, "tolerance"),
                          float(_whole(iterations, "iterations")), contact_parameter(recovery, "recovery", allow_zero=True),
                          contact_parameter(restitution_velocity, "restitution_velocity", allow_zero=True)])
@@ -255,13 +274,18 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
                       residuals=residuals)
 
     loops_rows = [ConstraintRows(model)] if model.constraints else []
-    state = state_writer(model, [p.work] + ([loops.tree.work] if loops is not None else []))
-    before = state if python is None else _with_python_rows(state, python, S)
-    if state is not None:
+    motion = prescribed_motion(model, p.work.shape[0])
+    if model.base_motion is not None or motion.fill:
         info["state_written"] = "moving base" if model.base_motion is not None else "general joints"
-    return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control), tau=tau_const,
+
+    def remake(other, q, v, tau_other):
+        return time_stepping(other, q, v, tau_other, energy, margin, tolerance, iterations, recovery,
+                             restitution_velocity, contact_pairs, exclude, law, name)
+
+    return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control, motion), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
-                          before_step=before)
+                          before_step=None if python is None else _with_python_rows(python, S),
+                          pair_names=tuple(cs.pair_names(k) for k in range(cs.pairs.shape[0])), remake=remake)
 
 
 def _initial_overlap(model, p, G, cs, q0, info, name, recovery):
@@ -274,7 +298,7 @@ def _initial_overlap(model, p, G, cs, q0, info, name, recovery):
         warnings.warn(f"model '{model.name}': the initial state has collision '{names[0]}' (body '{names[2]}') "
                       f"{-depth:.6g} m inside '{names[1]}' (body '{names[3]}'): contact={name!r} pushes such overlaps "
                       f"out over recovery = {recovery!r} s at the position level, without giving them speed "
-                      "(result.info['initial_overlap'])", ModelWarning, stacklevel=6)
+                      "(result.info['initial_overlap'])", ModelWarning, stacklevel=7)
 
 
 def solver_info(stats):
@@ -297,7 +321,7 @@ def warn_unconverged(solves, model_name, name, tolerance):
                       f"residual {solves['worst_residual']:.3g} of the largest impulse, tolerance {tolerance:.3g}, "
                       f"{solves['iterations']} iterations at most); the run went on from the last iterate "
                       "(result.info['solves']['step']; raise iterations= or loosen tolerance=)", ConvergenceWarning,
-                      stacklevel=6)
+                      stacklevel=7)
 
 
 def contact_potential(counts, records, stiffness, exponent, damping):
@@ -326,15 +350,13 @@ def _loop_rows(model, q0, v0):
     return q, v, make_work(model), python, correction
 
 
-def _with_python_rows(state, rows, S):
-    """``write(t, q, v, h)`` before each step of size h: ``state``'s (or nothing), then the rows of the Python
-    constraints at (q, v, t) into ``S.xg``, ``S.xgap`` (``stepping_solver``: the constant c of ``G v⁺ + c = 0``, times h: a
-    position row's residual plus h ∂f/∂t, a velocity row's h (g − G v))."""
+def _with_python_rows(rows, S):
+    """``write(t, q, v, h)`` before each step of size h: the rows of the Python constraints at (q, v, t) into
+    ``S.xg``, ``S.xgap`` (``stepping_solver``: the constant c of ``G v⁺ + c = 0``, times h: a position row's residual
+    plus h ∂f/∂t, a velocity row's h (g − G v))."""
     level = rows.level
 
     def write(t, q, v, h):
-        if state is not None:
-            state(t, q, v)
         m = rows.fill(q, v, t)
         w = rows.w
         i = 0

@@ -4,7 +4,10 @@ A :class:`SteppingSystem` (made by ``contact/models.py``) holds the initial stat
 (:data:`SteppingParams`) and the generalized forces besides the model's own: constant ones, the model's
 controllers and a compiled torque law (``model.packing.Controls``, ``formulations/tree_control.py``: added before
 every step, in the loop), or a Python callable ``tau(t, q, v) -> (nv,)``, which makes the run a Python loop
-around the compiled step (about two orders of magnitude slower per step).
+around the compiled step (about two orders of magnitude slower per step). A moving base and general joints are
+written into the workspaces before each step inside the loop (:data:`Prescribed`): the base's state from a table of
+the chunk's steps that the run fills (``BaseMotion.block``, what ``Data.set_time`` writes), the general joints'
+kinematics by their generated function called through its address (``kernels.general_joint.fill_address``).
 
 :func:`stepping_loop` makes the steps ``first + 1 .. stop`` of size ``h`` and keeps, at the step numbers ``save``,
 the state, the energy dissipated so far (by the impulses and the model's dampers) and the contacts of the step
@@ -21,10 +24,11 @@ from numba import njit
 
 from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
 from multibody.formulations.tree_control import control_extra, is_controlled
-from multibody.kernels.control import call_event
+from multibody.kernels.control import call_event, call_torque
+from multibody.kernels.kinematics import BASE_WIDTH
 
-__all__ = ["SteppingParams", "SteppingSystem", "CompiledEvents", "compiled_events", "stepping_loop", "one_step",
-           "STEPPING_OK",
+__all__ = ["SteppingParams", "SteppingSystem", "Prescribed", "CompiledEvents", "compiled_events", "stepping_loop",
+           "one_step", "STEPPING_OK",
            "STEPPING_NONFINITE", "STEPPING_EVENT"]
 
 #: statuses of the loop: every step done; a state became non-finite; a terminal compiled event ended the run
@@ -35,11 +39,16 @@ STEPPING_OK, STEPPING_NONFINITE, STEPPING_EVENT = 0, 1, 2
 #: step, and the event times found (``times[k, :count[k]]``, drained by the run loop after each chunk)
 CompiledEvents = namedtuple("CompiledEvents", "address direction terminal last times count")
 
+#: what is written into the workspaces before each step (module docstring): ``base`` (rows, BASE_WIDTH) the base's
+#: blocks at the start of the steps of a chunk, row i for its step first + 1 + i (no rows: the ground is fixed), and
+#: ``fill`` the address of the general joints' kinematics (0: none)
+Prescribed = namedtuple("Prescribed", "base fill")
+
 #: the parameters of the step: the tree's (``model.packing.TreeParams``), the collision set
 #: (``stepping_solver.Geometry``), the solver's arrays (``stepping_solver.Solver``), the unit rows
-#: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``, or None) and the controllers
-#: (``model.packing.Controls``, or None)
-SteppingParams = namedtuple("SteppingParams", "tree geometry solver units loops control")
+#: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``, or None), the controllers
+#: (``model.packing.Controls``, or None) and the :data:`Prescribed` motion
+SteppingParams = namedtuple("SteppingParams", "tree geometry solver units loops control prescribed")
 
 
 @dataclass
@@ -58,14 +67,32 @@ class SteppingSystem:
     callback: object = None
     info: dict = field(default_factory=dict)
     model: object = None
-    #: ``write(t, q, v, h)`` before each step (a moving base's state, general joints' kinematics:
-    #: ``contact.models.state_writer``; the rows of Python constraints), or None
+    #: ``write(t, q, v, h)`` before each step (the rows of Python constraints), or None
     before_step: object = None
+    #: the pairs of its collision set by name (``CollisionSet.pair_names``)
+    pair_names: tuple = ()
+    #: ``remake(model, q0, v0, tau)``: the system of another model with the same parameters (a separation,
+    #: ``contact/stepping_structures.py``)
+    remake: object = None
 
     @property
     def python_steps(self):
-        """Whether the steps run in the Python loop (a torque callback, or a state to write before each step)."""
+        """Whether the steps run in the Python loop (a torque callback, or rows of Python constraints to write
+        before each step)."""
         return self.callback is not None or self.before_step is not None
+
+    @property
+    def table_rows(self):
+        """The most steps whose base states the table of :data:`Prescribed` holds (0: the ground is fixed)."""
+        return self.params.prescribed.base.shape[0]
+
+    def write_base(self, t0, h, first, stop):
+        """The base's blocks at the starts of the steps first + 1 .. stop of the grid t0 + k h (at most
+        :attr:`table_rows` of them) into the table (``BaseMotion.block`` at t0 + (step − 1) h: the numbers
+        ``Data.set_time`` writes)."""
+        motion, table = self.model.base_motion, self.params.prescribed.base
+        for i in range(stop - first):
+            motion.block(t0 + (first + i) * h, table[i])
 
     def run_state(self):
         """The arrays besides (q, v) that the next steps depend on: the impulses of the last step (the warm start
@@ -112,9 +139,38 @@ def _controls(control, p, tau_const, t, q, v, x):
 
 
 @njit(cache=True)
-def one_step(P, tau, t, q, v, h, x, qn, vn):
-    """One step from (q, v) at t into (qn, vn) under the constant forces ``tau`` and the controllers of ``P``;
-    ``x`` scratch (nq + nv). Returns ``(contacts, impulses' work, dampers' dissipation)``."""
+def _write(W, row, t, q, v, work):
+    """The :data:`Prescribed` motion ``W`` at its table row ``row`` (time t, state (q, v)) into ``work``."""
+    if W.base.shape[0] > 0:
+        base = work.shape[0] - BASE_WIDTH
+        for k in range(BASE_WIDTH):
+            work[base + k] = W.base[row, k]
+    if W.fill != 0:
+        call_torque(W.fill, t, q, v, work)
+
+
+@njit(cache=True)
+def _write_loops(W, row, t, q, v, loops):
+    """:func:`_write` into the loops' workspace; nothing without loops (None: numba prunes the call)."""
+    if loops is None:
+        return
+    _write(W, row, t, q, v, loops.tree.work)
+
+
+@njit(cache=True)
+def _prescribe(P, row, t, q, v):
+    """The prescribed motion at the step of table row ``row`` into the workspaces of the tree and of the loops: the
+    base's block, the general joints' kinematics."""
+    _write(P.prescribed, row, t, q, v, P.tree.work)
+    _write_loops(P.prescribed, row, t, q, v, P.loops)
+
+
+@njit(cache=True)
+def one_step(P, tau, t, q, v, h, x, qn, vn, row):
+    """One step from (q, v) at t into (qn, vn) under the constant forces ``tau`` and the controllers of ``P``, the
+    prescribed motion of its table row ``row`` written first; ``x`` scratch (nq + nv). Returns ``(contacts,
+    impulses' work, dampers' dissipation)``."""
+    _prescribe(P, row, t, q, v)
     extra = _controls(P.control, P.tree, tau, t, q, v, x)
     return stepping_step(P.tree, P.geometry, P.solver, P.units, P.loops, t, q, v, h, extra, qn, vn)
 
@@ -168,7 +224,7 @@ def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, 
     tracing = trace.shape[0] > 0
     watching = E.address.shape[0] > 0
     for step in range(first + 1, stop + 1):
-        m, impulse_work, damper = one_step(P, tau, t0 + (step - 1) * h, q, v, h, x, qn, vn)
+        m, impulse_work, damper = one_step(P, tau, t0 + (step - 1) * h, q, v, h, x, qn, vn, step - first - 1)
         dissipated += damper - impulse_work
         for k in range(v.shape[0]):
             if not math.isfinite(vn[k]):
@@ -193,7 +249,7 @@ def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, 
 
 def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E=None):
     """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)`` (its forces added to the
-    constant ones) or ``system.before_step(t, q, v)`` called before each step: one compiled step per call (its events
+    constant ones) or ``system.before_step(t, q, v, h)`` called before each step: one compiled step per call (its events
     all evaluated by the run loop from ``trace``; ``E`` unused). The same returns."""
     P = system.params
     qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(q.shape[0] + v.shape[0])
@@ -212,7 +268,7 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
             tau = tau + extra
         if system.before_step is not None:
             system.before_step(t, q, v, h)
-        m, impulse_work, damper = one_step(P, tau, t, q, v, h, x, qn, vn)
+        m, impulse_work, damper = one_step(P, tau, t, q, v, h, x, qn, vn, step - first - 1)
         dissipated += damper - impulse_work
         if not np.all(np.isfinite(vn)):
             return j, STEPPING_NONFINITE, step - 1, dissipated

@@ -78,11 +78,12 @@ def tree_control_run_params(p, batch, b):
                             r.applied, r.vapplied, run_controls(p.control))
 
 
-def tree_batch(model, runs, params):
+def tree_batch(model, runs, params, moving_base=False):
     """``batch`` tuple of :func:`tree_run_params` for ``runs`` runs from the dict ``params`` (keys of
-    :data:`BATCH_PARAMS`), validated: a ``ModelError`` names the key, the shape expected, or the bad value."""
+    :data:`BATCH_PARAMS`), validated: a ``ModelError`` names the key, the shape expected, or the bad value.
+    ``moving_base``: the runs take a moving base (the time-stepping model's batch tables its states)."""
     params = {} if params is None else params
-    if getattr(model, "base_motion", None) is not None:
+    if getattr(model, "base_motion", None) is not None and not moving_base:
         raise ModelError(f"model '{model.name}' has a moving base (base motion), which runs the Python right-hand "
                          "side: simulate_batch runs the compiled loop only; use simulate for each run",
                          element="base motion")

@@ -20,17 +20,23 @@ numba function that puts them there:
 * ``fill(q, v, t, work)``: for every general joint of the model, R_J, z, σ, β and the columns S_k at
   (q, q̇ = v, t) into its block of the flat workspace ``work`` of ``multibody.model.data.Data``.
 
+A compiled loop that takes general joints (the time-stepping model's, ``contact/stepping_loop.py``) calls ``fill``
+through a C function pointer (:func:`fill_address`; ``kernels.control.call_torque`` with the workspace as its
+``out``), so that the loop is compiled once for an integer and not for each model's function.
+
 The module is generated once per model, with common subexpressions eliminated (``sympy.cse``, by
 :func:`multibody.codegen.function_body`), under the
 on-disk cache of generated modules (``multibody.cache.import_generated``: named by a hash of the
 source, so numba's own cache serves later processes).
 """
 import sympy as sp
+from numba import carray, cfunc
 
 from multibody.codegen import function_body
 from multibody.kernels import kinematics as K
+from multibody.kernels.control import TORQUE_SIGNATURE
 
-__all__ = ["joint_kinematics", "compile_general_joints", "source"]
+__all__ = ["joint_kinematics", "compile_general_joints", "fill_address", "source"]
 
 #: bumped whenever the generated source changes shape (part of the module's hash)
 CODEGEN_VERSION = 1
@@ -122,3 +128,18 @@ def compile_general_joints(model, mi, cache_dir=None):
     mod = import_generated("_mb_gj_", src, "general_joints", cache_dir)
     model.__dict__[_CACHE_ATTR] = mod  # a cache only (the Model is immutable): every Data of the model shares it
     return mod
+
+
+def fill_address(module, nwork):
+    """The address of a C function of ``kernels.control.TORQUE_SIGNATURE``, ``f(t, q, v, work, nq, nv)``, that
+    calls the generated ``module.fill(q, v, t, work)`` on a workspace of ``nwork`` floats (module docstring): made
+    once per module and workspace size, and kept alive with the module."""
+    made = module.__dict__.setdefault("_multibody_fill_addresses", {})
+    if nwork not in made:
+        fill = module.fill
+
+        def call(t, q, v, work, nq, nv):
+            fill(carray(q, nq), carray(v, nv), t, carray(work, nwork))
+
+        made[nwork] = cfunc(TORQUE_SIGNATURE)(call)
+    return made[nwork].address

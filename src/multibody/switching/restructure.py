@@ -9,19 +9,40 @@ velocities ``[ω; v]`` of that frame's origin in child axes (the ``Free`` conven
 run maps the state across (``switching/structure.py``). The new model's coordinates of the other joints are
 those of the old one, under the same names.
 """
+import numpy as np
+
 from multibody.errors import ModelError
 from multibody.model.builder import GROUND, ModelBuilder
 from multibody.model.controllers import controller_without
 from multibody.model.joints import Free
 from multibody.model.loop_joints import LoopJoint
 
-__all__ = ["separated_model", "free_joint_names"]
+__all__ = ["separated_model", "separated_state", "separated_forces", "free_joint_names", "refuse_separation"]
 
 
 def free_joint_names(joint):
     """The coordinate and velocity names the free joint of a separated ``joint`` has: (q names, v names)."""
     return ([f"{joint}.{c}" for c in Free.coordinate_names],
             [f"{joint}.{c}" for c in ("wx", "wy", "wz", "vx", "vy", "vz")])
+
+
+def refuse_separation(model, joint, law=None):
+    """A ``ModelError`` for what cannot go on past the separation of ``joint``: Python constraints and a torque
+    callback (the model's), which read the q and v of the structure before the separation by position, and a
+    compiled torque law ``law`` (a numba function, or None), which does as well (the model's controllers carry
+    across, by joint name)."""
+    python = [c.name for c in model.constraints if c.python]
+    if python:
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with Python constraints "
+                         f"({', '.join(python)}), which read the q and v of the structure before the separation",
+                         element=f"joint '{joint}'")
+    if model.torque_callback is not None:
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with a torque callback, "
+                         "which reads the q and v of the structure before the separation", element=f"joint '{joint}'")
+    if law is not None:
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate with a compiled torque law (tau=f), "
+                         "which reads q and v by position (the model's controllers carry across by joint name)",
+                         element="tau")
 
 
 def separated_model(model, joint):
@@ -36,14 +57,7 @@ def separated_model(model, joint):
     if info.is_cut:
         raise ModelError(f"joint '{joint}' closes a loop (a cut joint); only tree joints separate",
                          element=f"joint '{joint}'")
-    python = [c.name for c in model.constraints if c.python]
-    if python:
-        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with Python constraints "
-                         f"({', '.join(python)}), which read the q and v of the structure before the separation",
-                         element=f"joint '{joint}'")
-    if model.torque_callback is not None:
-        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with a torque callback, "
-                         "which reads the q and v of the structure before the separation", element=f"joint '{joint}'")
+    refuse_separation(model, joint)
     u = model.unilateral
     b = ModelBuilder(gravity=model.gravity, name=model.name, metadata=dict(model.metadata),
                      base_motion=model.base_motion, inertia="accept")   # (the bodies were checked when built)
@@ -97,3 +111,41 @@ def separated_model(model, joint):
             b.add_controller(info.name, kept)
     return b.build()
 
+
+
+def _quaternion(R):
+    """The unit quaternion (w, x, y, z) of the rotation matrix R (Shepperd's method, w ≥ 0)."""
+    from scipy.spatial.transform import Rotation
+
+    x, y, z, w = Rotation.from_matrix(R).as_quat()
+    qt = np.array([w, x, y, z])
+    return qt if w >= 0.0 else -qt
+
+
+def separated_state(old, new, joint, q, v):
+    """The state (q, v) of ``old`` mapped onto ``new``, the model after ``joint`` separated (``separated_model``):
+    every other joint's coordinates as they were (by name), the free joint's the pose and velocity of the child's
+    frame (forward kinematics), so that every body keeps its motion and the momenta are unchanged. Returns
+    ``(q, v)`` of ``new``."""
+    from multibody.algorithms.dynamics import forward_kinematics
+
+    fk = forward_kinematics(old, q, v)
+    q2, v2 = np.empty(new.nq), np.empty(new.nv)
+    for j in new.joints[1:]:
+        if j.name == joint:
+            c = old.joint(joint).child
+            R, p, w, pd = fk.R[c], fk.p[c], fk.velocity[c, :3], fk.velocity[c, 3:]
+            q2[j.q_slice] = np.concatenate([p, _quaternion(R)])
+            v2[j.v_slice] = np.concatenate([R.T @ w, R.T @ pd])
+        else:
+            o = old.joint(j.name)
+            q2[j.q_slice] = q[o.q_slice]
+            v2[j.v_slice] = v[o.v_slice]
+    return q2, v2
+
+
+def separated_forces(old, new, tau):
+    """Constant generalized forces ``tau`` of ``old`` on the coordinates of ``new`` (by name: those of the separated
+    joint end with it, its free joint gets none)."""
+    by_name = {n: k for k, n in enumerate(old.velocity_names())}
+    return np.array([tau[by_name[n]] if n in by_name else 0.0 for n in new.velocity_names()])

@@ -267,11 +267,10 @@ class Structure(PythonSteps):
         """The structure after ``joint`` separates at t: the model with a free joint in its place
         (``switching/restructure.py``), the next index, the same torque callback or compiled law, and the constant
         generalized forces of the coordinates it keeps (by name: those of the separated joint end with it)."""
-        from multibody.switching.restructure import separated_model
+        from multibody.switching.restructure import separated_forces, separated_model
 
         new = separated_model(self.model, joint)
-        old_names = {n: k for k, n in enumerate(self.model.velocity_names())}
-        tau = np.array([self.tau_const[old_names[n]] if n in old_names else 0.0 for n in new.velocity_names()])
+        tau = separated_forces(self.model, new, self.tau_const)
         ns = type(self)(new, tau, self.callback if self.law is None else self.law, self.q_names, self.v_names,
                         self.index + 1, self.rest_velocity)
         ns.separated = self.separated + [(float(t), joint)]
@@ -591,39 +590,17 @@ def unresolved_rebound(rebound, gap_acceleration, stop):
     return rebound * rebound / (2.0 * -gap_acceleration) <= REBOUND_ULPS * np.spacing(max(1.0, abs(stop)))
 
 
-def _quaternion(R):
-    """The unit quaternion (w, x, y, z) of the rotation matrix R (Shepperd's method, w ≥ 0)."""
-    from scipy.spatial.transform import Rotation
-
-    x, y, z, w = Rotation.from_matrix(R).as_quat()
-    qt = np.array([w, x, y, z])
-    return qt if w >= 0.0 else -qt
-
-
 def separated_structure(st, t, x, joint, log):
     """The structure after ``joint`` of structure ``st`` separates at (t, x): the model with a free joint in its
-    place (``switching/restructure.py``) and the state mapped — every other joint's coordinates as they were, the free
-    joint's the pose and velocity of the child's frame (forward kinematics), so that every body keeps its motion
-    and the momenta are unchanged. The mode carries over by name (latched, held, resting coordinates). Returns
+    place (``switching/restructure.py``) and the state mapped (``restructure.separated_state``: every body keeps its
+    motion, the momenta are unchanged). The mode carries over by name (latched, held, resting coordinates). Returns
     ``(structure, x)``."""
-    from multibody.algorithms.dynamics import forward_kinematics
+    from multibody.switching.restructure import separated_state
 
     old = st.model
     ns = st.successor(t, joint)
     new = ns.model
-    q, v = x[:old.nq], x[old.nq:]
-    fk = forward_kinematics(old, q, v)
-    q2, v2 = np.empty(new.nq), np.empty(new.nv)
-    for j in new.joints[1:]:
-        if j.name == joint:
-            c = old.joint(joint).child
-            R, p, w, pd = fk.R[c], fk.p[c], fk.velocity[c, :3], fk.velocity[c, 3:]
-            q2[j.q_slice] = np.concatenate([p, _quaternion(R)])
-            v2[j.v_slice] = np.concatenate([R.T @ w, R.T @ pd])
-        else:
-            o = old.joint(j.name)
-            q2[j.q_slice] = q[o.q_slice]
-            v2[j.v_slice] = v[o.v_slice]
+    q2, v2 = separated_state(old, new, joint, x[:old.nq], x[old.nq:])
     # the mode by name: latches locked, coordinates held, stops rested on
     vname_old, vname_new = old.velocity_names(), new.velocity_names()
     for jl in st.latched:
