@@ -202,6 +202,20 @@ def _forward_one_dof(i, par, k, keep, wd, Minv, P):
                     Pi[c] = s * m[c]
 
 
+@helper
+def _inherit(i, par, iv, P):
+    """P_i ← P_λ (zeros under the root) on the columns from iv: the accelerations body i starts from."""
+    for r in range(6):
+        Pi = P[i, r, iv:]
+        if par > 0:
+            Pp = P[par, r, iv:]
+            for c in range(Pi.shape[0]):
+                Pi[c] = Pp[c]
+        else:
+            for c in range(Pi.shape[0]):
+                Pi[c] = 0.0
+
+
 @helper(inline=False)
 def _forward_multi_dof(i, par, iv, nvi, keep, wd, Minv, P):
     """:func:`_forward_one_dof` for a joint of several coordinates (U D⁻¹ in its rows of ``wd``), for c ≥ iv."""
@@ -214,15 +228,9 @@ def _forward_multi_dof(i, par, iv, nvi, keep, wd, Minv, P):
             for c in range(m.shape[0]):
                 m[c] -= UD[0] * P0[c] + UD[1] * P1[c] + UD[2] * P2[c] + UD[3] * P3[c] + UD[4] * P4[c] + UD[5] * P5[c]
     if keep:
+        _inherit(i, par, iv, P)
         for r in range(6):
             Pi = P[i, r, iv:]
-            if par > 0:
-                Pp = P[par, r, iv:]
-                for c in range(Pi.shape[0]):
-                    Pi[c] = Pp[c]
-            else:
-                for c in range(Pi.shape[0]):
-                    Pi[c] = 0.0
             for k in range(iv, iv + nvi):
                 s = wd[k, r]
                 m = Minv[k, iv:]
@@ -266,15 +274,7 @@ def minv_passes(mi, work, dwork, dint, Minv):
         elif nvi > 1:
             _forward_multi_dof(i, par, iv, nvi, keep, wd, Minv, P)
         elif keep:   # a Fixed joint: the body moves with its parent
-            for r in range(6):
-                Pi = P[i, r, iv:]
-                if par > 0:
-                    Pp = P[par, r, iv:]
-                    for c in range(Pi.shape[0]):
-                        Pi[c] = Pp[c]
-                else:
-                    for c in range(Pi.shape[0]):
-                        Pi[c] = 0.0
+            _inherit(i, par, iv, P)
     for r in range(nv):
         for c in range(r + 1, nv):
             Minv[c, r] = Minv[r, c]
