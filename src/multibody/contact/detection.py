@@ -44,7 +44,7 @@ import math
 from numba import njit
 
 from multibody.contact.gjk import INTERSECTING, epa, gjk, witness
-from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts, hull_patch
+from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts, hull_patch, in_plane_axes
 from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_BODY, GI_TYPE, GW_P,
                                       HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local, to_world)
 from multibody.kernels.kinematics import D_S, IV, NV, PARENT
@@ -119,14 +119,8 @@ def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k, poly):
         r = gf[gb, GF_SIZE]
         h = gf[gb, GF_SIZE + 1]
         a0, a1, a2 = axis_z(gw, gb)
-        na = n0 * a0 + n1 * a1 + n2 * a2
-        u0, u1, u2 = na * a0 - n0, na * a1 - n1, na * a2 - n2   # −n without its axial part: towards the plane
-        un = math.sqrt(u0 * u0 + u1 * u1 + u2 * u2)
-        if un > 1e-12:
-            u0, u1, u2 = u0 / un, u1 / un, u2 / un
-        else:
-            u0, u1, u2 = unit_perpendicular(a0, a1, a2)
-        w0, w1, w2 = cross3(a0, a1, a2, u0, u1, u2)
+        # u: −n without its axial part, towards the plane
+        u0, u1, u2, w0, w1, w2 = in_plane_axes(a0, a1, a2, -n0, -n1, -n2)
         feature = 0
         for s in (-1.0, 1.0):
             e0, e1, e2 = c0 + s * h * a0, c1 + s * h * a1, c2 + s * h * a2
