@@ -247,7 +247,7 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     cap = max(cs.capacity, 1)
     npy = 0 if python is None else sum(c.nrows for c, _ in python.python)
     n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0) + npy
-    S = Solver(M=np.zeros((nv, nv)), L=np.zeros((nv, nv)), J=np.zeros((n, nv)), Y=np.zeros((n, nv)),
+    S = Solver(M=np.zeros((nv, nv)), L=np.zeros((nv, nv)), J=np.zeros((n, nv)), Y=np.zeros((nv, n)),
                W=np.zeros((n, n)), lam=np.zeros(n), b=np.zeros(n), vfree=np.zeros(nv), acc=np.zeros(nv),
                fext=np.zeros((0, 6)), kind=np.zeros(n, dtype=np.int64), gap=np.zeros(n), e=np.zeros(n),
                mu=np.zeros(n), key=np.zeros(n, dtype=np.int64), prev_key=np.zeros(n, dtype=np.int64),

@@ -23,9 +23,10 @@ import numpy as np
 from numba import njit
 
 from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
-from multibody.formulations.tree_control import control_extra, is_controlled
+from multibody.formulations.tree_control import control_torques, is_controlled
 from multibody.kernels.control import call_event, call_torque
 from multibody.kernels.kinematics import BASE_WIDTH
+from multibody.kernels.spatial import KERNEL
 
 __all__ = ["SteppingParams", "SteppingSystem", "Prescribed", "CompiledEvents", "compiled_events", "stepping_loop",
            "one_step", "STEPPING_OK",
@@ -47,7 +48,7 @@ Prescribed = namedtuple("Prescribed", "base fill")
 #: the parameters of the step: the tree's (``model.packing.TreeParams``), the collision set
 #: (``stepping_solver.Geometry``), the solver's arrays (``stepping_solver.Solver``), the unit rows
 #: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``, or None), the controllers
-#: (``model.packing.Controls``, or None) and the :data:`Prescribed` motion
+#: (``model.packing.Controls``: a tuple even without controllers, which then adds nothing) and the :data:`Prescribed` motion
 SteppingParams = namedtuple("SteppingParams", "tree geometry solver units loops control prescribed")
 
 
@@ -123,22 +124,21 @@ class SteppingSystem:
         S.count[N_PREV] = count
 
 
-@njit(cache=True)
-def _controls(control, p, tau_const, t, q, v, x):
-    """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_extra``);
-    ``tau_const`` itself without controllers (a tuple with neither controllers nor a law, or None: numba then
-    prunes the call when it compiles)."""
-    if control is None or not is_controlled(control):
-        return tau_const
-    nq = q.shape[0]
-    for k in range(nq):
-        x[k] = q[k]
-    for k in range(v.shape[0]):
-        x[nq + k] = v[k]
-    return control_extra(t, x, tau_const, control, p.mi, nq, p.work)
+@njit(**KERNEL, forceinline=True)
+def _controls(control, p, tau_const, t, q, v, out):
+    """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_torques``)
+    into ``out`` (nv); ``tau_const`` itself without controllers (``tree_control.is_controlled``)."""
+    nv = v.shape[0]
+    if is_controlled(control):
+        extra = control_torques(t, q, v, tau_const, control, p.mi, p.work)
+        for k in range(nv):
+            out[k] = extra[k]
+    else:
+        for k in range(nv):
+            out[k] = tau_const[k]
 
 
-@njit(cache=True)
+@njit(**KERNEL, forceinline=True)
 def _write(W, row, t, q, v, work):
     """The :data:`Prescribed` motion ``W`` at its table row ``row`` (time t, state (q, v)) into ``work``."""
     if W.base.shape[0] > 0:
@@ -149,7 +149,7 @@ def _write(W, row, t, q, v, work):
         call_torque(W.fill, t, q, v, work)
 
 
-@njit(cache=True)
+@njit(**KERNEL, forceinline=True)
 def _write_loops(W, row, t, q, v, loops):
     """:func:`_write` into the loops' workspace; nothing without loops (None: numba prunes the call)."""
     if loops is None:
@@ -157,7 +157,7 @@ def _write_loops(W, row, t, q, v, loops):
     _write(W, row, t, q, v, loops.tree.work)
 
 
-@njit(cache=True)
+@njit(**KERNEL, forceinline=True)
 def _prescribe(P, row, t, q, v):
     """The prescribed motion at the step of table row ``row`` into the workspaces of the tree and of the loops: the
     base's block, the general joints' kinematics."""
@@ -165,13 +165,14 @@ def _prescribe(P, row, t, q, v):
     _write_loops(P.prescribed, row, t, q, v, P.loops)
 
 
-@njit(cache=True)
+@njit(**KERNEL, forceinline=True)
 def one_step(P, tau, t, q, v, h, x, qn, vn, row):
     """One step from (q, v) at t into (qn, vn) under the constant forces ``tau`` and the controllers of ``P``, the
     prescribed motion of its table row ``row`` written first; ``x`` scratch (nq + nv). Returns ``(contacts,
     impulses' work, dampers' dissipation)``."""
     _prescribe(P, row, t, q, v)
-    extra = _controls(P.control, P.tree, tau, t, q, v, x)
+    extra = x[:v.shape[0]]
+    _controls(P.control, P.tree, tau, t, q, v, extra)
     return stepping_step(P.tree, P.geometry, P.solver, P.units, P.loops, t, q, v, h, extra, qn, vn)
 
 

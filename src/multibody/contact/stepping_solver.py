@@ -67,7 +67,7 @@ from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
-from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed
+from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import loop_rows
@@ -79,7 +79,7 @@ from multibody.rows.unit_rows import held_rows, stop_rows
 #: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
 #: poses, contact rows, the GJK/EPA workspace
 Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
-#: the solver's arrays: mass matrix and factor (LᵀL), rows J, Y = L⁻ᵀJᵀ (stored as rows), Delassus W, impulses,
+#: the solver's arrays: mass matrix and factor (LᵀL), rows J, Y = L⁻ᵀJᵀ (nv, rows: column r for row r), Delassus W, impulses,
 #: right-hand side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
 #: rows) and keys, the warm-start keys and impulses of the last step, the output record of each contact,
 #: ``settings`` = (margin, tolerance, iterations, recovery, restitution velocity), ``count`` (last step's contacts,
@@ -157,7 +157,7 @@ def integrate_step(mi, q, v, h, out):
             out[iq + 2] = q[iq + 2] + h * x2
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _loops(loops, q, v, S, r):
     """The rows of the model's loops and constraints from row r (``rows.constraint_rows.loop_rows``); none for a
     run without them (None: numba prunes the call when it compiles)."""
@@ -166,7 +166,7 @@ def _loops(loops, q, v, S, r):
     return loop_rows(loops, q, v, S.J, S.kind, S.gap, S.key, r)
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _python_rows(S, r):
     """The rows of the Python constraints the run wrote before the step (``S.xg``, ``S.xgap``), bilateral, from
     row r."""
@@ -181,7 +181,7 @@ def _python_rows(S, r):
     return r
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _contacts(mi, wd, G, S, m, r, normal):
     """The rows of the m contacts from row r — normal, then the two friction rows (``rows.point_rows``) — with
     their gaps, restitutions, friction coefficients, keys and records. Returns the next free row."""
@@ -208,7 +208,7 @@ def _contacts(mi, wd, G, S, m, r, normal):
     return r
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _warm_start(S, nb, nr, c0):
     """λ of each unilateral row (and contact) from the last step's row with the same key (a contact's friction
     impulse re-expressed in the new tangents), zero for new rows; the bilateral rows are solved directly."""
@@ -232,7 +232,7 @@ def _warm_start(S, nb, nr, c0):
         r += 3 if contact else 1
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _keep(S, nb, nr, c0, h):
     """The unilateral rows' impulses for the next step's warm start (a contact's friction impulse as a vector in
     ground coordinates), and the contacts' forces (impulse / h) in their records."""
@@ -258,7 +258,7 @@ def _keep(S, nb, nr, c0, h):
     S.count[N_PREV] = o
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _biases(S, v, h, nr):
     """b += each row's bias (module docstring): a bilateral row's position residual over h; a unilateral row's gap
     over h (an overlap, up to SLOP, over ``recovery``, at least h), or Newton's impact target e u⁻ (e = 0: plastic)
@@ -300,19 +300,30 @@ def deepest_overlap(p, G, q):
     return depth, pair
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _delassus(S, nr, nv):
-    """W = Y Yᵀ (Y = L⁻ᵀ Jᵀ stored as rows, M = LᵀL) of the first nr rows."""
+    """W = YᵀY (Y = L⁻ᵀ Jᵀ, M = LᵀL) of the first nr rows, as the sum over the coordinates k of the products of
+    row k of Y with itself (each entry summed in the order of k, as its dot product would be), a coordinate's
+    rows that are 0 skipped: the rows of a leg's contact are 0 on the other legs' coordinates."""
+    W, Y = S.W, S.Y
     for r in range(nr):
         for j in range(r + 1):
-            s = 0.0
-            for k in range(nv):
-                s += S.Y[r, k] * S.Y[j, k]
-            S.W[r, j] = s
-            S.W[j, r] = s
+            W[r, j] = 0.0
+    for k in range(nv):
+        y = Y[k]
+        for r in range(nr):
+            a = y[r]
+            if a == 0.0:
+                continue
+            w = W[r]
+            for j in range(r + 1):
+                w[j] += a * y[j]
+    for r in range(nr):
+        for j in range(r):
+            W[j, r] = W[r, j]
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _push(S, nb, nr, nv, h, out):
     """The velocity that undoes, over ``recovery`` (at least h), the overlaps deeper than SLOP of the unilateral rows
     (module docstring) while every other row keeps its condition (a bilateral row its velocity, a gap not closed
@@ -341,13 +352,13 @@ def _push(S, nb, nr, nv, h, out):
     for k in range(nv):
         s = 0.0
         for r in range(nr):
-            s += S.Y[r, k] * S.lam[r]
+            s += S.Y[k, r] * S.lam[r]
         out[k] = s
     ltl_solve(S.L, S.parent, out)
     return True
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     """One time step (module docstring) from (q, v) at t into (qn, vn) with the extra generalized forces
     ``tau_extra`` besides the model's applied forces; ``p`` the tree's parameters (``model.packing.TreeParams``),
@@ -391,13 +402,13 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
         crba_kernel(mi, mf, q, work, S.M)
         ltl_factor(S.M, S.parent, S.L)
         for r in range(nr):
-            for k in range(nv):
-                S.Y[r, k] = S.J[r, k]
-            ltl_solve_transposed(S.L, S.parent, S.Y[r])
             s = 0.0
             for k in range(nv):
-                s += S.J[r, k] * S.vfree[k]
+                x = S.J[r, k]
+                S.Y[k, r] = x
+                s += x * S.vfree[k]
             S.b[r] = s
+        ltl_solve_transposed_columns(S.L, S.parent, S.Y, nr)
         _delassus(S, nr, nv)
         _biases(S, v, h, nr)
         _warm_start(S, nb, nr, c0)
@@ -411,7 +422,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
         for k in range(nv):   # v⁺ = v_f + M⁻¹Jᵀλ = v_f + L⁻¹ (Y λ)
             s = 0.0
             for r in range(nr):
-                s += S.Y[r, k] * S.lam[r]
+                s += S.Y[k, r] * S.lam[r]
             vn[k] = s
         ltl_solve(S.L, S.parent, vn)
         for k in range(nv):   # the impulses' work λ·(u + u⁺)/2 = (Jᵀλ)·(v + v⁺)/2, added to v⁺ below

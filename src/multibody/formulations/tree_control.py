@@ -39,7 +39,7 @@ from multibody.kernels.spatial import KERNEL
 from multibody.model.packing import Controls, controlled_params, controls
 
 __all__ = ["compiled_event", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
-           "control_extra", "run_controls", "tree_rhs_control", "tree_rhs_control_extra", "law_failure"]
+           "control_extra", "control_torques", "run_controls", "tree_rhs_control", "tree_rhs_control_extra", "law_failure"]
 
 def is_compiled_torque(tau):
     """Whether ``tau`` is a numba-compiled function (a torque law for the compiled loops)."""
@@ -121,19 +121,25 @@ def is_controlled(c):
 def control_extra(t, x, tau_const, c, mi, nq, work):
     """τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v) for x = [q, v] (module docstring), into ``c.extra``,
     which it returns; ``work``: a kinematics workspace (for the gravity pass and the inverse dynamics)."""
-    q = x[:nq]
-    v = x[nq:]
+    return control_torques(t, x[:nq], x[nq:], tau_const, c, mi, work)
+
+
+@njit(inline="always", cache=True)
+def control_torques(t, q, v, tau_const, c, mi, work):
+    """:func:`control_extra` at (t, q, v) given apart."""
+    nq = q.shape[0]
     out = c.out
     extra = c.extra
     CI = c.ci
-    control_kernel(t, q, v, mi, c.mf, CI, c.cf, c.rt, c.rc, c.gravity, c.inverse, work, c.g, c.a, c.tg, c.ti,
-                   c.no_fext, out)
     nv = extra.shape[0]
     for k in range(nv):
         extra[k] = tau_const[k]
-    for r in range(CI.shape[0]):
-        iv = CI[r, C_IV]
-        extra[iv] = tau_const[iv] + out[iv]
+    if CI.shape[0] > 0:
+        control_kernel(t, q, v, mi, c.mf, CI, c.cf, c.rt, c.rc, c.gravity, c.inverse, work, c.g, c.a, c.tg, c.ti,
+                       c.no_fext, out)
+        for r in range(CI.shape[0]):
+            iv = CI[r, C_IV]
+            extra[iv] = tau_const[iv] + out[iv]
     if c.has_user:       # the law gets copies of q and v: it cannot change the state
         uq = c.user_q
         uv = c.user_v

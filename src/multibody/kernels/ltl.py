@@ -19,7 +19,7 @@ from numba import njit
 from multibody.kernels.kinematics import IV, NV, PARENT
 from multibody.kernels.spatial import KERNEL
 
-__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed", "ltl_solve"]
+__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed", "ltl_solve_transposed_columns", "ltl_solve"]
 
 
 @njit(**KERNEL)
@@ -79,6 +79,32 @@ def ltl_solve_transposed(L, parent, x):
         j = parent[i]
         while j >= 0:
             x[j] -= L[i, j] * xi
+            j = parent[j]
+
+
+@njit(**KERNEL)
+def ltl_solve_transposed_columns(L, parent, X, m):
+    """X[:, :m] ← L⁻ᵀ X[:, :m]: :func:`ltl_solve_transposed` of m columns at once (the same operations on each
+    column, so the same numbers), one walk along each coordinate's path for all of them; a coordinate whose
+    entries are all 0 costs a check."""
+    for i in range(X.shape[0] - 1, -1, -1):
+        x = X[i]
+        nonzero = False
+        for c in range(m):
+            if x[c] != 0.0:
+                nonzero = True
+                break
+        if not nonzero:
+            continue
+        d = L[i, i]
+        for c in range(m):
+            x[c] = x[c] / d
+        j = parent[i]
+        while j >= 0:
+            f = L[i, j]
+            y = X[j]
+            for c in range(m):
+                y[c] -= f * x[c]
             j = parent[j]
 
 
