@@ -48,7 +48,8 @@ Prescribed = namedtuple("Prescribed", "base fill")
 #: the parameters of the step: the tree's (``model.packing.TreeParams``), the collision set
 #: (``stepping_solver.Geometry``), the solver's arrays (``stepping_solver.Solver``), the unit rows
 #: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``, or None), the controllers
-#: (``model.packing.Controls``: a tuple even without controllers, which then adds nothing) and the :data:`Prescribed` motion
+#: (``model.packing.Controls``: a tuple even without controllers, which then adds nothing) and the
+#: :data:`Prescribed` motion
 SteppingParams = namedtuple("SteppingParams", "tree geometry solver units loops control prescribed")
 
 
