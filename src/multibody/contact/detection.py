@@ -393,7 +393,7 @@ def _body_twist(mi, wd, b, vel):
     return w0, w1, w2, u0, u1, u2
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def swept_distance(mi, wd, gi, gf, gw, v, vfree, h):
     """The most that two geometries can close their gap by in a step of h: twice h times the largest speed of a
     point of any geometry (|v_O + ω × c| + |ω| R for its centre c and bounding radius R), at the velocity of the

@@ -40,7 +40,7 @@ GW_R, GW_P = 0, 9
 GW_WIDTH = 12
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def world_poses(gi, gf, wb, gw):
     """gw[g] ← the world pose of every geometry: its body's placement (``wb``, from a kinematics pass) times its
     placement on the body."""

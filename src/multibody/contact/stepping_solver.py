@@ -14,10 +14,10 @@ rows ``J_i = [n; t1; t2]ᵀ J_p`` (the relative velocity of the two bodies at th
     0 ≤ λ_n ⊥ φ_i / h + u_n ≥ 0          (the gap at t + h, φ + h u_n, does not close: no penetration),
     |λ_t| ≤ μ λ_n,  λ_t = −μ λ_n u_t / |u_t| when u_t ≠ 0   (Coulomb's law with maximal dissipation),
 
-u = J v⁺ the contact velocities at t + h. With the free velocity ``v_f = v + h M⁻¹(τ − C)`` and the Delassus
-matrix ``W = J M⁻¹ Jᵀ`` — both from CRBA's M and the bias forces C, computed in one pass of kinematics
-(``kernels.crba.crba_bias_kernel``), and the factorization M = LᵀL along the tree's paths (``kernels/ltl.py``:
-``Y = L⁻ᵀ Jᵀ``, ``W = YᵀY``; a contact's row and its Y live on its bodies' paths to the root) —
+u = J v⁺ the contact velocities at t + h. With the free velocity ``v_f = v + h M⁻¹(τ − C)`` (ABA) and the
+Delassus matrix ``W = J M⁻¹ Jᵀ`` (from CRBA's M, on ABA's kinematics, and its factorization M = LᵀL along the
+tree's paths, ``kernels/ltl.py``: ``Y = L⁻ᵀ Jᵀ``, ``W = YᵀY``; a contact's row and its Y live on its bodies' paths
+to the root),
 u = J v_f + W λ, and the conditions are solved on W by ``rows/solver.py`` (directly — a few sweeps of projected Gauss–Seidel, then
 semi-smooth Newton — for small sets of rows, by sweeps for large ones), to a residual of ``tolerance`` relative to
 the largest impulse, from the impulses of the previous step (matched by pair and feature: a box's corner, a
@@ -64,10 +64,11 @@ from numba import njit
 
 from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance
 from multibody.kernels.configuration import integrate_kernel
-from multibody.kernels.crba import crba_bias_kernel
+from multibody.kernels.aba import aba_kernel
+from multibody.kernels.crba import crba_after_kinematics
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
-from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed, ltl_solve_transposed_columns
+from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import loop_rows
@@ -79,8 +80,8 @@ from multibody.rows.unit_rows import held_rows, stop_rows
 #: the collision set and its buffers: packed geometry (``contact/shapes.py``), pairs, each pair's restitution, world
 #: poses, contact rows, the GJK/EPA workspace
 Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
-#: the solver's arrays: mass matrix and factor (LᵀL), rows J, Y = L⁻ᵀJᵀ (nv, rows: column r for row r), Delassus W, impulses,
-#: right-hand side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
+#: the solver's arrays: mass matrix and factor (LᵀL), rows J, Y = L⁻ᵀJᵀ (nv, rows: column r for row r), Delassus W,
+#: impulses, right-hand side b, free velocity and acceleration, the rows' kinds, gaps, restitutions, friction coefficients (on the normal
 #: rows) and keys, the warm-start keys and impulses of the last step, the output record of each contact,
 #: ``settings`` = (margin, tolerance, iterations, recovery, restitution velocity), ``count`` (last step's contacts,
 #: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows, rows of the Python
@@ -109,7 +110,7 @@ def free_joint_transport(mi, v, h, vf, sign):
 
     A Free joint's velocity is the body twist [ω; v_lin] in the body's own axes, which turn during the step: the
     ground-frame velocity R v_lin is what semi-implicit Euler keeps (p⁺ = p + h R v_lin⁺, as MuJoCo's free
-    joint). ``sign = +1``: vf_lin += h ω × v_lin (v the velocity at the start): the tree's q̈_lin = Rᵀ a − ω × v_lin
+    joint). ``sign = +1``: vf_lin += h ω × v_lin (v the velocity at the start): ABA's q̈_lin = Rᵀ a − ω × v_lin
     holds the turning of the axes, and the free velocity of the step is v_lin + h Rᵀ a, in the axes at its start,
     the axes of the contact rows. ``sign = −1``: vf_lin ← exp(−h [ω]×) vf_lin, the same ground-frame velocity in
     the axes at the end of the step, turned by h ω (Rodrigues' formula)."""
@@ -380,14 +381,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     else:
         for k in range(nv):
             tau[k] = tau_extra[k]
-    # the free acceleration M⁻¹ (τ − C) by the factor M = LᵀL the rows need anyway (one pass of kinematics for M,
-    # C and the detection)
-    crba_bias_kernel(mi, mf, q, v, work, S.M, S.acc)
-    ltl_factor(S.M, S.parent, S.L)
-    for k in range(nv):
-        S.acc[k] = tau[k] - S.acc[k]
-    ltl_solve_transposed(S.L, S.parent, S.acc)
-    ltl_solve(S.L, S.parent, S.acc)
+    aba_kernel(mi, mf, q, v, tau, S.fext, work, S.acc)
     for k in range(nv):
         S.vfree[k] = v[k] + h * S.acc[k]
     free_joint_transport(mi, v, h, S.vfree, 1.0)
@@ -406,6 +400,8 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     nr = _contacts(mi, wd, G, S, m, nr, COMPLIANT if S.rs.law[K_STIFF] > 0.0 else UNILATERAL)
     impulse_work = 0.0
     if nr > 0:
+        crba_after_kinematics(mi, mf, work, S.M)      # (on ABA's kinematics at q)
+        ltl_factor(S.M, S.parent, S.L)
         for r in range(nr):
             s = 0.0
             for k in range(nv):

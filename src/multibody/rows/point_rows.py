@@ -22,7 +22,7 @@ def tangent_basis(n0, n1, n2):
     return a0, a1, a2, b0, b1, b2
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def add_point_row(mi, wd, body, sign, x0, x1, x2, e0, e1, e2, row):
     """row += sign · (the velocity of the point x of ``body`` along e per unit velocity coordinate): for every
     coordinate k of the joints from the body to the root, e·(s_v + s_ω × x) = e·s_v + s_ω·(x × e) with S's
@@ -36,7 +36,7 @@ def add_point_row(mi, wd, body, sign, x0, x1, x2, e0, e1, e2, row):
         j = mi[j, PARENT]
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def contact_rows(mi, wd, body_a, body_b, x0, x1, x2, n0, n1, n2, J, r):
     """Rows r, r + 1, r + 2 of J ← the velocity of body b relative to body a at the point x along n, t1, t2
     (``tangent_basis(n)``; module docstring)."""
