@@ -137,12 +137,14 @@ def _backward_multi_dof(iv, nvi, s0, s1, hand_over, wd, dd, F, Minv, coord):
         store6(dd, iv + k, DD_DFQ, weighted_rows(wd, iv, iv + nvi, 0, D_DINV + k))
         for l in range(nvi):
             Minv[iv + k, iv + l] = wd[iv + k, D_DINV + l]
-    for p in range(s0 + nvi, s1):
-        c = coord[p]
-        for k in range(iv, iv + nvi):
-            Minv[k, c] = -(dd[k, DD_DFQ] * F[0, p] + dd[k, DD_DFQ + 1] * F[1, p] + dd[k, DD_DFQ + 2] * F[2, p]
-                           + dd[k, DD_DFQ + 3] * F[3, p] + dd[k, DD_DFQ + 4] * F[4, p] + dd[k, DD_DFQ + 5] * F[5, p])
-        if hand_over:
+    for k in range(iv, iv + nvi):
+        d = load6(dd, k, DD_DFQ)     # read once: for all the compiler knows, a store to Minv could change it
+        for p in range(s0 + nvi, s1):
+            Minv[k, coord[p]] = -(d[0] * F[0, p] + d[1] * F[1, p] + d[2] * F[2, p] + d[3] * F[3, p] + d[4] * F[4, p]
+                                  + d[5] * F[5, p])
+    if hand_over:
+        for p in range(s0 + nvi, s1):
+            c = coord[p]
             for k in range(iv, iv + nvi):
                 x = Minv[k, c]
                 for r in range(6):
