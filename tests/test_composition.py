@@ -603,9 +603,14 @@ def test_a_python_constraint_drives_a_box_on_the_floor():
     h = 1e-3
     res = mb.simulate(model, q0, v0, 1.0, h=h, contact="stepping", output_every=10, iterations=1000)
     assert res.info["path"] == "python" and res.info["solves"]["step"]["unconverged"] == 0
-    with pytest.raises(ModelError, match="Python constraints \\(drive\\).*simulate_batch is one compiled call; use "
-                                         "simulate"):
-        mb.simulate_batch(model, np.tile(q0, (2, 1)), None, 0.1, h=h, contact="stepping")
+    batch = mb.simulate_batch(model, np.tile(q0, (2, 1)), np.stack([v0, 0.5 * v0]), 0.1, h=h, contact="stepping",
+                              output_every=10, iterations=1000)      # each run through simulate (run by run)
+    assert batch.info["path"] == "python, run by run" and batch.info["why"] == "Python constraints (drive)"
+    first = res.t <= 0.1 + 1e-12
+    np.testing.assert_array_equal(batch.q[0], res.q[first])
+    single = mb.simulate(model, q0, 0.5 * v0, 0.1, h=h, contact="stepping", output_every=10, iterations=1000)
+    np.testing.assert_array_equal(batch.q[1], single.q)
+    np.testing.assert_array_equal(batch.contacts[1].total_force(), single.contacts.total_force())
     np.testing.assert_allclose(res.q[:, 0], 0.3 * np.sin(2.0 * res.t), rtol=0, atol=0.5 * h * h * 1.2 + 1e-12)
     np.testing.assert_allclose(res.contacts.total_force()[res.t > 0.1, 2], 9.81, rtol=1e-9)
     assert np.all(np.abs(res.q[:, 2] - 0.1) < 1e-12)

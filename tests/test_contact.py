@@ -423,6 +423,60 @@ def test_masses_far_apart_converge_with_the_defaults(light):
     assert loads(res) == pytest.approx({("floor", "box"): (1.0 + light) * G, ("ball", "box"): light * G}, rel=1e-9)
 
 
+@pytest.mark.parametrize("friction", [0.2, 1.0])
+def test_a_pendulum_wedged_on_the_floor_converges(friction):
+    """A pendulum whose tip (0.95 from the pivot, 0.92 above the floor) falls onto the floor and wedges there: three
+    rows (normal and friction) that one freedom moves. The normal row's correction of the step's penetration asks
+    for a velocity that the freedom gives only with a slip, and the merit of the sweeps' iterate has a false
+    minimum at a sticking one; Newton's last start (the contacts sliding) reaches the solution: every step
+    converges to the tolerance, no warning; the pendulum rests at the wedge angle arccos(0.87/0.9), the sphere on the floor."""
+    b = mb.ModelBuilder()
+    b.add_body("rod", mass=1.0, com=(0, 0, -0.5), inertia=np.diag([0.1, 0.1, 0.01]))
+    b.add_joint("hinge", mb.Revolute(axis=(0, 1, 0)), "ground", "rod", placement=mb.Placement(translation=(0, 0, 0.92)))
+    b.add_collision("tip", "rod", mb.Sphere(0.05), mb.Placement(translation=(0, 0, -0.9)), friction=friction)
+    b.add_collision("floor", "ground", mb.HalfSpace(), friction=friction)
+    model = b.build()
+    for q0 in (0.8, -0.6):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", mb.errors.ConvergenceWarning)
+            res = mb.simulate(model, [q0], [0.0], 0.8, h=1e-3, contact="stepping", n_out=5)
+        assert res.info["solves"]["step"]["unconverged"] == 0
+        assert abs(abs(res.q[-1, 0]) - np.arccos(0.87 / 0.9)) < 1e-6 and abs(res.v[-1, 0]) < 1e-9
+
+
+def test_rows_that_outnumber_their_freedom_converge():
+    """The rows of a contact on a one-freedom body (rank-one Delassus matrix, W = J Jᵀ/m) with a normal bias that the
+    freedom meets only by slipping, from random warm starts, in every tangent basis: where a solution exists (the
+    slip's friction does not press the contact harder: μ |J_t| < |J_n|, else Painlevé's case) the solve reaches
+    it to the tolerance; the solution checked against the closed form (u_n = 0, λ_t = −μ λ_n along the slip)."""
+    from multibody.rows.kinds import FRICTION, UNILATERAL
+    from multibody.rows.solver import row_solver, solve_unilateral
+
+    rng = np.random.default_rng(3)
+    kind = np.array([UNILATERAL, FRICTION, FRICTION])
+    for _ in range(300):
+        m, jn, jt = rng.uniform(0.1, 2.0), rng.choice([-1, 1]) * rng.uniform(0.2, 1.0), rng.uniform(0.2, 1.0)
+        mu = rng.uniform(0.0, 0.95) * abs(jn) / jt
+        a = rng.uniform(0.0, 2.0 * np.pi)
+        J = np.array([jn, jt * np.cos(a), jt * np.sin(a)])
+        v, bias = rng.normal(), rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-6, -2)
+        W, b = np.outer(J, J) / m, J * v + np.array([bias, 0.0, 0.0])
+        lam = np.abs(rng.normal(size=3)) * rng.choice([0.0, 0.01, 1.0])
+        S = row_solver(3)
+        used, rel = solve_unilateral(W, b, lam, kind, np.full(3, mu), np.zeros(3), S.law, 0, 3, 1e-10, 200, S.newton)
+        assert rel <= 1e-10
+        w = -bias / jn                                  # the freedom's velocity with the normal row met
+        if jn * v + bias >= 0.0:                        # it separates: no impulse
+            np.testing.assert_array_equal(lam, 0.0)
+            continue
+        ln = m * (w - v) / (jn - mu * jt * np.sign(w))  # sliding (λ_t = −μ λ_n along the slip)
+        assert lam[0] == pytest.approx(ln, rel=1e-8)
+        # on the cone's edge, against the slip (its direction is the slip velocity's: ill-conditioned as the slip
+        # vanishes, so the direction is checked by sign, the size to the tolerance)
+        assert np.hypot(lam[1], lam[2]) == pytest.approx(mu * lam[0], rel=1e-8, abs=1e-12)
+        assert (lam[1] * J[1] + lam[2] * J[2]) * w <= 0.0
+
+
 def test_an_unconverged_step_is_reported_and_warned():
     """The same stack with the solver held to one iteration per step: the steps that end above the tolerance are
     counted in result.info['solves']['step'] (with the time of the first) and one ConvergenceWarning says so."""

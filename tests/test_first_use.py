@@ -166,6 +166,15 @@ def test_partition_shares_the_cost_and_keeps_the_demo_last(monkeypatch):
     assert max(loads) - min(loads) <= 1
 
 
+def test_partition_keeps_a_group_in_one_process(monkeypatch):
+    monkeypatch.setattr(warmup, "COST", {"a": 5, "b": 4, "c": 3, "d": 3})
+    monkeypatch.setattr(warmup, "TOGETHER", (("b", "c"),))
+    lists = warmup.partition(["a", "b", "c", "d"], 2)
+    assert sorted(sorted(names) for names in lists) == [["a", "d"], ["b", "c"]]
+    assert all(set(group) <= set(names) or not set(group) & set(names)
+               for group in warmup.TOGETHER for names in warmup.partition([n for _, n, _ in warmup.CASES], 2))
+
+
 def test_parallel_warmup_runs_again_the_cases_that_compiled_a_function_twice(monkeypatch):
     """The first cases here, the others in ``jobs`` processes; then here the cases of a process that compiled a
     function another process compiled too (its index entry may be lost), and no other case."""

@@ -314,3 +314,44 @@ def test_sparse_factorization_of_the_mass_matrix(args):
     ltl_solve(L, parent, x)
     ref = np.linalg.solve(M, y)
     assert np.abs(x - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max())
+
+
+def _gauss_jordan(A):
+    """The Gauss–Jordan inversion of ``kernels.aba.invert_spd_inplace``, written out in Python floats: the reference
+    of the same operations in the same order."""
+    A = [list(map(float, row)) for row in A]
+    n = len(A)
+    for k in range(n):
+        piv = 1.0 / A[k][k]
+        A[k][k] = 1.0
+        for j in range(n):
+            A[k][j] *= piv
+        for i in range(n):
+            if i != k:
+                f = A[i][k]
+                A[i][k] = 0.0
+                for j in range(n):
+                    A[i][j] -= f * A[k][j]
+    return np.array(A)
+
+
+def test_spd_block_inversion_of_every_size():
+    """The in-place inversion of a joint's d (``invert_spd_inplace``; six coordinates: ``invert_spd6_inplace``, the
+    pivot row held in scalars) is the same Gauss–Jordan, bit for bit, for blocks of 1 to 6 inside a larger array,
+    whose other entries it leaves alone; and it is the inverse, to 100 n eps cond(A)."""
+    from multibody.kernels.aba import invert_spd_inplace
+
+    rng = np.random.default_rng(6)
+    for n in range(1, 7):
+        X = rng.normal(size=(n, n))
+        A = X @ X.T + n * np.eye(n)
+        W = rng.normal(size=(9, 25))
+        before = W.copy()
+        W[2:2 + n, 7:7 + n] = A
+        invert_spd_inplace(W, 2, 7, n)
+        block = W[2:2 + n, 7:7 + n]
+        assert np.array_equal(block, _gauss_jordan(A))
+        inv = np.linalg.inv(A)
+        assert np.abs(block - inv).max() <= 100 * n * np.finfo(float).eps * np.linalg.cond(A) * np.abs(inv).max()
+        W[2:2 + n, 7:7 + n] = before[2:2 + n, 7:7 + n]
+        assert np.array_equal(W, before)

@@ -496,8 +496,9 @@ def test_what_a_switching_run_refuses():
         mb.simulate(model, [-0.5], [0.0], 1.0, formulation="constrained")
     with pytest.raises(ModelError, match="outside its limits"):
         mb.simulate(model, [0.5], [0.0], 1.0)
-    with pytest.raises(ModelError, match="Python torque callback cannot run in the compiled parallel loop"):
-        mb.simulate_batch(model, [[-0.5]], None, 1.0, method="RK4", h=1e-3, tau=lambda t, q, v: np.zeros(1))
+    with pytest.raises(ModelError, match="params\\['mass'\\] with a Python torque callback: the runs go one by one"):
+        mb.simulate_batch(model, [[-0.5]], None, 1.0, method="RK4", h=1e-3, tau=lambda t, q, v: np.zeros(1),
+                          params={"mass": [[1.0]]})
 
 
 def test_batch_runs_each_across_its_switches():

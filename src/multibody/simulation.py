@@ -67,6 +67,7 @@ from multibody.integrate.adaptive import PROJECTABLE, SOLVERS, nonfinite_entries
 from multibody.integrate.arguments import fixed_step_count, output_steps
 from multibody.integrate.fixed_step import METHODS as FIXED_METHODS, STATUS_MESSAGES, STATUS_OK
 from multibody.integrate.fixed_step import rk_fixed_python, run_fixed, run_fixed_batch
+from multibody.integrate.run_by_run import needs_python, run_by_run
 from multibody.integrate.tableaux import STAGES
 from multibody.contact.stepping_loop import SteppingSystem
 from multibody.model.model import Model
@@ -408,7 +409,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
                 if not hasattr(exc, "partial"):
                     raise
                 t, X, obs, done = exc.partial
-                extra.update(steps=int(done), nfev=int(done) * _stages(mkey), path="compiled")
+                extra.update(steps=int(done), nfev=int(done) * STAGES[FIXED_METHODS[mkey]], path="compiled")
                 failed(t, X, f"the checkpoint could not be written at step {done}: {exc}", extra,
                        obs if system.observe is not None else None, exc)
             extra["path"] = "compiled"
@@ -428,10 +429,10 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
                 if not hasattr(exc, "partial"):
                     raise
                 t, X, done = exc.partial
-                extra.update(steps=done, nfev=done * _stages(mkey))
+                extra.update(steps=done, nfev=done * STAGES[FIXED_METHODS[mkey]])
                 failed(t, X, f"{type(exc).__name__} raised at step {done + 1} (t = {t0 + done * h_used:.17g}): "
                        f"{exc}", extra, cause=exc)
-        extra.update(steps=int(done), nfev=int(done) * _stages(mkey))
+        extra.update(steps=int(done), nfev=int(done) * STAGES[FIXED_METHODS[mkey]])
         if status != STATUS_OK:
             reason = (f"{STATUS_MESSAGES[status]} at step {done + 1} (t = {t0 + (done + 1) * h_used:.17g}); "
                       f"the step h = {h_used:g} may be too large or the forces unbounded"
@@ -635,16 +636,17 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     Q0, V0 : initial states, (runs, nq) and (runs, nv); a single (nq,) or (nv,) row, or None (neutral
         configuration, rest), is the same for every run.
     method, h : a fixed-step method (``"RK4"``, ``"RK2"``, ``"HEUN"``, ``"VERLET"``) and its step, as in
-        ``simulate``. Adaptive methods and Python torque callbacks cannot run in the compiled parallel loop: use
-        ``simulate`` for them.
+        ``simulate``. Adaptive methods cannot run in the compiled parallel loop: use ``simulate`` for them
+        (Python torque callbacks: ``tau`` below).
     params : dict of what varies per run, each an array with the runs as first axis:
         ``"tau"`` (runs, nv) constant generalized forces (added to the model's efforts, replacing the ``tau``
         argument for that run); ``"mass"`` (runs, nbodies) the mass of every body, in the model's body order
         (the centre of mass and the inertia about it stay the model's); ``"gravity"`` (runs, 3). Everything
         else is the model's. Missing keys: the model's values.
     t_eval, n_out, output_every : the output times, as for fixed-step ``simulate`` (default every step).
-    tau : constant generalized forces (nv,) for every run, or a numba function ``tau(t, q, v, out)`` (a Python
-        callable is refused).
+    tau : constant generalized forces (nv,) for every run, or a numba function ``tau(t, q, v, out)``; a Python
+        callable ``tau(t, q, v)`` (or Python constraints with contact) makes the runs one by one through
+        ``simulate`` (``integrate/run_by_run.py``: ``info["path"]`` says so; ``params`` may then vary tau only).
     energy : compute the energies of the outputs in the loop (``result.energy``).
     lanes : run ``LANES`` (8) runs at once in the SIMD lanes of the processor (``kernels/lanes.py``), with the
         same numbers as the per-run loop: None (default) does it for every model it can compute — trees of
@@ -692,10 +694,6 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         raise ModelError(f"simulate_batch runs the compiled fixed-step methods ({', '.join(sorted(set(FIXED_METHODS)))}"
                          f"), not {method!r}; use simulate for adaptive methods", element="method")
     law = getattr(model, "torque_callback", None) if tau is None else tau
-    if callable(law) and not is_compiled_torque(law):
-        raise ModelError("a Python torque callback cannot run in the compiled parallel loop of simulate_batch; "
-                         "give a numba function tau(t, q, v, out), vary constant torques with params={'tau': ...} "
-                         "or use simulate", element="tau")
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, method)
     arg.fixed_budget(nsteps, h_used, max_steps, "compiled")
@@ -725,6 +723,11 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     Q = arg.batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = arg.batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)
+    python_law = callable(law) and not is_compiled_torque(law)
+    why = needs_python(model, python_law, contact)
+    if why is not None:   # Python at every step: each run through simulate (integrate/run_by_run.py)
+        return run_by_run(simulate, BatchResult, why, model, Q, V, t0, t_end, method, h, params, t_eval, n_out,
+                          output_every, law, python_law, energy, contact, options)
     if contact is not None:   # the time-stepping model: each run its compiled loop, on threads
         if str(method).upper() not in ("RK4", "STEPPING"):
             raise ModelError(f"contact='stepping' makes its own steps (semi-implicit Euler); method {method!r} does "
@@ -793,7 +796,3 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
             "varied": sorted(params or {})}
     return BatchResult(t, np.ascontiguousarray(XS[:, :, :nq]), np.ascontiguousarray(XS[:, :, nq:]), en,
                        np.where(status == STATUS_OK, "success", "failed"), done, info, model)
-
-
-def _stages(mkey):
-    return STAGES[FIXED_METHODS[mkey]]

@@ -23,7 +23,8 @@ a user does (a small model, a short run). A case that raises is reported and the
 break an install; its code then compiles on first use). ``--jobs 2`` runs the first cases (:data:`FIRST`, which
 compile what every other case calls) in this process, then the others in two processes (their costs in
 :data:`COST`), then once more in this process the cases of a process that compiled a function the other one
-compiled too (numba's index of a function, rewritten by both, may have lost an entry). ``--profile FILE`` writes
+compiled too (numba's index of a function, rewritten by both, may have lost an entry), and last the demo (in
+one of the processes it would compile again what the other one compiled). ``--profile FILE`` writes
 every compilation (function, signature, seconds) as JSON lines, the table of docs/first-use.md.
 """
 import json
@@ -483,28 +484,33 @@ def run(names=None, verbose=True, label="warm-up", compilations=None):
 
 
 def partition(names, jobs):
-    """``names`` in ``jobs`` lists of about equal :data:`COST` (the costliest first, each to the lightest list);
-    :data:`LAST` cases at the end of their list."""
+    """``names`` in ``jobs`` lists of about equal :data:`COST` (the costliest first, each to the lightest list),
+    the cases of a group of :data:`TOGETHER` in one list (they compile the same loops: in two processes both would
+    compile them); :data:`LAST` cases at the end of their list."""
+    units = [[n for n in group if n in names] for group in TOGETHER]
+    units = [u for u in units if u]
+    grouped = {n for u in units for n in u}
+    units += [[n] for n in names if n not in grouped]
     lists = [[] for _ in range(jobs)]
     loads = [0.0] * jobs
-    for name in sorted(names, key=lambda n: -COST.get(n, 1)):
+    for unit in sorted(units, key=lambda u: -sum(COST.get(n, 1) for n in u)):
         k = loads.index(min(loads))
-        lists[k].append(name)
-        loads[k] += COST.get(name, 1)
+        lists[k] += unit
+        loads[k] += sum(COST.get(n, 1) for n in unit)
     return [[n for n in names if n not in LAST] + [n for n in names if n in LAST] for names in lists]
 
 
 def run_parallel(jobs, verbose=True):
-    """:data:`FIRST` in this process; the other cases in ``jobs`` processes (:func:`partition`); then, in this
-    process, the cases of each process that compiled a function another process compiled too (numba rewrites a
-    function's index whole: of two processes that compiled it at once, the last one's write keeps only its own
-    entries; run again, the case compiles what was lost and loads the rest). Returns ``{name: CPU seconds or the
-    error message}``."""
+    """:data:`FIRST` in this process; the other cases but :data:`LAST` in ``jobs`` processes (:func:`partition`);
+    then, in this process, the cases of each process that compiled a function another process compiled too (numba
+    rewrites a function's index whole: of two processes that compiled it at once, the last one's write keeps only
+    its own entries; run again, the case compiles what was lost and loads the rest), and :data:`LAST`. Returns
+    ``{name: CPU seconds or the error message}``."""
     import subprocess
     import tempfile
 
     done = run([n for _, n, _ in CASES if n in FIRST], verbose=verbose)
-    rest = [n for _, n, _ in CASES if n not in FIRST]
+    rest = [n for _, n, _ in CASES if n not in FIRST and n not in LAST]
     with tempfile.TemporaryDirectory(prefix="multibody-warmup-") as tmp:
         procs = []
         for k, names in enumerate(p for p in partition(rest, jobs) if p):
@@ -530,17 +536,24 @@ def run_parallel(jobs, verbose=True):
         if verbose:
             print(f"[warm-up] once more here (functions compiled in two processes): {', '.join(again)}", flush=True)
         done.update(run(again, verbose=verbose, label="warm-up, again"))
+    last = [n for _, n, _ in CASES if n in LAST]
+    if last:
+        done.update(run(last, verbose=verbose))
     return done
 
 
 #: the cases run first, in one process: they compile the kernels and the loops that the others call
 FIRST = ("dynamics_of_every_joint", "tree_fixed_and_adaptive")
-#: rough relative CPU cost of the cases after FIRST (the others count 1), to share them among processes
-COST = {"demo": 6, "contact": 5, "stepping_rows": 3, "formulations": 6, "linearizations": 5,
-        "derivatives_of_every_joint": 4,
-        "batches": 3, "switching": 3, "controllers": 2, "statics_and_modes": 3}
-#: cases that run after the others of their process (the demo calls much of what they compile)
+#: CPU seconds numba spends on the cases after FIRST when they run in one process in the order of :data:`CASES`
+#: (``--profile``, docs/first-use.md; the others count 1), to share them among processes
+COST = {"contact": 73, "formulations": 66, "derivatives_of_every_joint": 49, "linearizations": 40,
+        "stepping_rows": 33, "batches": 28, "switching": 24, "controllers": 16, "demo": 15, "statics_and_modes": 5}
+#: cases that run last, in this process once the others are done (the demo calls much of what they compile: in
+#: one of the processes it would compile again what the other one compiled)
 LAST = ("demo",)
+#: cases that run in one process (their loops are the same: the stepping loop with and without cut joints; the
+#: constrained formulations, their complex-step twins and the modes of the switching runs)
+TOGETHER = (("contact", "stepping_rows"), ("formulations", "linearizations", "switching", "controllers"))
 
 
 def main(argv=None):

@@ -9,7 +9,8 @@ median and range over the rounds; ``bench/timing.py``):
   (``computeMinverse``), ``rnea`` and ``crba``;
 * where a call's time goes on the UR5 (``bench_call_split``): the public call against its compiled kernel called alone
   from Python (the rest is the Python function: argument checks, the output's allocation), and the fixed cost of a
-  call on a one-joint pendulum, ours and Pinocchio's;
+  call on a one-joint pendulum, ours and Pinocchio's; and the parts of one ``crba`` call (``bench_call_parts``: the
+  Python function, the new output array, the compiled entry);
 * inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
   start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
   median time per solve against a hand-written Pinocchio damped-least-squares loop (Pinocchio's documented example:
@@ -107,10 +108,11 @@ def bench_calls(rounds=9, verbose=True):
     return rows
 
 
-def _kernel_entries(model, q, v, a, handle):
+def _kernel_entries(model, q, v, a, handle, bare=False):
     """The compiled kernels of the calls of :func:`bench_calls`, called straight from Python with the arrays of the
     model's Data and preallocated outputs through numba's entry point for these argument types (no dispatch): the
-    time of a call without its Python function (checks, the output's allocation)."""
+    time of a call without its Python function (checks, the output's allocation). ``{call: zero-argument function}``,
+    or with ``bare`` ``{call: (entry point, arguments)}``."""
     from numba import typeof
 
     from multibody.algorithms.frames import REFERENCES
@@ -135,8 +137,8 @@ def _kernel_entries(model, q, v, a, handle):
     entries = {}
     for call, (kernel, args) in arguments.items():
         kernel(*args)
-        entries[call] = (lambda entry, args: lambda: entry(*args))(
-            kernel.get_overload(tuple(typeof(x) for x in args)), args)
+        entry = kernel.get_overload(tuple(typeof(x) for x in args))
+        entries[call] = (entry, args) if bare else (lambda entry, args: lambda: entry(*args))(entry, args)
     return entries
 
 
@@ -195,6 +197,42 @@ def bench_call_split(robot="UR5", rounds=15, verbose=True):
             print(f"| {r['call']} | {r['ours_us']:.2f} | {r['kernel_us']:.2f} | {r['python_us']:.2f} | "
                   f"{r['pin_us']:.2f} | {r['one_ours_us']:.2f} | {r['one_pin_us']:.2f} |")
     return rows
+
+
+def bench_call_parts(robot="UR5", rounds=21, verbose=True):
+    """The parts of one ``crba`` call on ``robot`` (µs, medians of interleaved rounds): the public call; its compiled
+    entry given a new output array (``np.empty``) and a preallocated one; ``np.empty`` alone; the dtype and ndim
+    check of q alone; an empty call. Their differences: the Python function less its new array (the check, the
+    call, the Data's tuple), the new array once a kernel has run (more than alone: the kernel has displaced what the
+    allocation reads from the caches), and the entry."""
+    import pinocchio as pin
+
+    import multibody as mb
+    from multibody.bench.timing import interleaved, spread
+
+    path, floating = next((p, f) for n, p, f in ROBOTS if n == robot)
+    model, _ = _load(path, floating, pin)
+    q = model.random_configuration(np.random.default_rng(0), scale=1.0)
+    zero = np.zeros(model.nv)
+    call, (mi, mf, _, work, M) = _kernel_entries(model, q, zero, zero, 0, bare=True)["crba"]
+    shape, f64, empty = M.shape, np.dtype(np.float64), np.empty
+    parts = {"public call": lambda: mb.crba(model, q),
+             "entry, new output": lambda: call(mi, mf, q, work, empty(shape)),
+             "entry, preallocated output": lambda: call(mi, mf, q, work, M),
+             "np.empty alone": lambda: empty(shape),
+             "dtype and ndim check alone": lambda: q.dtype is f64 and q.ndim == 1,
+             "empty call": lambda: None}
+    fs = list(parts.values())
+    for f in fs:
+        f()
+    t = interleaved(fs, 2000, rounds)
+    row = {name: spread(t[:, k])[0] * 1e6 for k, name in enumerate(parts)}
+    if verbose:
+        print(f"\nThe parts of a crba call on {robot} (µs, process time, medians of {rounds} interleaved rounds)")
+        print("| " + " | ".join(parts) + " |")
+        print("|" + "---:|" * len(parts))
+        print("| " + " | ".join(f"{row[k]:.3f}" for k in parts) + " |")
+    return row
 
 
 def pinocchio_ik(pin, pm, pd, fids, targets, q0, tol=1e-9, iterations=1000, damping=1e-12):
@@ -340,5 +378,6 @@ def bench_robotics(verbose=True):
             print("Pinocchio (`pin`) is not installed: no comparison of the control loop's calls.")
         return None
     return {"calls": bench_calls(verbose=verbose), "split": bench_call_split(verbose=verbose),
+            "parts": bench_call_parts(verbose=verbose),
             "ik": bench_ik(verbose=verbose),
             "self_collision": bench_self_collision(verbose=verbose)}

@@ -11,8 +11,9 @@ A moving base and general joints are compiled things of the loop (``contact/step
 general joints' generated kinematics are called in it, and the runs over a moving ground step together through
 chunks of ``contact.models.BASE_TABLE_ROWS`` steps, the base's states at a chunk's steps tabled once for all of
 them (the motion is the same in every run), as a single run tables them. Python constraints and torque callbacks,
-which Python evaluates before each step, are refused: the batch is one compiled call (use ``simulate``); so are
-releases that separate a joint (a single run goes on in the new structure, ``contact/stepping_structures.py``).
+which Python evaluates before each step, cannot run here: ``simulate_batch`` makes those runs one by one through
+``simulate`` (``integrate/run_by_run.py``). Releases that separate a joint are refused (a single run goes on in
+the new structure, ``contact/stepping_structures.py``, and the batch's arrays have one set of columns).
 """
 import time
 from concurrent.futures import ThreadPoolExecutor

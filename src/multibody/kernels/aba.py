@@ -46,7 +46,11 @@ from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, helpe
 @helper
 def invert_spd_inplace(A, r0, c0, n):
     """Invert the small symmetric positive-definite block A[r0:r0+n, c0:c0+n] in place (Gauss–Jordan; the
-    pivots of an SPD matrix are positive, so no pivoting is needed)."""
+    pivots of an SPD matrix are positive, so no pivoting is needed). A block of six (a Free joint's) goes to
+    :func:`invert_spd6_inplace`."""
+    if n == 6:
+        invert_spd6_inplace(A, r0, c0)
+        return
     for k in range(n):
         piv = 1.0 / A[r0 + k, c0 + k]
         A[r0 + k, c0 + k] = 1.0
@@ -58,6 +62,55 @@ def invert_spd_inplace(A, r0, c0, n):
                 A[r0 + i, c0 + k] = 0.0
                 for j in range(n):
                     A[r0 + i, c0 + j] -= f * A[r0 + k, c0 + j]
+
+
+@helper
+def invert_spd6_inplace(A, r0, c0):
+    """:func:`invert_spd_inplace` of a 6 x 6 block, the same operations in the same order with the pivot row held in
+    six scalars, so that the updates of the other rows do not reload it after each store (the rows are views whose
+    stride the compiler does not know, so it cannot rule out that a store changed it): 2.5 times faster, measured."""
+    for k in range(6):
+        piv = 1.0 / A[r0 + k, c0 + k]
+        A[r0 + k, c0 + k] = 1.0
+        b0 = A[r0 + k, c0] * piv
+        b1 = A[r0 + k, c0 + 1] * piv
+        b2 = A[r0 + k, c0 + 2] * piv
+        b3 = A[r0 + k, c0 + 3] * piv
+        b4 = A[r0 + k, c0 + 4] * piv
+        b5 = A[r0 + k, c0 + 5] * piv
+        A[r0 + k, c0] = b0
+        A[r0 + k, c0 + 1] = b1
+        A[r0 + k, c0 + 2] = b2
+        A[r0 + k, c0 + 3] = b3
+        A[r0 + k, c0 + 4] = b4
+        A[r0 + k, c0 + 5] = b5
+        for i in range(6):
+            if i != k:
+                f = A[r0 + i, c0 + k]
+                A[r0 + i, c0 + k] = 0.0
+                A[r0 + i, c0] -= f * b0
+                A[r0 + i, c0 + 1] -= f * b1
+                A[r0 + i, c0 + 2] -= f * b2
+                A[r0 + i, c0 + 3] -= f * b3
+                A[r0 + i, c0 + 4] -= f * b4
+                A[r0 + i, c0 + 5] -= f * b5
+
+
+@helper
+def weighted_rows(wd, k0, k1, c0, col):
+    """Σ wd[k, c0:c0 + 6] wd[k, col] over the rows k0 ≤ k < k1, a 6-tuple: six sums that do not wait on each other
+    (as one loop over the six entries inside a loop over k would, a chain of dependent additions per entry;
+    measured on a Free joint's U d⁻¹: 150 ns that way, 45 ns this way, with the same sums in the same order)."""
+    s0 = s1 = s2 = s3 = s4 = s5 = 0.0
+    for k in range(k0, k1):
+        x = wd[k, col]
+        s0 += wd[k, c0] * x
+        s1 += wd[k, c0 + 1] * x
+        s2 += wd[k, c0 + 2] * x
+        s3 += wd[k, c0 + 3] * x
+        s4 += wd[k, c0 + 4] * x
+        s5 += wd[k, c0 + 5] * x
+    return s0, s1, s2, s3, s4, s5
 
 
 @helper(inline=False)
@@ -83,22 +136,18 @@ def articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf, known, has
         wd[k, D_u] = tau[k] - (wd[k, 0] * pA[0] + wd[k, 1] * pA[1] + wd[k, 2] * pA[2] + wd[k, 3] * pA[3]
                                + wd[k, 4] * pA[4] + wd[k, 5] * pA[5])
     for k in range(nvi):
+        S = load6(wd, iv + k, 0)     # read once: for all the compiler knows, a store to wd could change it
         for l in range(nvi):
             if has_known and (known[iv + k] != 0.0 or known[iv + l] != 0.0):
                 wd[iv + k, D_DINV + l] = 1.0 if k == l else 0.0
                 continue
-            s = 0.0
-            for r in range(6):
-                s += wd[iv + k, r] * wd[iv + l, D_U + r]
+            U = load6(wd, iv + l, D_U)
+            s = 0.0 + S[0] * U[0] + S[1] * U[1] + S[2] * U[2] + S[3] * U[3] + S[4] * U[4] + S[5] * U[5]
             wd[iv + k, D_DINV + l] = s + armature(i, mf, k) if k == l else s
     invert_spd_inplace(wd, iv, D_DINV, nvi)
     # UD = U d⁻¹ (column k of UD in row iv + k)
     for k in range(nvi):
-        for r in range(6):
-            s = 0.0
-            for l in range(nvi):
-                s += wd[iv + l, D_U + r] * wd[iv + l, D_DINV + k]
-            wd[iv + k, D_UD + r] = s
+        store6(wd, iv + k, D_UD, weighted_rows(wd, iv, iv + nvi, D_U, D_DINV + k))
     if par > 0:
         IAc = sym6_times(IA, i, c[0], c[1], c[2], c[3], c[4], c[5])
         for k in range(6):

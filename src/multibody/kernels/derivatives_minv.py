@@ -17,7 +17,7 @@ forward, root -> leaves: the acceleration P_i[:, c] of body i for τ = e_c; M⁻
 import numpy as np
 from numba import njit
 
-from multibody.kernels.aba import articulate_joint
+from multibody.kernels.aba import articulate_joint, weighted_rows
 from multibody.kernels.blas import MATMUL_SCRATCH
 from multibody.kernels.derivatives import DB_WIDTH, DD_DFQ, DD_WIDTH, check_configuration_sizes
 from multibody.kernels.kinematics import (B_IA, D_DINV, D_U, D_UD, IV, NV, PARENT, armature, body_inertia_world,
@@ -134,19 +134,17 @@ def _backward_multi_dof(iv, nvi, s0, s1, hand_over, wd, dd, F, Minv, coord):
     """:func:`_backward_one_dof` for a joint of several coordinates (D⁻¹ and U D⁻¹ in its rows of ``wd``; S D⁻¹
     into the ``DD_DFQ`` columns of ``dd``)."""
     for k in range(nvi):
-        for r in range(6):
-            s = 0.0
-            for l in range(nvi):
-                s += wd[iv + l, r] * wd[iv + l, D_DINV + k]
-            dd[iv + k, DD_DFQ + r] = s
+        store6(dd, iv + k, DD_DFQ, weighted_rows(wd, iv, iv + nvi, 0, D_DINV + k))
         for l in range(nvi):
             Minv[iv + k, iv + l] = wd[iv + k, D_DINV + l]
-    for p in range(s0 + nvi, s1):
-        c = coord[p]
-        for k in range(iv, iv + nvi):
-            Minv[k, c] = -(dd[k, DD_DFQ] * F[0, p] + dd[k, DD_DFQ + 1] * F[1, p] + dd[k, DD_DFQ + 2] * F[2, p]
-                           + dd[k, DD_DFQ + 3] * F[3, p] + dd[k, DD_DFQ + 4] * F[4, p] + dd[k, DD_DFQ + 5] * F[5, p])
-        if hand_over:
+    for k in range(iv, iv + nvi):
+        d = load6(dd, k, DD_DFQ)     # read once: for all the compiler knows, a store to Minv could change it
+        for p in range(s0 + nvi, s1):
+            Minv[k, coord[p]] = -(d[0] * F[0, p] + d[1] * F[1, p] + d[2] * F[2, p] + d[3] * F[3, p] + d[4] * F[4, p]
+                                  + d[5] * F[5, p])
+    if hand_over:
+        for p in range(s0 + nvi, s1):
+            c = coord[p]
             for k in range(iv, iv + nvi):
                 x = Minv[k, c]
                 for r in range(6):

@@ -39,9 +39,9 @@ that far below: impulses that merely meet the tolerance are refined as below, so
 do not drift to the tolerance's size over the steps). Otherwise, up to ``DIRECT_ROWS`` rows (a quadruped's feet,
 a stack of a few boxes, a wheel's two feet) the solve is direct: ``SWEEPS`` sweeps (they settle which contacts
 stick, slide or open), then Newton; when Newton stalls (no descent: the conditions' kinks) or does not converge
-within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact, whose impulses owe nothing to the last step's), then sweeps from the best iterate with the rest of the budget (at a
-stick–slip transition of redundant contacts, where Newton's steps wander among equivalent impulses, the sweeps
-settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse changes by more
+within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact, whose impulses owe nothing to the last
+step's), then sweeps from the best iterate with the rest of the budget (at a stick–slip transition of redundant
+contacts, where Newton's steps wander among equivalent impulses, the sweeps settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse changes by more
 than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
 its residual: the largest distance of the impulses from the conditions (``rows/newton.residual``: the
 Alart–Curnier function, in impulse units) relative to the largest impulse. A step whose residual is above
@@ -74,6 +74,8 @@ DIRECT_ROWS, SWEEPS = 60, 2
 NEWTON_ITERATIONS = 40
 #: a warm start is kept as it is when its residual is below this fraction of the tolerance (module docstring)
 WARM = 1e-3
+#: the sweeps of the normal rows that start the last Newton attempt from sliding contacts (``_sliding_start``)
+SLIDING_SWEEPS = 10
 #: entries of a :class:`RowSolver`'s ``stats`` (over the steps of a run): the worst relative residual, the steps
 #: that ended above the tolerance, the most iterations a step used, the last step's relative residual, the steps
 #: solved, the time of the first unconverged step (set by the caller, which knows the time)
@@ -208,6 +210,36 @@ def _keep_if_better(lam, best, rel, best_rel, n0, n):
 
 
 @njit(**KERNEL)
+def _sliding_start(W, b, best, lam, kind, mu, n0, n):
+    """``lam`` ← the best iterate with every contact sliding against its slip velocity, λ_t = −μ λ_n u_t/|u_t|,
+    by sweeps on the normal rows: each normal impulse solved with its friction pair on the cone's edge against the
+    slip at the current impulses (the slip's direction settles once the normal rows are met). Newton's start where the rows outnumber the freedoms they move and the normal rows
+    ask for a velocity that the freedoms give only with a slip — a pendulum's tip pressed into the floor. There the
+    merit ½|Φ|² has a false minimum at a sticking iterate (its residual the tiny slip velocity), where Newton's
+    Jacobian is singular and from which a sticking start does not leave."""
+    for r in range(n0, n):
+        lam[r] = best[r]
+    for sweep in range(SLIDING_SWEEPS):
+        r = n0
+        while r < n:
+            if r + 2 < n and kind[r + 1] == FRICTION:
+                at = best if sweep == 0 else lam
+                u1, u2 = _row_value(W, at, b, r + 1, n0, n), _row_value(W, at, b, r + 2, n0, n)
+                norm = math.sqrt(u1 * u1 + u2 * u2)
+                if norm > 0.0:
+                    d1, d2 = u1 / norm, u2 / norm
+                    diag = W[r, r] - mu[r] * (W[r, r + 1] * d1 + W[r, r + 2] * d2)
+                    if diag > 0.0:     # (else the slip would press the contact harder: left as it is)
+                        ln = max(lam[r], 0.0)
+                        lam[r], lam[r + 1], lam[r + 2] = ln, -mu[r] * ln * d1, -mu[r] * ln * d2
+                        ln = max(0.0, ln - _row_value(W, lam, b, r, n0, n) / diag)
+                        lam[r], lam[r + 1], lam[r + 2] = ln, -mu[r] * ln * d1, -mu[r] * ln * d2
+                r += 3
+            else:
+                r += 1
+
+
+@njit(**KERNEL)
 def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     """Rows n0 .. n − 1 (no bilateral rows among them) solved to ``tol`` within ``iterations`` (module docstring:
     directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``; the impulses
@@ -222,12 +254,14 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
     used = min(SWEEPS, iterations)
     projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, used)
     best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), math.inf, n0, n)
-    for attempt in range(2):       # from the sweeps' iterate, then from zero impulses (an impact's owe nothing)
+    for attempt in range(3):       # from the sweeps' iterate, from zero impulses (an impact's owe nothing), sliding
         if best_rel <= tol or used >= iterations:
             break
         if attempt == 1:
             for r in range(n0, n):
                 lam[r] = 0.0
+        elif attempt == 2:
+            _sliding_start(W, b, best, lam, kind, mu, n0, n)
         it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, min(NEWTON_ITERATIONS, iterations - used),
                             scratch)
         used += abs(it)
