@@ -36,7 +36,8 @@ Two solvers share the other rows, both from the impulses in ``lam`` at the call 
 Up to ``DIRECT_ROWS`` rows (a quadruped's feet, a stack of a few boxes, a wheel's two feet) the solve is direct:
 ``SWEEPS`` sweeps (they settle which contacts stick, slide or open), then Newton; when Newton stalls (no descent:
 the conditions' kinks) or does not converge within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact,
-whose impulses owe nothing to the last step's), then sweeps from the best iterate with the rest of the budget (at a
+whose impulses owe nothing to the last step's), then from sliding contacts (``_sliding_start``: where the rows
+outnumber the freedoms they move, a sticking iterate can be a false minimum of the merit), then sweeps from the best iterate with the rest of the budget (at a
 stick–slip transition of redundant contacts, where Newton's steps wander among equivalent impulses, the sweeps
 settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse changes by more
 than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
