@@ -40,12 +40,15 @@ do not drift to the tolerance's size over the steps). Otherwise, up to ``DIRECT_
 a stack of a few boxes, a wheel's two feet) the solve is direct: ``SWEEPS`` sweeps (they settle which contacts
 stick, slide or open), then Newton; when Newton stalls (no descent: the conditions' kinks) or does not converge
 within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact, whose impulses owe nothing to the last
-step's), then sweeps from the best iterate with the rest of the budget (at a stick–slip transition of redundant
-contacts, where Newton's steps wander among equivalent impulses, the sweeps settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse changes by more
-than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one) and reports
-its residual: the largest distance of the impulses from the conditions (``rows/newton.residual``: the
-Alart–Curnier function, in impulse units) relative to the largest impulse. A step whose residual is above
-``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and says so.
+step's), then from sliding contacts (``_sliding_start``: where the rows outnumber the freedoms they move, a
+sticking iterate can be a false minimum of the merit), then sweeps from the best iterate with the rest of the
+budget (at a stick–slip transition of redundant contacts, where Newton's steps wander among equivalent impulses,
+the sweeps settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse
+changes by more than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or
+a Newton iteration counts one) and reports its residual: the largest distance of the impulses from the conditions
+(``rows/newton.residual``: the Alart–Curnier function, in impulse units) relative to the largest impulse. A step
+whose residual is above ``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and
+says so.
 
 This module is the one home of that numerics; which rows a step has, their J, kinds and biases, is the
 assembly's (``contact/stepping_solver.py``, with the builders of ``rows/unit_rows.py`` and
@@ -211,12 +214,13 @@ def _keep_if_better(lam, best, rel, best_rel, n0, n):
 
 @njit(**KERNEL)
 def _sliding_start(W, b, best, lam, kind, mu, n0, n):
-    """``lam`` ← the best iterate with every contact sliding against its slip velocity, λ_t = −μ λ_n u_t/|u_t|,
-    by sweeps on the normal rows: each normal impulse solved with its friction pair on the cone's edge against the
-    slip at the current impulses (the slip's direction settles once the normal rows are met). Newton's start where the rows outnumber the freedoms they move and the normal rows
-    ask for a velocity that the freedoms give only with a slip — a pendulum's tip pressed into the floor. There the
-    merit ½|Φ|² has a false minimum at a sticking iterate (its residual the tiny slip velocity), where Newton's
-    Jacobian is singular and from which a sticking start does not leave."""
+    """``lam`` ← the best iterate with every contact sliding against its slip velocity, λ_t = −μ λ_n u_t/|u_t|, by
+    sweeps on the normal rows: each normal impulse solved with its friction pair on the cone's edge against the slip
+    at the current impulses (the slip's direction settles once the normal rows are met). Newton's start where the
+    rows outnumber the freedoms they move and the normal rows ask for a velocity that the freedoms give only with a
+    slip — a pendulum's tip pressed into the floor. There the merit ½|Φ|² has a false minimum at a sticking iterate
+    (its residual the tiny slip velocity), where Newton's Jacobian is singular and from which a sticking start does
+    not leave."""
     for r in range(n0, n):
         lam[r] = best[r]
     for sweep in range(SLIDING_SWEEPS):
