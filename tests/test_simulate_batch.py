@@ -265,7 +265,8 @@ def test_batch_bad_input_names_the_element():
         (dict(Q0=Q0, V0=V0, params={"mass": np.ones((4, 3)) * [1, -1, 1]}), "link2"),
         (dict(Q0=Q0, V0=V0, params={"stiffness": np.ones((4, 3))}), "stiffness"),
         (dict(Q0=Q0, V0=V0, method="DOP853"), "method"),
-        (dict(Q0=Q0, V0=V0, tau=lambda t, q, v: q), "tau"),
+        (dict(Q0=Q0, V0=V0, tau=lambda t, q, v: q, params={"mass": np.ones((4, 3))}), "mass"),   # (run by run)
+        (dict(Q0=Q0, V0=V0, tau=lambda t, q, v: q, params={"tau": np.zeros((4, 2))}), "tau"),
         (dict(Q0=Q0[0], V0=V0[0]), "Q0"),
         (dict(Q0=np.full((4, 3), np.nan), V0=V0), "Q0"),
     ]

@@ -50,11 +50,11 @@ def run_by_run(simulate, make_batch, why, model, Q, V, t0, t_end, method, h, par
     if fixed:
         raise ModelError(f"params['{fixed[0]}'] with {why}: the runs go one by one through simulate, which takes the "
                          "model as it is; build a model per run, or give a numba law tau(t, q, v, out) to keep the "
-                         "compiled batch", element=f"params['{fixed[0]}']")
+                         "compiled batch", element=fixed[0])
     unknown = sorted(set(params) - {"tau"})
     if unknown:
         raise ModelError(f"simulate_batch has no parameter {unknown[0]!r} to vary (tau, mass, gravity)",
-                         element=f"params['{unknown[0]}']")
+                         element=unknown[0])
     runs = Q.shape[0]
     taus = None
     if "tau" in params:
@@ -64,7 +64,7 @@ def run_by_run(simulate, make_batch, why, model, Q, V, t0, t_end, method, h, par
         taus = np.asarray(params["tau"], dtype=float)
         if taus.shape != (runs, model.nv):
             raise ModelError(f"params['tau'] must be (runs, nv) = ({runs}, {model.nv}), got shape {taus.shape}",
-                             element="params['tau']")
+                             element="tau")
     if contact is not None and str(method).upper() == "RK4":   # simulate_batch's default: the stepping model's own
         method = "STEPPING"
     cpu, wall = time.process_time(), time.perf_counter()
