@@ -234,9 +234,11 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
         info["implicit"] = True
     elif G.gi.shape[0] > 0 and state_writer(model, []) is None:    # (the kinematics at q0 need no state written)
         _initial_overlap(model, p, G, cs, q0, info, name, recovery)
-    loops, python = None, None
+    python = None
     if model.constraints:
         q0, v0, loops, python, info["initial_correction"] = _loop_rows(model, q0, v0)
+    else:   # a workspace without rows: one compiled loop for runs with and without loops (the rows skipped at once)
+        loops = make_work(model)
     # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
     # without them
     control = controls_tuple(model, p, torque_law)
@@ -246,7 +248,7 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     nv = model.nv
     cap = max(cs.capacity, 1)
     npy = 0 if python is None else sum(c.nrows for c, _ in python.python)
-    n = 3 * cap + unit_row_count(U) + (loops.G.shape[0] if loops is not None else 0) + npy
+    n = 3 * cap + unit_row_count(U) + loops.G.shape[0] + npy
     S = Solver(M=np.zeros((nv, nv)), L=np.zeros((nv, nv)), J=np.zeros((n, nv)), Y=np.zeros((nv, n)),
                W=np.zeros((n, n)), lam=np.zeros(n), b=np.zeros(n), vfree=np.zeros(nv), acc=np.zeros(nv),
                fext=np.zeros((0, 6)), kind=np.zeros(n, dtype=np.int64), gap=np.zeros(n), e=np.zeros(n),

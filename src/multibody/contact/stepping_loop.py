@@ -27,6 +27,7 @@ from multibody.formulations.tree_control import control_torques, is_controlled
 from multibody.kernels.control import call_event, call_torque
 from multibody.kernels.kinematics import BASE_WIDTH
 from multibody.kernels.spatial import KERNEL
+from multibody.rows.constraint_rows import CFG_M
 
 __all__ = ["SteppingParams", "SteppingSystem", "Prescribed", "CompiledEvents", "compiled_events", "stepping_loop",
            "one_step", "STEPPING_OK",
@@ -47,9 +48,9 @@ Prescribed = namedtuple("Prescribed", "base fill")
 
 #: the parameters of the step: the tree's (``model.packing.TreeParams``), the collision set
 #: (``stepping_solver.Geometry``), the solver's arrays (``stepping_solver.Solver``), the unit rows
-#: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``, or None), the controllers
-#: (``model.packing.Controls``: a tuple even without controllers, which then adds nothing) and the
-#: :data:`Prescribed` motion
+#: (``rows.unit_rows.UnitRows``), the loops' workspace (``rows.constraint_rows.Work``; without rows for a model
+#: without constraints), the controllers (``model.packing.Controls``: a tuple even without controllers, which then
+#: adds nothing) and the :data:`Prescribed` motion
 SteppingParams = namedtuple("SteppingParams", "tree geometry solver units loops control prescribed")
 
 
@@ -103,7 +104,7 @@ class SteppingSystem:
         S = P.solver
         out = {"prev_key": S.prev_key.copy(), "prev_lam": S.prev_lam.copy(),
                "prev_count": np.array([S.count[N_PREV]]), "latch_side": P.units.latch_side.copy()}
-        if P.loops is not None:
+        if P.loops.level.shape[0]:      # (a model with constraints: its rows' workspace has rows)
             out["loop_s"] = P.loops.s.copy()
         return out
 
@@ -112,7 +113,7 @@ class SteppingSystem:
         P = self.params
         S = P.solver
         pairs = [(S.prev_key, "prev_key"), (S.prev_lam, "prev_lam"), (P.units.latch_side, "latch_side")]
-        if P.loops is not None:
+        if P.loops.level.shape[0]:
             pairs.append((P.loops.s, "loop_s"))
         for target, name in pairs:
             value = np.asarray(state[name])
@@ -152,8 +153,8 @@ def _write(W, row, t, q, v, work):
 
 @njit(**KERNEL, forceinline=True)
 def _write_loops(W, row, t, q, v, loops):
-    """:func:`_write` into the loops' workspace; nothing without loops (None: numba prunes the call)."""
-    if loops is None:
+    """:func:`_write` into the loops' workspace; nothing without compiled rows (the workspace then unread)."""
+    if loops is None or loops.cfg[CFG_M] == 0.0:
         return
     _write(W, row, t, q, v, loops.tree.work)
 

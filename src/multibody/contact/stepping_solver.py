@@ -71,7 +71,7 @@ from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel,
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
-from multibody.rows.constraint_rows import loop_rows
+from multibody.rows.constraint_rows import CFG_M, loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
 from multibody.rows.solver import ST_FIRST, ST_LAST, ST_MOST, ST_STEPS, ST_UNCONVERGED, ST_WORST, solve_rows
@@ -161,8 +161,8 @@ def integrate_step(mi, q, v, h, out):
 @njit(**KERNEL, forceinline=True)
 def _loops(loops, q, v, S, r):
     """The rows of the model's loops and constraints from row r (``rows.constraint_rows.loop_rows``); none for a
-    run without them (None: numba prunes the call when it compiles)."""
-    if loops is None:
+    run without compiled ones (a workspace without rows: no kinematics pass either)."""
+    if loops is None or loops.cfg[CFG_M] == 0.0:
         return r
     return loop_rows(loops, q, v, S.J, S.kind, S.gap, S.key, r)
 
