@@ -282,8 +282,9 @@ def test_benchmark_runs_on_small_models(capsys):
 @given(st.tuples(st.integers(1, 30), st.integers(0, 2**32 - 1)))
 def test_sparse_factorization_of_the_mass_matrix(args):
     """kernels/ltl.py on random trees (every joint type, branching): M = LᵀL with L nonzero only on the tree's
-    paths (no fill-in), and L⁻ᵀ, L⁻¹ solve M x = y to round-off (1e-10 relative, as ABA against a dense solve)."""
-    from multibody.kernels.ltl import dof_parents, ltl_factor, ltl_solve, ltl_solve_transposed
+    paths (no fill-in), and L⁻ᵀ (several columns at once), L⁻¹ solve M x = y to round-off (1e-10 relative, as ABA
+    against a dense solve)."""
+    from multibody.kernels.ltl import dof_parents, ltl_factor, ltl_solve, ltl_solve_transposed_columns
     from multibody.model.packing import tree_params
 
     n, seed = args
@@ -308,12 +309,16 @@ def test_sparse_factorization_of_the_mass_matrix(args):
     L = np.where(on_path, L, 0.0)
     assert np.all(np.isfinite(L))
     np.testing.assert_allclose(L.T @ L, M, rtol=0, atol=1e-12 * np.abs(M).max())
-    y = rng.uniform(-1.0, 1.0, nv)
-    x = y.copy()
-    ltl_solve_transposed(L, parent, x)
-    ltl_solve(L, parent, x)
-    ref = np.linalg.solve(M, y)
-    assert np.abs(x - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max())
+    Y = rng.uniform(-1.0, 1.0, (nv, 3))
+    X = np.zeros((nv, 4))                           # three columns of four: the last one untouched
+    X[:, :3] = Y
+    ltl_solve_transposed_columns(L, parent, X, 3)
+    assert np.all(X[:, 3] == 0.0)
+    ref = np.linalg.solve(M, Y)
+    for c in range(3):
+        x = X[:, c].copy()
+        ltl_solve(L, parent, x)
+        assert np.abs(x - ref[:, c]).max() <= 1e-10 * max(1.0, np.abs(ref[:, c]).max())
 
 
 def _gauss_jordan(A):

@@ -325,6 +325,17 @@ def _delassus(S, nr, nv):
 
 
 @njit(**KERNEL, forceinline=True)
+def _impulse_velocity(S, nr, nv, out):
+    """``out`` ← M⁻¹ Jᵀ λ of the first nr rows = L⁻¹ (Y λ) (M = LᵀL, Y = L⁻ᵀ Jᵀ): the velocity the impulses give."""
+    for k in range(nv):
+        s = 0.0
+        for r in range(nr):
+            s += S.Y[k, r] * S.lam[r]
+        out[k] = s
+    ltl_solve(S.L, S.parent, out)
+
+
+@njit(**KERNEL, forceinline=True)
 def _push(S, nb, nr, nv, h, out):
     """The velocity that undoes, over ``recovery`` (at least h), the overlaps deeper than SLOP of the unilateral rows
     (module docstring) while every other row keeps its condition (a bilateral row its velocity, a gap not closed
@@ -350,12 +361,7 @@ def _push(S, nb, nr, nv, h, out):
     solve_rows(S.W, S.b, S.lam, S.kind, S.mu, S.gap, nb, nr, S.settings[S_TOL], int(S.settings[S_ITER]), S.rs)
     # the statistics are the steps' (a push moves positions only, by what its solve reached)
     st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS] = worst, unconverged, most, last, steps
-    for k in range(nv):
-        s = 0.0
-        for r in range(nr):
-            s += S.Y[k, r] * S.lam[r]
-        out[k] = s
-    ltl_solve(S.L, S.parent, out)
+    _impulse_velocity(S, nr, nv, out)
     return True
 
 
@@ -420,12 +426,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
             S.rs.stats[ST_FIRST] = t
         S.count[N_SWEEPS] = sweeps
         S.count[N_RANK] = rank
-        for k in range(nv):   # v⁺ = v_f + M⁻¹Jᵀλ = v_f + L⁻¹ (Y λ)
-            s = 0.0
-            for r in range(nr):
-                s += S.Y[k, r] * S.lam[r]
-            vn[k] = s
-        ltl_solve(S.L, S.parent, vn)
+        _impulse_velocity(S, nr, nv, vn)     # v⁺ = v_f + M⁻¹Jᵀλ, v_f added below
         for k in range(nv):   # the impulses' work λ·(u + u⁺)/2 = (Jᵀλ)·(v + v⁺)/2, added to v⁺ below
             s = 0.0
             for r in range(nr):

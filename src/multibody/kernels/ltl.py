@@ -19,7 +19,7 @@ from numba import njit
 from multibody.kernels.kinematics import IV, NV, PARENT
 from multibody.kernels.spatial import KERNEL
 
-__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed", "ltl_solve_transposed_columns", "ltl_solve"]
+__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed_columns", "ltl_solve"]
 
 
 @njit(**KERNEL)
@@ -68,25 +68,10 @@ def ltl_factor(H, parent, L):
 
 
 @njit(**KERNEL)
-def ltl_solve_transposed(L, parent, x):
-    """x ← L⁻ᵀ x (the first half of M⁻¹ x = L⁻¹ L⁻ᵀ x; RBDA Algorithm 6.4): from the last coordinate to the first,
-    each passing its part on to its ancestors; entries that are 0 cost nothing."""
-    for i in range(x.shape[0] - 1, -1, -1):
-        if x[i] == 0.0:
-            continue
-        xi = x[i] / L[i, i]
-        x[i] = xi
-        j = parent[i]
-        while j >= 0:
-            x[j] -= L[i, j] * xi
-            j = parent[j]
-
-
-@njit(**KERNEL)
 def ltl_solve_transposed_columns(L, parent, X, m):
-    """X[:, :m] ← L⁻ᵀ X[:, :m]: :func:`ltl_solve_transposed` of m columns at once (the same operations on each
-    column, so the same numbers), one walk along each coordinate's path for all of them; a coordinate whose
-    entries are all 0 costs a check."""
+    """X[:, :m] ← L⁻ᵀ X[:, :m] (the first half of M⁻¹ X = L⁻¹ L⁻ᵀ X; RBDA Algorithm 6.4), m columns at once: from
+    the last coordinate to the first, each passing its part on to its ancestors, one walk along each coordinate's
+    path for all the columns; a coordinate whose entries are all 0 costs a check."""
     for i in range(X.shape[0] - 1, -1, -1):
         x = X[i]
         nonzero = False
