@@ -74,5 +74,9 @@ def test_a_python_law_with_contact_runs_each_stepping_run(pendulum):
 def test_what_cannot_vary_run_by_run_is_refused(pendulum):
     with pytest.raises(ModelError, match=r"params\['gravity'\] with a Python torque callback.*build a model per run"):
         mb.simulate_batch(pendulum, [[0.2]], None, 0.1, h=1e-3, tau=damping, params={"gravity": [[0.0, 0.0, -1.0]]})
-    with pytest.raises(ModelError, match=r"params\['tau'\] must be \(runs, nv\) = \(1, 1\)"):
-        mb.simulate_batch(pendulum, [[0.2]], None, 0.1, h=1e-3, tau=damping, params={"tau": [[0.0, 1.0]]})
+    shape, numbers = r"must be \(runs, nv\) = \(1, 1\)", r"must be a \(1, 1\) array of real numbers"
+    for bad, what in (([[0.0, 1.0]], shape), ("abc", numbers), ([[1j]], numbers), ([["x"]], numbers),
+                      ([[np.nan]], "must be finite")):
+        with pytest.raises(ModelError, match=r"params\['tau'\] " + what) as err:
+            mb.simulate_batch(pendulum, [[0.2]], None, 0.1, h=1e-3, tau=damping, params={"tau": bad})
+        assert err.value.element == "tau"

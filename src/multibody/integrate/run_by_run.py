@@ -61,10 +61,16 @@ def run_by_run(simulate, make_batch, why, model, Q, V, t0, t_end, method, h, par
         if callable(law) and not python_law:
             raise ModelError("params['tau'] with a compiled torque law: give the constant torques inside the law",
                              element="tau")
-        taus = np.asarray(params["tau"], dtype=float)
+        given = params["tau"]
+        taus = np.asarray(given) if not isinstance(given, (str, bytes)) else np.asarray(None)
+        if taus.dtype.kind not in "iuf":
+            raise ModelError(f"params['tau'] must be a ({runs}, {model.nv}) array of real numbers", element="tau")
+        taus = taus.astype(float)
         if taus.shape != (runs, model.nv):
             raise ModelError(f"params['tau'] must be (runs, nv) = ({runs}, {model.nv}), got shape {taus.shape}",
                              element="tau")
+        if not np.all(np.isfinite(taus)):
+            raise ModelError("params['tau'] must be finite", element="tau")
     if contact is not None and str(method).upper() == "RK4":   # simulate_batch's default: the stepping model's own
         method = "STEPPING"
     cpu, wall = time.process_time(), time.perf_counter()
