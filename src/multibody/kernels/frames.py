@@ -212,6 +212,29 @@ def frame_kernel(mi, mf, fi, ff, q, v, a, work, f, level, reference, classical, 
 
 
 @njit(**KERNEL)
+def frame_placement_kernel(mi, mf, fi, ff, q, work, f, R, p):
+    """The axes ``R`` (3 x 3, frame to ground coordinates) and origin ``p`` (3) of frame ``f`` of the table
+    (:func:`frame_placement_world`), from the placements of the bodies on its path. Returns 0 or an ``ERR_*`` code."""
+    n = mi.shape[0]
+    nv = mi[n - 1, IV] + mi[n - 1, NV]
+    err = check_frame_call(mi, fi, q, nv, work, f, WORLD)
+    if err != 0:
+        return err
+    if R.shape[0] != 3 or R.shape[1] != 3 or p.shape[0] != 3:
+        return ERR_OUT
+    wb, wd = workspace_views(work, n, nv)
+    path_kinematics(mi, mf, fi, f, q, q, q, work, wb, wd, 0)
+    Rf, p0, p1, p2 = frame_placement_world(wb, fi[f, FI_BODY], ff[f])
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = Rf[3 * r + c]
+    p[0] = p0
+    p[1] = p1
+    p[2] = p2
+    return 0
+
+
+@njit(**KERNEL)
 def frame_jacobian_kernel(mi, mf, fi, ff, q, work, f, reference, J):
     """The 6 x nv Jacobian ``J`` of frame ``f`` of the table in ``reference`` (module docstring), from the placements
     of the bodies on its path (Pinocchio's ``computeFrameJacobian``). Columns off the path are zero. Returns 0 or an
