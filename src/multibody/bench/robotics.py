@@ -5,8 +5,9 @@ median and range over the rounds; ``bench/timing.py``):
 
 * per call from Python, on UR5, Panda, Solo12 (floating base), Talos and TIAGo (floating base): one frame's
   Jacobian (``frame_jacobian`` with a handle, against ``computeFrameJacobian``), every frame's (``frame_jacobians``
-  against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), ``centroidal_map`` (``ccrba``), ``minv``
-  (``computeMinverse``), ``rnea`` and ``crba``; ours twice, returning a new array and writing into a preallocated
+  against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), one frame's placement (``frame_placement``
+  against ``forwardKinematics`` and ``updateFramePlacement``), ``centroidal_map`` (``ccrba``), ``com_jacobian``
+  (``jacobianCenterOfMass``), ``minv`` (``computeMinverse``), ``rnea`` and ``crba``; ours twice, returning a new array and writing into a preallocated
   one (``out=``), where Pinocchio's Python calls always allocate the array they return;
 * where a call's time goes on the UR5 (``bench_call_split``): the public call against its compiled kernel called alone
   from Python (the rest is the Python function: argument checks, the output's allocation), and the fixed cost of a
@@ -69,16 +70,26 @@ def _calls(model, pm, tool, pin):
         pin.computeJointJacobians(pm, pd, qp)
         return [pin.getFrameJacobian(pm, pd, k, pin.LOCAL) for k in range(nframes)]
 
+    def placement():
+        pin.forwardKinematics(pm, pd, qp)
+        return pin.updateFramePlacement(pm, pd, fid)
+
     nv = model.nv
     J, Js, M, tau = np.empty((6, nv)), np.empty((len(model.frame_names), 6, nv)), np.empty((nv, nv)), np.empty(nv)
+    Rp, Jc = (np.empty((3, 3)), np.empty(3)), np.empty((3, nv))
     calls = {
         "one frame Jacobian": (lambda: mb.frame_jacobian(model, q, handle),
                                lambda: mb.frame_jacobian(model, q, handle, out=J),
                                lambda: pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL)),
         "every frame's Jacobian": (lambda: mb.frame_jacobians(model, q), lambda: mb.frame_jacobians(model, q, out=Js),
                                    every_frame),
+        "one frame placement": (lambda: mb.frame_placement(model, q, handle),
+                                lambda: mb.frame_placement(model, q, handle, out=Rp), placement),
         "centroidal_map / ccrba": (lambda: mb.centroidal_map(model, q), lambda: mb.centroidal_map(model, q, out=J),
                                    lambda: pin.ccrba(pm, pd, qp, vp)),
+        "com_jacobian / jacobianCenterOfMass": (lambda: mb.com_jacobian(model, q),
+                                                lambda: mb.com_jacobian(model, q, out=Jc),
+                                                lambda: pin.jacobianCenterOfMass(pm, pd, qp)),
         "minv / computeMinverse": (lambda: mb.minv(model, q), lambda: mb.minv(model, q, out=M),
                                    lambda: pin.computeMinverse(pm, pd, qp)),
         "rnea": (lambda: mb.rnea(model, q, v, a), lambda: mb.rnea(model, q, v, a, out=tau),
@@ -130,10 +141,10 @@ def _kernel_entries(model, q, v, a, handle, bare=False):
     from numba import typeof
 
     from multibody.algorithms.frames import REFERENCES
-    from multibody.kernels.centroidal import centroidal_map_kernel
+    from multibody.kernels.centroidal import centroidal_map_kernel, com_jacobian_kernel
     from multibody.kernels.crba import crba_kernel
     from multibody.kernels.derivatives_minv import minv_kernel
-    from multibody.kernels.frames import frame_jacobian_kernel
+    from multibody.kernels.frames import frame_jacobian_kernel, frame_placement_kernel
     from multibody.kernels.rnea import rnea_kernel
     from multibody.model.data import default_data
 
@@ -144,7 +155,10 @@ def _kernel_entries(model, q, v, a, handle, bare=False):
     J, M = np.empty((6, nv)), np.empty((nv, nv))
     arguments = {"one frame Jacobian": (frame_jacobian_kernel, (d.mi, d.mf, fi, ff, q, d.work, handle,
                                                                 REFERENCES["local"], J)),
+                 "one frame placement": (frame_placement_kernel, (d.mi, d.mf, fi, ff, q, d.work, handle,
+                                                                  np.empty((3, 3)), np.empty(3))),
                  "centroidal_map / ccrba": (centroidal_map_kernel, (d.mi, d.mf, q, d.work, J)),
+                 "com_jacobian / jacobianCenterOfMass": (com_jacobian_kernel, (d.mi, d.mf, q, d.work, J[:3].copy())),
                  "minv / computeMinverse": (minv_kernel, (d.mi, d.mf, q, d.work, w.dwork, w.dint, M)),
                  "rnea": (rnea_kernel, (d.mi, d.mf, q, v, a, d.no_fext, d.work, np.empty(nv))),
                  "crba": (crba_kernel, (d.mi, d.mf, q, d.work, M))}
