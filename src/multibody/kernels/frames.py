@@ -33,7 +33,7 @@ from multibody.kernels.kinematics import (B_A, B_P, B_V, BASE_WIDTH, DOF_ROT_JOI
                                           M_DOF, NQ, NV, PARENT, PLANAR, WB_WIDTH, WD_WIDTH, body_kinematics,
                                           set_ground, strided, workspace_views)
 from multibody.kernels.spatial import KERNEL, cross3, helper, load6, load9, mat3_mul, mat3_vec, mat3T_vec, \
-    motion_cross_motion
+    motion_cross_motion, store_placement
 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 #: ``out`` of :func:`frame_kernel`: the frame's rotation (9, row-major), origin (3), velocity (6), acceleration (6)
@@ -225,12 +225,7 @@ def frame_placement_kernel(mi, mf, fi, ff, q, work, f, R, p):
     wb, wd = workspace_views(work, n, nv)
     path_kinematics(mi, mf, fi, f, q, q, q, work, wb, wd, 0)
     Rf, p0, p1, p2 = frame_placement_world(wb, fi[f, FI_BODY], ff[f])
-    for r in range(3):
-        for c in range(3):
-            R[r, c] = Rf[3 * r + c]
-    p[0] = p0
-    p[1] = p1
-    p[2] = p2
+    store_placement(Rf, p0, p1, p2, R, p)
     return 0
 
 
