@@ -7,11 +7,12 @@ median and range over the rounds; ``bench/timing.py``):
   Jacobian (``frame_jacobian`` with a handle, against ``computeFrameJacobian``), every frame's (``frame_jacobians``
   against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), one frame's placement (``frame_placement``
   against ``forwardKinematics`` and ``updateFramePlacement``), ``centroidal_map`` (``ccrba``), ``com_jacobian``
-  (``jacobianCenterOfMass``), ``minv`` (``computeMinverse``), ``rnea`` and ``crba``; ours twice, returning a new array and writing into a preallocated
-  one (``out=``), where Pinocchio's Python calls always allocate the array they return;
-* where a call's time goes on the UR5 (``bench_call_split``): the public call against its compiled kernel called alone
-  from Python (the rest is the Python function: argument checks, the output's allocation), and the fixed cost of a
-  call on a one-joint pendulum, ours and Pinocchio's; and the parts of one ``crba`` call (``bench_call_parts``: the
+  (``jacobianCenterOfMass``), ``minv`` (``computeMinverse``), ``rnea`` and ``crba``; ours twice, returning a new
+  array and writing into a preallocated one (``out=``), where Pinocchio's Python calls always allocate the array they
+  return;
+* where a call's time goes on the UR5 (``bench_call_split``): the public call, without and with ``out=``, against its
+  compiled kernel called alone from Python (the rest is the Python function: argument checks, the output's
+  allocation), and the fixed cost of a call on a one-joint pendulum, ours and Pinocchio's; and the parts of one ``crba`` call (``bench_call_parts``: the
   Python function, the new output array, the compiled entry);
 * inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
   start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
