@@ -127,11 +127,29 @@ def integrator_energy_bound(model, result, tol):
     return result.info["steps"] * math.sqrt(n) * tol * worst / E0
 
 
-def test_a02_passes_singular_positions():
+@pytest.fixture(scope="module")
+def a02_cartesian():
+    """``run_problem("A02", N=2)`` (Cartesian, rtol = atol = 1e-12, 10 s) and the Result of its run, kept from its
+    call of ``mb.simulate``: two tests check this one run (its report, and its end against the exact reduction)."""
+    runs = []
+    simulate = mb.simulate
+
+    def keep(*args, **kw):
+        runs.append(simulate(*args, **kw))
+        return runs[-1]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(I.mb, "simulate", keep)
+        out = I.run_problem("A02", N=2)
+    assert len(runs) == 1
+    return out, runs[0]
+
+
+def test_a02_passes_singular_positions(a02_cartesian):
     """A02 (N = 2): the cranks turn through the horizontal (singular) position several times in 10 s,
     stay parallel (the parallelogram branch) and the energy is conserved to the integrator's bound
     (a02_cartesian_energy_bound: 3.9e-7 relative at rtol = atol = 1e-12; measured 8e-9 to 1e-8)."""
-    out = I.run_problem("A02", N=2)
+    out, _ = a02_cartesian
     assert out["singular_crossings"] >= 4
     assert out["crank_angle_spread"] < 1e-8
     assert out["energy_variation_relative"] < a02_cartesian_energy_bound(2, out["steps"], 1e-12)
@@ -393,14 +411,16 @@ def test_a02_reference_reduction_is_exact():
     assert len(ref.t_events[0]) == 10          # the cranks pass the horizontal ten times in 10 s
 
 
-def _a02_errors(formulation, rtol):
+def _a02_errors(formulation, rtol, r=None):
     """Crank angle and energy of A02 (N = 2) at t = 10 s against the exact reduction: (angle error in rad,
     relative energy error). Output every 0.25 s (the crank turns < π between samples, so the Cartesian
-    coordinates' angles unwrap); the last sample is the last step's end, not an interpolated state."""
+    coordinates' angles unwrap); the last sample is the last step's end, not an interpolated state. ``r``: that
+    run made already (the output times do not change DOP853's steps: its last state is the same)."""
     import reference_four_bar as R4
     m, q0, v0 = I.four_bar_model(2)
-    r = mb.simulate(m, q0, v0, 10.0, formulation=formulation, rtol=rtol, atol=rtol, n_out=41,
-                    al_eps=I.A02_AL_EPS[formulation])
+    if r is None:
+        r = mb.simulate(m, q0, v0, 10.0, formulation=formulation, rtol=rtol, atol=rtol, n_out=41,
+                        al_eps=I.A02_AL_EPS[formulation])
     phi = math.pi / 2 + r.q[-1, m.joint("A0").q_slice.start]
     E = r.energy["total"]
     return abs(phi - R4.solve().sol(10.0)[0]), abs(E[-1] - E[0]) / E[0]
@@ -419,12 +439,13 @@ def test_a02_converges_to_the_exact_reduction_tree_plus_cut_joints():
     assert errs[1e-12] < 1e-9 and errs[1e-12] < errs[1e-8] / 100
 
 
-def test_a02_cartesian_reaches_the_exact_reduction():
+def test_a02_cartesian_reaches_the_exact_reduction(a02_cartesian):
     """A02 in Cartesian coordinates at rtol = 1e-12: crank angle 7e-10 rad and energy 2.3e-11 off the exact reduction
     at t = 10 s (measured); bounds 3e-9 and 1e-10 (≥ 4×).  Below rtol ≈ 1e-10 the singular passages, not the
     integrator, set this error: round-off in the absolute coordinates (~3 m) amplified near the passages (see
-    ``multibody.systems.iftomm.A02_AL_EPS``); test_a02_cartesian_converges_with_rtol shows the larger rtol."""
-    da, de = _a02_errors("cartesian", 1e-12)
+    ``multibody.systems.iftomm.A02_AL_EPS``); test_a02_cartesian_converges_with_rtol shows the larger rtol.
+    The run is run_problem's (the same model, tolerances and ``al_eps``)."""
+    da, de = _a02_errors("cartesian", 1e-12, a02_cartesian[1])
     assert da < 3e-9 and de < 1e-10, (da, de)
 
 
