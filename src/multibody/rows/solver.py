@@ -43,9 +43,12 @@ within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact, whose 
 step's), then from sliding contacts (``_sliding_start``: where the rows outnumber the freedoms they move, a
 sticking iterate can be a false minimum of the merit), then sweeps from the best iterate with the rest of the
 budget (at a stick–slip transition of redundant contacts, where Newton's steps wander among equivalent impulses,
-the sweeps settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse
-changes by more than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or
-a Newton iteration counts one) and reports its residual: the largest distance of the impulses from the conditions
+the sweeps settle; ``iterations`` sweeps of their own, not the rest of the attempts' budget: two feet of a
+walker's legs landing side by side make two nearly equal normal rows, on which Newton crawls through its
+iterations and the sweeps need some hundred to leave one foot open); the impulses kept are the best iterate of
+any stage. Larger sets sweep until no impulse changes by more than ``tolerance`` times the largest. Either way
+the solve ends within ``iterations`` (a sweep or a Newton iteration counts one; twice that for a direct solve whose
+Newton attempts fail) and reports its residual: the largest distance of the impulses from the conditions
 (``rows/newton.residual``: the Alart–Curnier function, in impulse units) relative to the largest impulse. A step
 whose residual is above ``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and
 says so.
@@ -271,10 +274,10 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
         used += abs(it)
         best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
                                    n0, n)
-    if not best_rel <= tol and used < iterations:    # sweeps from the best iterate with the rest of the budget
+    if not best_rel <= tol:    # sweeps from the best iterate, a budget of ``iterations`` sweeps of their own
         for r in range(n0, n):
             lam[r] = best[r]
-        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations - used)
+        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
         best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
                                    n0, n)
     for r in range(n0, n):
