@@ -488,7 +488,8 @@ def test_an_unconverged_step_is_reported_and_warned():
     with pytest.warns(mb.errors.ConvergenceWarning, match=r"steps of contact='stepping' stopped before converging"):
         res = mb.simulate(model, q0, None, 0.05, h=1e-3, contact="stepping", iterations=1)
     solves = res.info["solves"]["step"]
-    assert solves["unconverged"] > 0 and solves["worst_residual"] > 1e-10 and solves["iterations"] == 1
+    # one iteration of the attempts, one of the closing sweeps (rows/solver.py)
+    assert solves["unconverged"] > 0 and solves["worst_residual"] > 1e-10 and solves["iterations"] <= 2
     assert 0.0 <= solves["first_unconverged_t"] < 0.05
 
 

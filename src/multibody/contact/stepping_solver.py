@@ -100,6 +100,9 @@ S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
 SLOP = 1e-6
 #: entries of ``count``
 N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
+#: the points of a manifold whose levels along its normal differ by less than this times their coordinates are on
+#: one plane already (the round-off of a midpoint and of a mean of a few): they are not moved (``_contacts``)
+ROUND_OFF = 8.0 * 2.0 ** -52
 #: warm-start key of a contact: pair * KEY_STRIDE + feature (the other rows' keys are negative)
 KEY_STRIDE = 1 << 32
 
@@ -204,7 +207,8 @@ def _contacts(mi, wd, G, S, m, r, normal):
     not — so that both cannot stick: the discrete problem's only solutions slide one of them at that tiny slip,
     at a cone's edge reached along the rows' null space, where Newton's steps stall (``rows/solver.py``). On one
     plane the rows of points along a tangent coincide and stick together; the points move by half the gaps'
-    spread at most (the margin's size), and not at all when the face rests flat."""
+    spread at most (the margin's size), and not at all when the face rests flat (points on one plane to round-off
+    stay where they are: a shift of an ulp would make exactly equal rows unequal by round-off)."""
     c = 0
     while c < m:
         end = c + 1
@@ -220,8 +224,8 @@ def _contacts(mi, wd, G, S, m, r, normal):
             x0 = 0.5 * (G.rows[d, C_PA] + G.rows[d, C_PB])
             x1 = 0.5 * (G.rows[d, C_PA + 1] + G.rows[d, C_PB + 1])
             x2 = 0.5 * (G.rows[d, C_PA + 2] + G.rows[d, C_PB + 2])
-            if end - c > 1:
-                s = level - (x0 * n0 + x1 * n1 + x2 * n2)
+            s = level - (x0 * n0 + x1 * n1 + x2 * n2)
+            if abs(s) > ROUND_OFF * (abs(x0) + abs(x1) + abs(x2)):    # (points already on one plane stay)
                 x0, x1, x2 = x0 + s * n0, x1 + s * n1, x2 + s * n2
             r = _contact_rows(mi, wd, G, S, d, r, normal, x0, x1, x2)
         c = end
