@@ -160,6 +160,7 @@ def frames():
             mb.frame_acceleration(model, q, v, a, frame, reference=reference, classical=True)
             mb.frame_jacobian(model, q, frame, reference=reference)
             mb.frame_jacobian_time_variation(model, q, v, frame, reference=reference)
+        mb.frame_placement(model, q, frame)     # again: the first call made the model's Data, this one its fast path
 
 
 @case("centroidal")
@@ -173,6 +174,7 @@ def centroidal():
         mb.centroidal_momentum(model, q, v)
         mb.centroidal_map_time_variation(model, q, v)
         mb.centroidal_bias(model, q, v)
+        mb.com_jacobian(model, q)               # again: the first call made the model's Data, this one its fast path
 
 
 # ---- simulate ----------------------------------------------------------------------------------------------

@@ -31,9 +31,11 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms.dynamics import FAST_PATH_MISSES, as_vector, bind_on_first_call, data_at, fill_general
+from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_output, as_vector, bind_on_first_call, data_at,
+                                           fill_general)
 from multibody.model.data import refuse_general_joints, refuse_kinematics_only
-from multibody.kernels.centroidal import O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel, centroidal_map_kernel
+from multibody.kernels.centroidal import (O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel, centroidal_map_kernel,
+                                          com_jacobian_kernel)
 
 __all__ = ["com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_map_time_variation",
            "centroidal_bias"]
@@ -41,18 +43,19 @@ __all__ = ["com_jacobian", "centroidal_map", "centroidal_momentum", "centroidal_
 _EMPTY = np.zeros((6, 0))
 _F64 = np.dtype(np.float64)
 _empty = np.empty
-#: the compiled entry point of the fast path (``algorithms.dynamics``, "the fast path")
+#: the compiled entry points of the fast paths (``algorithms.dynamics``, "the fast path")
 _CMAP = bind_on_first_call(centroidal_map_kernel, "_CMAP", globals())
+_COMJ = bind_on_first_call(com_jacobian_kernel, "_COMJ", globals())
 
 
-def _centroidal(model, q, v, a, level, with_map, with_rate, data, t):
+def _centroidal(model, q, v, a, level, with_map, with_rate, data, t, out=None):
     d = data_at(model, data, t)
     refuse_kinematics_only(model, "the centroidal momentum")
     q = as_vector(q, d.nq, "q", model)
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
     a = v if a is None else a
+    Ag = as_output(out, (6, d.nv), model) if with_map else _EMPTY
     fill_general(d, q, v, t)
-    Ag = np.empty((6, d.nv)) if with_map else _EMPTY
     dAg = np.empty((6, d.nv)) if with_rate else _EMPTY
     out = np.empty(OUT_WIDTH)
     try:
@@ -63,27 +66,50 @@ def _centroidal(model, q, v, a, level, with_map, with_rate, data, t):
     return Ag, dAg, out
 
 
-def com_jacobian(model, q, data=None, t=None):
+def com_jacobian(model, q, data=None, t=None, out=None):
     """The 3 x nv Jacobian of the centre of mass (ground coordinates): ċ = J_c v (Pinocchio's
-    ``jacobianCenterOfMass``). It is the linear rows of :func:`centroidal_map` over the total mass."""
-    Ag, _, out = _centroidal(model, q, None, None, 0, True, False, data, t)
-    m = out[O_MASS]
-    return Ag[3:] / m if m > 0.0 else np.zeros_like(Ag[3:])
+    ``jacobianCenterOfMass``). It is the linear rows of :func:`centroidal_map` over the total mass. ``out``: an
+    array to write J_c into and return (``algorithms.dynamics``)."""
+    try:  # the fast path, as in centroidal_map
+        if q.dtype is _F64 and q.ndim == 1:
+            mi, mf, no_fext, work, nv, shape, owner = model._multibody_fast if data is None else data.fast
+            if owner is model:
+                if out is None:
+                    Jc = _empty((3, nv))
+                    if _COMJ(mi, mf, q, work, Jc) == 0:
+                        return Jc
+                elif out.dtype is _F64 and out.ndim == 2 and out.flags.carray and _COMJ(mi, mf, q, work, out) == 0:
+                    return out
+    except FAST_PATH_MISSES:
+        pass
+    d = data_at(model, data, t)
+    Jc = as_output(out, (3, d.nv), model)
+    Ag, _, state = _centroidal(model, q, None, None, 0, True, False, d, t)
+    m = state[O_MASS]
+    if m > 0.0:
+        np.divide(Ag[3:], m, out=Jc)
+    else:
+        Jc[...] = 0.0
+    return Jc
 
 
-def centroidal_map(model, q, data=None, t=None):
+def centroidal_map(model, q, data=None, t=None, out=None):
     """A_G (6 x nv), the centroidal momentum matrix: h_G = A_G v, rows ``[angular about the centre of mass;
-    linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped)."""
+    linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped). ``out``: an array to write
+    A_G into and return (``algorithms.dynamics``)."""
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a Data made for the model without a step before
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, no_fext, work, nv, shape, owner = model._multibody_fast if data is None else data.fast
             if owner is model:
-                Ag = _empty(shape)
-                if _CMAP(mi, mf, q, work, Ag) == 0:
-                    return Ag
+                if out is None:
+                    Ag = _empty(shape)
+                    if _CMAP(mi, mf, q, work, Ag) == 0:
+                        return Ag
+                elif out.dtype is _F64 and out.ndim == 2 and out.flags.carray and _CMAP(mi, mf, q, work, out) == 0:
+                    return out
     except FAST_PATH_MISSES:
         pass
-    return _centroidal(model, q, None, None, 0, True, False, data, t)[0]
+    return _centroidal(model, q, None, None, 0, True, False, data, t, out)[0]
 
 
 def centroidal_momentum(model, q, v, data=None, t=None):

@@ -31,7 +31,7 @@ The kernels are in ``kernels/derivatives*.py``; each call writes into the worksp
 import numba
 import numpy as np
 
-from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_vector, base_copy,
+from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_output, as_vector, base_copy,
                                            bind_on_first_call, data_at, size_error)
 from multibody.model.data import refuse_general_joints, refuse_kinematics_only
 from multibody.errors import ModelError
@@ -144,23 +144,27 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     return tuple(out)
 
 
-def minv(model, q, data=None):
+def minv(model, q, data=None, out=None):
     """M(q)⁻¹ (nv x nv, symmetric positive definite) by the articulated-body recursion in O(N²), without forming
     or factorizing M (``kernels/derivatives_minv.py``; Pinocchio's ``computeMinverse``). A moving base does not
-    change it."""
-    try:  # the fast path of :func:`aba_derivatives`
+    change it. ``out``: an array to write M⁻¹ into and return (``algorithms.dynamics``)."""
+    try:  # the fast path of :func:`aba_derivatives`, with ``out`` as in ``algorithms.crba``
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
                 model._multibody_derivative_fast if data is None else data.derivatives.fast)
             if owner is model:
-                A = _empty(shape)
-                if _MINV(mi, mf, q, work, dwork, dint, A) == 0:
-                    return A
+                if out is None:
+                    A = _empty(shape)
+                    if _MINV(mi, mf, q, work, dwork, dint, A) == 0:
+                        return A
+                elif out.dtype is _F64 and out.ndim == 2 and out.flags.carray and _MINV(
+                        mi, mf, q, work, dwork, dint, out) == 0:
+                    return out
     except FAST_PATH_MISSES:
         pass
     d, w = _work(model, data, None)
     q = as_vector(q, d.nq, "q", model)
-    out = _empty(d.mshape)
+    out = as_output(out, d.mshape, model)
     err = _call(minv_kernel, model, d, q, d.mi, d.mf, q, d.work, w.dwork, w.dint, out)
     if err:
         raise _error(model, d, err, "q")

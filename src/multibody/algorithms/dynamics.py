@@ -14,6 +14,13 @@ the base at time ``t`` (every function takes ``t=``, default 0; ignored for a fi
 velocities and accelerations are then absolute (inertial coordinates), and τ, q̈ include the base's
 acceleration terms (eqs. 3.26–3.30).
 
+``out=``: ``aba``, ``rnea`` and ``crba`` (and the calls of a control loop: ``frame_jacobian``, ``frame_jacobians``,
+``frame_placement``, ``centroidal_map``, ``com_jacobian``, ``minv``) write their result into a preallocated array
+given as ``out`` and return it, so that a loop allocates nothing: a writeable C-contiguous float64 ndarray of the
+result's shape (anything else is a ``ModelError`` naming ``out``, and nothing is written). ``out`` may be the very
+array passed as an input of ``aba`` or ``rnea`` (every input is read before the result is written); an ``out``
+that shares memory with an input otherwise (an overlapping view) gives undefined results.
+
 | function | result | method |
 |---|---|---|
 | ``rnea(model, q, v, a)`` | τ = M q̈ + C q̇ + g − Jᵀf_ext | recursive Newton–Euler, O(N) (RBDA Table 5.1) |
@@ -128,6 +135,22 @@ def _vector(x, n, what, model):
     return arr
 
 
+def _output(out, shape, model, what="out"):
+    """The array a result of ``shape`` is written into: a new one when ``out`` is None, else ``out`` itself, checked (a
+    writeable, C-contiguous, aligned float64 ndarray of that shape), or a ModelError naming ``what`` (the argument)
+    and what was expected."""
+    if out is None:
+        return np.empty(shape)
+    got = (type(out).__name__ if not isinstance(out, np.ndarray) else f"dtype {out.dtype}" if out.dtype != _F64
+           else f"shape {out.shape}" if out.shape != shape else None if out.flags.carray
+           else "a read-only array" if not out.flags.writeable else "an unaligned array" if not out.flags.aligned
+           else "a non-contiguous array")
+    if got is not None:
+        raise ModelError(f"{what} must be a writeable C-contiguous float64 array of shape {shape} for model "
+                         f"'{model.name}', got {got}", element=what)
+    return out
+
+
 def _batch(x, n, what, model, nb=None):
     arr = _real(x, what, f"a (batch, {n}) array for model '{model.name}'")
     if arr.ndim != 2 or arr.shape[1] != n or (nb is not None and arr.shape[0] != nb):
@@ -176,7 +199,11 @@ def _point(point):
 # call), which skips numba's type dispatch: about 60 ns per array argument, a third of a call at N = 7. The
 # kernels check sizes and contiguity themselves (``kinematics.check_sizes``) and return an error code; anything
 # else goes through the slow path, which converts the arguments (rather than letting numba compile a
-# specialization for them) or names what was expected.
+# specialization for them) or names what was expected. A preallocated ``out`` replaces the allocation by three
+# checks that numba's unboxing does not make (it reads an int64 array as floats, writes one shape and stride per
+# dimension into a struct made for the declared ones and writes into read-only or strided memory as if it were
+# contiguous): its dtype, its ndim, and ``flags.carray`` (C-contiguous, aligned and writeable); the kernel checks its
+# shape.
 _empty = np.empty
 #: what sends a call from the fast path to the slow one, which converts the arguments or names what is wrong:
 #: AttributeError (not ndarrays, or no Data cached on the model yet), TypeError (a Data whose fast path is None:
@@ -224,15 +251,15 @@ def _fill(d, q, v, t):
         d.fill(q, v, t, d.work)
 
 
-def _call3(kernel, model, q, v, x, data, fext, third, t):
+def _call3(kernel, model, q, v, x, data, fext, third, t, out):
     """Slow path of ``aba``/``rnea``: convert and validate the arguments, then call the kernel."""
     d = _data(model, data, t)
     refuse_kinematics_only(model, "aba" if kernel is aba_kernel else "rnea")
     q = _vector(q, d.nq, "q", model)
     v = _vector(v, d.nv, "v", model)
     x = _vector(x, d.nv, third, model)
+    out = _output(out, (d.nv,), model)
     _fill(d, q, v, t)
-    out = np.empty(d.nv)
     try:
         err = kernel(d.mi, d.mf, q, v, x, _fext(fext, d, model), d.work, out)
     except ZeroDivisionError:  # a quaternion of zero length
@@ -244,8 +271,8 @@ def _call3(kernel, model, q, v, x, data, fext, third, t):
 
 
 #: the argument handling of the algorithms, shared with the derivatives of the dynamics (``algorithms.derivatives``)
-data_at, as_vector, as_batch, as_fext, size_error, bind_on_first_call = (_data, _vector, _batch, _fext, _size_error,
-                                                                          _bind_on_first_call)
+data_at, as_vector, as_batch, as_fext, as_output, size_error, bind_on_first_call = (
+    _data, _vector, _batch, _fext, _output, _size_error, _bind_on_first_call)
 #: the exceptions that send a call from a fast path to its slow path (``_SLOW``), shared likewise
 FAST_PATH_MISSES = _SLOW
 
@@ -259,20 +286,25 @@ def base_copy(d):
 fill_general = _fill
 
 
-def aba(model, q, v, tau, data=None, fext=None, t=None):
+def aba(model, q, v, tau, data=None, fext=None, t=None, out=None):
     """Forward dynamics q̈ = M⁻¹(τ − C q̇ − g + Jᵀ f_ext) by the articulated-body algorithm, O(N)
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t``: the
-    time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0."""
+    time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0. ``out``: an
+    array to write q̈ into and return (module docstring)."""
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
             if owner is model:
-                out = _empty(nv)
-                if _ABA(mi, mf, q, v, tau, no_fext, work, out) == 0:
+                if out is None:
+                    qdd = _empty(nv)
+                    if _ABA(mi, mf, q, v, tau, no_fext, work, qdd) == 0:
+                        return qdd
+                elif out.dtype is _F64 and out.ndim == 1 and out.flags.carray and _ABA(
+                        mi, mf, q, v, tau, no_fext, work, out) == 0:
                     return out
     except _SLOW:
         pass
-    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau", t)
+    return _call3(aba_kernel, model, q, v, tau, data, fext, "tau", t, out)
 
 
 def hybrid_dynamics(model, q, v, tau, known, qdd_known, data=None, fext=None, t=None):
@@ -341,20 +373,25 @@ def known_mask(model, known, nv=None):
                      element="known")
 
 
-def rnea(model, q, v, a, data=None, fext=None, t=None):
+def rnea(model, q, v, a, data=None, fext=None, t=None, out=None):
     """Inverse dynamics τ = M q̈ + C q̇ + g − Jᵀ f_ext by the recursive Newton–Euler algorithm, O(N)
     (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175). ``t``: the time of a moving base (seed 001
-    §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0."""
+    §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0. ``out``: an array to write τ into and
+    return (module docstring)."""
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
             if owner is model:
-                out = _empty(nv)
-                if _RNEA(mi, mf, q, v, a, no_fext, work, out) == 0:
+                if out is None:
+                    tau = _empty(nv)
+                    if _RNEA(mi, mf, q, v, a, no_fext, work, tau) == 0:
+                        return tau
+                elif out.dtype is _F64 and out.ndim == 1 and out.flags.carray and _RNEA(
+                        mi, mf, q, v, a, no_fext, work, out) == 0:
                     return out
     except _SLOW:
         pass
-    return _call3(rnea_kernel, model, q, v, a, data, fext, "a", t)
+    return _call3(rnea_kernel, model, q, v, a, data, fext, "a", t, out)
 
 
 def joint_wrenches(model, q, v, a, data=None, fext=None, t=None):
@@ -402,24 +439,28 @@ def gravity_forces(model, q, data=None, t=None):
     return rnea(model, q, z, z, data=d, t=t)
 
 
-def crba(model, q, data=None, t=0.0):
+def crba(model, q, data=None, t=0.0, out=None):
     """The joint-space mass matrix M(q) (nv x nv) by the composite-rigid-body algorithm (RBDA Table 6.2);
     T = ½ q̇ᵀ M q̇ (relative to the base); it is A of seed 001 eq. 3.167. A moving base does not change it
-    (M is invariant under a rigid motion of the whole system)."""
+    (M is invariant under a rigid motion of the whole system). ``out``: an array to write M into and return
+    (module docstring)."""
     try:  # the fast path, as in aba (a moving base included: it does not change M)
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, work, shape, owner = model._multibody_mass_fast if data is None else data.mass_fast
             if owner is model:
-                M = _empty(shape)
-                if _CRBA(mi, mf, q, work, M) == 0:
-                    return M
+                if out is None:
+                    M = _empty(shape)
+                    if _CRBA(mi, mf, q, work, M) == 0:
+                        return M
+                elif out.dtype is _F64 and out.ndim == 2 and out.flags.carray and _CRBA(mi, mf, q, work, out) == 0:
+                    return out
     except _SLOW:
         pass
     d = _data(model, data)
     refuse_kinematics_only(model, "crba")
     q = _vector(q, d.nq, "q", model)
+    M = _output(out, (d.nv, d.nv), model)
     _fill(d, q, np.zeros(d.nv), t)
-    M = _empty((d.nv, d.nv))
     try:
         err = crba_kernel(d.mi, d.mf, q, d.work, M)
     except ZeroDivisionError:

@@ -64,12 +64,13 @@ Example
 """
 import numpy as np
 
-from multibody.algorithms.dynamics import FAST_PATH_MISSES, as_vector, bind_on_first_call, data_at, fill_general
+from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_output, as_vector, bind_on_first_call, data_at,
+                                           fill_general)
 from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
                                       frame_jacobian_kernel, frame_jacobian_rate_kernel, frame_jacobians_kernel,
-                                      frame_kernel, frame_states_kernel)
+                                      frame_kernel, frame_placement_kernel, frame_states_kernel)
 from multibody.kernels.packing import pack_frames
 from multibody.model.geometry import Frame
 
@@ -89,6 +90,8 @@ _NO_STATES = np.zeros((0, OUT_WIDTH))
 _FJ = bind_on_first_call(frame_jacobian_kernel, "_FJ", globals())
 _FS = bind_on_first_call(frame_kernel, "_FS", globals())
 _FJS = bind_on_first_call(frame_jacobians_kernel, "_FJS", globals())
+_FP = bind_on_first_call(frame_placement_kernel, "_FP", globals())
+_R_SHAPE = (3, 3)
 
 
 def frame_in_body(model, frame):
@@ -181,23 +184,43 @@ def _frame_call(model, q, v, a, frame, reference, classical, data, t):
     return out
 
 
-def frame_placement(model, q, frame, data=None, t=None):
+def frame_placement(model, q, frame, data=None, t=None, out=None):
     """``(R, p)``: the axes (R rotates frame coordinates into ground coordinates) and the origin of ``frame``
     (a name, a handle ``model.frame_id(name)`` or a ``Frame``) in ground coordinates at q (with a moving base: at
-    time ``t``)."""
+    time ``t``). ``out``: a tuple of arrays (3 x 3 and 3) to write R and p into, returned as it is
+    (``algorithms.dynamics``)."""
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
                                                              else data.frame_fast)
             if owner is model:
-                out = _empty(OUT_WIDTH)
-                if _FS(mi, mf, fi, ff, q, zero, zero, work, frame if frame.__class__ is int else ids[frame], 0,
-                       WORLD, False, out) == 0:
-                    return out[O_R:O_R + 9].reshape(3, 3), out[O_P:O_P + 3]
+                if out is None:
+                    R, p = _empty(_R_SHAPE), _empty(3)
+                    if _FP(mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame], R, p) == 0:
+                        return R, p
+                elif out.__class__ is tuple and len(out) == 2:
+                    R, p = out
+                    if (R.dtype is p.dtype is _F64 and R.ndim == 2 and p.ndim == 1 and R.flags.carray
+                            and p.flags.carray and _FP(mi, mf, fi, ff, q, work,
+                                                       frame if frame.__class__ is int else ids[frame], R, p) == 0):
+                        return out
     except _MISSES:
         pass
-    out = _frame_call(model, q, None, None, frame, "world", False, data, t)
-    return out[O_R:O_R + 9].reshape(3, 3), out[O_P:O_P + 3]
+    R, p = _placement_output(model, out)
+    state = _frame_call(model, q, None, None, frame, "world", False, data, t)
+    R[...] = state[O_R:O_R + 9].reshape(3, 3)
+    p[...] = state[O_P:O_P + 3]
+    return (R, p) if out is None else out
+
+
+def _placement_output(model, out):
+    """The arrays ``(R, p)`` that :func:`frame_placement` writes: new ones, or the pair ``out`` checked."""
+    if out is None:
+        return np.empty(_R_SHAPE), np.empty(3)
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise ModelError(f"out must be a tuple (R, p) of writeable C-contiguous float64 arrays of shapes (3, 3) and "
+                         f"(3,), got {type(out).__name__}", element="out")
+    return as_output(out[0], _R_SHAPE, model, "out[0] (R)"), as_output(out[1], (3,), model, "out[1] (p)")
 
 
 def frame_velocity(model, q, v, frame, reference="local", data=None, t=None):
@@ -223,7 +246,7 @@ def frame_acceleration(model, q, v, a, frame, reference="local", classical=False
     return _frame_call(model, q, v, a, frame, reference, classical, data, t)[O_ACC:O_ACC + 6]
 
 
-def _jacobian_call(model, q, v, frame, reference, rate, data, t):
+def _jacobian_call(model, q, v, frame, reference, rate, data, t, out=None):
     d = data_at(model, data, t)
     fi, ff, k = frame_row(model, d, frame)
     code = reference_code(reference)
@@ -231,8 +254,8 @@ def _jacobian_call(model, q, v, frame, reference, rate, data, t):
     v = np.zeros(d.nv) if v is None else as_vector(v, d.nv, "v", model)
     if rate:
         refuse_general_joints(model, "frame_jacobian_time_variation")
+    J = as_output(out, (6, d.nv), model)
     fill_general(d, q, v, t)
-    J = np.empty((6, d.nv))
     try:
         if rate:
             dJ = np.empty((6, d.nv))
@@ -245,22 +268,28 @@ def _jacobian_call(model, q, v, frame, reference, rate, data, t):
         raise
 
 
-def frame_jacobian(model, q, frame, reference="local", data=None, t=None):
+def frame_jacobian(model, q, frame, reference="local", data=None, t=None, out=None):
     """The 6 x nv Jacobian of ``frame`` at q in ``reference``: its spatial velocity is J v (rows
     ``[angular; linear]``; columns of the coordinates that do not move the frame are zero). ``frame``: a name, a
-    handle ``model.frame_id(name)`` or a ``Frame``."""
+    handle ``model.frame_id(name)`` or a ``Frame``. ``out``: an array to write J into and return
+    (``algorithms.dynamics``)."""
     try:  # the fast path, as in frame_placement
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, fi, ff, work, nv, ids, zero, owner, shape = (model._multibody_frame_fast if data is None
                                                                  else data.frame_fast)
             if owner is model:
-                J = _empty(shape)
-                if _FJ(mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame],
-                       REFERENCES[reference], J) == 0:
-                    return J
+                if out is None:
+                    J = _empty(shape)
+                    if _FJ(mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame],
+                           REFERENCES[reference], J) == 0:
+                        return J
+                elif out.dtype is _F64 and out.ndim == 2 and out.flags.carray and _FJ(
+                        mi, mf, fi, ff, q, work, frame if frame.__class__ is int else ids[frame],
+                        REFERENCES[reference], out) == 0:
+                    return out
     except _MISSES:
         pass
-    return _jacobian_call(model, q, None, frame, reference, False, data, t)[0]
+    return _jacobian_call(model, q, None, frame, reference, False, data, t, out)[0]
 
 
 def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=None, t=None):
@@ -272,27 +301,32 @@ def frame_jacobian_time_variation(model, q, v, frame, reference="local", data=No
 
 
 # ---- many frames from one pass --------------------------------------------------------------------------------
-def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None):
+def frame_jacobians(model, q, frames=None, reference="local", data=None, t=None, out=None):
     """The Jacobians (nf, 6, nv) of ``frames`` (a sequence of names or handles; None, the default: every frame,
     ``model.frame_names``) at q in ``reference``, from one pass of placements over the bodies (Pinocchio's
-    ``computeJointJacobians`` and ``getFrameJacobian`` per frame). J[k] is :func:`frame_jacobian` of frame k."""
+    ``computeJointJacobians`` and ``getFrameJacobian`` per frame). J[k] is :func:`frame_jacobian` of frame k.
+    ``out``: an array to write them into and return (``algorithms.dynamics``)."""
     try:  # the fast path for every frame
         if frames is None and q.dtype is _F64 and q.ndim == 1:
             d = model._multibody_data if data is None else data
             mi, mf, fi, ff, work, nv, ids, zero, owner, _ = d.frame_fast
             if owner is model:
                 every = d.frames[3]
-                J = _empty((every.shape[0], 6, nv))
-                if _FJS(mi, mf, fi, ff, q, zero, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
-                    return J
+                if out is None:
+                    J = _empty((every.shape[0], 6, nv))
+                    if _FJS(mi, mf, fi, ff, q, zero, work, every, REFERENCES[reference], J, _NO_STATES) == 0:
+                        return J
+                elif out.dtype is _F64 and out.ndim == 3 and out.flags.carray and _FJS(
+                        mi, mf, fi, ff, q, zero, work, every, REFERENCES[reference], out, _NO_STATES) == 0:
+                    return out
     except _MISSES:
         pass
     d = data_at(model, data, t)
     fi, ff, rows = frame_rows(model, d, frames)
     code = reference_code(reference)
     q = as_vector(q, d.nq, "q", model)
+    J = as_output(out, (rows.shape[0], 6, d.nv), model)
     fill_general(d, q, np.zeros(d.nv), t)
-    J = np.empty((rows.shape[0], 6, d.nv))
     try:
         frame_jacobians_kernel(d.mi, d.mf, fi, ff, q, np.zeros(d.nv), d.work, rows, code, J, _NO_STATES)
     except ZeroDivisionError:

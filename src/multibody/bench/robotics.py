@@ -5,11 +5,14 @@ median and range over the rounds; ``bench/timing.py``):
 
 * per call from Python, on UR5, Panda, Solo12 (floating base), Talos and TIAGo (floating base): one frame's
   Jacobian (``frame_jacobian`` with a handle, against ``computeFrameJacobian``), every frame's (``frame_jacobians``
-  against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), ``centroidal_map`` (``ccrba``), ``minv``
-  (``computeMinverse``), ``rnea`` and ``crba``;
-* where a call's time goes on the UR5 (``bench_call_split``): the public call against its compiled kernel called alone
-  from Python (the rest is the Python function: argument checks, the output's allocation), and the fixed cost of a
-  call on a one-joint pendulum, ours and Pinocchio's; and the parts of one ``crba`` call (``bench_call_parts``: the
+  against ``computeJointJacobians`` and a ``getFrameJacobian`` loop), one frame's placement (``frame_placement``
+  against ``forwardKinematics`` and ``updateFramePlacement``), ``centroidal_map`` (``ccrba``), ``com_jacobian``
+  (``jacobianCenterOfMass``), ``minv`` (``computeMinverse``), ``rnea`` and ``crba``; ours twice, returning a new
+  array and writing into a preallocated one (``out=``), where Pinocchio's Python calls always allocate the array they
+  return;
+* where a call's time goes on the UR5 (``bench_call_split``): the public call, without and with ``out=``, against its
+  compiled kernel called alone from Python (the rest is the Python function: argument checks, the output's
+  allocation), and the fixed cost of a call on a one-joint pendulum, ours and Pinocchio's; and the parts of one ``crba`` call (``bench_call_parts``: the
   Python function, the new output array, the compiled entry);
 * inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
   start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
@@ -50,8 +53,8 @@ def _load(path, floating_base, pin):
 
 def _calls(model, pm, tool, pin):
     """``(calls, state)``: the calls of :func:`bench_calls` at a random configuration of ``model`` (with Pinocchio's
-    ``pm`` at the same state), ``{name: (ours, Pinocchio's)}`` of zero-argument functions, and ``(q, v, a, handle)``,
-    our state and the handle of the frame ``tool``."""
+    ``pm`` at the same state), ``{name: (ours, ours with out=, Pinocchio's)}`` of zero-argument functions, and
+    ``(q, v, a, handle)``, our state and the handle of the frame ``tool``."""
     import multibody as mb
     from multibody.bench.urdf import pinocchio_state
 
@@ -68,20 +71,38 @@ def _calls(model, pm, tool, pin):
         pin.computeJointJacobians(pm, pd, qp)
         return [pin.getFrameJacobian(pm, pd, k, pin.LOCAL) for k in range(nframes)]
 
+    def placement():
+        pin.forwardKinematics(pm, pd, qp)
+        return pin.updateFramePlacement(pm, pd, fid)
+
+    nv = model.nv
+    J, Js, M, tau = np.empty((6, nv)), np.empty((len(model.frame_names), 6, nv)), np.empty((nv, nv)), np.empty(nv)
+    Rp, Jc = (np.empty((3, 3)), np.empty(3)), np.empty((3, nv))
     calls = {
         "one frame Jacobian": (lambda: mb.frame_jacobian(model, q, handle),
+                               lambda: mb.frame_jacobian(model, q, handle, out=J),
                                lambda: pin.computeFrameJacobian(pm, pd, qp, fid, pin.LOCAL)),
-        "every frame's Jacobian": (lambda: mb.frame_jacobians(model, q), every_frame),
-        "centroidal_map / ccrba": (lambda: mb.centroidal_map(model, q), lambda: pin.ccrba(pm, pd, qp, vp)),
-        "minv / computeMinverse": (lambda: mb.minv(model, q), lambda: pin.computeMinverse(pm, pd, qp)),
-        "rnea": (lambda: mb.rnea(model, q, v, a), lambda: pin.rnea(pm, pd, qp, vp, ap)),
-        "crba": (lambda: mb.crba(model, q), lambda: pin.crba(pm, pd, qp)),
+        "every frame's Jacobian": (lambda: mb.frame_jacobians(model, q), lambda: mb.frame_jacobians(model, q, out=Js),
+                                   every_frame),
+        "one frame placement": (lambda: mb.frame_placement(model, q, handle),
+                                lambda: mb.frame_placement(model, q, handle, out=Rp), placement),
+        "centroidal_map / ccrba": (lambda: mb.centroidal_map(model, q), lambda: mb.centroidal_map(model, q, out=J),
+                                   lambda: pin.ccrba(pm, pd, qp, vp)),
+        "com_jacobian / jacobianCenterOfMass": (lambda: mb.com_jacobian(model, q),
+                                                lambda: mb.com_jacobian(model, q, out=Jc),
+                                                lambda: pin.jacobianCenterOfMass(pm, pd, qp)),
+        "minv / computeMinverse": (lambda: mb.minv(model, q), lambda: mb.minv(model, q, out=M),
+                                   lambda: pin.computeMinverse(pm, pd, qp)),
+        "rnea": (lambda: mb.rnea(model, q, v, a), lambda: mb.rnea(model, q, v, a, out=tau),
+                 lambda: pin.rnea(pm, pd, qp, vp, ap)),
+        "crba": (lambda: mb.crba(model, q), lambda: mb.crba(model, q, out=M), lambda: pin.crba(pm, pd, qp)),
     }
     return calls, (q, v, a, handle)
 
 
 def bench_calls(rounds=9, verbose=True):
-    """The table of the control loop's calls (module docstring): rows of times (µs) and ratios ours/Pinocchio."""
+    """The table of the control loop's calls (module docstring): rows of times (µs) and ratios ours/Pinocchio, ours
+    returning a new array and ours writing into a preallocated one (``out=``)."""
     import pinocchio as pin
 
     from multibody.bench.timing import fmt_spread, interleaved, number_for, spread
@@ -90,21 +111,26 @@ def bench_calls(rounds=9, verbose=True):
     for name, path, floating in ROBOTS:
         model, pm = _load(path, floating, pin)
         calls, _ = _calls(model, pm, TOOL[name], pin)
-        for call, (ours, theirs) in calls.items():
-            ours()
-            theirs()
-            times = interleaved([ours, theirs], number_for(theirs, 0.005), rounds)
+        for call, fs in calls.items():
+            for f in fs:
+                f()
+            times = interleaved(list(fs), number_for(fs[2], 0.005), rounds)
             rows.append({"robot": name, "nv": model.nv, "frames": len(model.frame_names), "call": call,
-                         "ours_us": spread(times[:, 0])[0] * 1e6, "pin_us": spread(times[:, 1])[0] * 1e6,
-                         "ratio": spread(times[:, 0] / times[:, 1])[0],
-                         "ratio_range": fmt_spread(times[:, 0] / times[:, 1])})
+                         "ours_us": spread(times[:, 0])[0] * 1e6, "out_us": spread(times[:, 1])[0] * 1e6,
+                         "pin_us": spread(times[:, 2])[0] * 1e6,
+                         "ratio": spread(times[:, 0] / times[:, 2])[0],
+                         "ratio_range": fmt_spread(times[:, 0] / times[:, 2]),
+                         "ratio_out": spread(times[:, 1] / times[:, 2])[0],
+                         "ratio_out_range": fmt_spread(times[:, 1] / times[:, 2])})
     if verbose:
-        print("Per call from Python, process time (median of interleaved rounds; ratio: median and range)")
-        print("| robot | nv | call | multibody µs | Pinocchio µs | ratio ours/pin |")
-        print("|---|---:|---|---:|---:|---:|")
+        print("Per call from Python, process time (median of interleaved rounds; ratio: median and range). Ours "
+              "returning a new array, and with out= writing into a preallocated one; Pinocchio's Python calls "
+              "always allocate the array they return (a getFrameJacobian per frame: one per frame)")
+        print("| robot | nv | call | multibody µs | with out= µs | Pinocchio µs | ratio ours/pin | with out= |")
+        print("|---|---:|---|---:|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['robot']} | {r['nv']} | {r['call']} | {r['ours_us']:.2f} | {r['pin_us']:.2f} | "
-                  f"{r['ratio_range']} |")
+            print(f"| {r['robot']} | {r['nv']} | {r['call']} | {r['ours_us']:.2f} | {r['out_us']:.2f} | "
+                  f"{r['pin_us']:.2f} | {r['ratio_range']} | {r['ratio_out_range']} |")
     return rows
 
 
@@ -116,10 +142,10 @@ def _kernel_entries(model, q, v, a, handle, bare=False):
     from numba import typeof
 
     from multibody.algorithms.frames import REFERENCES
-    from multibody.kernels.centroidal import centroidal_map_kernel
+    from multibody.kernels.centroidal import centroidal_map_kernel, com_jacobian_kernel
     from multibody.kernels.crba import crba_kernel
     from multibody.kernels.derivatives_minv import minv_kernel
-    from multibody.kernels.frames import frame_jacobian_kernel
+    from multibody.kernels.frames import frame_jacobian_kernel, frame_placement_kernel
     from multibody.kernels.rnea import rnea_kernel
     from multibody.model.data import default_data
 
@@ -130,7 +156,10 @@ def _kernel_entries(model, q, v, a, handle, bare=False):
     J, M = np.empty((6, nv)), np.empty((nv, nv))
     arguments = {"one frame Jacobian": (frame_jacobian_kernel, (d.mi, d.mf, fi, ff, q, d.work, handle,
                                                                 REFERENCES["local"], J)),
+                 "one frame placement": (frame_placement_kernel, (d.mi, d.mf, fi, ff, q, d.work, handle,
+                                                                  np.empty((3, 3)), np.empty(3))),
                  "centroidal_map / ccrba": (centroidal_map_kernel, (d.mi, d.mf, q, d.work, J)),
+                 "com_jacobian / jacobianCenterOfMass": (com_jacobian_kernel, (d.mi, d.mf, q, d.work, J[:3].copy())),
                  "minv / computeMinverse": (minv_kernel, (d.mi, d.mf, q, d.work, w.dwork, w.dint, M)),
                  "rnea": (rnea_kernel, (d.mi, d.mf, q, v, a, d.no_fext, d.work, np.empty(nv))),
                  "crba": (crba_kernel, (d.mi, d.mf, q, d.work, M))}
@@ -175,34 +204,37 @@ def bench_call_split(robot="UR5", rounds=15, verbose=True):
         calls, state = _calls(model, pm, tool, pin)
         del calls["every frame's Jacobian"]
         entries = _kernel_entries(model, *state)
-        for k, (call, (ours, theirs)) in enumerate(calls.items()):
-            fs = [ours, entries[call], theirs]
+        for k, (call, (ours, ours_out, theirs)) in enumerate(calls.items()):
+            fs = [ours, ours_out, entries[call], theirs]
             for f in fs:
                 f()
                 f()
             t = interleaved(fs, number_for(theirs, 0.005), rounds)
-            us = [spread(t[:, c])[0] * 1e6 for c in range(3)]
+            us = [spread(t[:, c])[0] * 1e6 for c in range(4)]
             if model is one:
-                rows[k].update(one_ours_us=us[0], one_pin_us=us[2])
+                rows[k].update(one_ours_us=us[0], one_out_us=us[1], one_pin_us=us[3])
             else:
-                rows.append({"robot": robot, "call": call, "ours_us": us[0], "kernel_us": us[1],
-                             "python_us": us[0] - us[1], "pin_us": us[2]})
+                rows.append({"robot": robot, "call": call, "ours_us": us[0], "out_us": us[1], "kernel_us": us[2],
+                             "python_us": us[0] - us[2], "python_out_us": us[1] - us[2], "pin_us": us[3]})
     if verbose:
         print(f"\nWhere a call's time goes on {robot} (µs, process time, medians of interleaved rounds): the public "
-              "call, its compiled kernel alone called from Python, their difference (the Python function), "
-              "Pinocchio's call; and both sides on a one-joint pendulum (the fixed cost of a call)")
-        print("| call | ours | kernel alone | Python function | Pinocchio | one joint: ours | one joint: Pinocchio |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+              "call without and with out=, its compiled kernel alone called from Python, the differences (the Python "
+              "function), Pinocchio's call; and the three calls on a one-joint pendulum (the fixed cost of a call)")
+        print("| call | ours | with out= | kernel alone | Python function | with out= | Pinocchio | one joint: ours "
+              "| with out= | Pinocchio |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
-            print(f"| {r['call']} | {r['ours_us']:.2f} | {r['kernel_us']:.2f} | {r['python_us']:.2f} | "
-                  f"{r['pin_us']:.2f} | {r['one_ours_us']:.2f} | {r['one_pin_us']:.2f} |")
+            print(f"| {r['call']} | {r['ours_us']:.2f} | {r['out_us']:.2f} | {r['kernel_us']:.2f} | "
+                  f"{r['python_us']:.2f} | {r['python_out_us']:.2f} | {r['pin_us']:.2f} | {r['one_ours_us']:.2f} | "
+                  f"{r['one_out_us']:.2f} | {r['one_pin_us']:.2f} |")
     return rows
 
 
 def bench_call_parts(robot="UR5", rounds=21, verbose=True):
-    """The parts of one ``crba`` call on ``robot`` (µs, medians of interleaved rounds): the public call; its compiled
-    entry given a new output array (``np.empty``) and a preallocated one; ``np.empty`` alone; the dtype and ndim
-    check of q alone; an empty call. Their differences: the Python function less its new array (the check, the
+    """The parts of one ``crba`` call on ``robot`` (µs, medians of interleaved rounds): the public call, without and
+    with a preallocated ``out``; its compiled entry given a new output array (``np.empty``) and a preallocated one;
+    ``np.empty`` alone; the dtype and ndim check of q alone; the checks of a preallocated ``out`` alone (dtype, ndim,
+    ``flags.carray``); an empty call. Their differences: the Python function less its new array (the check, the
     call, the Data's tuple), the new array once a kernel has run (more than alone: the kernel has displaced what the
     allocation reads from the caches), and the entry."""
     import pinocchio as pin
@@ -217,10 +249,12 @@ def bench_call_parts(robot="UR5", rounds=21, verbose=True):
     call, (mi, mf, _, work, M) = _kernel_entries(model, q, zero, zero, 0, bare=True)["crba"]
     shape, f64, empty = M.shape, np.dtype(np.float64), np.empty
     parts = {"public call": lambda: mb.crba(model, q),
+             "public call, out=": lambda: mb.crba(model, q, out=M),
              "entry, new output": lambda: call(mi, mf, q, work, empty(shape)),
              "entry, preallocated output": lambda: call(mi, mf, q, work, M),
              "np.empty alone": lambda: empty(shape),
              "dtype and ndim check alone": lambda: q.dtype is f64 and q.ndim == 1,
+             "checks of out alone": lambda: M.dtype is f64 and M.ndim == 2 and M.flags.carray,
              "empty call": lambda: None}
     fs = list(parts.values())
     for f in fs:

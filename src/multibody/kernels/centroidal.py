@@ -167,17 +167,18 @@ def centroidal_kernel(mi, mf, q, v, a, work, level, Ag, dAg, out):
         out[O_HDOT + 2] -= x2
 
 
-@njit(**KERNEL)
-def centroidal_map_kernel(mi, mf, q, work, Ag):
-    """A_G alone (6 x nv, ``Ag``; :func:`centroidal_kernel` at level 0), its passes written out for the call from
-    Python (Pinocchio's ``ccrba``). Returns 0, or 1 when q, 5 when the workspace, 6 when ``Ag`` does not fit."""
+@helper
+def composite_inertias_at(mi, mf, q, work, out, rows):
+    """The checks of :func:`centroidal_map_kernel` and :func:`com_jacobian_kernel` (0, or 1 when q, 5 when the
+    workspace, 6 when ``out`` (``rows`` x nv) does not fit) and, when they pass, the bodies' placements and their
+    composite inertias (columns ``Y`` of the workspace; the ground's row: those of the whole system)."""
     n = mi.shape[0]
-    nv = Ag.shape[1]
+    nv = out.shape[1]
     if q.shape[0] != mi[n - 1, IQ] + mi[n - 1, NQ] or strided(q):
         return 1
     if work.shape[0] < n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH:
         return 5
-    if Ag.shape[0] != 6 or nv != mi[n - 1, IV] + mi[n - 1, NV]:
+    if out.shape[0] != rows or nv != mi[n - 1, IV] + mi[n - 1, NV]:
         return 6
     wb, wd = workspace_views(work, n, nv)
     set_ground(mf, work, wb, nv)
@@ -188,7 +189,45 @@ def centroidal_map_kernel(mi, mf, q, work, Ag):
         m, h, I = body_inertia_world(i, mf, wb)
         store_rigid_inertia(wb, i, Y, m, h, I)
     composite_inertias(mi, wb, n, False)
-    mass = wb[0, Y]
-    inv = 1.0 / mass if mass > 0.0 else 0.0
-    map_columns(mi, wb, wd, n, wb[0, Y + 1] * inv, wb[0, Y + 2] * inv, wb[0, Y + 3] * inv, 0.0, 0.0, 0.0, 0, Ag, Ag)
     return 0
+
+
+@helper
+def map_or_com_jacobian(mi, mf, q, work, out):
+    """A_G into ``out`` when it has 6 rows, J_c = the linear rows of A_G over the total mass (column k: Y^c_i S_k's
+    force part over m; zero for a massless system) when it has 3: the passes of :func:`composite_inertias_at`, then
+    the columns. Returns 0, or 1 when q, 5 when the workspace, 6 when ``out`` does not fit."""
+    rows = 6 if out.shape[0] == 6 else 3
+    err = composite_inertias_at(mi, mf, q, work, out, rows)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, out.shape[1])
+    mass = wb[0, Y]
+    if rows == 6:
+        inv = 1.0 / mass if mass > 0.0 else 0.0
+        map_columns(mi, wb, wd, n, wb[0, Y + 1] * inv, wb[0, Y + 2] * inv, wb[0, Y + 3] * inv, 0.0, 0.0, 0.0, 0, out,
+                    out)
+        return 0
+    for i in range(1, n):
+        m, h, I = load_rigid_inertia(wb, i, Y)
+        for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
+            s = load6(wd, k, 0)
+            col = rigid_inertia_times_motion(m, h, I, s[0], s[1], s[2], s[3], s[4], s[5])
+            for r in range(3):
+                out[r, k] = col[3 + r] / mass if mass > 0.0 else 0.0
+    return 0
+
+
+@njit(**KERNEL)
+def centroidal_map_kernel(mi, mf, q, work, Ag):
+    """A_G alone (6 x nv, ``Ag``; :func:`centroidal_kernel` at level 0), its passes written out for the call from
+    Python (Pinocchio's ``ccrba``). Returns 0, or 1 when q, 5 when the workspace, 6 when ``Ag`` does not fit."""
+    return map_or_com_jacobian(mi, mf, q, work, Ag) if Ag.shape[0] == 6 else 6
+
+
+@njit(**KERNEL)
+def com_jacobian_kernel(mi, mf, q, work, Jc):
+    """The Jacobian of the centre of mass (3 x nv, ``Jc``; Pinocchio's ``jacobianCenterOfMass``). Returns 0, or 1
+    when q, 5 when the workspace, 6 when ``Jc`` does not fit."""
+    return map_or_com_jacobian(mi, mf, q, work, Jc) if Jc.shape[0] == 3 else 6

@@ -28,7 +28,7 @@ from multibody.kernels.kinematics import (CYLINDRICAL, FIXED, FREE, IQ, IV, JTYP
                                           SPHERICAL, UNIVERSAL)
 from multibody.kernels.packing import packed_integers
 from multibody.kernels.spatial import (KERNEL, cross3, helper, mat3_mul, mat3_vec, mat3T_vec, quat_exp, quat_log,
-                                       quat_mul, quat_to_rotation, rotation_axis_angle, rotation_z)
+                                       quat_mul, quat_to_rotation, rotation_axis_angle, rotation_z, store_placement)
 
 __all__ = ["neutral", "integrate", "difference", "qdot", "normalize", "joint_transform", "motion_subspace",
            "joint_bias", "integrate_kernel", "difference_kernel", "qdot_kernel", "normalize_kernel",
@@ -228,12 +228,7 @@ def joint_transform_kernel(jt, axes, qj, R_out, p_out):
         w, x, y, z = _normalized_quat(qj, 3)
         R = quat_to_rotation(w, x, y, z)
         p0, p1, p2 = qj[0], qj[1], qj[2]
-    for r in range(3):
-        for c in range(3):
-            R_out[r, c] = R[3 * r + c]
-    p_out[0] = p0
-    p_out[1] = p1
-    p_out[2] = p2
+    store_placement(R, p0, p1, p2, R_out, p_out)
 
 
 @njit(**KERNEL)

@@ -33,7 +33,7 @@ from multibody.kernels.kinematics import (B_A, B_P, B_V, BASE_WIDTH, DOF_ROT_JOI
                                           M_DOF, NQ, NV, PARENT, PLANAR, WB_WIDTH, WD_WIDTH, body_kinematics,
                                           set_ground, strided, workspace_views)
 from multibody.kernels.spatial import KERNEL, cross3, helper, load6, load9, mat3_mul, mat3_vec, mat3T_vec, \
-    motion_cross_motion
+    motion_cross_motion, store_placement
 
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = 0, 1, 2
 #: ``out`` of :func:`frame_kernel`: the frame's rotation (9, row-major), origin (3), velocity (6), acceleration (6)
@@ -208,6 +208,24 @@ def frame_kernel(mi, mf, fi, ff, q, v, a, work, f, level, reference, classical, 
     wb, wd = workspace_views(work, mi.shape[0], nv)
     path_kinematics(mi, mf, fi, f, q, v, a, work, wb, wd, level)
     frame_state(wb, fi[f, FI_BODY], ff[f], level, reference, classical, out)
+    return 0
+
+
+@njit(**KERNEL)
+def frame_placement_kernel(mi, mf, fi, ff, q, work, f, R, p):
+    """The axes ``R`` (3 x 3, frame to ground coordinates) and origin ``p`` (3) of frame ``f`` of the table
+    (:func:`frame_placement_world`), from the placements of the bodies on its path. Returns 0 or an ``ERR_*`` code."""
+    n = mi.shape[0]
+    nv = mi[n - 1, IV] + mi[n - 1, NV]
+    err = check_frame_call(mi, fi, q, nv, work, f, WORLD)
+    if err != 0:
+        return err
+    if R.shape[0] != 3 or R.shape[1] != 3 or p.shape[0] != 3:
+        return ERR_OUT
+    wb, wd = workspace_views(work, n, nv)
+    path_kinematics(mi, mf, fi, f, q, q, q, work, wb, wd, 0)
+    Rf, p0, p1, p2 = frame_placement_world(wb, fi[f, FI_BODY], ff[f])
+    store_placement(Rf, p0, p1, p2, R, p)
     return 0
 
 

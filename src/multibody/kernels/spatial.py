@@ -152,6 +152,17 @@ def load9(arr, i):
 
 
 @helper
+def store_placement(R, p0, p1, p2, R_out, p_out):
+    """R_out (3 x 3) = R (a row-major 9-tuple), p_out (3) = (p0, p1, p2)."""
+    for r in range(3):
+        for c in range(3):
+            R_out[r, c] = R[3 * r + c]
+    p_out[0] = p0
+    p_out[1] = p1
+    p_out[2] = p2
+
+
+@helper
 def mat3_mul(A, B):
     """A B for row-major 9-tuples."""
     return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
