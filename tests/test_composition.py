@@ -438,6 +438,7 @@ def test_gripper_holds_a_box_by_friction():
     assert res.contacts.count[-1] == 4
     # friction carries the weight: the pads' vertical forces sum to m g
     assert abs(res.contacts.total_force()[-1, 2]) == pytest.approx(0.2 * G, rel=1e-6)
+    assert res.info["solves"]["step"]["unconverged"] == 0      # (tests/test_row_problems.py: its first squeeze)
 
 
 # ---- runs across switches: a separation with a controller ---------------------------------------------------------

@@ -46,7 +46,7 @@ budget (at a stick–slip transition of redundant contacts, where Newton's steps
 the sweeps settle; ``iterations`` sweeps of their own, not the rest of the attempts' budget: two feet of a
 walker's legs landing side by side make two nearly equal normal rows, on which Newton crawls through its
 iterations and the sweeps need some hundred to leave one foot open), and last Newton with the rows that the best
-iterate pushes apart held open (``_opened_start``, from the rest of the attempts' budget: rows more than the
+iterate pushes apart held open (``_opened_attempt``, from the rest of the attempts' budget: rows more than the
 freedoms they move, whose data are inconsistent by a hair — a box tilted by 6e-13 rad between two pads of two
 balls each, whose four gaps cannot close together in a step while both pads stick — have their solution on
 another piece, with some rows open, O(λ) away; on the piece of the iterates the velocities miss by that hair in
@@ -253,11 +253,14 @@ def _sliding_start(W, b, best, lam, kind, mu, n0, n):
 
 
 @njit(**KERNEL)
-def _opened_start(W, b, best, lam, kind, opened, n0, n, tol):
-    """``lam`` ← the best iterate with the unilateral rows that it pushes apart held open (module docstring):
-    ``opened`` ← the kinds, those rows :data:`OPEN` and their impulses (a contact's three) 0. A row is pushed apart
-    when its Alart–Curnier value ρ u (ρ = 1 / W_rr) is above the tolerance the other way than a penetration:
-    u > ``tol`` max|λ| W_rr, a row that fails the convergence test by separating. Returns how many rows it opened."""
+def _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
+    """Newton (``rows.newton.newton_rows``, at most ``iterations``) from the best iterate ``scratch.best`` with the
+    unilateral rows that it pushes apart held open (module docstring): those rows :data:`OPEN` in a copy of the
+    kinds (``scratch.kinds``), their impulses (a contact's three) 0. A row is pushed apart when its Alart–Curnier
+    value ρ u (ρ = 1 / W_rr) is above the tolerance the other way than a penetration, u > ``tol`` max|λ| W_rr: a row
+    that fails the convergence test by separating. The iterate is left in ``lam``; returns the iterations made (0
+    when no row was pushed apart)."""
+    best, opened = scratch.best, scratch.kinds
     big = 0.0
     for r in range(n0, n):
         lam[r] = best[r]
@@ -271,7 +274,10 @@ def _opened_start(W, b, best, lam, kind, opened, n0, n, tol):
             if r + 2 < n and kind[r + 1] == FRICTION:
                 lam[r + 1] = lam[r + 2] = 0.0
             count += 1
-    return count
+    if count == 0:
+        return 0
+    it, _ = newton_rows(W, b, lam, opened, mu, gap, law, n0, n, tol, iterations, scratch)
+    return abs(it)
 
 
 @njit(**KERNEL)
@@ -309,12 +315,9 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
         used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
         best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
                                    n0, n)
-    if not best_rel <= tol and attempts < iterations and _opened_start(W, b, best, lam, kind, scratch.kinds, n0, n,
-                                                                       tol) > 0:
-        # Newton with the rows the best iterate pushes apart held open, the rest of the attempts' budget
-        it, _ = newton_rows(W, b, lam, scratch.kinds, mu, gap, law, n0, n, tol,
-                            min(NEWTON_ITERATIONS, iterations - attempts), scratch)
-        used += abs(it)
+    if not best_rel <= tol and attempts < iterations:    # the rows it pushes apart held open: the attempts' rest
+        used += _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol,
+                                min(NEWTON_ITERATIONS, iterations - attempts), scratch)
         best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
                                    n0, n)
     for r in range(n0, n):
