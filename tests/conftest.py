@@ -18,6 +18,9 @@
   own step budget (``max_steps``) where the model could switch without end.
 - hypothesis keeps its other files (the constants it collects) in the same session folder, not in
   ``.hypothesis/`` of the working directory.
+- The suite compiles at the optimization level the install's warm-up compiles the package at
+  (``multibody.cache.use_package_opt_level``: LLVM -O1 unless ``NUMBA_OPT`` is set), set here before numba is
+  imported: what a test compiles is what a user's install runs, and compiles in less time.
 - numba functions defined in the tests themselves are compiled without ``cache=True`` (numba would write their
   cache beside the test file, into ``tests/__pycache__``); a test that needs a cached one writes its module
   to a temporary folder (``test_integrate.py``).
@@ -28,6 +31,10 @@ import tempfile
 
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+from multibody.cache import use_package_opt_level
+
+use_package_opt_level()
 
 collect_ignore = ["fuzz"]
 

@@ -385,6 +385,7 @@ def test_jansen_walker_advances_its_stance_strokes():
     theta = jansen.crank_angle(model, res.q)
     x = np.interp([2 * math.pi, 4 * math.pi], theta, res.q[:, 0])    # the second turn, after the start
     assert (x[1] - x[0]) == pytest.approx(jansen.advance_per_turn(), rel=0.02)
+    assert res.info["solves"]["step"]["unconverged"] == 0      # (tests/test_row_problems.py: its feet side by side)
     # the loops stay closed: each step corrects the residual of the last, which leaves the second-order term of a
     # step, ½ h² |ω|² L (joint rates ω, links up to 0.66 m)
     position = max(np.abs(r).max() for name, r in res.residuals.items() if name != "velocity")
@@ -437,6 +438,7 @@ def test_gripper_holds_a_box_by_friction():
     assert res.contacts.count[-1] == 4
     # friction carries the weight: the pads' vertical forces sum to m g
     assert abs(res.contacts.total_force()[-1, 2]) == pytest.approx(0.2 * G, rel=1e-6)
+    assert res.info["solves"]["step"]["unconverged"] == 0      # (tests/test_row_problems.py: its first squeeze)
 
 
 # ---- runs across switches: a separation with a controller ---------------------------------------------------------

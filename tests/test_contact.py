@@ -227,10 +227,14 @@ def test_bad_contact_arguments():
         mb.simulate(model, None, None, 0.1, contact="compliant", stifness=1.0)
     with pytest.raises(ModelError, match="stiffness must be > 0"):
         mb.simulate(model, None, None, 0.1, contact="compliant", stiffness=-1.0)
-    with pytest.raises(ModelError, match="makes its own steps"):
-        mb.simulate(model, None, None, 0.1, h=1e-3, method="RK4", contact="stepping")
-    with pytest.raises(ModelError, match="needs the step h"):
-        mb.simulate(model, None, None, 0.1, contact="stepping")
+    with warnings.catch_warnings():     # refused before the run is set up: no word on its initial overlap first
+        warnings.simplefilter("error")
+        with pytest.raises(ModelError, match="makes its own steps"):
+            mb.simulate(model, None, None, 0.1, h=1e-3, method="RK4", contact="stepping")
+        with pytest.raises(ModelError, match="needs the step h"):
+            mb.simulate(model, None, None, 0.1, contact="stepping")
+        with pytest.raises(ModelError, match="the implicit compliant model makes its own steps"):
+            mb.simulate(model, None, None, 0.1, h=1e-3, method="RK4", contact="compliant", implicit=True)
     with pytest.raises(ModelError, match="no collision elements"):
         mb.simulate(model.with_collisions(keep=False), None, None, 0.1, contact="compliant")
     b = mb.ModelBuilder()                               # a joint stop: refused by the compliant model, not dropped
@@ -488,7 +492,8 @@ def test_an_unconverged_step_is_reported_and_warned():
     with pytest.warns(mb.errors.ConvergenceWarning, match=r"steps of contact='stepping' stopped before converging"):
         res = mb.simulate(model, q0, None, 0.05, h=1e-3, contact="stepping", iterations=1)
     solves = res.info["solves"]["step"]
-    assert solves["unconverged"] > 0 and solves["worst_residual"] > 1e-10 and solves["iterations"] == 1
+    # one iteration of the attempts, one of the closing sweeps (rows/solver.py)
+    assert solves["unconverged"] > 0 and solves["worst_residual"] > 1e-10 and solves["iterations"] <= 2
     assert 0.0 <= solves["first_unconverged_t"] < 0.05
 
 

@@ -54,6 +54,7 @@ def test_box_on_a_slope_sticks(stiffness):
     sink = np.mean((N / stiffness) ** (1 / p))
     assert moved[-1, 2] == pytest.approx(-sink, rel=1e-5)     # the tilt's (δ/hx) change of the arms
     assert np.max(np.abs(res.v[-1])) < 1e-9 and res.contacts.count[-1] == 4
+    assert res.info["solves"]["step"]["unconverged"] == 0      # (the corners' rows on one plane)
 
 
 @pytest.fixture(scope="module")

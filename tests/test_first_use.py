@@ -364,3 +364,17 @@ def test_installed_wheel_compiles_nothing_on_the_first_calls():
     compiled, package = first_use.compiled_by_capability(probes)
     assert package == "wheel" and list(compiled) == [p[0] for p in probes]
     assert {name: functions for name, functions in compiled.items() if functions} == {}
+
+
+@pytest.mark.parametrize("setting, expected", [(None, int(cache.PACKAGE_OPT_LEVEL)), ("2", 2)])
+def test_the_package_compiles_at_its_opt_level_unless_numba_opt_is_set(setting, expected):
+    """The warm-up, the command line and the suite compile at ``PACKAGE_OPT_LEVEL``: numba's code generator, made
+    after the call, reads it; a user's ``NUMBA_OPT`` wins."""
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_OPT"}
+    if setting is not None:
+        env["NUMBA_OPT"] = setting
+    script = ("from multibody.cache import use_package_opt_level; use_package_opt_level()\n"
+              "from numba.core import config\nfrom numba.core.registry import cpu_target\n"
+              "cpu_target.target_context.codegen()\nprint(int(config.OPT))")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    assert int(out.stdout.strip()) == expected

@@ -219,6 +219,7 @@ def _drop(name, seconds, h, limits):
     for _ in range(int(round(seconds / mj.opt.timestep))):
         mujoco.mj_step(mj, data)
     run = mb.simulate(ours, q0, v0, seconds, contact="stepping", h=h, n_out=11)
+    assert run.info["solves"]["step"]["unconverged"] == 0, name
     k = {"hopper": 1, "ant": 2}[name]          # rootz of the hopper, the torso's z of the ant
     return data.qpos[k], run.q[-1, k], float(np.abs(run.v[-1]).max()), float(np.abs(data.qvel).max())
 

@@ -14,6 +14,16 @@ import hashlib
 import os
 import pathlib
 
+#: LLVM's optimization level of the package's own compilations (numba's ``NUMBA_OPT``, default 3): the install's
+#: warm-up, the command line and the test suite compile at -O1 (:func:`use_package_opt_level`). Measured on the
+#: warm-up's cases from empty caches, two runs side by side at the same load: -O1 spends about a fifth less CPU
+#: than -O3 (the derivatives 53 -> 32 CPU s, the formulations 76 -> 63), and `multibody bench` (dynamics,
+#: derivatives, simulate, contact) gives the same ratios within their noise — the kernels are scalar code that
+#: -O1 already inlines and keeps in registers — and the same bits (no level reorders floating-point operations:
+#: numba does not allow fast-math by default). The level is not part of numba's cache key: a process at any
+#: level loads what another compiled.
+PACKAGE_OPT_LEVEL = "1"
+
 #: the generated modules shipped with the package (filled when the wheel is built)
 PRECOMPILED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "precompiled")
 
@@ -74,3 +84,10 @@ def import_generated(prefix, source, kind, cache_dir=None):
         sys.modules.pop(modname, None)
         raise
     return mod
+
+
+def use_package_opt_level():
+    """Set ``NUMBA_OPT`` to :data:`PACKAGE_OPT_LEVEL` unless the environment already sets it: for the processes the
+    package runs as a whole (the warm-up, the ``multibody`` command, the test suite), before numba is imported
+    (numba reads it when it makes its code generator). A user's own process keeps numba's setting."""
+    os.environ.setdefault("NUMBA_OPT", PACKAGE_OPT_LEVEL)

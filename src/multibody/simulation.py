@@ -285,7 +285,7 @@ def _simulate(model, q0, v0, t_end, method, h, rtol, atol, t_eval, n_out, formul
     _check_model(model, formulation)
     system = None
     if contact is not None:   # ---- a contact model (contact/models.py) with its own parameters
-        check_contact_run(model, contact, options)
+        check_contact_run(model, contact, options, method, h, (t0, t_end))
         contact_options = dict(options)
         system = contact_system(contact, model, q0, v0, tau, energy, formulation, options)
         options = {}

@@ -561,6 +561,10 @@ TOGETHER = (("contact", "stepping_rows"), ("formulations", "linearizations", "sw
 def main(argv=None):
     import argparse
 
+    from multibody.cache import use_package_opt_level
+
+    use_package_opt_level()           # before numba is imported (multibody.cache.PACKAGE_OPT_LEVEL)
+
     p = argparse.ArgumentParser(prog="python -m multibody.warmup", description=__doc__.split("\n\n")[0])
     p.add_argument("--case", nargs="+", metavar="NAME", help="the cases to run (default all)")
     p.add_argument("--jobs", type=int, default=1, help="processes at once after the first cases (default 1: all "

@@ -87,8 +87,10 @@ def build_parser():
 
 def main(argv=None):
     """Run the command; every error is one line on stderr (see the module docstring for the exit status)."""
+    from multibody.cache import use_package_opt_level
     from multibody.errors import MultibodyError
 
+    use_package_opt_level()           # the command compiles as the install did (multibody.cache.PACKAGE_OPT_LEVEL)
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     command = getattr(args, "command", None)

@@ -34,6 +34,7 @@ from multibody.model.data import default_data
 from multibody.kernels.ltl import dof_parents
 from multibody.errors import ConvergenceWarning, ModelError, ModelWarning, shown
 from multibody.formulations.base import check_state
+from multibody.integrate.arguments import fixed_step_count, time_span
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, constraint_residuals
 from multibody.formulations.tree_control import controls_tuple
 from multibody.rows.constraint_rows import ConstraintRows, make_work
@@ -54,7 +55,7 @@ from multibody.contact.collision_sets import pack_collisions
 from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
-           "time_stepping", "check_contact_run", "contact_parameter", "contact_setup", "contacts_record", "torques",
+           "time_stepping", "check_contact_run", "check_stepping_method", "contact_parameter", "contact_setup", "contacts_record", "torques",
            "solver_info", "warn_unconverged", "contact_potential", "state_writer", "prescribed_motion",
            "BASE_TABLE_ROWS"]
 
@@ -376,16 +377,29 @@ def _with_python_rows(rows, S):
 register_contact_model("stepping", stepping_system)
 
 
-def check_contact_run(model, contact, options=None):
+def check_contact_run(model, contact, options=None, method=None, h=None, span=(0.0, 1.0)):
     """Refuse what a run with the contact model ``contact`` (and its ``options``) does not take (a ``ModelError``
     naming it and why): the compliant model as a force in the tree's right-hand side does not take joint stops,
     latches and releases — switches of the structure, located as events — which the time-stepping steps take
     (contact='stepping', or the compliant model with implicit=True, solve stops and contacts as rows of one
-    problem)."""
-    if contact != "compliant" or (options or {}).get("implicit") is True:
+    problem). With ``method`` given, the time-stepping models' own checks of ``method`` and ``h`` over ``span``
+    (t0, t_end) too, before the run is set up (whose checks of the initial state would otherwise warn first)."""
+    implicit = (options or {}).get("implicit") is True
+    if method is not None and (contact == "stepping" or (contact == "compliant" and implicit)):
+        check_stepping_method("contact='stepping'" if contact == "stepping" else "the implicit compliant model", method)
+        fixed_step_count(*time_span(*span), h, "stepping")
+    if contact != "compliant" or implicit:
         return
     if getattr(model, "unilateral", None):
         raise ModelError(f"model '{model.name}': joint stops, latches and releases with contact='compliant' (a force "
                          "law in the tree's right-hand side, without switches): use contact='stepping', or "
                          "contact='compliant' with implicit=True, whose steps solve stops and contacts together (or read "
                          "a URDF with limits=False)", element="unilateral")
+
+
+def check_stepping_method(how, method):
+    """The time-stepping models make their own steps (semi-implicit Euler): a ``method`` other than the default
+    (DOP853) or ``"stepping"`` is a ``ModelError`` naming it; ``how`` names the model."""
+    if str(method).upper() not in ("DOP853", "STEPPING"):
+        raise ModelError(f"{how} makes its own steps (semi-implicit Euler); method {method!r} does not apply: give h "
+                         "only", element="method")

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from multibody.contact.models import check_stepping_method
 from multibody.contact.stepping_loop import (STEPPING_EVENT, STEPPING_NONFINITE, STEPPING_OK, compiled_events,
                                              python_steps, stepping_loop)
 from multibody.contact.stepping_solver import N_CONTACTS
@@ -365,10 +366,8 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     (``contact/stepping_solver.py``), the services of the module docstring; ``restart``: a checkpoint that
     ``simulate`` has checked (``io.checkpoints.check_resumable``; a separating run's ``Structures.restore``) to
     continue from."""
-    if str(method).upper() not in ("DOP853", "STEPPING"):
-        how = "contact='stepping'" if system.info.get("contact") == "stepping" else "the implicit compliant model"
-        raise ModelError(f"{how} makes its own steps (semi-implicit Euler); method {method!r} does not apply: give h "
-                         "only", element="method")
+    check_stepping_method("contact='stepping'" if system.info.get("contact") == "stepping" else
+                          "the implicit compliant model", method)
     t0, t_end = arg.time_span(t0, t_end)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")

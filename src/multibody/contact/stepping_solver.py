@@ -100,6 +100,9 @@ S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
 SLOP = 1e-6
 #: entries of ``count``
 N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
+#: the points of a manifold whose levels along its normal differ by less than this times their coordinates are on
+#: one plane already (the round-off of a midpoint and of a mean of a few): they are not moved (``_contacts``)
+ROUND_OFF = 8.0 * 2.0 ** -52
 #: warm-start key of a contact: pair * KEY_STRIDE + feature (the other rows' keys are negative)
 KEY_STRIDE = 1 << 32
 
@@ -183,30 +186,71 @@ def _python_rows(S, r):
 
 
 @njit(**KERNEL, forceinline=True)
+def _same_manifold(G, c, d):
+    """Whether contacts c and d are points of one manifold: the same pair and the same normal."""
+    if G.rows[c, C_PAIR] != G.rows[d, C_PAIR]:
+        return False
+    dot = (G.rows[c, C_N] * G.rows[d, C_N] + G.rows[c, C_N + 1] * G.rows[d, C_N + 1]
+           + G.rows[c, C_N + 2] * G.rows[d, C_N + 2])
+    return dot >= 1.0 - 1e-12
+
+
+@njit(**KERNEL, forceinline=True)
 def _contacts(mi, wd, G, S, m, r, normal):
     """The rows of the m contacts from row r — normal, then the two friction rows (``rows.point_rows``) — with
-    their gaps, restitutions, friction coefficients, keys and records. Returns the next free row."""
-    for c in range(m):
-        x0 = 0.5 * (G.rows[c, C_PA] + G.rows[c, C_PB])
-        x1 = 0.5 * (G.rows[c, C_PA + 1] + G.rows[c, C_PB + 1])
-        x2 = 0.5 * (G.rows[c, C_PA + 2] + G.rows[c, C_PB + 2])
+    their gaps, restitutions, friction coefficients, keys and records. Returns the next free row.
+
+    A contact's point is the midpoint of its witness points, except that the points of one manifold (a pair's
+    consecutive contacts with one normal) are moved along the normal onto one plane, the one through their mean:
+    points at different gaps (a tilted face, a box sunk deeper at its downhill corners) otherwise have tangent
+    rows that differ by ω × (Δφ n) — the rows of two points along a tangent nearly equal, their free velocities
+    not — so that both cannot stick: the discrete problem's only solutions slide one of them at that tiny slip,
+    at a cone's edge reached along the rows' null space, where Newton's steps stall (``rows/solver.py``). On one
+    plane the rows of points along a tangent coincide and stick together; the points move by half the gaps'
+    spread at most (the margin's size), and not at all when the face rests flat (points on one plane to round-off
+    stay where they are: a shift of an ulp would make exactly equal rows unequal by round-off)."""
+    c = 0
+    while c < m:
+        end = c + 1
+        while end < m and _same_manifold(G, c, end):
+            end += 1
         n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
-        p = int(G.rows[c, C_PAIR])
-        contact_rows(mi, wd, G.gi[G.pairs[p, 0], GI_BODY], G.gi[G.pairs[p, 1], GI_BODY], x0, x1, x2, n0, n1, n2,
-                     S.J, r)
-        S.kind[r], S.kind[r + 1], S.kind[r + 2] = normal, FRICTION, FRICTION
-        S.gap[r], S.gap[r + 1], S.gap[r + 2] = G.rows[c, C_DIST], 0.0, 0.0
-        S.e[r], S.e[r + 1], S.e[r + 2] = G.pair_e[p], 0.0, 0.0
-        S.mu[r] = G.rows[c, C_MU]
-        S.key[r] = p * KEY_STRIDE + int(G.rows[c, C_FEAT])
-        rec = S.rec[c]
-        rec[R_PAIR] = p
-        rec[R_POINT], rec[R_POINT + 1], rec[R_POINT + 2] = x0, x1, x2
-        rec[R_NORMAL], rec[R_NORMAL + 1], rec[R_NORMAL + 2] = n0, n1, n2
-        rec[R_DIST] = G.rows[c, C_DIST]
-        rec[R_FEAT] = G.rows[c, C_FEAT]
-        r += 3
+        level = 0.0
+        for d in range(c, end):
+            level += 0.5 * ((G.rows[d, C_PA] + G.rows[d, C_PB]) * n0 + (G.rows[d, C_PA + 1] + G.rows[d, C_PB + 1]) * n1
+                            + (G.rows[d, C_PA + 2] + G.rows[d, C_PB + 2]) * n2)
+        level /= end - c
+        for d in range(c, end):
+            x0 = 0.5 * (G.rows[d, C_PA] + G.rows[d, C_PB])
+            x1 = 0.5 * (G.rows[d, C_PA + 1] + G.rows[d, C_PB + 1])
+            x2 = 0.5 * (G.rows[d, C_PA + 2] + G.rows[d, C_PB + 2])
+            s = level - (x0 * n0 + x1 * n1 + x2 * n2)
+            if abs(s) > ROUND_OFF * (abs(x0) + abs(x1) + abs(x2)):    # (points already on one plane stay)
+                x0, x1, x2 = x0 + s * n0, x1 + s * n1, x2 + s * n2
+            r = _contact_rows(mi, wd, G, S, d, r, normal, x0, x1, x2)
+        c = end
     return r
+
+
+@njit(**KERNEL, forceinline=True)
+def _contact_rows(mi, wd, G, S, c, r, normal, x0, x1, x2):
+    """The three rows of contact c at the point x from row r (:func:`_contacts`); returns r + 3."""
+    n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
+    p = int(G.rows[c, C_PAIR])
+    contact_rows(mi, wd, G.gi[G.pairs[p, 0], GI_BODY], G.gi[G.pairs[p, 1], GI_BODY], x0, x1, x2, n0, n1, n2,
+                 S.J, r)
+    S.kind[r], S.kind[r + 1], S.kind[r + 2] = normal, FRICTION, FRICTION
+    S.gap[r], S.gap[r + 1], S.gap[r + 2] = G.rows[c, C_DIST], 0.0, 0.0
+    S.e[r], S.e[r + 1], S.e[r + 2] = G.pair_e[p], 0.0, 0.0
+    S.mu[r] = G.rows[c, C_MU]
+    S.key[r] = p * KEY_STRIDE + int(G.rows[c, C_FEAT])
+    rec = S.rec[c]
+    rec[R_PAIR] = p
+    rec[R_POINT], rec[R_POINT + 1], rec[R_POINT + 2] = x0, x1, x2
+    rec[R_NORMAL], rec[R_NORMAL + 1], rec[R_NORMAL + 2] = n0, n1, n2
+    rec[R_DIST] = G.rows[c, C_DIST]
+    rec[R_FEAT] = G.rows[c, C_FEAT]
+    return r + 3
 
 
 @njit(**KERNEL, forceinline=True)

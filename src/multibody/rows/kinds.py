@@ -3,6 +3,8 @@
 * :data:`BILATERAL` — λ free, ``u = 0`` (loop joints and constraints, latched or held coordinates);
 * :data:`UNILATERAL` — ``0 ≤ λ ⊥ u ≥ 0`` (joint stops, rigid contact normals);
 * :data:`FRICTION` — two rows right after their normal row r: ``|λ_t| ≤ μ_r λ_r``, maximal dissipation;
+* :data:`OPEN` — a unilateral row held open, ``λ = 0`` with its friction rows: the row solver's own, for its
+  attempt with the contacts that its best iterate pushes apart opened (``rows/solver.py``); never assembled;
 * :data:`COMPLIANT` — a contact normal of the ``"compliant"`` model in its implicit step: its impulse is the
   Hunt–Crossley force (``contact/compliant_forces.py``) at the step's end, with the penetration δ⁺ = −φ − h u
   (φ the gap at the step's start, in ``gap``) and the approach speed −u,
@@ -17,11 +19,11 @@ from numba import njit
 
 from multibody.kernels.spatial import KERNEL
 
-__all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "COMPLIANT", "K_STIFF", "K_EXP", "K_DAMP", "K_H", "LAW_WIDTH",
+__all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "COMPLIANT", "OPEN", "K_STIFF", "K_EXP", "K_DAMP", "K_H", "LAW_WIDTH",
            "compliant_impulse", "compliant_row"]
 
 #: the kinds of rows
-BILATERAL, UNILATERAL, FRICTION, COMPLIANT = 0, 1, 2, 3
+BILATERAL, UNILATERAL, FRICTION, COMPLIANT, OPEN = 0, 1, 2, 3, 4
 #: entries of a compliant row's law: stiffness k, exponent p, damping α, the step h
 K_STIFF, K_EXP, K_DAMP, K_H = 0, 1, 2, 3
 LAW_WIDTH = 4

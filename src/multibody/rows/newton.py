@@ -29,8 +29,8 @@ feet and its hub: more rows than the body has freedoms) otherwise make the syste
 which the contacts could trade impulses among themselves, where a Newton step leaps; regularized, the step keeps
 near the impulses there are in those directions.
 
-Scratch (``NewtonScratch``): the Jacobian (n, n) and a copy, its pivot order, Φ, the step, a trial λ, u and a
-best λ (``rows/solver.py``).
+Scratch (``NewtonScratch``): the Jacobian (n, n) and a copy, its pivot order, Φ, the step, a trial λ, u, a best
+λ and a copy of the rows' kinds (``rows/solver.py``'s).
 """
 import math
 from collections import namedtuple
@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.spatial import KERNEL, helper
-from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, compliant_impulse
+from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, OPEN, compliant_impulse
 
 __all__ = ["NewtonScratch", "newton_scratch", "newton_rows", "residual"]
 
@@ -51,14 +51,14 @@ REGULARIZE = 1e-8
 #: impulses scaled by ρ, so their Jacobian's diagonal is of order 1)
 ARMIJO, TRIES, DAMPING_MIN, DAMPING_MAX = 1e-4, 10, 1e-8, 1e4
 
-NewtonScratch = namedtuple("NewtonScratch", "jac saved perm phi step trial u best")
+NewtonScratch = namedtuple("NewtonScratch", "jac saved perm phi step trial u best kinds")
 
 
 def newton_scratch(n):
     """The scratch of :func:`newton_rows` for up to ``n`` rows."""
     n = max(int(n), 1)
     return NewtonScratch(np.zeros((n, n)), np.zeros((n, n)), np.zeros(n, dtype=np.int64),
-                         *(np.zeros(n) for _ in range(5)))
+                         *(np.zeros(n) for _ in range(5)), np.zeros(n, dtype=np.int64))
 
 
 @njit(**KERNEL)
@@ -96,7 +96,7 @@ def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
         if with_jac:
             for j in range(n0, n):
                 jac[r, j] = 0.0
-        if kr == FRICTION:      # a friction pair without its normal row before it (not assembled so): no force
+        if kr == FRICTION or kr == OPEN:    # a row held open, or a friction pair without its normal row: no force
             phi[r] = lam[r]
             if with_jac:
                 jac[r, r] = 1.0

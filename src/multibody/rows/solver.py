@@ -43,9 +43,18 @@ within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact, whose 
 step's), then from sliding contacts (``_sliding_start``: where the rows outnumber the freedoms they move, a
 sticking iterate can be a false minimum of the merit), then sweeps from the best iterate with the rest of the
 budget (at a stick–slip transition of redundant contacts, where Newton's steps wander among equivalent impulses,
-the sweeps settle); the impulses kept are the best iterate of any stage. Larger sets sweep until no impulse
-changes by more than ``tolerance`` times the largest. Either way the solve ends within ``iterations`` (a sweep or
-a Newton iteration counts one) and reports its residual: the largest distance of the impulses from the conditions
+the sweeps settle; ``iterations`` sweeps of their own, not the rest of the attempts' budget: two feet of a
+walker's legs landing side by side make two nearly equal normal rows, on which Newton crawls through its
+iterations and the sweeps need some hundred to leave one foot open), and last Newton with the rows that the best
+iterate pushes apart held open (``_opened_attempt``, from the rest of the attempts' budget: rows more than the
+freedoms they move, whose data are inconsistent by a hair — a box tilted by 6e-13 rad between two pads of two
+balls each, whose four gaps cannot close together in a step while both pads stick — have their solution on
+another piece, with some rows open, O(λ) away; on the piece of the iterates the velocities miss by that hair in
+the rows' null space, where Newton's steps stall; one principal pivot reaches the piece: K. G. Murty, *Linear
+Complementarity, Linear and Nonlinear Programming*, Heldermann 1988, ch. 4); the impulses kept are the best
+iterate of any stage. Larger sets sweep until no impulse changes by more than ``tolerance`` times the largest.
+Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one; twice that for a direct solve whose
+Newton attempts fail) and reports its residual: the largest distance of the impulses from the conditions
 (``rows/newton.residual``: the Alart–Curnier function, in impulse units) relative to the largest impulse. A step
 whose residual is above ``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and
 says so.
@@ -62,7 +71,7 @@ from numba import njit
 
 from multibody.kernels.kkt import backward_sub_T, forward_sub
 from multibody.kernels.spatial import KERNEL
-from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, LAW_WIDTH, UNILATERAL, compliant_row
+from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, LAW_WIDTH, OPEN, UNILATERAL, compliant_row
 from multibody.rows.newton import newton_rows, newton_scratch, residual
 
 __all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "COMPLIANT", "RowSolver", "row_solver", "solve_rows",
@@ -244,6 +253,34 @@ def _sliding_start(W, b, best, lam, kind, mu, n0, n):
 
 
 @njit(**KERNEL)
+def _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
+    """Newton (``rows.newton.newton_rows``, at most ``iterations``) from the best iterate ``scratch.best`` with the
+    unilateral rows that it pushes apart held open (module docstring): those rows :data:`OPEN` in a copy of the
+    kinds (``scratch.kinds``), their impulses (a contact's three) 0. A row is pushed apart when its Alart–Curnier
+    value ρ u (ρ = 1 / W_rr) is above the tolerance the other way than a penetration, u > ``tol`` max|λ| W_rr: a row
+    that fails the convergence test by separating. The iterate is left in ``lam``; returns the iterations made (0
+    when no row was pushed apart)."""
+    best, opened = scratch.best, scratch.kinds
+    big = 0.0
+    for r in range(n0, n):
+        lam[r] = best[r]
+        opened[r] = kind[r]
+        big = max(big, abs(best[r]))
+    count = 0
+    for r in range(n0, n):
+        if kind[r] == UNILATERAL and W[r, r] > 0.0 and _row_value(W, best, b, r, n0, n) > tol * big * W[r, r]:
+            opened[r] = OPEN
+            lam[r] = 0.0
+            if r + 2 < n and kind[r + 1] == FRICTION:
+                lam[r + 1] = lam[r + 2] = 0.0
+            count += 1
+    if count == 0:
+        return 0
+    it, _ = newton_rows(W, b, lam, opened, mu, gap, law, n0, n, tol, iterations, scratch)
+    return abs(it)
+
+
+@njit(**KERNEL)
 def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     """Rows n0 .. n − 1 (no bilateral rows among them) solved to ``tol`` within ``iterations`` (module docstring:
     directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``; the impulses
@@ -271,10 +308,16 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
         used += abs(it)
         best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
                                    n0, n)
-    if not best_rel <= tol and used < iterations:    # sweeps from the best iterate with the rest of the budget
+    attempts = used
+    if not best_rel <= tol:    # sweeps from the best iterate, a budget of ``iterations`` sweeps of their own
         for r in range(n0, n):
             lam[r] = best[r]
-        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations - used)
+        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
+        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
+                                   n0, n)
+    if not best_rel <= tol and attempts < iterations:    # the rows it pushes apart held open: the attempts' rest
+        used += _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol,
+                                min(NEWTON_ITERATIONS, iterations - attempts), scratch)
         best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
                                    n0, n)
     for r in range(n0, n):

@@ -1,0 +1,160 @@
+"""The row solver (``rows/solver.py``) on a step's problem saved from a run where it once stopped unconverged.
+
+* ``row_problems/jansen_two_feet.npz``: the Jansen walker at t = 1.419 (the rows after its 90 loop rows are
+  eliminated: two feet of a planar walker, each a normal and two friction rows, μ = 1). The two feet stand side
+  by side, so their normal rows are nearly equal (W's eigenvalues 4.6e-4 to 2.8); Newton crawls on them, and the
+  closing sweeps need about 120 sweeps to open one foot — more than the attempts left them (78 of 200) before
+  they had a budget of their own. The problem has one solution, found here independently by its piece: the first
+  foot open (λ = 0, its normal velocity ≥ 0), the second sticking (its normal and tangent velocities 0, a linear
+  system of its two rows). The solver's impulses agree with it within the bound the residual gives:
+  |λ − λ*| ≤ ‖∂Φ⁻¹‖ |Φ| with the piece's Jacobian ∂Φ (Φ linear on the piece) and |Φ| ≤ tolerance × max |λ|.
+* ``row_problems/gripper_first_touch.npz``: the gripper of ``tests/test_composition.py`` at t = 0.007, the step in
+  which its pads first squeeze the box: 10 loop rows (4 independent: two planar cut hinges), then four contacts
+  (a ball each: normal and two friction rows, μ = 0.8) on two pads. The box is tilted by 6e-13 rad (the state's
+  round-off), so its gaps at the two balls of a pad differ by 1.2e-14 m; closing all four in the step needs the box
+  to turn, which the sticking friction rows of both pads forbid (four normal and four sticking rows on four
+  freedoms: the box's x, z and turn, and the crank's). The problem's solution has one diagonal pair carrying the
+  squeeze, the other two balls open by that 1.2e-14 m; all four loaded, the velocities miss by 4.5e-12 m/s, a
+  residual of 2.2e-10 of the largest impulse, which is where Newton stopped before it had its attempt with the
+  rows that its best iterate pushes apart held open (``rows/solver.py``). The solution is checked against the piece
+  solved independently, and the piece's residual against the round-off of the solve (the floor below), which is
+  far below the tolerance: the problem can be solved to its tolerance.
+"""
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+
+from multibody.rows.newton import newton_scratch, residual
+from multibody.rows.solver import row_solver, solve_rows, solve_unilateral
+
+HERE = Path(__file__).parent / "row_problems"
+
+
+def _load(name):
+    d = np.load(HERE / name)
+    return {k: d[k] for k in d.files}
+
+
+def test_two_feet_side_by_side_converge():
+    p = _load("jansen_two_feet.npz")
+    W, b, kind, mu, n = p["W"], p["b"], p["kind"], p["mu"], len(p["kind"])
+    lam = p["lam0"].copy()
+    R = row_solver(n)
+    R.law[:] = p["law"]
+    tol = float(p["tol"])
+    _, rel = solve_unilateral(W.copy(), b.copy(), lam, kind, mu, p["gap"], R.law, 0, n, tol, int(p["iterations"]),
+                              R.newton)
+    assert rel <= tol
+    # the piece: foot 0 (rows 0-2) open, foot 1 (rows 3-5) sticking; the planar walker's first tangent rows are 0
+    live = [r for r in range(n) if W[r, r] > 0.0]
+    stick = [r for r in live if r >= 3]
+    star = np.zeros(n)
+    star[stick] = np.linalg.solve(W[np.ix_(stick, stick)], -b[stick])
+    u = b + W @ star
+    assert star[3] > 0.0 and np.hypot(star[4], star[5]) <= mu[3] * star[3] and u[0] >= 0.0   # the conditions hold
+    # Φ on the piece: open rows Φ = λ; sticking rows Φ = ρ u (ρ = 1 / W_nn, 1 / the tangent block's eigenvalue)
+    jac = np.zeros((len(live), len(live)))
+    for i, r in enumerate(live):
+        if r in stick:
+            jac[i] = W[r, live] / W[r, r]
+        else:
+            jac[i, i] = 1.0
+    bound = np.abs(np.linalg.inv(jac)).sum(axis=1).max() * tol * np.abs(lam).max()
+    assert np.abs(lam[live] - star[live]).max() <= bound
+
+
+def _piece_bound(W, lam, live, stick, tol):
+    """‖∂Φ⁻¹‖ tol max|λ| on the piece (open rows Φ = λ, sticking rows Φ = ρ u, ρ = 1 / W_rr): the distance from the
+    piece's solution that a residual within the tolerance allows."""
+    jac = np.zeros((len(live), len(live)))
+    for i, r in enumerate(live):
+        if r in stick:
+            jac[i] = W[r, live] / W[r, r]
+        else:
+            jac[i, i] = 1.0
+    return np.abs(np.linalg.inv(jac)).sum(axis=1).max() * tol * np.abs(lam[live]).max()
+
+
+def _exact_solve(A, B):
+    """X with A X = B in rational arithmetic (Gauss–Jordan; A square and regular, lists of Fractions)."""
+    n = len(A)
+    M = [list(A[i]) + list(B[i]) for i in range(n)]
+    for k in range(n):
+        p = next(i for i in range(k, n) if M[i][k] != 0)
+        M[k], M[p] = M[p], M[k]
+        M[k] = [v / M[k][k] for v in M[k]]
+        for i in range(n):
+            if i != k and M[i][k] != 0:
+                f = M[i][k]
+                M[i] = [a - f * c for a, c in zip(M[i], M[k])]
+    return [row[n:] for row in M]
+
+
+def _round_off_floor(W, b, lam, nb, n):
+    """The round-off of the residual of the solve at the impulses ``lam``, relative to the largest: the floor below
+    which no iterate's residual can be told from 0. By the standard bounds (Higham, *Accuracy and Stability of
+    Numerical Algorithms*, 2nd ed., §3.1, §10.1; γ_k = kε / (1 − kε)), first order in ε: the Schur complement by the
+    Cholesky factor L of the independent bilateral rows B (r of them; Z = L⁻¹ W_BU, y = L⁻¹ b_B) is the exact one of
+    W + E, with |E| ≤ γ_{r+1} |[L; Zᵀ]| |[L; Zᵀ]|ᵀ (its UU block also γ_{r+1}|W_UU|, the column b likewise), so that
+    with X = W_BB⁻¹ W_BU and x = W_BB⁻¹ b_B the Schur complement and its right side are off by
+
+        |ΔS| ≤ |E_UU| + |E_UB||X| + |X|ᵀ|E_BU| + |X|ᵀ|E_BB||X|,    |Δb| ≤ |e_U| + |E_UB||x| + |X|ᵀ|e_B| + |X|ᵀ|E_BB||x|
+
+    (the amplification by X is the loop rows' conditioning); u = b + Sλ over m rows adds γ_{m+1}(|b| + |S||λ|), and
+    each row's Φ = ρ u, ρ = 1 / S_rr."""
+    eps = np.finfo(float).eps / 2
+    B = [i for i in range(nb) if W[i, i] > 0.0]
+    U = list(range(nb, n))
+    r, m = len(B), len(U)
+    g, gm = (r + 1) * eps / (1 - (r + 1) * eps), (m + 1) * eps / (1 - (m + 1) * eps)
+    L = np.linalg.cholesky(W[np.ix_(B, B)])
+    Z, y = np.linalg.solve(L, W[np.ix_(B, U)]), np.linalg.solve(L, b[B])
+    X, x = np.linalg.solve(L.T, Z), np.linalg.solve(L.T, y)
+    S, bs = W[np.ix_(U, U)] - Z.T @ Z, b[U] - Z.T @ y
+    aL, aZ, ay, aX, ax, lam_u = np.abs(L), np.abs(Z), np.abs(y), np.abs(X), np.abs(x), np.abs(lam[U])
+    E_BB, E_BU, e_B = g * aL @ aL.T, g * aL @ aZ, g * aL @ ay
+    E_UU, e_U = g * (np.abs(W[np.ix_(U, U)]) + aZ.T @ aZ), g * (np.abs(b[U]) + aZ.T @ ay)
+    dS = E_UU + E_BU.T @ aX + aX.T @ E_BU + aX.T @ E_BB @ aX
+    db = e_U + E_BU.T @ ax + aX.T @ e_B + aX.T @ E_BB @ ax
+    du = dS @ lam_u + db + gm * (np.abs(bs) + np.abs(S) @ lam_u)
+    diag = np.diag(S)
+    return (du / np.where(diag > 0.0, diag, np.inf)).max() / lam_u.max()
+
+
+def test_gripper_first_touch_converges():
+    p = _load("gripper_first_touch.npz")
+    W, b, kind, mu, gap, nb, n = p["W"], p["b"], p["kind"], p["mu"], p["gap"], int(p["nb"]), len(p["kind"])
+    tol = float(p["tol"])
+    R = row_solver(n)
+    lam = p["lam0"].copy()
+    Ws, bs = W.copy(), b.copy()      # (the solver leaves in them the Schur complement it solved)
+    _, rank, rel = solve_rows(Ws, bs, lam, kind, mu, gap, nb, n, tol, int(p["iterations"]), R)
+    assert rank == 4 and rel <= tol
+    # the piece, solved exactly (rational arithmetic) on the Schur complement of the saved rows: contacts 0 and 3 (a
+    # diagonal) sticking, 1 and 2 open
+    B = [i for i in range(nb) if W[i, i] > 0.0]
+    U = list(range(nb, n))
+    Wx, bx = [[Fraction(x) for x in row] for row in W], [Fraction(x) for x in b]
+    X = _exact_solve([[Wx[i][j] for j in B] for i in B], [[Wx[i][j] for j in U] + [bx[i]] for i in B])
+    S = [[Wx[i][j] - sum(Wx[i][B[k]] * X[k][c] for k in range(len(B))) for c, j in enumerate(U)] for i in U]
+    bu = [bx[i] - sum(Wx[i][B[k]] * X[k][-1] for k in range(len(B))) for i in U]
+    live = [r for r in range(n - nb) if S[r][r] > 0]              # (the planar problem's second tangents are 0)
+    stick = [r for r in live if r < 3 or r >= 9]
+    x = _exact_solve([[S[i][j] for j in stick] for i in stick], [[-bu[i]] for i in stick])
+    exact = [Fraction(0)] * (n - nb)
+    for i, r in enumerate(stick):
+        exact[r] = x[i][0]
+    u = [bu[i] + sum(S[i][j] * exact[j] for j in range(n - nb)) for i in range(n - nb)]
+    star = np.array([float(v) for v in exact])
+    for c in (0, 9):                                             # the conditions hold: loaded inside the cone, ...
+        assert star[c] > 0.0 and np.hypot(star[c + 1], star[c + 2]) <= mu[nb + c] * star[c]
+    assert u[3] > 0 and u[6] > 0                                 # ... the open balls separate (by 1.2e-11 m/s)
+    Sf = np.array([[float(v) for v in row] for row in S])
+    assert np.abs(lam[nb:] - star).max() <= _piece_bound(Sf, star, live, stick, tol)
+    # the exact solution's residual as the solver evaluates it (its Schur complement, in floating point) is within
+    # the round-off of the solve, which is below the tolerance
+    full = np.concatenate([np.zeros(nb), star])
+    floor = _round_off_floor(W, b, full, nb, n)
+    at_star = residual(Ws, bs, full, kind, mu, gap, R.law, nb, n, newton_scratch(n)) / np.abs(star).max()
+    assert at_star <= floor < tol
