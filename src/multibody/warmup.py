@@ -41,6 +41,7 @@ CAPABILITIES = {
     "derivatives": "rnea/aba derivatives, M^-1, Coriolis matrix, their batched twins",
     "frames": "frame placement, velocity, acceleration, Jacobian and its rate in every reference",
     "centroidal": "centre-of-mass Jacobian, centroidal map, momentum, their rates",
+    "robotics": "inverse kinematics, distance and collision queries",
     "simulate": "the tree formulation, every fixed-step and adaptive method",
     "batches": "simulate_batch (SIMD lanes, per-run loops), aba_batch, rnea_batch",
     "formulations": "constrained, cartesian, stabilized, poisson",
@@ -161,6 +162,8 @@ def frames():
             mb.frame_jacobian(model, q, frame, reference=reference)
             mb.frame_jacobian_time_variation(model, q, v, frame, reference=reference)
         mb.frame_placement(model, q, frame)     # again: the first call made the model's Data, this one its fast path
+        mb.frame_jacobians(model, q)
+        mb.frame_jacobians(model, q, [frame])
 
 
 @case("centroidal")
@@ -175,6 +178,22 @@ def centroidal():
         mb.centroidal_map_time_variation(model, q, v)
         mb.centroidal_bias(model, q, v)
         mb.com_jacobian(model, q)               # again: the first call made the model's Data, this one its fast path
+
+
+@case("robotics")
+def robot_toolkit():
+    import multibody as mb
+
+    arm = controlled_arm()[0]
+    frame = arm.bodies[-1].name
+    q, _ = state(arm)
+    R, p = mb.frame_placement(arm, q, frame)
+    start = arm.neutral()
+    mb.inverse_kinematics(arm, {frame: p}, start)
+    mb.inverse_kinematics(arm, {frame: (R, p)}, start, limits=False)
+    model, q0 = ball_on_floor(0.3)
+    mb.distance(model, q0, ("ball", "floor"))
+    mb.collisions(model, q0, margin=np.inf)
 
 
 # ---- simulate ----------------------------------------------------------------------------------------------
@@ -242,6 +261,8 @@ def linearizations():
         mb.linearize(model, q, v)
     model, q0, v0 = slider_crank.model()
     mb.linearize(model, q0, np.zeros(model.nv))
+    q, v = state(chain())
+    mb.linearize(chain(), q, v, derivative="complex")      # the trees' complex steps, the check of the analytic path
 
 
 # ---- controllers, switching, contact -----------------------------------------------------------------------
@@ -280,6 +301,8 @@ def controllers():
     mb.simulate(held, start, np.zeros(arm.nv), 0.01, method="RK4", h=1e-3)
     mb.simulate(held, start, np.zeros(arm.nv), 0.01)
     mb.simulate(held, start, np.zeros(arm.nv), 0.01, method="RK4", h=1e-3, tau=viscous_law())
+    for opts in (dict(method="RK4", h=1e-3), {}):            # a Python torque callback besides the controllers
+        mb.simulate(held, start, np.zeros(arm.nv), 0.01, tau=lambda t, q, v: -0.1 * v, **opts)
     move = mb.Trajectory([0.0, 1.0], [posture, posture + 0.3])
     tracked = arm.with_controllers({"track": mb.ComputedTorque(100.0, 20.0, move)})
     mb.simulate(tracked, posture, np.zeros(arm.nv), 0.01, method="RK4", h=1e-3)
@@ -312,6 +335,8 @@ def switching():
         {"pd": mb.JointPD(50.0, 5.0, [0.3])})
     for opts in (dict(method="RK4", h=1e-3), dict(rtol=1e-10, atol=1e-12)):
         mb.simulate(stopped, [-0.3], [0.0], 0.5, **opts)
+    for opts in (dict(method="RK4", h=1e-3), dict(rtol=1e-10, atol=1e-12)):   # a Python torque callback
+        mb.simulate(model, [0.0], [0.0], 0.8, tau=lambda t, q, v: -0.1 * v, **opts)
     solar_panels.deploy(t_end=3.0, n_out=3)                            # a latch locks
     loop = mb.load_model(example_path("four_bar_stops"))
     for opts in (dict(rtol=1e-10, atol=1e-12), dict(method="RK4", h=1e-3)):
@@ -549,7 +574,8 @@ FIRST = ("dynamics_of_every_joint", "tree_fixed_and_adaptive")
 #: CPU seconds numba spends on the cases after FIRST when they run in one process in the order of :data:`CASES`
 #: (``--profile``, docs/first-use.md; the others count 1), to share them among processes
 COST = {"contact": 73, "formulations": 66, "derivatives_of_every_joint": 49, "linearizations": 40,
-        "stepping_rows": 33, "batches": 28, "switching": 24, "controllers": 16, "demo": 15, "statics_and_modes": 5}
+        "stepping_rows": 33, "batches": 28, "switching": 24, "controllers": 16, "demo": 15, "robot_toolkit": 12,
+        "statics_and_modes": 5}
 #: cases that run last, in this process once the others are done (the demo calls much of what they compile: in
 #: one of the processes it would compile again what the other one compiled)
 LAST = ("demo",)
