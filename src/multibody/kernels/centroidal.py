@@ -192,42 +192,37 @@ def composite_inertias_at(mi, mf, q, work, out, rows):
     return 0
 
 
-@helper
-def map_or_com_jacobian(mi, mf, q, work, out):
-    """A_G into ``out`` when it has 6 rows, J_c = the linear rows of A_G over the total mass (column k: Y^c_i S_k's
-    force part over m; zero for a massless system) when it has 3: the passes of :func:`composite_inertias_at`, then
-    the columns. Returns 0, or 1 when q, 5 when the workspace, 6 when ``out`` does not fit."""
-    rows = 6 if out.shape[0] == 6 else 3
-    err = composite_inertias_at(mi, mf, q, work, out, rows)
+@njit(**KERNEL)
+def centroidal_map_kernel(mi, mf, q, work, Ag):
+    """A_G alone (6 x nv, ``Ag``; :func:`centroidal_kernel` at level 0), its passes written out for the call from
+    Python (Pinocchio's ``ccrba``). Returns 0, or 1 when q, 5 when the workspace, 6 when ``Ag`` does not fit."""
+    err = composite_inertias_at(mi, mf, q, work, Ag, 6)
     if err != 0:
         return err
     n = mi.shape[0]
-    wb, wd = workspace_views(work, n, out.shape[1])
+    wb, wd = workspace_views(work, n, Ag.shape[1])
     mass = wb[0, Y]
-    if rows == 6:
-        inv = 1.0 / mass if mass > 0.0 else 0.0
-        map_columns(mi, wb, wd, n, wb[0, Y + 1] * inv, wb[0, Y + 2] * inv, wb[0, Y + 3] * inv, 0.0, 0.0, 0.0, 0, out,
-                    out)
-        return 0
+    inv = 1.0 / mass if mass > 0.0 else 0.0
+    map_columns(mi, wb, wd, n, wb[0, Y + 1] * inv, wb[0, Y + 2] * inv, wb[0, Y + 3] * inv, 0.0, 0.0, 0.0, 0, Ag, Ag)
+    return 0
+
+
+@njit(**KERNEL)
+def com_jacobian_kernel(mi, mf, q, work, Jc):
+    """The Jacobian of the centre of mass (3 x nv, ``Jc``; Pinocchio's ``jacobianCenterOfMass``): the linear rows of
+    A_G over the total mass (column k: Y^c_i S_k's force part over m; zero for a massless system). Returns 0, or 1
+    when q, 5 when the workspace, 6 when ``Jc`` does not fit."""
+    err = composite_inertias_at(mi, mf, q, work, Jc, 3)
+    if err != 0:
+        return err
+    n = mi.shape[0]
+    wb, wd = workspace_views(work, n, Jc.shape[1])
+    mass = wb[0, Y]
     for i in range(1, n):
         m, h, I = load_rigid_inertia(wb, i, Y)
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
             s = load6(wd, k, 0)
             col = rigid_inertia_times_motion(m, h, I, s[0], s[1], s[2], s[3], s[4], s[5])
             for r in range(3):
-                out[r, k] = col[3 + r] / mass if mass > 0.0 else 0.0
+                Jc[r, k] = col[3 + r] / mass if mass > 0.0 else 0.0
     return 0
-
-
-@njit(**KERNEL)
-def centroidal_map_kernel(mi, mf, q, work, Ag):
-    """A_G alone (6 x nv, ``Ag``; :func:`centroidal_kernel` at level 0), its passes written out for the call from
-    Python (Pinocchio's ``ccrba``). Returns 0, or 1 when q, 5 when the workspace, 6 when ``Ag`` does not fit."""
-    return map_or_com_jacobian(mi, mf, q, work, Ag) if Ag.shape[0] == 6 else 6
-
-
-@njit(**KERNEL)
-def com_jacobian_kernel(mi, mf, q, work, Jc):
-    """The Jacobian of the centre of mass (3 x nv, ``Jc``; Pinocchio's ``jacobianCenterOfMass``). Returns 0, or 1
-    when q, 5 when the workspace, 6 when ``Jc`` does not fit."""
-    return map_or_com_jacobian(mi, mf, q, work, Jc) if Jc.shape[0] == 3 else 6
