@@ -16,12 +16,12 @@ import pathlib
 
 #: LLVM's optimization level of the package's own compilations (numba's ``NUMBA_OPT``, default 3): the install's
 #: warm-up, the command line and the test suite compile at -O1 (:func:`use_package_opt_level`). Measured on the
-#: warm-up's cases from empty caches, two runs side by side at the same load: -O1 spends about a fifth less CPU
-#: than -O3 (the derivatives 53 -> 32 CPU s, the formulations 76 -> 63), and `multibody bench` (dynamics,
-#: derivatives, simulate, contact) gives the same ratios within their noise — the kernels are scalar code that
-#: -O1 already inlines and keeps in registers — and the same bits (no level reorders floating-point operations:
-#: numba does not allow fast-math by default). The level is not part of numba's cache key: a process at any
-#: level loads what another compiled.
+#: whole warm-up in one process from empty caches, the two levels side by side at the same load: -O1 spent 14 %
+#: less CPU than -O3 (414 against 482 CPU s; the derivatives 53 -> 32, the formulations 76 -> 63), and
+#: `multibody bench` (dynamics, derivatives, simulate, contact) gives the same ratios within their noise — the
+#: kernels are scalar code that -O1 already inlines and keeps in registers — and the same bits (no level reorders
+#: floating-point operations: numba does not allow fast-math by default). The level is not part of numba's cache
+#: key: a process at any level loads what another compiled.
 PACKAGE_OPT_LEVEL = "1"
 
 #: the generated modules shipped with the package (filled when the wheel is built)

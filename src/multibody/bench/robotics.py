@@ -12,8 +12,8 @@ median and range over the rounds; ``bench/timing.py``):
   return;
 * where a call's time goes on the UR5 (``bench_call_split``): the public call, without and with ``out=``, against its
   compiled kernel called alone from Python (the rest is the Python function: argument checks, the output's
-  allocation), and the fixed cost of a call on a one-joint pendulum, ours and Pinocchio's; and the parts of one ``crba`` call (``bench_call_parts``: the
-  Python function, the new output array, the compiled entry);
+  allocation), and the fixed cost of a call on a one-joint pendulum, ours and Pinocchio's; and the parts of one
+  ``crba`` call (``bench_call_parts``: the Python function, the new output array, the compiled entry);
 * inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
   start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
   median time per solve against a hand-written Pinocchio damped-least-squares loop (Pinocchio's documented example:

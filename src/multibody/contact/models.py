@@ -55,8 +55,8 @@ from multibody.contact.collision_sets import pack_collisions
 from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
-           "time_stepping", "check_contact_run", "check_stepping_method", "contact_parameter", "contact_setup", "contacts_record", "torques",
-           "solver_info", "warn_unconverged", "contact_potential", "state_writer", "prescribed_motion",
+           "time_stepping", "check_contact_run", "check_stepping_method", "contact_parameter", "contact_setup",
+           "contacts_record", "torques", "solver_info", "warn_unconverged", "contact_potential", "state_writer", "prescribed_motion",
            "BASE_TABLE_ROWS"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
@@ -377,7 +377,7 @@ def _with_python_rows(rows, S):
 register_contact_model("stepping", stepping_system)
 
 
-def check_contact_run(model, contact, options=None, method=None, h=None, span=(0.0, 1.0)):
+def check_contact_run(model, contact, options=None, method=None, h=None, span=None):
     """Refuse what a run with the contact model ``contact`` (and its ``options``) does not take (a ``ModelError``
     naming it and why): the compliant model as a force in the tree's right-hand side does not take joint stops,
     latches and releases — switches of the structure, located as events — which the time-stepping steps take

@@ -53,8 +53,8 @@ another piece, with some rows open, O(λ) away; on the piece of the iterates the
 the rows' null space, where Newton's steps stall; one principal pivot reaches the piece: K. G. Murty, *Linear
 Complementarity, Linear and Nonlinear Programming*, Heldermann 1988, ch. 4); the impulses kept are the best
 iterate of any stage. Larger sets sweep until no impulse changes by more than ``tolerance`` times the largest.
-Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one; twice that for a direct solve whose
-Newton attempts fail) and reports its residual: the largest distance of the impulses from the conditions
+Either way the solve ends within ``iterations`` (a sweep or a Newton iteration counts one; twice that for a direct
+solve whose Newton attempts fail) and reports its residual: the largest distance of the impulses from the conditions
 (``rows/newton.residual``: the Alart–Curnier function, in impulse units) relative to the largest impulse. A step
 whose residual is above ``tolerance`` is unconverged; the run counts such steps (:data:`RowSolver` ``stats``) and
 says so.
