@@ -533,6 +533,13 @@ def test_ball_on_a_shaken_floor():
         single = mb.simulate(model, Q0[b], None, 2.5, h=h, contact="stepping", output_every=50)
         np.testing.assert_array_equal(batch.q[b], single.q)
         np.testing.assert_array_equal(batch[b].contacts.normal_force, single.contacts.normal_force)
+    # a Python torque callback (zero) makes the steps in Python, each the compiled loop called for that step with its
+    # row of the chunk's table: the compiled run, bit for bit, across the chunks
+    python = mb.simulate(model, Q0[2], None, 2.5, h=h, contact="stepping", output_every=50,
+                         tau=lambda t, q, v: np.zeros(6))
+    assert python.info["path"] == "python"
+    np.testing.assert_array_equal(python.q, single.q)
+    np.testing.assert_array_equal(python.contacts.normal_force, single.contacts.normal_force)
 
 
 def test_general_joint_pendulum_on_the_floor():

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from multibody.contact.models import contact_system
-from multibody.contact.stepping_loop import STEPPING_OK, compiled_events, empty_outputs, stepping_loop
+from multibody.contact.stepping_loop import NO_EVENTS, STEPPING_OK, empty_outputs, step_scratch, stepping_loop
 from multibody.contact.stepping_structures import separations
 from multibody.errors import ModelError
 from multibody.formulations.tree import tree_batch
@@ -81,7 +81,7 @@ def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, 
     en = {k: np.full((runs, n), np.nan) for k in ("kinetic", "potential", "total", "dissipated")} if energy else {}
     status, steps, contacts = np.full(runs, None, dtype=object), np.zeros(runs, dtype=np.int64), [None] * runs
     threads = max(1, min(numba.get_num_threads(), runs))
-    no_events, no_trace = compiled_events(), np.empty((0, model.nq + model.nv + 1))
+    no_trace = np.empty((0, model.nq + model.nv + 1))
     table = first.table_rows        # a moving base: the runs step together through chunks of its table, filled once
     chunk = table if table else max(nsteps, 1)
     state = [None] * runs
@@ -101,7 +101,7 @@ def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, 
             part = save[(save >= (lo if lo == 0 else lo + 1)) & (save <= hi)]
             rows, code, last, dissipated = stepping_loop(
                 system.params, np.ascontiguousarray(system.tau, dtype=np.float64), qb, vb, float(t0), float(h_used),
-                lo, hi, part, dissipated, *(a[j:] for a in outputs), no_trace, no_events)
+                lo, hi, part, dissipated, *(a[j:] for a in outputs), no_trace, NO_EVENTS, step_scratch(qb, vb))
             state[b][4:] = j + rows, code, last, dissipated
             j += rows
         if code == STEPPING_OK and hi < nsteps:

@@ -26,11 +26,11 @@ from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
 from multibody.formulations.tree_control import control_torques, is_controlled
 from multibody.kernels.control import call_event, call_torque
 from multibody.kernels.kinematics import BASE_WIDTH
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import INLINE, KERNEL
 from multibody.rows.constraint_rows import CFG_M
 
 __all__ = ["SteppingParams", "SteppingSystem", "Prescribed", "CompiledEvents", "compiled_events", "stepping_loop",
-           "one_step", "STEPPING_OK",
+           "step_scratch", "NO_EVENTS", "STEPPING_OK",
            "STEPPING_NONFINITE", "STEPPING_EVENT"]
 
 #: statuses of the loop: every step done; a state became non-finite; a terminal compiled event ended the run
@@ -167,29 +167,38 @@ def _prescribe(P, row, t, q, v):
     _write_loops(P.prescribed, row, t, q, v, P.loops)
 
 
-@njit(**KERNEL, forceinline=True)
-def one_step(P, tau, t, q, v, h, x, qn, vn, row):
+@njit(**KERNEL, inline=INLINE)
+def one_step(P, tau, t, q, v, h, extra, qn, vn, row):
     """One step from (q, v) at t into (qn, vn) under the constant forces ``tau`` and the controllers of ``P``, the
-    prescribed motion of its table row ``row`` written first; ``x`` scratch (nq + nv). Returns ``(contacts,
-    impulses' work, dampers' dissipation)``."""
+    prescribed motion of its table row ``row`` written first; ``extra`` (nv) scratch. Returns ``(contacts,
+    impulses' work, dampers' dissipation)``. Inlined by numba into :func:`stepping_loop`, the step with it, so
+    that the step's code is compiled once, in the loop (a function of its own, numba would optimize it and emit
+    its machine code once for itself and once more in every function that calls it)."""
     _prescribe(P, row, t, q, v)
-    extra = x[:v.shape[0]]
     _controls(P.control, P.tree, tau, t, q, v, extra)
     return stepping_step(P.tree, P.geometry, P.solver, P.units, P.loops, t, q, v, h, extra, qn, vn)
 
 
-@njit(cache=True)
+def step_scratch(q, v):
+    """The scratch of :func:`stepping_loop` for the state (q, v): the next state and the step's extra forces."""
+    return np.empty(q.shape[0] + 2 * v.shape[0])
+
+
+@njit(**KERNEL)
 def _record(k, t, q, v, dissipated, S, m, ts, Q, V, D, counts, recs):
     ts[k] = t
-    Q[k, :] = q
-    V[k, :] = v
+    for i in range(q.shape[0]):
+        Q[k, i] = q[i]
+    for i in range(v.shape[0]):
+        V[k, i] = v[i]
     D[k] = dissipated
     counts[k] = m
     for c in range(m):
-        recs[k, c, :] = S.rec[c]
+        for i in range(recs.shape[2]):
+            recs[k, c, i] = S.rec[c, i]
 
 
-@njit(cache=True)
+@njit(**KERNEL)
 def _crossed(E, t, h, q, v):
     """Evaluate the compiled events at the state (q, v) of time t, the step of size h after their last values:
     a sign change (in an event's direction) is an event at the linearly interpolated time, recorded; returns whether
@@ -211,34 +220,39 @@ def _crossed(E, t, h, q, v):
     return stop
 
 
-@njit(cache=True, nogil=True)
-def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E):
+@njit(**KERNEL, nogil=True)
+def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E, scratch):
     """Steps ``first + 1 .. stop`` from (q, v) at step ``first`` (time t0 + first h), leaving the last state in q
     and v; the states at the step numbers ``save`` (ascending) go to row j of the outputs, and with a ``trace``
     of rows (stop − first, nq + nv + 1) every state after a step into its row (with the dissipated energy).
     ``E``: the :data:`CompiledEvents`, evaluated after every step; a terminal one ends the loop at that step, its
-    state the last output. Returns (rows written, status, last step done, dissipated energy)."""
-    nq = q.shape[0]
-    qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(nq + v.shape[0])
+    state the last output. ``scratch``: :func:`step_scratch` (the loop allocates nothing: compiled without
+    reference counting, as the step). Returns (rows written, status, last step done, dissipated energy)."""
+    nq, nv = q.shape[0], v.shape[0]
+    qn, vn, extra = scratch[:nq], scratch[nq:nq + nv], scratch[nq + nv:nq + 2 * nv]
     j = 0
     if save.shape[0] > 0 and save[0] == first:
-        _record(0, t0 + first * h, q, v, dissipated, P.solver, 0, ts, Q, V, D, counts, recs)
+        _record(j, t0 + first * h, q, v, dissipated, P.solver, 0, ts, Q, V, D, counts, recs)
         j = 1
     tracing = trace.shape[0] > 0
     watching = E.address.shape[0] > 0
     for step in range(first + 1, stop + 1):
-        m, impulse_work, damper = one_step(P, tau, t0 + (step - 1) * h, q, v, h, x, qn, vn, step - first - 1)
+        m, impulse_work, damper = one_step(P, tau, t0 + (step - 1) * h, q, v, h, extra, qn, vn, step - first - 1)
         dissipated += damper - impulse_work
-        for k in range(v.shape[0]):
+        for k in range(nv):
             if not math.isfinite(vn[k]):
                 return j, STEPPING_NONFINITE, step - 1, dissipated
-        q[:] = qn
-        v[:] = vn
+        for k in range(nq):
+            q[k] = qn[k]
+        for k in range(nv):
+            v[k] = vn[k]
         if tracing:
-            row = trace[step - first - 1]
-            row[:nq] = q
-            row[nq:-1] = v
-            row[-1] = dissipated
+            row = step - first - 1
+            for k in range(nq):
+                trace[row, k] = q[k]
+            for k in range(nv):
+                trace[row, nq + k] = v[k]
+            trace[row, nq + nv] = dissipated
         if j < save.shape[0] and save[j] == step:
             _record(j, t0 + step * h, q, v, dissipated, P.solver, m, ts, Q, V, D, counts, recs)
             j += 1
@@ -250,12 +264,15 @@ def stepping_loop(P, tau, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, 
     return j, STEPPING_OK, stop, dissipated
 
 
-def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E=None):
+def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D, counts, recs, trace, E=None,
+                 scratch=None):
     """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)`` (its forces added to the
-    constant ones) or ``system.before_step(t, q, v, h)`` called before each step: one compiled step per call (its events
-    all evaluated by the run loop from ``trace``; ``E`` unused). The same returns."""
+    constant ones) or ``system.before_step(t, q, v, h)`` called before each step: the compiled loop called for one
+    step at a time (its events all evaluated by the run loop from ``trace``; ``E`` unused), the table of the
+    prescribed motion from the step's row. The same returns."""
     P = system.params
-    qn, vn, x = np.empty_like(q), np.empty_like(v), np.empty(q.shape[0] + v.shape[0])
+    base = P.prescribed.base
+    scratch = step_scratch(q, v) if scratch is None else scratch
     nv = v.shape[0]
     j = 0
     if save.shape[0] and save[0] == first:
@@ -263,7 +280,7 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
         j = 1
     for step in range(first + 1, stop + 1):
         t = t0 + (step - 1) * h
-        tau = system.tau
+        tau = np.ascontiguousarray(system.tau, dtype=np.float64)
         if system.callback is not None:
             extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
             if extra.shape != (nv,):
@@ -271,17 +288,14 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
             tau = tau + extra
         if system.before_step is not None:
             system.before_step(t, q, v, h)
-        m, impulse_work, damper = one_step(P, tau, t, q, v, h, x, qn, vn, step - first - 1)
-        dissipated += damper - impulse_work
-        if not np.all(np.isfinite(vn)):
-            return j, STEPPING_NONFINITE, step - 1, dissipated
-        q[:], v[:] = qn, vn
-        if trace.shape[0]:
-            trace[step - first - 1] = np.concatenate([q, v, [dissipated]])
-        if j < save.shape[0] and save[j] == step:
-            ts[j], Q[j], V[j], D[j], counts[j] = t0 + step * h, q, v, dissipated, m
-            recs[j, :m] = P.solver.rec[:m]
-            j += 1
+        row = step - first - 1
+        Pk = P._replace(prescribed=P.prescribed._replace(base=base[row:])) if base.shape[0] else P
+        rows, status, last, dissipated = stepping_loop(
+            Pk, tau, q, v, t0, h, step - 1, step, save[j:], dissipated, ts[j:], Q[j:], V[j:], D[j:], counts[j:],
+            recs[j:], trace[row:row + 1] if trace.shape[0] else trace, NO_EVENTS, scratch)
+        j += rows
+        if status != STEPPING_OK:
+            return j, status, last, dissipated
     return j, STEPPING_OK, stop, dissipated
 
 
@@ -292,6 +306,10 @@ def compiled_events(addresses=(), directions=(), terminal=(), values=(), capacit
     return CompiledEvents(np.array(addresses, dtype=np.int64), np.array(directions, dtype=np.float64).reshape(k),
                           np.array(terminal, dtype=np.bool_).reshape(k), np.array(values, dtype=np.float64).reshape(k),
                           np.zeros((k, max(int(capacity), 1))), np.zeros(k, dtype=np.int64))
+
+
+#: the compiled events of a run without them
+NO_EVENTS = compiled_events()
 
 
 def empty_outputs(n, nq, nv, capacity):

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from multibody.contact.models import check_stepping_method
-from multibody.contact.stepping_loop import (STEPPING_EVENT, STEPPING_NONFINITE, STEPPING_OK, compiled_events,
-                                             python_steps, stepping_loop)
+from multibody.contact.stepping_loop import (NO_EVENTS, STEPPING_EVENT, STEPPING_NONFINITE, STEPPING_OK,
+                                             compiled_events, python_steps, step_scratch, stepping_loop)
 from multibody.contact.stepping_solver import N_CONTACTS
 from multibody.contact.stepping_structures import Structures
 from multibody.errors import IntegrationError, ModelError, ResultFileError
@@ -124,6 +124,7 @@ class _Run:
         self.tau = np.ascontiguousarray(system.tau, dtype=np.float64)
         self.loop = (lambda P, tau_, *a: python_steps(system, *a)) if system.python_steps else stepping_loop
         self.trace = np.empty((self.chunk if self.python_events else 0, self.nq + self.v.shape[0] + 1))
+        self.scratch = step_scratch(self.q, self.v)
 
     def steps(self, t0, h, first, stop, part, E):
         """The loop from step ``first`` to ``stop`` of the grid t0 + k h, saving the steps ``part`` into the current
@@ -135,7 +136,7 @@ class _Run:
         j, self.status, last, self.dissipated = self.loop(self.system.params, self.tau, self.q, self.v, t0, h, first,
                                                           stop, part, self.dissipated,
                                                           *(a[out.rows:] for a in out.outputs),
-                                                          self.trace[:stop - first], E)
+                                                          self.trace[:stop - first], E, self.scratch)
         out.rows += j
         self.last = last
         if self.status == STEPPING_NONFINITE or self.ev is None:
@@ -186,7 +187,6 @@ class _Run:
 
 #: the step numbers of a one-step piece: its end saved, nothing saved
 ONE, NONE = np.array([1], dtype=np.int64), np.zeros(0, dtype=np.int64)
-NO_EVENTS = compiled_events()
 
 
 def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, writer=None, every=None, restart=None):
