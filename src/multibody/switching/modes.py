@@ -267,16 +267,20 @@ def _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K):
         normalize_quaternions(xt, p)
 
 
-@njit(cache=True)
 def mode_step(t, x, h, p, S, method, nsplit, xt, K):
     """One step of the fixed-step ``method`` (``fixed_step.TABLEAU_*``: RK2, HEUN, RK4, VERLET) of the mode from
     (t, x) into ``xt``, quaternions normalized; ``K[0]`` must hold ``mode_rhs(t, x)``. ``K`` (5, n) is scratch.
-    The step of any size h (0 < h): the dense output the events are located on in fixed-step runs."""
-    _step(rhs_kind(p, S), True, 0, t, x, h, p, S, method, nsplit, xt, K)
+    The step of any size h (0 < h): the dense output the events are located on in fixed-step runs; the step of
+    :func:`switching_run` (called for it, ``dense``: its code compiled once, in the loop)."""
+    switching_run(x, t, h, 0, 1, NO_SAVES, p, S, method, nsplit, True, NO_TIMES, NO_STATES, xt, K, True)
+
+
+#: the outputs of a dense step (:func:`mode_step`): none
+NO_SAVES, NO_TIMES, NO_STATES = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0))
 
 
 @njit(cache=True)
-def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts, xs, xt, K):
+def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts, xs, xt, K, dense):
     """Step the mode from x, the state at step ``first`` of the grid ``t0 + k h``, through the steps up to
     ``nsteps``, saving the states of the step numbers ``save`` (ascending; ``first`` itself when listed) into
     ``ts``, ``xs``; stop before a step after which a watched guard is negative (:func:`crossed`; status
@@ -286,6 +290,7 @@ def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts
     Each step evaluates the right-hand side at its end state, which is the first stage of the next step (rows 0
     and 4 of ``K`` (5, len(x)) take turns): a step makes the evaluations of ``rk_template.rk_run``, calls the same
     right-hand side while no coordinate is locked, and adds the guards' comparisons.
+    ``dense``: only the step of size h from x into ``xt``, ``K[0]`` holding ẋ at x, x unchanged (:func:`mode_step`).
     Returns ``(rows saved, status, last step done)``."""
     n = x.shape[0]
     nsave = save.shape[0]
@@ -298,12 +303,15 @@ def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts
             xs[0, j] = x[j]
         k = 1
     k0 = 0
-    _rhs(kind, t, x, p, S, K[k0])
+    if not dense:
+        _rhs(kind, t, x, p, S, K[k0])
     status = 0
     done = first
     for step in range(first, nsteps):
         t = t0 + step * h
         _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K)
+        if dense:
+            break
         if not all_finite(xt):
             status = 1
             break

@@ -169,7 +169,7 @@ class Structure(PythonSteps):
         if not self.compiled_steps or method == STORMER6:
             return PythonSteps.run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K)
         return switching_run(x, t0, h, first, nsteps, save, self.params, self.S, method, self.nq, self.quaternions,
-                             ts, xs, xt, K)
+                             ts, xs, xt, K, False)
 
     def step(self, t, x, h, method, xt, K):
         """One step of size h of the mode from (t, x) into ``xt`` (``K[0]`` = ẋ there): the dense output of a
