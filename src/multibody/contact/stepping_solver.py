@@ -70,7 +70,7 @@ from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
-from multibody.kernels.spatial import INLINE, KERNEL, cross3, mat3_vec, quat_to_rotation
+from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import CFG_M, loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
@@ -409,7 +409,7 @@ def _push(S, nb, nr, nv, h, out):
     return True
 
 
-@njit(**KERNEL, inline=INLINE)     # (compiled in the one loop that calls it: ``stepping_loop.one_step``)
+@njit(**KERNEL, forceinline=True)
 def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     """One time step (module docstring) from (q, v) at t into (qn, vn) with the extra generalized forces
     ``tau_extra`` besides the model's applied forces; ``p`` the tree's parameters (``model.packing.TreeParams``),
