@@ -4,10 +4,11 @@ A :class:`SteppingSystem` (made by ``contact/models.py``) holds the initial stat
 (:data:`SteppingParams`) and the generalized forces besides the model's own: constant ones, the model's
 controllers and a compiled torque law (``model.packing.Controls``, ``formulations/tree_control.py``: added before
 every step, in the loop), or a Python callable ``tau(t, q, v) -> (nv,)``, which makes the run a Python loop
-that calls the compiled loop for one step at a time (:func:`python_steps`; several times slower per step). A moving base and general joints are
-written into the workspaces before each step inside the loop (:data:`Prescribed`): the base's state from a table of
-the chunk's steps that the run fills (``BaseMotion.block``, what ``Data.set_time`` writes), the general joints'
-kinematics by their generated function called through its address (``kernels.general_joint.fill_address``).
+that calls the compiled loop for one step at a time (:func:`python_steps`; several times slower per step). A
+moving base and general joints are written into the workspaces before each step inside the loop
+(:data:`Prescribed`): the base's state from a table of the chunk's steps that the run fills
+(``BaseMotion.block``, what ``Data.set_time`` writes), the general joints' kinematics by their generated function
+called through its address (``kernels.general_joint.fill_address``).
 
 :func:`stepping_loop` makes the steps ``first + 1 .. stop`` of size ``h`` and keeps, at the step numbers ``save``,
 the state, the energy dissipated so far (by the impulses and the model's dampers) and the contacts of the step
