@@ -20,12 +20,14 @@ Bounds, and where they come from:
   swept motion (``detection.swept_distance``), so the ball lands at the floor (gap condition: to round-off);
 * ``Sphere(0)`` is a point: a tripod of three point feet rests on the floor with its feet at height 0 to round-off.
 """
+import math
+
 import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
 import multibody as mb
-from multibody.contact.detection import C_DIST, C_N, C_PA, C_PB, C_WIDTH, MAX_MANIFOLD, detect
+from multibody.contact.detection import C_DIST, C_N, C_PA, C_PB, C_WIDTH, MAX_MANIFOLD, detect, pair_distance
 from test_contact_detection import WS, pack
 
 G = 9.81
@@ -156,12 +158,16 @@ def angle_between(q, q0):
     return (Rotation.from_quat(q, scalar_first=True) * Rotation.from_quat(q0, scalar_first=True).inv()).magnitude()
 
 
-@pytest.mark.parametrize("shape", [mb.Capsule(0.05, 0.2), mb.Cylinder(0.05, 0.2)], ids=["capsule", "cylinder"])
-def test_lying_on_a_box_for_ten_seconds(shape):
+@pytest.mark.parametrize("shape,roll", [(mb.Capsule(0.05, 0.2), 0.0), (mb.Cylinder(0.05, 0.2), 0.0),
+                                        (mb.Cylinder(0.05, 0.2), 0.3), (mb.Cylinder(0.05, 0.2), 1.0)],
+                         ids=["capsule", "cylinder", "cylinder-rolled-0.3", "cylinder-rolled-1.0"])
+def test_lying_on_a_box_for_ten_seconds(shape, roll):
+    """Lying still, whatever the angle it lies at about its own axis (``roll``: the rotation matrix then has no exact
+    zeros, and the closest points' normal comes from GJK's witness points, not from an exact axis)."""
     model = free_body(shape, mb.Box((0.6, 0.6, 0.2)), place=mb.Placement(translation=(0, 0, 0.1)))
     q0 = model.neutral()
     q0[:3] = [0.05, 0.02, 0.25]
-    q0[3:7] = Rotation.from_matrix(LYING).as_quat(scalar_first=True)
+    q0[3:7] = Rotation.from_matrix(LYING @ Rotation.from_euler("z", roll).as_matrix()).as_quat(scalar_first=True)
     res = mb.simulate(model, q0, None, 10.0, h=1e-3, contact="stepping", n_out=101)
     assert np.max(np.abs(res.q[:, :3] - q0[:3])) < 1e-6
     assert max(angle_between(q, q0[3:7]) for q in res.q[:, 3:7]) < 1e-6
@@ -270,3 +276,49 @@ def test_point_feet():
     res = mb.simulate(model, q0, None, 0.5, h=1e-3, contact="stepping", n_out=6)
     assert res.q[-1, 2] == pytest.approx(0.1, abs=1e-12) and res.contacts.count[-1] == 3
     np.testing.assert_allclose(res.contacts.at(5)["distance"], 0.0, rtol=0, atol=1e-12)
+
+
+def test_cylinder_rolling_on_a_box_keeps_its_rate():
+    """A cylinder lying on a box face, given a roll about its axis, rolls on without slipping at the rate its angular
+    momentum about the contact line keeps, I ω0 / (I + m r²) (the first step's impulses take it there), on two
+    contact points at every step: a tilted normal from the witness points made it drop to one point, tip and
+    sink into the box (3 cm after 0.8 s)."""
+    m, r, axial = 1.0, 0.05, 0.002
+    model = free_body(mb.Cylinder(r, 0.2), mb.Box((0.6, 0.6, 0.2)), m=m, inertia=(0.003, 0.004, axial),
+                      place=mb.Placement(translation=(0, 0, 0.1)))
+    q0 = model.neutral()
+    q0[:3] = [0.05, 0.02, 0.25]
+    q0[3:7] = Rotation.from_matrix(LYING).as_quat(scalar_first=True)
+    v0 = np.zeros(6)
+    v0[2] = 1e-3                                     # ω along the body's axis (ground −y)
+    res = mb.simulate(model, q0, v0, 1.0, h=1e-3, contact="stepping", output_every=1)
+    rate = axial * v0[2] / (axial + m * r * r)
+    # exact but for the solver's tolerance: its residual (1e-10 of the largest impulse, m g h / 2 = 4.9e-3 N s)
+    # moves a contact point's velocity by at most that times W's largest entry (1/m + r²/I ≈ 4.3 s/kg; 10 taken):
+    # 5e-12 m/s, 1e-10 rad/s over r; the height by that over the 1 000 steps of h
+    du = 1e-10 * 0.5 * m * 9.81 * 1e-3 * 10.0
+    np.testing.assert_allclose(res.v[1:, 2], rate, rtol=0, atol=du / r)
+    np.testing.assert_allclose(res.v[1:, 3], -rate * r, rtol=0, atol=du)
+    assert np.max(np.abs(res.q[:, 2] - q0[2])) < du * 1.0
+    assert np.max(np.abs(res.v[1:, :2])) < du / r
+    assert np.all(res.contacts.count[1:] == 2)
+
+
+def test_near_touching_normal_is_a_unit_vector():
+    """A cylinder lying on a box at any angle about its axis and a gap from 1e-12 to 1e-6 m: GJK's closest points
+    give the normal, which must be of unit length to round-off (it was the witness points' difference over GJK's
+    own distance, off by the points' round-off over the gap: 4e-7 at 2.4e-11 m, past the face test's 1e-6 at
+    smaller gaps), so that the pair makes its two-point manifold along the box's face normal."""
+    rng = np.random.default_rng(3)
+    box = dict(kind="box", R=np.eye(3), p=np.array([0.0, 0.0, 0.1]), half_sizes=np.array([0.3, 0.3, 0.1]))
+    for _ in range(40):
+        roll, gap = rng.uniform(0.0, 2.0 * np.pi), 10.0 ** rng.uniform(-12.0, -6.0)
+        R = LYING @ Rotation.from_euler("z", roll).as_matrix()
+        cyl = dict(kind="cylinder", R=R, p=np.array([*rng.uniform(-0.1, 0.1, 2), 0.25 + gap]), radius=0.05, half=0.1)
+        gi, gf, gw, verts = pack([box, cyl])
+        d, n0, n1, n2 = pair_distance(gi, gf, gw, verts, 0, 1, WS)[:4]
+        assert abs(math.hypot(n0, n1, n2) - 1.0) < 4 * np.finfo(float).eps
+        rows = contacts(box, cyl)
+        assert len(rows) == 2
+        np.testing.assert_allclose(rows[:, C_N:C_N + 3], [[0.0, 0.0, 1.0]] * 2, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(rows[:, C_DIST], gap, rtol=0, atol=1e-15)

@@ -327,8 +327,14 @@ def pair_distance(gi, gf, gw, verts, ga, gb, ws):
         dc = -depth
     else:
         a0, a1, a2, b0, b1, b2 = witness(ws, m)
-        if dc > 0.0:
-            n0, n1, n2 = (b0 - a0) / dc, (b1 - a1) / dc, (b2 - a2) / dc
+        # the witness points' difference made a unit vector by its own length: GJK's distance dc is that of the
+        # simplex, and near contact the two differ by the round-off of the points' coordinates over dc (1e-6 at
+        # 1e-11 m), which would tilt the normal's length out of FACE_ALIGNED (``manifolds.face_contacts``) and
+        # leave a face resting on another with one contact point instead of its manifold
+        e0, e1, e2 = b0 - a0, b1 - a1, b2 - a2
+        e = math.sqrt(e0 * e0 + e1 * e1 + e2 * e2)
+        if e > 0.0:
+            n0, n1, n2 = e0 / e, e1 / e, e2 / e
         else:
             n0, n1, n2 = 0.0, 0.0, 1.0
     return (dc - ra - rb, n0, n1, n2, a0 + ra * n0, a1 + ra * n1, a2 + ra * n2, b0 - rb * n0, b1 - rb * n1,

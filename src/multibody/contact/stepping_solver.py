@@ -14,10 +14,11 @@ rows ``J_i = [n; t1; t2]ᵀ J_p`` (the relative velocity of the two bodies at th
     0 ≤ λ_n ⊥ φ_i / h + u_n ≥ 0          (the gap at t + h, φ + h u_n, does not close: no penetration),
     |λ_t| ≤ μ λ_n,  λ_t = −μ λ_n u_t / |u_t| when u_t ≠ 0   (Coulomb's law with maximal dissipation),
 
-u = J v⁺ the contact velocities at t + h. With the free velocity ``v_f = v + h M⁻¹(τ − C)`` (ABA) and the
-Delassus matrix ``W = J M⁻¹ Jᵀ`` (from CRBA's M, on ABA's kinematics, and its factorization M = LᵀL along the
-tree's paths, ``kernels/ltl.py``: ``Y = L⁻ᵀ Jᵀ``, ``W = YᵀY``; a contact's row and its Y live on its bodies' paths
-to the root),
+u = J v⁺ the contact velocities at t + h. M comes from CRBA on the kinematics of RNEA's bias C (RNEA at q̈ = 0),
+and one factorization M = LᵀL along the tree's paths (``kernels/ltl.py``) serves both the free velocity
+``v_f = v + h L⁻¹L⁻ᵀ(τ − C)`` and the Delassus matrix ``W = J M⁻¹ Jᵀ`` (``Y = L⁻ᵀ Jᵀ``, ``W = YᵀY``; a contact's
+row and its Y live on its bodies' paths to the root): a step costs RNEA, CRBA and the factor instead of ABA, CRBA
+and the factor, for the same numbers to round-off,
 u = J v_f + W λ, and the conditions are solved on W by ``rows/solver.py`` (directly — a few sweeps of projected Gauss–Seidel, then
 semi-smooth Newton — for small sets of rows, by sweeps for large ones), to a residual of ``tolerance`` relative to
 the largest impulse, from the impulses of the previous step (matched by pair and feature: a box's corner, a
@@ -64,11 +65,11 @@ from numba import njit
 
 from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance
 from multibody.kernels.configuration import integrate_kernel
-from multibody.kernels.aba import aba_kernel
 from multibody.kernels.crba import crba_after_kinematics
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
-from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed_columns
+from multibody.kernels.rnea import rnea_kernel
+from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import CFG_M, loop_rows
@@ -431,7 +432,17 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     else:
         for k in range(nv):
             tau[k] = tau_extra[k]
-    aba_kernel(mi, mf, q, v, tau, S.fext, work, S.acc)
+    # the free acceleration M⁻¹(τ − C(q, v) − g): the bias by RNEA at q̈ = 0 (its kinematics at q left in the
+    # workspace), M by CRBA on them, and its factor M = LᵀL, which the contacts' Delassus matrix needs as well
+    for k in range(nv):
+        S.acc[k] = 0.0
+    rnea_kernel(mi, mf, q, v, S.acc, S.fext, work, S.acc)
+    crba_after_kinematics(mi, mf, work, S.M)
+    ltl_factor(S.M, S.parent, S.L)
+    for k in range(nv):
+        S.acc[k] = tau[k] - S.acc[k]
+    ltl_solve_transposed(S.L, S.parent, S.acc)
+    ltl_solve(S.L, S.parent, S.acc)
     for k in range(nv):
         S.vfree[k] = v[k] + h * S.acc[k]
     free_joint_transport(mi, v, h, S.vfree, 1.0)
@@ -450,8 +461,6 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     nr = _contacts(mi, wd, G, S, m, nr, COMPLIANT if S.rs.law[K_STIFF] > 0.0 else UNILATERAL)
     impulse_work = 0.0
     if nr > 0:
-        crba_after_kinematics(mi, mf, work, S.M)      # (on ABA's kinematics at q)
-        ltl_factor(S.M, S.parent, S.L)
         for r in range(nr):
             s = 0.0
             for k in range(nv):

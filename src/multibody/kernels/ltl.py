@@ -19,7 +19,7 @@ from numba import njit
 from multibody.kernels.kinematics import IV, NV, PARENT
 from multibody.kernels.spatial import KERNEL
 
-__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed_columns", "ltl_solve"]
+__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed_columns", "ltl_solve_transposed", "ltl_solve"]
 
 
 @njit(**KERNEL)
@@ -90,6 +90,18 @@ def ltl_solve_transposed_columns(L, parent, X, m):
             y = X[j]
             for c in range(m):
                 y[c] -= f * x[c]
+            j = parent[j]
+
+
+@njit(**KERNEL)
+def ltl_solve_transposed(L, parent, x):
+    """x ← L⁻ᵀ x (the first half of M⁻¹ x; RBDA Algorithm 6.4), from the last coordinate to the first."""
+    for i in range(x.shape[0] - 1, -1, -1):
+        s = x[i] / L[i, i]
+        x[i] = s
+        j = parent[i]
+        while j >= 0:
+            x[j] -= L[i, j] * s
             j = parent[j]
 
 
