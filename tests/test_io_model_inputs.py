@@ -97,6 +97,23 @@ def test_the_field_a_message_is_about():
                               "joint of model 'probe' (joints: j)")
 
 
+def test_a_model_without_bodies_beams_or_cables_is_told_which_key_is_missing():
+    """The file's one rule over several keys (one of bodies, beams, cables) is a problem at a key, like any missing
+    key, not at the whole file with the file's description."""
+    assert _problem("name: m\njoints: []\n") == "probe.yaml:1: bodies: missing (required here: bodies or beams or cables)"
+
+
+def test_axes_whose_length_overflows_are_directions():
+    """An axis of (1e308, 1e308, 0) is the direction (1, 1, 0)/√2 for a joint and a rotation alike (its length
+    overflows: the rotation was the identity, its axis divided by inf), without a floating-point warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(mb.Revolute(axis=(1e308, 1e308, 0)).axis, mb.Revolute(axis=(1, 1, 0)).axis)
+        np.testing.assert_allclose(mb.rotation_about((1e308, 1e308, 0), 0.5), mb.rotation_about((1, 1, 0), 0.5),
+                                   rtol=0, atol=4 * np.finfo(float).eps)
+        np.testing.assert_array_equal(mb.Revolute(axis=(0, 0, 1e-200)).axis, [0.0, 0.0, 1.0])
+
+
 def test_singular_mass_matrices_are_refused_with_the_numbers(tmp_path, capsys):
     """A point mass on its hinge axis was 'valid' for multibody validate; a thin rod across its hinge is a body."""
     path = tmp_path / "pm.yaml"

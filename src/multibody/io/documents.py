@@ -496,6 +496,11 @@ def _message(error):
     if v in ("minItems", "maxItems"):
         return path, f"expected {desc or 'a different number of items'}, got {len(inst)} item{'s' * (len(inst) != 1)}"
     if v in ("anyOf", "oneOf"):
+        alts = error.validator_value
+        keys = [a["required"][0] for a in alts if isinstance(a, dict) and set(a) == {"required"}
+                and len(a["required"]) == 1]
+        if keys and len(keys) == len(alts):     # one of these keys must be there (a model's bodies, beams or cables)
+            return path + (keys[0],), f"missing (required here: {' or '.join(keys)})"
         return path, f"expected {desc or 'another kind of value'}, got {_short(inst)}"
     if v == "minLength":
         return path, "must not be empty"

@@ -152,14 +152,15 @@ class ModelLoader:
             R = rpy_matrix(*self.numbers(spec["rpy"], f"{path}.rpy", 3))
         elif "quaternion" in spec:
             qv = self.numbers(spec["quaternion"], f"{path}.quaternion", 4)
-            n = float(np.linalg.norm(qv))
+            with np.errstate(over="ignore"):    # (a norm that overflows is a length far from 1, refused below)
+                n = float(np.linalg.norm(qv))
             if abs(n - 1.0) > 1e-3:
                 self.fail(f"{path}.quaternion", f"a rotation quaternion (w, x, y, z) has unit length, got length "
                                                 f"{n:.6g}")
             R = quat_to_matrix(qv / n)
         elif "axis" in spec:
             a = self.numbers(spec["axis"], f"{path}.axis", 3)
-            if not np.linalg.norm(a) > 0:
+            if not np.any(np.asarray(a) != 0.0):
                 self.fail(f"{path}.axis", "the rotation axis must not be zero")
             R = rotation_about(a, self.number(spec.get("angle", 0.0), f"{path}.angle"))
         try:
@@ -713,7 +714,8 @@ class ModelLoader:
             for j in model.joints[1:]:
                 if not j.joint.linear_coordinates:
                     s = slice(j.q_slice.stop - 4, j.q_slice.stop)
-                    nrm = float(np.linalg.norm(x[s]))
+                    with np.errstate(over="ignore"):     # (refused below when it overflows)
+                        nrm = float(np.linalg.norm(x[s]))
                     if abs(nrm - 1.0) > 1e-3:
                         self.fail(path, f"the quaternion (w, x, y, z) of joint '{j.name}' has length {nrm:.6g}; "
                                         "it must be a unit quaternion")

@@ -38,7 +38,7 @@ from collections import namedtuple
 import numpy as np
 
 from multibody.errors import ModelError, shown
-from multibody.model.rotations import rotation_about
+from multibody.model.rotations import direction, rotation_about
 
 __all__ = ["BaseMotion", "BaseState", "BASE_KINDS"]
 
@@ -89,9 +89,9 @@ def _unit(axis, what):
         a = np.asarray(axis, dtype=np.float64)
     except (TypeError, ValueError):
         raise ModelError(f"{ELEMENT}: {what} must be 3 numbers, got {shown(axis)!r}", element=ELEMENT) from None
-    if a.shape != (3,) or not np.all(np.isfinite(a)) or not np.linalg.norm(a) > 0.0:
+    if a.shape != (3,) or not np.all(np.isfinite(a)) or not np.any(a != 0.0):
         raise ModelError(f"{ELEMENT}: {what} must be 3 finite numbers, not all zero, got {shown(axis)!r}", element=ELEMENT)
-    return a / np.linalg.norm(a)
+    return direction(a)
 
 
 def _number(x, what):

@@ -21,6 +21,7 @@ velocity coordinates to the relative spatial velocity of the child.
 import numpy as np
 
 from multibody.errors import ModelError, shown
+from multibody.model.rotations import direction
 
 FIXED, REVOLUTE, PRISMATIC, CYLINDRICAL, UNIVERSAL, SPHERICAL, PLANAR, FREE, GENERAL = range(9)
 
@@ -37,12 +38,10 @@ def unit_vector(axis, what, element):
     big = np.max(np.abs(a))
     if not (np.isfinite(big) and big > 0):
         raise ModelError(f"{element}: {what} must be a non-zero finite vector, got {a.tolist()}", element=element)
-    n = np.linalg.norm(a)
-    if not (np.isfinite(n) and n > 1e-150):   # scaled first, so that (0, 0, 1e-200) and (1e300, 0, 1e300) are directions
-        a = a / big
-        n = np.linalg.norm(a)
     # a unit vector is kept as given (a copy), so that normalizing is idempotent: files round-trip exactly
-    a = a / n if abs(n - 1.0) > 4.0 * np.finfo(float).eps else a.copy()
+    with np.errstate(over="ignore", under="ignore"):
+        n = np.linalg.norm(a)
+    a = direction(a) if abs(n - 1.0) > 4.0 * np.finfo(float).eps else a.copy()
     a.flags.writeable = False
     return a
 

@@ -14,10 +14,20 @@ __all__ = ["rotation_about", "rotations_about", "rotation_angle", "perpendicular
            "matrix_to_quat", "quat_mul", "quat_exp", "rotation_2d"]
 
 
+def direction(a):
+    """The unit vector along the non-zero finite 3-vector ``a``: a / |a|, scaled first by its largest entry when |a|
+    overflows or underflows (so that (1e308, 1e308, 0) and (0, 0, 1e-200) are directions too)."""
+    with np.errstate(over="ignore", under="ignore"):
+        n = np.linalg.norm(a)
+    if not (np.isfinite(n) and n > 1e-150):
+        a = a / np.max(np.abs(a))
+        n = np.linalg.norm(a)
+    return a / n
+
+
 def rotation_about(axis, angle):
     """Rotation matrix of ``angle`` (rad) about the unit ``axis`` (Rodrigues' formula)."""
-    a = np.asarray(axis, dtype=float)
-    a = a / np.linalg.norm(a)
+    a = direction(np.asarray(axis, dtype=float))
     k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
 
