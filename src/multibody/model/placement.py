@@ -54,6 +54,10 @@ def _check_symbolic_rotation(R, element):
                          element=element)
 
 
+#: the default tolerance of :meth:`Placement.is_identity`
+IDENTITY_TOL = 1e-14
+
+
 class Placement:
     """A rigid placement of a frame in another: rotation (child -> parent) and translation.
 
@@ -66,7 +70,7 @@ class Placement:
     [1.0, 1.0, 0.0]
     """
 
-    __slots__ = ("rotation", "translation")
+    __slots__ = ("rotation", "translation", "_identity")
 
     def __init__(self, rotation=None, translation=(0.0, 0.0, 0.0), element="placement"):
         R = np.eye(3) if rotation is None else numbers_or_symbols(rotation, (3, 3), "rotation", element)
@@ -82,6 +86,7 @@ class Placement:
         p.flags.writeable = False
         self.rotation = R
         self.translation = p
+        self._identity = None       # whether it is the identity (to IDENTITY_TOL), once asked: it never changes
 
     @classmethod
     def identity(cls):
@@ -103,11 +108,20 @@ class Placement:
         """Composition: ``(A * B)`` places B's child in A's parent."""
         return Placement(self.rotation @ other.rotation, self.rotation @ other.translation + self.translation)
 
-    def is_identity(self, tol=1e-14):
+    def is_identity(self, tol=IDENTITY_TOL):
+        """Whether the rotation is E and the translation 0, each entry to ``tol`` (exactly for a symbolic one).
+        With the default tolerance the answer is kept (a placement does not change): the kinematics of every call
+        ask it of each body's frame."""
+        if tol == IDENTITY_TOL and getattr(self, "_identity", None) is not None:
+            return self._identity
         if self.symbolic:
-            return all(e == 0 for e in (self.rotation - np.eye(3, dtype=int)).flat) and all(
+            out = all(e == 0 for e in (self.rotation - np.eye(3, dtype=int)).flat) and all(
                 e == 0 for e in self.translation)
-        return bool(np.max(np.abs(self.rotation - np.eye(3))) <= tol and np.max(np.abs(self.translation)) <= tol)
+        else:
+            out = bool(np.max(np.abs(self.rotation - np.eye(3))) <= tol and np.max(np.abs(self.translation)) <= tol)
+        if tol == IDENTITY_TOL:
+            self._identity = out
+        return out
 
     def __repr__(self):
         return f"Placement(rotation={self.rotation.tolist()}, translation={self.translation.tolist()})"
