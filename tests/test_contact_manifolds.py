@@ -322,3 +322,24 @@ def test_near_touching_normal_is_a_unit_vector():
         assert len(rows) == 2
         np.testing.assert_allclose(rows[:, C_N:C_N + 3], [[0.0, 0.0, 1.0]] * 2, rtol=0, atol=1e-15)
         np.testing.assert_allclose(rows[:, C_DIST], gap, rtol=0, atol=1e-15)
+
+
+def test_a_mass_matrix_that_is_not_positive_definite_stops_the_run():
+    """The step's free velocity comes from the factor M = LᵀL: a factor that fails (here the body's rotational
+    inertia zeroed in the run's own parameters, which a model cannot be built with) ends the run as non-finite,
+    with what it computed, instead of stepping on an unfinished factor."""
+    from multibody.contact.models import stepping_system
+    from multibody.contact.stepping_run import simulate_stepping
+    from multibody.errors import IntegrationError
+    from multibody.kernels.kinematics import F_IC
+
+    model = free_body(mb.Sphere(0.1), mb.HalfSpace(), inertia=(0.004, 0.004, 0.004))
+    q0 = model.neutral()
+    q0[2] = 0.1
+    system = stepping_system(model, q0, np.zeros(6))
+    mf = system.params.tree.mf.copy()               # (the model's own parameters stay as they are)
+    mf[1, F_IC:F_IC + 6] = 0.0                      # the inertia about the centre of mass (6 entries)
+    system.params = system.params._replace(tree=system.params.tree._replace(mf=mf))
+    with pytest.raises(IntegrationError, match="non-finite") as err:
+        simulate_stepping(system, model, 0.0, 0.01, "stepping", 1e-3, None, None, None, False)
+    assert err.value.result.t[0] == 0.0

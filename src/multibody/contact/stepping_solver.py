@@ -438,11 +438,15 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
         S.acc[k] = 0.0
     rnea_kernel(mi, mf, q, v, S.acc, S.fext, work, S.acc)
     crba_after_kinematics(mi, mf, work, S.M)
-    ltl_factor(S.M, S.parent, S.L)
-    for k in range(nv):
-        S.acc[k] = tau[k] - S.acc[k]
-    ltl_solve_transposed(S.L, S.parent, S.acc)
-    ltl_solve(S.L, S.parent, S.acc)
+    factored = ltl_factor(S.M, S.parent, S.L)
+    if factored:
+        for k in range(nv):
+            S.acc[k] = tau[k] - S.acc[k]
+        ltl_solve_transposed(S.L, S.parent, S.acc)
+        ltl_solve(S.L, S.parent, S.acc)
+    else:       # M not positive definite at q (ABA would divide by a zero pivot): no rows; the run stops, non-finite
+        for k in range(nv):
+            S.acc[k] = math.nan
     for k in range(nv):
         S.vfree[k] = v[k] + h * S.acc[k]
     free_joint_transport(mi, v, h, S.vfree, 1.0)
@@ -460,7 +464,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     c0 = nr
     nr = _contacts(mi, wd, G, S, m, nr, COMPLIANT if S.rs.law[K_STIFF] > 0.0 else UNILATERAL)
     impulse_work = 0.0
-    if nr > 0:
+    if nr > 0 and factored:
         for r in range(nr):
             s = 0.0
             for k in range(nv):
@@ -495,7 +499,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     S.count[N_CONTACTS] = m
     S.count[N_ROWS] = nr
     S.count[N_FIRST_CONTACT] = c0
-    if nr > 0 and _push(S, nb, nr, nv, h, S.acc):      # a deep overlap: the positions move by h (v⁺ + push)
+    if nr > 0 and factored and _push(S, nb, nr, nv, h, S.acc):      # a deep overlap: the positions move by h (v⁺ + push)
         for k in range(nv):
             S.acc[k] += vn[k]
         integrate_step(mi, q, S.acc, h, qn)
