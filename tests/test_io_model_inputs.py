@@ -114,6 +114,15 @@ def test_axes_whose_length_overflows_are_directions():
         np.testing.assert_array_equal(mb.Revolute(axis=(0, 0, 1e-200)).axis, [0.0, 0.0, 1.0])
 
 
+def test_rotations_with_huge_entries_are_refused_without_a_warning():
+    """A rotation matrix with an entry of 1e200 is not orthonormal: refused by name, without the overflow warning
+    that RᵀR's products gave."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ModelError, match="rotation must be a proper orthonormal matrix"):
+            mb.Placement([[1e200, 0, 0], [0, 1, 0], [0, 0, 1]])
+
+
 def test_singular_mass_matrices_are_refused_with_the_numbers(tmp_path, capsys):
     """A point mass on its hinge axis was 'valid' for multibody validate; a thin rod across its hinge is a body."""
     path = tmp_path / "pm.yaml"

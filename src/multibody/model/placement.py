@@ -54,6 +54,14 @@ def _check_symbolic_rotation(R, element):
                          element=element)
 
 
+def _proper_rotation(R):
+    """Whether the finite 3×3 R is a proper orthonormal matrix (RᵀR = E to 1e-9, det R > 0); entries far outside
+    [−1, 1] are not (checked first: their products would overflow)."""
+    if np.max(np.abs(R)) > 2.0:
+        return False
+    return bool(np.max(np.abs(R.T @ R - np.eye(3))) <= 1e-9 and np.linalg.det(R) >= 0)
+
+
 #: the default tolerance of :meth:`Placement.is_identity`
 IDENTITY_TOL = 1e-14
 
@@ -77,7 +85,7 @@ class Placement:
         p = numbers_or_symbols(translation, (3,), "translation", element)
         if R.dtype == object:
             _check_symbolic_rotation(R, element)
-        elif np.max(np.abs(R.T @ R - np.eye(3))) > 1e-9 or np.linalg.det(R) < 0:
+        elif not _proper_rotation(R):
             raise ModelError(f"{element}: rotation must be a proper orthonormal matrix (RᵀR = E, det R = +1)",
                              element=element)
         R = R.copy()
