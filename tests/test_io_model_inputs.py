@@ -100,7 +100,8 @@ def test_the_field_a_message_is_about():
 def test_a_model_without_bodies_beams_or_cables_is_told_which_key_is_missing():
     """The file's one rule over several keys (one of bodies, beams, cables) is a problem at a key, like any missing
     key, not at the whole file with the file's description."""
-    assert _problem("name: m\njoints: []\n") == "probe.yaml:1: bodies: missing (required here: bodies or beams or cables)"
+    assert _problem("name: m\njoints: []\n") == ("probe.yaml:1: bodies: missing (required here: bodies or beams or "
+                                                "cables)")
 
 
 def test_axes_whose_length_overflows_are_directions():

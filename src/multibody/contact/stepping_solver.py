@@ -499,7 +499,8 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     S.count[N_CONTACTS] = m
     S.count[N_ROWS] = nr
     S.count[N_FIRST_CONTACT] = c0
-    if nr > 0 and factored and _push(S, nb, nr, nv, h, S.acc):      # a deep overlap: the positions move by h (v⁺ + push)
+    # a deep overlap: the positions move by h (v⁺ + push)
+    if nr > 0 and factored and _push(S, nb, nr, nv, h, S.acc):
         for k in range(nv):
             S.acc[k] += vn[k]
         integrate_step(mi, q, S.acc, h, qn)
