@@ -56,8 +56,8 @@ from multibody.result import Contacts, Result
 
 __all__ = ["CONTACT_MODELS", "register_contact_model", "contact_options", "contact_system", "stepping_system",
            "time_stepping", "check_contact_run", "check_stepping_method", "contact_parameter", "contact_setup",
-           "contacts_record", "torques", "solver_info", "warn_unconverged", "contact_potential", "state_writer", "prescribed_motion",
-           "BASE_TABLE_ROWS"]
+           "contacts_record", "torques", "solver_info", "warn_unconverged", "contact_potential", "state_writer",
+           "prescribed_motion", "BASE_TABLE_ROWS"]
 
 #: contact model name -> factory(model, q0, v0, tau=None, energy=True, **parameters)
 CONTACT_MODELS = {}

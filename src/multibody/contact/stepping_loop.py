@@ -283,9 +283,10 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
     if save.shape[0] and save[0] == first:
         ts[0], Q[0], V[0], D[0], counts[0] = t0 + first * h, q, v, dissipated, 0
         j = 1
+    tau0 = np.ascontiguousarray(system.tau, dtype=np.float64)
     for step in range(first + 1, stop + 1):
         t = t0 + (step - 1) * h
-        tau = np.ascontiguousarray(system.tau, dtype=np.float64)
+        tau = tau0
         if system.callback is not None:
             extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
             if extra.shape != (nv,):

@@ -267,16 +267,16 @@ def _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K):
         normalize_quaternions(xt, p)
 
 
+#: the outputs of a dense step (:func:`mode_step`): none
+NO_SAVES, NO_TIMES, NO_STATES = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0))
+
+
 def mode_step(t, x, h, p, S, method, nsplit, xt, K):
     """One step of the fixed-step ``method`` (``fixed_step.TABLEAU_*``: RK2, HEUN, RK4, VERLET) of the mode from
     (t, x) into ``xt``, quaternions normalized; ``K[0]`` must hold ``mode_rhs(t, x)``. ``K`` (5, n) is scratch.
     The step of any size h (0 < h): the dense output the events are located on in fixed-step runs; the step of
     :func:`switching_run` (called for it, ``dense``: its code compiled once, in the loop)."""
     switching_run(x, t, h, 0, 1, NO_SAVES, p, S, method, nsplit, True, NO_TIMES, NO_STATES, xt, K, True)
-
-
-#: the outputs of a dense step (:func:`mode_step`): none
-NO_SAVES, NO_TIMES, NO_STATES = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros((0, 0))
 
 
 @njit(cache=True)
