@@ -293,10 +293,13 @@ def test_cylinder_rolling_on_a_box_keeps_its_rate():
     v0[2] = 1e-3                                     # ω along the body's axis (ground −y)
     res = mb.simulate(model, q0, v0, 1.0, h=1e-3, contact="stepping", output_every=1)
     rate = axial * v0[2] / (axial + m * r * r)
-    # exact but for the solver's tolerance: its residual (1e-10 of the largest impulse, m g h / 2 = 4.9e-3 N s)
-    # moves a contact point's velocity by at most that times W's largest entry (1/m + r²/I ≈ 4.3 s/kg; 10 taken):
-    # 5e-12 m/s, 1e-10 rad/s over r; the height by that over the 1 000 steps of h
-    du = 1e-10 * 0.5 * m * 9.81 * 1e-3 * 10.0
+    # exact but for the solver's tolerance: each impulse within 1e-10 of the largest, m g h / 2 (one contact's
+    # share of the weight), so every row's velocity within that times W's largest row sum: six rows (two contacts'
+    # normal and friction rows), each entry at most the largest diagonal one (W is positive semidefinite), itself at
+    # most 1/m + |ρ|²/I_min with the lever |ρ|² ≤ r² + (L/2)² from the centre of mass: 2.1e-11 m/s, over r in
+    # rad/s; the height moves by that over the run's 1 s
+    lever2, i_min, rows = r * r + 0.1 ** 2, 0.002, 6
+    du = 1e-10 * (0.5 * m * 9.81 * 1e-3) * rows * (1.0 / m + lever2 / i_min)
     np.testing.assert_allclose(res.v[1:, 2], rate, rtol=0, atol=du / r)
     np.testing.assert_allclose(res.v[1:, 3], -rate * r, rtol=0, atol=du)
     assert np.max(np.abs(res.q[:, 2] - q0[2])) < du * 1.0
@@ -317,7 +320,8 @@ def test_near_touching_normal_is_a_unit_vector():
         cyl = dict(kind="cylinder", R=R, p=np.array([*rng.uniform(-0.1, 0.1, 2), 0.25 + gap]), radius=0.05, half=0.1)
         gi, gf, gw, verts = pack([box, cyl])
         d, n0, n1, n2 = pair_distance(gi, gf, gw, verts, 0, 1, WS)[:4]
-        assert abs(math.hypot(n0, n1, n2) - 1.0) < 4 * np.finfo(float).eps
+        # the normalization's round-off (a few ε; 1e-14 leaves margin), 1e8 below the face test's 1e-6 it protects
+        assert abs(math.hypot(n0, n1, n2) - 1.0) < 1e-14
         rows = contacts(box, cyl)
         assert len(rows) == 2
         np.testing.assert_allclose(rows[:, C_N:C_N + 3], [[0.0, 0.0, 1.0]] * 2, rtol=0, atol=1e-15)
