@@ -113,6 +113,9 @@ def test_axes_whose_length_overflows_are_directions():
         np.testing.assert_allclose(mb.rotation_about((1e308, 1e308, 0), 0.5), mb.rotation_about((1, 1, 0), 0.5),
                                    rtol=0, atol=4 * np.finfo(float).eps)
         np.testing.assert_array_equal(mb.Revolute(axis=(0, 0, 1e-200)).axis, [0.0, 0.0, 1.0])
+        for bad in ((0, 0, 0), (np.nan, 0, 1), (1, 2), "x"):       # refused by name, not a matrix of nan
+            with pytest.raises(ModelError, match="rotation axis must be 3"):
+                mb.rotation_about(bad, 0.5)
 
 
 def test_rotations_with_huge_entries_are_refused_without_a_warning():

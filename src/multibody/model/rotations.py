@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from multibody.errors import ModelError, shown
+
 __all__ = ["rotation_about", "rotations_about", "rotation_angle", "perpendicular_axes", "rpy_matrix", "quat_to_matrix",
            "matrix_to_quat", "quat_mul", "quat_exp", "rotation_2d"]
 
@@ -26,8 +28,15 @@ def direction(a):
 
 
 def rotation_about(axis, angle):
-    """Rotation matrix of ``angle`` (rad) about the unit ``axis`` (Rodrigues' formula)."""
-    a = direction(np.asarray(axis, dtype=float))
+    """Rotation matrix of ``angle`` (rad) about ``axis`` (3 finite numbers, not all zero; made a unit vector:
+    :func:`direction`) (Rodrigues' formula); anything else is a ``ModelError`` naming the axis."""
+    try:
+        a = np.asarray(axis, dtype=float).reshape(3)
+    except (TypeError, ValueError):
+        raise ModelError(f"rotation axis must be 3 numbers, got {shown(axis)!r}", element="axis") from None
+    if not (np.all(np.isfinite(a)) and np.any(a != 0.0)):
+        raise ModelError(f"rotation axis must be 3 finite numbers, not all zero, got {a.tolist()}", element="axis")
+    a = direction(a)
     k = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
     return np.eye(3) + np.sin(angle) * k + (1.0 - np.cos(angle)) * (k @ k)
 
