@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import multibody as mb
+from multibody.kernels import threads
 from multibody.kernels.threads import first_error, in_threads
 from multibody.systems import bicycle
 
@@ -42,6 +43,27 @@ def test_slices_cover_each_row_once_and_return_in_order(threads, count, slices):
     expected = 0 if count == 0 else min(count, slices) if slices else 1 if threads == 1 else min(count, 4 * threads)
     assert len(out) == expected
     assert first_error([0, 0, 3, 5]) == 3 and first_error([0, 0]) == 0 and first_error([]) == 0
+
+
+@pytest.mark.skipif(THREADS < 2, reason="numba allows one thread here")
+@pytest.mark.parametrize("count", [1, 2, 127, 255, 256, 1000])
+def test_short_rows_first_then_alone_or_in_threads(count, monkeypatch):
+    """``short_rows``: below ``PROBED_BELOW`` rows the first row alone, then the others in one slice (all of them
+    would take less than ``SERIAL_SECONDS``) or in slices on threads (they would not); from it, slices on threads."""
+    for serial_seconds, alone in ((3600.0, True), (0.0, False)):
+        monkeypatch.setattr(threads, "SERIAL_SECONDS", serial_seconds)
+        seen = []
+        out = _in(THREADS, in_threads, _record, (seen,), count, short_rows=True)
+        seen_first = seen[0]
+        seen.sort()
+        assert [lo for lo, _ in seen] == out
+        assert [r for lo, hi in seen for r in range(lo, hi)] == list(range(count))
+        if count >= threads.PROBED_BELOW:
+            assert len(out) == 4 * THREADS
+            continue
+        assert seen_first == (0, 1) and out[0] == 0
+        rest = count - 1
+        assert len(out) == 1 + (min(1, rest) if alone else min(rest, 4 * THREADS))
 
 
 def _meet(barrier, seen, lo, hi):

@@ -210,7 +210,7 @@ def rnea_derivatives_batch(model, Q, V, A, data=None, t=None):
     time of a moving base, the same for every row."""
     d, w, Q, V, A, out = _batch_args(model, Q, V, A, data, t, "A")
     err = first_error(in_threads(rnea_derivatives_batch_kernel, (d.mi, d.mf, Q, V, A, d.no_fext, base_copy(d), *out),
-                                 Q.shape[0]))
+                                 Q.shape[0], short_rows=True))
     if err:
         raise _error(model, d, err, "A")
     return tuple(out)
@@ -224,7 +224,7 @@ def aba_derivatives_batch(model, Q, V, TAU, data=None, t=None, applied=False):
     qdd = np.empty((Q.shape[0], d.nv))
     err = first_error(in_threads(aba_derivatives_batch_kernel, (
         d.mi, d.mf, Q, V, TAU, d.no_fext, bool(applied) and w.applied, w.forces, 0.0 if t is None else float(t),
-        w.dint, base_copy(d), qdd, *out), Q.shape[0]))
+        w.dint, base_copy(d), qdd, *out), Q.shape[0], short_rows=True))
     if err:
         raise _error(model, d, err, "TAU")
     return tuple(out)

@@ -605,7 +605,7 @@ def aba_batch(model, Q, V, TAU, data=None, t=None):
     if d.fill is not None:  # general joints: each state needs its kinematics filled in (at t = 0)
         return np.array([aba(model, q, v, tau, data=d) for q, v, tau in zip(Q, V, TAU)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
-    in_threads(aba_batch_kernel, (d.mi, d.mf, Q, V, TAU, d.no_fext, _base(d), out), Q.shape[0])
+    in_threads(aba_batch_kernel, (d.mi, d.mf, Q, V, TAU, d.no_fext, _base(d), out), Q.shape[0], short_rows=True)
     return out
 
 
@@ -620,7 +620,7 @@ def rnea_batch(model, Q, V, A, data=None, t=None):
     if d.fill is not None:  # general joints, as in aba_batch
         return np.array([rnea(model, q, v, a, data=d) for q, v, a in zip(Q, V, A)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
-    in_threads(rnea_batch_kernel, (d.mi, d.mf, Q, V, A, d.no_fext, _base(d), out), Q.shape[0])
+    in_threads(rnea_batch_kernel, (d.mi, d.mf, Q, V, A, d.no_fext, _base(d), out), Q.shape[0], short_rows=True)
     return out
 
 
