@@ -15,8 +15,8 @@ import threading
 import time
 
 #: a batch of short rows (``in_threads(..., short_rows=True)``) whose rows would take less than this in all, in
-#: seconds, runs in the calling thread: a thread of the pool starts 0.02–0.03 ms after it is asked to on this
-#: shared virtual machine (0.13 ms when its core was idle for 10 ms), and the caller may wait as long for its last
+#: seconds, runs in the calling thread: a thread of the pool starts 0.02–0.03 ms after it is asked to on a 2-core
+#: virtual machine (0.13 ms when its core was idle for 10 ms), and the caller may wait as long for its last
 #: slice, when numba's OpenMP threads spin between calls (burning about 4 ms of CPU after each)
 SERIAL_SECONDS = 2e-4
 #: only a batch of fewer rows than this is timed so; a larger one starts its threads at once (timing first delays
