@@ -393,6 +393,8 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     check_stepping_method("contact='stepping'" if system.info.get("contact") == "stepping" else
                           "the implicit compliant model", method)
     t0, t_end = arg.time_span(t0, t_end)
+    if restart is None and model.unilateral:   # within its stops, held coordinates at rest (as across switches)
+        model.unilateral.check_start(model, system.q0, system.v0, t0)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")
     events = arg.event_functions(events)
