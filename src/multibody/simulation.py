@@ -717,8 +717,7 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
                          "params arrays", element="Q0")
     runs = leading[0][1]
     if runs == 0:
-        raise ModelError(f"simulate_batch needs at least one run, {leading[0][0]} has 0 rows",
-                         element=leading[0][0].split("[")[0])
+        raise ModelError(f"simulate_batch needs a run, {leading[0][0]} has 0 rows", element=leading[0][0].split("[")[0])
     for name, r in leading[1:]:
         if r != runs:
             raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
