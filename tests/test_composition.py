@@ -139,6 +139,27 @@ def test_unlock_release_holds_then_frees():
     np.testing.assert_allclose(res.q[~held, 0], free.q[1:, 0], rtol=0, atol=1e-12)
 
 
+
+def test_a_start_beyond_a_stop_or_moving_while_held_is_refused():
+    """The stepping model refuses the starts the run across switches refuses (it moved q0 back onto the stop over
+    the first steps, and set a held coordinate's velocity to 0, in silence): one line naming the joint, for each
+    run of a batch too (naming the run); a release before t0 holds nothing."""
+    stops, held = pendulum(limits=(-0.3, 0.3)), pendulum(release=mb.Release(0.1, mode="unlock"))
+    beyond = "joint 'hinge': q0 of coordinate 'angle' = 0.5 is outside its limits \\[-0.3, 0.3\\]"
+    moving = "joint 'hinge' is held until its release at t = 0.1: its velocity v0\\[0\\] must be 0, got 1.0"
+    for run in (dict(contact="stepping"), dict(contact="compliant", implicit=True), dict(method="RK4")):
+        with pytest.raises(ModelError, match=beyond + "$"):
+            mb.simulate(stops, [0.5], [0.0], 0.01, h=1e-3, **run)
+        with pytest.raises(ModelError, match=moving + "$"):
+            mb.simulate(held, [0.5], [1.0], 0.01, h=1e-3, **run)
+    with pytest.raises(ModelError, match=beyond + " \\(run 1\\)$"):
+        mb.simulate_batch(stops, [[0.0], [0.5]], None, 0.01, h=1e-3, contact="stepping")
+    with pytest.raises(ModelError, match=moving + " \\(run 1\\)$"):
+        mb.simulate_batch(held, [[0.5], [0.5]], [[0.0], [1.0]], 0.01, h=1e-3, contact="stepping")
+    later = mb.simulate(held, [0.5], [1.0], 0.21, t0=0.2, h=1e-3, contact="stepping")
+    assert later.v[1, 0] != 0.0                               # released before t0: free from the start
+
+
 # ---- a stage separation: a release that separates a joint, across the floor ------------------------------------------
 def stage(release=0.3, floor=True):
     """A booster (a free box, 2 kg) with a payload (0.5 kg) spinning on it about z (a Revolute 0.3 m above its

@@ -294,6 +294,52 @@ def test_failed_run_keeps_its_outputs():
     assert err.value.result is not None and err.value.result.info["status"] == "failed"
 
 
+
+@pytest.mark.parametrize("options", [{"contact": "stepping"}, {"contact": "compliant", "implicit": True}])
+def test_failed_callbacks_keep_the_steps_before_them(options, tmp_path, monkeypatch):
+    """The Python loop of the stepping run (a torque callback, Python events; both contact models that step): a
+    callback's wrong output is the ModelError every formulation gives (naming the torque callback and the time), one
+    that raises or an event that raises ends the run with an IntegrationError carrying the steps made before it;
+    a checkpoint that cannot be written (in the middle, at the end) keeps the run too."""
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 1.0
+    run = dict(h=1e-3, **options)
+    for bad, shown in ((lambda t, q, v: np.zeros(7), "returned 7 values"), (lambda t, q, v: None, "returned None")):
+        with pytest.raises(ModelError, match=f"torque callback of model .* {shown}.* at t = 0.0") as err:
+            mb.simulate(model, q0, None, 0.01, tau=bad, **run)
+        assert err.value.result.info["status"] == "failed" and len(err.value.result.t) == 1
+
+    def late(t, q, v):
+        if t > 0.0055:
+            raise RuntimeError("late")
+        return np.zeros(6)
+    with pytest.raises(IntegrationError, match="RuntimeError raised after step 6 .*: late") as err:
+        mb.simulate(model, q0, None, 0.01, tau=late, output_every=1, **run)
+    whole = mb.simulate(model, q0, None, 0.006, tau=lambda t, q, v: np.zeros(6), output_every=1, **run)
+    np.testing.assert_array_equal(err.value.result.q, whole.q)       # the six steps before it, as they were
+
+    def late_event(t, q, v):
+        return late(t, q, v)[0] + 1.0
+    with pytest.raises(IntegrationError, match="RuntimeError raised after step 10 .*: late") as err:
+        mb.simulate(model, q0, None, 0.01, events=[late_event], **run)
+    assert err.value.result.info["status"] == "failed"
+    from multibody.io.checkpoints import Writer
+
+    write = Writer.write
+
+    def full_disk(self, t, step, *args, **kwargs):        # the disk fills up after the first checkpoints
+        if step > 4:
+            raise mb.errors.ResultFileError(f"{self.path}: no space left on device")
+        return write(self, t, step, *args, **kwargs)
+    for every, end in ((2e-3, "at step 6"), (0.05, "at step 10")):   # in the middle; at the end
+        monkeypatch.setattr(Writer, "write", full_disk)
+        with pytest.raises(IntegrationError, match=f"checkpoint could not be written {end}: .*no space") as err:
+            mb.simulate(model, q0, None, 0.01, checkpoint=str(tmp_path / "run.ckpt"), every=every, **run)
+        monkeypatch.undo()
+        assert err.value.result.t[-1] == pytest.approx(int(end.split()[-1]) * 1e-3, abs=1e-15)
+
+
 def test_model_file_with_contact(tmp_path):
     """A model file's collisions and its contact settings (simulation.contact, the parameters in options)."""
     model = ball()

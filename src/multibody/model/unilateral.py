@@ -281,6 +281,25 @@ class Unilateral:
         names = [el.joint for el in self.limits + self.latches + self.releases]
         return list(dict.fromkeys(names))
 
+    def check_start(self, model, q, v, t, tolerance=1e-12):
+        """Refuse a state at time ``t`` that no run can start from (a ``ModelError`` naming the joint): a coordinate
+        beyond its limits (by more than ``tolerance`` relative to 1 + |q|), or moving on a coordinate that an
+        "unlock" release still holds. Every run with stops checks it (across switches; the stepping model)."""
+        for rel in self.releases:
+            if rel.mode == "unlock" and rel.at > t:
+                info = model.joint(rel.joint)
+                for k in range(info.v_slice.start, info.v_slice.stop):
+                    if v[k] != 0.0:
+                        raise ModelError(f"joint '{rel.joint}' is held until its release at t = {rel.at:g}: its "
+                                         f"velocity v0[{k}] must be 0, got {shown(v[k])!r}",
+                                         element=f"joint '{rel.joint}'")
+        for lm in self.limits:
+            qk = q[lm.q_index]
+            tol = tolerance * (1.0 + abs(qk))
+            if not (lm.lower - tol <= qk <= lm.upper + tol):
+                raise ModelError(f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {shown(qk)!r} is outside "
+                                 f"its limits [{shown(lm.lower)!r}, {shown(lm.upper)!r}]", element=f"joint '{lm.joint}'")
+
     def release_of(self, joint):
         """The :class:`Release` of ``joint``, or None."""
         return next((r for r in self.releases if r.joint == joint), None)
