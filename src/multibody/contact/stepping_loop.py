@@ -128,7 +128,7 @@ class SteppingSystem:
         S.count[N_PREV] = count
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _controls(control, p, tau_const, t, q, v, out):
     """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_torques``)
     into ``out`` (nv); ``tau_const`` itself without controllers (``tree_control.is_controlled``)."""
@@ -153,7 +153,7 @@ def _write(W, row, t, q, v, work):
         call_torque(W.fill, t, q, v, work)
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _write_loops(W, row, t, q, v, loops):
     """:func:`_write` into the loops' workspace; nothing without compiled rows (the workspace then unread)."""
     if loops is None or loops.cfg[CFG_M] == 0.0:
@@ -161,7 +161,7 @@ def _write_loops(W, row, t, q, v, loops):
     _write(W, row, t, q, v, loops.tree.work)
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _prescribe(P, row, t, q, v):
     """The prescribed motion at the step of table row ``row`` into the workspaces of the tree and of the loops: the
     base's block, the general joints' kinematics."""

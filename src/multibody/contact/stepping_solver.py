@@ -71,7 +71,7 @@ from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel,
 from multibody.kernels.rnea import rnea_kernel
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
-from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
+from multibody.kernels.spatial import INLINE, KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import CFG_M, loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
@@ -162,7 +162,7 @@ def integrate_step(mi, q, v, h, out):
             out[iq + 2] = q[iq + 2] + h * x2
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _loops(loops, q, v, S, r):
     """The rows of the model's loops and constraints from row r (``rows.constraint_rows.loop_rows``); none for a
     run without compiled ones (a workspace without rows: no kinematics pass either)."""
@@ -186,7 +186,7 @@ def _python_rows(S, r):
     return r
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _same_manifold(G, c, d):
     """Whether contacts c and d are points of one manifold: the same pair and the same normal."""
     if G.rows[c, C_PAIR] != G.rows[d, C_PAIR]:
@@ -233,7 +233,7 @@ def _contacts(mi, wd, G, S, m, r, normal):
     return r
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _contact_rows(mi, wd, G, S, c, r, normal, x0, x1, x2):
     """The three rows of contact c at the point x from row r (:func:`_contacts`); returns r + 3."""
     n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
@@ -254,7 +254,7 @@ def _contact_rows(mi, wd, G, S, c, r, normal, x0, x1, x2):
     return r + 3
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _warm_start(S, nb, nr, c0):
     """λ of each unilateral row (and contact) from the last step's row with the same key (a contact's friction
     impulse re-expressed in the new tangents), zero for new rows; the bilateral rows are solved directly."""
@@ -278,7 +278,7 @@ def _warm_start(S, nb, nr, c0):
         r += 3 if contact else 1
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _keep(S, nb, nr, c0, h):
     """The unilateral rows' impulses for the next step's warm start (a contact's friction impulse as a vector in
     ground coordinates), and the contacts' forces (impulse / h) in their records."""
@@ -304,7 +304,7 @@ def _keep(S, nb, nr, c0, h):
     S.count[N_PREV] = o
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _biases(S, v, h, nr):
     """b += each row's bias (module docstring): a bilateral row's position residual over h; a unilateral row's gap
     over h (an overlap, up to SLOP, over ``recovery``, at least h), or Newton's impact target e u⁻ (e = 0: plastic)
@@ -380,7 +380,7 @@ def _impulse_velocity(S, nr, nv, out):
     ltl_solve(S.L, S.parent, out)
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _push(S, nb, nr, nv, h, out):
     """The velocity that undoes, over ``recovery`` (at least h), the overlaps deeper than SLOP of the unilateral rows
     (module docstring) while every other row keeps its condition (a bilateral row its velocity, a gap not closed
