@@ -281,6 +281,46 @@ def test_overlap_is_undone_without_launching(depth):
     assert 0.1 - res.q[-1, 2] <= depth * 0.9 ** 100 + SLOP
 
 
+def test_overlap_at_a_singular_configuration_is_not_undone_by_a_jump():
+    """A double pendulum (links of 0.6 m) hanging straight down with its tip (a 5 cm ball) 15 cm inside the floor: there
+    the tip cannot move along the normal (the normal row's Jacobian is zero), so the linearized push out turned the
+    joints by radians in one step (8.65 rad; the kinetic energy then grew sixfold in 0.3 s). The push's trust region
+    (``stepping_solver``: no row faster than the fastest target, u_max = (0.15 − SLOP) / recovery) bounds what a step
+    does to the contact point x (a point of the lower link, rows built at the step's start q): Δq = h (v⁺ + v_push)
+    exactly (hinges), and the point's velocity under v_push has its normal and two tangential components within
+    u_max, so |ẋ(Δq)| ≤ h (|ẋ(v⁺)| + √3 u_max), ẋ(w) = w₁ ŷ × x + w₂ ŷ × (x − elbow)."""
+    from multibody.contact.stepping_solver import SLOP
+
+    b = mb.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("upper", mass=1.0, com=(0, 0, -0.3), inertia=np.diag([0.02, 0.02, 0.002]))
+    b.add_joint("shoulder", mb.Revolute(axis=(0, 1, 0)), "ground", "upper")
+    b.add_body("lower", mass=0.5, com=(0, 0, -0.3), inertia=np.diag([0.01, 0.01, 0.001]))
+    b.add_joint("elbow", mb.Revolute(axis=(0, 1, 0)), "upper", "lower",
+                placement=mb.Placement(translation=(0, 0, -0.6)))
+    b.add_collision("tip", "lower", mb.Sphere(0.05), placement=mb.Placement(translation=(0, 0, -0.6)), friction=0.5)
+    b.add_collision("floor", "ground", mb.HalfSpace(), placement=mb.Placement(translation=(0, 0, -1.1)), friction=0.5)
+    h, recovery = 1e-3, 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the initial overlap's warning; the singular rows' solves
+        res = mb.simulate(b.build(), [0.0, 0.0], [1.0, 3.0], 0.05, h=h, contact="stepping", recovery=recovery,
+                          output_every=1)
+    u_max = (0.15 - SLOP) / recovery
+
+    def point_velocity(x, q, w):                # ŷ × r = (r_z, 0, −r_x)
+        elbow = -0.6 * np.array([np.sin(q[0]), 0.0, np.cos(q[0])])
+        r1, r2 = x, x - elbow
+        return w[0] * np.array([r1[2], 0.0, -r1[0]]) + w[1] * np.array([r2[2], 0.0, -r2[0]])
+
+    checked = 0
+    for k in range(1, res.q.shape[0]):
+        for x in res.contacts.at(k)["point"]:
+            q = res.q[k - 1]
+            moved = np.linalg.norm(point_velocity(x, q, res.q[k] - q))
+            assert moved <= h * (np.linalg.norm(point_velocity(x, q, res.v[k])) + np.sqrt(3.0) * u_max) * (1 + 1e-9), k
+            checked += 1
+    assert checked >= 5
+
+
 def test_failed_run_keeps_its_outputs():
     model = ball()
     q0 = model.neutral()

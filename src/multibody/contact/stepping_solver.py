@@ -35,7 +35,12 @@ impulses, as in Box2D and Bullet: E. Catto, "Iterative dynamics with temporal co
 ``u_n ≥ −(φ + SLOP) / max(h, recovery)`` on the overlapping rows (every other row keeping its velocity, no friction),
 the velocity of that solution moving the positions of that one step only, ``q⁺ = q ⊕ h (v⁺ + v_push)``, while v⁺ is
 the velocity kept: a ball started 5 cm inside the floor is out after about ``recovery`` and at rest, not thrown at
-5 m/s (the potential energy it gains is the overlap's, not the impulses'). Contacts enter before they touch: every
+5 m/s (the potential energy it gains is the overlap's, not the impulses'). The push is a linearized (Gauss–Newton)
+step on the overlaps, held to what the linearization can carry: no row moves faster under it than the fastest
+target, ``max (−φ − SLOP) / max(h, recovery)`` (the whole push scaled down otherwise). Where the coordinates can hardly
+move a point along its normal (a pendulum hanging straight down with its tip inside the floor: the normal row's
+Jacobian is about zero), the unscaled push would turn them by radians in one step to gain the overlap's millimetres;
+scaled, it drags the point out along its tangents at that speed. Contacts enter before they touch: every
 pair within ``margin`` plus the distance two shapes can close in the step (``detection.swept_distance``: their
 points' speeds at the start and at the free velocity of the step, times h) takes part, with ``λ_n = 0`` unless the
 step would close its gap, so a falling body lands on the surface (φ⁺ = 0) instead of sinking in.
@@ -99,6 +104,9 @@ R_WIDTH = 13
 S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
 #: an overlap deeper than this (m) is pushed out at the position level (module docstring)
 SLOP = 1e-6
+#: the push is scaled down where a row would move faster than the fastest target by more than this fraction
+#: (the solver's tolerance is 1e-10 of the largest impulse: a push that meets its targets is never scaled)
+PUSH_ROUND_OFF = 1e-6
 #: entries of ``count``
 N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
 #: the points of a manifold whose levels along its normal differ by less than this times their coordinates are on
@@ -394,6 +402,7 @@ def _push(S, nb, nr, nv, h, out):
         return False
     recovery = max(h, S.settings[S_RECOVERY])
     _delassus(S, nr, nv)
+    target = 0.0     # the fastest target speed
     for r in range(nr):
         phi = S.gap[r]
         S.b[r] = 0.0
@@ -401,12 +410,25 @@ def _push(S, nb, nr, nv, h, out):
         S.mu[r] = 0.0
         if S.kind[r] == UNILATERAL:
             S.b[r] = phi / h if phi >= 0.0 else min(0.0, phi + SLOP) / recovery
+            target = max(target, -S.b[r])
     st = S.rs.stats
     worst, unconverged, most, last, steps = st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS]
     solve_rows(S.W, S.b, S.lam, S.kind, S.mu, S.gap, nb, nr, S.settings[S_TOL], int(S.settings[S_ITER]), S.rs)
     # the statistics are the steps' (a push moves positions only, by what its solve reached)
     st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS] = worst, unconverged, most, last, steps
     _impulse_velocity(S, nr, nv, out)
+    # a trust region for the linearized push: no row faster than the fastest target (module docstring; a row
+    # within PUSH_ROUND_OFF of it has the solver's round-off, not a lever's gain)
+    fastest = 0.0
+    for r in range(nr):
+        s = 0.0
+        for k in range(nv):
+            s += S.J[r, k] * out[k]
+        fastest = max(fastest, abs(s))
+    if fastest > target * (1.0 + PUSH_ROUND_OFF):
+        scale = target / fastest
+        for k in range(nv):
+            out[k] *= scale
     return True
 
 
