@@ -140,22 +140,34 @@ def test_unlock_release_holds_then_frees():
 
 
 
-def test_a_start_beyond_a_stop_or_moving_while_held_is_refused():
-    """The stepping model refuses the starts the run across switches refuses (it moved q0 back onto the stop over
-    the first steps, and set a held coordinate's velocity to 0, in silence): one line naming the joint, for each
-    run of a batch too (naming the run); a release before t0 holds nothing."""
+def test_a_start_beyond_a_stop_or_moving_while_held():
+    """The run across switches refuses a start beyond a stop or moving on a held coordinate (one line naming the
+    joint); the stepping model (and the implicit compliant one) brings it back, as it does an overlap, and says so
+    (a ``ModelWarning``, ``info["start_outside_stops"]``; for a batch, naming the first such run): the stop's row
+    pushes 0.2 rad beyond the stop back by h / recovery of what is left per step (after 100 steps at most
+    0.2 · 0.9¹⁰⁰ + SLOP beyond it), the held coordinate's row stops it at the first step. A release before t0 holds
+    nothing."""
+    from multibody.contact.stepping_solver import SLOP
+
     stops, held = pendulum(limits=(-0.3, 0.3)), pendulum(release=mb.Release(0.1, mode="unlock"))
     beyond = "joint 'hinge': q0 of coordinate 'angle' = 0.5 is outside its limits \\[-0.3, 0.3\\]"
     moving = "joint 'hinge' is held until its release at t = 0.1: its velocity v0\\[0\\] must be 0, got 1.0"
-    for run in (dict(contact="stepping"), dict(contact="compliant", implicit=True), dict(method="RK4")):
-        with pytest.raises(ModelError, match=beyond + "$"):
-            mb.simulate(stops, [0.5], [0.0], 0.01, h=1e-3, **run)
-        with pytest.raises(ModelError, match=moving + "$"):
-            mb.simulate(held, [0.5], [1.0], 0.01, h=1e-3, **run)
-    with pytest.raises(ModelError, match=beyond + " \\(run 1\\)$"):
-        mb.simulate_batch(stops, [[0.0], [0.5]], None, 0.01, h=1e-3, contact="stepping")
-    with pytest.raises(ModelError, match=moving + " \\(run 1\\)$"):
-        mb.simulate_batch(held, [[0.5], [0.5]], [[0.0], [1.0]], 0.01, h=1e-3, contact="stepping")
+    with pytest.raises(ModelError, match=beyond + "$"):
+        mb.simulate(stops, [0.5], [0.0], 0.01, h=1e-3, method="RK4")
+    with pytest.raises(ModelError, match=moving + "$"):
+        mb.simulate(held, [0.5], [1.0], 0.01, h=1e-3, method="RK4")
+    for run in (dict(contact="stepping"), dict(contact="compliant", implicit=True)):
+        with pytest.warns(mb.errors.ModelWarning, match=beyond + ": the stepping model brings it back"):
+            res = mb.simulate(stops, [0.5], [0.0], 0.1, h=1e-3, **run)
+        assert res.info["start_outside_stops"] == ["joint 'hinge': q0 of coordinate 'angle' = 0.5 is outside its "
+                                                   "limits [-0.3, 0.3]"]
+        assert res.q[-1, 0] <= 0.3 + 0.2 * 0.9 ** 100 + SLOP
+        with pytest.warns(mb.errors.ModelWarning, match=moving):
+            res = mb.simulate(held, [0.5], [1.0], 0.01, h=1e-3, **run)
+        eps = np.finfo(float).eps                       # the held row's direct solve: round-off of v0 = 1
+        assert abs(res.v[1, 0]) <= 8 * eps and abs(res.q[1, 0] - 0.5) <= 8 * eps
+    with pytest.warns(mb.errors.ModelWarning, match=beyond + " \\(run 1 and 1 more\\)"):
+        mb.simulate_batch(stops, [[0.0], [0.5], [0.6]], None, 0.01, h=1e-3, contact="stepping")
     later = mb.simulate(held, [0.5], [1.0], 0.21, t0=0.2, h=1e-3, contact="stepping")
     assert later.v[1, 0] != 0.0                               # released before t0: free from the start
 

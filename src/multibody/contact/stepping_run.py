@@ -24,6 +24,7 @@ the run with an ``IntegrationError`` that carries the outputs so far (a callback
 with the outputs as ``result``).
 """
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -33,7 +34,7 @@ from multibody.contact.stepping_loop import (NO_EVENTS, STEPPING_EVENT, STEPPING
                                              compiled_events, python_steps, step_scratch, stepping_loop)
 from multibody.contact.stepping_solver import N_CONTACTS
 from multibody.contact.stepping_structures import Structures
-from multibody.errors import IntegrationError, ModelError, ResultFileError
+from multibody.errors import IntegrationError, ModelError, ModelWarning, ResultFileError
 from multibody.integrate import arguments as arg
 from multibody.formulations.tree_control import compiled_event, is_compiled_torque
 from multibody.integrate.arguments import fixed_step_count, output_steps
@@ -384,6 +385,24 @@ def _restored(st, ck, nsteps):
     return q, v, int(ck.step), dissipated
 
 
+def warn_start(model, problems, info=None):
+    """Say (a ``ModelWarning``, and ``info["start_outside_stops"]``) when runs start beyond a joint's stop or moving on
+    a coordinate an unlock release holds: the stepping model brings such a state back as it does an overlap (the stop's
+    row pushes the coordinate back within its limits over ``recovery`` at the position level; a held coordinate's
+    velocity is set to zero by its row at the first step), where the run across switches refuses it. ``problems``:
+    one list of ``Unilateral.start_problems`` per run."""
+    bad = [b for b, p in enumerate(problems) if p]
+    if not bad:
+        return
+    first = problems[bad[0]][0][0]
+    runs = "" if len(problems) == 1 else f" (run {bad[0]}" + (f" and {len(bad) - 1} more)" if len(bad) > 1 else ")")
+    if info is not None:
+        info["start_outside_stops"] = [m for m, _ in problems[bad[0]]]
+    warnings.warn(f"model '{model.name}': {first}{runs}: the stepping model brings it back (a stop by its row over "
+                  "recovery at the position level, a held velocity set to 0 at the first step)", ModelWarning,
+                  stacklevel=5)
+
+
 def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress, events=None,
                       writer=None, every=None, restart=None, max_steps=None):
     """``simulate`` with the time-stepping model: its own semi-implicit Euler step of size ``h``
@@ -393,8 +412,8 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     check_stepping_method("contact='stepping'" if system.info.get("contact") == "stepping" else
                           "the implicit compliant model", method)
     t0, t_end = arg.time_span(t0, t_end)
-    if restart is None and model.unilateral:   # within its stops, held coordinates at rest (as across switches)
-        model.unilateral.check_start(model, system.q0, system.v0, t0)
+    if restart is None and model.unilateral:   # beyond its stops, or moving while held: brought back, and said
+        warn_start(model, [model.unilateral.start_problems(model, system.q0, system.v0, t0)], system.info)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")
     events = arg.event_functions(events)
