@@ -139,6 +139,39 @@ def test_unlock_release_holds_then_frees():
     np.testing.assert_allclose(res.q[~held, 0], free.q[1:, 0], rtol=0, atol=1e-12)
 
 
+
+def test_a_start_beyond_a_stop_or_moving_while_held():
+    """The run across switches refuses a start beyond a stop or moving on a held coordinate (one line naming the
+    joint); the stepping model (and the implicit compliant one) brings it back, as it does an overlap, and says so
+    (a ``ModelWarning``, ``info["start_outside_stops"]``; for a batch, naming the first such run): the stop's row
+    pushes 0.2 rad beyond the stop back by h / recovery of what is left per step (after 100 steps at most
+    0.2 · 0.9¹⁰⁰ + SLOP beyond it), the held coordinate's row stops it at the first step. A release before t0 holds
+    nothing."""
+    from multibody.contact.stepping_solver import SLOP
+
+    stops, held = pendulum(limits=(-0.3, 0.3)), pendulum(release=mb.Release(0.1, mode="unlock"))
+    beyond = "joint 'hinge': q0 of coordinate 'angle' = 0.5 is outside its limits \\[-0.3, 0.3\\]"
+    moving = "joint 'hinge' is held until its release at t = 0.1: its velocity v0\\[0\\] must be 0, got 1.0"
+    with pytest.raises(ModelError, match=beyond + "$"):
+        mb.simulate(stops, [0.5], [0.0], 0.01, h=1e-3, method="RK4")
+    with pytest.raises(ModelError, match=moving + "$"):
+        mb.simulate(held, [0.5], [1.0], 0.01, h=1e-3, method="RK4")
+    for run in (dict(contact="stepping"), dict(contact="compliant", implicit=True)):
+        with pytest.warns(mb.errors.ModelWarning, match=beyond + ": the stepping model brings it back"):
+            res = mb.simulate(stops, [0.5], [0.0], 0.1, h=1e-3, **run)
+        assert res.info["start_outside_stops"] == ["joint 'hinge': q0 of coordinate 'angle' = 0.5 is outside its "
+                                                   "limits [-0.3, 0.3]"]
+        assert res.q[-1, 0] <= 0.3 + 0.2 * 0.9 ** 100 + SLOP
+        with pytest.warns(mb.errors.ModelWarning, match=moving):
+            res = mb.simulate(held, [0.5], [1.0], 0.01, h=1e-3, **run)
+        eps = np.finfo(float).eps                       # the held row's direct solve: round-off of v0 = 1
+        assert abs(res.v[1, 0]) <= 8 * eps and abs(res.q[1, 0] - 0.5) <= 8 * eps
+    with pytest.warns(mb.errors.ModelWarning, match=beyond + " \\(run 1 and 1 more\\)"):
+        mb.simulate_batch(stops, [[0.0], [0.5], [0.6]], None, 0.01, h=1e-3, contact="stepping")
+    later = mb.simulate(held, [0.5], [1.0], 0.21, t0=0.2, h=1e-3, contact="stepping")
+    assert later.v[1, 0] != 0.0                               # released before t0: free from the start
+
+
 # ---- a stage separation: a release that separates a joint, across the floor ------------------------------------------
 def stage(release=0.3, floor=True):
     """A booster (a free box, 2 kg) with a payload (0.5 kg) spinning on it about z (a Revolute 0.3 m above its

@@ -281,6 +281,46 @@ def test_overlap_is_undone_without_launching(depth):
     assert 0.1 - res.q[-1, 2] <= depth * 0.9 ** 100 + SLOP
 
 
+def test_overlap_at_a_singular_configuration_is_not_undone_by_a_jump():
+    """A double pendulum (links of 0.6 m) hanging straight down with its tip (a 5 cm ball) 15 cm inside the floor: there
+    the tip cannot move along the normal (the normal row's Jacobian is zero), so the linearized push out turned the
+    joints by radians in one step (8.65 rad; the kinetic energy then grew sixfold in 0.3 s). The push's trust region
+    (``stepping_solver``: no row faster than the fastest target, u_max = (0.15 − SLOP) / recovery) bounds what a step
+    does to the contact point x (a point of the lower link, rows built at the step's start q): Δq = h (v⁺ + v_push)
+    exactly (hinges), and the point's velocity under v_push has its normal and two tangential components within
+    u_max, so |ẋ(Δq)| ≤ h (|ẋ(v⁺)| + √3 u_max), ẋ(w) = w₁ ŷ × x + w₂ ŷ × (x − elbow)."""
+    from multibody.contact.stepping_solver import SLOP
+
+    b = mb.ModelBuilder(gravity=(0, 0, -9.81))
+    b.add_body("upper", mass=1.0, com=(0, 0, -0.3), inertia=np.diag([0.02, 0.02, 0.002]))
+    b.add_joint("shoulder", mb.Revolute(axis=(0, 1, 0)), "ground", "upper")
+    b.add_body("lower", mass=0.5, com=(0, 0, -0.3), inertia=np.diag([0.01, 0.01, 0.001]))
+    b.add_joint("elbow", mb.Revolute(axis=(0, 1, 0)), "upper", "lower",
+                placement=mb.Placement(translation=(0, 0, -0.6)))
+    b.add_collision("tip", "lower", mb.Sphere(0.05), placement=mb.Placement(translation=(0, 0, -0.6)), friction=0.5)
+    b.add_collision("floor", "ground", mb.HalfSpace(), placement=mb.Placement(translation=(0, 0, -1.1)), friction=0.5)
+    h, recovery = 1e-3, 0.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the initial overlap's warning; the singular rows' solves
+        res = mb.simulate(b.build(), [0.0, 0.0], [1.0, 3.0], 0.05, h=h, contact="stepping", recovery=recovery,
+                          output_every=1)
+    u_max = (0.15 - SLOP) / recovery
+
+    def point_velocity(x, q, w):                # ŷ × r = (r_z, 0, −r_x)
+        elbow = -0.6 * np.array([np.sin(q[0]), 0.0, np.cos(q[0])])
+        r1, r2 = x, x - elbow
+        return w[0] * np.array([r1[2], 0.0, -r1[0]]) + w[1] * np.array([r2[2], 0.0, -r2[0]])
+
+    checked = 0
+    for k in range(1, res.q.shape[0]):
+        for x in res.contacts.at(k)["point"]:
+            q = res.q[k - 1]
+            moved = np.linalg.norm(point_velocity(x, q, res.q[k] - q))
+            assert moved <= h * (np.linalg.norm(point_velocity(x, q, res.v[k])) + np.sqrt(3.0) * u_max) * (1 + 1e-9), k
+            checked += 1
+    assert checked >= 5
+
+
 def test_failed_run_keeps_its_outputs():
     model = ball()
     q0 = model.neutral()
@@ -292,6 +332,52 @@ def test_failed_run_keeps_its_outputs():
     with pytest.raises(IntegrationError) as err:
         mb.simulate(model, q0, None, 0.1, h=1e-3, contact="stepping", tau=lambda t, q, v: np.full(6, np.nan))
     assert err.value.result is not None and err.value.result.info["status"] == "failed"
+
+
+
+@pytest.mark.parametrize("options", [{"contact": "stepping"}, {"contact": "compliant", "implicit": True}])
+def test_failed_callbacks_keep_the_steps_before_them(options, tmp_path, monkeypatch):
+    """The Python loop of the stepping run (a torque callback, Python events; both contact models that step): a
+    callback's wrong output is the ModelError every formulation gives (naming the torque callback and the time), one
+    that raises or an event that raises ends the run with an IntegrationError carrying the steps made before it;
+    a checkpoint that cannot be written (in the middle, at the end) keeps the run too."""
+    model = ball()
+    q0 = model.neutral()
+    q0[2] = 1.0
+    run = dict(h=1e-3, **options)
+    for bad, shown in ((lambda t, q, v: np.zeros(7), "returned 7 values"), (lambda t, q, v: None, "returned None")):
+        with pytest.raises(ModelError, match=f"torque callback of model .* {shown}.* at t = 0.0") as err:
+            mb.simulate(model, q0, None, 0.01, tau=bad, **run)
+        assert err.value.result.info["status"] == "failed" and len(err.value.result.t) == 1
+
+    def late(t, q, v):
+        if t > 0.0055:
+            raise RuntimeError("late")
+        return np.zeros(6)
+    with pytest.raises(IntegrationError, match="RuntimeError raised after step 6 .*: late") as err:
+        mb.simulate(model, q0, None, 0.01, tau=late, output_every=1, **run)
+    whole = mb.simulate(model, q0, None, 0.006, tau=lambda t, q, v: np.zeros(6), output_every=1, **run)
+    np.testing.assert_array_equal(err.value.result.q, whole.q)       # the six steps before it, as they were
+
+    def late_event(t, q, v):
+        return late(t, q, v)[0] + 1.0
+    with pytest.raises(IntegrationError, match="RuntimeError raised after step 10 .*: late") as err:
+        mb.simulate(model, q0, None, 0.01, events=[late_event], **run)
+    assert err.value.result.info["status"] == "failed"
+    from multibody.io.checkpoints import Writer
+
+    write = Writer.write
+
+    def full_disk(self, t, step, *args, **kwargs):        # the disk fills up after the first checkpoints
+        if step > 4:
+            raise mb.errors.ResultFileError(f"{self.path}: no space left on device")
+        return write(self, t, step, *args, **kwargs)
+    for every, end in ((2e-3, "at step 6"), (0.05, "at step 10")):   # in the middle; at the end
+        monkeypatch.setattr(Writer, "write", full_disk)
+        with pytest.raises(IntegrationError, match=f"checkpoint could not be written {end}: .*no space") as err:
+            mb.simulate(model, q0, None, 0.01, checkpoint=str(tmp_path / "run.ckpt"), every=every, **run)
+        monkeypatch.undo()
+        assert err.value.result.t[-1] == pytest.approx(int(end.split()[-1]) * 1e-3, abs=1e-15)
 
 
 def test_model_file_with_contact(tmp_path):

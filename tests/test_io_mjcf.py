@@ -218,7 +218,13 @@ def _drop(name, seconds, h, limits):
     q0, v0 = state_from_mujoco(ours, data.qpos)
     for _ in range(int(round(seconds / mj.opt.timestep))):
         mujoco.mj_step(mj, data)
-    run = mb.simulate(ours, q0, v0, seconds, contact="stepping", h=h, n_out=11)
+    beyond = ours.unilateral.start_problems(ours, q0, v0, 0.0) if limits else []
+    with warnings.catch_warnings(record=True) as caught:  # the reset noise puts the Hopper's knee beyond its range
+        warnings.simplefilter("always", ModelWarning)
+        run = mb.simulate(ours, q0, v0, seconds, contact="stepping", h=h, n_out=11)
+    said = [str(w.message).split(": the stepping")[0] for w in caught]
+    assert said == [f"model '{name}': {m}" for m, _ in beyond[:1]], name
+    assert run.info.get("start_outside_stops", []) == [m for m, _ in beyond]
     assert run.info["solves"]["step"]["unconverged"] == 0, name
     k = {"hopper": 1, "ant": 2}[name]          # rootz of the hopper, the torso's z of the ant
     return data.qpos[k], run.q[-1, k], float(np.abs(run.v[-1]).max()), float(np.abs(data.qvel).max())

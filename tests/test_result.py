@@ -2,6 +2,7 @@
 import numpy as np
 import pytest
 
+from multibody.errors import ResultFileError
 from multibody.result import Result
 from multibody.viz import plot_result
 
@@ -85,3 +86,8 @@ def test_plot_png(tmp_path):
 def test_bad_suffix(tmp_path):
     with pytest.raises(ValueError, match="npz or .csv"):
         make_result().save(tmp_path / "x.txt")
+    for suffix in (".h5", ".hdf5"):      # HDF5 is written and read by multibody.io, which the message names
+        with pytest.raises(ResultFileError, match=r"must be .npz or .csv \(HDF5 files: multibody.io.save_"):
+            make_result().save(tmp_path / f"x{suffix}")
+        with pytest.raises(ResultFileError, match=r"must be .npz or .csv \(HDF5 files: multibody.io.load_"):
+            Result.load(tmp_path / f"x{suffix}")

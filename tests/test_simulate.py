@@ -155,6 +155,12 @@ def test_fixed_step_grid():
         simulate(m, None, None, 1.0, method="Euler")
     with pytest.raises(ModelError, match="q0 must have 3"):
         simulate(m, np.zeros(2), None, 1.0)
+    for q0, v0, shown in (([0.1, np.nan, 0.0], None, "q0 'joint2.angle' = nan"),
+                          (None, [0.0, 0.0, -np.inf], "v0 'joint3.angle' = -inf"),
+                          ([np.nan] * 3, None, "q0 'joint1.angle' = nan and 2 more")):
+        with pytest.raises(ModelError, match=f"must be finite .model '{m.name}'.: {shown}$") as err:
+            simulate(m, q0, v0, 1.0, method="RK4", h=0.1)
+        assert err.value.element == shown[:2]
 
 
 def test_result_info_and_energy():

@@ -269,6 +269,8 @@ def test_batch_bad_input_names_the_element():
         (dict(Q0=Q0, V0=V0, tau=lambda t, q, v: q, params={"tau": np.zeros((4, 2))}), "tau"),
         (dict(Q0=Q0[0], V0=V0[0]), "Q0"),
         (dict(Q0=np.full((4, 3), np.nan), V0=V0), "Q0"),
+        (dict(Q0=Q0[:0], V0=V0[:0]), "Q0"),                           # no runs (every path: compiled, stepping)
+        (dict(Q0=None, V0=V0[:0], contact="stepping", method="stepping"), "V0"),
     ]
     for kwargs, element in cases:
         kwargs.setdefault("method", "RK4")

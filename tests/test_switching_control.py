@@ -181,6 +181,14 @@ def test_what_a_controlled_switching_run_refuses():
     with pytest.raises(ModelError, match=r"a compiled torque law \(tau=f\) and a release that separates") as err:
         mb.simulate(held, [0.0, 0.0], [0.0, 0.0], 1.0, tau=law)
     assert err.value.element == "tau"
+    # a Python callback reads q and v by position as well: refused before the run, adaptive and fixed step (it was
+    # called after the separation with the new structure's q, v and failed there on its output's size)
+    for run in (dict(), dict(method="RK4", h=1e-3)):
+        with pytest.raises(ModelError, match=r"a torque callback \(tau=f\) and a release that separates") as err:
+            mb.simulate(held, [0.0, 0.0], [0.0, 0.0], 1.0, tau=lambda t, q, v: -4.0 * q, **run)
+        assert err.value.element == "tau"
+    with pytest.raises(ModelError, match=r"'clamp' cannot separate with a torque callback \(tau=f\)"):
+        mb.simulate(held, [0.0, 0.0], [0.0, 0.0], 1.0, h=1e-3, contact="stepping", tau=lambda t, q, v: -4.0 * q)
 
 
 # ------------------------------------------------------------------------------------------------ a robot

@@ -310,7 +310,7 @@ class Result:
         if suffix == ".csv":
             if self.contacts is not None:
                 warnings.warn(f"Result.save('{path}'): a CSV file holds one row per time and not the run's contacts "
-                              "(result.contacts); save to .npz or .h5 to keep them", stacklevel=2)
+                              "(result.contacts); save to .npz (or .h5 with multibody.io.save_result) to keep them", stacklevel=2)
             cols = [self.t[:, None], self.q, self.v]
             # q. and v. prefixes: a one-coordinate joint's coordinate and velocity have the same name
             header = ["t"] + [f"q.{n}" for n in self.q_names] + [f"v.{n}" for n in self.v_names]
@@ -336,7 +336,9 @@ class Result:
                 fh.write(CSV_END + "\n")
 
             return atomic_write(path, write, "Result file", mode="w")
-        raise ResultFileError(f"Result.save: suffix of '{path}' must be .npz or .csv", path=path)
+        raise ResultFileError(f"Result.save: suffix of '{path}' must be .npz or .csv"
+                                  + (" (HDF5 files: multibody.io.save_result)" if suffix in (".h5", ".hdf5") else ""),
+                                  path=path)
 
     @classmethod
     def from_file(cls, get, meta, path):
@@ -360,7 +362,9 @@ class Result:
         path = as_path(path, "Result file")
         suffix = path.suffix.lower()
         if suffix not in (".npz", ".csv"):
-            raise ResultFileError(f"Result.load: suffix of '{path}' must be .npz or .csv", path=path)
+            raise ResultFileError(f"Result.load: suffix of '{path}' must be .npz or .csv"
+                                  + (" (HDF5 files: multibody.io.load_result)" if suffix in (".h5", ".hdf5") else ""),
+                                  path=path)
         check_readable(path, "Result file")
         try:
             if suffix == ".npz":

@@ -716,10 +716,12 @@ def simulate_batch(model, Q0=None, V0=None, t_end=1.0, method="RK4", h=None, par
         raise ModelError("simulate_batch needs the runs as the first axis of Q0 (runs, nq), V0 (runs, nv) or the "
                          "params arrays", element="Q0")
     runs = leading[0][1]
+    if runs == 0:
+        raise ModelError(f"simulate_batch needs a run, {leading[0][0]} has 0 rows", element=leading[0][0].split("[")[0])
     for name, r in leading[1:]:
         if r != runs:
             raise ModelError(f"{name} has {r} runs, {leading[0][0]} has {runs}", element=name.split("[")[0])
-    arg.check_output_size(rows, model.nq + model.nv + 3, given[0] if given else "output_every", runs=max(runs, 1))
+    arg.check_output_size(rows, model.nq + model.nv + 3, given[0] if given else "output_every", runs=runs)
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
     Q = arg.batch_states(model, model.neutral() if Q0 is None else Q0, model.nq, "Q0", runs)
     V = arg.batch_states(model, np.zeros(model.nv) if V0 is None else V0, model.nv, "V0", runs)

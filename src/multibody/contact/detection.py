@@ -48,7 +48,7 @@ from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts
 from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_BODY, GI_TYPE, GW_P,
                                       HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local, to_world)
 from multibody.kernels.kinematics import D_S, IV, NV, PARENT
-from multibody.kernels.spatial import KERNEL, cross3, helper, unit_perpendicular
+from multibody.kernels.spatial import INLINE, KERNEL, cross3, helper, unit_perpendicular
 
 #: columns of a contact row: pair index, signed distance, normal (3), witness point on A (3), on B (3), friction,
 #: and the feature of the pair it comes from (a box's corner, a cylinder's rim point, a hull's vertex, a capsule's
@@ -399,7 +399,7 @@ def _body_twist(mi, wd, b, vel):
     return w0, w1, w2, u0, u1, u2
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def swept_distance(mi, wd, gi, gf, gw, v, vfree, h):
     """The most that two geometries can close their gap by in a step of h: twice h times the largest speed of a
     point of any geometry (|v_O + ω × c| + |ω| R for its centre c and bounding radius R), at the velocity of the

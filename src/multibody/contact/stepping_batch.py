@@ -22,6 +22,7 @@ import numpy as np
 
 from multibody.contact.models import contact_system
 from multibody.contact.stepping_loop import NO_EVENTS, STEPPING_OK, empty_outputs, step_scratch, stepping_loop
+from multibody.contact.stepping_run import warn_start
 from multibody.contact.stepping_structures import separations
 from multibody.errors import ModelError
 from multibody.formulations.tree import tree_batch
@@ -69,6 +70,8 @@ def stepping_batch(model, Q, V, t0, t_end, h, t_eval, n_out, output_every, tau, 
                          element="tau")
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     save = output_steps(nsteps, h_used, t0, t_eval, n_out, output_every)
+    if model.unilateral:      # runs beyond their stops, or moving while held: brought back, and said (as in simulate)
+        warn_start(model, [model.unilateral.start_problems(model, Q[b], V[b], t0) for b in range(runs)])
     first = _run_system(model, Q[0], V[0], tau, energy, options, batch, 0)   # checks the options once
     if first.before_step is not None:
         python = [c.name for c in model.constraints if c.python]

@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from multibody.contact.stepping_solver import N_PREV, R_WIDTH, stepping_step
+from multibody.formulations.base import callback_forces
 from multibody.formulations.tree_control import control_torques, is_controlled
 from multibody.kernels.control import call_event, call_torque
 from multibody.kernels.kinematics import BASE_WIDTH
@@ -127,7 +128,7 @@ class SteppingSystem:
         S.count[N_PREV] = count
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _controls(control, p, tau_const, t, q, v, out):
     """τ_const + the controllers' and the compiled law's torques at (t, q, v) (``tree_control.control_torques``)
     into ``out`` (nv); ``tau_const`` itself without controllers (``tree_control.is_controlled``)."""
@@ -152,7 +153,7 @@ def _write(W, row, t, q, v, work):
         call_torque(W.fill, t, q, v, work)
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _write_loops(W, row, t, q, v, loops):
     """:func:`_write` into the loops' workspace; nothing without compiled rows (the workspace then unread)."""
     if loops is None or loops.cfg[CFG_M] == 0.0:
@@ -160,7 +161,7 @@ def _write_loops(W, row, t, q, v, loops):
     _write(W, row, t, q, v, loops.tree.work)
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _prescribe(P, row, t, q, v):
     """The prescribed motion at the step of table row ``row`` into the workspaces of the tree and of the loops: the
     base's block, the general joints' kinematics."""
@@ -274,7 +275,8 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
     """:func:`stepping_loop` with a Python torque callback ``system.callback(t, q, v)`` (its forces added to the
     constant ones) or ``system.before_step(t, q, v, h)`` called before each step: the compiled loop called for one
     step at a time (its events all evaluated by the run loop from ``trace``; ``E`` unused), the table of the
-    prescribed motion from the step's row. The same returns."""
+    prescribed motion from the step's row. The same returns; an exception of the callbacks propagates with
+    ``exc.partial = (rows saved, last step done, dissipated)``."""
     P = system.params
     base = P.prescribed.base
     scratch = step_scratch(q, v) if scratch is None else scratch
@@ -287,13 +289,14 @@ def python_steps(system, q, v, t0, h, first, stop, save, dissipated, ts, Q, V, D
     for step in range(first + 1, stop + 1):
         t = t0 + (step - 1) * h
         tau = tau0
-        if system.callback is not None:
-            extra = np.asarray(system.callback(t, q.copy(), v.copy()), dtype=np.float64).reshape(-1)
-            if extra.shape != (nv,):
-                raise ValueError(f"the torque callback returned {extra.size} values, expected nv = {nv}")
-            tau = tau + extra
-        if system.before_step is not None:
-            system.before_step(t, q, v, h)
+        try:     # (checked as in every formulation: a ModelError naming the callback and the time)
+            if system.callback is not None:
+                tau = tau + callback_forces(system.callback, t, q, v, nv, getattr(system.model, "name", ""))
+            if system.before_step is not None:
+                system.before_step(t, q, v, h)
+        except Exception as exc:    # what was computed, for the run loop: rows saved, last step, dissipation
+            exc.partial = (j, step - 1, dissipated)
+            raise
         row = step - first - 1
         Pk = P._replace(prescribed=P.prescribed._replace(base=base[row:])) if base.shape[0] else P
         rows, status, last, dissipated = stepping_loop(

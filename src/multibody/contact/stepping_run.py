@@ -19,9 +19,12 @@ and gives every run the same services:
 * releases that separate a joint: the run goes on in the structure after the separation, the step that holds the
   release split at it (``contact/stepping_structures.py``).
 
-A state that becomes non-finite ends the run with an ``IntegrationError`` that carries the outputs so far.
+A state that becomes non-finite, a callback or event that raises and a checkpoint that cannot be written end
+the run with an ``IntegrationError`` that carries the outputs so far (a callback's bad output: its ``ModelError``,
+with the outputs as ``result``).
 """
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +34,7 @@ from multibody.contact.stepping_loop import (NO_EVENTS, STEPPING_EVENT, STEPPING
                                              compiled_events, python_steps, step_scratch, stepping_loop)
 from multibody.contact.stepping_solver import N_CONTACTS
 from multibody.contact.stepping_structures import Structures
-from multibody.errors import IntegrationError, ModelError, ResultFileError
+from multibody.errors import IntegrationError, ModelError, ModelWarning, ResultFileError
 from multibody.integrate import arguments as arg
 from multibody.formulations.tree_control import compiled_event, is_compiled_torque
 from multibody.integrate.arguments import fixed_step_count, output_steps
@@ -55,6 +58,8 @@ class SteppingRun:
     done: int
     t_events: list = field(default_factory=list)
     t_stop: float = None
+    #: the exception that ended a failed run (a callback's, a checkpoint that could not be written), or None
+    error: Exception = None
 
 
 class _Events:
@@ -114,7 +119,7 @@ class _Run:
         self.st, self.t0, self.h, self.save, self.chunk = st, float(t0), float(h), save, chunk
         self.events, self.python_events = events, python_events
         self.done, self.dissipated = 0, 0.0
-        self.status, self.t_stop, self.ev = STEPPING_OK, None, None
+        self.status, self.t_stop, self.ev, self.error = STEPPING_OK, None, None, None
 
     def enter(self, q, v):
         """Step on in the current structure from (q, v)."""
@@ -133,15 +138,25 @@ class _Run:
         out = self.st.current
         if self.system.table_rows:
             self.system.write_base(t0, h, first, stop)
-        j, self.status, last, self.dissipated = self.loop(self.system.params, self.tau, self.q, self.v, t0, h, first,
-                                                          stop, part, self.dissipated,
-                                                          *(a[out.rows:] for a in out.outputs),
-                                                          self.trace[:stop - first], E, self.scratch)
+        try:
+            j, self.status, last, self.dissipated = self.loop(self.system.params, self.tau, self.q, self.v, t0, h,
+                                                              first, stop, part, self.dissipated,
+                                                              *(a[out.rows:] for a in out.outputs),
+                                                              self.trace[:stop - first], E, self.scratch)
+        except Exception as exc:    # a callback of the Python loop raised: the steps before it kept
+            j, last, self.dissipated = exc.partial
+            out.rows += j
+            self.last = self.done = last
+            raise
         out.rows += j
         self.last = last
         if self.status == STEPPING_NONFINITE or self.ev is None:
             return None, None
-        return self.ev.scan(t0, h, first, self.trace[:last - first], self.nq)
+        try:
+            return self.ev.scan(t0, h, first, self.trace[:last - first], self.nq)
+        except Exception:           # an event raised: the chunk's steps were made
+            self.done = last
+            raise
 
     def contacts(self):
         """The contact records of the last step (its count, the records)."""
@@ -225,34 +240,9 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
         bar = tqdm(total=nsteps, initial=done, unit="step", desc=f"stepping h={h:g}")
     times = [[] for _ in events or ()]
     try:
-        while run.done < nsteps or _release_at(st, t0, h, run.done):
-            release = st.next_release() if st.union else None
-            if release is not None and release[0] == run.done:
-                if not run.release(*release):
-                    break
-                continue
-            done = run.done
-            stop = min(done + run.chunk, nsteps, release[0] if release is not None else nsteps)
-            part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
-            rows = st.current.rows
-            hit, te = run.steps(float(t0), float(h), done, stop, part, E)
-            if bar is not None:
-                bar.update(run.last - done)
-            ended = _drain(E, which, times)
-            if run.status == STEPPING_NONFINITE:
-                run.done = run.last
-                break
-            if hit is not None:
-                _end_at_event(st.current, rows + int(np.count_nonzero(part <= hit)), run.trace[hit - done - 1],
-                              run.nq, t0 + hit * h, h)
-                run.done, run.t_stop = hit, te
-                break
-            run.done = run.last
-            if run.status == STEPPING_EVENT:
-                run.t_stop = ended
-                break
-            if writer is not None and run.done < nsteps:
-                _write(writer, st, t0, h, run.done, run.q, run.v, run.dissipated)
+        _loop(run, st, t0, h, nsteps, save, E, which, times, bar, writer)
+    except Exception as exc:    # a callback, an event or a checkpoint failed: what was computed is kept
+        run.error = exc
     finally:
         if bar is not None:
             bar.close()
@@ -261,12 +251,47 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
             times[k] = te
     t_stop = run.t_stop
     times = [[t for t in te if t_stop is None or t <= t_stop] for te in times]
-    failed = run.status == STEPPING_NONFINITE
+    failed = run.status == STEPPING_NONFINITE or run.error is not None
     out = SteppingRun(st, "failed" if failed else "event" if t_stop is not None else "success", run.done, times,
-                      t_stop)
+                      t_stop, run.error)
     if writer is not None and not failed:
-        _write(writer, st, t0, h, run.done, run.q, run.v, run.dissipated, finished=True)
+        try:
+            _write(writer, st, t0, h, run.done, run.q, run.v, run.dissipated, finished=True)
+        except ResultFileError as exc:      # the run is kept (IntegrationError with the Result)
+            out.status, out.error = "failed", exc
     return out
+
+
+def _loop(run, st, t0, h, nsteps, save, E, which, times, bar, writer):
+    """The chunks of :func:`run_stepping` from ``run.done`` on (its releases, events, progress, checkpoints)."""
+    while run.done < nsteps or _release_at(st, t0, h, run.done):
+        release = st.next_release() if st.union else None
+        if release is not None and release[0] == run.done:
+            if not run.release(*release):
+                break
+            continue
+        done = run.done
+        stop = min(done + run.chunk, nsteps, release[0] if release is not None else nsteps)
+        part = save[(save >= (done if done == 0 else done + 1)) & (save <= stop)]
+        rows = st.current.rows
+        hit, te = run.steps(float(t0), float(h), done, stop, part, E)
+        if bar is not None:
+            bar.update(run.last - done)
+        ended = _drain(E, which, times)
+        if run.status == STEPPING_NONFINITE:
+            run.done = run.last
+            break
+        if hit is not None:
+            _end_at_event(st.current, rows + int(np.count_nonzero(part <= hit)), run.trace[hit - done - 1],
+                          run.nq, t0 + hit * h, h)
+            run.done, run.t_stop = hit, te
+            break
+        run.done = run.last
+        if run.status == STEPPING_EVENT:
+            run.t_stop = ended
+            break
+        if writer is not None and run.done < nsteps:
+            _write(writer, st, t0, h, run.done, run.q, run.v, run.dissipated)
 
 
 def _release_at(st, t0, h, done):
@@ -360,6 +385,24 @@ def _restored(st, ck, nsteps):
     return q, v, int(ck.step), dissipated
 
 
+def warn_start(model, problems, info=None):
+    """Say (a ``ModelWarning``, and ``info["start_outside_stops"]``) when runs start beyond a joint's stop or moving on
+    a coordinate an unlock release holds: the stepping model brings such a state back as it does an overlap (the stop's
+    row pushes the coordinate back within its limits over ``recovery`` at the position level; a held coordinate's
+    velocity is set to zero by its row at the first step), where the run across switches refuses it. ``problems``:
+    one list of ``Unilateral.start_problems`` per run."""
+    bad = [b for b, p in enumerate(problems) if p]
+    if not bad:
+        return
+    first = problems[bad[0]][0][0]
+    runs = "" if len(problems) == 1 else f" (run {bad[0]}" + (f" and {len(bad) - 1} more)" if len(bad) > 1 else ")")
+    if info is not None:
+        info["start_outside_stops"] = [m for m, _ in problems[bad[0]]]
+    warnings.warn(f"model '{model.name}': {first}{runs}: the stepping model brings it back (a stop by its row over "
+                  "recovery at the position level, a held velocity set to 0 at the first step)", ModelWarning,
+                  stacklevel=5)
+
+
 def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output_every, progress, events=None,
                       writer=None, every=None, restart=None, max_steps=None):
     """``simulate`` with the time-stepping model: its own semi-implicit Euler step of size ``h``
@@ -369,6 +412,8 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     check_stepping_method("contact='stepping'" if system.info.get("contact") == "stepping" else
                           "the implicit compliant model", method)
     t0, t_end = arg.time_span(t0, t_end)
+    if restart is None and model.unilateral:   # beyond its stops, or moving while held: brought back, and said
+        warn_start(model, [model.unilateral.start_problems(model, system.q0, system.v0, t0)], system.info)
     nsteps, h_used = fixed_step_count(t0, t_end, h, "stepping")
     arg.fixed_budget(nsteps, h_used, max_steps, "python" if system.python_steps else "compiled")
     events = arg.event_functions(events)
@@ -391,11 +436,21 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
     if restart is not None:
         info["resumed_from"] = restart.t
     if run.status == "failed":
-        reason = (f"the state became non-finite (NaN or inf) at step {run.done + 1} "
-                  f"(t = {t0 + (run.done + 1) * h_used:.17g})")
+        exc = run.error
+        if exc is None:
+            reason = (f"the state became non-finite (NaN or inf) at step {run.done + 1} "
+                      f"(t = {t0 + (run.done + 1) * h_used:.17g})")
+        elif isinstance(exc, ResultFileError):
+            reason = f"the checkpoint could not be written at step {run.done}: {exc}"
+        else:
+            reason = f"{type(exc).__name__} raised after step {run.done} (t = {t0 + run.done * h_used:.17g}): {exc}"
         info.update(status="failed", message=reason)
-        raise IntegrationError(f"stepping integration of model '{model.name}' failed: {reason}",
-                               result=run.structures.result(info), reason=reason)
+        result = run.structures.result(info)
+        if isinstance(exc, ModelError) and not isinstance(exc, ResultFileError):
+            exc.result = result     # bad input met during the run (a callback's output): with what was computed
+            raise exc
+        raise IntegrationError(f"stepping integration of model '{model.name}' failed: {reason}", result=result,
+                               reason=reason) from exc
     message = "completed" if run.status == "success" else f"a terminal event occurred at t = {run.t_stop:.17g}"
     info.update(status=run.status, message=message)
     return run.structures.result(info)

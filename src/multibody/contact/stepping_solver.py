@@ -35,7 +35,12 @@ impulses, as in Box2D and Bullet: E. Catto, "Iterative dynamics with temporal co
 ``u_n ≥ −(φ + SLOP) / max(h, recovery)`` on the overlapping rows (every other row keeping its velocity, no friction),
 the velocity of that solution moving the positions of that one step only, ``q⁺ = q ⊕ h (v⁺ + v_push)``, while v⁺ is
 the velocity kept: a ball started 5 cm inside the floor is out after about ``recovery`` and at rest, not thrown at
-5 m/s (the potential energy it gains is the overlap's, not the impulses'). Contacts enter before they touch: every
+5 m/s (the potential energy it gains is the overlap's, not the impulses'). The push is a linearized (Gauss–Newton)
+step on the overlaps, held to what the linearization can carry: no row moves faster under it than the fastest
+target, ``max (−φ − SLOP) / max(h, recovery)`` (the whole push scaled down otherwise). Where the coordinates can hardly
+move a point along its normal (a pendulum hanging straight down with its tip inside the floor: the normal row's
+Jacobian is about zero), the unscaled push would turn them by radians in one step to gain the overlap's millimetres;
+scaled, it drags the point out along its tangents at that speed. Contacts enter before they touch: every
 pair within ``margin`` plus the distance two shapes can close in the step (``detection.swept_distance``: their
 points' speeds at the start and at the free velocity of the step, times h) takes part, with ``λ_n = 0`` unless the
 step would close its gap, so a falling body lands on the surface (φ⁺ = 0) instead of sinking in.
@@ -71,7 +76,7 @@ from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel,
 from multibody.kernels.rnea import rnea_kernel
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
-from multibody.kernels.spatial import KERNEL, cross3, mat3_vec, quat_to_rotation
+from multibody.kernels.spatial import INLINE, KERNEL, cross3, mat3_vec, quat_to_rotation
 from multibody.rows.constraint_rows import CFG_M, loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
@@ -99,6 +104,9 @@ R_WIDTH = 13
 S_MARGIN, S_TOL, S_ITER, S_RECOVERY, S_REST = 0, 1, 2, 3, 4
 #: an overlap deeper than this (m) is pushed out at the position level (module docstring)
 SLOP = 1e-6
+#: the push is scaled down where a row would move faster than the fastest target by more than this fraction
+#: (the solver's tolerance is 1e-10 of the largest impulse: a push that meets its targets is never scaled)
+PUSH_ROUND_OFF = 1e-6
 #: entries of ``count``
 N_CONTACTS, N_SWEEPS, N_ROWS, N_PREV, N_FIRST_CONTACT, N_RANK, N_PYTHON = 0, 1, 2, 3, 4, 5, 6
 #: the points of a manifold whose levels along its normal differ by less than this times their coordinates are on
@@ -162,7 +170,7 @@ def integrate_step(mi, q, v, h, out):
             out[iq + 2] = q[iq + 2] + h * x2
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _loops(loops, q, v, S, r):
     """The rows of the model's loops and constraints from row r (``rows.constraint_rows.loop_rows``); none for a
     run without compiled ones (a workspace without rows: no kinematics pass either)."""
@@ -186,7 +194,7 @@ def _python_rows(S, r):
     return r
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _same_manifold(G, c, d):
     """Whether contacts c and d are points of one manifold: the same pair and the same normal."""
     if G.rows[c, C_PAIR] != G.rows[d, C_PAIR]:
@@ -233,7 +241,7 @@ def _contacts(mi, wd, G, S, m, r, normal):
     return r
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _contact_rows(mi, wd, G, S, c, r, normal, x0, x1, x2):
     """The three rows of contact c at the point x from row r (:func:`_contacts`); returns r + 3."""
     n0, n1, n2 = G.rows[c, C_N], G.rows[c, C_N + 1], G.rows[c, C_N + 2]
@@ -254,7 +262,7 @@ def _contact_rows(mi, wd, G, S, c, r, normal, x0, x1, x2):
     return r + 3
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _warm_start(S, nb, nr, c0):
     """λ of each unilateral row (and contact) from the last step's row with the same key (a contact's friction
     impulse re-expressed in the new tangents), zero for new rows; the bilateral rows are solved directly."""
@@ -278,7 +286,7 @@ def _warm_start(S, nb, nr, c0):
         r += 3 if contact else 1
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _keep(S, nb, nr, c0, h):
     """The unilateral rows' impulses for the next step's warm start (a contact's friction impulse as a vector in
     ground coordinates), and the contacts' forces (impulse / h) in their records."""
@@ -304,7 +312,7 @@ def _keep(S, nb, nr, c0, h):
     S.count[N_PREV] = o
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _biases(S, v, h, nr):
     """b += each row's bias (module docstring): a bilateral row's position residual over h; a unilateral row's gap
     over h (an overlap, up to SLOP, over ``recovery``, at least h), or Newton's impact target e u⁻ (e = 0: plastic)
@@ -380,7 +388,7 @@ def _impulse_velocity(S, nr, nv, out):
     ltl_solve(S.L, S.parent, out)
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def _push(S, nb, nr, nv, h, out):
     """The velocity that undoes, over ``recovery`` (at least h), the overlaps deeper than SLOP of the unilateral rows
     (module docstring) while every other row keeps its condition (a bilateral row its velocity, a gap not closed
@@ -394,6 +402,7 @@ def _push(S, nb, nr, nv, h, out):
         return False
     recovery = max(h, S.settings[S_RECOVERY])
     _delassus(S, nr, nv)
+    target = 0.0     # the fastest target speed
     for r in range(nr):
         phi = S.gap[r]
         S.b[r] = 0.0
@@ -401,12 +410,25 @@ def _push(S, nb, nr, nv, h, out):
         S.mu[r] = 0.0
         if S.kind[r] == UNILATERAL:
             S.b[r] = phi / h if phi >= 0.0 else min(0.0, phi + SLOP) / recovery
+            target = max(target, -S.b[r])
     st = S.rs.stats
     worst, unconverged, most, last, steps = st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS]
     solve_rows(S.W, S.b, S.lam, S.kind, S.mu, S.gap, nb, nr, S.settings[S_TOL], int(S.settings[S_ITER]), S.rs)
     # the statistics are the steps' (a push moves positions only, by what its solve reached)
     st[ST_WORST], st[ST_UNCONVERGED], st[ST_MOST], st[ST_LAST], st[ST_STEPS] = worst, unconverged, most, last, steps
     _impulse_velocity(S, nr, nv, out)
+    # a trust region for the linearized push: no row faster than the fastest target (module docstring; a row
+    # within PUSH_ROUND_OFF of it has the solver's round-off, not a lever's gain)
+    fastest = 0.0
+    for r in range(nr):
+        s = 0.0
+        for k in range(nv):
+            s += S.J[r, k] * out[k]
+        fastest = max(fastest, abs(s))
+    if fastest > target * (1.0 + PUSH_ROUND_OFF):
+        scale = target / fastest
+        for k in range(nv):
+            out[k] *= scale
     return True
 
 

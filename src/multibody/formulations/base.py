@@ -213,8 +213,12 @@ def check_state(model, q0, v0):
     if v0.shape != (model.nv,):
         raise ModelError(f"v0 must have {model.nv} entries (model '{model.name}', nv={model.nv}), got {v0.shape[0]}",
                          element="v0")
-    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0))):
-        raise ModelError(f"initial state of model '{model.name}' must be finite", element="q0/v0")
+    for name, x, names in (("q0", q0, model.coordinate_names), ("v0", v0, model.velocity_names)):
+        bad = np.flatnonzero(~np.isfinite(x))
+        if bad.size:
+            k = int(bad[0])
+            raise ModelError(f"{name} must be finite (model '{model.name}'): {name} '{names()[k]}' = {x[k]}"
+                             + (f" and {bad.size - 1} more" if bad.size > 1 else ""), element=name)
     model.check_quaternions(q0, "q0")
     return q0, v0
 

@@ -281,6 +281,32 @@ class Unilateral:
         names = [el.joint for el in self.limits + self.latches + self.releases]
         return list(dict.fromkeys(names))
 
+    def start_problems(self, model, q, v, t, tolerance=1e-12):
+        """The ways a state at time ``t`` does not fit the stops, each ``(message, element)``: a coordinate beyond its
+        limits (by more than ``tolerance`` relative to 1 + |q|), or moving on a coordinate that an "unlock" release
+        still holds. The run across switches cannot start from such a state (:meth:`check_start`); the stepping
+        model brings it back, as it does an overlap, and says so (``contact/stepping_run.py``)."""
+        problems = []
+        for rel in self.releases:
+            if rel.mode == "unlock" and rel.at > t:
+                info = model.joint(rel.joint)
+                for k in range(info.v_slice.start, info.v_slice.stop):
+                    if v[k] != 0.0:
+                        problems.append((f"joint '{rel.joint}' is held until its release at t = {rel.at:g}: its "
+                                         f"velocity v0[{k}] must be 0, got {shown(v[k])!r}", f"joint '{rel.joint}'"))
+        for lm in self.limits:
+            qk = q[lm.q_index]
+            tol = tolerance * (1.0 + abs(qk))
+            if not (lm.lower - tol <= qk <= lm.upper + tol):
+                problems.append((f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {shown(qk)!r} is outside "
+                                 f"its limits [{shown(lm.lower)!r}, {shown(lm.upper)!r}]", f"joint '{lm.joint}'"))
+        return problems
+
+    def check_start(self, model, q, v, t, tolerance=1e-12):
+        """Refuse (a ``ModelError`` naming the joint) the first of :meth:`start_problems`."""
+        for message, element in self.start_problems(model, q, v, t, tolerance)[:1]:
+            raise ModelError(message, element=element)
+
     def release_of(self, joint):
         """The :class:`Release` of ``joint``, or None."""
         return next((r for r in self.releases if r.joint == joint), None)

@@ -22,7 +22,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import INLINE, KERNEL
 from multibody.rows.solver import BILATERAL, UNILATERAL
 
 __all__ = ["UnitRows", "unit_rows", "held_rows", "stop_rows", "unit_row_count"]
@@ -81,7 +81,7 @@ def _locked(U, k, t):
     return j >= 0 and t < U.hold_until[j]
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def held_rows(U, q, vf, t, h, J, kind, gap, key, r):
     """The bilateral rows from row r (module docstring): latches locked before or in this step (one reaches its
     value in the step when ``q + h vf`` is past it, vf the free velocity), joints held until their release.
@@ -109,7 +109,7 @@ def held_rows(U, q, vf, t, h, J, kind, gap, key, r):
     return r
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL, inline=INLINE)
 def stop_rows(U, q, v, vf, t, h, margin, J, kind, gap, e, key, r):
     """The unilateral rows from row r of the stops within reach of the step (the gap below ``margin`` plus the
     distance the coordinate can cover, h (|v| + |vf|)), with their restitution; not those of a latched or held

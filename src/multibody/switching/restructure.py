@@ -12,6 +12,7 @@ those of the old one, under the same names.
 import numpy as np
 
 from multibody.errors import ModelError
+from multibody.formulations.tree_control import is_compiled_torque
 from multibody.model.builder import GROUND, ModelBuilder
 from multibody.model.controllers import controller_without
 from multibody.model.joints import Free
@@ -29,7 +30,7 @@ def free_joint_names(joint):
 def refuse_separation(model, joint, law=None):
     """A ``ModelError`` for what cannot go on past the separation of ``joint``: Python constraints and a torque
     callback (the model's), which read the q and v of the structure before the separation by position, and a
-    compiled torque law ``law`` (a numba function, or None), which does as well (the model's controllers carry
+    torque law ``law`` (a numba function or a Python callable, or None), which does as well (the model's controllers carry
     across, by joint name)."""
     python = [c.name for c in model.constraints if c.python]
     if python:
@@ -40,9 +41,9 @@ def refuse_separation(model, joint, law=None):
         raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate in a model with a torque callback, "
                          "which reads the q and v of the structure before the separation", element=f"joint '{joint}'")
     if law is not None:
-        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate with a compiled torque law (tau=f), "
-                         "which reads q and v by position (the model's controllers carry across by joint name)",
-                         element="tau")
+        kind = "a compiled torque law" if is_compiled_torque(law) else "a torque callback"
+        raise ModelError(f"model '{model.name}': joint '{joint}' cannot separate with {kind} (tau=f), which reads q "
+                         "and v by position (the model's controllers carry across by joint name)", element="tau")
 
 
 def separated_model(model, joint):

@@ -67,9 +67,9 @@ def compiled_loop(model, formulation):
 def refuse(model, formulation, tau, method_key, events):
     """A ``ModelError`` for what a switching run of ``model`` does not do: another formulation than the tree, the
     Poisson one (``switching/poisson.py``) or, for a model with constraints, the constrained one
-    (``switching/constrained.py``: one-step methods, adaptive or fixed-step); controllers or a compiled torque law outside the tree formulation; a compiled torque law with a
-    release that separates a joint (it reads q and v by position, which change; the model's controllers carry
-    across by joint name); a moving base, general joints (user events with a fixed step are refused by
+    (``switching/constrained.py``: one-step methods, adaptive or fixed-step); controllers or a compiled torque law outside the tree formulation; a torque law (compiled
+    or a Python callback) with a release that separates a joint (it reads q and v by position, which change; the
+    model's controllers carry across by joint name); a moving base, general joints (user events with a fixed step are refused by
     ``simulate`` as in every run). STORMER6 steps in the Python loop (``switching/python_steps.py``): its step of
     any size is the dense output the switches are located on."""
     law = model.torque_callback if tau is None else tau   # a compiled torque law acts as the controllers do
@@ -91,10 +91,10 @@ def refuse(model, formulation, tau, method_key, events):
     elif controlled and formulation != "tree":
         why = ((f"{what} in the {formulation!r} formulation: controllers across switches run in the 'tree' "
                 "formulation's compiled modes; a Python torque callback runs in every formulation"), "controllers")
-    elif is_compiled_torque(law) and separate:
-        why = ("a compiled torque law (tau=f) and a release that separates a joint: the law reads q and v by "
-               "position, which the separation changes (the model's controllers, by joint name, carry across)",
-               "tau")
+    elif callable(law) and separate:
+        kind = "a compiled torque law" if is_compiled_torque(law) else "a torque callback"
+        why = (f"{kind} (tau=f) and a release that separates a joint: the law reads q and v by position, which the "
+               "separation changes (the model's controllers, by joint name, carry across)", "tau")
     elif model.base_motion is not None:
         why = ("its ground moves (base motion); a switching run needs a fixed ground", "base motion")
     elif any(j.joint.code == 8 for j in model.joints[1:]):

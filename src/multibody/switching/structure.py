@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from multibody.model.data import Data
-from multibody.errors import ModelError, shown
+from multibody.errors import ModelError
 from multibody.formulations.tree_control import controls_tuple, is_compiled_torque, law_failure, tree_rhs_control
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_plain
 from multibody.model.packing import controlled_params, tree_params
@@ -287,21 +287,13 @@ class Structure(PythonSteps):
         coordinate (``ModelError`` naming the joint). Returns the guard indices reached at (t, x)."""
         u, S = self.u, self.S
         q, v = x[:self.nq], x[self.nq:]
+        if fresh:
+            u.check_start(self.model, q, v, t, SAME_INSTANT)
         for r, rel in enumerate(u.releases):
             S[S_RELEASE_T][r] = rel.at
             if rel.mode == "unlock" and rel.at > t:
                 info = self.model.joint(rel.joint)
-                for k in range(info.v_slice.start, info.v_slice.stop):
-                    if fresh and v[k] != 0.0:
-                        raise ModelError(f"joint '{rel.joint}' is held until its release at t = {rel.at:g}: its "
-                                         f"velocity v0[{k}] must be 0, got {shown(v[k])!r}", element=f"joint '{rel.joint}'")
-                    self.held.add(k)
-        for k, lm in enumerate(u.limits):
-            qk = q[lm.q_index]
-            tol = SAME_INSTANT * (1.0 + abs(qk))
-            if fresh and not (lm.lower - tol <= qk <= lm.upper + tol):
-                raise ModelError(f"joint '{lm.joint}': q0 of coordinate '{lm.coordinate}' = {shown(qk)!r} is outside its "
-                                 f"limits [{shown(lm.lower)!r}, {shown(lm.upper)!r}]", element=f"joint '{lm.joint}'")
+                self.held.update(range(info.v_slice.start, info.v_slice.stop))
         for j, la in enumerate(u.latches):
             S[S_LATCH_SIDE][j] = math.copysign(1.0, q[la.q_index] - la.value) if q[la.q_index] != la.value else 1.0
         self.sync()
