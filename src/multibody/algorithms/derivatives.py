@@ -6,7 +6,7 @@
 | ``aba_derivatives(model, q, v, tau)`` | (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹ = ∂q̈/∂τ) | ABA, M⁻¹ and the RNEA derivatives at q̈ |
 | ``minv(model, q)`` | M(q)⁻¹ | articulated-body recursion, O(N²), without forming M |
 | ``coriolis_matrix(model, q, v)`` | C(q, q̇): C q̇ = bias − gravity, Ṁ − 2C skew | Pinocchio's convention |
-| ``rnea_derivatives_batch``, ``aba_derivatives_batch`` | the same on a leading batch axis, in parallel | numba prange |
+| ``rnea_derivatives_batch``, ``aba_derivatives_batch`` | the same on a leading batch axis, in parallel | slices in threads |
 
 All matrices are nv x nv. Derivatives with respect to q are taken in the tangent space (``q ⊕ δ``,
 ``model.integrate``): for a Spherical or Free joint along its angular velocity in the child frame (and the
@@ -28,7 +28,6 @@ The kernels are in ``kernels/derivatives*.py``; each call writes into the worksp
 >>> round(float(da_dq[0, 0]), 10), float(Minv[0, 0]) == 1.0 / (2.0 * 0.7 ** 2)    # −g/L about hanging at rest
 (-14.0142857143, True)
 """
-import numba
 import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_output, as_vector, base_copy,
@@ -39,6 +38,7 @@ from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batc
 from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
                                                aba_derivatives_kernel)
 from multibody.kernels.derivatives_minv import minv_kernel
+from multibody.kernels.threads import first_error, in_threads
 
 __all__ = ["rnea_derivatives", "aba_derivatives", "minv", "coriolis_matrix", "rnea_derivatives_batch",
            "aba_derivatives_batch"]
@@ -205,25 +205,26 @@ def _batch_args(model, Q, V, X, data, t, third):
 
 
 def rnea_derivatives_batch(model, Q, V, A, data=None, t=None):
-    """``rnea_derivatives`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (numba prange over
-    chunks of rows, each with its own workspaces); returns (dtau_dq, dtau_dv, M), each (B, nv, nv). ``t``: the
+    """``rnea_derivatives`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (slices of rows in
+    threads, each with its own workspaces); returns (dtau_dq, dtau_dv, M), each (B, nv, nv). ``t``: the
     time of a moving base, the same for every row."""
     d, w, Q, V, A, out = _batch_args(model, Q, V, A, data, t, "A")
-    err = rnea_derivatives_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), base_copy(d),
-                                        *out)
+    err = first_error(in_threads(rnea_derivatives_batch_kernel, (d.mi, d.mf, Q, V, A, d.no_fext, base_copy(d), *out),
+                                 Q.shape[0], short_rows=True))
     if err:
         raise _error(model, d, err, "A")
     return tuple(out)
 
 
 def aba_derivatives_batch(model, Q, V, TAU, data=None, t=None, applied=False):
-    """``aba_derivatives`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (numba prange over
-    chunks of rows, each with its own workspaces); returns (da_dq, da_dv, Minv), each (B, nv, nv). ``t``: the time
+    """``aba_derivatives`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (slices of rows in
+    threads, each with its own workspaces); returns (da_dq, da_dv, Minv), each (B, nv, nv). ``t``: the time
     of a moving base, the same for every row; ``applied``: as in :func:`aba_derivatives`."""
     d, w, Q, V, TAU, out = _batch_args(model, Q, V, TAU, data, t, "TAU")
     qdd = np.empty((Q.shape[0], d.nv))
-    err = aba_derivatives_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, bool(applied) and w.applied, w.forces,
-                                       0.0 if t is None else float(t), w.dint, 4 * numba.get_num_threads(), base_copy(d), qdd, *out)
+    err = first_error(in_threads(aba_derivatives_batch_kernel, (
+        d.mi, d.mf, Q, V, TAU, d.no_fext, bool(applied) and w.applied, w.forces, 0.0 if t is None else float(t),
+        w.dint, base_copy(d), qdd, *out), Q.shape[0], short_rows=True))
     if err:
         raise _error(model, d, err, "TAU")
     return tuple(out)

@@ -30,7 +30,7 @@ that shares memory with an input otherwise (an overlapping view) gives undefined
 | ``energy(model, q, v)`` | (T, V) kinetic and gravitational energy | |
 | ``forward_kinematics`` | placements, velocities, accelerations of all bodies | |
 | ``point_position / point_velocity / point_jacobian`` | a point fixed in a body | |
-| ``aba_batch``, ``rnea_batch`` | the same on a leading batch axis, in parallel | numba prange |
+| ``aba_batch``, ``rnea_batch`` | the same on a leading batch axis, in parallel | slices in threads |
 
 Example
 -------
@@ -66,6 +66,7 @@ from multibody.kernels.energy import energy_kernel
 from multibody.kernels.hybrid import hybrid_kernel
 from multibody.kernels.kinematics import body_frames_kernel, com_kernel, point_kernel
 from multibody.kernels.rnea import rnea_batch_kernel, rnea_kernel
+from multibody.kernels.threads import in_threads
 
 __all__ = ["Data", "forward_kinematics", "rnea", "crba", "aba", "hybrid_dynamics", "energy", "bias_forces", "gravity_forces",
            "point_position", "point_velocity", "point_jacobian", "center_of_mass", "aba_batch", "rnea_batch",
@@ -584,8 +585,9 @@ def center_of_mass(model, q, v=None, data=None, t=None):
 
 # ---- batched twins ---------------------------------------------------------------------------------------
 def aba_batch(model, Q, V, TAU, data=None, t=None):
-    """``aba`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (numba prange over chunks of
-    rows, each with its own workspace; ``numba.set_num_threads`` chooses the threads); returns QDD (B, nv).
+    """``aba`` for every row of Q (B, nq), V (B, nv), TAU (B, nv), in parallel (slices of rows in threads, each
+    with its own workspace, ``kernels/threads.py``; ``numba.set_num_threads`` chooses the threads); returns QDD
+    (B, nv).
 
     >>> from multibody.bench.dynamics import revolute_chain
     >>> model = revolute_chain(30)
@@ -603,12 +605,12 @@ def aba_batch(model, Q, V, TAU, data=None, t=None):
     if d.fill is not None:  # general joints: each state needs its kinematics filled in (at t = 0)
         return np.array([aba(model, q, v, tau, data=d) for q, v, tau in zip(Q, V, TAU)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
-    aba_batch_kernel(d.mi, d.mf, Q, V, TAU, d.no_fext, 4 * numba.get_num_threads(), _base(d), out)
+    in_threads(aba_batch_kernel, (d.mi, d.mf, Q, V, TAU, d.no_fext, _base(d), out), Q.shape[0], short_rows=True)
     return out
 
 
 def rnea_batch(model, Q, V, A, data=None, t=None):
-    """``rnea`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (numba prange); returns
+    """``rnea`` for every row of Q (B, nq), V (B, nv), A (B, nv), in parallel (as :func:`aba_batch`); returns
     TAU (B, nv). ``t``: the time of a moving base, the same for every row."""
     d = _data(model, data, t)
     refuse_kinematics_only(model, "rnea_batch")
@@ -618,7 +620,7 @@ def rnea_batch(model, Q, V, A, data=None, t=None):
     if d.fill is not None:  # general joints, as in aba_batch
         return np.array([rnea(model, q, v, a, data=d) for q, v, a in zip(Q, V, A)]).reshape(-1, d.nv)
     out = np.empty((Q.shape[0], d.nv))
-    rnea_batch_kernel(d.mi, d.mf, Q, V, A, d.no_fext, 4 * numba.get_num_threads(), _base(d), out)
+    in_threads(rnea_batch_kernel, (d.mi, d.mf, Q, V, A, d.no_fext, _base(d), out), Q.shape[0], short_rows=True)
     return out
 
 

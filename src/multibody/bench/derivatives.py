@@ -175,7 +175,7 @@ def format_table(rows):
         lines.append(f"| {r['model']} | {r['algorithm']} | {r['ours_us']:.2f} | {r['peer']} | {r['peer_us']:.2f} | "
                      f"{r['ratio']:.2f} ({r['ratio_min']:.2f}–{r['ratio_max']:.2f}) |")
     lines += ["", "Per call from Python: median of interleaved rounds of process time, the ratio's median and range "
-              "over the rounds; the batch row is per state in wall time (aba_derivatives_batch, numba prange, "
+              "over the rounds; the batch row is per state in wall time (aba_derivatives_batch, slices in threads, "
               "against a Python loop over pin.computeABADerivatives). linearize is its analytical path (a model "
               "without constraints), compared with one aba_derivatives call."]
     return "\n".join(lines)

@@ -297,7 +297,7 @@ def format_table(rows, pin_available=True):
         lines.append(f"| {r['model']} | {r['N']} | {r['algorithm']} | {r['ours_us']:.2f} | {pin_us} | {ratio} | "
                      f"{r['ours_ns_per_body']:.0f} | {pnb} |")
     notes = ["", "Per call from Python: median of interleaved rounds of process time, the ratio's median and range "
-             "over the rounds; batch rows are per state in wall time (aba_batch, numba prange, vs a Python loop "
+             "over the rounds; batch rows are per state in wall time (aba_batch, slices in threads, vs a Python loop "
              "over pin.aba)."]
     if not pin_available:
         notes.append("Pinocchio (`pin`) is not installed: multibody timings only.")

@@ -75,7 +75,7 @@ Outputs. The loops save the state at given step numbers (:func:`save_steps`: the
 step and the last one; or any ascending list) and, with each saved state, what an ``observe(x, params, obs,
 k)`` function records into ``obs[k]`` (the energies of the tree formulation), inside the compiled loop.
 Many runs at once: :func:`run_fixed_batch` (slices of the runs in threads over loops compiled without the GIL,
-:func:`in_threads`; each run computed exactly as a single run).
+:func:`in_threads`, ``kernels/threads.py``; each run computed exactly as a single run).
 """
 import inspect
 import os
@@ -89,6 +89,7 @@ from multibody.integrate.progress import progress_bar
 from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, METHODS, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
                                           TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
 from multibody.kernels.spatial import KERNEL
+from multibody.kernels.threads import in_threads
 
 #: seconds of computing between two updates of the progress bar of a compiled run (pieces of whole steps)
 PIECE_SECONDS = 0.25
@@ -361,28 +362,6 @@ def rk_fixed(rhs, project, x0, t0, h, nsteps, save_every, params, method, nsplit
     former generic loop)."""
     name = next(k for k, v in METHODS.items() if v == int(method))
     return integrate_fixed(rhs, x0, t0, h, nsteps, params, name, project, save_every, nsplit)
-
-
-def in_threads(func, args, count, slices=None, tail=()):
-    """``func(*args, lo, hi, *tail)`` over contiguous slices [lo, hi) of ``range(count)``, in
-    ``numba.get_num_threads()`` threads of Python (``func``: compiled with ``nogil=True``, each slice independent
-    of the others, so the results do not depend on the number of threads). ``slices``: how many (default four
-    per thread, so that a slow one does not hold the others up)."""
-    import numba
-
-    threads = max(1, min(count, numba.get_num_threads()))
-    if count <= 0:
-        return
-    if threads == 1:
-        func(*args, 0, count, *tail)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    slices = max(1, min(count, 4 * threads if slices is None else int(slices)))
-    bounds = [count * k // slices for k in range(slices + 1)]
-    with ThreadPoolExecutor(max_workers=threads) as pool:
-        for f in [pool.submit(func, *args, lo, hi, *tail) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]:
-            f.result()
 
 
 def run_fixed_batch(rhs, X0, t0, h, nsteps, params, batch, run_params, method="RK4", project=no_project,

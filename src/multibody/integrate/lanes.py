@@ -139,7 +139,7 @@ def lanes_groups(mi, mf, F, X, TAU, MG, C, t0, h, nsteps, save, method, nsplit, 
     (runs, nv), the body masses and gravity MG (runs, nbodies + 3) and the controllers' table C, one after the other
     (:func:`lanes_run`); outputs as ``rk_template.rk_batch``; X ends as the final
     states. Compiled without the GIL: ``fixed_step.run_fixed_batch`` runs slices of the groups in threads
-    (``fixed_step.in_threads``; a numba ``prange`` loop took 6 s to compile on a fresh install)."""
+    (``kernels.threads.in_threads``; a numba ``prange`` loop took 6 s to compile on a fresh install)."""
     nb, n = X.shape
     nv = TAU.shape[1]
     W = np.empty(lanes_workspace_size(mi.shape[0]))

@@ -28,8 +28,7 @@ diagonal of the joint's armatures (``kinematics.armature``: rotor inertias, whos
 coordinates alone, S_iᵀ f_i + A_i q̈_i = τ_i), zero for most joints; their energy ½ q̇_iᵀ A_i q̇_i is added to the
 kinetic energy of pass 1.
 """
-import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from multibody.kernels.energy import body_energy
 from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U, D_UD, D_u, IV, NV, PARENT,
@@ -37,7 +36,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           check_sizes,
                                           joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
-from multibody.kernels.rnea import copy_base_block, workspace_len
+from multibody.kernels.rnea import slice_workspace
 from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
@@ -337,17 +336,11 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     return 0
 
 
-@njit(parallel=True, cache=True)
-def aba_batch_kernel(mi, mf, Q, V, TAU, fext, nchunk, base, QDD):
-    """``aba_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD, in parallel (numba prange);
-    ``nchunk`` chunks of rows (a few per thread), each with its own workspace; ``base``: the base block of
-    every row (``kinematics.BASE_WIDTH`` floats; read only when the base moves)."""
-    nb = Q.shape[0]
-    nchunk = min(nb, nchunk)
-    if nchunk <= 0:
-        return
-    work = np.empty((nchunk, workspace_len(mi.shape[0], V.shape[1])))
-    copy_base_block(base, work)
-    for ch in prange(nchunk):
-        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            aba_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], QDD[b])
+@njit(cache=True, nogil=True)
+def aba_batch_kernel(mi, mf, Q, V, TAU, fext, base, QDD, lo, hi):
+    """``aba_kernel`` for the rows lo ≤ b < hi of Q, V, TAU (leading batch axis) into QDD, with a workspace of its
+    own (``base``: the base block, ``rnea.slice_workspace``). Compiled without the GIL: threads run slices of the
+    rows at once (``kernels.threads.in_threads``)."""
+    work = slice_workspace(mi, V.shape[1], base)
+    for b in range(lo, hi):
+        aba_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work, QDD[b])

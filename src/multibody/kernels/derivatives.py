@@ -43,11 +43,11 @@ The Coriolis matrix is Pinocchio's ``computeCoriolisMatrix`` convention, C = Σ_
 (RNEA without gravity), and Ṁ − 2C = −Σ J_iᵀ H(I_i v_i) J_i is skew-symmetric (H(h) x = x ×* h).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from multibody.kernels.kinematics import (B_A, B_V, FREE, IQ, IV, JTYPE, NQ, NV, PARENT, SPHERICAL, armature,
                                           body_inertia_world, check_sizes, kinematics_kernel, strided, workspace_views)
-from multibody.kernels.rnea import copy_base_block, rnea_kernel, workspace_len
+from multibody.kernels.rnea import rnea_kernel, slice_workspace, workspace_len
 from multibody.kernels.spatial import (INLINE, KERNEL, cross3, force_cross_motion, helper, load6, load_rigid_inertia,
                                        motion_cross_motion, rigid_inertia_times_motion, store6, store_rigid_inertia)
 from multibody.kernels.views import rows_view
@@ -429,39 +429,19 @@ def coriolis_kernel(mi, mf, q, v, work, dwork, C):
     return 0
 
 
-@njit(cache=True)
-def batch_workspaces(mi, nv, nchunk, base, dsize):
-    """The workspaces of the ``nchunk`` chunks of rows of a batched derivative kernel: ``work`` (rows of
-    ``workspace_len``, each with the base block ``base``), ``dwork`` (rows of ``dsize`` floats) and each chunk's
-    error code."""
-    work = np.empty((nchunk, workspace_len(mi.shape[0], nv)))
-    copy_base_block(base, work)
-    return work, np.zeros((nchunk, dsize)), np.zeros(nchunk, dtype=np.int64)
-
-
-@njit(cache=True)
-def first_error(errs):
-    """The first nonzero error code of the chunks, or 0."""
-    for e in errs:
-        if e != 0:
-            return e
-    return 0
-
-
-@njit(parallel=True, cache=True)
-def rnea_derivatives_batch_kernel(mi, mf, Q, V, A, fext, nchunk, base, DQ, DV, M):
-    """``rnea_derivatives_kernel`` for every row of Q, V, A (leading batch axis) into DQ, DV, M (B, nv, nv), in
-    parallel (numba prange over ``nchunk`` chunks of rows, each with its own workspaces); ``base``: the base
-    block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
-    nb = Q.shape[0]
-    nchunk = min(nb, nchunk)
+@njit(cache=True, nogil=True)
+def rnea_derivatives_batch_kernel(mi, mf, Q, V, A, fext, base, DQ, DV, M, lo, hi):
+    """``rnea_derivatives_kernel`` for the rows lo ≤ b < hi of Q, V, A (leading batch axis) into DQ, DV, M
+    (B, nv, nv), with workspaces of its own (``base``: the base block, ``rnea.slice_workspace``). Returns the first
+    nonzero error code of the rows, or 0. Compiled without the GIL: threads run slices of the rows at once
+    (``kernels.threads.in_threads``)."""
     nv = V.shape[1]
-    work, dwork, errs = batch_workspaces(mi, nv, max(nchunk, 0), base, mi.shape[0] * DB_WIDTH + nv * DD_WIDTH)
-    tau = np.empty((max(nchunk, 0), nv))
-    for ch in prange(nchunk):
-        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            e = rnea_derivatives_kernel(mi, mf, Q[b], V[b], A[b], fext, work[ch], dwork[ch], tau[ch], DQ[b], DV[b],
-                                        M[b])
-            if e != 0 and errs[ch] == 0:
-                errs[ch] = e
-    return first_error(errs)
+    work = slice_workspace(mi, nv, base)
+    dwork = np.zeros(mi.shape[0] * DB_WIDTH + nv * DD_WIDTH)
+    tau = np.empty(nv)
+    err = 0
+    for b in range(lo, hi):
+        e = rnea_derivatives_kernel(mi, mf, Q[b], V[b], A[b], fext, work, dwork, tau, DQ[b], DV[b], M[b])
+        if err == 0:
+            err = e
+    return err

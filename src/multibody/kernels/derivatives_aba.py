@@ -12,15 +12,16 @@ accelerations ABA left in the workspace (``kernels/derivatives.py``), the applie
 as in Pinocchio's ``computeABADerivatives``; by BLAS, ``kernels/blas.py``).
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.blas import matmul
-from multibody.kernels.derivatives import (DD_DFQ, batch_workspaces, check_derivative_sizes, derivative_backward,
-                                           derivative_forward, derivative_views, first_error)
+from multibody.kernels.derivatives import (DD_DFQ, check_derivative_sizes, derivative_backward, derivative_forward,
+                                           derivative_views)
 from multibody.kernels.derivatives_forces import applied_force_derivatives
 from multibody.kernels.derivatives_minv import derivative_workspace_size, minv_passes, scratch_views
 from multibody.kernels.forces import applied_forces_kernel
+from multibody.kernels.rnea import slice_workspace
 from multibody.kernels.spatial import KERNEL, helper
 
 
@@ -91,28 +92,26 @@ def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, F, t, fb, work, dwor
     return 0
 
 
-@njit(parallel=True, cache=True)
-def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, t, dint, nchunk, base, QDD, DQ, DV, MINV):
-    """``aba_derivatives_kernel`` for every row of Q, V, TAU (leading batch axis) into QDD (B, nv) and DQ, DV,
-    MINV (B, nv, nv), in parallel (numba prange over ``nchunk`` chunks of rows, each with its own workspaces);
-    ``base``: the base block (``kinematics.BASE_WIDTH`` floats). Returns the first nonzero error code."""
-    nb = Q.shape[0]
-    nchunk = max(min(nb, nchunk), 0)
+@njit(cache=True, nogil=True)
+def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, t, dint, base, QDD, DQ, DV, MINV, lo, hi):
+    """``aba_derivatives_kernel`` (``aba_derivatives_applied_kernel`` when ``applied``) for the rows lo ≤ b < hi of
+    Q, V, TAU (leading batch axis) into QDD (B, nv) and DQ, DV, MINV (B, nv, nv), with workspaces of its own
+    (``base``: the base block, ``rnea.slice_workspace``). Returns the first nonzero error code of the rows, or 0.
+    Compiled without the GIL: threads run slices of the rows at once (``kernels.threads.in_threads``)."""
     n = mi.shape[0]
     nv = V.shape[1]
-    work, dwork, errs = batch_workspaces(mi, nv, nchunk, base, derivative_workspace_size(n, nv))
-    dints = np.empty((nchunk, dint.shape[0]), dtype=np.int64)
-    fbs = np.empty((nchunk, n, 6))
-    for ch in prange(nchunk):
-        for k in range(dint.shape[0]):
-            dints[ch, k] = dint[k]
-        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            if applied:
-                e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, forces, t, fbs[ch], work[ch],
-                                                   dwork[ch], dints[ch], QDD[b], DQ[b], DV[b], MINV[b])
-            else:
-                e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work[ch], dwork[ch], dints[ch],
-                                           QDD[b], DQ[b], DV[b], MINV[b])
-            if e != 0 and errs[ch] == 0:
-                errs[ch] = e
-    return first_error(errs)
+    work = slice_workspace(mi, nv, base)
+    dwork = np.zeros(derivative_workspace_size(n, nv))
+    dints = dint.copy()
+    fb = np.empty((n, 6))
+    err = 0
+    for b in range(lo, hi):
+        if applied:
+            e = aba_derivatives_applied_kernel(mi, mf, Q[b], V[b], TAU[b], fext, forces, t, fb, work, dwork, dints,
+                                               QDD[b], DQ[b], DV[b], MINV[b])
+        else:
+            e = aba_derivatives_kernel(mi, mf, Q[b], V[b], TAU[b], fext, work, dwork, dints, QDD[b], DQ[b], DV[b],
+                                       MINV[b])
+        if err == 0:
+            err = e
+    return err

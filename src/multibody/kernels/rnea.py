@@ -12,7 +12,7 @@ velocity and acceleration, a_0 = a_base − [0; g]: the base-acceleration terms 
 Pass 2 (leaves -> root): τ_i = S_iᵀ f_i + a_i q̈_i,  f_λ += f_i      (a_i: the armature, ``kinematics.armature``)
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from multibody.kernels.kinematics import (B_A, B_F, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, armature,
                                           body_inertia_world, check_sizes, joint_placement_world,
@@ -89,26 +89,21 @@ def workspace_len(n, nv):
 
 
 @njit(cache=True)
-def copy_base_block(base, work):
-    """Copy the base block ``base`` (``BASE_WIDTH`` floats) into the base block of every row of the batch of
-    workspaces ``work`` (rows, length)."""
-    o = work.shape[1] - BASE_WIDTH
-    for r in range(work.shape[0]):
-        for k in range(BASE_WIDTH):
-            work[r, o + k] = base[k]
-
-
-@njit(parallel=True, cache=True)
-def rnea_batch_kernel(mi, mf, Q, V, A, fext, nchunk, base, TAU):
-    """``rnea_kernel`` for every row of Q, V, A (leading batch axis) into TAU, in parallel (numba prange);
-    ``nchunk`` chunks of rows (a few per thread), each with its own workspace; ``base``: the base block
+def slice_workspace(mi, nv, base):
+    """A workspace of ``workspace_len`` floats for a slice of the rows of a batch, with the base block ``base``
     (``kinematics.BASE_WIDTH`` floats; read only when the base moves)."""
-    nb = Q.shape[0]
-    nchunk = min(nb, nchunk)
-    if nchunk <= 0:
-        return
-    work = np.empty((nchunk, workspace_len(mi.shape[0], V.shape[1])))
-    copy_base_block(base, work)
-    for ch in prange(nchunk):
-        for b in range(ch * nb // nchunk, (ch + 1) * nb // nchunk):
-            rnea_kernel(mi, mf, Q[b], V[b], A[b], fext, work[ch], TAU[b])
+    work = np.empty(workspace_len(mi.shape[0], nv))
+    o = work.shape[0] - BASE_WIDTH
+    for k in range(BASE_WIDTH):
+        work[o + k] = base[k]
+    return work
+
+
+@njit(cache=True, nogil=True)
+def rnea_batch_kernel(mi, mf, Q, V, A, fext, base, TAU, lo, hi):
+    """``rnea_kernel`` for the rows lo ≤ b < hi of Q, V, A (leading batch axis) into TAU, with a workspace of its
+    own (``base``: the base block, :func:`slice_workspace`). Compiled without the GIL: threads run slices of the
+    rows at once (``kernels.threads.in_threads``)."""
+    work = slice_workspace(mi, V.shape[1], base)
+    for b in range(lo, hi):
+        rnea_kernel(mi, mf, Q[b], V[b], A[b], fext, work, TAU[b])

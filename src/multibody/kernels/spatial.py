@@ -95,7 +95,7 @@ def helper(func=None, *, inline=True):
     return disp
 
 
-#: options of every compiled kernel that allocates no array (all but the batched ``prange`` twins): cached on
+#: options of every compiled kernel that allocates no array (all but the batches' slice kernels): cached on
 #: disk, and compiled without numba's reference counting of arrays (NRT). With it, every array a kernel
 #: receives, slices or hands to a helper is counted (a call and an atomic add on entry and again on exit):
 #: measured on ABA, that was half of the time per body at N = 100 and most of a call at N = 5, and from

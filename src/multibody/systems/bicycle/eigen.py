@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from multibody.kernels.threads import in_threads
 from multibody.systems.bicycle.linear import coefficient_polynomials, linear_matrices, state_matrices
 from multibody.systems.bicycle.parameters import coerce_parameters
 from multibody.systems.bicycle.quartic import sweep_roots
@@ -94,8 +95,7 @@ def eigenvalues(params, speeds, validate=True, method="quartic"):
     poly = _poly_scalars(params, validate)
     out = np.empty((v.size, 4), dtype=np.complex128)
     ok = np.zeros(v.size, dtype=np.bool_)
-    nchunks = max(1, min(v.size // 64, 32))
-    sweep_roots(v, poly, out, ok, nchunks)
+    in_threads(sweep_roots, (v, poly, out, ok), v.size, slices=max(1, min(v.size // 64, 32)))
     if not ok.all():  # not converged (e.g. a multiple root exactly at that speed): LAPACK for those speeds
         bad = np.nonzero(~ok)[0]
         A, _ = state_matrices(params, v[bad], validate=False)
