@@ -249,3 +249,26 @@ def test_an_adaptive_run_across_switches_shows_progress(capsys):
     mb.simulate(pendulum(), [0.0], [1.0], 1.0, method="DOP853", progress=True)
     err = capsys.readouterr().err
     assert "DOP853" in err and "1/1 s" in err
+
+
+def test_a_stepping_run_that_blows_up_names_the_velocity_and_the_step():
+    """The stepping model adds a controller's torques before each step (explicit): the damping kd of a JointPD
+    multiplies the velocity by 1 − h kd / I per step, so h kd / I = 30 (I = 0.35 kg m² about the hinge) grows it
+    29-fold per step until its square overflows in the step's quadratic terms (from 0.1 rad/s: log(sqrt(1.8e308) / 0.1)
+    / log 29 ≈ 106 steps); the run ends with
+    one line naming the velocity entry and the cause, with what was computed. h kd / I = 1.5 (a factor −0.5)
+    stays finite."""
+    model = pendulum(limits=None)
+    h, inertia = 1e-3, 0.1 + 1.0 * 0.5 ** 2
+    for ratio in (30.0, 1.5):
+        pd = mb.JointPD(0.0, ratio * inertia / h, target=[0.0], gravity_compensation=False)
+        run = lambda: mb.simulate(model.with_controllers({"pd": pd}), [0.0], [0.1], 0.4, h=h, contact="stepping")
+        if ratio < 2.0:
+            assert np.all(np.isfinite(run().v))
+            continue
+        with pytest.raises(IntegrationError) as err:
+            run()
+        msg = str(err.value)
+        assert "\n" not in msg and "non-finite" in msg and "v 'j.angle' = " in msg and "kd h / inertia" in msg, msg
+        steps = len(err.value.result.t) - 1
+        assert 100 <= steps <= 112 and np.all(np.isfinite(err.value.result.v)), steps

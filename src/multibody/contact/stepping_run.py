@@ -37,6 +37,7 @@ from multibody.contact.stepping_structures import Structures
 from multibody.errors import IntegrationError, ModelError, ModelWarning, ResultFileError
 from multibody.integrate import arguments as arg
 from multibody.formulations.tree_control import compiled_event, is_compiled_torque
+from multibody.integrate.adaptive import nonfinite_entries
 from multibody.integrate.arguments import fixed_step_count, output_steps
 
 __all__ = ["SteppingRun", "run_stepping", "simulate_stepping", "EVENT_CHUNK"]
@@ -60,6 +61,8 @@ class SteppingRun:
     t_stop: float = None
     #: the exception that ended a failed run (a callback's, a checkpoint that could not be written), or None
     error: Exception = None
+    #: the non-finite entries of the velocity a failed step computed (``"v 'hinge.angle' = nan"``), or ""
+    nonfinite: str = ""
 
 
 class _Events:
@@ -254,6 +257,9 @@ def run_stepping(system, t0, h, nsteps, save, progress=False, events=None, write
     failed = run.status == STEPPING_NONFINITE or run.error is not None
     out = SteppingRun(st, "failed" if failed else "event" if t_stop is not None else "success", run.done, times,
                       t_stop, run.error)
+    if run.status == STEPPING_NONFINITE:    # the step's velocity (the loop's scratch after q, v) names what failed
+        names = [f"v '{n}'" for n in run.system.model.velocity_names()]
+        out.nonfinite = nonfinite_entries(run.scratch[run.nq:run.nq + run.v.shape[0]], names)
     if writer is not None and not failed:
         try:
             _write(writer, st, t0, h, run.done, run.q, run.v, run.dissipated, finished=True)
@@ -439,7 +445,9 @@ def simulate_stepping(system, model, t0, t_end, method, h, t_eval, n_out, output
         exc = run.error
         if exc is None:
             reason = (f"the state became non-finite (NaN or inf) at step {run.done + 1} "
-                      f"(t = {t0 + (run.done + 1) * h_used:.17g})")
+                      f"(t = {t0 + (run.done + 1) * h_used:.17g}): {run.nonfinite or 'the velocity'}; the step "
+                      f"h = {h_used:g} may be too large for the model's stiffest force (a controller's kd h / inertia "
+                      "beyond 2 makes its explicit damping unstable) or the forces unbounded")
         elif isinstance(exc, ResultFileError):
             reason = f"the checkpoint could not be written at step {run.done}: {exc}"
         else:

@@ -28,6 +28,7 @@ from multibody.formulations.prescribed import prescribed_system
 from multibody.formulations.tree_control import (control_params, is_compiled_torque, law_failure, run_controls,
                                                  tree_rhs_control, tree_rhs_control_extra)
 from multibody.formulations.tree_rhs import tree_energy, tree_observe, tree_rhs, tree_rhs_extra, tree_rhs_plain
+from multibody.integrate.arguments import non_finite_entry
 from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import (has_quaternions, normalize_quaternions, normalize_quaternions_q,
                                          quaternion_projection)
@@ -109,7 +110,8 @@ def tree_batch(model, runs, params, moving_base=False):
             raise ModelError(f"params['{key}'] must have shape ({runs}, {k}) (runs, {cols}) for model "
                              f"'{model.name}', got {arr.shape}", element=key)
         if not np.all(np.isfinite(arr)):
-            raise ModelError(f"params['{key}'] must be finite", element=key)
+            names = {"nv": model.velocity_names(), "nbodies": model.body_names[1:], "3": ("x", "y", "z")}[cols]
+            raise ModelError(non_finite_entry(arr, f"params['{key}']", names), element=key)
         if key == "mass" and np.any(arr <= 0.0):
             b, i = np.argwhere(arr <= 0.0)[0]
             raise ModelError(f"params['mass'][{b}, {i}] (body '{model.body_names[i + 1]}') must be positive, got "

@@ -283,5 +283,16 @@ def batch_states(model, X, n, what, runs):
         raise ModelError(f"{what} must have shape ({runs}, {n}) (runs, {'nq' if what == 'Q0' else 'nv'}) or ({n},) "
                          f"for model '{model.name}' (nq={model.nq}, nv={model.nv}), got {arr.shape}", element=what)
     if not np.all(np.isfinite(arr)):
-        raise ModelError(f"{what} must be finite (run {int(np.argwhere(~np.isfinite(arr))[0, 0])})", element=what)
+        names = model.coordinate_names() if what == "Q0" else model.velocity_names()
+        raise ModelError(non_finite_entry(arr, what, names), element=what)
     return arr
+
+
+def non_finite_entry(arr, what, names):
+    """The message of a per-run array ``arr`` (runs, n) of ``simulate_batch`` (``what``: ``Q0``, ``params['tau']``,
+    ...) holding NaN or inf: its first such entry by run and column, the column's name (``names[j]``), and how many
+    more there are."""
+    bad = np.argwhere(~np.isfinite(arr))
+    b, j = (int(i) for i in bad[0])
+    more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+    return f"{what} must be finite: {what}[{b}, {j}] ('{names[j]}') = {arr[b, j]}{more}"

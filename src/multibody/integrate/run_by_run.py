@@ -19,6 +19,7 @@ import time
 import numpy as np
 
 from multibody.errors import IntegrationError, ModelError
+from multibody.integrate.arguments import non_finite_entry
 
 __all__ = ["needs_python", "run_by_run"]
 
@@ -70,7 +71,7 @@ def run_by_run(simulate, make_batch, why, model, Q, V, t0, t_end, method, h, par
             raise ModelError(f"params['tau'] must be (runs, nv) = ({runs}, {model.nv}), got shape {taus.shape}",
                              element="tau")
         if not np.all(np.isfinite(taus)):
-            raise ModelError("params['tau'] must be finite", element="tau")
+            raise ModelError(non_finite_entry(taus, "params['tau']", model.velocity_names()), element="tau")
     if contact is not None and str(method).upper() == "RK4":   # simulate_batch's default: the stepping model's own
         method = "STEPPING"
     cpu, wall = time.process_time(), time.perf_counter()
