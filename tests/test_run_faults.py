@@ -251,6 +251,22 @@ def test_an_adaptive_run_across_switches_shows_progress(capsys):
     assert "DOP853" in err and "1/1 s" in err
 
 
+def test_a_run_across_switches_that_blows_up_names_the_entries():
+    """A pendulum with stops carrying a wheel on a hinge of stiffness 1e9 N m/rad (I = 1e-3 kg m²: ω = 1e6 rad/s,
+    ω h = 1000, far outside RK4's stability interval of 2.79): the run across switches ends with one line naming the
+    non-finite entries of the step's state, as the other fixed-step runs do, with the finite rows computed."""
+    b = mb.ModelBuilder(gravity=(0, 0, -G0), name="stiff")
+    b.add_body("l", mass=1.0, com=(0, 0, -0.5), inertia=(0.1, 0.1, 0.01))
+    b.add_joint("j", mb.Revolute(axis=(0, 1, 0)), "ground", "l", limits=(-1.0, 1.0), restitution=0.5)
+    b.add_body("w", mass=0.1, inertia=(0.001, 0.001, 0.001))
+    b.add_joint("spin", mb.Revolute(axis=(1, 0, 0)), "l", "w", placement=(None, (0, 0, -1)), stiffness=1e9)
+    with pytest.raises(IntegrationError) as err:
+        mb.simulate(b.build(), [0.0, 0.0], [0.0, 0.1], 0.1, h=1e-3, method="RK4")
+    msg = str(err.value)
+    assert "\n" not in msg and "non-finite" in msg and "v 'spin.angle' = " in msg, msg
+    assert len(err.value.result.t) > 1 and np.all(np.isfinite(err.value.result.v))
+
+
 def test_a_stepping_run_that_blows_up_names_the_velocity_and_the_step():
     """The stepping model adds a controller's torques before each step (explicit): the damping kd of a JointPD
     multiplies the velocity by 1 − h kd / I per step, so h kd / I = 30 (I = 0.35 kg m² about the hinge) grows it

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from multibody.errors import ConstraintError, ModelError
-from multibody.integrate.adaptive import PROJECTABLE, solve_adaptive
+from multibody.integrate.adaptive import PROJECTABLE, nonfinite_entries, solve_adaptive
 from multibody.integrate.progress import progress_bar
 from multibody.integrate.tableaux import METHODS, STAGES
 
@@ -487,11 +487,10 @@ class _Runner:
             stop = stop if piece is None else min(stop, (k // piece + 1) * piece)
             stop = int(min(stop, k + self.budget_left(t0 + k * h)))
             todo = save[(save > k) & (save <= stop)]
-            ts, xs = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n))
+            ts, xs, xt = np.empty(todo.shape[0] + 1), np.empty((todo.shape[0] + 1, n)), np.empty(n)
             error = None
             try:
-                rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, np.empty(n),
-                                                  np.empty((5, n)))
+                rows, status, done = st.run_steps(x, t0, h, k, stop, todo, code, ts, xs, xt, np.empty((5, n)))
             except Exception as exc:  # noqa: BLE001 -- of a Python loop's rhs or projection: keep its rows, re-raise
                 (rows, done), status, error = getattr(exc, "steps_done", (0, k)), 0, exc
             out.steps += done - k
@@ -500,9 +499,10 @@ class _Runner:
                 out.add(ts[r], st.index, xs[r])
             if error is not None:
                 raise error
-            if status == 1:
+            if status == 1:    # xt: the step's non-finite state
                 raise _Failure(f"the state became non-finite (NaN or inf) at step {done + 1} (t = "
-                               f"{t0 + (done + 1) * h:.17g}); the step h = {h:g} may be too large")
+                               f"{t0 + (done + 1) * h:.17g}): {nonfinite_entries(xt, st.entry_names()) or 'the state'}; the step "
+                               f"h = {h:g} may be too large for the model's stiffest force or the forces unbounded")
             k = done
             if status != EVENT:
                 if k < nsteps:   # a piece done: write its checkpoint, go on in the same mode

@@ -35,6 +35,8 @@ class PoissonStructure(PythonSteps):
     """The structure ``tree`` (a :class:`~multibody.switching.structure.Structure`) on the state (q, p);
     ``solver``: "sweep" or "cholesky" (system (6))."""
 
+    SECOND = "p"
+
     def __init__(self, tree, solver="sweep"):
         self.tree, self.solver = tree, str(solver).lower()
         code = solver_code(solver)

@@ -109,7 +109,16 @@ class PythonSteps:
     docstring, for a structure with ``nq``, ``projects``, ``rhs(t, x)``, ``project(t, x)`` and ``guards(t, x)``;
     ``step_project(t, x)``: the projection after each step, its ``project`` unless it has its own.
     ``crossed(t, x)``: whether a watched guard is below zero at (t, x), called right after ``rhs(t, x)``; here the
-    least watched guard's sign, which a structure may replace by a cheaper test of the same signs."""
+    least watched guard's sign, which a structure may replace by a cheaper test of the same signs.
+    ``SECOND``: the letter of the state's second half in the reasons of failures (``v``; ``p`` for impulses)."""
+
+    SECOND = "v"
+
+    def entry_names(self):
+        """The labels of the state's entries for the reasons of failures: ``q 'joint.coordinate'``, then
+        ``v '...'`` (:attr:`SECOND`)."""
+        return ([f"q '{c}'" for c in self.model.coordinate_names()]
+                + [f"{self.SECOND} '{c}'" for c in self.model.velocity_names()])
 
     def run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K):
         return python_run_steps(self, x, t0, h, first, nsteps, save, method, ts, xs, xt, K)
