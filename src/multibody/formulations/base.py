@@ -21,6 +21,7 @@ import numpy as np
 
 from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError, shown
+from multibody.integrate.adaptive import nonfinite_entries
 from multibody.integrate.fixed_step import no_project
 
 __all__ = ["OdeSystem", "FORMULATIONS", "FEATURES", "register_formulation", "supports", "supporting",
@@ -214,11 +215,9 @@ def check_state(model, q0, v0):
         raise ModelError(f"v0 must have {model.nv} entries (model '{model.name}', nv={model.nv}), got {v0.shape[0]}",
                          element="v0")
     for name, x, names in (("q0", q0, model.coordinate_names), ("v0", v0, model.velocity_names)):
-        bad = np.flatnonzero(~np.isfinite(x))
-        if bad.size:
-            k = int(bad[0])
-            raise ModelError(f"{name} must be finite (model '{model.name}'): {name} '{names()[k]}' = {x[k]}"
-                             + (f" and {bad.size - 1} more" if bad.size > 1 else ""), element=name)
+        if not np.all(np.isfinite(x)):
+            entries = nonfinite_entries(x, [f"{name} '{n}'" for n in names()], at_most=1)
+            raise ModelError(f"{name} must be finite (model '{model.name}'): {entries}", element=name)
     model.check_quaternions(q0, "q0")
     return q0, v0
 
