@@ -147,6 +147,8 @@ class _Run:
                                                               *(a[out.rows:] for a in out.outputs),
                                                               self.trace[:stop - first], E, self.scratch)
         except Exception as exc:    # a callback of the Python loop raised: the steps before it kept
+            if not hasattr(exc, "partial"):     # (not a callback's: nothing to keep)
+                raise
             j, last, self.dissipated = exc.partial
             out.rows += j
             self.last = self.done = last
