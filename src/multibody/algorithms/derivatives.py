@@ -32,7 +32,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_output, as_vector, base_copy,
                                            bind_on_first_call, data_at, size_error)
-from multibody.model.data import refuse_general_joints, refuse_kinematics_only
+from multibody.model.data import bind_entry, refuse_general_joints, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
 from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
@@ -148,6 +148,14 @@ def minv(model, q, data=None, out=None):
     """M(q)⁻¹ (nv x nv, symmetric positive definite) by the articulated-body recursion in O(N²), without forming
     or factorizing M (``kernels/derivatives_minv.py``; Pinocchio's ``computeMinverse``). A moving base does not
     change it. ``out``: an array to write M⁻¹ into and return (``algorithms.dynamics``)."""
+    if data is None:  # the C-level entry (``algorithms.dynamics``)
+        try:
+            entry = model._multibody_entry_minv
+        except AttributeError:
+            entry = bind_entry(model, "minv")
+        A = entry(q, out)
+        if A is not None:
+            return A
     try:  # the fast path of :func:`aba_derivatives`, with ``out`` as in ``algorithms.crba``
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (

@@ -66,7 +66,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_output, as_vector, bind_on_first_call, data_at,
                                            fill_general)
-from multibody.model.data import refuse_general_joints
+from multibody.model.data import bind_entry, refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
                                       frame_jacobian_kernel, frame_jacobian_rate_kernel, frame_jacobians_kernel,
@@ -273,6 +273,17 @@ def frame_jacobian(model, q, frame, reference="local", data=None, t=None, out=No
     ``[angular; linear]``; columns of the coordinates that do not move the frame are zero). ``frame``: a name, a
     handle ``model.frame_id(name)`` or a ``Frame``. ``out``: an array to write J into and return
     (``algorithms.dynamics``)."""
+    if data is None:  # the C-level entry (``algorithms.dynamics``), for a handle and a reference's name
+        try:
+            entry = model._multibody_entry_frame_jacobian
+        except AttributeError:
+            entry = bind_entry(model, "frame_jacobian")
+        try:
+            J = entry(q, frame, REFERENCES[reference], out)
+        except _MISSES:  # a reference that is not a name (the general path names it)
+            J = None
+        if J is not None:
+            return J
     try:  # the fast path, as in frame_placement
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, fi, ff, work, nv, ids, zero, owner, shape = (model._multibody_frame_fast if data is None

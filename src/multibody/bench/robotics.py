@@ -11,9 +11,9 @@ median and range over the rounds; ``bench/timing.py``):
   array and writing into a preallocated one (``out=``), where Pinocchio's Python calls always allocate the array they
   return;
 * where a call's time goes on the UR5 (``bench_call_split``): the public call, without and with ``out=``, against its
-  compiled kernel called alone from Python (the rest is the Python function: argument checks, the output's
-  allocation), and the fixed cost of a call on a one-joint pendulum, ours and Pinocchio's; and the parts of one
-  ``crba`` call (``bench_call_parts``: the Python function, the new output array, the compiled entry);
+  compiled kernel called alone from Python through numba's entry point and its C-level entry called alone
+  (``kernels/entries.py``), and the fixed cost of a call on a one-joint pendulum, ours and Pinocchio's; and the
+  parts of one ``crba`` call (``bench_call_parts``: the Python function, the new output array, the two entries);
 * inverse kinematics: 200 placements of the Panda's hand at random configurations within the limits, from one fixed
   start (the middle of the limits), to 1e-9, and Talos holding both feet with a hand target (20 targets): the
   median time per solve against a hand-written Pinocchio damped-least-squares loop (Pinocchio's documented example:
@@ -171,6 +171,26 @@ def _kernel_entries(model, q, v, a, handle, bare=False):
     return entries
 
 
+def _c_entries(model, q, v, a, handle):
+    """The C-level entries (``kernels/entries.py``) of the calls of :func:`bench_calls` that have one, called straight
+    from Python with preallocated outputs: ``{call: zero-argument function}`` (None for a call without one, or where
+    the entries are not available)."""
+    from multibody.algorithms.frames import REFERENCES
+    from multibody.model.data import bind_entry, no_entry
+
+    nv = model.nv
+    J, M, tau = np.empty((6, nv)), np.empty((nv, nv)), np.empty(nv)
+    arguments = {"one frame Jacobian": ("frame_jacobian", (q, handle, REFERENCES["local"], J)),
+                 "centroidal_map / ccrba": ("centroidal_map", (q, J)),
+                 "com_jacobian / jacobianCenterOfMass": ("com_jacobian", (q, J[:3].copy())),
+                 "minv / computeMinverse": ("minv", (q, M)), "rnea": ("rnea", (q, v, a, tau)), "crba": ("crba", (q, M))}
+    calls = {}
+    for call, (algorithm, args) in arguments.items():
+        entry = bind_entry(model, algorithm)
+        calls[call] = None if entry is no_entry else (lambda entry, args: lambda: entry(*args))(entry, args)
+    return calls
+
+
 def _one_joint_models(pin):
     """A pendulum of one revolute joint with a frame at its tip, ours and Pinocchio's (the fixed cost of a call)."""
     import multibody as mb
@@ -203,36 +223,40 @@ def bench_call_split(robot="UR5", rounds=15, verbose=True):
     for model, pm, tool in ((*_load(path, floating, pin), TOOL[robot]), (one, one_pin, "tip")):
         calls, state = _calls(model, pm, tool, pin)
         del calls["every frame's Jacobian"]
-        entries = _kernel_entries(model, *state)
+        entries, c_entries = _kernel_entries(model, *state), _c_entries(model, *state)
         for k, (call, (ours, ours_out, theirs)) in enumerate(calls.items()):
-            fs = [ours, ours_out, entries[call], theirs]
+            c_entry = c_entries.get(call)
+            fs = [ours, ours_out, entries[call], theirs] + ([] if c_entry is None else [c_entry])
             for f in fs:
                 f()
                 f()
             t = interleaved(fs, number_for(theirs, 0.005), rounds)
-            us = [spread(t[:, c])[0] * 1e6 for c in range(4)]
+            us = [spread(t[:, c])[0] * 1e6 for c in range(len(fs))] + [float("nan")] * (5 - len(fs))
             if model is one:
                 rows[k].update(one_ours_us=us[0], one_out_us=us[1], one_pin_us=us[3])
             else:
                 rows.append({"robot": robot, "call": call, "ours_us": us[0], "out_us": us[1], "kernel_us": us[2],
-                             "python_us": us[0] - us[2], "python_out_us": us[1] - us[2], "pin_us": us[3]})
+                             "c_entry_us": us[4], "python_us": us[0] - us[2], "python_out_us": us[1] - us[2],
+                             "pin_us": us[3]})
     if verbose:
         print(f"\nWhere a call's time goes on {robot} (µs, process time, medians of interleaved rounds): the public "
-              "call without and with out=, its compiled kernel alone called from Python, the differences (the Python "
-              "function), Pinocchio's call; and the three calls on a one-joint pendulum (the fixed cost of a call)")
-        print("| call | ours | with out= | kernel alone | Python function | with out= | Pinocchio | one joint: ours "
-              "| with out= | Pinocchio |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "call without and with out=, its compiled kernel alone called from Python through numba's entry point, "
+              "the differences (the Python function), its C-level entry alone (kernels/entries.py; given the output), "
+              "Pinocchio's call; and the three calls on a one-joint pendulum (the fixed cost of a call)")
+        print("| call | ours | with out= | kernel alone | Python function | with out= | C entry alone | Pinocchio | "
+              "one joint: ours | with out= | Pinocchio |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             print(f"| {r['call']} | {r['ours_us']:.2f} | {r['out_us']:.2f} | {r['kernel_us']:.2f} | "
-                  f"{r['python_us']:.2f} | {r['python_out_us']:.2f} | {r['pin_us']:.2f} | {r['one_ours_us']:.2f} | "
-                  f"{r['one_out_us']:.2f} | {r['one_pin_us']:.2f} |")
+                  f"{r['python_us']:.2f} | {r['python_out_us']:.2f} | {r['c_entry_us']:.2f} | {r['pin_us']:.2f} | "
+                  f"{r['one_ours_us']:.2f} | {r['one_out_us']:.2f} | {r['one_pin_us']:.2f} |")
     return rows
 
 
 def bench_call_parts(robot="UR5", rounds=21, verbose=True):
     """The parts of one ``crba`` call on ``robot`` (µs, medians of interleaved rounds): the public call, without and
-    with a preallocated ``out``; its compiled entry given a new output array (``np.empty``) and a preallocated one;
+    with a preallocated ``out``; its C-level entry (``kernels/entries.py``) making its output and given one; numba's
+    entry point of the kernel given a new output array (``np.empty``) and a preallocated one;
     ``np.empty`` alone; the dtype and ndim check of q alone; the checks of a preallocated ``out`` alone (dtype, ndim,
     ``flags.carray``); an empty call. Their differences: the Python function less its new array (the check, the
     call, the Data's tuple), the new array once a kernel has run (more than alone: the kernel has displaced what the
@@ -248,10 +272,14 @@ def bench_call_parts(robot="UR5", rounds=21, verbose=True):
     zero = np.zeros(model.nv)
     call, (mi, mf, _, work, M) = _kernel_entries(model, q, zero, zero, 0, bare=True)["crba"]
     shape, f64, empty = M.shape, np.dtype(np.float64), np.empty
+    mb.crba(model, q)
+    c_entry = model.__dict__["_multibody_entry_crba"]
     parts = {"public call": lambda: mb.crba(model, q),
              "public call, out=": lambda: mb.crba(model, q, out=M),
-             "entry, new output": lambda: call(mi, mf, q, work, empty(shape)),
-             "entry, preallocated output": lambda: call(mi, mf, q, work, M),
+             "C entry, new output": lambda: c_entry(q, None),
+             "C entry, preallocated output": lambda: c_entry(q, M),
+             "numba entry, new output": lambda: call(mi, mf, q, work, empty(shape)),
+             "numba entry, preallocated output": lambda: call(mi, mf, q, work, M),
              "np.empty alone": lambda: empty(shape),
              "dtype and ndim check alone": lambda: q.dtype is f64 and q.ndim == 1,
              "checks of out alone": lambda: M.dtype is f64 and M.ndim == 2 and M.flags.carray,

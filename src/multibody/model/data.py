@@ -39,6 +39,10 @@ CACHE_ATTR = "_multibody_data"
 FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR = ("_multibody_fast", "_multibody_mass_fast",
                                                      "_multibody_frame_fast", "_multibody_derivative_fast")
 CACHED_ATTRS = (CACHE_ATTR, FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR)
+#: the algorithms with a C-level entry (``kernels/entries.py``) and the attributes of the Model under which
+#: :func:`bind_entry` keeps each one's entry over the default Data (builtins: never pickled, ``Model.__getstate__``)
+ENTRY_ALGORITHMS = ("aba", "rnea", "crba", "centroidal_map", "com_jacobian", "minv", "frame_jacobian")
+ENTRY_ATTRS = tuple("_multibody_entry_" + name for name in ENTRY_ALGORITHMS)
 
 
 def publish(data, attr, value):
@@ -47,6 +51,45 @@ def publish(data, attr, value):
     cache = getattr(data.model, "__dict__", None)
     if cache is not None and cache.get(CACHE_ATTR) is data:
         cache[attr] = value
+
+
+def no_entry(*args):
+    """The stand-in entry of an algorithm that has no C-level entry on a model (general joints, a moving base, a model
+    read for its kinematics only, or none in this process: ``kernels.entries.available``): None, a miss."""
+    return None
+
+
+def bind_entry(model, algorithm):
+    """The C-level entry of ``algorithm`` (one of :data:`ENTRY_ALGORITHMS`) over the default Data of ``model``, kept on
+    the model under ``"_multibody_entry_" + algorithm``: made on the algorithm's first call (which compiles the entry,
+    or loads it from the cache, once per process), the builtin of ``kernels.entries.bind``, or :func:`no_entry` where
+    the Data has no fast path for it or the entries are not available. An object that keeps no attributes or is no
+    model gets :func:`no_entry`, kept nowhere."""
+    cache = getattr(model, "__dict__", None)
+    if cache is None or not hasattr(model, "nv"):
+        return no_entry
+    d = default_data(model)
+    nv = d.nv
+    if algorithm == "crba":
+        arrays, shape = (None if d.mass_fast is None else (d.mi, d.mf, d.work)), (nv, nv)
+    elif algorithm == "minv":
+        w = d.derivative_work()
+        arrays, shape = (None if w.fast is None else (d.mi, d.mf, d.work, w.dwork, w.dint)), (nv, nv)
+    elif algorithm == "frame_jacobian":
+        fi, ff, _, _, fast = d.frame_table()
+        arrays, shape = (None if fast is None else (d.mi, d.mf, fi, ff, d.work)), (6, nv)
+    elif algorithm in ("aba", "rnea"):
+        arrays, shape = (None if d.fast is None else (d.mi, d.mf, d.no_fext, d.work)), (nv,)
+    else:  # centroidal_map, com_jacobian
+        arrays, shape = (None if d.fast is None else (d.mi, d.mf, d.work)), (6 if algorithm == "centroidal_map" else 3,
+                                                                               nv)
+    entry = None
+    if arrays is not None:
+        from multibody.kernels.entries import bind
+
+        entry = bind(algorithm, arrays, shape)
+    entry = cache["_multibody_entry_" + algorithm] = no_entry if entry is None else entry
+    return entry
 
 
 def base_block(work):

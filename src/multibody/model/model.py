@@ -17,7 +17,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import configuration
-from multibody.model.data import CACHED_ATTRS
+from multibody.model.data import CACHED_ATTRS, ENTRY_ATTRS
 from multibody.model.loads import LoadTable
 from multibody.model.placement import Placement
 from multibody.model.unilateral import Unilateral
@@ -158,8 +158,11 @@ class Model:
 
     def __getstate__(self):
         """The model's attributes for pickling, without the compiled general-joint code cached on it (a module and
-        the Data that holds its function, ``multibody.kernels.general_joint``): they are made again on first use."""
+        the Data that holds its function, ``multibody.kernels.general_joint``) and without the C-level entries of its
+        algorithms (``model.data.bind_entry``): they are made again on first use."""
         state = dict(self.__dict__)
+        for attr in ENTRY_ATTRS:
+            state.pop(attr, None)
         if state.pop("_multibody_general_joints", None) is not None:
             for attr in CACHED_ATTRS:
                 state.pop(attr, None)
