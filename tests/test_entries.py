@@ -44,7 +44,9 @@ def _calls(model, q, v, a):
             "centroidal_map": lambda q, v, a, d: mb.centroidal_map(model, q, data=d),
             "com_jacobian": lambda q, v, a, d: mb.com_jacobian(model, q, data=d),
             "minv": lambda q, v, a, d: mb.minv(model, q, data=d),
-            "frame_jacobian": lambda q, v, a, d: mb.frame_jacobian(model, q, tool, "world", data=d)}
+            "frame_jacobian": lambda q, v, a, d: mb.frame_jacobian(model, q, tool, "world", data=d),
+            "frame_placement": lambda q, v, a, d: np.concatenate([x.ravel() for x in mb.frame_placement(
+                model, q, "tool", data=d)])}
 
 
 def test_the_entries_are_available_on_this_interpreter():
@@ -106,9 +108,16 @@ def test_what_an_entry_does_not_take_is_a_miss(arm):
     for bad in (np.zeros((nv, nv), np.float32), np.zeros((nv, nv + 1)), np.zeros((nv + 1, nv), order="F")[:nv],
                 read_only, np.zeros((2 * nv, nv))[::2], np.zeros(nv * nv), np.zeros((nv, nv)).view(_Subclass), "out"):
         assert crba(q, bad) is None
-    for frame in (str("tool"), True, 2**70, -1, 10**6):
+    assert np.array_equal(jac(q, "tool", 0, None), jac(q, tool, 0, None))    # a name is looked up
+    for frame in ("no such frame", True, 2**70, -1, 10**6, 2.0, None, ["tool"]):
         assert jac(q, frame, 0, None) is None
-    assert jac(q, tool, 7, None) is None
+    assert jac(q, tool, 7, None) is None and jac(q, tool, 2**70, None) is None
+    placement = _entry(model, "frame_placement")
+    R, p = placement(q, "tool", None)
+    pair = (np.empty((3, 3)), np.empty(3))
+    assert placement(q, tool, pair) is pair and np.array_equal(pair[0], R) and np.array_equal(pair[1], p)
+    for bad in ([R, p], (R, p, p), (R,), (p, R), (R.T, p), (R, p[::2]), (R.astype(np.float32), p), "out"):
+        assert placement(q, tool, bad) is None
     assert crba(q) is None and crba(q, None, None) is None and rnea(q, v, None) is None
     assert crba(q, None) is not None    # still takes calls after the misses
 
@@ -159,9 +168,14 @@ def test_entries_keep_no_references(arm):
     crba, rnea, jac = _entry(model, "crba"), _entry(model, "rnea"), _entry(model, "frame_jacobian")
     M, tau, tool = np.empty((model.nv, model.nv)), np.empty(model.nv), model.frame_id("tool")
     q32 = q.astype(np.float32)
-    objects = (q, v, a, M, tau, q32)
+    placement, pair = _entry(model, "frame_placement"), (np.empty((3, 3)), np.empty(3))
+    objects = (q, v, a, M, tau, q32, *pair, pair)
     before = [sys.getrefcount(x) for x in objects]
     for _ in range(2000):
+        placement(q, "tool", None)
+        placement(q, tool, pair)
+        placement(q, "nothing", pair)
+        placement(q, tool, (pair[0], pair[0]))
         crba(q, M)
         crba(q, None)
         crba(q32, None)

@@ -189,6 +189,14 @@ def frame_placement(model, q, frame, data=None, t=None, out=None):
     (a name, a handle ``model.frame_id(name)`` or a ``Frame``) in ground coordinates at q (with a moving base: at
     time ``t``). ``out``: a tuple of arrays (3 x 3 and 3) to write R and p into, returned as it is
     (``algorithms.dynamics``)."""
+    if data is None:  # the C-level entry (``algorithms.dynamics``)
+        try:
+            entry = model._multibody_entry_frame_placement
+        except AttributeError:
+            entry = bind_entry(model, "frame_placement")
+        Rp = entry(q, frame, out)
+        if Rp is not None:
+            return Rp
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
@@ -273,7 +281,7 @@ def frame_jacobian(model, q, frame, reference="local", data=None, t=None, out=No
     ``[angular; linear]``; columns of the coordinates that do not move the frame are zero). ``frame``: a name, a
     handle ``model.frame_id(name)`` or a ``Frame``. ``out``: an array to write J into and return
     (``algorithms.dynamics``)."""
-    if data is None:  # the C-level entry (``algorithms.dynamics``), for a handle and a reference's name
+    if data is None:  # the C-level entry (``algorithms.dynamics``)
         try:
             entry = model._multibody_entry_frame_jacobian
         except AttributeError:

@@ -2,7 +2,7 @@
 
 A kernel called from Python through numba's entry point unboxes every array argument into a reference-counted view
 (a MemInfo allocated per argument), and the public function in front of it checks each array's dtype and ndim and
-allocates the output in Python. On a robot of six joints that is 0.2-0.35 µs of a 0.5-1 µs call, more than
+allocates the output in Python. On a robot of six joints that was 0.2-0.35 µs of a 0.5-1 µs call, more than
 Pinocchio's whole binding (``bench/robotics.bench_call_split``). Here each algorithm has a numba ``cfunc`` with
 CPython's ``METH_FASTCALL`` signature::
 
@@ -12,19 +12,19 @@ made a Python builtin by ``PyCFunction_NewEx`` (:func:`bind`), ``held`` a tuple 
 ``model/data.py``) after an int64 array of constants (:data:`C_NDARRAY` ...). The entry reads the headers of its
 argument arrays directly (numpy's ``PyArrayObject_fields``: data, nd, dimensions, descr, flags), views them without
 a MemInfo (``numba.carray``), allocates the output with numpy's ``PyArray_Empty`` (slot 184 of numpy's C-API table)
-and calls the kernel. It takes an array only when it is exactly an ndarray of the expected dtype object (the native
-float64 or int64: what ``q.dtype is np.dtype(np.float64)`` tests) and ndim, C-contiguous and aligned, and writeable
-for an output; a frame handle only when it is exactly an int. Anything else — another dtype, layout or subclass, a
-size that does not fit (the kernel's error code), an exception raised in the kernel (a zero quaternion) — returns
-None and leaves no Python error set: the public function then takes its general path, which converts the arguments
-or names what is wrong.
+and calls the kernel. It takes an array only when it is exactly an ndarray of the native float64 dtype object (what
+``q.dtype is np.dtype(np.float64)`` tests) and of the expected ndim, C-contiguous and aligned, and writeable for an
+output; a frame when it is exactly an int (a handle) or exactly a str that the model's handles by name hold. Anything
+else — another dtype, layout or subclass, a size that does not fit (the kernel's error code), an exception raised in
+the kernel (a zero quaternion) — returns None and leaves no Python error set: the public function then takes its
+general path, which converts the arguments or names what is wrong.
 
 :func:`available` checks, once per process, that this interpreter lays objects out as the entries read them (64-bit
-CPython with the GIL: the offsets of :data:`ARRAY_DATA` ... and of a tuple's items, read back through ``ctypes`` from
-objects of known contents) and that slot 184 makes an array; where not, or with the environment variable
-``MULTIBODY_C_ENTRIES=0``, :func:`bind` returns None and the public functions keep their Python fast path (the
-kernels' numba entry points). The entries are compiled on first use, one per algorithm, and cached like the kernels
-(``cache=True``; the install's warm-up compiles them).
+CPython with the GIL: the offsets of :data:`ARRAY_DATA` ... and of a tuple's size and items, read back through
+``ctypes`` from objects of known contents) and that slot 184 makes an array. Where not, or with the environment
+variable ``MULTIBODY_C_ENTRIES=0`` or numba's ``NUMBA_DISABLE_JIT``, :func:`bind` returns None and the public
+functions keep their Python fast path (the kernels' numba entry points). The entries are compiled on first use, one
+per kind of call, and cached like the kernels (``cache=True``; the install's warm-up compiles them).
 """
 import ctypes
 import functools
@@ -36,6 +36,7 @@ import sysconfig
 import llvmlite.ir as ir
 import numpy as np
 from numba import carray, cfunc, njit, types
+from numba.core import config as numba_config
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -43,20 +44,21 @@ from multibody.kernels.aba import aba_kernel
 from multibody.kernels.centroidal import centroidal_map_kernel, com_jacobian_kernel
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.derivatives_minv import minv_kernel
-from multibody.kernels.frames import frame_jacobian_kernel
+from multibody.kernels.frames import frame_jacobian_kernel, frame_placement_kernel
 from multibody.kernels.rnea import rnea_kernel
 
 #: offsets (bytes) in an ndarray's header (numpy's ``PyArrayObject_fields`` after ``PyObject_HEAD``), in a tuple
-#: (its first item) and in any object (its type); checked by :func:`available`
-OB_TYPE, ARRAY_DATA, ARRAY_NDIM, ARRAY_DIMS, ARRAY_DESCR, ARRAY_FLAGS, TUPLE_ITEMS = 8, 16, 24, 32, 56, 64, 24
+#: (its size, its first item) and in any object (its type); checked by :func:`available`
+OB_TYPE, ARRAY_DATA, ARRAY_NDIM, ARRAY_DIMS, ARRAY_DESCR, ARRAY_FLAGS, TUPLE_SIZE, TUPLE_ITEMS = 8, 16, 24, 32, 56, 64, 16, 24
 #: numpy's flags an input must have (C-contiguous, aligned) and an output besides (writeable)
 INPUT_FLAGS, OUTPUT_FLAGS = 0x0001 | 0x0100, 0x0001 | 0x0100 | 0x0400
 #: the slot of ``PyArray_Empty(nd, dims, descr, fortran)`` in numpy's C-API table (numpy 1.x and 2.x)
 EMPTY_SLOT = 184
-#: the entries of the constants array, ``held[0]``: the addresses of ndarray, of the float64 dtype, of None, of int, of numpy's C-API table, the output's dimensions (the last one twice for a vector) and which of its
-#: algorithms an entry computes (:data:`KINDS`)
-C_NDARRAY, C_F64, C_NONE, C_INT, C_API, C_D0, C_D1, C_KIND = range(8)
-N_CONSTANTS = 8
+#: the entries of the constants array, ``held[0]``: the addresses of ndarray, of the float64 dtype, of None, of int,
+#: of numpy's C-API table, the output's dimensions (the last one twice for a vector), which of its algorithms an entry
+#: computes (:data:`KINDS`), and the addresses of str and tuple
+C_NDARRAY, C_F64, C_NONE, C_INT, C_API, C_D0, C_D1, C_KIND, C_STR, C_TUPLE = range(10)
+N_CONSTANTS = 10
 
 _I8P, _I32, _I64 = ir.IntType(8).as_pointer(), ir.IntType(32), ir.IntType(64)
 
@@ -118,6 +120,37 @@ def _as_int(typingctx, obj):
         return context.make_tuple(builder, sig.return_type,
                                   [value, builder.icmp_signed("!=", builder.load(overflow), ir.Constant(_I32, 0))])
     return types.Tuple((types.int64, types.boolean))(types.intp), codegen
+
+
+@intrinsic
+def _lookup(typingctx, mapping, key):
+    """``PyDict_GetItem(mapping, key)``: a borrowed reference, 0 when the key is missing (no error set)."""
+    def codegen(context, builder, sig, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I8P, [_I8P, _I8P]), "PyDict_GetItem")
+        found = builder.call(fn, [builder.inttoptr(args[0], _I8P), builder.inttoptr(args[1], _I8P)])
+        return builder.ptrtoint(found, _I64)
+    return types.intp(types.intp, types.intp), codegen
+
+
+@intrinsic
+def _pair(typingctx, first, second):
+    """A new tuple ``(first, second)`` that takes over both references (0 with MemoryError set, both dropped)."""
+    def codegen(context, builder, sig, args):
+        new = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I8P, [_I64]), "PyTuple_New")
+        put = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, [_I8P, _I64, _I8P]),
+                                             "PyTuple_SetItem")
+        drop = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [_I8P]), "Py_DecRef")
+        pair = builder.call(new, [ir.Constant(_I64, 2)])
+        first, second = builder.inttoptr(args[0], _I8P), builder.inttoptr(args[1], _I8P)
+        with builder.if_else(cgutils.is_null(builder, pair)) as (failed, made):
+            with failed:
+                builder.call(drop, [first])
+                builder.call(drop, [second])
+            with made:
+                builder.call(put, [pair, ir.Constant(_I64, 0), first])
+                builder.call(put, [pair, ir.Constant(_I64, 1), second])
+        return builder.ptrtoint(pair, _I64)
+    return types.intp(types.intp, types.intp), codegen
 
 
 @intrinsic
@@ -282,16 +315,28 @@ def minv_entry(held, args, nargs):
     return _result(c, out, err)
 
 
+@njit(inline="always")
+def _frame(c, frame, ids):
+    """The handle of ``frame`` — an exact int, or a str looked up in the dict ``ids`` — and whether it is one."""
+    if _word(frame, OB_TYPE) == c[C_STR]:
+        frame = _lookup(ids, frame)
+        if frame == 0:
+            return 0, False
+    if _word(frame, OB_TYPE) != c[C_INT]:
+        return 0, False
+    handle, overflow = _as_int(frame)
+    return handle, not overflow
+
+
 def frame_jacobian_entry(held, args, nargs):
-    """``frame_jacobian(q, frame, reference, out)`` with ``held = (constants, mi, mf, fi, ff, work)``, the frame a
-    handle and the reference a code, both exact ints (``kernels/frames.py``)."""
+    """``frame_jacobian(q, frame, reference, out)`` with ``held = (constants, mi, mf, fi, ff, work, ids)``: the frame a
+    handle or a name of ``ids``, the reference a code (an exact int; ``kernels/frames.py``)."""
     c = _constants(held)
-    if (nargs != 4 or not _inputs(c, args, 0, 1) or _word(args[1], OB_TYPE) != c[C_INT]
-            or _word(args[2], OB_TYPE) != c[C_INT]):
+    if nargs != 4 or not _inputs(c, args, 0, 1) or _word(args[2], OB_TYPE) != c[C_INT]:
         return _miss(c, -1)
-    frame, big = _as_int(args[1])
-    reference, huge = _as_int(args[2])
-    if big or huge:
+    frame, named = _frame(c, args[1], _held(held, 6))
+    reference, overflow = _as_int(args[2])
+    if not named or overflow:
         return _miss(c, -1)
     out = _output(c, args[3], 2)
     if out <= 0:
@@ -305,10 +350,48 @@ def frame_jacobian_entry(held, args, nargs):
     return _result(c, out, err)
 
 
+def frame_placement_entry(held, args, nargs):
+    """``frame_placement(q, frame, out)`` with ``held`` as :func:`frame_jacobian_entry`'s: a new tuple ``(R, p)``
+    (3 x 3, 3) when ``out`` is None, else ``out`` itself, a tuple of two such arrays, written (``kernels/frames.py``)."""
+    c = _constants(held)
+    if nargs != 3 or not _inputs(c, args, 0, 1):
+        return _miss(c, -1)
+    frame, named = _frame(c, args[1], _held(held, 6))
+    if not named:
+        return _miss(c, -1)
+    given = args[2]
+    if given == c[C_NONE]:
+        R = _new_array(c[C_API], c[C_F64], 2, 3, 3)
+        if R == 0:
+            return 0
+        p = _new_array(c[C_API], c[C_F64], 1, 3, 3)
+        if p == 0:
+            _decref(R)
+            return 0
+    elif (_word(given, OB_TYPE) == c[C_TUPLE] and _word(given, TUPLE_SIZE) == 2
+          and _fits(_held(given, 0), c, C_F64, 2, OUTPUT_FLAGS) and _fits(_held(given, 1), c, C_F64, 1, OUTPUT_FLAGS)):
+        R, p = _held(given, 0), _held(given, 1)
+    else:
+        return _miss(c, -1)
+    try:
+        err = frame_placement_kernel(_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _int_matrix(_held(held, 3)),
+                                     _matrix(_held(held, 4)), _vector(args[0]), _vector(_held(held, 5)), frame,
+                                     _matrix(R), _vector(p))
+    except Exception:  # noqa: BLE001
+        err = -1
+    if given != c[C_NONE]:
+        return _incref(given) if err == 0 else _miss(c, -1)
+    if err != 0:
+        _decref(p)
+        return _miss(c, R)
+    return _pair(R, p)
+
+
 #: per algorithm: (its entry, its kind (:data:`C_KIND`), its output's ndim)
 KINDS = {"aba": (dynamics_entry, 0, 1), "rnea": (dynamics_entry, 1, 1), "crba": (configuration_entry, 0, 2),
          "centroidal_map": (configuration_entry, 1, 2), "com_jacobian": (configuration_entry, 2, 2),
-         "minv": (minv_entry, 0, 2), "frame_jacobian": (frame_jacobian_entry, 0, 2)}
+         "minv": (minv_entry, 0, 2), "frame_jacobian": (frame_jacobian_entry, 0, 2),
+         "frame_placement": (frame_placement_entry, 0, 2)}
 
 
 # ---- making them Python builtins ------------------------------------------------------------------------------------
@@ -339,7 +422,7 @@ def _array_api_table():
 @functools.lru_cache(maxsize=1)
 def available():
     """The address of numpy's C-API table when this process can use the entries (module docstring), else None."""
-    if os.environ.get("MULTIBODY_C_ENTRIES", "1") == "0":
+    if os.environ.get("MULTIBODY_C_ENTRIES", "1") == "0" or numba_config.DISABLE_JIT:
         return None
     if (sys.implementation.name != "cpython" or struct.calcsize("P") != 8
             or sysconfig.get_config_var("Py_GIL_DISABLED")):
@@ -357,7 +440,7 @@ def available():
                 and int32(a_ + ARRAY_NDIM) == 2 and word(word(a_ + ARRAY_DIMS)) == 2
                 and word(word(a_ + ARRAY_DIMS) + 8) == 3 and word(a_ + ARRAY_DESCR) == id(a.dtype)
                 and int32(a_ + ARRAY_FLAGS) == a.flags.num and word(id(held) + TUPLE_ITEMS) == id(a)
-                and word(id(held) + TUPLE_ITEMS + 8) == id(7)):
+                and word(id(held) + TUPLE_ITEMS + 8) == id(7) and word(id(held) + TUPLE_SIZE) == 2):
             return None
         empty = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_int, ctypes.POINTER(ctypes.c_int64), ctypes.c_void_p,
                                  ctypes.c_int)(word(table + EMPTY_SLOT * 8))
@@ -398,8 +481,8 @@ def bind(algorithm, arrays, shape):
     if definition is None:
         definition = _DEFINITIONS[algorithm] = _MethodDef(algorithm.encode(), compiled.address, _METH_FASTCALL, None)
     constants = np.zeros(N_CONSTANTS, dtype=np.int64)
-    constants[[C_NDARRAY, C_F64, C_NONE, C_INT, C_API, C_KIND]] = (id(np.ndarray), id(np.dtype(np.float64)), id(None),
-                                                                  id(int), table, kind)
+    constants[[C_NDARRAY, C_F64, C_NONE, C_INT, C_API, C_KIND, C_STR, C_TUPLE]] = (
+        id(np.ndarray), id(np.dtype(np.float64)), id(None), id(int), table, kind, id(str), id(tuple))
     constants[C_D0] = shape[0]
     constants[C_D1] = shape[-1]
     return _new_function(ctypes.addressof(definition), (constants, *arrays), None)
