@@ -181,6 +181,7 @@ def _c_entries(model, q, v, a, handle):
     nv = model.nv
     J, M, tau = np.empty((6, nv)), np.empty((nv, nv)), np.empty(nv)
     arguments = {"one frame Jacobian": ("frame_jacobian", (q, handle, REFERENCES["local"], J)),
+                 "one frame placement": ("frame_placement", (q, handle, (np.empty((3, 3)), np.empty(3)))),
                  "centroidal_map / ccrba": ("centroidal_map", (q, J)),
                  "com_jacobian / jacobianCenterOfMass": ("com_jacobian", (q, J[:3].copy())),
                  "minv / computeMinverse": ("minv", (q, M)), "rnea": ("rnea", (q, v, a, tau)), "crba": ("crba", (q, M))}
