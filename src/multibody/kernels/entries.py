@@ -46,6 +46,7 @@ from multibody.kernels.crba import crba_kernel
 from multibody.kernels.derivatives_minv import minv_kernel
 from multibody.kernels.frames import frame_jacobian_kernel, frame_placement_kernel
 from multibody.kernels.rnea import rnea_kernel
+from multibody.kernels.spatial import helper
 
 #: offsets (bytes) in an ndarray's header (numpy's ``PyArrayObject_fields`` after ``PyObject_HEAD``), in a tuple
 #: (its size, its first item) and in any object (its type); checked by :func:`available`
@@ -177,13 +178,13 @@ def _constants(held):
     return carray(_i64_pointer(_word(constants, ARRAY_DATA)), (_word(_word(constants, ARRAY_DIMS), 0),))
 
 
-@njit(inline="always")
+@helper
 def _held(held, k):
     """Item ``k`` of the tuple ``held`` (a borrowed reference)."""
     return _word(held, TUPLE_ITEMS + 8 * k)
 
 
-@njit(inline="always")
+@helper
 def _fits(obj, c, dtype, ndim, flags):
     """Whether ``obj`` is exactly an ndarray of the dtype object ``c[dtype]`` with ``ndim`` dimensions and ``flags``."""
     return (_word(obj, OB_TYPE) == c[C_NDARRAY] and _word(obj, ARRAY_DESCR) == c[dtype]
@@ -212,7 +213,7 @@ def _int_matrix(obj):
     return carray(_i64_pointer(_word(obj, ARRAY_DATA)), (_word(dims, 0), _word(dims, 8)))
 
 
-@njit(inline="always")
+@helper
 def _inputs(c, args, first, count):
     """Whether ``args[first:first + count]`` are float64 vectors the entries take."""
     for k in range(first, first + count):
@@ -221,7 +222,7 @@ def _inputs(c, args, first, count):
     return True
 
 
-@njit(inline="always")
+@helper
 def _output(c, out, ndim):
     """The output array (a new reference): a new one of the constants' dimensions when ``out`` is None, ``out`` when
     it fits; 0 when the allocation failed (MemoryError set), -1 when ``out`` does not fit."""
@@ -232,7 +233,7 @@ def _output(c, out, ndim):
     return -1
 
 
-@njit(inline="always")
+@helper
 def _miss(c, out):
     """None (a new reference) after dropping the output ``out`` (a new reference, or -1 for none)."""
     if out > 0:
@@ -240,7 +241,7 @@ def _miss(c, out):
     return _incref(c[C_NONE])
 
 
-@njit(inline="always")
+@helper
 def _result(c, out, err):
     """``out`` when the kernel returned 0, else None (module docstring)."""
     return out if err == 0 else _miss(c, out)
@@ -315,7 +316,7 @@ def minv_entry(held, args, nargs):
     return _result(c, out, err)
 
 
-@njit(inline="always")
+@helper
 def _frame(c, frame, ids):
     """The handle of ``frame`` — an exact int, or a str looked up in the dict ``ids`` — and whether it is one."""
     if _word(frame, OB_TYPE) == c[C_STR]:
