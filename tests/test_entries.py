@@ -46,7 +46,9 @@ def _calls(model, q, v, a):
             "minv": lambda q, v, a, d: mb.minv(model, q, data=d),
             "frame_jacobian": lambda q, v, a, d: mb.frame_jacobian(model, q, tool, "world", data=d),
             "frame_placement": lambda q, v, a, d: np.concatenate([x.ravel() for x in mb.frame_placement(
-                model, q, "tool", data=d)])}
+                model, q, "tool", data=d)]),
+            "rnea_derivatives": lambda q, v, a, d: np.stack(mb.rnea_derivatives(model, q, v, a, data=d)),
+            "aba_derivatives": lambda q, v, a, d: np.stack(mb.aba_derivatives(model, q, v, a, data=d))}
 
 
 def test_the_entries_are_available_on_this_interpreter():
@@ -171,7 +173,11 @@ def test_entries_keep_no_references(arm):
     placement, pair = _entry(model, "frame_placement"), (np.empty((3, 3)), np.empty(3))
     objects = (q, v, a, M, tau, q32, *pair, pair)
     before = [sys.getrefcount(x) for x in objects]
+    derivatives = _entry(model, "aba_derivatives")
     for _ in range(2000):
+        derivatives(q, v, a)
+        derivatives(q[:-1], v, a)
+        derivatives(q32, v, a)
         placement(q, "tool", None)
         placement(q, tool, pair)
         placement(q, "nothing", pair)
@@ -185,6 +191,8 @@ def test_entries_keep_no_references(arm):
         jac(q, tool, 0, None)
     assert [sys.getrefcount(x) for x in objects] == before
     assert sys.getrefcount(crba(q, None)) == sys.getrefcount(np.empty(3))
+    made, fresh = derivatives(q, v, a), (np.empty(3), np.empty(3), np.empty(3))
+    assert [sys.getrefcount(x) for x in made] == [sys.getrefcount(x) for x in fresh]
     assert crba(q, M) is M
 
 

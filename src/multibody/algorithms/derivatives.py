@@ -88,6 +88,14 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     >>> round(float(dq[0, 0]), 12), float(dv[0, 0]), round(float(M[0, 0]), 12)     # m g L cos θ, 0, m L²
     (0.0, 0.0, 0.98)
     """
+    if data is None and fext is None:  # the C-level entry (``algorithms.dynamics``)
+        try:
+            entry = model._multibody_entry_rnea_derivatives
+        except AttributeError:
+            entry = bind_entry(model, "rnea_derivatives")
+        out = entry(q, v, a)
+        if out is not None:
+            return out
     try:  # the fast path of :func:`aba_derivatives`
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
@@ -117,6 +125,14 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     ``kernels/derivatives_aba.py``). ``applied=True``: q̈ = aba(q, q̇, τ + τ_app(q, q̇)) with the model's joint
     spring-dampers and efforts, point spring-dampers and loads. ``fext`` is held fixed in ground coordinates; ``t``: the
     time of a moving base and of the loads."""
+    if data is None and fext is None and not applied:  # the C-level entry (``algorithms.dynamics``)
+        try:
+            entry = model._multibody_entry_aba_derivatives
+        except AttributeError:
+            entry = bind_entry(model, "aba_derivatives")
+        out = entry(q, v, tau)
+        if out is not None:
+            return out
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, has_applied, owner = (

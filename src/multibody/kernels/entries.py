@@ -43,6 +43,8 @@ from numba.extending import intrinsic
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.centroidal import centroidal_map_kernel, com_jacobian_kernel
 from multibody.kernels.crba import crba_kernel
+from multibody.kernels.derivatives import rnea_derivatives_kernel
+from multibody.kernels.derivatives_aba import aba_derivatives_kernel
 from multibody.kernels.derivatives_minv import minv_kernel
 from multibody.kernels.frames import frame_jacobian_kernel, frame_placement_kernel
 from multibody.kernels.rnea import rnea_kernel
@@ -133,25 +135,34 @@ def _lookup(typingctx, mapping, key):
     return types.intp(types.intp, types.intp), codegen
 
 
+def _tuple_codegen(context, builder, sig, args):
+    """A new tuple of ``args`` (object addresses) that takes over their references (0 with MemoryError set, all
+    dropped)."""
+    new = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I8P, [_I64]), "PyTuple_New")
+    put = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, [_I8P, _I64, _I8P]), "PyTuple_SetItem")
+    drop = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [_I8P]), "Py_DecRef")
+    made = builder.call(new, [ir.Constant(_I64, len(args))])
+    items = [builder.inttoptr(x, _I8P) for x in args]
+    with builder.if_else(cgutils.is_null(builder, made)) as (failed, done):
+        with failed:
+            for item in items:
+                builder.call(drop, [item])
+        with done:
+            for k, item in enumerate(items):
+                builder.call(put, [made, ir.Constant(_I64, k), item])
+    return builder.ptrtoint(made, _I64)
+
+
 @intrinsic
 def _pair(typingctx, first, second):
-    """A new tuple ``(first, second)`` that takes over both references (0 with MemoryError set, both dropped)."""
-    def codegen(context, builder, sig, args):
-        new = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I8P, [_I64]), "PyTuple_New")
-        put = cgutils.get_or_insert_function(builder.module, ir.FunctionType(_I32, [_I8P, _I64, _I8P]),
-                                             "PyTuple_SetItem")
-        drop = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [_I8P]), "Py_DecRef")
-        pair = builder.call(new, [ir.Constant(_I64, 2)])
-        first, second = builder.inttoptr(args[0], _I8P), builder.inttoptr(args[1], _I8P)
-        with builder.if_else(cgutils.is_null(builder, pair)) as (failed, made):
-            with failed:
-                builder.call(drop, [first])
-                builder.call(drop, [second])
-            with made:
-                builder.call(put, [pair, ir.Constant(_I64, 0), first])
-                builder.call(put, [pair, ir.Constant(_I64, 1), second])
-        return builder.ptrtoint(pair, _I64)
-    return types.intp(types.intp, types.intp), codegen
+    """A new tuple ``(first, second)`` that takes over both references (:func:`_tuple_codegen`)."""
+    return types.intp(types.intp, types.intp), _tuple_codegen
+
+
+@intrinsic
+def _triple(typingctx, first, second, third):
+    """A new tuple ``(first, second, third)`` that takes over the three references (:func:`_tuple_codegen`)."""
+    return types.intp(types.intp, types.intp, types.intp), _tuple_codegen
 
 
 @intrinsic
@@ -388,11 +399,50 @@ def frame_placement_entry(held, args, nargs):
     return _pair(R, p)
 
 
+def derivatives_entry(held, args, nargs):
+    """``entry(q, v, x)`` with ``held = (constants, mi, mf, no_fext, work, dwork, dint, qdd)``: a new tuple of the
+    three (nv, nv) derivatives of ``rnea_derivatives`` (x = q̈) or of ``aba_derivatives`` (x = τ) as :data:`C_KIND`
+    says (``kernels/derivatives.py``, ``kernels/derivatives_aba.py``)."""
+    c = _constants(held)
+    if nargs != 3 or not _inputs(c, args, 0, 3):
+        return _miss(c, -1)
+    A = _new_array(c[C_API], c[C_F64], 2, c[C_D0], c[C_D1])
+    if A == 0:
+        return 0
+    B = _new_array(c[C_API], c[C_F64], 2, c[C_D0], c[C_D1])
+    if B == 0:
+        _decref(A)
+        return 0
+    C = _new_array(c[C_API], c[C_F64], 2, c[C_D0], c[C_D1])
+    if C == 0:
+        _decref(A)
+        _decref(B)
+        return 0
+    mi, mf, no_fext, work = (_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _matrix(_held(held, 3)),
+                             _vector(_held(held, 4)))
+    dwork, dint, qdd = _vector(_held(held, 5)), _int_vector(_held(held, 6)), _vector(_held(held, 7))
+    try:
+        if c[C_KIND] == 0:
+            err = rnea_derivatives_kernel(mi, mf, _vector(args[0]), _vector(args[1]), _vector(args[2]), no_fext, work,
+                                          dwork, qdd, _matrix(A), _matrix(B), _matrix(C))
+        else:
+            err = aba_derivatives_kernel(mi, mf, _vector(args[0]), _vector(args[1]), _vector(args[2]), no_fext, work,
+                                         dwork, dint, qdd, _matrix(A), _matrix(B), _matrix(C))
+    except Exception:  # noqa: BLE001
+        err = -1
+    if err != 0:
+        _decref(B)
+        _decref(C)
+        return _miss(c, A)
+    return _triple(A, B, C)
+
+
 #: per algorithm: (its entry, its kind (:data:`C_KIND`), its output's ndim)
 KINDS = {"aba": (dynamics_entry, 0, 1), "rnea": (dynamics_entry, 1, 1), "crba": (configuration_entry, 0, 2),
          "centroidal_map": (configuration_entry, 1, 2), "com_jacobian": (configuration_entry, 2, 2),
          "minv": (minv_entry, 0, 2), "frame_jacobian": (frame_jacobian_entry, 0, 2),
-         "frame_placement": (frame_placement_entry, 0, 2)}
+         "frame_placement": (frame_placement_entry, 0, 2), "rnea_derivatives": (derivatives_entry, 0, 2),
+         "aba_derivatives": (derivatives_entry, 1, 2)}
 
 
 # ---- making them Python builtins ------------------------------------------------------------------------------------

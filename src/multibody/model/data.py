@@ -42,7 +42,7 @@ CACHED_ATTRS = (CACHE_ATTR, FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR)
 #: the algorithms with a C-level entry (``kernels/entries.py``) and the attributes of the Model under which
 #: :func:`bind_entry` keeps each one's entry over the default Data (builtins: never pickled, ``Model.__getstate__``)
 ENTRY_ALGORITHMS = ("aba", "rnea", "crba", "centroidal_map", "com_jacobian", "minv", "frame_jacobian",
-                    "frame_placement")
+                    "frame_placement", "rnea_derivatives", "aba_derivatives")
 ENTRY_ATTRS = tuple("_multibody_entry_" + name for name in ENTRY_ALGORITHMS)
 
 
@@ -76,6 +76,10 @@ def bind_entry(model, algorithm):
     elif algorithm == "minv":
         w = d.derivative_work()
         arrays, shape = (None if w.fast is None else (d.mi, d.mf, d.work, w.dwork, w.dint)), (nv, nv)
+    elif algorithm in ("rnea_derivatives", "aba_derivatives"):
+        w = d.derivative_work()
+        arrays = None if w.fast is None else (d.mi, d.mf, d.no_fext, d.work, w.dwork, w.dint, w.qdd)
+        shape = (nv, nv)
     elif algorithm in ("frame_jacobian", "frame_placement"):
         fi, ff, ids, _, fast = d.frame_table()
         arrays, shape = (None if fast is None else (d.mi, d.mf, fi, ff, d.work, ids)), (6, nv)
