@@ -32,7 +32,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_output, as_vector, base_copy,
                                            bind_on_first_call, data_at, size_error)
-from multibody.model.data import bind_entry, refuse_general_joints, refuse_kinematics_only
+from multibody.model.data import refuse_general_joints, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
 from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
@@ -88,14 +88,9 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     >>> round(float(dq[0, 0]), 12), float(dv[0, 0]), round(float(M[0, 0]), 12)     # m g L cos θ, 0, m L²
     (0.0, 0.0, 0.98)
     """
-    if data is None and fext is None:  # the C-level entry (``algorithms.dynamics``)
-        try:
-            entry = model._multibody_entry_rnea_derivatives
-        except AttributeError:
-            entry = bind_entry(model, "rnea_derivatives")
-        out = entry(q, v, a)
-        if out is not None:
-            return out
+    # the C-level entry (``algorithms.dynamics``)
+    if data is None and fext is None and (out := model._multibody_entry_rnea_derivatives(q, v, a)) is not None:
+        return out
     try:  # the fast path of :func:`aba_derivatives`
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (
@@ -125,14 +120,10 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     ``kernels/derivatives_aba.py``). ``applied=True``: q̈ = aba(q, q̇, τ + τ_app(q, q̇)) with the model's joint
     spring-dampers and efforts, point spring-dampers and loads. ``fext`` is held fixed in ground coordinates; ``t``: the
     time of a moving base and of the loads."""
-    if data is None and fext is None and not applied:  # the C-level entry (``algorithms.dynamics``)
-        try:
-            entry = model._multibody_entry_aba_derivatives
-        except AttributeError:
-            entry = bind_entry(model, "aba_derivatives")
-        out = entry(q, v, tau)
-        if out is not None:
-            return out
+    # the C-level entry (``algorithms.dynamics``)
+    if data is None and fext is None and not applied and (
+            out := model._multibody_entry_aba_derivatives(q, v, tau)) is not None:
+        return out
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, has_applied, owner = (
@@ -164,14 +155,9 @@ def minv(model, q, data=None, out=None):
     """M(q)⁻¹ (nv x nv, symmetric positive definite) by the articulated-body recursion in O(N²), without forming
     or factorizing M (``kernels/derivatives_minv.py``; Pinocchio's ``computeMinverse``). A moving base does not
     change it. ``out``: an array to write M⁻¹ into and return (``algorithms.dynamics``)."""
-    if data is None:  # the C-level entry (``algorithms.dynamics``)
-        try:
-            entry = model._multibody_entry_minv
-        except AttributeError:
-            entry = bind_entry(model, "minv")
-        A = entry(q, out)
-        if A is not None:
-            return A
+    # the C-level entry (``algorithms.dynamics``)
+    if data is None and (A := model._multibody_entry_minv(q, out)) is not None:
+        return A
     try:  # the fast path of :func:`aba_derivatives`, with ``out`` as in ``algorithms.crba``
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, no_fext, work, dwork, dint, forces, fb, qdd, shape, _, owner = (

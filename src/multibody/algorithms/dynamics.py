@@ -57,7 +57,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.model.data import (FAST_ATTR, MASS_ATTR, Data, base_block, bind_entry, default_data,
+from multibody.model.data import (FAST_ATTR, MASS_ATTR, Data, base_block, default_data,
                                   refuse_kinematics_only)
 from multibody.errors import ModelError, shown
 from multibody.model.model import Model
@@ -293,14 +293,9 @@ def aba(model, q, v, tau, data=None, fext=None, t=None, out=None):
     (seed 001 §3.5, the separate-bodies method, eqs. 3.176–3.179; Featherstone RBDA Table 7.1). ``t``: the
     time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0. ``out``: an
     array to write q̈ into and return (module docstring)."""
-    if data is None and fext is None:  # the C-level entry (see above)
-        try:
-            entry = model._multibody_entry_aba
-        except AttributeError:
-            entry = bind_entry(model, "aba")
-        qdd = entry(q, v, tau, out)
-        if qdd is not None:
-            return qdd
+    # the C-level entry (see above)
+    if data is None and fext is None and (qdd := model._multibody_entry_aba(q, v, tau, out)) is not None:
+        return qdd
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
             mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
@@ -388,14 +383,9 @@ def rnea(model, q, v, a, data=None, fext=None, t=None, out=None):
     (Featherstone RBDA Table 5.1; seed 001 eqs. 3.172–3.175). ``t``: the time of a moving base (seed 001
     §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0. ``out``: an array to write τ into and
     return (module docstring)."""
-    if data is None and fext is None:  # the C-level entry as in aba
-        try:
-            entry = model._multibody_entry_rnea
-        except AttributeError:
-            entry = bind_entry(model, "rnea")
-        tau = entry(q, v, a, out)
-        if tau is not None:
-            return tau
+    # the C-level entry as in aba
+    if data is None and fext is None and (tau := model._multibody_entry_rnea(q, v, a, out)) is not None:
+        return tau
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
             mi, mf, no_fext, work, nv, _, owner = model._multibody_fast if data is None else data.fast
@@ -462,14 +452,9 @@ def crba(model, q, data=None, t=0.0, out=None):
     T = ½ q̇ᵀ M q̇ (relative to the base); it is A of seed 001 eq. 3.167. A moving base does not change it
     (M is invariant under a rigid motion of the whole system). ``out``: an array to write M into and return
     (module docstring)."""
-    if data is None:  # the C-level entry as in aba
-        try:
-            entry = model._multibody_entry_crba
-        except AttributeError:
-            entry = bind_entry(model, "crba")
-        M = entry(q, out)
-        if M is not None:
-            return M
+    # the C-level entry as in aba
+    if data is None and (M := model._multibody_entry_crba(q, out)) is not None:
+        return M
     try:  # the fast path, as in aba (a moving base included: it does not change M)
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, work, shape, owner = model._multibody_mass_fast if data is None else data.mass_fast

@@ -66,7 +66,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_output, as_vector, bind_on_first_call, data_at,
                                            fill_general)
-from multibody.model.data import bind_entry, refuse_general_joints
+from multibody.model.data import refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
                                       frame_jacobian_kernel, frame_jacobian_rate_kernel, frame_jacobians_kernel,
@@ -189,14 +189,9 @@ def frame_placement(model, q, frame, data=None, t=None, out=None):
     (a name, a handle ``model.frame_id(name)`` or a ``Frame``) in ground coordinates at q (with a moving base: at
     time ``t``). ``out``: a tuple of arrays (3 x 3 and 3) to write R and p into, returned as it is
     (``algorithms.dynamics``)."""
-    if data is None:  # the C-level entry (``algorithms.dynamics``)
-        try:
-            entry = model._multibody_entry_frame_placement
-        except AttributeError:
-            entry = bind_entry(model, "frame_placement")
-        Rp = entry(q, frame, out)
-        if Rp is not None:
-            return Rp
+    # the C-level entry (``algorithms.dynamics``)
+    if data is None and (Rp := model._multibody_entry_frame_placement(q, frame, out)) is not None:
+        return Rp
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
         if q.dtype is _F64 and q.ndim == 1:
             mi, mf, fi, ff, work, nv, ids, zero, owner, _ = (model._multibody_frame_fast if data is None
@@ -283,11 +278,7 @@ def frame_jacobian(model, q, frame, reference="local", data=None, t=None, out=No
     (``algorithms.dynamics``)."""
     if data is None:  # the C-level entry (``algorithms.dynamics``)
         try:
-            entry = model._multibody_entry_frame_jacobian
-        except AttributeError:
-            entry = bind_entry(model, "frame_jacobian")
-        try:
-            J = entry(q, frame, REFERENCES[reference], out)
+            J = model._multibody_entry_frame_jacobian(q, frame, REFERENCES[reference], out)
         except _MISSES:  # a reference that is not a name (the general path names it)
             J = None
         if J is not None:

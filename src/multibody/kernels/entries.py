@@ -52,7 +52,8 @@ from multibody.kernels.spatial import helper
 
 #: offsets (bytes) in an ndarray's header (numpy's ``PyArrayObject_fields`` after ``PyObject_HEAD``), in a tuple
 #: (its size, its first item) and in any object (its type); checked by :func:`available`
-OB_TYPE, ARRAY_DATA, ARRAY_NDIM, ARRAY_DIMS, ARRAY_DESCR, ARRAY_FLAGS, TUPLE_SIZE, TUPLE_ITEMS = 8, 16, 24, 32, 56, 64, 16, 24
+OB_TYPE, ARRAY_DATA, ARRAY_NDIM, ARRAY_DIMS, ARRAY_DESCR, ARRAY_FLAGS = 8, 16, 24, 32, 56, 64
+TUPLE_SIZE, TUPLE_ITEMS = 16, 24
 #: numpy's flags an input must have (C-contiguous, aligned) and an output besides (writeable)
 INPUT_FLAGS, OUTPUT_FLAGS = 0x0001 | 0x0100, 0x0001 | 0x0100 | 0x0400
 #: the slot of ``PyArray_Empty(nd, dims, descr, fortran)`` in numpy's C-API table (numpy 1.x and 2.x)
@@ -311,7 +312,8 @@ def configuration_entry(held, args, nargs):
 
 
 def minv_entry(held, args, nargs):
-    """``minv(q, out)`` with ``held = (constants, mi, mf, work, dwork, dint)``: M⁻¹ (``kernels/derivatives_minv.py``)."""
+    """``minv(q, out)`` with ``held = (constants, mi, mf, work, dwork, dint)``: M⁻¹
+    (``kernels/derivatives_minv.py``)."""
     c = _constants(held)
     if nargs != 2 or not _inputs(c, args, 0, 1):
         return _miss(c, -1)
@@ -364,7 +366,8 @@ def frame_jacobian_entry(held, args, nargs):
 
 def frame_placement_entry(held, args, nargs):
     """``frame_placement(q, frame, out)`` with ``held`` as :func:`frame_jacobian_entry`'s: a new tuple ``(R, p)``
-    (3 x 3, 3) when ``out`` is None, else ``out`` itself, a tuple of two such arrays, written (``kernels/frames.py``)."""
+    (3 x 3, 3) when ``out`` is None, else ``out`` itself, a tuple of two such arrays, written
+    (``kernels/frames.py``)."""
     c = _constants(held)
     if nargs != 3 or not _inputs(c, args, 0, 1):
         return _miss(c, -1)

@@ -40,7 +40,8 @@ FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR = ("_multibody_fast", "_multib
                                                      "_multibody_frame_fast", "_multibody_derivative_fast")
 CACHED_ATTRS = (CACHE_ATTR, FAST_ATTR, MASS_ATTR, FRAME_ATTR, DERIVATIVE_ATTR)
 #: the algorithms with a C-level entry (``kernels/entries.py``) and the attributes of the Model under which
-#: :func:`bind_entry` keeps each one's entry over the default Data (builtins: never pickled, ``Model.__getstate__``)
+#: :func:`bind_entry` keeps each one's entry over the default Data (builtins: never pickled, ``Model.__getstate__``;
+#: the class's :class:`EntryAttribute` binds it on first read)
 ENTRY_ALGORITHMS = ("aba", "rnea", "crba", "centroidal_map", "com_jacobian", "minv", "frame_jacobian",
                     "frame_placement", "rnea_derivatives", "aba_derivatives")
 ENTRY_ATTRS = tuple("_multibody_entry_" + name for name in ENTRY_ALGORITHMS)
@@ -95,6 +96,19 @@ def bind_entry(model, algorithm):
         entry = bind(algorithm, arrays, shape)
     entry = cache["_multibody_entry_" + algorithm] = no_entry if entry is None else entry
     return entry
+
+
+class EntryAttribute:
+    """The class attribute ``Model._multibody_entry_<algorithm>``: read on a model that has no entry of the algorithm
+    yet, it binds one (:func:`bind_entry`), which the model keeps in its ``__dict__``; a non-data descriptor, so every
+    later read finds that entry first, at the price of a plain attribute. The public algorithms call
+    ``model._multibody_entry_<algorithm>(...)`` without asking whether it exists."""
+
+    def __init__(self, algorithm):
+        self.algorithm = algorithm
+
+    def __get__(self, model, owner=None):
+        return self if model is None else bind_entry(model, self.algorithm)
 
 
 def base_block(work):

@@ -17,7 +17,7 @@ import numpy as np
 
 from multibody.errors import ModelError
 from multibody.kernels import configuration
-from multibody.model.data import CACHED_ATTRS, ENTRY_ATTRS
+from multibody.model.data import CACHED_ATTRS, ENTRY_ALGORITHMS, ENTRY_ATTRS, EntryAttribute
 from multibody.model.loads import LoadTable
 from multibody.model.placement import Placement
 from multibody.model.unilateral import Unilateral
@@ -422,3 +422,7 @@ class Model:
     def __repr__(self):
         return (f"Model('{self.name}', bodies={self.nbodies}, nq={self.nq}, nv={self.nv}, "
                 f"cut_joints={len(self.cut_joints)})")
+
+
+for _algorithm, _attr in zip(ENTRY_ALGORITHMS, ENTRY_ATTRS):   # the C-level entries, bound on a model's first call
+    setattr(Model, _attr, EntryAttribute(_algorithm))
