@@ -33,7 +33,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_output, as_vector, bind_on_first_call, data_at,
                                            fill_general)
-from multibody.model.data import refuse_general_joints, refuse_kinematics_only
+from multibody.model.data import no_entry, refuse_general_joints, refuse_kinematics_only
 from multibody.kernels.centroidal import (O_H, O_HDOT, O_MASS, OUT_WIDTH, centroidal_kernel, centroidal_map_kernel,
                                           com_jacobian_kernel)
 
@@ -71,7 +71,7 @@ def com_jacobian(model, q, data=None, t=None, out=None):
     ``jacobianCenterOfMass``). It is the linear rows of :func:`centroidal_map` over the total mass. ``out``: an
     array to write J_c into and return (``algorithms.dynamics``)."""
     # the C-level entry (``algorithms.dynamics``)
-    if data is None and (Jc := model._multibody_entry_com_jacobian(q, out)) is not None:
+    if data is None and (Jc := getattr(model, "_multibody_entry_com_jacobian", no_entry)(q, out)) is not None:
         return Jc
     try:  # the fast path, as in centroidal_map
         if q.dtype is _F64 and q.ndim == 1:
@@ -101,7 +101,7 @@ def centroidal_map(model, q, data=None, t=None, out=None):
     linear]`` (Pinocchio's ``computeCentroidalMap`` with its two row blocks swapped). ``out``: an array to write
     A_G into and return (``algorithms.dynamics``)."""
     # the C-level entry (``algorithms.dynamics``)
-    if data is None and (Ag := model._multibody_entry_centroidal_map(q, out)) is not None:
+    if data is None and (Ag := getattr(model, "_multibody_entry_centroidal_map", no_entry)(q, out)) is not None:
         return Ag
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a Data made for the model without a step before
         if q.dtype is _F64 and q.ndim == 1:

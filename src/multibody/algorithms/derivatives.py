@@ -32,7 +32,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_batch, as_fext, as_output, as_vector, base_copy,
                                            bind_on_first_call, data_at, size_error)
-from multibody.model.data import refuse_general_joints, refuse_kinematics_only
+from multibody.model.data import no_entry, refuse_general_joints, refuse_kinematics_only
 from multibody.errors import ModelError
 from multibody.kernels.derivatives import coriolis_kernel, rnea_derivatives_batch_kernel, rnea_derivatives_kernel
 from multibody.kernels.derivatives_aba import (aba_derivatives_applied_kernel, aba_derivatives_batch_kernel,
@@ -89,7 +89,8 @@ def rnea_derivatives(model, q, v, a, data=None, fext=None, t=None):
     (0.0, 0.0, 0.98)
     """
     # the C-level entry (``algorithms.dynamics``)
-    if data is None and fext is None and (out := model._multibody_entry_rnea_derivatives(q, v, a)) is not None:
+    if data is None and fext is None and (
+            out := getattr(model, "_multibody_entry_rnea_derivatives", no_entry)(q, v, a)) is not None:
         return out
     try:  # the fast path of :func:`aba_derivatives`
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
@@ -122,7 +123,7 @@ def aba_derivatives(model, q, v, tau, data=None, fext=None, t=None, applied=Fals
     time of a moving base and of the loads."""
     # the C-level entry (``algorithms.dynamics``)
     if data is None and fext is None and not applied and (
-            out := model._multibody_entry_aba_derivatives(q, v, tau)) is not None:
+            out := getattr(model, "_multibody_entry_aba_derivatives", no_entry)(q, v, tau)) is not None:
         return out
     try:  # the fast path, as in ``algorithms.aba``: float64 vectors, no fext, no applied forces, the Data cached
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
@@ -156,7 +157,7 @@ def minv(model, q, data=None, out=None):
     or factorizing M (``kernels/derivatives_minv.py``; Pinocchio's ``computeMinverse``). A moving base does not
     change it. ``out``: an array to write M⁻¹ into and return (``algorithms.dynamics``)."""
     # the C-level entry (``algorithms.dynamics``)
-    if data is None and (A := model._multibody_entry_minv(q, out)) is not None:
+    if data is None and (A := getattr(model, "_multibody_entry_minv", no_entry)(q, out)) is not None:
         return A
     try:  # the fast path of :func:`aba_derivatives`, with ``out`` as in ``algorithms.crba``
         if q.dtype is _F64 and q.ndim == 1:

@@ -57,7 +57,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from multibody.model.data import (FAST_ATTR, MASS_ATTR, Data, base_block, default_data,
+from multibody.model.data import (FAST_ATTR, MASS_ATTR, Data, base_block, default_data, no_entry,
                                   refuse_kinematics_only)
 from multibody.errors import ModelError, shown
 from multibody.model.model import Model
@@ -195,6 +195,10 @@ def _point(point):
 
 
 # ---- single-state algorithms ------------------------------------------------------------------------------
+# The C-level entry: without ``data`` (and ``fext``), a call goes first to the model's builtin entry of the algorithm
+# (``kernels/entries.py``, bound on the model's first read of ``_multibody_entry_<algorithm>``, ``model.data``),
+# which checks the arrays itself, makes the output and calls the kernel; it returns None for anything it does not
+# take (a non-model gets ``no_entry``), and the call goes on to the fast path below and then the slow one.
 # The fast path of aba / rnea / crba (float64 1-D ndarrays, no fext, the Data cached on the model) is a few
 # attribute checks (the kernels' arguments are one tuple, ``Data.fast``), one allocation and the call of the
 # kernel's compiled entry point for these argument types (``_ABA``, ``_RNEA``, ``_CRBA``, bound on the first
@@ -294,7 +298,8 @@ def aba(model, q, v, tau, data=None, fext=None, t=None, out=None):
     time of a moving base (seed 001 §3.1–3.2) and of rheonomic general joints (§3.4.2), default 0. ``out``: an
     array to write q̈ into and return (module docstring)."""
     # the C-level entry (see above)
-    if data is None and fext is None and (qdd := model._multibody_entry_aba(q, v, tau, out)) is not None:
+    if data is None and fext is None and (
+            qdd := getattr(model, "_multibody_entry_aba", no_entry)(q, v, tau, out)) is not None:
         return qdd
     try:  # the fast path (see above); AttributeError: not ndarrays, or no Data cached on the model yet
         if fext is None and q.dtype is v.dtype is tau.dtype is _F64 and q.ndim == v.ndim == tau.ndim == 1:
@@ -384,7 +389,8 @@ def rnea(model, q, v, a, data=None, fext=None, t=None, out=None):
     §3.1–3.2: its acceleration terms, eqs. 3.26–3.30, are in τ), default 0. ``out``: an array to write τ into and
     return (module docstring)."""
     # the C-level entry as in aba
-    if data is None and fext is None and (tau := model._multibody_entry_rnea(q, v, a, out)) is not None:
+    if data is None and fext is None and (
+            tau := getattr(model, "_multibody_entry_rnea", no_entry)(q, v, a, out)) is not None:
         return tau
     try:  # the fast path, as in aba
         if fext is None and q.dtype is v.dtype is a.dtype is _F64 and q.ndim == v.ndim == a.ndim == 1:
@@ -453,7 +459,7 @@ def crba(model, q, data=None, t=0.0, out=None):
     (M is invariant under a rigid motion of the whole system). ``out``: an array to write M into and return
     (module docstring)."""
     # the C-level entry as in aba
-    if data is None and (M := model._multibody_entry_crba(q, out)) is not None:
+    if data is None and (M := getattr(model, "_multibody_entry_crba", no_entry)(q, out)) is not None:
         return M
     try:  # the fast path, as in aba (a moving base included: it does not change M)
         if q.dtype is _F64 and q.ndim == 1:

@@ -66,7 +66,7 @@ import numpy as np
 
 from multibody.algorithms.dynamics import (FAST_PATH_MISSES, as_output, as_vector, bind_on_first_call, data_at,
                                            fill_general)
-from multibody.model.data import refuse_general_joints
+from multibody.model.data import no_entry, refuse_general_joints
 from multibody.errors import ModelError
 from multibody.kernels.frames import (LOCAL, LOCAL_WORLD_ALIGNED, O_ACC, O_P, O_R, O_VEL, OUT_WIDTH, WORLD,
                                       frame_jacobian_kernel, frame_jacobian_rate_kernel, frame_jacobians_kernel,
@@ -190,7 +190,7 @@ def frame_placement(model, q, frame, data=None, t=None, out=None):
     time ``t``). ``out``: a tuple of arrays (3 x 3 and 3) to write R and p into, returned as it is
     (``algorithms.dynamics``)."""
     # the C-level entry (``algorithms.dynamics``)
-    if data is None and (Rp := model._multibody_entry_frame_placement(q, frame, out)) is not None:
+    if data is None and (Rp := getattr(model, "_multibody_entry_frame_placement", no_entry)(q, frame, out)) is not None:
         return Rp
     try:  # the fast path (``algorithms.dynamics``): a float64 q, a handle or a name, a Data made for the model
         if q.dtype is _F64 and q.ndim == 1:
@@ -278,7 +278,7 @@ def frame_jacobian(model, q, frame, reference="local", data=None, t=None, out=No
     (``algorithms.dynamics``)."""
     if data is None:  # the C-level entry (``algorithms.dynamics``)
         try:
-            J = model._multibody_entry_frame_jacobian(q, frame, REFERENCES[reference], out)
+            J = getattr(model, "_multibody_entry_frame_jacobian", no_entry)(q, frame, REFERENCES[reference], out)
         except _MISSES:  # a reference that is not a name (the general path names it)
             J = None
         if J is not None:
