@@ -101,8 +101,8 @@ def bind_entry(model, algorithm):
 class EntryAttribute:
     """The class attribute ``Model._multibody_entry_<algorithm>``: read on a model that has no entry of the algorithm
     yet, it binds one (:func:`bind_entry`), which the model keeps in its ``__dict__``; a non-data descriptor, so every
-    later read finds that entry first, at the price of a plain attribute. The public algorithms call
-    ``model._multibody_entry_<algorithm>(...)`` without asking whether it exists."""
+    later read finds that entry first, at the price of a plain attribute. The public algorithms read it with
+    ``getattr(model, ..., no_entry)``, so that an object that is no Model goes on to the general path's error."""
 
     def __init__(self, algorithm):
         self.algorithm = algorithm
