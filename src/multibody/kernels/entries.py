@@ -84,18 +84,12 @@ def _int32(typingctx, address, offset):
     return types.int64(types.intp, types.intp), codegen
 
 
-def _pointer_to(dtype):
-    @intrinsic
-    def pointer(typingctx, address):
-        sig = types.CPointer(dtype)(types.intp)
-
-        def codegen(context, builder, sig, args):
-            return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
-        return sig, codegen
-    return pointer
-
-
-_f64_pointer, _i64_pointer = _pointer_to(types.float64), _pointer_to(types.int64)
+@intrinsic
+def _pointer(typingctx, address):
+    """``address`` as a ``void *`` (what ``numba.carray`` views, given the dtype)."""
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.voidptr))
+    return types.voidptr(types.intp), codegen
 
 
 def _c_api_void(name):
@@ -186,8 +180,7 @@ def _new_array(typingctx, table, descr, ndim, d0, d1):
 # ---- the parts every entry shares ---------------------------------------------------------------------------------
 @njit(inline="always")
 def _constants(held):
-    constants = _word(held, TUPLE_ITEMS)
-    return carray(_i64_pointer(_word(constants, ARRAY_DATA)), (_word(_word(constants, ARRAY_DIMS), 0),))
+    return _vector(_word(held, TUPLE_ITEMS), np.int64)
 
 
 @helper
@@ -204,25 +197,16 @@ def _fits(obj, c, dtype, ndim, flags):
 
 
 @njit(inline="always")
-def _vector(obj):
-    return carray(_f64_pointer(_word(obj, ARRAY_DATA)), (_word(_word(obj, ARRAY_DIMS), 0),))
+def _vector(obj, dtype=np.float64):
+    """The data of the 1-D ndarray ``obj`` (checked by :func:`_fits`, or the model's own) as a view, no MemInfo."""
+    return carray(_pointer(_word(obj, ARRAY_DATA)), (_word(_word(obj, ARRAY_DIMS), 0),), dtype)
 
 
 @njit(inline="always")
-def _matrix(obj):
+def _matrix(obj, dtype=np.float64):
+    """The data of the 2-D ndarray ``obj`` as a view, as :func:`_vector`."""
     dims = _word(obj, ARRAY_DIMS)
-    return carray(_f64_pointer(_word(obj, ARRAY_DATA)), (_word(dims, 0), _word(dims, 8)))
-
-
-@njit(inline="always")
-def _int_vector(obj):
-    return carray(_i64_pointer(_word(obj, ARRAY_DATA)), (_word(_word(obj, ARRAY_DIMS), 0),))
-
-
-@njit(inline="always")
-def _int_matrix(obj):
-    dims = _word(obj, ARRAY_DIMS)
-    return carray(_i64_pointer(_word(obj, ARRAY_DATA)), (_word(dims, 0), _word(dims, 8)))
+    return carray(_pointer(_word(obj, ARRAY_DATA)), (_word(dims, 0), _word(dims, 8)), dtype)
 
 
 @helper
@@ -273,7 +257,7 @@ def dynamics_entry(held, args, nargs):
     out = _output(c, args[3], 1)
     if out <= 0:
         return out if out == 0 else _miss(c, out)
-    mi, mf, no_fext, work = (_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _matrix(_held(held, 3)),
+    mi, mf, no_fext, work = (_matrix(_held(held, 1), np.int64), _matrix(_held(held, 2)), _matrix(_held(held, 3)),
                              _vector(_held(held, 4)))
     try:
         if c[C_KIND] == 0:
@@ -288,15 +272,16 @@ def dynamics_entry(held, args, nargs):
 
 
 def configuration_entry(held, args, nargs):
-    """``entry(q, out)`` with ``held = (constants, mi, mf, work)``: M of ``crba``, A_G of ``centroidal_map`` or J_c
-    of ``com_jacobian`` as :data:`C_KIND` says (``kernels/crba.py``, ``kernels/centroidal.py``)."""
+    """``entry(q, out)`` with ``held = (constants, mi, mf, work)``: M of ``crba``, A_G of ``centroidal_map``, J_c of
+    ``com_jacobian``, or with ``held = (constants, mi, mf, work, dwork, dint)`` M⁻¹ of ``minv``, as :data:`C_KIND`
+    says (``kernels/crba.py``, ``kernels/centroidal.py``, ``kernels/derivatives_minv.py``)."""
     c = _constants(held)
     if nargs != 2 or not _inputs(c, args, 0, 1):
         return _miss(c, -1)
     out = _output(c, args[1], 2)
     if out <= 0:
         return out if out == 0 else _miss(c, out)
-    mi, mf, q, work, result = (_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _vector(args[0]),
+    mi, mf, q, work, result = (_matrix(_held(held, 1), np.int64), _matrix(_held(held, 2)), _vector(args[0]),
                                _vector(_held(held, 3)), _matrix(out))
     try:
         kind = c[C_KIND]
@@ -304,26 +289,10 @@ def configuration_entry(held, args, nargs):
             err = crba_kernel(mi, mf, q, work, result)
         elif kind == 1:
             err = centroidal_map_kernel(mi, mf, q, work, result)
-        else:
+        elif kind == 2:
             err = com_jacobian_kernel(mi, mf, q, work, result)
-    except Exception:  # noqa: BLE001
-        err = -1
-    return _result(c, out, err)
-
-
-def minv_entry(held, args, nargs):
-    """``minv(q, out)`` with ``held = (constants, mi, mf, work, dwork, dint)``: M⁻¹
-    (``kernels/derivatives_minv.py``)."""
-    c = _constants(held)
-    if nargs != 2 or not _inputs(c, args, 0, 1):
-        return _miss(c, -1)
-    out = _output(c, args[1], 2)
-    if out <= 0:
-        return out if out == 0 else _miss(c, out)
-    try:
-        err = minv_kernel(_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _vector(args[0]),
-                          _vector(_held(held, 3)), _vector(_held(held, 4)), _int_vector(_held(held, 5)),
-                          _matrix(out))
+        else:
+            err = minv_kernel(mi, mf, q, work, _vector(_held(held, 4)), _vector(_held(held, 5), np.int64), result)
     except Exception:  # noqa: BLE001
         err = -1
     return _result(c, out, err)
@@ -356,7 +325,8 @@ def frame_jacobian_entry(held, args, nargs):
     if out <= 0:
         return out if out == 0 else _miss(c, out)
     try:
-        err = frame_jacobian_kernel(_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _int_matrix(_held(held, 3)),
+        err = frame_jacobian_kernel(_matrix(_held(held, 1), np.int64), _matrix(_held(held, 2)),
+                                    _matrix(_held(held, 3), np.int64),
                                     _matrix(_held(held, 4)), _vector(args[0]), _vector(_held(held, 5)), frame,
                                     reference, _matrix(out))
     except Exception:  # noqa: BLE001
@@ -389,7 +359,8 @@ def frame_placement_entry(held, args, nargs):
     else:
         return _miss(c, -1)
     try:
-        err = frame_placement_kernel(_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _int_matrix(_held(held, 3)),
+        err = frame_placement_kernel(_matrix(_held(held, 1), np.int64), _matrix(_held(held, 2)),
+                                     _matrix(_held(held, 3), np.int64),
                                      _matrix(_held(held, 4)), _vector(args[0]), _vector(_held(held, 5)), frame,
                                      _matrix(R), _vector(p))
     except Exception:  # noqa: BLE001
@@ -421,9 +392,9 @@ def derivatives_entry(held, args, nargs):
         _decref(A)
         _decref(B)
         return 0
-    mi, mf, no_fext, work = (_int_matrix(_held(held, 1)), _matrix(_held(held, 2)), _matrix(_held(held, 3)),
+    mi, mf, no_fext, work = (_matrix(_held(held, 1), np.int64), _matrix(_held(held, 2)), _matrix(_held(held, 3)),
                              _vector(_held(held, 4)))
-    dwork, dint, qdd = _vector(_held(held, 5)), _int_vector(_held(held, 6)), _vector(_held(held, 7))
+    dwork, dint, qdd = _vector(_held(held, 5)), _vector(_held(held, 6), np.int64), _vector(_held(held, 7))
     try:
         if c[C_KIND] == 0:
             err = rnea_derivatives_kernel(mi, mf, _vector(args[0]), _vector(args[1]), _vector(args[2]), no_fext, work,
@@ -443,7 +414,7 @@ def derivatives_entry(held, args, nargs):
 #: per algorithm: (its entry, its kind (:data:`C_KIND`), its output's ndim)
 KINDS = {"aba": (dynamics_entry, 0, 1), "rnea": (dynamics_entry, 1, 1), "crba": (configuration_entry, 0, 2),
          "centroidal_map": (configuration_entry, 1, 2), "com_jacobian": (configuration_entry, 2, 2),
-         "minv": (minv_entry, 0, 2), "frame_jacobian": (frame_jacobian_entry, 0, 2),
+         "minv": (configuration_entry, 3, 2), "frame_jacobian": (frame_jacobian_entry, 0, 2),
          "frame_placement": (frame_placement_entry, 0, 2), "rnea_derivatives": (derivatives_entry, 0, 2),
          "aba_derivatives": (derivatives_entry, 1, 2)}
 
