@@ -74,3 +74,15 @@ def with_armature(model, rng, low=0.05, high=1.0):
                     stiffness=model.dof_stiffness[v], damping=model.dof_damping[v], rest=model.dof_rest[v],
                     effort=model.dof_effort[v], armature=rng.uniform(low, high, j.joint.nv))
     return b.build()
+
+
+def tree_with_tool(n, seed, joint_types=None, base_motion=None):
+    """``(model, q, v, a)``: a random tree of n bodies (``bench.dynamics.random_tree_builder``: every joint type, or
+    ``joint_types``; child placements with probability 0.5), a frame "tool" on its last body, and a random state."""
+    from multibody.bench.dynamics import random_rotation, random_tree_builder
+
+    rng = np.random.default_rng(seed)
+    b, _ = random_tree_builder(n, rng, joint_types=joint_types, base_motion=base_motion, child_placements=0.5)
+    b.add_frame("tool", f"body{n}", mb.Placement(random_rotation(rng), rng.uniform(-1, 1, 3)))
+    model = b.build()
+    return model, model.random_configuration(rng), rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)

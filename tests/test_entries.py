@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.bench.dynamics import random_rotation, random_tree_builder
+from models import tree_with_tool
+from multibody.bench.dynamics import random_tree_builder
 from multibody.errors import ModelError
 from multibody.kernels import entries
 from multibody.model.data import ENTRY_ALGORITHMS, ENTRY_ATTRS, default_data, no_entry
@@ -25,14 +26,6 @@ _BUILTIN = type(len)
 
 class _Subclass(np.ndarray):
     """An ndarray subclass: the entries take exact ndarrays only."""
-
-
-def _tree(n, seed, joint_types=None):
-    rng = np.random.default_rng(seed)
-    b, _ = random_tree_builder(n, rng, joint_types=joint_types, child_placements=0.5)
-    b.add_frame("tool", f"body{n}", mb.Placement(random_rotation(rng), rng.uniform(-1, 1, 3)))
-    model = b.build()
-    return model, model.random_configuration(rng), rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
 
 
 def _calls(model, q, v, a):
@@ -65,7 +58,7 @@ def test_the_entries_are_available_on_this_interpreter():
 def test_an_entry_gives_the_bits_of_the_python_paths(n, seed):
     """Random trees (every joint type): the entry's result, the Python fast path's (the Data given) and the general
     path's (q, v, a as lists) are the same bits; the entry is a builtin that took the call (not a miss)."""
-    model, q, v, a = _tree(n, seed)
+    model, q, v, a = tree_with_tool(n, seed)
     d = default_data(model)
     for name, f in _calls(model, q, v, a).items():
         ours = f(q, v, a, None)
@@ -81,7 +74,7 @@ def test_an_entry_gives_the_bits_of_the_python_paths(n, seed):
 @pytest.fixture(scope="module")
 def arm():
     """A random tree of revolute and spherical joints with every entry bound, at a state."""
-    model, q, v, a = _tree(4, 7, joint_types=("Revolute", "Spherical"))
+    model, q, v, a = tree_with_tool(4, 7, joint_types=("Revolute", "Spherical"))
     for f in _calls(model, q, v, a).values():
         f(q, v, a, None)
     return model, q, v, a
@@ -148,7 +141,7 @@ def test_the_public_calls_answer_misses_as_before(arm):
 def test_a_zero_quaternion_is_named_as_on_the_python_path():
     """An exception raised in the kernel (a zero quaternion divides by zero) is a miss in the entry; the general path
     then names it, as it does when the Data is given."""
-    model, q, v, a = _tree(3, 11, joint_types=("Free", "Revolute"))
+    model, q, v, a = tree_with_tool(3, 11, joint_types=("Free", "Revolute"))
     mb.crba(model, q)
     bad = q.copy()
     bad[3:7] = 0.0

@@ -11,17 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import multibody as mb
-from multibody.bench.dynamics import random_rotation, random_tree_builder
+from models import tree_with_tool
+from multibody.bench.dynamics import random_tree_builder
 from multibody.errors import ModelError
-
-
-def _tree(n, seed, base_motion=None):
-    """A random tree of n bodies (every joint type, child placements), a frame on its last body, a state (q, v, a)."""
-    rng = np.random.default_rng(seed)
-    b, _ = random_tree_builder(n, rng, base_motion=base_motion, child_placements=0.5)
-    b.add_frame("tool", f"body{n}", mb.Placement(random_rotation(rng), rng.uniform(-1, 1, 3)))
-    model = b.build()
-    return model, model.random_configuration(rng), rng.uniform(-1, 1, model.nv), rng.uniform(-1, 1, model.nv)
 
 
 def _calls(model, q, v, a):
@@ -56,7 +48,7 @@ def _same_with_out(model, q, v, a, **kw):
 def test_out_gives_the_same_bits(n, seed):
     """On random trees: the fast path (float64 arrays; the cached Data, then a Data given), the slow path (lists)
     and the fast and slow paths against each other."""
-    model, q, v, a = _tree(n, seed)
+    model, q, v, a = tree_with_tool(n, seed)
     _same_with_out(model, q, v, a)
     _same_with_out(model, q, v, a, data=mb.Data(model))
     _same_with_out(model, list(q), list(v), list(a))
@@ -69,7 +61,7 @@ def test_out_with_a_moving_base():
     """A moving base takes the slow path (its state is written before each kernel): out is written all the same."""
     base = mb.BaseMotion(lambda t: ((0.3 * t, np.sin(t), 0.0), mb.rotation_about((0, 0, 1), 0.5 * t * t),
                                     (0.3, np.cos(t), 0.0), (0.0, 0.0, t), (0.0, -np.sin(t), 0.0), (0.0, 0.0, 1.0)))
-    model, q, v, a = _tree(4, 3, base)
+    model, q, v, a = tree_with_tool(4, 3, base_motion=base)
     _same_with_out(model, q, v, a, t=0.7)
 
 
@@ -89,7 +81,7 @@ def test_out_may_be_an_input_of_rnea_and_aba():
 
 @pytest.fixture(scope="module")
 def small():
-    return _tree(3, 1)
+    return tree_with_tool(3, 1)
 
 
 def _bad_outs(shape):
