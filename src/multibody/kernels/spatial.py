@@ -20,6 +20,8 @@ from numba import njit, types
 from numba.core.registry import CPUDispatcher
 from numba.core.target_extension import CPU, dispatcher_registry, target_registry
 
+from multibody.kernels.addresses import call_by_address
+
 #: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
 SYM6_INDEX = np.zeros((6, 6), dtype=np.int64)
 _k = 0
@@ -48,9 +50,21 @@ class KernelDispatcher(CPUDispatcher):
     constant's type (int64, bool), not once per distinct value: numba would otherwise compile a specialization per
     literal value (measured on the warm-up: 16 CPU s of its compilations were such copies)."""
 
+    #: whether other compiled code calls this function through its address (:mod:`multibody.kernels.addresses`)
+    #: instead of linking its code; the helpers are linked, to be inlined
+    by_address = True
+
     def get_call_template(self, args, kws):
         return super().get_call_template(tuple(types.unliteral(a) for a in args),
                                          {k: types.unliteral(a) for k, a in kws.items()})
+
+    def add_overload(self, cres):
+        super().add_overload(cres)
+        if self.by_address and not cres.objectmode and not self.targetoptions.get("forceinline"):
+            impl = call_by_address(self, cres)
+            if impl is not None:
+                self.targetctx.remove_user_function(cres.entry_point)
+                self.targetctx._defns[cres.entry_point].append(impl, impl.signature)
 
 
 class KernelTarget(CPU):
@@ -65,6 +79,8 @@ dispatcher_registry[KernelTarget] = KernelDispatcher
 class HelperDispatcher(KernelDispatcher):
     """The dispatcher of a :func:`helper`: :class:`KernelDispatcher`, except that a call from Python runs a twin
     compiled with a Python entry point (on the first such call; the helper itself has none, see :func:`helper`)."""
+
+    by_address = False
 
     def __call__(self, *args, **kws):
         twin = self.__dict__.get("_python_twin")

@@ -1,0 +1,164 @@
+"""Calls between compiled functions by address: a kernel's code compiled once, not again in every caller.
+
+numba compiles a function with the code of every compiled function it calls linked into its module, and
+optimizes and emits the linked module again (numba's ``CodeLibrary.finalize``). A loop that calls the tree's
+kernels therefore pays for them once more, and so does its cache entry, which holds the linked code and its
+bitcode: measured on the install's warm-up, the linked modules were 57 % of the compilation and most of the
+wheel (``docs/first-use.md``, "Where the install's CPU goes").
+
+A kernel (``@njit(**KERNEL)``, :class:`~multibody.kernels.spatial.KernelDispatcher`) is called from other
+compiled code through a pointer instead: each caller's module holds one slot per callee, a pointer that is null
+in a new process. The first call through a slot asks :func:`_address` (a C callback registered with LLVM under
+``multibody_address_of_callee``) for the callee's machine code, with a key written into the caller: the
+callee's module, qualified name and argument types. The callback loads the callee as any call from Python would
+(numba's cache, or a compilation) and returns the address of its compiled function, the one numba's own linked
+call would reach; the slot keeps it. Later calls cost a load, a test and an indirect call (a few nanoseconds,
+against the microseconds of a pass over the bodies). The arguments, the result and a raised error (numba's
+status and exception) go exactly as in numba's linked call, so the numbers are the same bits.
+
+What the caller no longer does is inline the kernel: the :func:`~multibody.kernels.spatial.helper` functions (the
+6-D arithmetic inside the loops) stay linked and inlined. A kernel that is not reachable by its module and
+qualified name (one made inside a function) is linked as numba does.
+
+A cached caller names its callees by key, not by numba's symbol (which carries an id of the compiling process),
+so a callee compiled again, in another process or after its source changed, is found by the same key; a callee
+whose argument types changed is a different key, which compiles on first use.
+"""
+import ctypes
+import importlib
+import pickle
+import sys
+import threading
+
+from llvmlite import binding as ll
+from llvmlite import ir
+from numba.core import cgutils
+from numba.core.imputils import fix_returning_optional, impl_ret_new_ref, user_function
+
+import os
+#: the size (LLVM instructions of the callee's optimized function) from which a call goes by address; a smaller
+#: callee is linked, as numba does, for LLVM to inline
+LINKED_BELOW = int(os.environ.get("MB_LINKED_BELOW", "300"))
+
+#: the name under which the compiled callers find :func:`_address`
+RESOLVER = "multibody_address_of_callee"
+
+_addresses = {}
+_lock = threading.RLock()
+
+
+def callee(key):
+    """The compiled function named by ``key`` (pickled ``(module, qualname, argument types, return type)``): its
+    dispatcher loads or compiles it for those types; returns the address of numba's compiled function. A
+    callee whose return type is no longer the one its caller was compiled for (a source changed under a cached
+    caller) raises :class:`TypeError` instead of being called with another layout."""
+    module, qualname, args, restype = pickle.loads(key)
+    dispatcher = importlib.import_module(module)
+    for part in qualname.split("."):
+        dispatcher = getattr(dispatcher, part)
+    dispatcher.compile(args)
+    cres = dispatcher.overloads[args]
+    if cres.signature.return_type != restype:
+        raise TypeError(f"{module}.{qualname}{args} returns {cres.signature.return_type}, its caller expects "
+                        f"{restype}: clear the stale numba cache of the caller")
+    return cres.library.get_pointer_to_function(cres.fndesc.llvm_func_name)
+
+
+@ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
+def _address(key, size):
+    """The C callback behind a null slot (ctypes takes the GIL): the callee's address, or 0 after printing why
+    it could not be had (the caller then raises)."""
+    data = ctypes.string_at(key, size)
+    with _lock:
+        address = _addresses.get(data)
+        if address is None:
+            try:
+                address = _addresses[data] = callee(data)
+            except BaseException:          # nothing may cross the C boundary; the caller raises instead
+                sys.excepthook(*sys.exc_info())
+                return 0
+    return address
+
+
+ll.add_symbol(RESOLVER, ctypes.cast(_address, ctypes.c_void_p).value)
+
+
+def reachable(dispatcher):
+    """Whether ``dispatcher`` is a function of the package found again by its module and qualified name (what a
+    key names; a generated module may not be importable by name in another process)."""
+    func = dispatcher.py_func
+    if not func.__module__.startswith("multibody."):
+        return False
+    try:
+        obj = sys.modules[func.__module__]
+        for part in func.__qualname__.split("."):
+            obj = getattr(obj, part)
+    except (KeyError, AttributeError):
+        return False
+    return obj is dispatcher
+
+
+def instructions(cres):
+    """The number of LLVM instructions of ``cres``'s optimized function (its callees inlined)."""
+    library = cres.library
+    module = getattr(library, "_shared_module", None) or library._final_module
+    try:
+        function = module.get_function(cres.fndesc.llvm_func_name)
+    except NameError:
+        return LINKED_BELOW
+    return sum(1 for block in function.blocks for _ in block.instructions)
+
+
+def call_by_address(dispatcher, cres):
+    """numba's implementation of a call to ``cres`` (``numba.core.imputils.user_function``) made through a slot
+    of the caller instead of a linked library; ``None`` when the dispatcher cannot be named by a key."""
+    if not reachable(dispatcher):
+        return None
+    fndesc = cres.fndesc
+    args = tuple(cres.signature.args)
+    try:
+        key = pickle.dumps((dispatcher.py_func.__module__, dispatcher.py_func.__qualname__, args,
+                            cres.signature.return_type), protocol=4)
+        if pickle.loads(key)[2:] != (args, cres.signature.return_type):
+            return None
+    except Exception:                      # an argument type that does not pickle (a function type): linked
+        return None
+    slot_name = "multibody.slot." + fndesc.mangled_name
+
+    size = []
+
+    def imp(context, builder, sig, values, loc=None):
+        if not size:
+            size.append(instructions(cres))
+        if size[0] < LINKED_BELOW:
+            imp.libs = (cres.library,)
+            return user_function(fndesc, imp.libs)(context, builder, sig, values)
+        module = builder.module
+        pointer = ir.IntType(8).as_pointer()
+        slot = module.globals.get(slot_name)
+        if slot is None:
+            slot = ir.GlobalVariable(module, pointer, slot_name)
+            slot.linkage = "internal"
+            slot.initializer = ir.Constant(pointer, None)
+        address = builder.load_atomic(slot, "monotonic", 8)
+        with builder.if_then(cgutils.is_null(builder, address), likely=False):
+            resolver = cgutils.get_or_insert_function(
+                module, ir.FunctionType(pointer, [pointer, ir.IntType(64)]), RESOLVER)
+            text = context.insert_const_bytes(module, key)
+            found = builder.call(resolver, [text, ir.Constant(ir.IntType(64), len(key))])
+            with builder.if_then(cgutils.is_null(builder, found), likely=False):
+                context.call_conv.return_user_exc(
+                    builder, RuntimeError, (f"multibody: could not load the compiled {fndesc.qualname}",))
+            builder.store_atomic(found, slot, "monotonic", 8)
+        fnty = context.call_conv.get_function_type(fndesc.restype, fndesc.argtypes)
+        function = builder.bitcast(builder.load_atomic(slot, "monotonic", 8), fnty.as_pointer())
+        status, result = context.call_conv.call_function(builder, function, fndesc.restype, fndesc.argtypes,
+                                                         values)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        result = fix_returning_optional(context, builder, sig, status, result)
+        return impl_ret_new_ref(context, builder, fndesc.restype, result)
+
+    imp.signature = fndesc.argtypes
+    imp.libs = ()
+    return imp
