@@ -25,6 +25,7 @@ so a callee compiled again, in another process or after its source changed, is f
 whose argument types changed is a different key, which compiles on first use.
 """
 import ctypes
+import functools
 import importlib
 import pickle
 import sys
@@ -35,10 +36,13 @@ from llvmlite import ir
 from numba.core import cgutils
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref, user_function
 
-import os
-#: the size (LLVM instructions of the callee's optimized function) from which a call goes by address; a smaller
-#: callee is linked, as numba does, for LLVM to inline
-LINKED_BELOW = int(os.environ.get("MB_LINKED_BELOW", "300"))
+#: the size (LLVM instructions of the callee's optimized function, its own callees inlined) from which a call goes
+#: by address; a smaller callee is linked, as numba does, for LLVM to inline it (a triangular solve, a line of the
+#: row solver): compiled again in each caller, it costs little
+LINKED_BELOW = 300
+
+#: a global of the stand-in for the bitcode of a callee that is only ever called by address (:func:`stand_in`)
+MARKER = "multibody.by_address"
 
 #: the name under which the compiled callers find :func:`_address`
 RESOLVER = "multibody_address_of_callee"
@@ -99,14 +103,33 @@ def reachable(dispatcher):
 
 
 def instructions(cres):
-    """The number of LLVM instructions of ``cres``'s optimized function (its callees inlined)."""
+    """The number of LLVM instructions of ``cres``'s optimized function (its callees inlined); a callee loaded
+    with a :func:`stand_in` counts as large."""
     library = cres.library
-    module = getattr(library, "_shared_module", None) or library._final_module
+    module = library._shared_module or library._final_module
     try:
         function = module.get_function(cres.fndesc.llvm_func_name)
     except NameError:
         return LINKED_BELOW
     return sum(1 for block in function.blocks for _ in block.instructions)
+
+
+def stand_in(module):
+    """The bitcode numba's cache stores beside a large callee's machine code, instead of its whole module: numba
+    keeps the module to link the function into callers (which call it by address instead) and reads from it the
+    names the library defines (``_load_defined_symbols``: the Python and C wrappers found by name), so the
+    stand-in defines those names, as bytes that are never compiled, and :data:`MARKER`. It was most of a cache
+    entry (the bitcode is about twice the machine code)."""
+    names = [f.name for f in module.functions if not f.is_declaration]
+    names += [g.name for g in module.global_variables if not g.is_declaration] + [MARKER]
+    quoted = (n.replace("\\", "\\5c").replace('"', "\\22") for n in names)
+    return ll.parse_assembly("".join(f'@"{n}" = global i8 0\n' for n in quoted)).as_bitcode()
+
+
+def serialize_with_stand_in(library):
+    """``CPUCodeLibrary.serialize_using_object_code`` with the :func:`stand_in` for the bitcode."""
+    library._ensure_finalized()
+    return library.name, "object", (library._get_compiled_object(), stand_in(library._final_module))
 
 
 def call_by_address(dispatcher, cres):
@@ -124,14 +147,18 @@ def call_by_address(dispatcher, cres):
     except Exception:                      # an argument type that does not pickle (a function type): linked
         return None
     slot_name = "multibody.slot." + fndesc.mangled_name
-
+    library = cres.library
     size = []
+    if library._shared_module is None:                 # compiled now, not loaded: its cache entry is written next
+        size.append(instructions(cres))
+        if size[0] >= LINKED_BELOW:
+            library.serialize_using_object_code = functools.partial(serialize_with_stand_in, library)
 
     def imp(context, builder, sig, values, loc=None):
         if not size:
             size.append(instructions(cres))
         if size[0] < LINKED_BELOW:
-            imp.libs = (cres.library,)
+            imp.libs = (library,)
             return user_function(fndesc, imp.libs)(context, builder, sig, values)
         module = builder.module
         pointer = ir.IntType(8).as_pointer()
