@@ -25,7 +25,6 @@ so a callee compiled again, in another process or after its source changed, is f
 whose argument types changed is a different key, which compiles on first use.
 """
 import ctypes
-import functools
 import importlib
 import pickle
 import sys
@@ -34,6 +33,7 @@ import threading
 from llvmlite import binding as ll
 from llvmlite import ir
 from numba.core import cgutils
+from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref, user_function
 
 #: the size (LLVM instructions of the callee's optimized function, its own callees inlined) from which a call goes
@@ -126,10 +126,24 @@ def stand_in(module):
     return ll.parse_assembly("".join(f'@"{n}" = global i8 0\n' for n in quoted)).as_bitcode()
 
 
-def serialize_with_stand_in(library):
-    """``CPUCodeLibrary.serialize_using_object_code`` with the :func:`stand_in` for the bitcode."""
-    library._ensure_finalized()
-    return library.name, "object", (library._get_compiled_object(), stand_in(library._final_module))
+class SlimCacheImpl(CompileResultCacheImpl):
+    """numba's cache entry of a compiled function without what the package never reads back: the text of numba's
+    type annotation (``inspect_types``' listing, 10 of the wheel's 34 MB of cache entries, and a listing printed
+    at every save), and the bitcode of a large callee, which is only ever called by address (:func:`stand_in`)."""
+
+    def reduce(self, cres):
+        payload = list(cres._reduce())
+        if len(payload) == 9 and isinstance(payload[6], str):      # numba's CompileResult._reduce (0.59 and on)
+            payload[6] = "(the type annotation is not kept in multibody's cache)"
+        if getattr(cres.library, "multibody_stand_in", False):
+            library = cres.library
+            payload[0] = library.name, "object", (library._get_compiled_object(), stand_in(library._final_module))
+        return tuple(payload)
+
+
+class SlimFunctionCache(FunctionCache):
+    """numba's on-disk cache of a function's compile results, written by :class:`SlimCacheImpl`."""
+    _impl_class = SlimCacheImpl
 
 
 def call_by_address(dispatcher, cres):
@@ -151,8 +165,7 @@ def call_by_address(dispatcher, cres):
     size = []
     if library._shared_module is None:                 # compiled now, not loaded: its cache entry is written next
         size.append(instructions(cres))
-        if size[0] >= LINKED_BELOW:
-            library.serialize_using_object_code = functools.partial(serialize_with_stand_in, library)
+        library.multibody_stand_in = size[0] >= LINKED_BELOW
 
     def imp(context, builder, sig, values, loc=None):
         if not size:

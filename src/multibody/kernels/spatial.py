@@ -20,7 +20,7 @@ from numba import njit, types
 from numba.core.registry import CPUDispatcher
 from numba.core.target_extension import CPU, dispatcher_registry, target_registry
 
-from multibody.kernels.addresses import call_by_address
+from multibody.kernels.addresses import SlimFunctionCache, call_by_address
 
 #: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
 SYM6_INDEX = np.zeros((6, 6), dtype=np.int64)
@@ -57,6 +57,9 @@ class KernelDispatcher(CPUDispatcher):
     def get_call_template(self, args, kws):
         return super().get_call_template(tuple(types.unliteral(a) for a in args),
                                          {k: types.unliteral(a) for k, a in kws.items()})
+
+    def enable_caching(self):
+        self._cache = SlimFunctionCache(self.py_func)
 
     def add_overload(self, cres):
         super().add_overload(cres)
