@@ -34,7 +34,7 @@ from multibody.kernels.forces import applied_forces_kernel
 from multibody.model.packing import extended, tree_params
 from multibody.kernels.kinematics import kinematics_kernel, workspace_views
 from multibody.contact.shapes import world_poses
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import COMPILED, KERNEL
 from multibody.result import Result
 
 __all__ = ["compliant_system", "compliant_rhs", "compliant_rhs_extra"]
@@ -86,7 +86,7 @@ def compliant_rhs(t, x, p, out):
     compliant_rhs_extra(t, x, p, p.tau, out)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def compliant_outputs(p, Q, V, counts, records, potential):
     """For every output state: its contacts (records of ``stepping_solver.R_WIDTH`` numbers: pair, point, normal,
     normal force, friction force, distance, feature) and the contacts' elastic potential."""

@@ -56,7 +56,7 @@ from multibody.integrate.fixed_step import no_project
 from multibody.integrate.manifold import has_quaternions, normalize_quaternions, normalize_quaternions_q, qdot_kernel
 from multibody.kernels.forces import joint_forces_kernel, point_forces_kernel
 from multibody.kernels.poisson import CHOLESKY, SWEEP, impulses_kernel, poisson_kernel
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import COMPILED, KERNEL
 from multibody.result import Result
 from multibody.model.packing import extended, tree_params
 
@@ -110,7 +110,7 @@ def poisson_rhs(t, x, prm, out):
     poisson_rhs_extra(t, x, prm, prm.tau, out)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def poisson_outputs(prm, Q, P, V, T):
     """Per sample s: V[s] = velocities solving system (6) at (Q[s], P[s]) and T[s] = ½ P[s]ᵀ V[s], the kinetic
     part of the Hamiltonian (seed 002, eq. 6). Returns the first nonzero kernel code, or 0."""

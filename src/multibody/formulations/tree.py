@@ -21,6 +21,7 @@ right-hand side does not pass on.
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import COMPILED
 from multibody.model.data import Data
 from multibody.errors import ModelError, shown
 from multibody.formulations.base import OdeSystem, callback_forces, check_state, register_formulation
@@ -49,7 +50,7 @@ BATCH_PARAMS = {
 }
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def tree_run_params(p, batch, b):
     """The parameters of run b of a batch: those of the model (``p``, from ``model.packing.tree_params``) with
     the run's row of each varied quantity of ``batch = (tau, mass, gravity)`` (arrays (runs, k), or (0, k) when not
@@ -71,7 +72,7 @@ def tree_run_params(p, batch, b):
                       np.zeros_like(p.body_forces), p.no_fext, tc, p.applied, np.zeros(1))
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def tree_control_run_params(p, batch, b):
     """:func:`tree_run_params` of a model with controllers: the run's tree parameters and controllers' tuple."""
     r = tree_run_params(p, batch, b)

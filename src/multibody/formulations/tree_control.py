@@ -35,7 +35,7 @@ from multibody.errors import ModelError
 from multibody.formulations.tree_rhs import tree_rhs_extra
 from multibody.integrate.adaptive import nonfinite_entries
 from multibody.kernels.control import C_IV, EVENT_SIGNATURE, TORQUE_SIGNATURE, call_torque, control_kernel
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import COMPILED, KERNEL
 from multibody.model.packing import Controls, controlled_params, controls
 
 __all__ = ["compiled_event", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
@@ -111,20 +111,20 @@ def control_params(model, params, torque=None):
     return controlled_params(params, controls_tuple(model, params, torque))
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def is_controlled(c):
     """Whether the controllers' tuple ``c`` has a controller or a compiled torque law."""
     return c.ci.shape[0] > 0 or c.has_user
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def control_extra(t, x, tau_const, c, mi, nq, work):
     """τ_extra = τ_const + τ_controllers(t, q, v) + f(t, q, v) for x = [q, v] (module docstring), into ``c.extra``,
     which it returns; ``work``: a kinematics workspace (for the gravity pass and the inverse dynamics)."""
     return control_torques(t, x[:nq], x[nq:], tau_const, c, mi, work)
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def control_torques(t, q, v, tau_const, c, mi, work):
     """:func:`control_extra` at (t, q, v) given apart."""
     nq = q.shape[0]
@@ -162,7 +162,7 @@ def control_torques(t, q, v, tau_const, c, mi, work):
     return extra
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def run_controls(c):
     """The controllers' tuple of one run of a batch: the same table and law, scratch of its own."""
     return Controls(c.ci, c.cf, c.rt, c.rc, c.mf, c.gravity, c.inverse, np.zeros_like(c.g), np.zeros_like(c.a),

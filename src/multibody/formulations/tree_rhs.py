@@ -19,14 +19,14 @@ from multibody.kernels.energy import energy_kernel
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.hybrid import hybrid_kernel
 from multibody.kernels.kinematics import GENERAL, W_KINETIC, W_POTENTIAL
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import COMPILED, KERNEL
 from multibody.model.packing import tree_params
 
 __all__ = ["tree_applied", "tree_rhs", "tree_rhs_plain", "tree_rhs_extra", "tree_rhs_hybrid", "tree_energy", "tree_energies",
            "tree_energies_plain", "tree_observe", "general_fill"]
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _qdot_aba(p, x, tau, out):
     """out = [q̇(q, v), aba(q, v, τ)] for x = [q, v]."""
     nq = p.q.shape[0]
@@ -34,14 +34,14 @@ def _qdot_aba(p, x, tau, out):
     aba_kernel(p.mi, p.mf, x[:nq], x[nq:], tau, p.no_fext, p.work, out[nq:])
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def tree_applied(p, t, q, v, tau):
     """``tau`` := the applied generalized forces of the parameters ``p`` at (t, q, v) (the model's joint and point
     forces and loads, ``kernels/forces.py``); returns ``(potential, dissipated power)``."""
     return applied_forces_kernel(p.mi, p.mf, q, v, p.forces, t, p.work, p.body_forces, tau)
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _applied_tau(p, t, x, tau_extra):
     """τ_applied(t, q, v) + τ_extra for x = [q, v] (:func:`tree_applied`; in the buffer ``p.tau_buffer``), or
     ``tau_extra`` itself when the model has none."""

@@ -88,7 +88,7 @@ from numba import njit
 from multibody.integrate.progress import progress_bar
 from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, METHODS, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_A, TABLEAU_B,
                                           TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES)
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import COMPILED, KERNEL
 from multibody.kernels.threads import in_threads
 
 #: seconds of computing between two updates of the progress bar of a compiled run (pieces of whole steps)
@@ -125,7 +125,7 @@ def no_rhs(t, x, params, out):
         out[j] = 0.0
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def shared_params(params, batch, b):
     """Every run of a batch with the same parameters (the template's placeholder: a system whose parameters
     hold workspaces needs a ``run_params`` of its own, one workspace per run)."""

@@ -12,6 +12,7 @@ keeps its last finite state (saved as one more row) while the other lanes go on.
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import COMPILED
 from multibody.integrate.tableaux import TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES
 from multibody.kernels.lanes import (LANES, L_KINETIC, L_POTENTIAL, L_VAPPLIED, lanes_parameters, lanes_rhs,
                                      lanes_workspace_size)
@@ -21,7 +22,7 @@ LANE_METHODS = (0, 1, 2, 3)
 _OK, _NONFINITE = 0, 1
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _save_lane(r, k, t, XL, b, TS, XS):
     """Row k of run r: the time t and the state of lane b."""
     TS[r, k] = t
@@ -29,7 +30,7 @@ def _save_lane(r, k, t, XL, b, TS, XS):
         XS[r, k, j] = XL[j * LANES + b]
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _observe(W, runs, pending, OBS):
     """The energies of the evaluation just made, for every lane with a saved state waiting for them
     (``tree.tree_observe``: kinetic, and potential of gravity + that of the applied forces, V1 + 0.0 with V1 of the
@@ -45,7 +46,7 @@ def _observe(W, runs, pending, OBS):
             pending[b] = -1
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC,
               C):
     """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
@@ -133,7 +134,7 @@ def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, 
             INFO[runs[b], 2] = done[b]
 
 
-@njit(cache=True, nogil=True)
+@njit(**COMPILED, nogil=True)
 def lanes_groups(mi, mf, F, X, TAU, MG, C, t0, h, nsteps, save, method, nsplit, TS, XS, OBS, INFO, g0, g1):
     """The groups g0 ≤ g < g1 of ``LANES`` consecutive runs of X (runs, n), with the generalized forces TAU
     (runs, nv), the body masses and gravity MG (runs, nbodies + 3) and the controllers' table C, one after the other

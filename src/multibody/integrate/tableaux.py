@@ -5,6 +5,8 @@ methods).
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import COMPILED
+
 __all__ = ["METHODS", "STAGES", "KAHAN_LI_S9ODR6", "SV_TOL", "SV_FLOOR", "SV_MAX_ITER", "TABLEAU_A", "TABLEAU_B",
            "TABLEAU_C", "TABLEAU_DIV", "TABLEAU_STAGES", "stage_state", "all_finite"]
 
@@ -63,7 +65,7 @@ def _tableaux():
 TABLEAU_A, TABLEAU_B, TABLEAU_C, TABLEAU_DIV, TABLEAU_STAGES = _tableaux()
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def stage_state(method, s, x, h, nsplit, K, k0, xt):
     """The state at which stage ``s`` of ``method`` evaluates, ``xt = x + h Σ_r A[s, r, part] K_r``, or for
     ``s`` = the method's stage count the step's end, ``xt = x + (h / DIV) Σ_r B[r, part] K_r`` (the tableaux of
@@ -81,7 +83,7 @@ def stage_state(method, s, x, h, nsplit, K, k0, xt):
         xt[j] = x[j] + scale * acc
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def all_finite(x):
     """Whether every entry of the state x is finite (the loops' check after each step)."""
     for j in range(x.shape[0]):

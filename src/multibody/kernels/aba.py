@@ -37,7 +37,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           joint_placement_world, joint_velocity_world, set_ground,
                                           set_ground_acceleration, workspace_views)
 from multibody.kernels.rnea import slice_workspace
-from multibody.kernels.spatial import (INLINE, KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
+from multibody.kernels.spatial import (COMPILED, INLINE, KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
 
@@ -166,7 +166,7 @@ def articulate_multi_dof(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf, known, has
                 e += 1
 
 
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def articulated_pass1(mi, mf, q, v, fext, work):
     """Pass 1 of ABA (root -> leaves): the joint placements, v_i, c_i, the rigid IA_i and pA_i = v_i ×* I_i v_i
     − f_ext,i of every body into the workspace (RBDA Table 7.1), and the kinetic and gravitational energy of
@@ -207,7 +207,7 @@ def articulated_pass1(mi, mf, q, v, fext, work):
 
 
 # inlined by numba (into ``articulate_joint``), for the reason given there
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def articulate_one_dof(i, par, iv, tau_i, arm, pA, c, IA, wb, wd):
     """Pass 2 of ABA for a joint of one free coordinate: U = IA S, d = Sᵀ U + a (a: its armature ``arm``),
     u = τ − Sᵀ pA into the workspace, and the hand-over IA_λ += IA − U Uᵀ/d, pA_λ += pA + Ia c + U u/d (RBDA
@@ -245,7 +245,7 @@ def hand_over_whole(i, par, pA, c, IA, wb):
 # inlined by numba rather than a helper: called from two kernels only, and as a helper of its own it would put
 # its three branches' code once more through LLVM (half a second of the first aba; each compiled function is
 # optimized and translated by LLVM with a copy of all it calls)
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def articulate_joint(i, par, iv, nvi, tau, pA, c, IA, wb, wd, mf):
     """Pass 2 of ABA for the joint of body i, all of whose coordinates are free: by its number of coordinates,
     ``articulate_one_dof``, ``hand_over_whole`` (none) or ``articulate_multi_dof``."""
@@ -336,7 +336,7 @@ def aba_kernel(mi, mf, q, v, tau, fext, work, qdd):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**COMPILED, nogil=True)
 def aba_batch_kernel(mi, mf, Q, V, TAU, fext, base, QDD, lo, hi):
     """``aba_kernel`` for the rows lo ≤ b < hi of Q, V, TAU (leading batch axis) into QDD, with a workspace of its
     own (``base``: the base block, ``rnea.slice_workspace``). Compiled without the GIL: threads run slices of the

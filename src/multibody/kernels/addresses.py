@@ -32,7 +32,7 @@ import threading
 
 from llvmlite import binding as ll
 from llvmlite import ir
-from numba.core import cgutils
+from numba.core import cgutils, types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.imputils import fix_returning_optional, impl_ret_new_ref, user_function
 
@@ -102,6 +102,17 @@ def reachable(dispatcher):
     return obj is dispatcher
 
 
+def nameable(ty):
+    """Whether an argument type can be written into a key and read back in another process as the same type: not
+    a function or a dispatcher (nor a tuple holding one), whose identity is an object of this process."""
+    if isinstance(ty, (types.Dispatcher, types.Function, types.FunctionType, types.ExternalFunctionPointer,
+                       types.WrapperAddressProtocol)):
+        return False
+    if isinstance(ty, types.BaseTuple):
+        return all(nameable(t) for t in ty.types)
+    return True
+
+
 def instructions(cres):
     """The number of LLVM instructions of ``cres``'s optimized function (its callees inlined); a callee loaded
     with a :func:`stand_in` counts as large."""
@@ -153,12 +164,14 @@ def call_by_address(dispatcher, cres):
         return None
     fndesc = cres.fndesc
     args = tuple(cres.signature.args)
+    if not all(nameable(a) for a in args):
+        return None
     try:
         key = pickle.dumps((dispatcher.py_func.__module__, dispatcher.py_func.__qualname__, args,
                             cres.signature.return_type), protocol=4)
         if pickle.loads(key)[2:] != (args, cres.signature.return_type):
             return None
-    except Exception:                      # an argument type that does not pickle (a function type): linked
+    except Exception:                      # an argument type that does not pickle: linked
         return None
     slot_name = "multibody.slot." + fndesc.mangled_name
     library = cres.library

@@ -48,8 +48,9 @@ from numba import njit
 from multibody.kernels.kinematics import (B_A, B_V, FREE, IQ, IV, JTYPE, NQ, NV, PARENT, SPHERICAL, armature,
                                           body_inertia_world, check_sizes, kinematics_kernel, strided, workspace_views)
 from multibody.kernels.rnea import rnea_kernel, slice_workspace, workspace_len
-from multibody.kernels.spatial import (INLINE, KERNEL, cross3, force_cross_motion, helper, load6, load_rigid_inertia,
-                                       motion_cross_motion, rigid_inertia_times_motion, store6, store_rigid_inertia)
+from multibody.kernels.spatial import (COMPILED, INLINE, KERNEL, cross3, force_cross_motion, helper, load6,
+                                       load_rigid_inertia, motion_cross_motion, rigid_inertia_times_motion, store6,
+                                       store_rigid_inertia)
 from multibody.kernels.views import rows_view
 
 # columns of the per-body rows of the derivative workspace: the composite rigid inertia (m, h, Ī), Dω (9,
@@ -150,7 +151,7 @@ def _load_body(db, i, has_fext):
     return m, h, I, D, P, F, Fe
 
 
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def derivative_views(dwork, n, nv):
     """The per-body (n, DB_WIDTH) and per-coordinate (nv, DD_WIDTH) parts of a derivative workspace."""
     db = rows_view(dwork[:n * DB_WIDTH], (DB_WIDTH,))
@@ -429,7 +430,7 @@ def coriolis_kernel(mi, mf, q, v, work, dwork, C):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**COMPILED, nogil=True)
 def rnea_derivatives_batch_kernel(mi, mf, Q, V, A, fext, base, DQ, DV, M, lo, hi):
     """``rnea_derivatives_kernel`` for the rows lo ≤ b < hi of Q, V, A (leading batch axis) into DQ, DV, M
     (B, nv, nv), with workspaces of its own (``base``: the base block, ``rnea.slice_workspace``). Returns the first

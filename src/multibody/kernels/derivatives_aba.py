@@ -22,7 +22,7 @@ from multibody.kernels.derivatives_forces import applied_force_derivatives
 from multibody.kernels.derivatives_minv import derivative_workspace_size, minv_passes, scratch_views
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.rnea import slice_workspace
-from multibody.kernels.spatial import KERNEL, helper
+from multibody.kernels.spatial import COMPILED, KERNEL, helper
 
 
 @helper
@@ -92,7 +92,7 @@ def aba_derivatives_applied_kernel(mi, mf, q, v, tau, fext, F, t, fb, work, dwor
     return 0
 
 
-@njit(cache=True, nogil=True)
+@njit(**COMPILED, nogil=True)
 def aba_derivatives_batch_kernel(mi, mf, Q, V, TAU, fext, applied, forces, t, dint, base, QDD, DQ, DV, MINV, lo, hi):
     """``aba_derivatives_kernel`` (``aba_derivatives_applied_kernel`` when ``applied``) for the rows lo ≤ b < hi of
     Q, V, TAU (leading batch axis) into QDD (B, nv) and DQ, DV, MINV (B, nv, nv), with workspaces of its own

@@ -22,7 +22,7 @@ from multibody.kernels.blas import MATMUL_SCRATCH
 from multibody.kernels.derivatives import DB_WIDTH, DD_DFQ, DD_WIDTH, check_configuration_sizes
 from multibody.kernels.kinematics import (B_IA, D_DINV, D_U, D_UD, IV, NV, PARENT, armature, body_inertia_world,
                                           joint_placement_world, set_ground, workspace_views)
-from multibody.kernels.spatial import (INLINE, KERNEL, helper, load6, store6, store_rigid_inertia_sym6,
+from multibody.kernels.spatial import (COMPILED, INLINE, KERNEL, helper, load6, store6, store_rigid_inertia_sym6,
                                        sym6_add_rank1_update, sym6_times)
 from multibody.kernels.views import rows_view
 
@@ -64,7 +64,7 @@ def subtree_tables(parent, idx_v, nv_j):
     return np.concatenate([start, sub, coord, body, np.zeros(2 * nv, dtype=np.int64)])
 
 
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def minv_views(dwork, n, nv):
     """F (6, nv) and P (n, 6, nv) of the derivative workspace."""
     o = n * DB_WIDTH + nv * DD_WIDTH
@@ -73,7 +73,7 @@ def minv_views(dwork, n, nv):
     return F, P
 
 
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def scratch_views(dwork, n, nv):
     """The two nv x nv scratch matrices, the three nv scratch vectors and the ``blas.matmul`` scratch of the
     derivative workspace."""

@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from multibody.kernels.frames import O_P, O_R
-from multibody.kernels.spatial import KERNEL, cross3, helper, mat3_mul
+from multibody.kernels.spatial import COMPILED, KERNEL, cross3, helper, mat3_mul
 
 #: columns of ``per`` (one row per frame): the norms of the angular and of the linear residual, unweighted
 PER_ANGULAR, PER_LINEAR = 0, 1
@@ -108,7 +108,7 @@ def ik_residual_kernel(J, states, Rt, pt, rotation, w, e, A, per, jacobian):
                     A[6 * k + r, c] = 0.0
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def _free_solve(A, r, lam, free):
     """x_F minimizing ½|A_F x_F − r|² + ½ λ |x_F|² (λ > 0): (A_Fᵀ A_F + λ E) x_F = A_Fᵀ r, solved in the smaller of
     the two dimensions — as A_Fᵀ (A_F A_Fᵀ + λ E)⁻¹ r when A has fewer rows than free columns."""
@@ -145,7 +145,7 @@ def _free_solve(A, r, lam, free):
     return np.linalg.solve(H, rhs)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def box_least_squares_kernel(A, e, lam, lower, upper, x, max_iterations):
     """x minimizing ½ |A x − e|² + ½ λ |x|² (λ > 0) subject to ``lower`` ≤ x ≤ ``upper`` (lower ≤ 0 ≤ upper, infinite
     bounds allowed), by the primal active-set method (module docstring): the free coordinates' minimum with the others

@@ -35,9 +35,9 @@ in columns GEN_SIGMA and GEN_BIAS of the block's row 1.
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import (INLINE, KERNEL, cross3, helper, load9, mat3_mul, mat3_times_axis_rotation,
-                                       mat3_vec, motion_cross_motion, quat_to_rotation, rigid_inertia_times_motion,
-                                       rigid_inertia_world, rotation_axis_angle)
+from multibody.kernels.spatial import (COMPILED, INLINE, KERNEL, cross3, helper, load9, mat3_mul,
+                                       mat3_times_axis_rotation, mat3_vec, motion_cross_motion, quat_to_rotation,
+                                       rigid_inertia_times_motion, rigid_inertia_world, rotation_axis_angle)
 from multibody.kernels.views import rows_view
 
 # ``joint_placement_world`` / ``joint_velocity_world`` / ``body_inertia_world`` (the switch over the joint types)
@@ -97,7 +97,7 @@ def general_rows(nv_joint):
     return 1 + nv_joint
 
 
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def workspace_views(work, n, nv):
     """Split the flat workspace into the per-body array ``wb`` (n, WB_WIDTH) and per-coordinate ``wd`` (nv rows,
     and the general joints' blocks when the workspace has room for them: every whole row of the rest)."""

@@ -34,10 +34,10 @@ from multibody.kernels.energy import body_energy_at
 from multibody.kernels.kinematics import (AXIS, DOF_TRANS_CHILD, DOF_ROT_CHILD, DOF_ROT_JOINT, F_A1, F_ARM, F_COM,
                                           F_DAX, F_IC, F_JP, F_MASS, FIXED, IQ, IV, JTYPE, M_DOF, NQ, NV, PARENT,
                                           PRISMATIC, REVOLUTE, ROT_ID)
-from multibody.kernels.spatial import (KERNEL, cross3, force_cross_motion, load9, mat3_mul, mat3_times_axis_rotation,
-                                       mat3_vec, motion_cross_motion, rank1_downdate_packed, rigid_inertia_sym6,
-                                       rigid_inertia_times_motion, rigid_inertia_world, rotation_axis_angle,
-                                       sym6_times_packed)
+from multibody.kernels.spatial import (COMPILED, KERNEL, cross3, force_cross_motion, load9, mat3_mul,
+                                       mat3_times_axis_rotation, mat3_vec, motion_cross_motion, rank1_downdate_packed,
+                                       rigid_inertia_sym6, rigid_inertia_times_motion, rigid_inertia_world,
+                                       rotation_axis_angle, sym6_times_packed)
 
 #: runs per lane group: two AVX-512 or four AVX2 vectors of doubles
 LANES = 8
@@ -73,7 +73,7 @@ O_PAR, O_DF, O_DIA, O_DE, O_VAPPLIED, O_MASS, O_G, O_PD, O_GM = (
 LANE_KERNEL = dict(KERNEL, error_model="numpy")
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def lanes_workspace_size(n):
     """Floats of the lane workspace of a tree of n bodies (the ground included)."""
     return n * LW * LANES
@@ -99,7 +99,7 @@ def lanes_supported(model):
     return None
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _row(W, i):
     """The row of body i of the lane workspace (a view). The kernels index a row with a constant offset plus the
     lane, which the compiler sees as never negative; its loops over the lanes run to a bound it cannot see
@@ -108,18 +108,18 @@ def _row(W, i):
     return W[i * LW * LANES:(i + 1) * LW * LANES]
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _load6(W, o, b):
     return (W[o + b], W[o + _K[1] + b], W[o + _K[2] + b], W[o + _K[3] + b], W[o + _K[4] + b], W[o + _K[5] + b])
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _load9(W, o, b):
     return (W[o + b], W[o + _K[1] + b], W[o + _K[2] + b], W[o + _K[3] + b], W[o + _K[4] + b], W[o + _K[5] + b],
             W[o + _K[6] + b], W[o + _K[7] + b], W[o + _K[8] + b])
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _load21(W, o, b):
     return (W[o + b], W[o + _K[1] + b], W[o + _K[2] + b], W[o + _K[3] + b], W[o + _K[4] + b], W[o + _K[5] + b],
             W[o + _K[6] + b], W[o + _K[7] + b], W[o + _K[8] + b], W[o + _K[9] + b], W[o + _K[10] + b],
@@ -127,40 +127,40 @@ def _load21(W, o, b):
             W[o + _K[16] + b], W[o + _K[17] + b], W[o + _K[18] + b], W[o + _K[19] + b], W[o + _K[20] + b])
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _store3(W, o, b, x):
     W[o + b] = x[0]
     W[o + _K[1] + b] = x[1]
     W[o + _K[2] + b] = x[2]
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _store6(W, o, b, x):
     _store3(W, o, b, (x[0], x[1], x[2]))
     _store3(W, o + _K[3], b, (x[3], x[4], x[5]))
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _store9(W, o, b, x):
     _store6(W, o, b, (x[0], x[1], x[2], x[3], x[4], x[5]))
     _store3(W, o + _K[6], b, (x[6], x[7], x[8]))
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _store21(W, o, b, x):
     _store9(W, o, b, (x[0], x[1], x[2], x[3], x[4], x[5], x[6], x[7], x[8]))
     _store6(W, o + _K[9], b, (x[9], x[10], x[11], x[12], x[13], x[14]))
     _store6(W, o + _K[15], b, (x[15], x[16], x[17], x[18], x[19], x[20]))
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _copy(dst, od, src, os_, m, nl):
     """m entries of every lane from offset os_ of the row src to offset od of the row dst."""
     for k in range(m * nl):
         dst[od + k] = src[os_ + k]
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _add_into(dst, od, src, os_, m, nl):
     """dst[od + ...] += src[os_ + ...] for m entries of every lane."""
     for k in range(m * nl):
@@ -185,7 +185,7 @@ def _ground(W, nl):
         W0[O_A + _K[5] + b] = 0.0 - W1[O_G + _K[2] + b]
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _joint_frame_lane(Wi, b, jp0, jp1, jp2, jR, same):
     """Lane b of the joint frame Rj = Rp jR (Rp itself when ``same``), o = pp + Rp jp (``kinematics._joint_frame``)."""
     Rp = _load9(Wi, O_PAR, b)
@@ -194,7 +194,7 @@ def _joint_frame_lane(Wi, b, jp0, jp1, jp2, jR, same):
     _store3(Wi, O_O, b, (Wi[O_PAR + _K[9] + b] + d0, Wi[O_PAR + _K[10] + b] + d1, Wi[O_PAR + _K[11] + b] + d2))
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _axis_rotation_lanes(Wi, nl, axis):
     """R_i = Rj rot(±e_k, q), p_i = o for every lane (a Revolute joint about a coordinate axis; ``axis`` a
     constant at each call, so each loop holds its own case of ``mat3_times_axis_rotation``)."""
@@ -274,7 +274,7 @@ def _placement(i, mi, mf, W, nl):
             _store6(Wi, O_S, b, (0.0, 0.0, 0.0, w0, w1, w2))
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _velocity_inertia_lane(Wi, b, moving, com, Ic, arm):
     """Lane b of :func:`_velocity_inertia` (``arm``: the armature of the body's coordinate)."""
     m = Wi[O_MASS + b]
@@ -439,7 +439,7 @@ def _gravity_compensation(i, mi, mf, W, TAU, applied, nl):
         Wi[O_QDD + b] = Wi[O_QDD + b] + extra if applied else extra
 
 
-@njit(inline="always", cache=True)
+@njit(**COMPILED, inline="always")
 def _gravity_control(C):
     """Whether a controller of the table C compensates gravity."""
     CI = C[0]

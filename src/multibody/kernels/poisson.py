@@ -62,7 +62,7 @@ from multibody.kernels.kinematics import (B_A, B_C, B_F, B_IA, B_V, D_DINV, D_U,
                                           DOF_TRANS_JOINT, IQ, IV, M_DOF, NQ, NV, PARENT, armature, body_inertia_world,
                                           joint_placement_world, joint_velocity_world, set_ground, workspace_views)
 from multibody.kernels.rnea import workspace_len
-from multibody.kernels.spatial import (INLINE, cross3, dot6, force_cross_motion, helper, load6, store6,
+from multibody.kernels.spatial import (COMPILED, INLINE, cross3, dot6, force_cross_motion, helper, load6, store6,
                                        store_rigid_inertia_sym6, sym6_add_low_rank_update, sym6_add_rank1_update,
                                        sym6_times)
 
@@ -75,7 +75,7 @@ B_H = B_F  # h_i, momentum of the subtree (the paper's μ_i)
 SWEEP, CHOLESKY = 0, 1
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def check_poisson_sizes(mi, q, p, work, v, pdot):
     """0 when the argument sizes fit the model, else the position of the first bad one: 1 q (nq), 2 p (nv),
     3 work (``kinematics.workspace_size``), 4 v (nv), 5 pdot (nv). Numba does not check bounds."""
@@ -94,7 +94,7 @@ def check_poisson_sizes(mi, q, p, work, v, pdot):
     return 0
 
 
-@njit(inline=INLINE, cache=True)
+@njit(**COMPILED, inline=INLINE)
 def _workspace(mi, mf, work, nv):
     """(n, wb, wd, IA): the number of bodies and the views of the flat workspace (``kinematics.workspace_views``;
     IA the packed articulated inertias), with the ground set (``kinematics.set_ground``: at rest at the
@@ -313,7 +313,7 @@ def _cholesky_velocity(wd, iv, nvi, vp, v):
         v[kk] = x / wd[kk, D_DINV + k]
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
     """q̇ (= v) and ṗ (gravity only) at (q, p): system (6) solved by the sweep method, block Gaussian
     elimination over the tree (``solver`` = ``SWEEP``; seed 002 §A.6, "метод прогонки"), or by the block LᵀDL
@@ -358,7 +358,7 @@ def poisson_kernel(mi, mf, q, p, work, v, pdot, solver):
     return 0
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def impulses_kernel(mi, mf, q, v, work, p, pdot):
     """The Poisson impulses p = ∂T/∂v and their rate ṗ (gravity only, eq. 7) at (q, v): one forward pass for
     the velocities v_i, one backward accumulation of the subtree momenta h_i = I_i v_i + Σ_children h_j

@@ -17,7 +17,7 @@ from numba import njit
 from multibody.kernels.kinematics import (B_A, B_F, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, armature,
                                           body_inertia_world, check_sizes, joint_placement_world,
                                           joint_velocity_world, set_ground, set_ground_acceleration, workspace_views)
-from multibody.kernels.spatial import (KERNEL, force_cross_motion, load6, motion_cross_motion,
+from multibody.kernels.spatial import (COMPILED, KERNEL, force_cross_motion, load6, motion_cross_motion,
                                        rigid_inertia_times_motion, store6)
 
 
@@ -88,7 +88,7 @@ def workspace_len(n, nv):
     return n * WB_WIDTH + nv * WD_WIDTH + BASE_WIDTH
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def slice_workspace(mi, nv, base):
     """A workspace of ``workspace_len`` floats for a slice of the rows of a batch, with the base block ``base``
     (``kinematics.BASE_WIDTH`` floats; read only when the base moves)."""
@@ -99,7 +99,7 @@ def slice_workspace(mi, nv, base):
     return work
 
 
-@njit(cache=True, nogil=True)
+@njit(**COMPILED, nogil=True)
 def rnea_batch_kernel(mi, mf, Q, V, A, fext, base, TAU, lo, hi):
     """``rnea_kernel`` for the rows lo ≤ b < hi of Q, V, A (leading batch axis) into TAU, with a workspace of its
     own (``base``: the base block, :func:`slice_workspace`). Compiled without the GIL: threads run slices of the

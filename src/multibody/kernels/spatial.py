@@ -123,6 +123,11 @@ def helper(func=None, *, inline=True):
 #: dispatcher is a :class:`KernelDispatcher` (one specialization per argument types, not per constant value).
 KERNEL = dict(cache=True, _nrt=False, _target="multibody_kernel")
 
+#: options of the package's other compiled functions (those that allocate arrays or hold the loops, compiled with
+#: reference counting): cached on disk by the kernels' dispatcher, so that they too are called by address from
+#: compiled code and cached without numba's type annotation (:mod:`multibody.kernels.addresses`)
+COMPILED = dict(cache=True, _target="multibody_kernel")
+
 
 # ---- 3-vectors and 3x3 matrices ---------------------------------------------------------------------------
 @helper

@@ -25,7 +25,7 @@ import math
 import numpy as np
 from numba import njit
 
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import COMPILED, KERNEL
 
 __all__ = ["DLS_EPS_REL", "EXACT_WHEN", "solve_dls", "dls_into", "solve_exact", "shifted_energy_into",
            "solve_shifted_energy"]
@@ -34,7 +34,7 @@ __all__ = ["DLS_EPS_REL", "EXACT_WHEN", "solve_dls", "dls_into", "solve_exact", 
 DLS_EPS_REL = 1e-10
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def solve_dls(A, phi, x, sparams, N):
     """Damped least squares ``N = argmin ‖A N + φ‖² + ε²‖N‖²``, ``ε = sparams[0]·‖A‖_F`` (seed 000, eq. 2.9).
 
@@ -101,7 +101,7 @@ def dls_into(A, phi, sparams, N, W):
         N[k] = s / W[k, k] if W[k, k] != 0.0 else 0.0
 
 
-@njit(cache=True)  # allocates its QR workspace: compiled with reference counting
+@njit(**COMPILED)  # allocates its QR workspace: compiled with reference counting
 def solve_exact(A, phi, x, sparams, N):
     """The plain solution ``N = −A⁻¹ φ`` of ``A N = −φ`` (seed 000, eqs. 2.3, 2.9), no regularization.
 
@@ -176,7 +176,7 @@ def shifted_energy_into(A, phi, sp, window, R, re, N, X0, X1, W):
 EXACT_WHEN = 1e-7
 
 
-@njit(cache=True)  # allocates its workspace: compiled with reference counting
+@njit(**COMPILED)  # allocates its workspace: compiled with reference counting
 def solve_shifted_energy(A, phi, x, sparams, N):
     """The reaction solver of the generated stabilized DAE (``symbolic=True``; the ``solve(A, phi, x, sparams,
     N)`` hook of :mod:`multibody.symbolic.dae`): the solve of the generic path, :func:`shifted_energy_into`

@@ -29,6 +29,7 @@ free tree, ``ü = J a₀ + D λ``, and ``λ ≥ 0, ü ≥ 0, λᵀ ü = 0`` (con
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import COMPILED
 from multibody.kernels.crba import crba_kernel
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 
@@ -40,7 +41,7 @@ LCP_TOL = 64.0 * np.finfo(float).eps
 OK, ERR_SIZES, ERR_NOT_SPD = 0, 1, 2
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def delassus(mi, mf, q, work, rows, sign, M, Y, D):
     """The impulse response of the tree at q: ``M`` ← M(q) factored (CRBA, ``kernels/crba.py``; its Cholesky
     factor, ``kernels/kkt.py``), ``Y`` (nv, m) ← M⁻¹ Jᵀ and ``D`` (m, m) ← J M⁻¹ Jᵀ, for the rows
@@ -67,7 +68,7 @@ def delassus(mi, mf, q, work, rows, sign, M, Y, D):
     return OK
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def _solve_active(D, b, active, lam, w):
     """λ on the active rows from D_AA λ_A = −b_A (zero elsewhere), then w = D λ + b. False: D_AA singular."""
     m = b.shape[0]
@@ -98,7 +99,7 @@ def _solve_active(D, b, active, lam, w):
     return True
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def mixed_lcp(D, b, bilateral, lam, w):
     """Solve ``w = D λ + b`` with ``w_i = 0`` (λ_i free) on the rows where ``bilateral[i]`` is true and
     ``λ_i ≥ 0, w_i ≥ 0, λ_i w_i = 0`` on the others, for a symmetric positive definite D: Murty's principal
@@ -140,7 +141,7 @@ def mixed_lcp(D, b, bilateral, lam, w):
     return -2
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def momentum_jump(rows, sign, lam, dp):
     """dp ← Jᵀ Λ, the jump of the generalized momenta p (seed 002's Poisson impulses) by the impulses Λ on the
     rows ``J_k = sign[k] e_{rows[k]}ᵀ``: an impact changes p by a finite amount at fixed q."""

@@ -37,6 +37,7 @@ None: numba then prunes the controllers' code.
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import COMPILED
 from multibody.formulations.tree_control import control_extra, is_controlled
 from multibody.formulations.tree_rhs import tree_rhs, tree_rhs_extra, tree_rhs_hybrid, tree_rhs_plain
 from multibody.switching.events import EVENT
@@ -76,7 +77,7 @@ def switch_arrays(nv, lim_q, lim_v, lower, upper, latch_q, latch_value, n_releas
 #: the code of the classical RK4 (``integrate/tableaux.py``)
 RK4 = METHODS["RK4"]
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def _locked_rhs(t, x, p, S, extra, out):
     """Hybrid dynamics with the locked coordinates' accelerations zero (their reactions into ``S[S_FORCE]``)."""
     qdd = S[S_QDD]
@@ -90,7 +91,7 @@ def _locked_rhs(t, x, p, S, extra, out):
 PLAIN, APPLIED, HYBRID, CONTROLLED = 0, 1, 2, 3
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def _controlled(c):
     """Whether the controllers' tuple ``c`` (None: a run without controllers) has a controller or a compiled law;
     with None, numba prunes the other branch when it compiles (a run without controllers compiles no controller
@@ -100,7 +101,7 @@ def _controlled(c):
     return is_controlled(c)
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def rhs_kind(p, S):
     """Which right-hand side the mode calls: :data:`HYBRID` when a coordinate is locked, else the tree's own
     (:data:`APPLIED` when the model has joint or point springs, dampers, efforts; :data:`CONTROLLED` when the run
@@ -112,7 +113,7 @@ def rhs_kind(p, S):
     return APPLIED if p.applied else PLAIN
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def _controls(t, x, p, c, tau):
     """``tau`` + the torques of the controllers' tuple ``c`` at (t, x) (``tree_control.control_extra``); ``tau``
     itself when ``c`` has neither controllers nor a law, or is None (pruned when compiled, as in
@@ -122,12 +123,12 @@ def _controls(t, x, p, c, tau):
     return control_extra(t, x, tau, c, p.mi, p.q.shape[0], p.work)
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def _with_controls(t, x, p, S, tau):
     return _controls(t, x, p, S[S_CONTROL], tau)
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def _rhs(kind, t, x, p, S, out):
     if kind == PLAIN:
         tree_rhs_plain(t, x, p, out)
@@ -141,7 +142,7 @@ def _rhs(kind, t, x, p, S, out):
             _locked_rhs(t, x, p, S, tau, out)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def mode_rhs(t, x, p, S, out):
     """ẋ of the mode with the constant generalized forces of the parameter tuple and the controllers of
     ``S[S_CONTROL]``: the tree right-hand side (ABA; the same function as a run without limits) with no coordinate
@@ -150,7 +151,7 @@ def mode_rhs(t, x, p, S, out):
     _rhs(rhs_kind(p, S), t, x, p, S, out)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def mode_rhs_extra(t, x, p, S, extra, out):
     """:func:`mode_rhs` with the generalized forces ``extra`` in place of the constant ones (a Python torque
     callback's); the controllers' torques are added to them."""
@@ -160,14 +161,14 @@ def mode_rhs_extra(t, x, p, S, extra, out):
     return _locked_rhs(t, x, p, S, _with_controls(t, x, p, S, extra), out)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def free_rhs_extra(t, x, p, S, extra, out):
     """ẋ of the tree with every coordinate free (ABA) under the generalized forces ``extra`` and the controllers'
     torques (the accelerations the contact problem of a switch starts from)."""
     tree_rhs_extra(t, x, p, _with_controls(t, x, p, S, extra), out)
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def guard_values(t, x, S):
     """The guards of the mode at (t, x) into ``S[S_GUARD]`` (module docstring); the reactions are those the last
     :func:`mode_rhs` left in ``S[S_FORCE]`` (evaluate it at (t, x) first). Returns the least guard among those
@@ -212,7 +213,7 @@ def guard_values(t, x, S):
     return least
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def crossed(t, x, S):
     """Whether a watched guard of the mode is below zero at (t, x) — :func:`guard_values` ``< 0`` without
     computing the guards (their signs need no division), for the loop's check after every step."""
@@ -240,7 +241,7 @@ def crossed(t, x, S):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def _step(kind, quats, k0, t, x, h, p, S, method, nsplit, xt, K):
     """One step of the fixed-step ``method`` from (t, x) into ``xt``, with ``K[k0]`` holding ẋ at (t, x) (k0 is 0 or
     4); stage s > 0 goes to ``K[s]``. ``kind``: :func:`rhs_kind`; ``quats``: normalize the quaternions after it."""
@@ -279,7 +280,7 @@ def mode_step(t, x, h, p, S, method, nsplit, xt, K):
     switching_run(x, t, h, 0, 1, NO_SAVES, p, S, method, nsplit, True, NO_TIMES, NO_STATES, xt, K, True)
 
 
-@njit(cache=True)
+@njit(**COMPILED)
 def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts, xs, xt, K, dense):
     """Step the mode from x, the state at step ``first`` of the grid ``t0 + k h``, through the steps up to
     ``nsteps``, saving the states of the step numbers ``save`` (ascending; ``first`` itself when listed) into

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from multibody.kernels.spatial import COMPILED
 
-@njit(cache=True, inline="always")
+
+@njit(**COMPILED, inline="always")
 def _horner4(c3, c2, c1, c0, z):
     """p(z) = z^4 + c3 z^3 + c2 z^2 + c1 z + c0 and p'(z) (monic quartic), by Horner's rule."""
     p = z + c3
@@ -20,7 +22,7 @@ def _horner4(c3, c2, c1, c0, z):
     return p, dp
 
 
-@njit(cache=True, error_model="numpy")
+@njit(**COMPILED, error_model="numpy")
 def _aberth4(c3, c2, c1, c0, z, maxit):
     """Refine the 4 root estimates ``z`` of the monic quartic in place (Aberth-Ehrlich, Gauss-Seidel sweeps).
 
@@ -58,7 +60,7 @@ def _aberth4(c3, c2, c1, c0, z, maxit):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(**COMPILED, inline="always")
 def _newton_real(c3, c2, c1, c0, x):
     """One Newton step on a real root of the monic quartic (real arithmetic)."""
     p = x + c3
@@ -74,7 +76,7 @@ def _newton_real(c3, c2, c1, c0, x):
     return x
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(**COMPILED, nogil=True, error_model="numpy")
 def sweep_roots(speeds, poly, out, ok, lo, hi):
     """Roots of eq. (6.5) for the speeds lo ≤ i < hi, written as [weave+, weave-, capsize, castor] into ``out``.
 
