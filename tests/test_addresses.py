@@ -57,6 +57,15 @@ def test_large_kernel_goes_by_address_with_the_same_bits(seed):
     assert not any(line.startswith("define") and name in line for line in llvm.splitlines())
 
 
+def test_an_error_raised_by_address_reaches_the_caller():
+    """numba's status and exception pass through the slot as through a linked call: a zero quaternion divides by
+    zero inside the ABA kernel, and the compiled caller raises the same error."""
+    model, q, v, tau, d = _arguments(0)
+    q[3:7] = 0.0                                   # the spherical joint 'jc'
+    with pytest.raises(ZeroDivisionError):
+        aba_twice(d.mi, d.mf, q, v, tau, d.no_fext, d.work, np.empty(model.nv))
+
+
 def test_small_kernel_is_linked():
     L = np.array([[2.0, 0.0], [1.0, 4.0]])
     parent = np.array([-1, 0])

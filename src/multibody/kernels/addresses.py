@@ -6,23 +6,27 @@ kernels therefore pays for them once more, and so does its cache entry, which ho
 bitcode: measured on the install's warm-up, the linked modules were 57 % of the compilation and most of the
 wheel (``docs/first-use.md``, "Where the install's CPU goes").
 
-A kernel (``@njit(**KERNEL)``, :class:`~multibody.kernels.spatial.KernelDispatcher`) is called from other
-compiled code through a pointer instead: each caller's module holds one slot per callee, a pointer that is null
-in a new process. The first call through a slot asks :func:`_address` (a C callback registered with LLVM under
-``multibody_address_of_callee``) for the callee's machine code, with a key written into the caller: the
-callee's module, qualified name and argument types. The callback loads the callee as any call from Python would
-(numba's cache, or a compilation) and returns the address of its compiled function, the one numba's own linked
-call would reach; the slot keeps it. Later calls cost a load, a test and an indirect call (a few nanoseconds,
-against the microseconds of a pass over the bodies). The arguments, the result and a raised error (numba's
-status and exception) go exactly as in numba's linked call, so the numbers are the same bits.
+A function of the package's dispatcher (``@njit(**KERNEL)`` or ``@njit(**COMPILED)``,
+:class:`~multibody.kernels.spatial.KernelDispatcher`) whose optimized code is large (:data:`LINKED_BELOW`) is
+called from other compiled code through a pointer instead: each caller's module holds one slot per callee, a
+pointer that is null in a new process. The first call through a slot asks :func:`_address` (a C callback
+registered with LLVM under :data:`RESOLVER`) for the callee, with a key written into the caller: the callee's
+module, qualified name, argument and return types. The callback loads the callee as a call from Python would
+(numba's cache, or a compilation) and returns the address of its compiled function, the one numba's linked call
+would reach; the slot keeps it. Later calls cost a load, a test and an indirect call (nanoseconds, against the
+microseconds of a pass over the bodies). The arguments, the result and a raised error (numba's status and
+exception) pass exactly as in numba's linked call, so the numbers are the same bits.
 
-What the caller no longer does is inline the kernel: the :func:`~multibody.kernels.spatial.helper` functions (the
-6-D arithmetic inside the loops) stay linked and inlined. A kernel that is not reachable by its module and
-qualified name (one made inside a function) is linked as numba does.
+What the caller no longer does is inline a large callee, which LLVM would not inline anyway. A small one is
+linked as before, and so are the :func:`~multibody.kernels.spatial.helper` functions (the 6-D arithmetic inside
+the loops), the functions LLVM is told to inline (``forceinline``), a call with a function or dispatcher
+argument, and the functions outside the package (a generated module may not be importable by name elsewhere).
 
 A cached caller names its callees by key, not by numba's symbol (which carries an id of the compiling process),
-so a callee compiled again, in another process or after its source changed, is found by the same key; a callee
-whose argument types changed is a different key, which compiles on first use.
+so a callee compiled again, in another process or after its source changed, is found by the same key, and no
+order of loading matters; a callee whose return type changed is refused rather than called with another layout.
+The cache entries (:class:`SlimFunctionCache`) keep a stand-in for a large callee's bitcode (it is never linked)
+and no type annotation text.
 """
 import ctypes
 import importlib
@@ -40,9 +44,6 @@ from numba.core.imputils import fix_returning_optional, impl_ret_new_ref, user_f
 #: by address; a smaller callee is linked, as numba does, for LLVM to inline it (a triangular solve, a line of the
 #: row solver): compiled again in each caller, it costs little
 LINKED_BELOW = 300
-
-#: a global of the stand-in for the bitcode of a callee that is only ever called by address (:func:`stand_in`)
-MARKER = "multibody.by_address"
 
 #: the name under which the compiled callers find :func:`_address`
 RESOLVER = "multibody_address_of_callee"
@@ -115,7 +116,7 @@ def nameable(ty):
 
 def instructions(cres):
     """The number of LLVM instructions of ``cres``'s optimized function (its callees inlined); a callee loaded
-    with a :func:`stand_in` counts as large."""
+    with a :func:`stand_in` counts as large (:data:`LINKED_BELOW`)."""
     library = cres.library
     module = library._shared_module or library._final_module
     try:
@@ -129,10 +130,10 @@ def stand_in(module):
     """The bitcode numba's cache stores beside a large callee's machine code, instead of its whole module: numba
     keeps the module to link the function into callers (which call it by address instead) and reads from it the
     names the library defines (``_load_defined_symbols``: the Python and C wrappers found by name), so the
-    stand-in defines those names, as bytes that are never compiled, and :data:`MARKER`. It was most of a cache
-    entry (the bitcode is about twice the machine code)."""
+    stand-in defines those names, as bytes that are never compiled (and, having no function, it counts as large
+    in :func:`instructions`). The bitcode was most of a large callee's cache entry, about twice its machine code."""
     names = [f.name for f in module.functions if not f.is_declaration]
-    names += [g.name for g in module.global_variables if not g.is_declaration] + [MARKER]
+    names += [g.name for g in module.global_variables if not g.is_declaration]
     quoted = (n.replace("\\", "\\5c").replace('"', "\\22") for n in names)
     return ll.parse_assembly("".join(f'@"{n}" = global i8 0\n' for n in quoted)).as_bitcode()
 

@@ -48,7 +48,9 @@ class KernelDispatcher(CPUDispatcher):
     """The dispatcher of the kernels (``@njit(**KERNEL)``) and the helpers: numba's, except that a call from compiled
     code that passes a constant (a column offset such as B_V, a flag, a level) compiles the function for the
     constant's type (int64, bool), not once per distinct value: numba would otherwise compile a specialization per
-    literal value (measured on the warm-up: 16 CPU s of its compilations were such copies)."""
+    literal value (measured on the warm-up: 16 CPU s of its compilations were such copies). A large function is
+    called from other compiled code by address instead of being linked into it, and its cache entries are slimmer
+    (:mod:`multibody.kernels.addresses`)."""
 
     #: whether other compiled code calls this function through its address (:mod:`multibody.kernels.addresses`)
     #: instead of linking its code; the helpers are linked, to be inlined
