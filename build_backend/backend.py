@@ -229,13 +229,19 @@ def warmup_env(build_lib, tmp):
     return env
 
 
+def clear(build_lib):
+    """Remove from ``build_lib`` what an earlier build of this checkout compiled into it (setuptools reuses its
+    ``build/lib``), so that a wheel carries only what this build compiled, or nothing."""
+    for rel in artifacts(build_lib):
+        os.remove(os.path.join(build_lib, rel))
+    shutil.rmtree(os.path.join(build_lib, "multibody", PRECOMPILED), ignore_errors=True)
+
+
 def compile_into(build_lib):
     """Fill the package in ``build_lib`` with compiled code: from the build cache when it holds this package for
     this machine, else by running the warm-up (then kept in the cache; see the module docstring)."""
     package = os.path.join(build_lib, "multibody")
-    for rel in artifacts(build_lib):        # nothing compiled by an earlier build of other sources
-        os.remove(os.path.join(build_lib, rel))
-    shutil.rmtree(os.path.join(package, PRECOMPILED), ignore_errors=True)
+    clear(build_lib)
     t0 = time.perf_counter()
     root = cache_root()
     with tempfile.TemporaryDirectory(prefix="multibody-build-") as tmp:
@@ -271,5 +277,9 @@ class BuildPy(build_py):
 
     def run(self):
         super().run()
-        if not getattr(self, "editable_mode", False) and precompile():
+        if getattr(self, "editable_mode", False):
+            return
+        if precompile():
             compile_into(self.build_lib)
+        else:
+            clear(self.build_lib)

@@ -224,6 +224,23 @@ def test_build_backend_switches(monkeypatch):
     assert backend.cache_root() == os.path.join("/xdg", "multibody", "build")
 
 
+def test_a_build_without_the_warm_up_ships_nothing_compiled(tmp_path):
+    """setuptools reuses a checkout's ``build/lib``: what an earlier build compiled into it is removed by the next
+    build, the one with ``MULTIBODY_NO_PRECOMPILE=1`` too (``backend.clear``), the sources kept."""
+    backend = _backend()
+    build = tmp_path / "build"
+    (build / "multibody" / "kernels" / "__pycache__").mkdir(parents=True)
+    (build / "multibody" / "precompiled" / "fixed_step").mkdir(parents=True)
+    (build / "multibody" / "kernels" / "aba.py").write_text("def aba(): pass\n")
+    (build / "multibody" / "kernels" / "__pycache__" / "aba.aba_kernel-10.py311.nbi").write_bytes(b"index")
+    (build / "multibody" / "kernels" / "__pycache__" / "aba.aba_kernel-10.py311.1.nbc").write_bytes(b"code")
+    (build / "multibody" / "precompiled" / "fixed_step" / "_mb_rk_0.py").write_text("loop = 1\n")
+    assert len(backend.artifacts(str(build))) == 3
+    backend.clear(str(build))
+    assert backend.artifacts(str(build)) == [] and not (build / "multibody" / "precompiled").exists()
+    assert (build / "multibody" / "kernels" / "aba.py").read_text() == "def aba(): pass\n"
+
+
 def _backend():
     sys.path.insert(0, os.path.join(ROOT, "build_backend"))
     try:
