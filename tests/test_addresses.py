@@ -2,6 +2,7 @@
 a slot of its caller, not linked into it; a small one is linked; the numbers are those of the direct call, in this
 process and in a new one that loads the cached callers; a stale callee is refused, not called."""
 import ctypes
+import os
 import pickle
 import subprocess
 import sys
@@ -16,6 +17,8 @@ from multibody.kernels import addresses
 from multibody.kernels.aba import aba_kernel
 from multibody.kernels.ltl import ltl_solve
 from models import sprung_model
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 @njit
@@ -79,7 +82,7 @@ def test_small_kernel_is_linked():
 def test_a_new_process_loads_the_cached_callers():
     """The ABA derivatives in a fresh process run their cached callers, whose slots are filled there by key, and
     give the bits of this process."""
-    code = ("import numpy as np, multibody as mb, sys; sys.path.insert(0, 'tests'); from models import sprung_model;"
+    code = (f"import numpy as np, multibody as mb, sys; sys.path.insert(0, {TESTS!r}); from models import sprung_model;"
             "m = sprung_model(); q = m.neutral(); v = np.linspace(-1, 1, m.nv);"
             "print(float(mb.aba_derivatives(m, q, v, np.ones(m.nv))[0].sum()).hex())")
     there = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -92,7 +95,8 @@ def test_a_new_process_loads_the_cached_callers():
 def test_a_stale_callee_is_refused():
     """A key whose return type no longer matches (a callee changed under a cached caller): the callback returns 0
     (the caller then raises RuntimeError) instead of the address of a function of another layout."""
-    _arguments(0)
+    model, q, v, tau, d = _arguments(0)
+    aba_twice(d.mi, d.mf, q, v, tau, d.no_fext, d.work, np.empty(model.nv))    # the kernel compiled or loaded here
     args = next(iter(aba_kernel.overloads))
     good = pickle.dumps(("multibody.kernels.aba", "aba_kernel", args, types.int64), protocol=4)
     stale = pickle.dumps(("multibody.kernels.aba", "aba_kernel", args, types.float64), protocol=4)
