@@ -160,6 +160,16 @@ class SlimFunctionCache(FunctionCache):
     _impl_class = SlimCacheImpl
 
 
+def route_calls(dispatcher, cres):
+    """Make compiled callers of ``cres`` (just added to ``dispatcher``) call it through :func:`call_by_address`
+    instead of numba's linked call, where it can be named by a key."""
+    impl = call_by_address(dispatcher, cres)
+    if impl is not None:
+        context = dispatcher.targetctx
+        context.remove_user_function(cres.entry_point)          # numba's user_function, linking the library
+        context._defns[cres.entry_point].append(impl, impl.signature)
+
+
 def call_by_address(dispatcher, cres):
     """numba's implementation of a call to ``cres`` (``numba.core.imputils.user_function``) made through a slot
     of the caller instead of a linked library; ``None`` when the dispatcher cannot be named by a key."""

@@ -20,7 +20,7 @@ from numba import njit, types
 from numba.core.registry import CPUDispatcher
 from numba.core.target_extension import CPU, dispatcher_registry, target_registry
 
-from multibody.kernels.addresses import SlimFunctionCache, call_by_address
+from multibody.kernels.addresses import SlimFunctionCache, route_calls
 
 #: SYM6_INDEX[r, c] = position of entry (r, c) of a symmetric 6x6 matrix in its 21-entry packed row
 SYM6_INDEX = np.zeros((6, 6), dtype=np.int64)
@@ -66,10 +66,7 @@ class KernelDispatcher(CPUDispatcher):
     def add_overload(self, cres):
         super().add_overload(cres)
         if self.by_address and not cres.objectmode and not self.targetoptions.get("forceinline"):
-            impl = call_by_address(self, cres)
-            if impl is not None:
-                self.targetctx.remove_user_function(cres.entry_point)
-                self.targetctx._defns[cres.entry_point].append(impl, impl.signature)
+            route_calls(self, cres)
 
 
 class KernelTarget(CPU):
