@@ -284,17 +284,25 @@ def _singular_at(arrays, rng):
         Ia = IA[i]
         if S[i].shape[1]:
             A = 0.0 if armature is None else np.diag(armature[arrays["idx_v"][i]:arrays["idx_v"][i] + S[i].shape[1]])
-            U = IA[i] @ S[i]
-            D = S[i].T @ U + A      # the rotors' armature on the diagonal (``kinematics.armature``)
+            with np.errstate(all="ignore"):      # a long chain's round-off may overflow: judged finite below
+                U = IA[i] @ S[i]
+                D = S[i].T @ U + A      # the rotors' armature on the diagonal (``kinematics.armature``)
             N = S[i].T @ IC[i] @ S[i] + A
             scale = np.sqrt(np.clip(np.diag(N), 0.0, None))
-            own = S[i].T @ IC_own[i] @ S[i] + A     # a lower bound of D (the module docstring)
-            if not np.all(scale > 0) or (np.linalg.eigvalsh(own / np.outer(scale, scale))[0] <= SINGULAR_RTOL
-                                         and np.linalg.eigvalsh(D / np.outer(scale, scale))[0] <= SINGULAR_RTOL):
+            if not np.all(scale > 0):
                 return i, D, N
-            Ia = IA[i] - U @ np.linalg.solve(D, U.T)
+            own = S[i].T @ IC_own[i] @ S[i] + A     # a lower bound of D (the module docstring)
+            if np.linalg.eigvalsh(own / np.outer(scale, scale))[0] <= SINGULAR_RTOL and np.all(np.isfinite(D)) \
+                    and np.linalg.eigvalsh(D / np.outer(scale, scale))[0] <= SINGULAR_RTOL:
+                return i, D, N
+            try:
+                with np.errstate(all="ignore"):
+                    Ia = IA[i] - U @ np.linalg.solve(D, U.T)
+            except np.linalg.LinAlgError:       # round-off made a regular D singular: nothing more to judge by
+                Ia = np.full((6, 6), np.nan)
         if parent[i] > 0:
-            IA[parent[i]] = IA[parent[i]] + X[i].T @ Ia @ X[i]
+            with np.errstate(all="ignore"):
+                IA[parent[i]] = IA[parent[i]] + X[i].T @ Ia @ X[i]
             IC[parent[i]] = IC[parent[i]] + X[i].T @ IC[i] @ X[i]
     return None
 
