@@ -307,10 +307,12 @@ def test_specialized_loop_is_cached_module(tmp_path):
     numbers as integrate_fixed; functions that cannot be imported get the same loops compiled in memory."""
     import sys
 
+    from numba.core.caching import FunctionCache
+
     from multibody.integrate.fixed_step import save_steps, specialize
 
     loops = specialize(cached_rotation(tmp_path), no_project)
-    assert loops.CACHE and type(loops.rk_run._cache).__name__ == "FunctionCache"  # cache=True
+    assert loops.CACHE and isinstance(loops.rk_run._cache, FunctionCache)  # cache=True
     with open(sys.modules[loops.__name__].__file__) as fh:
         assert "import rotation as rhs" in fh.read()
     x0 = np.array([1.0, 0.0])
@@ -328,3 +330,28 @@ def test_specialized_loop_is_cached_module(tmp_path):
     assert not specialize(njit(local_rhs)).CACHE  # a closure-level function: compiled in memory
     t, x, status, done = integrate_fixed(njit(local_rhs), np.ones(1), 0.0, 0.1, 10, method="RK4")
     assert status == STATUS_OK and abs(x[-1, 0] - np.exp(-1.0)) < 1e-6
+
+
+def test_one_loop_serves_every_system_and_passes_their_errors(tmp_path):
+    """The fixed-step loop (``integrate/rk_loop.py``) is compiled once: two systems whose parameters have other
+    types run through its one compilation; an error raised in a right-hand side called by address reaches the
+    caller with its message."""
+    from multibody.integrate.rk_loop import rk_loop
+
+    @njit
+    def scaled(t, x, params, out):
+        out[0] = -params[0] * x[0]
+
+    @njit
+    def refusing(t, x, params, out):
+        if x[0] < params:
+            raise ValueError("the state left the domain of the law")
+        out[0] = -x[0]
+
+    t, x, status, done = integrate_fixed(scaled, np.ones(1), 0.0, 0.01, 100, params=np.array([2.0]), method="RK4")
+    assert status == STATUS_OK and abs(x[-1, 0] - np.exp(-2.0)) < 1e-9   # RK4's error (h = 0.01): 1e-11
+    with pytest.raises(ValueError, match="left the domain"):
+        integrate_fixed(refusing, np.ones(1), 0.0, 0.1, 100, params=0.5, method="RK4")
+    t, x, status, done = integrate_fixed(refusing, np.ones(1), 0.0, 0.1, 5, params=0.1, method="HEUN")
+    assert status == STATUS_OK and done == 5
+    assert len(rk_loop.overloads) == 1

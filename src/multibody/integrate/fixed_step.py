@@ -69,7 +69,9 @@ as *globals*; :func:`specialize` writes (once) a copy of it under ``$MULTIBODY_C
 (``multibody.cache``) that imports the system's functions under those names, named by a hash of its source
 (which includes the sources of the functions), and numba caches its loops on disk: later processes load them.
 The functions must then be importable module-level ``@njit(cache=True)`` functions; for others (defined in
-``__main__`` or in a closure) the same source is compiled in memory, once per process.
+``__main__`` or in a closure) the same source is compiled in memory, once per process. The generated module
+holds only the system's small parts (its functions taking their parameters from a pointer, the entry, the
+batch); the loop itself (``integrate/rk_loop.py``) is compiled once for every system and calls them by address.
 
 Outputs. The loops save the state at given step numbers (:func:`save_steps`: the initial state, every k-th
 step and the last one; or any ascending list) and, with each saved state, what an ``observe(x, params, obs,
@@ -226,8 +228,10 @@ def specialize(rhs, project=None, observe=None, run_params=None, cache_dir=None)
         import types
 
         src = "".join(head) + "".join(body).replace("\nCACHE = True\n", "\nCACHE = False\n", 1)
-        mod = types.ModuleType("_mb_rk_in_memory")
+        # a name of its own in sys.modules: the entry finds the system's functions by module and name
+        mod = types.ModuleType(f"_mb_rk_in_memory_{len(_SPECIALIZED)}")
         mod.__dict__.update(funcs)
+        sys.modules[mod.__name__] = mod
         exec(compile(src, "<multibody.integrate.rk_template>", "exec"), mod.__dict__)
         if single is not None:
             mod.rk_run = single.rk_run
@@ -429,7 +433,7 @@ def _fixed_point(update, x, rhs_at):
 
 
 def stormer6_python_step(rhs, t, x, h, nsplit):
-    """One STORMER6 step of the compiled loop (``rk_template.stormer6_step``) for a Python ``rhs(t, x)``:
+    """One STORMER6 step of the compiled loop (``rk_loop.stormer6_step``) for a Python ``rhs(t, x)``:
     Kahan & Li's composition of
     Störmer–Verlet steps (see the module docstring). Returns ``(x_new, converged)``."""
     x = np.array(x, dtype=np.float64)
@@ -487,7 +491,7 @@ def rk_fixed_python(rhs, project, x0, t0, h, nsteps, save, method, nsplit=0, pro
                 ns = 0
             else:
                 K = [np.asarray(rhs(t, x), dtype=np.float64)]
-            for s in range(1, ns + 1):  # as in rk_template.rk_run
+            for s in range(1, ns + 1):  # as in rk_loop.rk_loop
                 final = s == ns
                 acc = np.zeros(n)
                 for r in range(s):

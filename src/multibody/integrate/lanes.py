@@ -3,7 +3,7 @@
 :func:`lanes_groups` is the fast path of ``simulate_batch`` for the models ``kernels.lanes.lanes_supported``
 accepts. The runs are grouped ``LANES`` at a time (the last group padded with copies of its first run, whose
 results are dropped); the groups are shared between threads (``numba.get_num_threads()`` of them). Within a group,
-:func:`lanes_run` is ``rk_template.rk_run`` with every statement applied to all lanes: the same tableau
+:func:`lanes_run` is ``rk_loop.rk_loop`` with every statement applied to all lanes: the same tableau
 (``tableaux.TABLEAU_*``), the same sums in the same order, the same saving rule, the energies recorded from
 the evaluation at the saved state, and a lane whose state becomes non-finite stops as a single run stops — it
 keeps its last finite state (saved as one more row) while the other lanes go on. Each run therefore equals
@@ -49,7 +49,7 @@ def _observe(W, runs, pending, OBS):
 @njit(**COMPILED)
 def lanes_run(mi, mf, F, XL, TL, ML, t0, h, nsteps, save, method, nsplit, runs, real, TS, XS, OBS, INFO, W, XT, K, ACC,
               C):
-    """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_template.rk_run`` lane by lane;
+    """Integrate the ``LANES`` runs of one group from step 0 to ``nsteps`` (``rk_loop.rk_loop`` lane by lane;
     see the module docstring). ``F``: the joint forces (``model.packing.joint_force_table``); ``XL``: the runs'
     states, entry j of lane b at ``j * LANES + b`` (ends as the final states); ``TL``: their generalized forces,
     likewise; ``ML``: their body masses and gravity (``kernels.lanes.lanes_parameters``), likewise;

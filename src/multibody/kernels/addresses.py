@@ -38,7 +38,8 @@ from llvmlite import binding as ll
 from llvmlite import ir
 from numba.core import cgutils, types
 from numba.core.caching import CompileResultCacheImpl, FunctionCache
-from numba.core.imputils import fix_returning_optional, impl_ret_new_ref, user_function
+from numba.core.imputils import fix_returning_optional, impl_ret_borrowed, impl_ret_new_ref, user_function
+from numba.extending import intrinsic
 
 #: the size (LLVM instructions of the callee's optimized function, its own callees inlined) from which a call goes
 #: by address; a smaller callee is linked, as numba does, for LLVM to inline it (a triangular solve, a line of the
@@ -170,6 +171,29 @@ def route_calls(dispatcher, cres):
         context._defns[cres.entry_point].append(impl, impl.signature)
 
 
+def slot_address(context, builder, key, slot_name, qualname):
+    """The address held by the caller's slot ``slot_name`` (an ``i8*``): on its first use (null) asked of the
+    resolver by ``key`` and kept; a null answer raises ``RuntimeError`` in the caller."""
+    module = builder.module
+    pointer = ir.IntType(8).as_pointer()
+    slot = module.globals.get(slot_name)
+    if slot is None:
+        slot = ir.GlobalVariable(module, pointer, slot_name)
+        slot.linkage = "internal"
+        slot.initializer = ir.Constant(pointer, None)
+    address = builder.load_atomic(slot, "monotonic", 8)
+    with builder.if_then(cgutils.is_null(builder, address), likely=False):
+        resolver = cgutils.get_or_insert_function(
+            module, ir.FunctionType(pointer, [pointer, ir.IntType(64)]), RESOLVER)
+        text = context.insert_const_bytes(module, key)
+        found = builder.call(resolver, [text, ir.Constant(ir.IntType(64), len(key))])
+        with builder.if_then(cgutils.is_null(builder, found), likely=False):
+            context.call_conv.return_user_exc(
+                builder, RuntimeError, (f"multibody: could not load the compiled {qualname}",))
+        builder.store_atomic(found, slot, "monotonic", 8)
+    return builder.load_atomic(slot, "monotonic", 8)
+
+
 def call_by_address(dispatcher, cres):
     """numba's implementation of a call to ``cres`` (``numba.core.imputils.user_function``) made through a slot
     of the caller instead of a linked library; ``None`` when the dispatcher cannot be named by a key."""
@@ -199,25 +223,9 @@ def call_by_address(dispatcher, cres):
         if size[0] < LINKED_BELOW:
             imp.libs = (library,)
             return user_function(fndesc, imp.libs)(context, builder, sig, values)
-        module = builder.module
-        pointer = ir.IntType(8).as_pointer()
-        slot = module.globals.get(slot_name)
-        if slot is None:
-            slot = ir.GlobalVariable(module, pointer, slot_name)
-            slot.linkage = "internal"
-            slot.initializer = ir.Constant(pointer, None)
-        address = builder.load_atomic(slot, "monotonic", 8)
-        with builder.if_then(cgutils.is_null(builder, address), likely=False):
-            resolver = cgutils.get_or_insert_function(
-                module, ir.FunctionType(pointer, [pointer, ir.IntType(64)]), RESOLVER)
-            text = context.insert_const_bytes(module, key)
-            found = builder.call(resolver, [text, ir.Constant(ir.IntType(64), len(key))])
-            with builder.if_then(cgutils.is_null(builder, found), likely=False):
-                context.call_conv.return_user_exc(
-                    builder, RuntimeError, (f"multibody: could not load the compiled {fndesc.qualname}",))
-            builder.store_atomic(found, slot, "monotonic", 8)
+        address = slot_address(context, builder, key, slot_name, fndesc.qualname)
         fnty = context.call_conv.get_function_type(fndesc.restype, fndesc.argtypes)
-        function = builder.bitcast(builder.load_atomic(slot, "monotonic", 8), fnty.as_pointer())
+        function = builder.bitcast(address, fnty.as_pointer())
         status, result = context.call_conv.call_function(builder, function, fndesc.restype, fndesc.argtypes,
                                                          values)
         with cgutils.if_unlikely(builder, status.is_error):
@@ -228,3 +236,87 @@ def call_by_address(dispatcher, cres):
     imp.signature = fndesc.argtypes
     imp.libs = ()
     return imp
+
+
+# ---- a loop compiled once for many functions: their addresses as arguments -------------------------------------
+# A compiled loop that calls a function given as a global is compiled again for every function (the fixed-step
+# loops, one per formulation). Written with these, the loop is compiled once: it receives the addresses of the
+# functions (``function_address``, taken by their caller) and a pointer to their parameters (``pointer_to``,
+# passed on as an ``opaque`` pointer), and calls them with ``call_at``; each function reads its parameters back
+# with ``pointee``. The calls use numba's calling convention, so a raised error propagates as in a direct call.
+
+@intrinsic
+def function_address(typingctx, function, args):
+    """The address (int64) of numba's compiled ``function`` (a dispatcher given as a global) for the types of the
+    tuple ``args``, compiled or loaded as a call would; held in a slot of the caller, filled on its first use by
+    key (module, qualified name, argument and return types: the function's module must be importable by name,
+    e.g. in ``sys.modules``)."""
+    if not isinstance(function, types.Dispatcher) or not isinstance(args, types.BaseTuple):
+        return None
+    dispatcher = function.dispatcher
+    argtypes = tuple(args.types)
+    dispatcher.compile(argtypes)
+    cres = dispatcher.overloads[argtypes]
+    key = pickle.dumps((dispatcher.py_func.__module__, dispatcher.py_func.__qualname__, argtypes,
+                        cres.signature.return_type), protocol=4)
+    slot_name = "multibody.slot." + cres.fndesc.mangled_name
+
+    def codegen(context, builder, sig, values):
+        address = slot_address(context, builder, key, slot_name, cres.fndesc.qualname)
+        return builder.ptrtoint(address, ir.IntType(64))
+    return types.int64(function, args), codegen
+
+
+@intrinsic
+def call_at(typingctx, address, args):
+    """Call the compiled function at ``address`` (:func:`function_address`; it returns nothing) with the arguments
+    of the tuple ``args``, in numba's calling convention: an error it raises propagates. Each argument's type must
+    pass as the function's own (an :func:`opaque` pointer for a ``CPointer``, arrays of its dimensions and dtype)."""
+    if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+        return None
+
+    def codegen(context, builder, sig, values):
+        argtypes = tuple(args.types)
+        items = cgutils.unpack_tuple(builder, values[1], len(argtypes))
+        fnty = context.call_conv.get_function_type(types.none, argtypes)
+        function = builder.inttoptr(values[0], fnty.as_pointer())
+        status, _ = context.call_conv.call_function(builder, function, types.none, argtypes, items)
+        with cgutils.if_unlikely(builder, status.is_error):
+            context.call_conv.return_status_propagate(builder, status)
+        return context.get_dummy_value()
+    return types.none(address, args), codegen
+
+
+@intrinsic
+def pointer_to(typingctx, value):
+    """A pointer to a copy of ``value`` on the caller's stack, valid while the caller runs (no reference taken: the
+    caller holds ``value``)."""
+    def codegen(context, builder, sig, args):
+        slot = cgutils.alloca_once(builder, context.get_value_type(value))
+        builder.store(args[0], slot)
+        return builder.bitcast(slot, context.get_value_type(sig.return_type))
+    return types.CPointer(value)(value), codegen
+
+
+@intrinsic
+def pointee(typingctx, pointer):
+    """The value at a pointer made by :func:`pointer_to` (a new reference)."""
+    if not isinstance(pointer, types.CPointer):
+        return None
+    ty = pointer.dtype
+
+    def codegen(context, builder, sig, args):
+        value = builder.load(builder.bitcast(args[0], context.get_value_type(ty).as_pointer()))
+        return impl_ret_borrowed(context, builder, ty, value)
+    return ty(pointer), codegen
+
+
+@intrinsic
+def opaque(typingctx, pointer):
+    """A :func:`pointer_to` pointer as ``void *``, for a loop compiled once for the values of many types."""
+    if not isinstance(pointer, types.CPointer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], context.get_value_type(types.voidptr))
+    return types.voidptr(pointer), codegen

@@ -289,7 +289,7 @@ def switching_run(x, t0, h, first, nsteps, save, p, S, method, nsplit, quats, ts
     non-finite (status 1). ``quats``: the model has quaternions (normalized after each step).
 
     Each step evaluates the right-hand side at its end state, which is the first stage of the next step (rows 0
-    and 4 of ``K`` (5, len(x)) take turns): a step makes the evaluations of ``rk_template.rk_run``, calls the same
+    and 4 of ``K`` (5, len(x)) take turns): a step makes the evaluations of ``rk_loop.rk_loop``, calls the same
     right-hand side while no coordinate is locked, and adds the guards' comparisons.
     ``dense``: only the step of size h from x into ``xt``, ``K[0]`` holding ẋ at x, x unchanged (:func:`mode_step`).
     Returns ``(rows saved, status, last step done)``."""
