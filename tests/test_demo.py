@@ -3,6 +3,7 @@ import json
 import re
 
 import matplotlib.image as mpimg
+import pytest
 
 from multibody.cli import main
 from multibody.cli.demo import Row, Tour, markdown_table
@@ -11,9 +12,21 @@ from multibody.cli.demo import Row, Tour, markdown_table
 CELLS = re.compile(r"(?<!\\)\|")
 
 
-def test_demo_writes_plots_and_results(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def full_demo(tmp_path_factory):
+    """The full tour's folder and printed output (run once for the tests of this file)."""
+    import contextlib
+    import io
+
+    folder = tmp_path_factory.mktemp("demo")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["demo", "--out", str(folder)]) == 0
+    return folder, printed.getvalue()
+
+
+def test_demo_writes_plots_and_results(full_demo):
+    tmp_path, out = full_demo
     assert str(tmp_path) in out
     pngs = sorted(tmp_path.glob("*.png"))
     assert len(pngs) >= 4
@@ -71,3 +84,23 @@ def test_cli_reports_model_errors_in_one_line(tmp_path, capsys):
     assert main(["bicycle", "--params", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "error" in err and "Traceback" not in err
+
+
+def test_the_brief_tour_makes_the_same_calls_into_the_same_files(full_demo, tmp_path, capsys):
+    """``multibody demo --brief`` (the install's warm-up runs it): every section, every row and every file of the
+    full tour, from short runs; the numbers that do not depend on the runs' lengths are the full tour's (the
+    closed-form speeds of the bicycle, Table 2, to the digit)."""
+    folder, _ = full_demo
+    assert main(["demo", "--brief", "--out", str(tmp_path)]) == 0
+    assert "A brief tour" in capsys.readouterr().out
+    full = json.loads((folder / "results.json").read_text())
+    brief = json.loads((tmp_path / "results.json").read_text())
+    def keys(rows):        # a quantity's text may name a count (of points, of impacts): the words are compared
+        return [(r["section"], re.sub(r"\d+", "#", r["quantity"])) for r in rows]
+
+    assert keys(brief) == keys(full)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in folder.iterdir())
+    for quantity in ("weave speed v_w [m/s]", "capsize speed v_c [m/s]"):
+        same = [r["computed"] for rows in (full, brief) for r in rows if r["quantity"] == quantity]
+        assert same[0] == same[1]
+    assert (tmp_path / "results.md").read_text().startswith("A brief tour")

@@ -444,13 +444,14 @@ def iftomm_problems():
 
 @case("demo")
 def demo():
-    """``multibody demo``, the README's first command, into a temporary folder."""
+    """``multibody demo --brief``: the README's first command with short runs and small grids (the same calls),
+    into a temporary folder."""
     import tempfile
 
     from multibody.cli import main
 
     with tempfile.TemporaryDirectory() as out:
-        main(["demo", "--out", out])
+        main(["demo", "--out", out, "--brief"])   # the same calls, short: the full demo then compiles nothing
 
 
 # ---- running -----------------------------------------------------------------------------------------------

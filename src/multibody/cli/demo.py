@@ -2,6 +2,11 @@
 
 Every section computes its numbers live, compares them with the values printed in the texts, writes its
 plots into the output folder and adds rows to ``results.md`` / ``results.json`` there.
+
+``--brief`` runs every section with short runs, few frames and small grids (:meth:`Tour.span`): the same calls
+through the same code, so the same compiled functions, in a few seconds instead of about thirty; its numbers are
+not the texts'. The install's warm-up runs it (``multibody.warmup``, case ``demo``): the full demo that follows
+compiles nothing and its runs are not paid twice.
 """
 import json
 import os
@@ -21,10 +26,15 @@ class Row:
 class Tour:
     """Collects rows and files of the demo's sections."""
 
-    def __init__(self, out):
+    def __init__(self, out, brief=False):
         self.out = out
+        self.brief = brief
         self.rows = []
         self.files = []
+
+    def span(self, value, brief):
+        """``value`` (a duration, a count of frames or points), or the shorter ``brief`` one in a brief tour."""
+        return brief if self.brief else value
 
     def row(self, section, quantity, computed, reference="", source=""):
         fmt = (lambda x: x if isinstance(x, str) else f"{x:.15g}")
@@ -68,14 +78,14 @@ def section_bicycle(tour):
 
     from multibody.viz.bicycle import animate_top_view, plot_nonlinear
 
-    speeds = np.linspace(0.0, 10.0, 11)
+    speeds = np.linspace(0.0, 10.0, tour.span(11, 3))
     diff = np.abs(bicycle.model_eigenvalues(p, speeds).values - bicycle.eigenvalues(p, speeds).values).max()
     tour.row("Whipple bicycle", "generic model (4 bodies, 3 hinges, 2 rolling discs) linearized: max |eigenvalue "
              "- closed form| at v = 0..10 m/s", f"{diff:.1e}", "< 1e-9", "seed 003 §7")
     vw, vc = bicycle.model_critical_speeds(p)
     tour.row("Whipple bicycle", "v_w, v_c from the generic model [m/s]", f"{vw:.12f}, {vc:.12f}",
              "4.29238253634111, 6.02426201538837", src)
-    res = bicycle.simulate_nonlinear(p, 4.6, 0.5, 5.0, n_out=501)
+    res = bicycle.simulate_nonlinear(p, 4.6, 0.5, tour.span(5.0, 0.1), n_out=tour.span(501, 11))
     dv = res.series["forward_speed"][-1] - res.series["forward_speed"][0]
     tour.row("Whipple bicycle", "nonlinear, 4.6 m/s, lean rate 0.5 rad/s: forward speed gain after 5 s [m/s]",
              f"{dv:.4f}", "about 0.022", "seed 003 §8, Fig. 4")
@@ -83,7 +93,7 @@ def section_bicycle(tour):
     tour.row("Whipple bicycle", "nonlinear run: energy variation (max - min)/E0", f"{np.ptp(E) / abs(E[0]):.1e}",
              "0 (no dissipation)", "")
     plot_nonlinear(res, tour.path("bicycle_nonlinear.png"), title="Whipple bicycle, seed 003 Fig. 4 run")
-    animate_top_view(res, tour.path("bicycle_top_view.gif"))
+    animate_top_view(res, tour.path("bicycle_top_view.gif"), frames=tour.span(60, 2))
 
 
 def section_triple_pendulum(tour):
@@ -192,14 +202,14 @@ def section_hoop(tour):
     import numpy as np
 
     import multibody as mb
-    from multibody.systems.hoop_on_profile import fig4_runs, fig4_summary, hoop_model, initial_state
+    from multibody.systems.hoop_on_profile import FIG4, fig4_runs, fig4_summary, hoop_model, initial_state
     from multibody.viz.hoop import plot_fig4, plot_run
 
     model = hoop_model()
     q0, v0 = initial_state(model, 0.0, 1.0)
     # rtol 1e-10: at 1e-9 the no-slip and energy rows reach 1e-8 (multibody bench --only hoop)
-    res = mb.simulate(model, q0, v0, 10.0, formulation="stabilized", energy_constraint=True, lam=10.0,
-                      method="DOP853", rtol=1e-10, atol=1e-12, n_out=10001, symbolic=True)
+    res = mb.simulate(model, q0, v0, tour.span(10.0, 0.2), formulation="stabilized", energy_constraint=True,
+                      lam=10.0, method="DOP853", rtol=1e-10, atol=1e-12, n_out=tour.span(10001, 201), symbolic=True)
     worst = max(float(np.max(np.abs(v))) for v in res.residuals.values())
     src = "seed 000 §4 (paper: < 7e-9 with RK2, h = 1e-5, λ = 1e3)"
     tour.row("hoop on a profile", "max constraint residual, 10 time units (builder model, generated code, DOP853 rtol 1e-10, λ = 10)", worst,
@@ -209,7 +219,7 @@ def section_hoop(tour):
     plot_run(model, res, tour.path("hoop_residuals.png"), title="hoop on the seed 000 profile, DOP853, λ = 10")
 
     # Fig. 4: without stabilization (λ = 0) an initial error within the seed's bound drives the hoop off the profile
-    runs, _ = fig4_runs(model)
+    runs, _ = fig4_runs(model, t_end=tour.span(FIG4["t_end"], 0.002), n_out=tour.span(13201, 21))
     for label, s in fig4_summary(model, runs).items():
         tour.row("hoop on a profile", f"Fig. 4, {label}: max contact distance from profile", s["max_contact_distance"],
                  "visible (λ = 0) / ~0 (λ = 1e3)", "seed 000 §4, Fig. 4")
@@ -222,7 +232,7 @@ def section_constrained(tour):
     from multibody.systems import iftomm, slider_crank
     from multibody.viz.slider_crank import plot_reactions
 
-    res = slider_crank.simulate_turns(turns=2, n_out=401)
+    res = slider_crank.simulate_turns(turns=tour.span(2, 0.1), n_out=tour.span(401, 21))
     worst = max(float(np.max(res.residuals[k])) for k in ("position", "velocity", "acceleration"))
     tour.row("slider-crank", "max constraint residual over 2 crank turns (projection)", worst, "< 1e-10",
              "seed 001 §2.6.2")
@@ -253,7 +263,10 @@ def section_sweep(tour):
 
     # the grids pass exactly through the benchmark bicycle (c = 0.08, lam = pi/10); lam >= pi/2 is invalid
     grid = {"c": 0.08 + 0.02 * np.arange(-8, 12), "lam": math.pi / 10 + 0.1 * np.arange(-5, 14)}
-    df = mb.sweep(bicycle_stability, grid, out=tour.path("bicycle_stability_map.parquet"), progress=False)
+    if tour.brief:        # the benchmark point, one invalid tilt; this process (its workers load what it compiles)
+        grid = {"c": np.array([0.08]), "lam": math.pi / 10 + np.array([0.0, 1.3])}
+    df = mb.sweep(bicycle_stability, grid, out=tour.path("bicycle_stability_map.parquet"), progress=False,
+                  scheduler=tour.span(None, "serial"))
     bench = df[(df["c"] == 0.08) & (df["lam"] == math.pi / 10)].iloc[0]
     src = "seed 003 (Meijaard et al. 2007), Table 2"
     tour.row("parameter sweeps", f"bicycle stability map, {len(df)} points (c, lam) on {df.attrs['workers']} local "
@@ -265,7 +278,7 @@ def section_sweep(tour):
     tour.row("parameter sweeps", "stability map throughput [points/s] (worker start-up included)",
              f"{df.attrs['computed'] / df.attrs['seconds']:.1f}", "", "")
     plot_stability_map(df, tour.path("bicycle_stability_map.png"))
-    mc = mb.sweep(hoop_monte_carlo, {"sample": range(6)}, scheduler="serial", progress=False)
+    mc = mb.sweep(hoop_monte_carlo, {"sample": range(tour.span(6, 1))}, scheduler="serial", progress=False)
     tour.row("parameter sweeps", "hoop Monte-Carlo, 6 random starts (x0 ~ U(-0.95, 0.95), speed ~ N(0, 0.3)): "
              "first turning times [s]", np.array2string(mc["t_turn"].to_numpy(), precision=3), "", "seed 000 §4")
     tour.row("parameter sweeps", "hoop Monte-Carlo: max constraint residual over all runs (DOP853, λ = 10)",
@@ -359,13 +372,16 @@ def run(args):
     from multibody.cli.paths import output_folder
 
     out = os.path.abspath(output_folder(args.out, "--out"))
-    tour = Tour(out)
+    tour = Tour(out, brief=getattr(args, "brief", False))
     for name, func in SECTIONS:
         t0 = time.perf_counter()
         print(f"[demo] {name} ...", flush=True)
         func(tour)
         print(f"[demo] {name}: {time.perf_counter() - t0:.1f} s", flush=True)
     lines = markdown_table(tour.rows)
+    if tour.brief:
+        lines = ["A brief tour (`--brief`): short runs, few frames and small grids; the computed numbers are not the "
+                 "texts' (run `multibody demo` for them).", ""] + lines
     with open(tour.path("results.md"), "w") as fh:
         fh.write("\n".join(lines) + "\n")
     with open(tour.path("results.json"), "w") as fh:
@@ -380,4 +396,6 @@ def run(args):
 def cli_register(subparsers):
     p = subparsers.add_parser("demo", help="tour of the headline results: plots and a results table")
     p.add_argument("--out", default="multibody-demo", help="output folder (default: ./multibody-demo)")
+    p.add_argument("--brief", action="store_true",
+                   help="every section with short runs and small grids (seconds; the numbers are not the texts')")
     p.set_defaults(func=run)
