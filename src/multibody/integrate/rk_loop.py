@@ -11,7 +11,9 @@ compiled the whole loop with its own functions in it: 9 loops of 1.7–3.8 CPU s
 
 The functions, as the entry passes them: ``rhs(t, x, pp, out)`` writes ẋ; ``project(x, pp)`` corrects x in place
 after each step; ``observe(x, pp, obs, k)`` writes what is recorded with saved state k into ``obs[k]``, called
-right after an evaluation of ``rhs`` at that state (see :func:`rk_loop`). Each returns nothing.
+right after an evaluation of ``rhs`` at that state (see :func:`rk_loop`). Each returns nothing. The loop counts
+no references (``KERNEL``: ``_nrt=False``; the arrays it passes are its caller's), and neither do the functions
+that read the parameters through the pointer when the system's own function does not (``rk_template``).
 """
 import numpy as np
 from numba import njit
@@ -19,17 +21,17 @@ from numba import njit
 from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_C,
                                           TABLEAU_STAGES, all_finite, stage_state)
 from multibody.kernels.addresses import call_at
-from multibody.kernels.spatial import COMPILED
+from multibody.kernels.spatial import KERNEL
 
 
-@njit(**COMPILED, inline="always")
+@njit(**KERNEL, inline="always")
 def _save(k, t, x, ts, xs):
     ts[k] = t
     for j in range(x.shape[0]):
         xs[k, j] = x[j]
 
 
-@njit(**COMPILED, inline="always")
+@njit(**KERNEL, inline="always")
 def _fixed_point_change(x, base, scale, k, lo, hi, extra):
     """x[j] <- base[j] + scale (k[j] + extra[j]) for j in lo..hi-1 (``extra`` may be zero-length: none);
     returns the largest relative change."""
@@ -42,7 +44,7 @@ def _fixed_point_change(x, base, scale, k, lo, hi, extra):
     return change
 
 
-@njit(**COMPILED, inline="always")
+@njit(**KERNEL, inline="always")
 def _iterate(t, x, base, scale, lo, hi, extra, pp, fns, k):
     """The fixed-point iteration of one implicit Störmer–Verlet equation on x[lo:hi] (``fixed_step``'s module
     docstring): ``k`` holds rhs at the current iterate on entry and on exit. Returns whether it converged."""
@@ -58,7 +60,7 @@ def _iterate(t, x, base, scale, lo, hi, extra, pp, fns, k):
     return False
 
 
-@njit(**COMPILED, inline="always")
+@njit(**KERNEL, inline="always")
 def stormer6_step(t, x, h, nsplit, pp, fns, xt, K):
     """One STORMER6 step from (t, x) into ``xt``: the Störmer–Verlet stages γ_s h (Kahan & Li s9odr6a) on
     x = [q (nsplit), p], each solving its two implicit equations by fixed-point iteration (``fixed_step``'s
@@ -91,7 +93,7 @@ def stormer6_step(t, x, h, nsplit, pp, fns, xt, K):
     return converged
 
 
-@njit(**COMPILED)
+@njit(**KERNEL)
 def rk_loop(x, t0, h, first, nsteps, save, pp, fns, method, nsplit, ts, xs, obs, xt, K):
     """Integrate ``dx/dt = rhs(t, x)`` in place of ``x``, the state at step ``first`` of the grid ``t0 + k h``,
     through the steps ``first + 1 .. nsteps`` (step k ends at ``t0 + k h``, computed so whatever ``first`` is:

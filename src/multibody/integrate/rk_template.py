@@ -36,19 +36,27 @@ CACHE = True
 _TARGET = COMPILED["_target"]
 
 
-@njit(cache=CACHE, _target=_TARGET)
+def _counts_references(function):
+    """Whether numba counts references in ``function`` (it may allocate). The function reading its parameters
+    from the pointer counts them only then: numba compiles a callee with its caller's setting, and counting them
+    costs two atomic operations per array of the parameters per call (a tree's: about 15 arrays; 15 % of a step
+    of a 5-body chain)."""
+    return getattr(function, "targetoptions", {}).get("_nrt", True)
+
+
+@njit(cache=CACHE, _nrt=_counts_references(rhs), _target=_TARGET)
 def rhs_at(t, x, pp, out):
     """``rhs`` with the parameters at ``pp`` (the loop's call by address)."""
     rhs(t, x, pointee(pp), out)
 
 
-@njit(cache=CACHE, _target=_TARGET)
+@njit(cache=CACHE, _nrt=_counts_references(project), _target=_TARGET)
 def project_at(x, pp):
     """``project`` with the parameters at ``pp``."""
     project(x, pointee(pp))
 
 
-@njit(cache=CACHE, _target=_TARGET)
+@njit(cache=CACHE, _nrt=_counts_references(observe), _target=_TARGET)
 def observe_at(x, pp, obs, k):
     """``observe`` with the parameters at ``pp``."""
     observe(x, pointee(pp), obs, k)
