@@ -36,7 +36,7 @@ from setuptools.command.build_py import build_py
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: CPU seconds the warm-up takes on the 2-core machine of docs/first-use.md (its processes together); the notice
 #: divides them among the processes it runs
-CPU_SECONDS = 320
+CPU_SECONDS = 250
 #: warm-up processes at once (``MULTIBODY_PRECOMPILE_JOBS``, default: the number of CPUs, at most 2)
 JOBS = int(os.environ.get("MULTIBODY_PRECOMPILE_JOBS") or min(2, os.cpu_count() or 1))
 #: build cache entries kept (the most recently used)
