@@ -395,3 +395,13 @@ def test_the_package_compiles_at_its_opt_level_unless_numba_opt_is_set(setting, 
               "cpu_target.target_context.codegen()\nprint(int(config.OPT))")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     assert int(out.stdout.strip()) == expected
+
+
+def test_a_demo_that_fails_in_the_warm_up_is_reported(monkeypatch):
+    """``multibody demo`` reports an error by its status (one line on stderr); the warm-up's case raises it instead
+    of counting the demo's code as compiled."""
+    import multibody.cli
+
+    monkeypatch.setattr(multibody.cli, "main", lambda argv: 1)
+    with pytest.raises(RuntimeError, match="status 1"):
+        warmup.demo()

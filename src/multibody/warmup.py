@@ -451,7 +451,11 @@ def demo():
     from multibody.cli import main
 
     with tempfile.TemporaryDirectory() as out:
-        main(["demo", "--out", out, "--brief"])   # the same calls, short: the full demo then compiles nothing
+        # the same calls, short: the full demo then compiles nothing. The command reports an error by its status
+        # (one line on stderr), so a failed demo is raised here, not counted as warmed
+        status = main(["demo", "--out", out, "--brief"])
+    if status != 0:
+        raise RuntimeError(f"multibody demo --brief ended with status {status} (its error is printed above)")
 
 
 # ---- running -----------------------------------------------------------------------------------------------
