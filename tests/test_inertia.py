@@ -192,7 +192,7 @@ def test_long_chains_of_regular_bodies_build():
     exact = [mpmath.matrix(
         spatial_inertia(arrays["mass"][i], arrays["com"][i], arrays["inertia_com"][i]).tolist()) if i else None
         for i in range(len(X))]
-    for i, D, _, _ in articulated_pivots(arrays, X, S):
+    for i, D, _ in articulated_pivots(arrays, X, S):
         Sm, Xm = mpmath.matrix(S[i].tolist()), mpmath.matrix(X[i].tolist())
         U = exact[i] * Sm
         Dm = Sm.T * U

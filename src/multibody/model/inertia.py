@@ -33,9 +33,7 @@ its hinge axis, a massless leaf body or a rod spinning about its own axis make o
 keeps each articulated inertia symmetric: computed as written, its round-off grows an antisymmetric part by about
 1.7 per link along a chain (cardan chains at random angles: D of link 45 of 100 came out with an eigenvalue of −0.2
 against 0.72 in 50-digit arithmetic, which refused regular long chains); symmetrized, D agrees with the 50-digit
-values to the digits shown down the whole chain. And since the articulated inertias the children pass on are
-positive semi-definite, ``D_i >= S_iᵀ I_i S_i``, the body's own inertia in its joint's motion: a joint whose body
-alone makes that positive definite is regular without the recursion's D_i.
+values to the digits shown down the whole chain.
 """
 import itertools
 
@@ -280,46 +278,35 @@ def random_motions(arrays, rng):
 
 def articulated_pivots(arrays, X, S):
     """The articulated-body recursion from the leaves to the root (Featherstone 2008, Table 7.1) at the motions
-    ``X``, ``S`` (:func:`random_motions`): for each joint that moves, ``(i, D, N, own)`` — D = Sᵀ I^A S, N = Sᵀ I^C S
-    (the composite inertia it moves) and own = Sᵀ I_i S (its body's alone), the armature on their diagonals. Each
-    I^A is kept symmetric (the module docstring); a D that round-off made singular passes NaN on."""
+    ``X``, ``S`` (:func:`random_motions`): for each joint that moves, ``(i, D, N)`` — D = Sᵀ I^A S and N = Sᵀ I^C S
+    (the composite inertia it moves), the armature on their diagonals. Each I^A is kept symmetric (the module
+    docstring); the caller stops at a singular D."""
     parent = arrays["parent"]
     n = len(parent) - 1
     IA = [None] + [spatial_inertia(arrays["mass"][i], arrays["com"][i], arrays["inertia_com"][i])
                    for i in range(1, n + 1)]
     IC = [None] + [x.copy() for x in IA[1:]]
-    own_inertia = [None] + [x.copy() for x in IA[1:]]
     armature = arrays.get("dof_armature")
     for i in range(n, 0, -1):
         Ia = IA[i]
         if S[i].shape[1]:
             A = 0.0 if armature is None else np.diag(armature[arrays["idx_v"][i]:arrays["idx_v"][i] + S[i].shape[1]])
-            with np.errstate(all="ignore"):      # NaN passed on from a singular D below
-                U = IA[i] @ S[i]
-                D = S[i].T @ U + A      # the rotors' armature on the diagonal (``kinematics.armature``)
-            yield i, D, S[i].T @ IC[i] @ S[i] + A, S[i].T @ own_inertia[i] @ S[i] + A
-            try:
-                with np.errstate(all="ignore"):
-                    Ia = IA[i] - U @ np.linalg.solve(D, U.T)
-                    Ia = 0.5 * (Ia + Ia.T)
-            except np.linalg.LinAlgError:
-                Ia = np.full((6, 6), np.nan)
+            U = IA[i] @ S[i]
+            D = S[i].T @ U + A      # the rotors' armature on the diagonal (``kinematics.armature``)
+            yield i, D, S[i].T @ IC[i] @ S[i] + A
+            Ia = IA[i] - U @ np.linalg.solve(D, U.T)
+            Ia = 0.5 * (Ia + Ia.T)
         if parent[i] > 0:
-            with np.errstate(all="ignore"):
-                IA[parent[i]] = IA[parent[i]] + X[i].T @ Ia @ X[i]
+            IA[parent[i]] = IA[parent[i]] + X[i].T @ Ia @ X[i]
             IC[parent[i]] = IC[parent[i]] + X[i].T @ IC[i] @ X[i]
 
 
 def _singular_at(arrays, rng):
     """The first joint (body index, its D, the composite inertia it moves) whose D = Sᵀ I^A S is singular at a
-    random configuration drawn from ``rng``, or None. A joint whose body alone makes D positive definite (the
-    module docstring) is not judged by D."""
-    for i, D, N, own in articulated_pivots(arrays, *random_motions(arrays, rng)):
+    random configuration drawn from ``rng``, or None."""
+    for i, D, N in articulated_pivots(arrays, *random_motions(arrays, rng)):
         scale = np.sqrt(np.clip(np.diag(N), 0.0, None))
-        if not np.all(scale > 0):
-            return i, D, N
-        if np.linalg.eigvalsh(own / np.outer(scale, scale))[0] <= SINGULAR_RTOL and np.all(np.isfinite(D)) \
-                and np.linalg.eigvalsh(D / np.outer(scale, scale))[0] <= SINGULAR_RTOL:
+        if not np.all(scale > 0) or np.linalg.eigvalsh(D / np.outer(scale, scale))[0] <= SINGULAR_RTOL:
             return i, D, N
     return None
 
