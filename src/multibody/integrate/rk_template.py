@@ -68,9 +68,9 @@ def rk_run(x, t0, h, first, nsteps, save, params, method, nsplit, ts, xs, obs, x
     ``t0 + k h``: ``integrate/rk_loop.rk_loop`` (its docstring says what is saved and returned) with this system's
     functions by address and a pointer to ``params``."""
     pp = pointer_to(params)
-    pending = np.int64(first)
+    row = np.int64(first)     # the type of the saved row the loop passes to observe
     fns = (function_address(rhs_at, (t0, x, pp, x)), function_address(project_at, (x, pp)),
-           function_address(observe_at, (x, pp, obs, pending)))
+           function_address(observe_at, (x, pp, obs, row)))
     return rk_loop(x, t0, h, first, nsteps, save, opaque(pp), fns, method, nsplit, ts, xs, obs, xt, K)
 
 
