@@ -285,12 +285,14 @@ def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     u, phi, step, trial, jac = scratch.u, scratch.phi, scratch.step, scratch.trial, scratch.jac
     eps = REGULARIZE
     _velocities(W, b, lam, n0, n, u)
-    merit = _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, scratch.saved, True)
+    merit = _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False)
     damping = 0.0
     for it in range(iterations + 1):
         top, big = _largest(phi, lam, n0, n)
         if top <= tol * big or top == 0.0 or it == iterations:
             return it, top
+        # the Jacobian at λ, only for an iteration that is made (Φ evaluated again: the same numbers)
+        _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, scratch.saved, True)
         while True:
             _system(scratch.saved, phi, damping, n0, n, jac, step)
             _solve(jac, scratch.perm, n0, n, step)
@@ -307,13 +309,14 @@ def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
                 t *= 0.5
             if trial_merit < (1.0 - cut * t) * merit:
                 break
+            # no decrease: Φ and u back at λ (the line search left the last trial's), for the damped step or the end
+            _velocities(W, b, lam, n0, n, u)
+            _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False)
             damping = max(100.0 * damping, DAMPING_MIN)
             if damping > DAMPING_MAX:
-                _velocities(W, b, lam, n0, n, u)
-                _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False)
                 return -(it + 1), top
         damping = 0.1 * damping if damping >= 10.0 * DAMPING_MIN else 0.0
         for r in range(n0, n):
             lam[r] = trial[r]
-        merit = _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, scratch.saved, True)
+        merit = trial_merit     # (Φ and u are the trial's, now λ's)
     return iterations, 0.0

@@ -204,7 +204,12 @@ def projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations
 @njit(**KERNEL)
 def _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch):
     """The residual of rows n0 .. n − 1 relative to the largest impulse (0 without impulses or rows)."""
-    top = residual(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+    return _relative_to(residual(W, b, lam, kind, mu, gap, law, n0, n, scratch), lam, n0, n)
+
+
+@njit(**KERNEL)
+def _relative_to(top, lam, n0, n):
+    """The residual ``top`` relative to the largest impulse of rows n0 .. n − 1 (:func:`_relative`)."""
     big = 0.0
     for r in range(n0, n):
         big = max(big, abs(lam[r]))
@@ -303,11 +308,11 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
                 lam[r] = 0.0
         elif attempt == 2:
             _sliding_start(W, b, best, lam, kind, mu, n0, n)
-        it, _ = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, min(NEWTON_ITERATIONS, iterations - used),
-                            scratch)
+        it, top = newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, min(NEWTON_ITERATIONS, iterations - used),
+                              scratch)
         used += abs(it)
-        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
-                                   n0, n)
+        # (Newton's last |Φ| is the residual at the impulses it leaves: the same rows' kinds)
+        best_rel = _keep_if_better(lam, best, _relative_to(top, lam, n0, n), best_rel, n0, n)
     attempts = used
     if not best_rel <= tol:    # sweeps from the best iterate, a budget of ``iterations`` sweeps of their own
         for r in range(n0, n):
