@@ -70,10 +70,9 @@ from numba import njit
 
 from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR, C_PB, detect, swept_distance
 from multibody.kernels.configuration import integrate_kernel
-from multibody.kernels.crba import crba_after_kinematics
+from multibody.kernels.crba import bias_and_mass_matrix
 from multibody.kernels.forces import applied_forces_kernel
 from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
-from multibody.kernels.rnea import rnea_kernel
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
 from multibody.kernels.spatial import INLINE, KERNEL, cross3, mat3_vec, quat_to_rotation
@@ -458,8 +457,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     # workspace), M by CRBA on them, and its factor M = LᵀL, which the contacts' Delassus matrix needs as well
     for k in range(nv):
         S.acc[k] = 0.0
-    rnea_kernel(mi, mf, q, v, S.acc, S.fext, work, S.acc)
-    crba_after_kinematics(mi, mf, work, S.M)
+    bias_and_mass_matrix(mi, mf, q, v, S.acc, S.fext, work, S.acc, S.M)
     factored = ltl_factor(S.M, S.parent, S.L)
     if factored:
         for k in range(nv):

@@ -11,7 +11,7 @@ from numba import njit
 
 from multibody.kernels.kinematics import (B_IA, IQ, IV, NQ, NV, PARENT, armature, body_inertia_world, joint_placement_world,
                                           set_ground, strided, workspace_views)
-from multibody.kernels.rnea import workspace_len
+from multibody.kernels.rnea import newton_euler, workspace_len
 from multibody.kernels.spatial import KERNEL, helper, load_rigid_inertia, rigid_inertia_times_motion, store_rigid_inertia
 
 
@@ -39,25 +39,37 @@ def crba_kernel(mi, mf, q, work, M):
 
 
 @njit(**KERNEL)
-def crba_after_kinematics(mi, mf, work, M):
-    """M into ``M`` from the placements and motion subspaces that a pass of kinematics at q left in ``work`` (ABA's,
-    ``aba.aba_kernel``, before it: the time-stepping step, which needs both; its sizes checked there)."""
-    wb, wd = workspace_views(work, mi.shape[0], M.shape[0])
-    composite_inertias(mi, mf, wb, wd, M)
+def bias_and_mass_matrix(mi, mf, q, v, zero, fext, work, bias, M):
+    """RNEA's τ at q̈ = 0 (``zero``: nv zeros) into ``bias`` — C(q, q̇) q̇ + g(q) − Jᵀ f_ext — and M(q) into ``M``
+    from that pass's kinematics and the bodies' inertias in ground coordinates, which it leaves in the workspace
+    (``rnea.newton_euler``): the time-stepping step, which needs both (``contact/stepping_solver.py``). Returns
+    RNEA's 0 or the position of a bad argument (``kinematics.check_sizes``; nothing computed then)."""
+    err = newton_euler(mi, mf, q, v, zero, fext, work, bias, True)
+    if err == 0:
+        wb, wd = workspace_views(work, mi.shape[0], M.shape[0])
+        composite_columns(mi, mf, wb, wd, M)
+    return err
 
 
 @helper
 def composite_inertias(mi, mf, wb, wd, M):
     """The body inertias in ground coordinates from the placements in ``wb``, then from the leaves the composite
     inertias and the columns of M (module docstring)."""
+    for i in range(1, mi.shape[0]):
+        m, h, I = body_inertia_world(i, mf, wb)
+        store_rigid_inertia(wb, i, B_IA, m, h, I)
+    composite_columns(mi, mf, wb, wd, M)
+
+
+@helper
+def composite_columns(mi, mf, wb, wd, M):
+    """From the leaves, the composite inertias (summed into the bodies' inertias in ground coordinates in the
+    columns ``B_IA`` of ``wb``) and the columns of M."""
     n = mi.shape[0]
     nv = M.shape[0]
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0
-    for i in range(1, n):
-        m, h, I = body_inertia_world(i, mf, wb)
-        store_rigid_inertia(wb, i, B_IA, m, h, I)
     for i in range(n - 1, 0, -1):
         m, h, I = load_rigid_inertia(wb, i, B_IA)
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):

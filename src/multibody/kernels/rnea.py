@@ -14,11 +14,11 @@ Pass 2 (leaves -> root): τ_i = S_iᵀ f_i + a_i q̈_i,  f_λ += f_i      (a_i: 
 import numpy as np
 from numba import njit
 
-from multibody.kernels.kinematics import (B_A, B_F, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, armature,
+from multibody.kernels.kinematics import (B_A, B_F, B_IA, B_V, BASE_WIDTH, IV, NV, PARENT, WB_WIDTH, WD_WIDTH, armature,
                                           body_inertia_world, check_sizes, joint_placement_world,
                                           joint_velocity_world, set_ground, set_ground_acceleration, workspace_views)
-from multibody.kernels.spatial import (COMPILED, KERNEL, force_cross_motion, load6, motion_cross_motion,
-                                       rigid_inertia_times_motion, store6)
+from multibody.kernels.spatial import (COMPILED, KERNEL, force_cross_motion, helper, load6, motion_cross_motion,
+                                       rigid_inertia_times_motion, store6, store_rigid_inertia)
 
 
 @njit(**KERNEL)
@@ -26,6 +26,14 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
     """τ for (q, q̇ = v, q̈ = a) into ``tau``. ``fext`` is (n, 6) — spatial forces [moment about the ground
     origin; force] on each body in ground coordinates — or (0, 6) for none. Returns 0, or the position of the
     first argument whose size does not fit the model (``kinematics.check_sizes``; nothing is computed)."""
+    return newton_euler(mi, mf, q, v, a, fext, work, tau, False)
+
+
+@helper
+def newton_euler(mi, mf, q, v, a, fext, work, tau, keep_inertias):
+    """:func:`rnea_kernel`; with ``keep_inertias`` (a constant of the caller) each body's inertia in ground
+    coordinates, which pass 1 computes, is left in the workspace's ``B_IA`` columns for the composite inertias of
+    CRBA (``crba.bias_and_mass_matrix``)."""
     err = check_sizes(mi, q, v, a, fext, work, tau)
     if err != 0:
         return err
@@ -60,6 +68,8 @@ def rnea_kernel(mi, mf, q, v, a, fext, work, tau):
         store6(wb, i, B_V, vi)
         store6(wb, i, B_A, (a0, a1, a2, a3, a4, a5))
         m, h, I = body_inertia_world(i, mf, wb)
+        if keep_inertias:
+            store_rigid_inertia(wb, i, B_IA, m, h, I)
         Iv = rigid_inertia_times_motion(m, h, I, vi[0], vi[1], vi[2], vi[3], vi[4], vi[5])
         Ia = rigid_inertia_times_motion(m, h, I, a0, a1, a2, a3, a4, a5)
         g = force_cross_motion(vi[0], vi[1], vi[2], vi[3], vi[4], vi[5], Iv[0], Iv[1], Iv[2], Iv[3], Iv[4], Iv[5])
