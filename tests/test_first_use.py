@@ -362,6 +362,41 @@ def test_numba_cache_found_after_a_copy_with_new_times(tmp_path):
     assert again["value"] == 42.0 and again["compiled"] == []
 
 
+_PACKAGE_CHANGED_CHILD = """
+import sys
+import multibody.cache
+if sys.argv[2] == "changed":     # what an edit of any other file of the package does to its fingerprint
+    multibody.cache.package_fingerprint = lambda: "another package"
+""" + _COMPILED_CHILD
+
+
+def test_a_kernel_cache_entry_is_keyed_on_the_whole_package(tmp_path):
+    """numba keys a function's cache entry on the function's own source file; the package's dispatcher keys it on
+    the whole package as well (``kernels.addresses.SlimCacheImpl``): a kernel holds the code of the helpers it
+    inlines from other files (the stepping loop holds the step and its rows), and an entry written before one of
+    them changed must not be loaded after it. A kernel of the package's dispatcher in a file of its own: compiled
+    and cached in one process, loaded in the next, compiled again when the package's fingerprint has changed."""
+    (tmp_path / "kernel.py").write_text(textwrap.dedent("""
+        from numba import njit
+        from multibody.kernels.spatial import KERNEL
+
+        @njit(**KERNEL)
+        def twice(x):
+            return 2.0 * x
+    """))
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+
+    def run(package):
+        out = subprocess.run([sys.executable, "-c", _PACKAGE_CHANGED_CHILD, str(tmp_path), package],
+                             capture_output=True, text=True, env=env, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    assert run("same") == {"value": 42.0, "compiled": ["twice"]}
+    assert run("same") == {"value": 42.0, "compiled": []}            # loaded from its entry
+    assert run("changed") == {"value": 42.0, "compiled": ["twice"]}  # the package changed: compiled again
+    assert run("changed") == {"value": 42.0, "compiled": []}
+
+
 def test_installed_wheel_compiles_nothing_on_the_first_calls():
     """Installed from a wheel built on this machine (``pip install .``): the first aba, rnea and crba of a new
     model, then the first call of every capability the warm-up covers (``first_use.CAPABILITY_PROBES``: derivatives,

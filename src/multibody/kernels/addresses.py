@@ -41,6 +41,8 @@ from numba.core.caching import CompileResultCacheImpl, FunctionCache
 from numba.core.imputils import fix_returning_optional, impl_ret_borrowed, impl_ret_new_ref, user_function
 from numba.extending import intrinsic
 
+from multibody.cache import package_fingerprint
+
 #: the size (LLVM instructions of the callee's optimized function, its own callees inlined) from which a call goes
 #: by address; a smaller callee is linked, as numba does, for LLVM to inline it (a triangular solve, a line of the
 #: row solver): compiled again in each caller, it costs little. Measured side by side from empty caches (the first
@@ -144,7 +146,19 @@ def stand_in(module):
 class SlimCacheImpl(CompileResultCacheImpl):
     """numba's cache entry of a compiled function without what the package never reads back: the text of numba's
     type annotation (``inspect_types``' listing, 10 of the wheel's 34 MB of cache entries, and a listing printed
-    at every save), and the bitcode of a large callee, which is only ever called by address (:func:`stand_in`)."""
+    at every save), and the bitcode of a large callee, which is only ever called by address (:func:`stand_in`).
+
+    Its entries are keyed on the whole package, not only on the function's own source file as numba keys them
+    (``multibody.cache.package_fingerprint``: every ``.py`` file of the package and numba's version). A function
+    holds the code of the helpers it inlines, which live in other files — the stepping loop holds the step, its
+    rows and its solver's assembly — and numba would load its old machine code after one of them changed (a
+    source tree's ``__pycache__`` after an edit: the tests would run the old step). An installed package does not
+    change, and its entries keep loading."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        own = self._locator.get_source_stamp
+        self._locator.get_source_stamp = lambda: (own(), package_fingerprint())
 
     def reduce(self, cres):
         payload = list(cres._reduce())
