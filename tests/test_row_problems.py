@@ -150,3 +150,36 @@ def test_gripper_first_touch_converges():
     floor = _round_off_floor(W, b, full, nb, n)
     at_star = residual(Ws, bs, full, kind, mu, gap, R.law, nb, n, newton_scratch(n)) / np.abs(star).max()
     assert at_star <= floor < tol
+
+
+def test_newton_linear_solve_with_rook_pivoting():
+    """Newton's dense solve (``rows.newton._solve``: x ← −A⁻¹x, rook pivoting) on random systems of up to 12 rows,
+    scaled by rows over 1e±3, with zeros on the diagonal (a pivot must be searched for), and with dependent rows.
+
+    Bound (Higham, *Accuracy and Stability of Numerical Algorithms*, Thm 9.5 and §9.1): Gaussian elimination's
+    computed y solves (A + ΔA) y = −x with ‖ΔA‖∞ ≤ γ_3n n² ρ_n ‖A‖∞, ρ_n the growth factor, below
+    1.5 n^(3/4 ln n) with rook pivoting (Foster 1997); so ‖A y + x‖∞ ≤ γ_3n n² ρ_n ‖A‖∞ ‖y‖∞ (1.8e-10 relative at
+    n = 12; the solve's round-off is some 1e-16). A consistent system with dependent rows stops where complete
+    pivoting would: the unknowns past the rank are exactly 0 (as many as numpy's rank says), the rest solve it."""
+    from multibody.rows.newton import _solve
+
+    eps = np.finfo(float).eps
+    rng = np.random.default_rng(20261129)
+    for trial in range(600):
+        n = int(rng.integers(1, 13))
+        A = rng.normal(size=(n, n)) * 10.0 ** rng.uniform(-3, 3, size=(n, 1))
+        if trial % 3 == 1 and n >= 2:  # zeros on the diagonal: a pivot off it
+            A[np.arange(n), np.arange(n)] = 0.0
+        x = rng.normal(size=n)
+        if trial % 3 == 2 and n >= 3:  # dependent rows, the system consistent
+            A[-1] = 2.0 * A[0] - A[1]
+            x[-1] = 2.0 * x[0] - x[1]
+        rank = np.linalg.matrix_rank(A)
+        y = x.copy()
+        _solve(A.copy(), np.zeros(n, dtype=np.int64), 0, n, y)
+        rho = 1.5 * n ** (0.75 * np.log(n)) if n > 1 else 1.0
+        gamma = 3 * n * eps / (1 - 3 * n * eps)
+        bound = gamma * n * n * rho * np.abs(A).sum(axis=1).max() * np.abs(y).max()
+        assert np.all(np.isfinite(y)), trial
+        assert np.abs(A @ y + x).max() <= bound, (trial, n, np.abs(A @ y + x).max(), bound)
+        assert np.count_nonzero(y == 0.0) == n - rank, (trial, n, rank)
