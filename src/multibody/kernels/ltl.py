@@ -81,9 +81,9 @@ def ltl_solve_transposed_columns(L, parent, X, m):
                 break
         if not nonzero:
             continue
-        d = L[i, i]
+        d = 1.0 / L[i, i]      # (one division for the m columns)
         for c in range(m):
-            x[c] = x[c] / d
+            x[c] *= d
         j = parent[i]
         while j >= 0:
             f = L[i, j]
