@@ -183,3 +183,73 @@ def test_newton_linear_solve_with_rook_pivoting():
         assert np.all(np.isfinite(y)), trial
         assert np.abs(A @ y + x).max() <= bound, (trial, n, np.abs(A @ y + x).max(), bound)
         assert np.count_nonzero(y == 0.0) == n - rank, (trial, n, rank)
+
+
+def _merit(W, b, lam, kind, mu, jacobian=False):
+    """½|Φ|², Φ and (with ``jacobian``) its generalized Jacobian at λ, by the solver's own ``rows.newton._phi``."""
+    from multibody.rows.newton import REGULARIZE, _phi
+
+    n = len(lam)
+    u = b + (W + REGULARIZE * np.diag(np.diag(W))) @ lam
+    phi, jac = np.zeros(n), np.zeros((n, n))
+    merit = _phi(W, REGULARIZE, lam, u, kind, mu, np.zeros(n), np.zeros(8), 0, n, phi, jac, jacobian)
+    return merit, phi, jac
+
+
+def _first_iteration(W, b, lam, kind, mu):
+    """The first iteration of ``newton_rows`` as its docstring states it, in numpy: Newton's step with Armijo's
+    backtracking, and when no halving decreases ½|Φ|², Levenberg–Marquardt's steps (JᵀJ + δI) x = −JᵀΦ at λ with
+    δ = 1e-8, 1e-6, ... and any decrease. Returns (λ₁, whether damped, cond(JᵀJ + δI), the smallest relative
+    margin of a merit from its threshold) or None."""
+    from multibody.rows.newton import ARMIJO, DAMPING_MAX, DAMPING_MIN, TRIES
+
+    n = len(lam)
+    merit, phi, J = _merit(W, b, lam, kind, mu, True)
+    damping, margin = 0.0, np.inf
+    while damping <= DAMPING_MAX:
+        A = J if damping == 0.0 else J.T @ J + damping * np.eye(n)
+        x = -np.linalg.solve(A, phi if damping == 0.0 else J.T @ phi)
+        cut, t = (2 * ARMIJO if damping == 0.0 else 0.0), 1.0
+        for _ in range(TRIES):
+            threshold = (1 - cut * t) * merit
+            m = _merit(W, b, lam + t * x, kind, mu)[0]
+            margin = min(margin, abs(m - threshold) / threshold)
+            if m < threshold:
+                return lam + t * x, damping > 0.0, np.linalg.cond(A), margin
+            t *= 0.5
+        damping = max(100.0 * damping, DAMPING_MIN)
+    return None
+
+
+def test_newton_damped_step_is_levenberg_marquardt_at_the_iterate():
+    """When no halving of Newton's step decreases the merit, ``newton_rows`` takes Levenberg–Marquardt's step from
+    Φ at the iterate λ (``rows/newton.py``). Checked against the iteration written out in numpy on random contact
+    problems (1–3 contacts, W scaled by e^±2, warm starts) whose first line search fails; at least three such
+    problems. The two solve the same system by different eliminations, so they agree to its condition number
+    times the round-off: bound 100 n cond ε, cases with cond ≤ 1e8 and no merit within 1e-6 of its threshold
+    (where round-off could flip the line search). The damped step computed from the last trial's Φ instead — 2⁻⁹ of a
+    Newton step away, which is large exactly where the line search fails — missed by 0.1 to 15 relative."""
+    from multibody.rows.newton import newton_rows, newton_scratch
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(3000):
+        nc = int(rng.integers(1, 4))
+        n = 3 * nc
+        A = rng.normal(size=(n, n)) * np.exp(rng.uniform(-2, 2, size=n))
+        W, b = A @ A.T + 1e-3 * np.eye(n), rng.normal(size=n)
+        kind = np.array([1, 2, 2] * nc, dtype=np.int64)
+        mu = np.array([rng.uniform(0.1, 1.5), 0.0, 0.0] * nc)
+        lam = np.abs(rng.normal(size=n))
+        try:
+            step = _first_iteration(W, b, lam, kind, mu)
+        except np.linalg.LinAlgError:
+            continue
+        if step is None or not step[1] or step[2] > 1e8 or step[3] < 1e-6:
+            continue
+        got = lam.copy()
+        newton_rows(W.copy(), b.copy(), got, kind, mu, np.zeros(n), np.zeros(8), 0, n, 1e-14, 1, newton_scratch(n))
+        bound = 100 * n * step[2] * np.finfo(float).eps
+        assert np.abs(got - step[0]).max() <= bound * np.abs(step[0]).max(), (n, step[2])
+        checked += 1
+    assert checked >= 3
