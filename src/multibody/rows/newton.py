@@ -174,16 +174,16 @@ def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
 
 @njit(**KERNEL)
 def _solve(A, perm, n0, n, x):
-    """x ← −A⁻¹ x on rows n0 .. n − 1 by Gaussian elimination with rook pivoting (A overwritten; ``perm`` the
-    columns' order). Each pivot is an entry that is the largest of both its row and its column in the block left,
-    found by searching a column, then a row, ... from the diagonal until neither moves (Poole & Neal, "The rook's
-    pivoting strategy", J. Comput. Appl. Math. 123 (2000) 353–369; Higham, *Accuracy and Stability of Numerical
-    Algorithms*, 2nd ed., §9.1): its growth factor is below 1.5 n^(3/4 ln n), nearly complete pivoting's bound
-    (L. V. Foster, J. Comput. Appl. Math. 86 (1997) 177–194), and it reveals rank as complete pivoting does in practice, at a few scans of a row and a
-    column per pivot instead of the whole block (Solo12's 12 rows while it settles: the system formed and solved in
-    0.86 µs instead of 1.39). The elimination stops where complete pivoting would: at the first block whose largest entry is below
-    PIVOT times the largest of A (the block searched in full only when the rook's pivot is that small); the unknowns
-    left (rows that depend on the others: redundant contacts) are 0 — a bounded solution of the consistent
+    """x ← −A⁻¹ x on rows n0 .. n − 1 by Gaussian elimination with rook pivoting (A overwritten; ``perm`` the columns'
+    order). Each pivot is an entry that is the largest of both its row and its column in the block left, found by
+    searching a column, then a row, ... from the diagonal until neither moves (Poole & Neal, "The rook's pivoting
+    strategy", J. Comput. Appl. Math. 123 (2000) 353–369; Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd
+    ed., §9.1): its growth factor is below 1.5 n^(3/4 ln n), nearly complete pivoting's bound (L. V. Foster, J. Comput.
+    Appl. Math. 86 (1997) 177–194), and it reveals rank as complete pivoting does in practice, at a few scans of a row
+    and a column per pivot instead of the whole block (Solo12's 12 rows while it settles: the system formed and solved
+    in 0.86 µs instead of 1.39). The elimination stops where complete pivoting would: at the first block whose largest
+    entry is below PIVOT times the largest of A (the block searched in full only when the rook's pivot is that small);
+    the unknowns left (rows that depend on the others: redundant contacts) are 0 — a bounded solution of the consistent
     system."""
     for i in range(n0, n):
         perm[i] = i
