@@ -88,15 +88,6 @@ def _plane_point(out, k, pair, n0, n1, n2, o0, o1, o2, x0, x1, x2, margin, mu, f
     return k
 
 
-@helper
-def plane_sphere(gf, gw, pair, ga, gb, margin, mu, out, k):
-    """The contact of the half-space ga with the sphere gb: its deepest point, if within the margin."""
-    n0, n1, n2 = axis_z(gw, ga)
-    r = gf[gb, GF_SIZE]
-    return _plane_point(out, k, pair, n0, n1, n2, gw[ga, GW_P], gw[ga, GW_P + 1], gw[ga, GW_P + 2],
-                        gw[gb, GW_P] - r * n0, gw[gb, GW_P + 1] - r * n1, gw[gb, GW_P + 2] - r * n2, margin, mu, 0)
-
-
 @njit(**KERNEL)
 def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k, poly):
     """The contact manifold of the half-space ga with geometry gb (see the module docstring); ``poly``: scratch
@@ -106,7 +97,8 @@ def plane_contacts(gi, gf, gw, verts, pair, ga, gb, margin, mu, out, k, poly):
     t = gi[gb, GI_TYPE]
     c0, c1, c2 = gw[gb, GW_P], gw[gb, GW_P + 1], gw[gb, GW_P + 2]
     if t == SPHERE:
-        return plane_sphere(gf, gw, pair, ga, gb, margin, mu, out, k)
+        r = gf[gb, GF_SIZE]
+        return _plane_point(out, k, pair, n0, n1, n2, o0, o1, o2, c0 - r * n0, c1 - r * n1, c2 - r * n2, margin, mu, 0)
     if t == CAPSULE:
         r = gf[gb, GF_SIZE]
         h = gf[gb, GF_SIZE + 1]
@@ -371,10 +363,7 @@ def detect(gi, gf, verts, pairs, gw, margin, out, ws):
         gb = pairs[p, 1]
         mu = max(gf[ga, GF_MU], gf[gb, GF_MU])
         if gi[ga, GI_TYPE] == HALFSPACE:
-            if gi[gb, GI_TYPE] == SPHERE:      # (a foot on the floor: here, not through a call of the manifolds)
-                k = plane_sphere(gf, gw, p, ga, gb, margin, mu, out, k)
-            else:
-                k = plane_contacts(gi, gf, gw, verts, p, ga, gb, margin, mu, out, k, ws[2])
+            k = plane_contacts(gi, gf, gw, verts, p, ga, gb, margin, mu, out, k, ws[2])
             continue
         if not _overlap(gi, gf, gw, ga, gb, margin):
             continue
