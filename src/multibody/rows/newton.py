@@ -172,6 +172,16 @@ def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
     return merit
 
 
+@helper
+def _larger(a, lo, hi, top, at):
+    """(|a[i]|, i) of the largest |a[i]| for lo ≤ i < hi that exceeds ``top`` (the first, when several), else
+    (top, at): one scan of a row or a column (a view) of :func:`_solve`'s rook search."""
+    for i in range(lo, hi):
+        if abs(a[i]) > top:
+            top, at = abs(a[i]), i
+    return top, at
+
+
 @njit(**KERNEL)
 def _solve(A, perm, n0, n, x):
     """x ← −A⁻¹ x on rows n0 .. n − 1 by Gaussian elimination with rook pivoting (A overwritten; ``perm`` the columns'
@@ -193,24 +203,17 @@ def _solve(A, perm, n0, n, x):
             big = max(big, abs(A[i, j]))
     rank = n
     for k in range(n0, n):
-        p, q = k, k
-        top = abs(A[k, k])
-        for i in range(k + 1, n):      # the largest of column k ...
-            if abs(A[i, k]) > top:
-                top, p = abs(A[i, k]), i
+        q = k
+        top, p = _larger(A[:, k], k + 1, n, abs(A[k, k]), k)    # the largest of column k ...
         while True:                    # ... then of its row, of that column, until neither moves
-            moved = False
-            for j in range(k, n):
-                if abs(A[p, j]) > top:
-                    top, q, moved = abs(A[p, j]), j, True
-            if not moved:
+            top, j = _larger(A[p], k, n, top, q)
+            if j == q:
                 break
-            moved = False
-            for i in range(k, n):
-                if abs(A[i, q]) > top:
-                    top, p, moved = abs(A[i, q]), i, True
-            if not moved:
+            q = j
+            top, i = _larger(A[:, q], k, n, top, p)
+            if i == p:
                 break
+            p = i
         if top <= PIVOT * big:         # complete pivoting's test: the block's largest entry
             for i in range(k, n):
                 for j in range(k, n):
