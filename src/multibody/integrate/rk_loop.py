@@ -21,17 +21,17 @@ from numba import njit
 from multibody.integrate.tableaux import (KAHAN_LI_S9ODR6, SV_FLOOR, SV_MAX_ITER, SV_TOL, TABLEAU_C,
                                           TABLEAU_STAGES, all_finite, stage_state)
 from multibody.kernels.addresses import call_at
-from multibody.kernels.spatial import KERNEL
+from multibody.kernels.spatial import INLINE, KERNEL
 
 
-@njit(**KERNEL, inline="always")
+@njit(**KERNEL, inline=INLINE)
 def _save(k, t, x, ts, xs):
     ts[k] = t
     for j in range(x.shape[0]):
         xs[k, j] = x[j]
 
 
-@njit(**KERNEL, inline="always")
+@njit(**KERNEL, inline=INLINE)
 def _fixed_point_change(x, base, scale, k, lo, hi, extra):
     """x[j] <- base[j] + scale (k[j] + extra[j]) for j in lo..hi-1 (``extra`` may be zero-length: none);
     returns the largest relative change."""
@@ -44,7 +44,7 @@ def _fixed_point_change(x, base, scale, k, lo, hi, extra):
     return change
 
 
-@njit(**KERNEL, inline="always")
+@njit(**KERNEL, inline=INLINE)
 def _iterate(t, x, base, scale, lo, hi, extra, pp, fns, k):
     """The fixed-point iteration of one implicit Störmer–Verlet equation on x[lo:hi] (``fixed_step``'s module
     docstring): ``k`` holds rhs at the current iterate on entry and on exit. Returns whether it converged."""
@@ -60,7 +60,7 @@ def _iterate(t, x, base, scale, lo, hi, extra, pp, fns, k):
     return False
 
 
-@njit(**KERNEL, inline="always")
+@njit(**KERNEL, inline=INLINE)
 def stormer6_step(t, x, h, nsplit, pp, fns, xt, K):
     """One STORMER6 step from (t, x) into ``xt``: the Störmer–Verlet stages γ_s h (Kahan & Li s9odr6a) on
     x = [q (nsplit), p], each solving its two implicit equations by fixed-point iteration (``fixed_step``'s
