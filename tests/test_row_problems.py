@@ -253,3 +253,72 @@ def test_newton_damped_step_is_levenberg_marquardt_at_the_iterate():
         assert np.abs(got - step[0]).max() <= bound * np.abs(step[0]).max(), (n, step[2])
         checked += 1
     assert checked >= 3
+
+
+def _sticking_problem(rng, contacts, dofs, stops=0):
+    """W = J M⁻¹ Jᵀ of ``contacts`` contacts (a normal and two friction rows each, μ from 0.3 to 1.5) and ``stops``
+    frictionless unilateral rows on ``dofs`` freedoms, and λ* with every contact pressed and strictly inside its
+    cone (b = −W λ*: every row active)."""
+    from multibody.rows.kinds import FRICTION, UNILATERAL
+
+    n = 3 * contacts + stops
+    A = rng.standard_normal((dofs, dofs))
+    M = A @ A.T + dofs * np.eye(dofs)
+    J = rng.standard_normal((n, dofs))
+    W = J @ np.linalg.solve(M, J.T)
+    W = 0.5 * (W + W.T)
+    kind = np.array([UNILATERAL, FRICTION, FRICTION] * contacts + [UNILATERAL] * stops, dtype=np.int64)
+    mu = np.zeros(n)
+    star = np.zeros(n)
+    for c in range(contacts):
+        mu[3 * c] = rng.uniform(0.3, 1.5)
+        star[3 * c] = rng.uniform(0.5, 5.0)
+        angle, share = rng.uniform(0, 2 * np.pi), rng.uniform(0.0, 0.6)     # a warm start 20 % off stays inside
+        star[3 * c + 1: 3 * c + 3] = share * mu[3 * c] * star[3 * c] * np.array([np.cos(angle), np.sin(angle)])
+    star[3 * contacts:] = rng.uniform(0.5, 5.0, stops)
+    return W, -W @ star, kind, mu, star
+
+
+def test_sticking_guess_solves_the_sticking_piece():
+    """Rows whose sweeps leave every contact pressed and sticking, short of the tolerance, get the sticking piece's
+    solution λ = −W⁻¹ b by Cholesky (``rows/solver._sticking_solve``) instead of Newton's iterations: on random
+    problems (1–5 contacts, stops, 18 freedoms) the impulses the solver returns are that solve's, bit for bit (Newton's
+    pivoted LU would differ in the last bits), within the backward-error bound of Cholesky (|λ − λ*| ≤ 4 n ε cond(W)
+    |λ*|, Higham, *Accuracy and Stability of Numerical Algorithms*, Thm. 10.4 with the perturbation bound) of the
+    piece's exact solution λ*, and meet the tolerance. More rows than freedoms (W singular), or a guess whose solve
+    leaves the cone, are refused: the solver goes on with Newton and still converges."""
+    from multibody.rows.solver import SWEEPS, _sticking_solve
+
+    rng = np.random.default_rng(5)
+    eps = np.finfo(float).eps
+    taken = 0
+    for case in range(200):
+        contacts, stops = int(rng.integers(1, 6)), int(rng.integers(0, 3))     # at most 17 rows on 18 freedoms
+        W, b, kind, mu, star = _sticking_problem(rng, contacts, 18, stops)
+        n = len(b)
+        R = row_solver(n)
+        lam = star * (1.0 + 0.2 * rng.uniform(-1, 1, n))      # a warm start on the same piece, 20 % off
+        x = np.zeros(n)
+        assert _sticking_solve(W, b, lam, kind, mu, 0, n, np.zeros((n, n)), x)
+        used, rel = solve_unilateral(W.copy(), b.copy(), lam, kind, mu, np.zeros(n), R.law, 0, n, 1e-10, 200,
+                                     R.newton)
+        assert rel <= 1e-10
+        bound = 4 * n * eps * np.linalg.cond(W) * np.abs(star).max()
+        assert np.abs(lam - star).max() <= bound, (case, np.abs(lam - star).max(), bound)
+        if used == SWEEPS + 1:          # the sweeps did not meet the tolerance: the sticking solve's impulses
+            taken += 1
+            assert np.array_equal(lam, x), case
+    assert taken >= 150                  # (sweeps from 20 % off meet 1e-10 only on the easiest problems)
+    # four contacts on six freedoms: W singular (rank 6 of 12), refused
+    W, b, kind, mu, star = _sticking_problem(rng, 4, 6)
+    assert not _sticking_solve(W, b, star.copy(), kind, mu, 0, 12, np.zeros((12, 12)), np.zeros(12))
+    # a guess whose solve leaves the cone (the tangent impulse of the piece's solution beyond μ λ_n): refused
+    W, b, kind, mu, star = _sticking_problem(rng, 2, 18)
+    star[1] = 2.0 * mu[0] * star[0]
+    b = -W @ star
+    warm = star.copy()
+    warm[1] = 0.5 * mu[0] * warm[0]
+    assert not _sticking_solve(W, b, warm, kind, mu, 0, 6, np.zeros((6, 6)), np.zeros(6))
+    R = row_solver(6)
+    used, rel = solve_unilateral(W.copy(), b.copy(), warm, kind, mu, np.zeros(6), R.law, 0, 6, 1e-10, 200, R.newton)
+    assert rel <= 1e-10 and warm[1] ** 2 + warm[2] ** 2 <= (mu[0] * warm[0]) ** 2 * (1 + 1e-12)

@@ -38,7 +38,10 @@ of contacts at rest, which repeat from step to step to round-off — it is the s
 that far below: impulses that merely meet the tolerance are refined as below, so that a resting contact's forces
 do not drift to the tolerance's size over the steps). Otherwise, up to ``DIRECT_ROWS`` rows (a quadruped's feet,
 a stack of a few boxes, a wheel's two feet) the solve is direct: ``SWEEPS`` sweeps (they settle which contacts
-stick, slide or open), then Newton; when Newton stalls (no descent: the conditions' kinks) or does not converge
+stick, slide or open); when they leave every contact pressed and sticking without meeting the tolerance, that guess
+is solved at once (``_sticking_solve``: every row active, ``W λ = −b`` by Cholesky — the step semi-smooth Newton
+would take from there, without its Jacobian, pivoting and line search), kept when its impulses are feasible and its
+residual meets the tolerance (a standing robot's feet while its posture still moves); else Newton; when Newton stalls (no descent: the conditions' kinks) or does not converge
 within ``NEWTON_ITERATIONS``, Newton again from zero impulses (an impact, whose impulses owe nothing to the last
 step's), then from sliding contacts (``_sliding_start``: where the rows outnumber the freedoms they move, a
 sticking iterate can be a false minimum of the merit), then sweeps from the best iterate with the rest of the
@@ -286,6 +289,59 @@ def _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scrat
 
 
 @njit(**KERNEL)
+def _sticking_solve(W, b, lam, kind, mu, n0, n, A, x):
+    """``x`` ← the impulses of rows n0 .. n − 1 with every contact pressed and sticking, the guess of the iterate
+    ``lam`` when it has every unilateral row pressed (λ > 0) and every friction pair strictly inside its cone: then
+    every row is active, u = b + W λ = 0, and λ = −W⁻¹ b by Cholesky (into ``A``'s lower triangle) — the step that
+    semi-smooth Newton takes from that iterate (``rows/newton.py``: on the sticking piece Φ = ρ u, linear). Returns
+    whether the guess holds: the iterate sticking, W positive definite (no pivot below ``PIVOT_TOL`` of its row's
+    diagonal: more rows than the freedoms they move make W singular, and the sweeps and Newton take them) and the
+    result feasible (λ_n ≥ 0, |λ_t| ≤ μ λ_n). Only rows of those two kinds take part (else False)."""
+    r = n0
+    while r < n:
+        if kind[r] != UNILATERAL or not lam[r] > 0.0:
+            return False
+        if r + 2 < n and kind[r + 1] == FRICTION:
+            if kind[r + 2] != FRICTION or not lam[r + 1] * lam[r + 1] + lam[r + 2] * lam[r + 2] < (mu[r] * lam[r]) ** 2:
+                return False
+            r += 3
+        else:
+            r += 1
+    for i in range(n0, n):            # W = C Cᵀ row by row, C lower triangular in A, 1/C_kk on its diagonal
+        for k in range(n0, i + 1):
+            s = W[i, k]
+            for j in range(n0, k):
+                s -= A[i, j] * A[k, j]
+            if k < i:
+                A[i, k] = s * A[k, k]
+            elif s > PIVOT_TOL * W[i, i]:
+                A[i, i] = 1.0 / math.sqrt(s)
+            else:
+                return False
+    for k in range(n0, n):            # C y = −b
+        s = -b[k]
+        for j in range(n0, k):
+            s -= A[k, j] * x[j]
+        x[k] = s * A[k, k]
+    for k in range(n - 1, n0 - 1, -1):     # Cᵀ λ = y
+        s = x[k]
+        for j in range(k + 1, n):
+            s -= A[j, k] * x[j]
+        x[k] = s * A[k, k]
+    r = n0
+    while r < n:
+        if not x[r] >= 0.0:
+            return False
+        if r + 2 < n and kind[r + 1] == FRICTION:
+            if not x[r + 1] * x[r + 1] + x[r + 2] * x[r + 2] <= (mu[r] * x[r]) ** 2:
+                return False
+            r += 3
+        else:
+            r += 1
+    return True
+
+
+@njit(**KERNEL)
 def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     """Rows n0 .. n − 1 (no bilateral rows among them) solved to ``tol`` within ``iterations`` (module docstring:
     directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``; the impulses
@@ -300,6 +356,11 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
     used = min(SWEEPS, iterations)
     projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, used)
     best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), math.inf, n0, n)
+    if not best_rel <= tol and used < iterations and _sticking_solve(W, b, lam, kind, mu, n0, n, scratch.jac,
+                                                                     scratch.step):    # the contacts stick
+        used += 1
+        best_rel = _keep_if_better(scratch.step, best, _relative(W, b, scratch.step, kind, mu, gap, law, n0, n,
+                                                                 scratch), best_rel, n0, n)
     for attempt in range(3):       # from the sweeps' iterate, from zero impulses (an impact's owe nothing), sliding
         if best_rel <= tol or used >= iterations:
             break
