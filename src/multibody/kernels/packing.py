@@ -27,6 +27,8 @@ __all__ = ["pack_model", "packed_integers", "general_rows", "pack_frames"]
 
 #: the attribute of a Model under which :func:`packed_integers` keeps its ``mi`` (a cache: the Model is unchanged)
 CACHE_ATTR = "_multibody_packed_integers"
+#: the attribute under which :func:`pack_model` keeps the packed arrays it copies
+PACKED_ATTR = "_multibody_packed"
 
 _E = np.eye(3)
 
@@ -49,8 +51,21 @@ def _dof_table(jtype, axes):
 
 
 def pack_model(model):
-    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring); a
-    ``ModelError`` naming the first symbolic element of a symbolic model (the kernels need numbers)."""
+    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring), new copies of the
+    ones made on the model's first call and kept on it (:data:`PACKED_ATTR`: the Model is unchanged; a run's setup
+    packs it several times, 0.2 ms each); a ``ModelError`` naming the first symbolic element of a symbolic model
+    (the kernels need numbers)."""
+    cache = getattr(model, "__dict__", None)
+    packed = cache.get(PACKED_ATTR) if cache is not None else None
+    if packed is None:
+        packed = _pack(model)
+        if cache is not None:
+            cache[PACKED_ATTR] = packed
+    return packed[0].copy(), packed[1].copy()
+
+
+def _pack(model):
+    """(mi, mf) of :func:`pack_model`, made anew."""
     if model.symbolic:
         element, what, value = model.symbolic_element()
         raise ModelError(f"{element}: {what} is symbolic ({shown(value)!r}) in model '{model.name}'; the numeric "
