@@ -285,8 +285,8 @@ def test_sticking_guess_solves_the_sticking_piece():
     problems (1–5 contacts, stops, 18 freedoms) the impulses the solver returns are that solve's, bit for bit (Newton's
     pivoted LU would differ in the last bits), within the backward-error bound of Cholesky (|λ − λ*| ≤ 4 n ε cond(W)
     |λ*|, Higham, *Accuracy and Stability of Numerical Algorithms*, Thm. 10.4 with the perturbation bound) of the
-    piece's exact solution λ*, and meet the tolerance. More rows than freedoms (W singular), or a guess whose solve
-    leaves the cone, are refused: the solver goes on with Newton and still converges."""
+    piece's exact solution λ*, and meet the tolerance. More rows than freedoms (W singular), rows nearly dependent,
+    or a guess whose solve leaves the cone, are refused: the solver goes on with Newton and still converges."""
     from multibody.rows.solver import SWEEPS, _sticking_solve
 
     rng = np.random.default_rng(5)
@@ -312,6 +312,14 @@ def test_sticking_guess_solves_the_sticking_piece():
     # four contacts on six freedoms: W singular (rank 6 of 12), refused
     W, b, kind, mu, star = _sticking_problem(rng, 4, 6)
     assert not _sticking_solve(W, b, star.copy(), kind, mu, 0, 12, np.zeros((12, 12)), np.zeros(12))
+    # two contacts 1e-6 apart in their rows: W nearly singular (a squared pivot ~1e-12 of its diagonal, below the
+    # scale at which Newton regularizes), their impulses not determined: refused
+    W, b, kind, mu, star = _sticking_problem(rng, 2, 18)
+    J = rng.standard_normal((6, 18))
+    J[3:] = J[:3] + 1e-6 * rng.standard_normal((3, 18))
+    W = J @ J.T
+    W = 0.5 * (W + W.T)
+    assert not _sticking_solve(W, -W @ star, star.copy(), kind, mu, 0, 6, np.zeros((6, 6)), np.zeros(6))
     # a guess whose solve leaves the cone (the tangent impulse of the piece's solution beyond μ λ_n): refused
     W, b, kind, mu, star = _sticking_problem(rng, 2, 18)
     star[1] = 2.0 * mu[0] * star[0]

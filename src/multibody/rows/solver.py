@@ -75,7 +75,7 @@ from numba import njit
 from multibody.kernels.kkt import backward_sub_T, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, LAW_WIDTH, OPEN, UNILATERAL, compliant_row
-from multibody.rows.newton import newton_rows, newton_scratch, residual
+from multibody.rows.newton import REGULARIZE, newton_rows, newton_scratch, residual
 
 __all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "COMPLIANT", "RowSolver", "row_solver", "solve_rows",
            "DIRECT_ROWS", "ST_WORST", "ST_UNCONVERGED", "ST_MOST", "ST_LAST", "ST_STEPS", "ST_FIRST"]
@@ -294,8 +294,9 @@ def _sticking_solve(W, b, lam, kind, mu, n0, n, A, x):
     ``lam`` when it has every unilateral row pressed (λ > 0) and every friction pair strictly inside its cone: then
     every row is active, u = b + W λ = 0, and λ = −W⁻¹ b by Cholesky (into ``A``'s lower triangle) — the step that
     semi-smooth Newton takes from that iterate (``rows/newton.py``: on the sticking piece Φ = ρ u, linear). Returns
-    whether the guess holds: the iterate sticking, W positive definite (no pivot below ``PIVOT_TOL`` of its row's
-    diagonal: more rows than the freedoms they move make W singular, and the sweeps and Newton take them) and the
+    whether the guess holds: the iterate sticking, W positive definite and not nearly singular (no squared pivot
+    below ``REGULARIZE`` times its row's diagonal, the scale at which Newton regularizes its system: more rows than
+    the freedoms they move make W singular, their impulses not unique, and the sweeps and Newton take them) and the
     result feasible (λ_n ≥ 0, |λ_t| ≤ μ λ_n). Only rows of those two kinds take part (else False)."""
     r = n0
     while r < n:
@@ -314,7 +315,7 @@ def _sticking_solve(W, b, lam, kind, mu, n0, n, A, x):
                 s -= A[i, j] * A[k, j]
             if k < i:
                 A[i, k] = s * A[k, k]
-            elif s > PIVOT_TOL * W[i, i]:
+            elif s > REGULARIZE * W[i, i]:
                 A[i, i] = 1.0 / math.sqrt(s)
             else:
                 return False
