@@ -22,6 +22,7 @@ Bounds, and where they come from:
   compliant one up to its contact radius r − δ/2 (δ = (mg/k)^(1/p)): (2/7)(δ/r) = 3e-4 at k = 1e7;
 * energy balance of the compliant model: total + dissipated is constant to the integration error (rtol 1e-10).
 """
+import math
 import warnings
 
 import numpy as np
@@ -164,7 +165,7 @@ def test_compliant_ball_settles_with_energy_balance():
 
 
 def test_torque_laws_compiled_and_python_agree():
-    """A compiled torque law and a Python callback of the same torques give the same run."""
+    """A compiled torque law and a Python callback of the same torques give the same run, both in the compiled loop."""
     from numba import njit
 
     @njit
@@ -178,7 +179,42 @@ def test_torque_laws_compiled_and_python_agree():
     b = mb.simulate(model, q0, None, 0.2, h=1e-3, contact="stepping", n_out=11,
                     tau=lambda t, q, v: np.array([0, 0, 0, 1.0, 0, 0]))
     np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-15)
-    assert a.info["path"] == "compiled" and b.info["path"] == "python"
+    # the compiled loop calls the Python callback through its C address as it calls the compiled law
+    assert a.info["path"] == "compiled" and b.info["path"] == "compiled" and b.info["torque_callback"]
+
+
+def test_a_python_callback_runs_in_the_compiled_loop():
+    """The compiled loop calls a Python torque callback at each step through its C address
+    (``formulations.tree_control.PythonTorque``): the callback gets copies of q and v (writing into them changes
+    nothing), its run is the compiled law's bit for bit, and a compiled event is evaluated in the loop beside it, at
+    the same time as beside the compiled law."""
+    from numba import njit
+
+    @njit
+    def push(t, q, v, out):
+        out[3] = 2.0 * math.sin(10.0 * t)
+
+    @njit
+    def low(t, q, v):
+        return q[2] - 0.1005
+    low.terminal = True
+
+    def python_push(t, q, v):
+        q[:] = 0.0            # a copy: the state is not changed
+        v[:] = 1.0
+        out = np.zeros(6)
+        out[3] = 2.0 * math.sin(10.0 * t)
+        return out
+
+    model = ball(0.1, mu=0.3, floor_mu=0.3)
+    q0 = model.neutral()
+    q0[2] = 0.11
+    a = mb.simulate(model, q0, None, 0.3, h=1e-3, contact="stepping", tau=push, events=[low], output_every=1)
+    b = mb.simulate(model, q0, None, 0.3, h=1e-3, contact="stepping", tau=python_push, events=[low], output_every=1)
+    assert b.info["path"] == "compiled" and b.info["torque_callback"]
+    assert a.info["t_events"] == b.info["t_events"] and len(b.info["t_events"][0]) == 1
+    np.testing.assert_array_equal(a.q, b.q)
+    np.testing.assert_array_equal(a.v, b.v)
 
 
 # ---- elements and bad input ------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from multibody.errors import ConvergenceWarning, ModelError, ModelWarning, shown
 from multibody.formulations.base import check_state
 from multibody.integrate.arguments import fixed_step_count, time_span
 from multibody.formulations.constrained import ConstrainedTree, consistent_state, constraint_residuals
-from multibody.formulations.tree_control import controls_tuple
+from multibody.formulations.tree_control import PythonTorque, controls_tuple
 from multibody.rows.constraint_rows import ConstraintRows, make_work
 from multibody.rows.solver import ST_FIRST, ST_MOST, ST_STEPS, ST_UNCONVERGED, ST_WORST, row_solver
 from multibody.rows.unit_rows import unit_row_count, unit_rows
@@ -243,6 +243,10 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
     # without them
     control = controls_tuple(model, p, torque_law)
+    torque = None
+    if callback is not None and python is None:     # the loop calls the callback (else the Python loop of steps)
+        torque = PythonTorque(callback, model.nv, model.name)
+        control = control._replace(user=torque.address, has_user=True)
     if model.controllers or torque_law is not None:
         info["controllers"] = [c.name for c in model.controllers]
     U = unit_rows(model, q0)
@@ -288,7 +292,8 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
     return SteppingSystem(q0=q0, v0=v0, params=SteppingParams(p, G, S, U, loops, control, motion), tau=tau_const,
                           capacity=cs.capacity, make_result=make_result, callback=callback, info=info, model=model,
                           before_step=None if python is None else _with_python_rows(python, S),
-                          pair_names=tuple(cs.pair_names(k) for k in range(cs.pairs.shape[0])), remake=remake)
+                          pair_names=tuple(cs.pair_names(k) for k in range(cs.pairs.shape[0])), remake=remake,
+                          torque=torque)
 
 
 def _initial_overlap(model, p, G, cs, q0, info, name, recovery):

@@ -130,7 +130,8 @@ class _Run:
         self.q, self.v = np.array(q, dtype=np.float64), np.array(v, dtype=np.float64)
         self.nq = self.q.shape[0]
         self.tau = np.ascontiguousarray(system.tau, dtype=np.float64)
-        self.loop = (lambda P, tau_, *a: python_steps(system, *a)) if system.python_steps else stepping_loop
+        self.loop = ((lambda P, tau_, *a: python_steps(system, *a)) if system.python_steps else
+                     stepping_loop if system.torque is None else _calling(system.torque))
         self.trace = np.empty((self.chunk if self.python_events else 0, self.nq + self.v.shape[0] + 1))
         self.scratch = step_scratch(self.q, self.v)
 
@@ -203,6 +204,20 @@ class _Run:
                 self.t_stop = te
                 return False
         return True
+
+
+def _calling(torque):
+    """:func:`stepping_loop` for a loop that calls the Python torque callback ``torque`` (a ``PythonTorque``): an
+    exception the callback raised, which stopped the loop at its step, raised with the steps made before it (as
+    :func:`python_steps` does)."""
+    def loop(*args):
+        j, status, last, dissipated = stepping_loop(*args)
+        if torque.error is not None:
+            exc, torque.error = torque.error, None
+            exc.partial = (j, last, dissipated)
+            raise exc
+        return j, status, last, dissipated
+    return loop
 
 
 #: the step numbers of a one-step piece: its end saved, nothing saved

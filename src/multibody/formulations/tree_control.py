@@ -26,12 +26,15 @@ The tree's parameters (``model.packing.TreeParams``) get one more entry, ``contr
 ``model.packing.Controls`` of the model's controllers and the law (``model.packing.ControlledParams``,
 :func:`control_params`).
 """
+import ctypes
+
 import numpy as np
 from numba import carray, cfunc, njit
 from numba.core.errors import NumbaError
 from numba.core.registry import CPUDispatcher
 
 from multibody.errors import ModelError
+from multibody.formulations.base import callback_forces
 from multibody.formulations.tree_rhs import tree_rhs_extra
 from multibody.integrate.adaptive import nonfinite_entries
 from multibody.kernels.control import C_IV, EVENT_SIGNATURE, TORQUE_SIGNATURE, call_torque, control_kernel
@@ -39,6 +42,7 @@ from multibody.kernels.spatial import COMPILED, KERNEL
 from multibody.model.packing import Controls, controlled_params, controls
 
 __all__ = ["compiled_event", "control_params", "controls_tuple", "is_controlled", "compiled_torque", "is_compiled_torque",
+           "PythonTorque",
            "control_extra", "control_torques", "run_controls", "tree_rhs_control", "tree_rhs_control_extra", "law_failure"]
 
 def is_compiled_torque(tau):
@@ -73,6 +77,48 @@ def compiled_torque(tau):
                          f"nothing: {first}", element="tau") from None
     _WRAPPED[key] = (tau, wrapped)
     return wrapped
+
+
+#: :data:`kernels.control.TORQUE_SIGNATURE` as a ctypes function type (the pointers as addresses)
+_TORQUE_CTYPE = ctypes.CFUNCTYPE(None, ctypes.c_double, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                 ctypes.c_int64)
+
+
+class PythonTorque:
+    """A Python torque callback ``tau(t, q, v) -> (nv,)`` as a C function of ``kernels.control.TORQUE_SIGNATURE``
+    (through ctypes; ``address``), which a compiled loop calls at each step where it calls a compiled torque law
+    (the stepping model's loop: ``contact/models.py``), instead of Python calling the loop one step at a time — each
+    such call types and unboxes the loop's tuples of arrays anew, about 40 µs of a quadruped's step. The forces are
+    checked as in every formulation (``formulations.base.callback_forces``: copies of q and v in, nv numbers out). An
+    exception (a bad output's ``ModelError``, the callback's own, an interrupt) cannot leave the C call: it is kept in
+    ``error``, the forces are NaN, which stop the run at that step (and the loop calls the law no more), and the run
+    raises it with the steps made before it (``contact/stepping_run.py``)."""
+
+    def __init__(self, callback, nv, model_name):
+        self.callback, self.nv, self.model_name = callback, int(nv), model_name
+        self.error = None
+        self._views = {}
+        self._function = _TORQUE_CTYPE(self._call)       # (kept: the address is valid while it lives)
+        self.address = ctypes.cast(self._function, ctypes.c_void_p).value
+
+    def _view(self, address, n):
+        """The n floats at ``address`` as an array (the loop passes the same buffers at every step: made once)."""
+        view = self._views.get(address)
+        if view is None or view.shape[0] != n:
+            view = np.ctypeslib.as_array((ctypes.c_double * n).from_address(address)) if n else np.zeros(0)
+            self._views[address] = view
+        return view
+
+    def _call(self, t, q, v, out, nq, nv):
+        forces = self._view(out, nv)
+        if self.error is None:
+            try:
+                forces[:] = callback_forces(self.callback, t, self._view(q, nq), self._view(v, nv), nv,
+                                            self.model_name)
+                return
+            except BaseException as exc:    # noqa: BLE001 -- kept for the run, which raises it (class docstring)
+                self.error = exc
+        forces[:] = np.nan
 
 
 def compiled_event(g, k):
