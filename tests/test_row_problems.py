@@ -299,7 +299,7 @@ def test_sticking_guess_solves_the_sticking_piece():
         R = row_solver(n)
         lam = star * (1.0 + 0.2 * rng.uniform(-1, 1, n))      # a warm start on the same piece, 20 % off
         x = np.zeros(n)
-        assert _sticking_solve(W, b, lam, kind, mu, 0, n, np.zeros((n, n)), x)
+        assert _sticking_solve(W, b, lam, kind, mu, 0, n, np.zeros((n, n)), np.zeros(n), x)
         used, rel = solve_unilateral(W.copy(), b.copy(), lam, kind, mu, np.zeros(n), R.law, 0, n, 1e-10, 200,
                                      R.newton)
         assert rel <= 1e-10
@@ -309,9 +309,19 @@ def test_sticking_guess_solves_the_sticking_piece():
             taken += 1
             assert np.array_equal(lam, x), case
     assert taken >= 150                  # (sweeps from 20 % off meet 1e-10 only on the easiest problems)
+    # rows after bilateral ones (n0 > 0: the Schur complement's block): the same solve on the block, bit for bit
+    W, b, kind, mu, star = _sticking_problem(rng, 3, 18)
+    x = np.zeros(9)
+    assert _sticking_solve(W, b, star.copy(), kind, mu, 0, 9, np.zeros((9, 9)), np.zeros(9), x)
+    Wb, bb = np.zeros((11, 11)), np.zeros(11)
+    Wb[:2, :2], Wb[2:, 2:], bb[2:] = 7.0 * np.eye(2), W, b
+    kb, mb_, xb = np.concatenate([[0, 0], kind]), np.concatenate([[0.0, 0.0], mu]), np.zeros(11)
+    assert _sticking_solve(Wb, bb, np.concatenate([[0.0, 0.0], star]), kb, mb_, 2, 11, np.zeros((11, 11)),
+                           np.zeros(11), xb)
+    assert np.array_equal(xb[2:], x) and np.array_equal(xb[:2], [0.0, 0.0])
     # four contacts on six freedoms: W singular (rank 6 of 12), refused
     W, b, kind, mu, star = _sticking_problem(rng, 4, 6)
-    assert not _sticking_solve(W, b, star.copy(), kind, mu, 0, 12, np.zeros((12, 12)), np.zeros(12))
+    assert not _sticking_solve(W, b, star.copy(), kind, mu, 0, 12, np.zeros((12, 12)), np.zeros(12), np.zeros(12))
     # two contacts 1e-6 apart in their rows: W nearly singular (a squared pivot ~1e-12 of its diagonal, below the
     # scale at which Newton regularizes), their impulses not determined: refused
     W, b, kind, mu, star = _sticking_problem(rng, 2, 18)
@@ -319,14 +329,17 @@ def test_sticking_guess_solves_the_sticking_piece():
     J[3:] = J[:3] + 1e-6 * rng.standard_normal((3, 18))
     W = J @ J.T
     W = 0.5 * (W + W.T)
-    assert not _sticking_solve(W, -W @ star, star.copy(), kind, mu, 0, 6, np.zeros((6, 6)), np.zeros(6))
+    assert not _sticking_solve(W, -W @ star, star.copy(), kind, mu, 0, 6, np.zeros((6, 6)), np.zeros(6), np.zeros(6))
     # a guess whose solve leaves the cone (the tangent impulse of the piece's solution beyond μ λ_n): refused
     W, b, kind, mu, star = _sticking_problem(rng, 2, 18)
     star[1] = 2.0 * mu[0] * star[0]
     b = -W @ star
     warm = star.copy()
     warm[1] = 0.5 * mu[0] * warm[0]
-    assert not _sticking_solve(W, b, warm, kind, mu, 0, 6, np.zeros((6, 6)), np.zeros(6))
+    assert not _sticking_solve(W, b, warm, kind, mu, 0, 6, np.zeros((6, 6)), np.zeros(6), np.zeros(6))
     R = row_solver(6)
     used, rel = solve_unilateral(W.copy(), b.copy(), warm, kind, mu, np.zeros(6), R.law, 0, 6, 1e-10, 200, R.newton)
-    assert rel <= 1e-10 and warm[1] ** 2 + warm[2] ** 2 <= (mu[0] * warm[0]) ** 2 * (1 + 1e-12)
+    # the solution slides on the cone's edge: a residual |Φ| ≤ tol max|λ| per entry puts λ_t within √2 tol max|λ| of
+    # the disk |λ_t| ≤ μ λ_n (Φ_t = λ_t − its projection on the disk: rows/newton.py)
+    assert rel <= 1e-10
+    assert np.hypot(warm[1], warm[2]) <= mu[0] * warm[0] + np.sqrt(2.0) * 1e-10 * np.abs(warm).max()

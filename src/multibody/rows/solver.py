@@ -72,7 +72,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from multibody.kernels.kkt import backward_sub_T, forward_sub
+from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, LAW_WIDTH, OPEN, UNILATERAL, compliant_row
 from multibody.rows.newton import REGULARIZE, newton_rows, newton_scratch, residual
@@ -289,15 +289,16 @@ def _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scrat
 
 
 @njit(**KERNEL)
-def _sticking_solve(W, b, lam, kind, mu, n0, n, A, x):
+def _sticking_solve(W, b, lam, kind, mu, n0, n, A, y, x):
     """``x`` ← the impulses of rows n0 .. n − 1 with every contact pressed and sticking, the guess of the iterate
     ``lam`` when it has every unilateral row pressed (λ > 0) and every friction pair strictly inside its cone: then
-    every row is active, u = b + W λ = 0, and λ = −W⁻¹ b by Cholesky (into ``A``'s lower triangle) — the step that
-    semi-smooth Newton takes from that iterate (``rows/newton.py``: on the sticking piece Φ = ρ u, linear). Returns
-    whether the guess holds: the iterate sticking, W positive definite and not nearly singular (no squared pivot
-    below ``REGULARIZE`` times its row's diagonal, the scale at which Newton regularizes its system: more rows than
-    the freedoms they move make W singular, their impulses not unique, and the sweeps and Newton take them) and the
-    result feasible (λ_n ≥ 0, |λ_t| ≤ μ λ_n). Only rows of those two kinds take part (else False)."""
+    every row is active, u = b + W λ = 0, and λ = −W⁻¹ b by Cholesky (``kernels.kkt``, the block in ``A``, ``y``
+    its scratch) — the step that semi-smooth Newton takes from that iterate (``rows/newton.py``: on the sticking
+    piece Φ = ρ u, linear). Returns whether the guess holds: the iterate sticking, W positive definite and not nearly
+    singular (no squared pivot below ``REGULARIZE`` times its row's diagonal, the scale at which Newton regularizes
+    its system: more rows than the freedoms they move make W singular, their impulses not unique, and the sweeps and
+    Newton take them) and the result feasible (λ_n ≥ 0, |λ_t| ≤ μ λ_n). Only rows of those two kinds take part
+    (else False)."""
     r = n0
     while r < n:
         if kind[r] != UNILATERAL or not lam[r] > 0.0:
@@ -308,27 +309,20 @@ def _sticking_solve(W, b, lam, kind, mu, n0, n, A, x):
             r += 3
         else:
             r += 1
-    for i in range(n0, n):            # W = C Cᵀ row by row, C lower triangular in A, 1/C_kk on its diagonal
-        for k in range(n0, i + 1):
-            s = W[i, k]
-            for j in range(n0, k):
-                s -= A[i, j] * A[k, j]
-            if k < i:
-                A[i, k] = s * A[k, k]
-            elif s > REGULARIZE * W[i, i]:
-                A[i, i] = 1.0 / math.sqrt(s)
-            else:
-                return False
-    for k in range(n0, n):            # C y = −b
-        s = -b[k]
-        for j in range(n0, k):
-            s -= A[k, j] * x[j]
-        x[k] = s * A[k, k]
-    for k in range(n - 1, n0 - 1, -1):     # Cᵀ λ = y
-        s = x[k]
-        for j in range(k + 1, n):
-            s -= A[j, k] * x[j]
-        x[k] = s * A[k, k]
+    m = n - n0
+    for i in range(m):
+        y[i] = -b[n0 + i]
+        for j in range(i + 1):
+            A[i, j] = W[n0 + i, n0 + j]
+    if not cholesky_lower(A, m, A):
+        return False
+    for i in range(m):
+        if not A[i, i] * A[i, i] > REGULARIZE * W[n0 + i, n0 + i]:
+            return False
+    forward_sub(A, m, y)
+    backward_sub_T(A, m, y)
+    for i in range(m):
+        x[n0 + i] = y[i]
     r = n0
     while r < n:
         if not x[r] >= 0.0:
@@ -358,7 +352,7 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
     projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, used)
     best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), math.inf, n0, n)
     if not best_rel <= tol and used < iterations and _sticking_solve(W, b, lam, kind, mu, n0, n, scratch.jac,
-                                                                     scratch.step):    # the contacts stick
+                                                                     scratch.trial, scratch.step):    # they stick
         used += 1
         best_rel = _keep_if_better(scratch.step, best, _relative(W, b, scratch.step, kind, mu, gap, law, n0, n,
                                                                  scratch), best_rel, n0, n)
