@@ -242,11 +242,10 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
         loops = make_work(model)
     # the controllers' tuple even without controllers (it then adds nothing): one compiled loop for runs with and
     # without them
-    control = controls_tuple(model, p, torque_law)
     torque = None
     if callback is not None and python is None:     # the loop calls the callback (else the Python loop of steps)
         torque = PythonTorque(callback, model.nv, model.name)
-        control = control._replace(user=torque.address, has_user=True)
+    control = controls_tuple(model, p, torque_law if torque is None else torque)
     if model.controllers or torque_law is not None:
         info["controllers"] = [c.name for c in model.controllers]
     U = unit_rows(model, q0)

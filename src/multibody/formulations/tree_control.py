@@ -144,10 +144,12 @@ def compiled_event(g, k):
 
 
 def controls_tuple(model, params, torque=None):
-    """The :class:`~multibody.model.packing.Controls` of the model's controllers and the compiled torque law
-    ``torque`` (a numba function, or None) for the tree parameters ``params``; with neither, a tuple of the same
-    numba type that adds nothing (:func:`is_controlled` false)."""
-    return controls(model, params.mf, 0 if torque is None else compiled_torque(torque).address)
+    """The :class:`~multibody.model.packing.Controls` of the model's controllers and the torque law ``torque`` (a
+    numba function, a :class:`PythonTorque`, or None) for the tree parameters ``params``; with neither, a tuple of
+    the same numba type that adds nothing (:func:`is_controlled` false)."""
+    address = (0 if torque is None else torque.address if isinstance(torque, PythonTorque) else
+               compiled_torque(torque).address)
+    return controls(model, params.mf, address)
 
 
 def control_params(model, params, torque=None):
