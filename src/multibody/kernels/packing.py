@@ -25,9 +25,7 @@ from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_ARM, F_COM, F_DAX,
 
 __all__ = ["pack_model", "packed_integers", "general_rows", "pack_frames"]
 
-#: the attribute of a Model under which :func:`packed_integers` keeps its ``mi`` (a cache: the Model is unchanged)
-CACHE_ATTR = "_multibody_packed_integers"
-#: the attribute under which :func:`pack_model` keeps the packed arrays it copies
+#: the attribute of a Model under which its packed arrays ``(mi, mf)`` are kept (a cache: the Model is unchanged)
 PACKED_ATTR = "_multibody_packed"
 
 _E = np.eye(3)
@@ -51,17 +49,23 @@ def _dof_table(jtype, axes):
 
 
 def pack_model(model):
-    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring), new copies of the
-    ones made on the model's first call and kept on it (:data:`PACKED_ATTR`: the Model is unchanged; a run's setup
-    packs it several times, 0.2 ms each); a ``ModelError`` naming the first symbolic element of a symbolic model
-    (the kernels need numbers)."""
+    """The packed integer and float arrays (``mi``, ``mf``) of a Model (see the module docstring): new copies of
+    the ones :func:`_packed` keeps on it (a run's setup packs it several times, 0.2 ms each); a ``ModelError``
+    naming the first symbolic element of a symbolic model (the kernels need numbers)."""
+    mi, mf = _packed(model)
+    return mi.copy(), mf.copy()
+
+
+def _packed(model):
+    """(mi, mf) of ``model``, made on its first call and kept on it (:data:`PACKED_ATTR`; an object without
+    ``__dict__``: made anew): not to be written into."""
     cache = getattr(model, "__dict__", None)
     packed = cache.get(PACKED_ATTR) if cache is not None else None
     if packed is None:
         packed = _pack(model)
         if cache is not None:
             cache[PACKED_ATTR] = packed
-    return packed[0].copy(), packed[1].copy()
+    return packed
 
 
 def _pack(model):
@@ -123,14 +127,7 @@ def general_rows(model):
 def packed_integers(model):
     """The packed integer array ``mi`` of ``model``, made once and kept on the model (what the configuration-space
     kernels read: ``kernels/configuration.py``)."""
-    try:
-        return model.__dict__[CACHE_ATTR]
-    except KeyError:
-        mi = pack_model(model)[0]
-        model.__dict__[CACHE_ATTR] = mi
-        return mi
-    except AttributeError:  # an object without __dict__: no caching
-        return pack_model(model)[0]
+    return _packed(model)[0]
 
 
 def pack_frames(parent, frames):
