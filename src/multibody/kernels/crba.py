@@ -31,10 +31,12 @@ def crba_kernel(mi, mf, q, work, M):
         return 7
     wb, wd = workspace_views(work, n, nv)
     set_ground(mf, work, wb, nv)
-    # ---- pass 1: placements, motion subspaces
+    # ---- pass 1: placements, motion subspaces, the bodies' inertias in ground coordinates
     for i in range(1, n):
         joint_placement_world(i, mi, mf, q, wb, wd)
-    composite_inertias(mi, mf, wb, wd, M)
+        m, h, I = body_inertia_world(i, mf, wb)
+        store_rigid_inertia(wb, i, B_IA, m, h, I)
+    composite_columns(mi, mf, wb, wd, M)
     return 0
 
 
@@ -49,16 +51,6 @@ def bias_and_mass_matrix(mi, mf, q, v, zero, fext, work, bias, M):
         wb, wd = workspace_views(work, mi.shape[0], M.shape[0])
         composite_columns(mi, mf, wb, wd, M)
     return err
-
-
-@helper
-def composite_inertias(mi, mf, wb, wd, M):
-    """The body inertias in ground coordinates from the placements in ``wb``, then from the leaves the composite
-    inertias and the columns of M (module docstring)."""
-    for i in range(1, mi.shape[0]):
-        m, h, I = body_inertia_world(i, mf, wb)
-        store_rigid_inertia(wb, i, B_IA, m, h, I)
-    composite_columns(mi, mf, wb, wd, M)
 
 
 @helper
