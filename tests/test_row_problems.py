@@ -187,12 +187,13 @@ def test_newton_linear_solve_with_rook_pivoting():
 
 def _merit(W, b, lam, kind, mu, jacobian=False):
     """½|Φ|², Φ and (with ``jacobian``) its generalized Jacobian at λ, by the solver's own ``rows.newton._phi``."""
-    from multibody.rows.newton import REGULARIZE, _phi
+    from multibody.rows.newton import REGULARIZE, _phi, row_scales
 
     n = len(lam)
     u = b + (W + REGULARIZE * np.diag(np.diag(W))) @ lam
-    phi, jac = np.zeros(n), np.zeros((n, n))
-    merit = _phi(W, REGULARIZE, lam, u, kind, mu, np.zeros(n), np.zeros(8), 0, n, phi, jac, jacobian)
+    phi, jac, scale = np.zeros(n), np.zeros((n, n)), np.zeros(n)
+    row_scales(W, kind, 0, n, scale)
+    merit = _phi(W, REGULARIZE, lam, u, kind, mu, np.zeros(n), np.zeros(8), 0, n, phi, jac, jacobian, scale)
     return merit, phi, jac
 
 

@@ -30,7 +30,9 @@ which the contacts could trade impulses among themselves, where a Newton step le
 near the impulses there are in those directions.
 
 Scratch (``NewtonScratch``): the Jacobian (n, n) and a copy, its pivot order, Φ, the step, a trial λ, u, a best
-λ and a copy of the rows' kinds (``rows/solver.py``'s).
+λ, a copy of the rows' kinds (``rows/solver.py``'s) and the rows' scales ρ (:func:`row_scales`: they depend on W
+alone, so a solve computes them once for its residuals, sweeps and Newton iterations; each is a division, and a
+friction pair's a square root too, on the path of every sweep's row after row).
 """
 import math
 from collections import namedtuple
@@ -41,7 +43,8 @@ from numba import njit
 from multibody.kernels.spatial import KERNEL, helper
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, OPEN, compliant_impulse
 
-__all__ = ["NewtonScratch", "newton_scratch", "newton_rows", "residual"]
+__all__ = ["NewtonScratch", "newton_scratch", "newton_rows", "residual", "row_scales", "row_velocities",
+           "scaled_residual"]
 
 #: a pivot below this (relative to the largest entry of the Jacobian) belongs to a row that depends on the others
 PIVOT = 1e-12
@@ -51,24 +54,50 @@ REGULARIZE = 1e-8
 #: impulses scaled by ρ, so their Jacobian's diagonal is of order 1)
 ARMIJO, TRIES, DAMPING_MIN, DAMPING_MAX = 1e-4, 10, 1e-8, 1e4
 
-NewtonScratch = namedtuple("NewtonScratch", "jac saved perm phi step trial u best kinds")
+NewtonScratch = namedtuple("NewtonScratch", "jac saved perm phi step trial u best kinds scale")
 
 
 def newton_scratch(n):
     """The scratch of :func:`newton_rows` for up to ``n`` rows."""
     n = max(int(n), 1)
     return NewtonScratch(np.zeros((n, n)), np.zeros((n, n)), np.zeros(n, dtype=np.int64),
-                         *(np.zeros(n) for _ in range(5)), np.zeros(n, dtype=np.int64))
+                         *(np.zeros(n) for _ in range(5)), np.zeros(n, dtype=np.int64), np.zeros(n))
 
 
-@njit(**KERNEL)
-def _velocities(W, b, lam, n0, n, u):
-    """u = b + W λ on rows n0 .. n − 1."""
-    for r in range(n0, n):
-        s = b[r]
+@njit(**KERNEL, forceinline=True)
+def row_velocities(W, b, lam, n0, n, u):
+    """u = b + W λ on rows n0 .. n − 1, each row's sum in the order of the columns, two rows at a time (two sums that
+    do not wait for each other)."""
+    r = n0
+    while r + 1 < n:
+        s0, s1 = b[r], b[r + 1]
+        w0, w1 = W[r], W[r + 1]
         for j in range(n0, n):
-            s += W[r, j] * lam[j]
-        u[r] = s
+            x = lam[j]
+            s0 += w0[j] * x
+            s1 += w1[j] * x
+        u[r], u[r + 1] = s0, s1
+        r += 2
+    if r < n:
+        s0 = b[r]
+        for j in range(n0, n):
+            s0 += W[r, j] * lam[j]
+        u[r] = s0
+
+
+@njit(**KERNEL, forceinline=True)
+def row_scales(W, kind, n0, n, scale):
+    """``scale`` ← each row's ρ of Φ (module docstring) for rows n0 .. n − 1: 1 / W_rr of a normal, bilateral or
+    compliant row (0 where W_rr ≤ 0: a row that moves nothing), 1 / the largest eigenvalue of the 2×2 block of a
+    friction pair after its normal row, on both its rows (:func:`_tangent_scale`; 0 for an empty block)."""
+    r = n0
+    while r < n:
+        scale[r] = 1.0 / W[r, r] if W[r, r] > 0.0 else 0.0
+        if r + 2 < n and kind[r + 1] == FRICTION:     # (the sweeps' walk: any row with a friction pair after it)
+            scale[r + 1] = scale[r + 2] = _tangent_scale(W, r + 1)
+            r += 3
+        else:
+            r += 1
 
 
 @njit(**KERNEL)
@@ -85,10 +114,10 @@ def _w(W, eps, r, j):
     return W[r, j] * (1.0 + eps) if r == j else W[r, j]
 
 
-@njit(**KERNEL)
-def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
+@njit(**KERNEL, forceinline=True)
+def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac, scale):
     """Φ (module docstring) of rows n0 .. n − 1 at λ with u = b + (W + ε diag W) λ, into ``phi``; with ``with_jac`` its
-    generalized Jacobian into ``jac``. Returns ½|Φ|²."""
+    generalized Jacobian into ``jac``; ``scale`` the rows' ρ (:func:`row_scales`). Returns ½|Φ|²."""
     merit = 0.0
     r = n0
     while r < n:
@@ -104,7 +133,7 @@ def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
             r += 1
             continue
         if kr == BILATERAL:
-            rho = 1.0 / W[r, r] if W[r, r] > 0.0 else 1.0
+            rho = scale[r] if scale[r] > 0.0 else 1.0
             phi[r] = rho * u[r]
             if with_jac:
                 for j in range(n0, n):
@@ -117,7 +146,7 @@ def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
                     jac[r, j] = -df * _w(W, eps, r, j)
                 jac[r, r] += 1.0
         else:                   # UNILATERAL
-            rho = 1.0 / W[r, r] if W[r, r] > 0.0 else 1.0
+            rho = scale[r] if scale[r] > 0.0 else 1.0
             if lam[r] - rho * u[r] > 0.0:
                 phi[r] = rho * u[r]
                 if with_jac:
@@ -130,7 +159,7 @@ def _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, with_jac):
         merit += 0.5 * phi[r] * phi[r]
         if r + 2 < n and kind[r + 1] == FRICTION:
             t = r + 1
-            rho = _tangent_scale(W, t)
+            rho = scale[t]
             x1 = lam[t] - rho * u[t]
             x2 = lam[t + 1] - rho * u[t + 1]
             radius = mu[r] * max(lam[r], 0.0)
@@ -254,9 +283,18 @@ def _solve(A, perm, n0, n, x):
 def residual(W, b, lam, kind, mu, gap, law, n0, n, scratch):
     """The largest |Φ| of rows n0 .. n − 1 at λ (module docstring): how far the impulses are from the conditions,
     in impulse units."""
-    eps = REGULARIZE
-    _velocities(W, b, lam, n0, n, scratch.u)
-    _phi(W, eps, lam, scratch.u, kind, mu, gap, law, n0, n, scratch.phi, scratch.jac, False)
+    row_scales(W, kind, n0, n, scratch.scale)
+    return scaled_residual(W, b, lam, kind, mu, gap, law, n0, n, scratch, False)
+
+
+@njit(**KERNEL, forceinline=True)
+def scaled_residual(W, b, lam, kind, mu, gap, law, n0, n, scratch, current):
+    """:func:`residual` with the rows' scales already in ``scratch.scale`` (:func:`row_scales` of this W), and with
+    ``current`` the rows' velocities b + W λ already in ``scratch.u`` (``rows.solver.projected_gauss_seidel``
+    leaves them)."""
+    if not current:
+        row_velocities(W, b, lam, n0, n, scratch.u)
+    _phi(W, REGULARIZE, lam, scratch.u, kind, mu, gap, law, n0, n, scratch.phi, scratch.jac, False, scratch.scale)
     top = 0.0
     for r in range(n0, n):
         top = max(top, abs(scratch.phi[r]))
@@ -311,17 +349,18 @@ def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     impulses, where Newton's step leaps). δ falls tenfold after each success, and Newton's own step returns below
     ``DAMPING_MIN``, so the last iterations converge quadratically. Returns ``(iterations made, largest |Φ| at the
     end)``, the iterations counted negative when δ passed ``DAMPING_MAX`` without a decrease (stalled)."""
-    u, phi, step, trial, jac = scratch.u, scratch.phi, scratch.step, scratch.trial, scratch.jac
+    u, phi, step, trial, jac, scale = scratch.u, scratch.phi, scratch.step, scratch.trial, scratch.jac, scratch.scale
     eps = REGULARIZE
-    _velocities(W, b, lam, n0, n, u)
-    merit = _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False)
+    row_scales(W, kind, n0, n, scale)
+    row_velocities(W, b, lam, n0, n, u)
+    merit = _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False, scale)
     damping = 0.0
     for it in range(iterations + 1):
         top, big = _largest(phi, lam, n0, n)
         if top <= tol * big or top == 0.0 or it == iterations:
             return it, top
         # the Jacobian at λ, only for an iteration that is made (Φ evaluated again: the same numbers)
-        _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, scratch.saved, True)
+        _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, scratch.saved, True, scale)
         while True:
             _system(scratch.saved, phi, damping, n0, n, jac, step)
             _solve(jac, scratch.perm, n0, n, step)
@@ -331,16 +370,16 @@ def newton_rows(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
             for _ in range(TRIES):
                 for r in range(n0, n):
                     trial[r] = lam[r] + t * step[r]
-                _velocities(W, b, trial, n0, n, u)
-                trial_merit = _phi(W, eps, trial, u, kind, mu, gap, law, n0, n, phi, jac, False)
+                row_velocities(W, b, trial, n0, n, u)
+                trial_merit = _phi(W, eps, trial, u, kind, mu, gap, law, n0, n, phi, jac, False, scale)
                 if trial_merit < (1.0 - cut * t) * merit:
                     break
                 t *= 0.5
             if trial_merit < (1.0 - cut * t) * merit:
                 break
             # no decrease: Φ and u back at λ (the line search left the last trial's), for the damped step or the end
-            _velocities(W, b, lam, n0, n, u)
-            _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False)
+            row_velocities(W, b, lam, n0, n, u)
+            _phi(W, eps, lam, u, kind, mu, gap, law, n0, n, phi, jac, False, scale)
             damping = max(100.0 * damping, DAMPING_MIN)
             if damping > DAMPING_MAX:
                 return -(it + 1), top

@@ -75,7 +75,7 @@ from numba import njit
 from multibody.kernels.kkt import backward_sub_T, cholesky_lower, forward_sub
 from multibody.kernels.spatial import KERNEL
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, LAW_WIDTH, OPEN, UNILATERAL, compliant_row
-from multibody.rows.newton import REGULARIZE, newton_rows, newton_scratch, residual
+from multibody.rows.newton import REGULARIZE, newton_rows, newton_scratch, row_scales, row_velocities, scaled_residual
 
 __all__ = ["BILATERAL", "UNILATERAL", "FRICTION", "COMPLIANT", "RowSolver", "row_solver", "solve_rows",
            "DIRECT_ROWS", "ST_WORST", "ST_UNCONVERGED", "ST_MOST", "ST_LAST", "ST_STEPS", "ST_FIRST"]
@@ -159,34 +159,42 @@ def _row_value(W, lam, b, r, n0, n):
     return s
 
 
-@njit(**KERNEL)
-def projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations):
+@njit(**KERNEL, forceinline=True)
+def projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scale, u, current):
     """The unilateral, friction and compliant conditions (module docstring) of rows ``n0 .. n − 1`` by projected
     Gauss–Seidel on W, b from the impulses in ``lam``, until no impulse changes by more than ``tol`` times the
-    largest, at most ``iterations`` sweeps. Returns the number of sweeps made."""
+    largest, at most ``iterations`` sweeps; ``scale`` the rows' 1 / W_rr and their friction pairs' 1 / ρ
+    (``rows.newton.row_scales``). ``u`` holds the rows' velocities b + W λ throughout (computed first unless
+    ``current``: a residual at these impulses left them there), each change of an impulse added along its column of
+    W (its row: W is symmetric): a row's value is read, not summed, so that the sweep's path from row to row is a
+    few operations instead of a dot product of the rows' length. Returns the number of sweeps made; ``u`` is left
+    at the impulses reached, to the round-off of its updates (about ε |W| |Δλ| each: the residual after a direct
+    solve's two sweeps reads it; after many sweeps the solver sums the velocities afresh)."""
+    if not current:
+        row_velocities(W, b, lam, n0, n, u)
     for it in range(iterations):
         change = 0.0
         top = 0.0
         r = n0
         while r < n:
-            wn = _row_value(W, lam, b, r, n0, n)
             old = lam[r]
             if W[r, r] > 0.0:
                 if kind[r] == COMPLIANT:
-                    lam[r] = compliant_row(old, wn, W[r, r], gap[r], law)
+                    lam[r] = compliant_row(old, u[r], W[r, r], gap[r], law)
                 elif kind[r] == BILATERAL:
-                    lam[r] = old - wn / W[r, r]
+                    lam[r] = old - u[r] * scale[r]
                 else:
-                    lam[r] = max(0.0, old - wn / W[r, r])
-            change = max(change, abs(lam[r] - old))
+                    lam[r] = max(0.0, old - u[r] * scale[r])
+            d = lam[r] - old
+            if d != 0.0:
+                w = W[r]
+                for j in range(n0, n):
+                    u[j] += w[j] * d
+            change = max(change, abs(d))
             top = max(top, abs(lam[r]))
             if r + 2 < n and kind[r + 1] == FRICTION:
-                a, bb, d = W[r + 1, r + 1], W[r + 1, r + 2], W[r + 2, r + 2]
-                rho = 0.5 * (a + d) + math.sqrt(0.25 * (a - d) * (a - d) + bb * bb)
-                w1 = _row_value(W, lam, b, r + 1, n0, n)
-                w2 = _row_value(W, lam, b, r + 2, n0, n)
                 o1, o2 = lam[r + 1], lam[r + 2]
-                x1, x2 = (o1 - w1 / rho, o2 - w2 / rho) if rho > 0.0 else (o1, o2)
+                x1, x2 = o1 - u[r + 1] * scale[r + 1], o2 - u[r + 2] * scale[r + 1]    # (scale 0: an empty block)
                 lim = mu[r] * max(lam[r], 0.0)
                 norm = math.sqrt(x1 * x1 + x2 * x2)
                 if norm > lim:
@@ -194,7 +202,12 @@ def projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations
                     x1 *= s
                     x2 *= s
                 lam[r + 1], lam[r + 2] = x1, x2
-                change = max(change, abs(x1 - o1), abs(x2 - o2))
+                d1, d2 = x1 - o1, x2 - o2
+                if d1 != 0.0 or d2 != 0.0:
+                    w1, w2 = W[r + 1], W[r + 2]
+                    for j in range(n0, n):
+                        u[j] += w1[j] * d1 + w2[j] * d2
+                change = max(change, abs(d1), abs(d2))
                 top = max(top, abs(x1), abs(x2))
                 r += 3
             else:
@@ -204,10 +217,12 @@ def projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations
     return iterations
 
 
-@njit(**KERNEL)
-def _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch):
-    """The residual of rows n0 .. n − 1 relative to the largest impulse (0 without impulses or rows)."""
-    return _relative_to(residual(W, b, lam, kind, mu, gap, law, n0, n, scratch), lam, n0, n)
+@njit(**KERNEL, forceinline=True)
+def _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch, current):
+    """The residual of rows n0 .. n − 1 relative to the largest impulse (0 without impulses or rows); the rows'
+    scales already in ``scratch.scale`` (``rows.newton.row_scales``, once per solve), and with ``current`` their
+    velocities at λ in ``scratch.u``."""
+    return _relative_to(scaled_residual(W, b, lam, kind, mu, gap, law, n0, n, scratch, current), lam, n0, n)
 
 
 @njit(**KERNEL)
@@ -288,7 +303,7 @@ def _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scrat
     return abs(it)
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def _sticking_solve(W, b, lam, kind, mu, n0, n, A, y, x):
     """``x`` ← the impulses of rows n0 .. n − 1 with every contact pressed and sticking, the guess of the iterate
     ``lam`` when it has every unilateral row pressed (λ > 0) and every friction pair strictly inside its cone: then
@@ -336,26 +351,29 @@ def _sticking_solve(W, b, lam, kind, mu, n0, n, A, y, x):
     return True
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch):
     """Rows n0 .. n − 1 (no bilateral rows among them) solved to ``tol`` within ``iterations`` (module docstring:
     directly up to DIRECT_ROWS rows, else by sweeps). Returns ``(iterations used, relative residual)``; the impulses
     left in ``lam`` are the best iterate any stage reached."""
+    row_scales(W, kind, n0, n, scratch.scale)     # (W's alone: for every sweep and residual below)
     if n - n0 > DIRECT_ROWS:
-        used = projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
-        return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+        used = projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch.scale, scratch.u,
+                                      False)
+        return used, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch, False)    # (u afresh: many sweeps)
     best = scratch.best
-    rel = _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch)
+    rel = _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch, False)
     if rel <= WARM * tol:          # the warm start already solves them (a resting contact's last impulses)
         return 0, rel
     used = min(SWEEPS, iterations)
-    projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, used)
-    best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), math.inf, n0, n)
+    projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, 0.0, used, scratch.scale, scratch.u, True)
+    best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch, True), math.inf, n0,
+                               n)
     if not best_rel <= tol and used < iterations and _sticking_solve(W, b, lam, kind, mu, n0, n, scratch.jac,
                                                                      scratch.trial, scratch.step):    # they stick
         used += 1
         best_rel = _keep_if_better(scratch.step, best, _relative(W, b, scratch.step, kind, mu, gap, law, n0, n,
-                                                                 scratch), best_rel, n0, n)
+                                                                 scratch, False), best_rel, n0, n)
     for attempt in range(3):       # from the sweeps' iterate, from zero impulses (an impact's owe nothing), sliding
         if best_rel <= tol or used >= iterations:
             break
@@ -373,20 +391,21 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
     if not best_rel <= tol:    # sweeps from the best iterate, a budget of ``iterations`` sweeps of their own
         for r in range(n0, n):
             lam[r] = best[r]
-        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations)
-        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
+        used += projected_gauss_seidel(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scratch.scale,
+                                       scratch.u, False)
+        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch, False), best_rel,
                                    n0, n)
     if not best_rel <= tol and attempts < iterations:    # the rows it pushes apart held open: the attempts' rest
         used += _opened_attempt(W, b, lam, kind, mu, gap, law, n0, n, tol,
                                 min(NEWTON_ITERATIONS, iterations - attempts), scratch)
-        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch), best_rel,
+        best_rel = _keep_if_better(lam, best, _relative(W, b, lam, kind, mu, gap, law, n0, n, scratch, False), best_rel,
                                    n0, n)
     for r in range(n0, n):
         lam[r] = best[r]
     return used, best_rel
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def solve_rows(W, b, lam, kind, mu, gap, nb, n, tol, iterations, R):
     """λ of the n rows (module docstring; the first ``nb`` bilateral) from W (n × n, overwritten by the Schur
     complement of the others), b (overwritten likewise), the gaps of the compliant rows and the warm start in
