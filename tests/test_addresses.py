@@ -31,8 +31,8 @@ def aba_twice(mi, mf, q, v, tau, fext, work, out):
 
 
 @njit
-def solve_in_place(L, parent, x):
-    ltl_solve(L, parent, x)
+def solve_in_place(L, path, inv, x):
+    ltl_solve(L, path, inv, x)
 
 
 def _arguments(seed):
@@ -71,9 +71,9 @@ def test_an_error_raised_by_address_reaches_the_caller():
 
 def test_small_kernel_is_linked():
     L = np.array([[2.0, 0.0], [1.0, 4.0]])
-    parent = np.array([-1, 0])
+    path = np.array([3, 3, 4, 0], dtype=np.uint64)        # (kernels.ltl.dof_paths: coordinate 1's parent is 0)
     x = np.array([2.0, 9.0])
-    solve_in_place(L, parent, x)
+    solve_in_place(L, path, 1.0 / np.diag(L), x)
     assert np.array_equal(x, [1.0, 2.0])
     llvm = next(iter(solve_in_place.inspect_llvm().values()))
     assert "multibody.slot." not in llvm and addresses.RESOLVER not in llvm       # linked (and inlined by LLVM)

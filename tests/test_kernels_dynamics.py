@@ -282,9 +282,11 @@ def test_benchmark_runs_on_small_models(capsys):
 @given(st.tuples(st.integers(1, 30), st.integers(0, 2**32 - 1)))
 def test_sparse_factorization_of_the_mass_matrix(args):
     """kernels/ltl.py on random trees (every joint type, branching): M = LᵀL with L nonzero only on the tree's
-    paths (no fill-in), and L⁻ᵀ (several columns at once), L⁻¹ solve M x = y to round-off (1e-10 relative, as ABA
-    against a dense solve)."""
-    from multibody.kernels.ltl import dof_parents, ltl_factor, ltl_solve, ltl_solve_transposed_columns
+    paths (no fill-in) and the pivots' inverses beside it; L⁻ᵀ (several columns at once: a dense one, one that
+    lives on one coordinate's path as a contact's row does, and a zero one), L⁻¹ solve M x = y to round-off (1e-10
+    relative, as ABA against a dense solve); the columns beyond ``m`` are untouched."""
+    from multibody.kernels.ltl import (dof_parents, dof_paths, ltl_factor, ltl_solve, ltl_solve_transposed,
+                                       ltl_solve_transposed_columns)
     from multibody.model.packing import tree_params
 
     n, seed = args
@@ -295,11 +297,19 @@ def test_sparse_factorization_of_the_mass_matrix(args):
     nv = model.nv
     if nv == 0:                                     # a body welded to the ground: nothing to factor
         return
-    parent = np.zeros(nv, dtype=np.int64)
-    dof_parents(tree_params(model).mi, parent)
+    mi = tree_params(model).mi
+    parent = dof_parents(mi)
+    path = dof_paths(mi)
     assert all(parent[k] < k for k in range(nv))
+    for k in range(nv):                             # each path: the chain of parents, nearest first
+        chain, j = [], parent[k]
+        while j >= 0:
+            chain.append(j)
+            j = parent[j]
+        assert list(path[path[k]:path[k + 1]]) == chain
     L = np.full((nv, nv), np.nan)                   # only the entries on the paths are written and read
-    assert ltl_factor(M, parent, L)
+    inv = np.zeros(nv)
+    assert ltl_factor(M, path, L, inv)
     on_path = np.zeros((nv, nv), dtype=bool)
     for k in range(nv):
         j = k
@@ -309,15 +319,25 @@ def test_sparse_factorization_of_the_mass_matrix(args):
     L = np.where(on_path, L, 0.0)
     assert np.all(np.isfinite(L))
     np.testing.assert_allclose(L.T @ L, M, rtol=0, atol=1e-12 * np.abs(M).max())
-    Y = rng.uniform(-1.0, 1.0, (nv, 3))
+    assert np.array_equal(inv, 1.0 / np.diag(L))
+    Y = np.zeros((nv, 3))
+    Y[:, 0] = rng.uniform(-1.0, 1.0, nv)
+    k = int(rng.integers(nv))                       # a contact's row: nonzero on one coordinate's path only
+    Y[on_path[k], 1] = rng.uniform(-1.0, 1.0, int(on_path[k].sum()))
     X = np.zeros((nv, 4))                           # three columns of four: the last one untouched
     X[:, :3] = Y
-    ltl_solve_transposed_columns(L, parent, X, 3)
-    assert np.all(X[:, 3] == 0.0)
+    X[:, 3] = 7.0
+    ltl_solve_transposed_columns(L, path, inv, X, 3)
+    assert np.all(X[:, 3] == 7.0) and np.all(X[:, 2] == 0.0)
+    assert np.all(X[~on_path[k], 1] == 0.0)        # the path's support is kept
     ref = np.linalg.solve(M, Y)
     for c in range(3):
         x = X[:, c].copy()
-        ltl_solve(L, parent, x)
+        ltl_solve(L, path, inv, x)
+        assert np.abs(x - ref[:, c]).max() <= 1e-10 * max(1.0, np.abs(ref[:, c]).max())
+        x = Y[:, c].copy()
+        ltl_solve_transposed(L, path, inv, x)
+        ltl_solve(L, path, inv, x)
         assert np.abs(x - ref[:, c]).max() <= 1e-10 * max(1.0, np.abs(ref[:, c]).max())
 
 

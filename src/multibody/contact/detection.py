@@ -47,7 +47,7 @@ from multibody.contact.gjk import INTERSECTING, epa, gjk, witness
 from multibody.contact.manifolds import MAX_MANIFOLD, PATCH, emit, face_contacts, hull_patch, in_plane_axes
 from multibody.contact.shapes import (BOX, CAPSULE, CYLINDER, GF_MU, GF_RAD, GF_SIZE, GI_BODY, GI_TYPE, GW_P,
                                       HALFSPACE, HULL, SPHERE, axis_z, bounds, core_radius, support, to_local, to_world)
-from multibody.kernels.kinematics import D_S, IV, NV, PARENT
+from multibody.kernels.kinematics import B_V, D_S, IV, NV, PARENT
 from multibody.kernels.spatial import INLINE, KERNEL, cross3, helper, unit_perpendicular
 
 #: columns of a contact row: pair index, signed distance, normal (3), witness point on A (3), on B (3), friction,
@@ -364,7 +364,7 @@ def _overlap(gi, gf, gw, ga, gb, margin):
     return True
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def detect(gi, gf, verts, pairs, gw, margin, out, ws):
     """The contacts of every pair in ``pairs`` (P, 2) whose distance is below ``margin``, into the rows of
     ``out``; returns their number. ``gw`` holds the world poses (``shapes.world_poses``), ``ws`` the GJK/EPA
@@ -412,10 +412,11 @@ def _body_twist(mi, wd, b, vel):
 
 
 @njit(**KERNEL, inline=INLINE)
-def swept_distance(mi, wd, gi, gf, gw, v, vfree, h):
+def swept_distance(mi, wb, wd, gi, gf, gw, vfree, h):
     """The most that two geometries can close their gap by in a step of h: twice h times the largest speed of a
     point of any geometry (|v_O + ω × c| + |ω| R for its centre c and bounding radius R), at the velocity of the
-    start ``v`` and at the step's free velocity ``vfree`` (``wd`` from a kinematics pass at the step's start)."""
+    start (the bodies' velocities of the step's RNEA pass in ``wb``, with a moving base's) and at the step's free
+    velocity ``vfree`` (summed along the body's path from ``wd``, the pass's motion subspaces)."""
     top = 0.0
     for g in range(gi.shape[0]):
         b = gi[g, GI_BODY]
@@ -423,7 +424,11 @@ def swept_distance(mi, wd, gi, gf, gw, v, vfree, h):
             continue
         c0, c1, c2 = gw[g, GW_P], gw[g, GW_P + 1], gw[g, GW_P + 2]
         for which in range(2):
-            w0, w1, w2, u0, u1, u2 = _body_twist(mi, wd, b, v if which == 0 else vfree)
+            if which == 0:
+                w0, w1, w2 = wb[b, B_V], wb[b, B_V + 1], wb[b, B_V + 2]
+                u0, u1, u2 = wb[b, B_V + 3], wb[b, B_V + 4], wb[b, B_V + 5]
+            else:
+                w0, w1, w2, u0, u1, u2 = _body_twist(mi, wd, b, vfree)
             e0, e1, e2 = cross3(w0, w1, w2, c0, c1, c2)
             s0, s1, s2 = u0 + e0, u1 + e1, u2 + e2
             spin = math.sqrt(w0 * w0 + w1 * w1 + w2 * w2)

@@ -72,10 +72,10 @@ from multibody.contact.detection import C_DIST, C_FEAT, C_MU, C_N, C_PA, C_PAIR,
 from multibody.kernels.configuration import integrate_kernel
 from multibody.kernels.crba import bias_and_mass_matrix
 from multibody.kernels.forces import applied_forces_kernel
-from multibody.kernels.kinematics import FREE, IQ, IV, JTYPE, kinematics_kernel, workspace_views
+from multibody.kernels.kinematics import FREE, IV, JTYPE, kinematics_kernel, workspace_views
 from multibody.kernels.ltl import ltl_factor, ltl_solve, ltl_solve_transposed, ltl_solve_transposed_columns
 from multibody.contact.shapes import GI_BODY, world_poses
-from multibody.kernels.spatial import INLINE, KERNEL, cross3, mat3_vec, quat_to_rotation
+from multibody.kernels.spatial import INLINE, KERNEL, cross3
 from multibody.rows.constraint_rows import CFG_M, loop_rows
 from multibody.rows.point_rows import contact_rows, tangent_basis
 from multibody.rows.kinds import BILATERAL, COMPLIANT, FRICTION, K_H, K_STIFF, UNILATERAL
@@ -92,9 +92,11 @@ Geometry = namedtuple("Geometry", "gi gf verts pairs pair_e gw rows ws")
 #: sweeps, rows, rows kept for the warm start, first contact row, independent bilateral rows, rows of the Python
 #: constraints), the row solver's scratch (``rows.solver.RowSolver``) and the rows of the Python constraints, which
 #: the run writes before each step (``xg``: their G, ``xgap``: h times the constant of ``G v⁺ + c = 0``), and the
-#: velocity coordinates' parents (``kernels.ltl.dof_parents``)
+#: velocity coordinates' paths to the root (``kernels.ltl.dof_paths``) and the reach of each row (1 + its last nonzero
+#: coordinate: its column of Y is 0 from there on, ``kernels.ltl.ltl_solve_transposed_columns``) and the inverses of
+#: the factor's pivots (``kernels.ltl.ltl_factor``)
 Solver = namedtuple("Solver", "M L J Y W lam b vfree acc fext kind gap e mu key prev_key prev_lam rec settings count "
-                              "rs xg xgap parent")
+                              "rs xg xgap path reach inv")
 #: columns of a contact record: pair, point (3), normal (3), normal force, friction force (3), signed distance,
 #: feature
 R_PAIR, R_POINT, R_NORMAL, R_FN, R_FT, R_DIST, R_FEAT = 0, 1, 4, 7, 8, 11, 12
@@ -149,24 +151,13 @@ def free_joint_transport(mi, v, h, vf, sign):
         vf[k + 5] = c * x2 + sn * e2 + d * u2
 
 
-@njit(**KERNEL)
+@njit(**KERNEL, forceinline=True)
 def integrate_step(mi, q, v, h, out):
     """out = q advanced by h with the velocity v: q ⊕ h v (``configuration.integrate_kernel``), except that a Free
     joint's origin moves along a straight line, by h R v_lin (its velocity at the start of the step in ground
     coordinates), not along the screw of a constant body twist: the step then moves every point as the contact
     rows J, the velocities of the points at the start of the step, say (a rolling ball keeps its height)."""
-    integrate_kernel(mi, q, v, h, out)
-    for i in range(1, mi.shape[0]):
-        if mi[i, JTYPE] == FREE:
-            iq = mi[i, IQ]
-            iv = mi[i, IV]
-            a0, a1, a2, a3 = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-            s = 1.0 / math.sqrt(a0 * a0 + a1 * a1 + a2 * a2 + a3 * a3)
-            R = quat_to_rotation(a0 * s, a1 * s, a2 * s, a3 * s)
-            x0, x1, x2 = mat3_vec(R, v[iv + 3], v[iv + 4], v[iv + 5])
-            out[iq] = q[iq] + h * x0
-            out[iq + 1] = q[iq + 1] + h * x1
-            out[iq + 2] = q[iq + 2] + h * x2
+    integrate_kernel(mi, q, v, h, out, True)
 
 
 @njit(**KERNEL, inline=INLINE)
@@ -354,26 +345,34 @@ def deepest_overlap(p, G, q):
 
 
 @njit(**KERNEL, forceinline=True)
-def _delassus(S, nr, nv):
-    """W = YᵀY (Y = L⁻ᵀ Jᵀ, M = LᵀL) of the first nr rows, as the sum over the coordinates k of the products of
-    row k of Y with itself (each entry summed in the order of k, as its dot product would be), a coordinate's
-    rows that are 0 skipped: the rows of a leg's contact are 0 on the other legs' coordinates."""
-    W, Y = S.W, S.Y
+def _delassus(S, nr):
+    """W = YᵀY (column r of Y: L⁻ᵀ J_rᵀ, M = LᵀL) of the first nr rows: each entry the dot product of two columns
+    over the coordinates before the nearer of their reaches (``S.reach``: beyond it one of them is 0; the rows of
+    the contacts of two legs meet on the base's coordinates only), summed in the order of the coordinates, four
+    entries of a row at a time (four sums that do not wait for each other)."""
+    W, Y, reach = S.W, S.Y, S.reach
     for r in range(nr):
-        for j in range(r + 1):
-            W[r, j] = 0.0
-    for k in range(nv):
-        y = Y[k]
-        for r in range(nr):
-            a = y[r]
-            if a == 0.0:
-                continue
-            w = W[r]
-            for j in range(r + 1):
-                w[j] += a * y[j]
-    for r in range(nr):
-        for j in range(r):
-            W[j, r] = W[r, j]
+        c = 0
+        while c + 3 <= r:
+            top = min(reach[r], max(max(reach[c], reach[c + 1]), max(reach[c + 2], reach[c + 3])))
+            s0 = s1 = s2 = s3 = 0.0
+            for k in range(top):
+                y = Y[k]
+                a = y[r]
+                s0 += a * y[c]
+                s1 += a * y[c + 1]
+                s2 += a * y[c + 2]
+                s3 += a * y[c + 3]
+            W[r, c], W[r, c + 1], W[r, c + 2], W[r, c + 3] = s0, s1, s2, s3
+            W[c, r], W[c + 1, r], W[c + 2, r], W[c + 3, r] = s0, s1, s2, s3
+            c += 4
+        while c <= r:
+            s0 = 0.0
+            for k in range(min(reach[r], reach[c])):
+                s0 += Y[k, r] * Y[k, c]
+            W[r, c] = s0
+            W[c, r] = s0
+            c += 1
 
 
 @njit(**KERNEL, forceinline=True)
@@ -384,7 +383,7 @@ def _impulse_velocity(S, nr, nv, out):
         for r in range(nr):
             s += S.Y[k, r] * S.lam[r]
         out[k] = s
-    ltl_solve(S.L, S.parent, out)
+    ltl_solve(S.L, S.path, S.inv, out)
 
 
 @njit(**KERNEL, inline=INLINE)
@@ -400,7 +399,7 @@ def _push(S, nb, nr, nv, h, out):
     if not deep:
         return False
     recovery = max(h, S.settings[S_RECOVERY])
-    _delassus(S, nr, nv)
+    _delassus(S, nr)
     target = 0.0     # the fastest target speed
     for r in range(nr):
         phi = S.gap[r]
@@ -458,12 +457,12 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     for k in range(nv):
         S.acc[k] = 0.0
     bias_and_mass_matrix(mi, mf, q, v, S.acc, S.fext, work, S.acc, S.M)
-    factored = ltl_factor(S.M, S.parent, S.L)
+    factored = ltl_factor(S.M, S.path, S.L, S.inv)
     if factored:
         for k in range(nv):
             S.acc[k] = tau[k] - S.acc[k]
-        ltl_solve_transposed(S.L, S.parent, S.acc)
-        ltl_solve(S.L, S.parent, S.acc)
+        ltl_solve_transposed(S.L, S.path, S.inv, S.acc)
+        ltl_solve(S.L, S.path, S.inv, S.acc)
     else:       # M not positive definite at q (ABA would divide by a zero pivot): no rows; the run stops, non-finite
         for k in range(nv):
             S.acc[k] = math.nan
@@ -476,7 +475,7 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     m = 0
     if G.gi.shape[0] > 0:
         world_poses(G.gi, G.gf, wb, G.gw)
-        margin = settings[S_MARGIN] + swept_distance(mi, wd, G.gi, G.gf, G.gw, v, S.vfree, h)
+        margin = settings[S_MARGIN] + swept_distance(mi, wb, wd, G.gi, G.gf, G.gw, S.vfree, h)
         m = detect(G.gi, G.gf, G.verts, G.pairs, G.gw, margin, G.rows, G.ws)
     nr = held_rows(U, q, S.vfree, t, h, S.J, S.kind, S.gap, S.key, _python_rows(S, _loops(loops, q, v, S, 0)))
     nb = nr
@@ -485,15 +484,20 @@ def stepping_step(p, G, S, U, loops, t, q, v, h, tau_extra, qn, vn):
     nr = _contacts(mi, wd, G, S, m, nr, COMPLIANT if S.rs.law[K_STIFF] > 0.0 else UNILATERAL)
     impulse_work = 0.0
     if nr > 0 and factored:
-        for r in range(nr):
+        for r in range(nr):     # Y = Jᵀ, b = J v_f, each row's reach (its last nonzero coordinate + 1)
+            row = S.J[r]
             s = 0.0
             for k in range(nv):
-                x = S.J[r, k]
+                x = row[k]
                 S.Y[k, r] = x
                 s += x * S.vfree[k]
             S.b[r] = s
-        ltl_solve_transposed_columns(S.L, S.parent, S.Y, nr)
-        _delassus(S, nr, nv)
+            top = nv
+            while top > 0 and row[top - 1] == 0.0:
+                top -= 1
+            S.reach[r] = top
+        ltl_solve_transposed_columns(S.L, S.path, S.inv, S.Y, nr)
+        _delassus(S, nr)
         _biases(S, v, h, nr)
         _warm_start(S, nb, nr, c0)
         unconverged = S.rs.stats[ST_UNCONVERGED]

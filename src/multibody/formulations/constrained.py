@@ -130,7 +130,7 @@ def project_positions(q, w, m):
             w.b[r] = -w.f[r]
         kkt_solve(w.M, w.G, m, w.sel_pos, w.qdd0, w.b, w.cfg[CFG_EPS], int(w.cfg[CFG_ITER]), w.L, w.Y, w.S, w.LS,
                   w.keep, w.tmp, w.w, w.lam, w.dv)
-        integrate_kernel(mi, q, w.dv, 1.0, w.qbuf)
+        integrate_kernel(mi, q, w.dv, 1.0, w.qbuf, False)
         for k in range(q.shape[0]):
             q[k] = w.qbuf[k]
     return err

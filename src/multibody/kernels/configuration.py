@@ -77,11 +77,13 @@ def neutral_kernel(mi, out):
             out[mi[i, IQ] + 3] = 1.0
 
 
-@njit(**KERNEL)
-def integrate_kernel(mi, q, v, dt, out):
+@njit(**KERNEL, forceinline=True)
+def integrate_kernel(mi, q, v, dt, out, straight):
     """out = q ⊕ v dt: q + v dt for plain coordinates; for a quaternion Q ⊗ exp(ω dt) (ω in the child
     frame); for the Free joint the SE(3) exponential of the body twist [ω; v] dt, which moves the
-    position by R V(ω dt) v dt. Quaternions of the result are normalized."""
+    position by R V(ω dt) v dt, or with ``straight`` along a straight line, by R v dt (the velocity at the start in
+    ground coordinates: the time-stepping model's step, ``contact/stepping_solver.integrate_step``). Quaternions of
+    the result are normalized."""
     for i in range(1, mi.shape[0]):
         jt = mi[i, JTYPE]
         iq = mi[i, IQ]
@@ -100,7 +102,13 @@ def integrate_kernel(mi, q, v, dt, out):
             out[k + 1] = b1 * s
             out[k + 2] = b2 * s
             out[k + 3] = b3 * s
-            if jt == FREE:
+            if jt == FREE and straight:
+                R = quat_to_rotation(a0, a1, a2, a3)
+                x0, x1, x2 = mat3_vec(R, v[iv + 3], v[iv + 4], v[iv + 5])
+                out[iq] = q[iq] + dt * x0
+                out[iq + 1] = q[iq + 1] + dt * x1
+                out[iq + 2] = q[iq + 2] + dt * x2
+            elif jt == FREE:
                 u0 = v[iv + 3] * dt
                 u1 = v[iv + 4] * dt
                 u2 = v[iv + 5] * dt
@@ -365,7 +373,7 @@ def integrate(model, q, v, dt=1.0):
     q = _vec(model, q, model.nq, "q")
     v = _vec(model, v, model.nv, "v")
     out = np.empty(model.nq)
-    integrate_kernel(packed_integers(model), q, v, float(dt), out)
+    integrate_kernel(packed_integers(model), q, v, float(dt), out, False)
     return out
 
 

@@ -14,18 +14,21 @@ Only the entries on the paths are read and written (``L`` may hold anything else
 """
 import math
 
+import numpy as np
 from numba import njit
 
 from multibody.kernels.kinematics import IV, NV, PARENT
 from multibody.kernels.spatial import KERNEL
 
-__all__ = ["dof_parents", "ltl_factor", "ltl_solve_transposed_columns", "ltl_solve_transposed", "ltl_solve"]
+__all__ = ["dof_parents", "dof_paths", "ltl_factor", "ltl_solve_transposed_columns", "ltl_solve_transposed", "ltl_solve"]
 
 
-@njit(**KERNEL)
-def dof_parents(mi, out):
-    """out[k] ← λ(k): the velocity coordinate before k on its path to the root (the previous one of its joint, or
-    the last of the nearest ancestor joint that has coordinates), −1 at a root."""
+def dof_parents(mi):
+    """λ(k) of each velocity coordinate k: the coordinate before it on its path to the root (the previous one of its
+    joint, or the last of the nearest ancestor joint that has coordinates), −1 at a root; ``mi`` the packed tree
+    (``model.packing``)."""
+    nv = int(mi[1:, NV].sum())
+    out = np.empty(nv, dtype=np.int64)
     for i in range(1, mi.shape[0]):
         j = mi[i, PARENT]
         while j > 0 and mi[j, NV] == 0:
@@ -34,84 +37,114 @@ def dof_parents(mi, out):
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
             out[k] = prev
             prev = k
+    return out
+
+
+def dof_paths(mi):
+    """The paths of the velocity coordinates to the root, in one int64 array: entries ``path[k] .. path[k + 1]``
+    (k < nv) of it are the coordinates before k on its path, nearest first (λ(k), λ(λ(k)), …; none at a root),
+    after the nv + 1 offsets themselves. The kernels below read a coordinate's ancestors from this list instead of
+    walking ``λ`` one step at a time: those loads do not wait for each other (a walk's next index waits for the
+    last load), which made Solo12's factor and solves twice as slow (``contact/stepping_solver.py``)."""
+    parent = dof_parents(mi)
+    nv = parent.shape[0]
+    paths = []
+    for k in range(nv):
+        chain = []
+        j = parent[k]
+        while j >= 0:
+            chain.append(j)
+            j = parent[j]
+        paths.append(chain)
+    out = np.empty(nv + 1 + sum(map(len, paths)), dtype=np.uint64)
+    at = nv + 1
+    for k, chain in enumerate(paths):
+        out[k] = at
+        out[at:at + len(chain)] = chain
+        at += len(chain)
+    out[nv] = at
+    return out
 
 
 @njit(**KERNEL)
-def ltl_factor(H, parent, L):
+def ltl_factor(H, path, L, inv):
     """L with LᵀL = H (H symmetric positive definite with the tree's sparsity; its lower triangle is read on the
-    paths); returns False when a pivot is not positive (RBDA Algorithm 6.3)."""
+    paths ``path``, :func:`dof_paths`) and ``inv[k]`` = 1 / L[k, k], which the solves multiply by (a division's
+    latency on their paths from coordinate to coordinate, three times a multiplication's); returns False when a
+    pivot is not positive (RBDA Algorithm 6.3)."""
     n = H.shape[0]
     for k in range(n):
         L[k, k] = H[k, k]
-        i = parent[k]
-        while i >= 0:
+        for a in range(path[k], path[k + 1]):
+            i = path[a]
             L[k, i] = H[k, i]
-            i = parent[i]
     for k in range(n - 1, -1, -1):
         if not L[k, k] > 0.0:
             return False
         a = math.sqrt(L[k, k])
         L[k, k] = a
-        i = parent[k]
-        while i >= 0:
-            L[k, i] /= a
-            i = parent[i]
-        i = parent[k]
-        while i >= 0:
+        d = inv[k] = 1.0 / a
+        first, end = path[k], path[k + 1]
+        for p in range(first, end):
+            L[k, path[p]] *= d
+        for p in range(first, end):      # i = λ(k), λ(λ(k)), …: L[i, j] −= L[k, i] L[k, j] for j on i's path
+            i = path[p]
             f = L[k, i]
-            j = i
-            while j >= 0:
+            for r in range(p, end):
+                j = path[r]
                 L[i, j] -= f * L[k, j]
-                j = parent[j]
-            i = parent[i]
     return True
 
 
-@njit(**KERNEL)
-def ltl_solve_transposed_columns(L, parent, X, m):
+@njit(**KERNEL, forceinline=True)
+def ltl_solve_transposed_columns(L, path, inv, X, m):
     """X[:, :m] ← L⁻ᵀ X[:, :m] (the first half of M⁻¹ X = L⁻¹ L⁻ᵀ X; RBDA Algorithm 6.4), m columns at once: from
     the last coordinate to the first, each passing its part on to its ancestors, one walk along each coordinate's
-    path for all the columns; a coordinate whose entries are all 0 costs a check."""
+    path for the columns from its first to its last nonzero entry; a coordinate whose entries are all 0 costs a
+    check. L⁻ᵀ passes a coordinate's entry only to the coordinates of its path, which come before it: a column is 0
+    after its last nonzero coordinate before the solve as after it, and a contact's rows (consecutive columns) are
+    nonzero only on its bodies' paths — a leg's coordinates carry its own contacts' three or six columns of a
+    quadruped's twelve."""
     for i in range(X.shape[0] - 1, -1, -1):
         x = X[i]
-        nonzero = False
-        for c in range(m):
-            if x[c] != 0.0:
-                nonzero = True
-                break
-        if not nonzero:
+        lo = 0
+        while lo < m and x[lo] == 0.0:
+            lo += 1
+        if lo == m:
             continue
-        d = 1.0 / L[i, i]      # (one division for the m columns)
-        for c in range(m):
-            x[c] *= d
-        j = parent[i]
-        while j >= 0:
-            f = L[i, j]
-            y = X[j]
-            for c in range(m):
-                y[c] -= f * x[c]
-            j = parent[j]
+        hi = m
+        while x[hi - 1] == 0.0:
+            hi -= 1
+        d = inv[i]
+        xs = x[lo:hi]
+        for c in range(hi - lo):
+            xs[c] *= d
+        for p in range(path[i], path[i + 1]):
+            f = L[i, path[p]]
+            y = X[path[p], lo:hi]
+            for c in range(hi - lo):
+                y[c] -= f * xs[c]
 
 
 @njit(**KERNEL)
-def ltl_solve_transposed(L, parent, x):
-    """x ← L⁻ᵀ x (the first half of M⁻¹ x; RBDA Algorithm 6.4), from the last coordinate to the first."""
+def ltl_solve_transposed(L, path, inv, x):
+    """x ← L⁻ᵀ x (the first half of M⁻¹ x; RBDA Algorithm 6.4), from the last coordinate to the first; ``inv`` the
+    pivots' inverses (:func:`ltl_factor`)."""
     for i in range(x.shape[0] - 1, -1, -1):
-        s = x[i] / L[i, i]
+        s = x[i] * inv[i]
         x[i] = s
-        j = parent[i]
-        while j >= 0:
+        for p in range(path[i], path[i + 1]):
+            j = path[p]
             x[j] -= L[i, j] * s
-            j = parent[j]
 
 
 @njit(**KERNEL)
-def ltl_solve(L, parent, x):
-    """x ← L⁻¹ x (the second half of M⁻¹ x; RBDA Algorithm 6.4), from the first coordinate to the last."""
+def ltl_solve(L, path, inv, x):
+    """x ← L⁻¹ x (the second half of M⁻¹ x; RBDA Algorithm 6.4), from the first coordinate to the last; ``inv`` the
+    pivots' inverses (:func:`ltl_factor`)."""
     for i in range(x.shape[0]):
         s = x[i]
-        j = parent[i]
-        while j >= 0:
+        for p in range(path[i], path[i + 1]):
+            j = path[p]
             s -= L[i, j] * x[j]
-            j = parent[j]
-        x[i] = s / L[i, i]
+        x[i] = s * inv[i]
