@@ -40,7 +40,7 @@ def crba_kernel(mi, mf, q, work, M):
     return 0
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL)
 def bias_and_mass_matrix(mi, mf, q, v, zero, fext, work, bias, M):
     """RNEA's τ at q̈ = 0 (``zero``: nv zeros) into ``bias`` — C(q, q̇) q̇ + g(q) − Jᵀ f_ext — and M(q) into ``M``
     from that pass's kinematics and the bodies' inertias in ground coordinates, which it leaves in the workspace

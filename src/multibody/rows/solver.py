@@ -405,7 +405,7 @@ def solve_unilateral(W, b, lam, kind, mu, gap, law, n0, n, tol, iterations, scra
     return used, best_rel
 
 
-@njit(**KERNEL, forceinline=True)
+@njit(**KERNEL)
 def solve_rows(W, b, lam, kind, mu, gap, nb, n, tol, iterations, R):
     """λ of the n rows (module docstring; the first ``nb`` bilateral) from W (n × n, overwritten by the Schur
     complement of the others), b (overwritten likewise), the gaps of the compliant rows and the warm start in
