@@ -24,6 +24,7 @@ compiled loops.
 The Result carries ``result.contacts`` (:class:`multibody.result.Contacts`: per output time, the active contacts
 with their pair, point, normal, normal and friction forces) and ``energy["dissipated"]``.
 """
+import functools
 import inspect
 import warnings
 
@@ -76,7 +77,12 @@ def register_contact_model(name, factory):
 
 def contact_options(name):
     """The parameters the contact model ``name`` accepts (besides model, q0, v0, tau, energy)."""
-    return tuple(p for p in inspect.signature(CONTACT_MODELS[name]).parameters if p not in COMMON_ARGS)
+    return _options(CONTACT_MODELS[name])
+
+
+@functools.lru_cache(maxsize=None)
+def _options(factory):
+    return tuple(p for p in inspect.signature(factory).parameters if p not in COMMON_ARGS)
 
 
 def contact_system(name, model, q0, v0, tau, energy, formulation, options):
