@@ -280,6 +280,42 @@ def test_benchmark_runs_on_small_models(capsys):
 
 @SETTINGS
 @given(st.tuples(st.integers(1, 30), st.integers(0, 2**32 - 1)))
+def test_bias_and_mass_matrix_of_the_stepping_step(args):
+    """``kernels.crba.bias_and_mass_matrix`` (the time-stepping step's RNEA and M in one pass) on random trees:
+    the bias is RNEA's at q̈ = 0 and M's entries on the tree's paths are CRBA's, to round-off; the entries off the
+    paths are not written (M filled with NaN keeps them), which the step's factor never reads."""
+    from multibody.kernels.crba import bias_and_mass_matrix
+    from multibody.kernels.ltl import dof_parents
+    from multibody.model.packing import tree_params
+
+    n, seed = args
+    rng = np.random.default_rng(seed)
+    model = random_tree(n, rng)
+    q = model.random_configuration(rng)
+    v = rng.normal(size=model.nv)
+    nv = model.nv
+    if nv == 0:                                     # a body welded to the ground: nothing to compute
+        return
+    p = tree_params(model)
+    bias, M = np.zeros(nv), np.full((nv, nv), np.nan)
+    assert bias_and_mass_matrix(p.mi, p.mf, q, v, np.zeros(nv), np.zeros((0, 6)), p.work, bias, M) == 0
+    parent = dof_parents(p.mi)
+    on_path = np.eye(nv, dtype=bool)
+    for k in range(nv):
+        j = parent[k]
+        while j >= 0:
+            on_path[k, j] = on_path[j, k] = True
+            j = parent[j]
+    ref = crba(model, q)
+    scale = max(1.0, np.abs(ref).max())
+    assert np.abs(np.where(on_path, M, 0.0) - np.where(on_path, ref, 0.0)).max() <= 1e-12 * scale
+    assert np.all(np.isnan(M[~on_path])) and np.all(ref[~on_path] == 0.0)
+    b = rnea(model, q, v, np.zeros(nv))
+    assert np.abs(bias - b).max() <= 1e-12 * max(1.0, np.abs(b).max())
+
+
+@SETTINGS
+@given(st.tuples(st.integers(1, 30), st.integers(0, 2**32 - 1)))
 def test_sparse_factorization_of_the_mass_matrix(args):
     """kernels/ltl.py on random trees (every joint type, branching): M = LᵀL with L nonzero only on the tree's
     paths (no fill-in) and the pivots' inverses beside it; L⁻ᵀ (several columns at once: a dense one, one that

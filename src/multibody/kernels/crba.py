@@ -36,6 +36,10 @@ def crba_kernel(mi, mf, q, work, M):
         joint_placement_world(i, mi, mf, q, wb, wd)
         m, h, I = body_inertia_world(i, mf, wb)
         store_rigid_inertia(wb, i, B_IA, m, h, I)
+    nv = M.shape[0]
+    for r in range(nv):
+        for c in range(nv):
+            M[r, c] = 0.0
     composite_columns(mi, mf, wb, wd, M)
     return 0
 
@@ -44,8 +48,10 @@ def crba_kernel(mi, mf, q, work, M):
 def bias_and_mass_matrix(mi, mf, q, v, zero, fext, work, bias, M):
     """RNEA's τ at q̈ = 0 (``zero``: nv zeros) into ``bias`` — C(q, q̇) q̇ + g(q) − Jᵀ f_ext — and M(q) into ``M``
     from that pass's kinematics and the bodies' inertias in ground coordinates, which it leaves in the workspace
-    (``rnea.newton_euler``): the time-stepping step, which needs both (``contact/stepping_solver.py``). Returns
-    RNEA's 0 or the position of a bad argument (``kinematics.check_sizes``; nothing computed then)."""
+    (``rnea.newton_euler``): the time-stepping step, which needs both (``contact/stepping_solver.py``). Only the
+    entries of M on the tree's paths are written (:func:`composite_columns`): the others, zero in a tree, keep what
+    ``M`` held (the step's M, zeros from its allocation; its factor reads the paths alone). Returns RNEA's 0 or the
+    position of a bad argument (``kinematics.check_sizes``; nothing computed then)."""
     err = newton_euler(mi, mf, q, v, zero, fext, work, bias, True)
     if err == 0:
         wb, wd = workspace_views(work, mi.shape[0], M.shape[0])
@@ -56,12 +62,9 @@ def bias_and_mass_matrix(mi, mf, q, v, zero, fext, work, bias, M):
 @helper
 def composite_columns(mi, mf, wb, wd, M):
     """From the leaves, the composite inertias (summed into the bodies' inertias in ground coordinates in the
-    columns ``B_IA`` of ``wb``) and the columns of M."""
+    columns ``B_IA`` of ``wb``) and the entries of M on the tree's paths (M[l, k] and M[k, l] for l = k and every
+    coordinate before k on its path); the others are not written."""
     n = mi.shape[0]
-    nv = M.shape[0]
-    for r in range(nv):
-        for c in range(nv):
-            M[r, c] = 0.0
     for i in range(n - 1, 0, -1):
         m, h, I = load_rigid_inertia(wb, i, B_IA)
         for k in range(mi[i, IV], mi[i, IV] + mi[i, NV]):
