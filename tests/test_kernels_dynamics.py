@@ -323,6 +323,7 @@ def test_sparse_factorization_of_the_mass_matrix(args):
     relative, as ABA against a dense solve); the columns beyond ``m`` are untouched."""
     from multibody.kernels.ltl import (dof_parents, dof_paths, ltl_factor, ltl_solve, ltl_solve_transposed,
                                        ltl_solve_transposed_columns)
+    from multibody.kernels.packing import packed_paths
     from multibody.model.packing import tree_params
 
     n, seed = args
@@ -343,8 +344,8 @@ def test_sparse_factorization_of_the_mass_matrix(args):
             chain.append(j)
             j = parent[j]
         assert list(path[path[k]:path[k + 1]]) == chain
-    dof_paths(mi)[:] = 0                            # each call a new array (from a cache): writing it changes nothing
-    assert np.array_equal(dof_paths(mi), path)
+    packed_paths(model)[:] = 0                      # kept on the model, a new copy each call: writing it
+    assert np.array_equal(packed_paths(model), path)        # changes nothing
     L = np.full((nv, nv), np.nan)                   # only the entries on the paths are written and read
     inv = np.zeros(nv)
     assert ltl_factor(M, path, L, inv)

@@ -32,7 +32,7 @@ import numpy as np
 from numba.core.registry import CPUDispatcher
 
 from multibody.model.data import default_data
-from multibody.kernels.ltl import dof_paths
+from multibody.kernels.packing import packed_paths
 from multibody.errors import ConvergenceWarning, ModelError, ModelWarning, shown
 from multibody.formulations.base import check_state
 from multibody.integrate.arguments import fixed_step_count, time_span
@@ -265,7 +265,7 @@ def time_stepping(model, q0, v0, tau, energy, margin, tolerance, iterations, rec
                mu=np.zeros(n), key=np.zeros(n, dtype=np.int64), prev_key=np.zeros(n, dtype=np.int64),
                prev_lam=np.zeros((n, 4)), rec=np.zeros((cap, R_WIDTH)), settings=settings,
                count=np.zeros(7, dtype=np.int64), rs=row_solver(n, law), xg=np.zeros((max(npy, 1), nv)),
-               xgap=np.zeros(max(npy, 1)), path=dof_paths(p.mi),
+               xgap=np.zeros(max(npy, 1)), path=packed_paths(model),
                reach=np.zeros(n, dtype=np.int64), inv=np.zeros(nv))
 
     def make_result(t, Q, V, dissipated, counts, records, info):

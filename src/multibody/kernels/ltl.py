@@ -12,7 +12,6 @@ W = YᵀY, cost a leg's length each, not the whole tree's.
 
 Only the entries on the paths are read and written (``L`` may hold anything elsewhere).
 """
-import functools
 import math
 
 import numpy as np
@@ -46,15 +45,8 @@ def dof_paths(mi):
     (k < nv) of it are the coordinates before k on its path, nearest first (λ(k), λ(λ(k)), …; none at a root),
     after the nv + 1 offsets themselves. The kernels below read a coordinate's ancestors from this list instead of
     walking ``λ`` one step at a time: those loads do not wait for each other (a walk's next index waits for the
-    last load), and unsigned indices need no test for a negative one (Solo12's factor: 430 → 380 ns). A new
-    array each call, from a cache keyed on the packed tree (the runs of one model share it)."""
-    mi = np.ascontiguousarray(mi, dtype=np.int64)
-    return _paths(mi.tobytes(), mi.shape).copy()
-
-
-@functools.lru_cache(maxsize=32)
-def _paths(key, shape):
-    mi = np.frombuffer(key, dtype=np.int64).reshape(shape)
+    last load), and unsigned indices need no test for a negative one (Solo12's factor: 430 → 380 ns). A model
+    keeps its own (``kernels.packing.packed_paths``)."""
     parent = dof_parents(mi)
     nv = parent.shape[0]
     paths = []

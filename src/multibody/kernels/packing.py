@@ -22,11 +22,13 @@ from multibody.kernels import kinematics as K
 from multibody.kernels.frames import FI_BODY, FI_DEPTH, FI_PATH
 from multibody.kernels.kinematics import (AXIS, F_A1, F_A2, F_ARM, F_COM, F_DAX, F_IC, F_JP, F_JR, F_MASS, G_MOVING,
                                           M_DOF, MF_WIDTH, MI_WIDTH)
+from multibody.kernels.ltl import dof_paths
 
-__all__ = ["pack_model", "packed_integers", "general_rows", "pack_frames"]
+__all__ = ["pack_model", "packed_integers", "packed_paths", "general_rows", "pack_frames"]
 
-#: the attribute of a Model under which its packed arrays ``(mi, mf)`` are kept (a cache: the Model is unchanged)
-PACKED_ATTR = "_multibody_packed"
+#: the attributes of a Model under which its packed arrays ``(mi, mf)`` and the paths of its velocity coordinates
+#: (``kernels.ltl.dof_paths``) are kept (caches: the Model is unchanged)
+PACKED_ATTR, PATHS_ATTR = "_multibody_packed", "_multibody_dof_paths"
 
 _E = np.eye(3)
 
@@ -56,16 +58,27 @@ def pack_model(model):
     return mi.copy(), mf.copy()
 
 
-def _packed(model):
-    """(mi, mf) of ``model``, made on its first call and kept on it (:data:`PACKED_ATTR`; an object without
-    ``__dict__``: made anew): not to be written into."""
+def _kept(model, attr, make):
+    """``make(model)``, made on the first call and kept on the model under ``attr`` (an object without
+    ``__dict__``: made anew each time): not to be written into."""
     cache = getattr(model, "__dict__", None)
-    packed = cache.get(PACKED_ATTR) if cache is not None else None
-    if packed is None:
-        packed = _pack(model)
+    value = cache.get(attr) if cache is not None else None
+    if value is None:
+        value = make(model)
         if cache is not None:
-            cache[PACKED_ATTR] = packed
-    return packed
+            cache[attr] = value
+    return value
+
+
+def _packed(model):
+    """(mi, mf) of ``model``, kept on it (:data:`PACKED_ATTR`)."""
+    return _kept(model, PACKED_ATTR, _pack)
+
+
+def packed_paths(model):
+    """The paths of ``model``'s velocity coordinates to the root (``kernels.ltl.dof_paths`` of its packed tree),
+    made once and kept on the model; a new copy each call."""
+    return _kept(model, PATHS_ATTR, lambda m: dof_paths(_packed(m)[0])).copy()
 
 
 def _pack(model):
