@@ -160,13 +160,17 @@ def mujoco_state(m, model, q0):
     return qpos
 
 
-def solo12_mujoco_standing(t_end=5.0, h=1e-3, model=None, n_out=51):
+def solo12_mujoco_standing(t_end=5.0, h=1e-3, model=None, n_out=51, built=None):
     """MuJoCo: the base height, slide and penetration as :func:`solo12_standing` reports them (our model's
-    kinematics evaluated on MuJoCo's joint angles), and its process time per simulated second."""
+    kinematics evaluated on MuJoCo's joint angles), and its process time per simulated second of the stepping
+    loop alone. ``built``: the (MjModel, MjData) of :func:`mujoco_solo12` at this ``h``, reset here (its data are
+    overwritten), so that a timed call, like ours, does not compile its model."""
     import mujoco
 
     model = solo12_model() if model is None else model
-    m, d = mujoco_solo12(h)
+    m, d = mujoco_solo12(h) if built is None else built
+    mujoco.mj_resetData(m, d)
+    d.ctrl[:] = [POSTURE[m.actuator(a).name] for a in range(m.nu)]
     q0 = standing_state(model)
     d.qpos[:] = mujoco_state(m, model, q0)
     mujoco.mj_forward(m, d)
@@ -223,8 +227,9 @@ def bench_rimless_wheel(t_end=10.0, h=1e-4, stiffness=1e7, rounds=3, verbose=Tru
 
 def bench_contact(t_end=5.0, steps=(1e-3, 2e-3), rounds=5, verbose=True):
     """Solo12 standing for ``t_end`` s, ours against MuJoCo at each step size: the summaries, and the process
-    time per simulated second of each in interleaved rounds (median, and the ratio's median and range); then the
-    rimless wheel of :func:`bench_rimless_wheel`."""
+    time per simulated second of each whole call in interleaved rounds, both models built before (median, and the
+    ratio's median and range), and the ratio of their stepping loops alone; then the rimless wheel of
+    :func:`bench_rimless_wheel`."""
     from multibody.bench.timing import fmt_spread, interleaved, spread
 
     wheel = bench_rimless_wheel(verbose=verbose)
@@ -240,31 +245,37 @@ def bench_contact(t_end=5.0, steps=(1e-3, 2e-3), rounds=5, verbose=True):
     for h in steps:
         res, ours = solo12_standing(t_end, h, model)
         row = {"h": h, "ours": ours}
-        calls = [lambda h=h: solo12_standing(t_end, h, model)]
+        loops = ([], [])      # each call's stepping loop alone (process time per simulated second)
+        calls = [lambda h=h: loops[0].append(solo12_standing(t_end, h, model)[1]["cpu_per_second"])]
         if mujoco is not None:
-            row["mujoco"] = solo12_mujoco_standing(t_end, h, model)
-            calls.append(lambda h=h: solo12_mujoco_standing(t_end, h, model))
+            built = mujoco_solo12(h)
+            row["mujoco"] = solo12_mujoco_standing(t_end, h, model, built=built)
+            calls.append(lambda h=h: loops[1].append(solo12_mujoco_standing(t_end, h, model,
+                                                                            built=built)["cpu_per_second"]))
         times = interleaved(calls, 1, rounds) / t_end
         row["ours_cpu_per_s"] = spread(times[:, 0])[0]
         if mujoco is not None:
             row["mujoco_cpu_per_s"] = spread(times[:, 1])[0]
             row["ratio"] = fmt_spread(times[:, 0] / times[:, 1])
+            row["loop_ratio"] = fmt_spread(np.array(loops[0]) / np.array(loops[1]))
         rows.append(row)
     if verbose:
         print("| h (ms) | base height ours / MuJoCo (mm) | feet slide ours / MuJoCo (mm) | penetration ours / MuJoCo "
-              "(mm) | CPU s per simulated s ours / MuJoCo | ratio ours/MuJoCo |")
-        print("|---:|---:|---:|---:|---:|---:|")
+              "(mm) | CPU s per simulated s ours / MuJoCo | ratio ours/MuJoCo | stepping loops alone |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
         for r in rows:
             o, mj = r["ours"], r.get("mujoco")
             two = (lambda key: f"{1e3 * o[key]:.3f} / {1e3 * mj[key]:.3f}" if mj else f"{1e3 * o[key]:.3f} / n/a")
             cpu = f"{r['ours_cpu_per_s']:.4f} / " + (f"{r['mujoco_cpu_per_s']:.4f}" if mj else "n/a")
             print(f"| {1e3 * r['h']:g} | {two('base_height')} | {two('slide')} | {two('penetration')} | {cpu} | "
-                  f"{r.get('ratio', 'n/a')} |")
+                  f"{r.get('ratio', 'n/a')} | {r.get('loop_ratio', 'n/a')} |")
         print(f"\nSolo12 standing {t_end:g} s under a joint PD posture law (KP {KP}, KD {KD}), foot spheres of "
               f"{1e3 * FOOT_RADIUS:g} mm, friction 1: ours contact='stepping' (a compiled torque law), MuJoCo "
               f"{getattr(mujoco, '__version__', 'n/a')} with the law as actuators, options {MUJOCO_OPTIONS} (else its "
               "defaults). Process time of whole "
-              "runs (ours: simulate; MuJoCo: mj_step in blocks), interleaved rounds: median and range of the ratio.")
+              "runs, each model built before (ours: simulate; MuJoCo: reset, mj_step in blocks), interleaved rounds: "
+              "median and range of the ratio; then of the stepping loops alone (ours: the Result's cpu_seconds; "
+              "MuJoCo: its mj_step calls).")
     return rows + [wheel]
 
 
