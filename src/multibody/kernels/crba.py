@@ -36,7 +36,6 @@ def crba_kernel(mi, mf, q, work, M):
         joint_placement_world(i, mi, mf, q, wb, wd)
         m, h, I = body_inertia_world(i, mf, wb)
         store_rigid_inertia(wb, i, B_IA, m, h, I)
-    nv = M.shape[0]
     for r in range(nv):
         for c in range(nv):
             M[r, c] = 0.0
